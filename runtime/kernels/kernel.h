@@ -1,0 +1,45 @@
+// The kernel interface: one kernel per primitive, registered per family from
+// runtime/kernels/<family>.cc, with the same family names as tape/shapes/.
+#pragma once
+
+#include <span>
+
+#include "runtime/tensor.h"
+#include "tape/prim.h"
+#include "tape/tape.h"
+
+namespace ytape {
+
+/// Everything a kernel sees. `args` and `outs` have the types the tape records for the op
+/// (the executor has checked them); `outs` are allocated and zero-filled is NOT promised:
+/// a kernel writes every element of every output. Kernels throw UserError for data errors
+/// (an index out of range) and never read or write out of bounds.
+struct KernelCall {
+  const Op& op;  ///< for attributes (complete, in schema order) and the primitive
+  std::span<const Tensor* const> args;
+  std::span<Tensor* const> outs;
+};
+
+using Kernel = void (*)(const KernelCall& call);
+
+/// Per-primitive kernel table, filled by the family registration functions.
+struct KernelTable {
+  Kernel kernels[kNumPrims] = {};
+  void set(Prim p, Kernel k) { kernels[static_cast<int>(p)] = k; }
+};
+
+/// The table of every registered kernel (built once).
+const KernelTable& kernel_table();
+
+void register_elementwise_kernels(KernelTable& t);
+void register_reduce_kernels(KernelTable& t);
+void register_shape_kernels(KernelTable& t);
+void register_index_kernels(KernelTable& t);
+void register_linalg_kernels(KernelTable& t);
+void register_conv_kernels(KernelTable& t);
+void register_pool_kernels(KernelTable& t);
+void register_norm_kernels(KernelTable& t);
+void register_creation_kernels(KernelTable& t);
+void register_effect_kernels(KernelTable& t);
+
+}  // namespace ytape

@@ -1,0 +1,20 @@
+// Threads: one setting governs ytape's own loops and OpenBLAS, so the two never
+// oversubscribe the cores.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace ytape {
+
+/// Sets the number of threads for ytape's loops and for OpenBLAS (n >= 1).
+void set_num_threads(int n);
+/// The current setting (default: the number of cores, at most 8).
+int num_threads();
+
+/// Runs body(begin, end) over [0, n) split into at most num_threads() contiguous chunks;
+/// runs inline when n < grain or one thread is set. Chunks are deterministic for a given
+/// n and thread count, so results do not depend on timing.
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body);
+
+}  // namespace ytape

@@ -1,0 +1,85 @@
+// Tensors: typed, column-major, contiguous buffers with the shapes of the tape.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "tape/dtype.h"
+#include "tape/error.h"
+
+namespace ytape {
+
+/// A dense column-major tensor. Copies share the buffer (like a handle); `clone` copies
+/// the data. The buffer is 64-byte aligned.
+class Tensor {
+ public:
+  Tensor() = default;
+  /// Allocates a tensor of `type`; the elements are zero.
+  explicit Tensor(Type type);
+  /// A tensor of `type` over a caller-owned buffer that must outlive every use.
+  static Tensor view(Type type, void* data);
+
+  const Type& type() const { return type_; }
+  DType dtype() const { return type_.dtype; }
+  const Shape& shape() const { return type_.shape; }
+  int rank() const { return type_.rank(); }
+  int64_t size() const { return size_; }
+  int64_t bytes() const { return size_ * dtype_size(type_.dtype); }
+  /// Size of dim `d` (1-based), 1 past the rank.
+  int64_t dim(int d) const { return d <= rank() ? type_.shape[d - 1] : 1; }
+
+  void* raw() { return data_; }
+  const void* raw() const { return data_; }
+  /// Typed access; T must match the dtype (float, double, int64_t, bool).
+  template <typename T>
+  T* data() {
+    check<T>();
+    return static_cast<T*>(data_);
+  }
+  template <typename T>
+  const T* data() const {
+    check<T>();
+    return static_cast<const T*>(data_);
+  }
+  template <typename T>
+  std::span<T> span() {
+    return {data<T>(), static_cast<size_t>(size_)};
+  }
+  template <typename T>
+  std::span<const T> span() const {
+    return {data<T>(), static_cast<size_t>(size_)};
+  }
+
+  /// A deep copy.
+  Tensor clone() const;
+  /// The same buffer seen with another type of the same byte size.
+  Tensor reinterpret(Type type) const;
+
+ private:
+  template <typename T>
+  void check() const;
+
+  Type type_;
+  int64_t size_ = 0;
+  std::shared_ptr<void> owner_;
+  void* data_ = nullptr;
+};
+
+/// The dtype that stores C++ type T.
+template <typename T>
+constexpr DType dtype_of();
+template <> constexpr DType dtype_of<float>() { return DType::f32; }
+template <> constexpr DType dtype_of<double>() { return DType::f64; }
+template <> constexpr DType dtype_of<int64_t>() { return DType::i64; }
+template <> constexpr DType dtype_of<bool>() { return DType::boolean; }
+
+template <typename T>
+void Tensor::check() const {
+  if (dtype_of<std::remove_const_t<T>>() != type_.dtype) {
+    internal_error("tensor of {} read as {}", type_str(type_),
+                   dtype_name(dtype_of<std::remove_const_t<T>>()));
+  }
+}
+
+}  // namespace ytape

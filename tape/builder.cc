@@ -1,0 +1,172 @@
+#include "tape/builder.h"
+
+#include <cstring>
+
+#include "tape/error.h"
+#include "tape/infer.h"
+
+namespace ytape {
+
+Builder::Builder(std::string name) { tape_.name = std::move(name); }
+
+Builder Builder::like(const Tape& t) {
+  Builder b(t.name);
+  b.tape_.meta = t.meta;
+  for (const std::string& f : t.files) b.intern_file(f);
+  return b;
+}
+
+uint32_t Builder::intern_file(std::string_view path) {
+  auto [it, added] = file_index_.try_emplace(std::string(path), 0);
+  if (added) {
+    tape_.files.emplace_back(path);
+    it->second = static_cast<uint32_t>(tape_.files.size());
+  }
+  return it->second;
+}
+
+void Builder::add_meta(std::string key, std::string value) {
+  tape_.meta.emplace_back(std::move(key), std::move(value));
+}
+
+Var Builder::input(std::string name, Type type) {
+  if (tape_.ops.size() != next_input_) {
+    user_error("input '{}' comes after other ops; declare every input first", name);
+  }
+  if (!input_names_.insert(name).second) user_error("two inputs are named '{}'", name);
+  std::string problem = shape_problem(type.shape);
+  if (!problem.empty()) user_error("input '{}': {}", name, problem);
+  Op op;
+  op.kind = OpKind::input;
+  op.name = std::move(name);
+  op.loc = loc_;
+  Var v{next_var_++};
+  op.outs.push_back(v);
+  tape_.types.push_back(std::move(type));
+  tape_.ops.push_back(std::move(op));
+  ++next_input_;
+  return v;
+}
+
+Var Builder::constant(Type type, std::vector<uint8_t> bytes) {
+  std::string problem = shape_problem(type.shape);
+  if (!problem.empty()) user_error("constant: {}", problem);
+  if (static_cast<int64_t>(bytes.size()) != type.size() * dtype_size(type.dtype)) {
+    internal_error("constant of type {} given {} bytes", type_str(type), bytes.size());
+  }
+  Op op;
+  op.kind = OpKind::constant;
+  op.value = std::move(bytes);
+  op.loc = loc_;
+  Var v{next_var_++};
+  op.outs.push_back(v);
+  tape_.types.push_back(std::move(type));
+  tape_.ops.push_back(std::move(op));
+  return v;
+}
+
+Var Builder::constant(DType dtype, double value, Shape shape) {
+  Type type{dtype, std::move(shape)};
+  int64_t n = type.size();
+  int size = dtype_size(dtype);
+  std::vector<uint8_t> bytes(n * size);
+  uint8_t element[8];
+  switch (dtype) {
+    case DType::f32: { float f = static_cast<float>(value); std::memcpy(element, &f, 4); break; }
+    case DType::f64: std::memcpy(element, &value, 8); break;
+    case DType::i64: { auto i = static_cast<int64_t>(value); std::memcpy(element, &i, 8); break; }
+    case DType::boolean: element[0] = value != 0; break;
+  }
+  for (int64_t i = 0; i < n; ++i) std::memcpy(bytes.data() + i * size, element, size);
+  return constant(std::move(type), std::move(bytes));
+}
+
+void Builder::fail(Prim p, const std::string& why) const {
+  std::string where = tape_.loc_str(loc_);
+  if (where.empty()) user_error("{}: {}", prim_name(p), why);
+  user_error("{}: {}: {}", where, prim_name(p), why);
+}
+
+std::vector<Var> Builder::call(Prim p, std::vector<Var> args, const Attrs& attrs) {
+  const PrimInfo& info = prim_info(p);
+  if (info.arity != kVariadic && static_cast<int>(args.size()) != info.arity) {
+    fail(p, fmt::format("takes {} arguments, got {}", info.arity, args.size()));
+  }
+  std::vector<Type> arg_types;
+  arg_types.reserve(args.size());
+  for (Var a : args) {
+    if (a.id >= next_var_) internal_error("{}: argument %{} is not defined", info.name, a.id + 1);
+    arg_types.push_back(tape_.types[a.id]);
+  }
+  Op op;
+  op.kind = OpKind::call;
+  op.prim = p;
+  op.args = std::move(args);
+  op.loc = loc_;
+  std::vector<Type> out_types;
+  try {
+    op.attrs = normalize_attrs(p, attrs);
+    out_types = infer_types(p, arg_types, op.attrs);
+  } catch (const UserError& e) {
+    fail(p, e.what());
+  }
+  for (Type& t : out_types) {
+    op.outs.push_back(Var{next_var_++});
+    tape_.types.push_back(std::move(t));
+  }
+  std::vector<Var> outs = op.outs;
+  tape_.ops.push_back(std::move(op));
+  return outs;
+}
+
+Var Builder::call1(Prim p, std::vector<Var> args, const Attrs& attrs) {
+  if (prim_info(p).outputs != 1) {
+    internal_error("call1 of {}, which has {} outputs", prim_name(p), prim_info(p).outputs);
+  }
+  return call(p, std::move(args), attrs)[0];
+}
+
+void Builder::output(Var v, std::string name) {
+  if (v.id >= next_var_) internal_error("output '{}' is not a defined var", name);
+  tape_.outputs.push_back({v, std::move(name)});
+}
+
+Tape Builder::finish() {
+  Tape t = std::move(tape_);
+  *this = Builder();
+  return t;
+}
+
+std::vector<Var> VarMap::map(std::span<const Var> olds) const {
+  std::vector<Var> out;
+  out.reserve(olds.size());
+  for (Var v : olds) out.push_back((*this)[v]);
+  return out;
+}
+
+void copy_op(Builder& b, const Tape& src, const Op& op, VarMap& map) {
+  b.set_loc(op.loc);
+  switch (op.kind) {
+    case OpKind::input:
+      map.set(op.outs[0], b.input(op.name, src.type(op.outs[0])));
+      return;
+    case OpKind::constant:
+      map.set(op.outs[0], b.constant(src.type(op.outs[0]), op.value));
+      return;
+    case OpKind::call: {
+      std::vector<Var> outs = b.call(op.prim, map.map(op.args), op.attrs);
+      for (size_t i = 0; i < outs.size(); ++i) map.set(op.outs[i], outs[i]);
+      return;
+    }
+  }
+}
+
+Tape copy_tape(const Tape& t) {
+  Builder b = Builder::like(t);
+  VarMap map(t);
+  for (const Op& op : t.ops) copy_op(b, t, op, map);
+  for (const Output& o : t.outputs) b.output(map[o.var], o.name);
+  return b.finish();
+}
+
+}  // namespace ytape

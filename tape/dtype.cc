@@ -1,0 +1,91 @@
+#include "tape/dtype.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+namespace ytape {
+
+namespace {
+constexpr std::string_view kNames[kNumDTypes] = {"f32", "f64", "i64", "bool"};
+constexpr int kSizes[kNumDTypes] = {4, 8, 8, 1};
+}  // namespace
+
+std::string_view dtype_name(DType t) { return kNames[static_cast<int>(t)]; }
+
+bool parse_dtype(std::string_view name, DType* out) {
+  for (int i = 0; i < kNumDTypes; ++i) {
+    if (kNames[i] == name) {
+      *out = static_cast<DType>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+int dtype_size(DType t) { return kSizes[static_cast<int>(t)]; }
+
+int64_t num_elements(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string shape_problem(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return fmt::format("dimension {} is negative", d);
+    // Zero-size tensors are legal; any later dimension still has to be sane on its own.
+    if (d > kMaxElements) return fmt::format("dimension {} is too large", d);
+    if (n != 0 && d > kMaxElements / n) {
+      return fmt::format("shape {} has more than 2^48 elements", shape_str(shape));
+    }
+    n *= d;
+  }
+  return {};
+}
+
+std::string shape_str(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ",")); }
+
+std::string type_str(const Type& t) {
+  return fmt::format("{}{}", dtype_name(t.dtype), shape_str(t.shape));
+}
+
+bool parse_type(std::string_view text, Type* out, std::string* why) {
+  size_t open = text.find('[');
+  if (open == std::string_view::npos || text.back() != ']') {
+    *why = fmt::format("'{}' is not a type such as f32[3,4]", text);
+    return false;
+  }
+  if (!parse_dtype(text.substr(0, open), &out->dtype)) {
+    *why = fmt::format("unknown dtype '{}' (expected f32, f64, i64 or bool)", text.substr(0, open));
+    return false;
+  }
+  out->shape.clear();
+  std::string_view dims = text.substr(open + 1, text.size() - open - 2);
+  while (!dims.empty()) {
+    size_t comma = dims.find(',');
+    std::string_view d = dims.substr(0, comma);
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(d.data(), d.data() + d.size(), v);
+    if (ec != std::errc() || end != d.data() + d.size()) {
+      *why = fmt::format("bad dimension '{}' in type '{}'", d, text);
+      return false;
+    }
+    out->shape.push_back(v);
+    if (comma == std::string_view::npos) break;
+    dims.remove_prefix(comma + 1);
+    if (dims.empty()) {
+      *why = fmt::format("trailing comma in type '{}'", text);
+      return false;
+    }
+  }
+  std::string problem = shape_problem(out->shape);
+  if (!problem.empty()) {
+    *why = fmt::format("bad type '{}': {}", text, problem);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace ytape

@@ -1,0 +1,56 @@
+// Element types, static shapes and the type of a tape value.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ytape {
+
+/// Element type of a tensor.
+enum class DType : uint8_t { f32, f64, i64, boolean };
+
+inline constexpr int kNumDTypes = 4;
+
+/// "f32", "f64", "i64", "bool".
+std::string_view dtype_name(DType t);
+/// Parses a dtype name; false if `name` is not one.
+bool parse_dtype(std::string_view name, DType* out);
+/// Size of one element in bytes (bool is one byte).
+int dtype_size(DType t);
+inline bool is_float(DType t) { return t == DType::f32 || t == DType::f64; }
+/// Floats and i64: the types arithmetic is defined on.
+inline bool is_numeric(DType t) { return t != DType::boolean; }
+
+/// Dimensions of a column-major tensor, first dimension fastest. Empty for a scalar.
+using Shape = std::vector<int64_t>;
+
+/// Largest element count a tensor may have: 2^48, far beyond any real tensor, far below
+/// overflow of int64 byte offsets.
+inline constexpr int64_t kMaxElements = int64_t{1} << 48;
+
+/// Number of elements; the caller must have checked the shape with `check_shape`.
+int64_t num_elements(const Shape& shape);
+/// Empty string if every dimension is non-negative and the element count is at most
+/// kMaxElements; otherwise what is wrong with it.
+std::string shape_problem(const Shape& shape);
+/// "[2,3]", "[]".
+std::string shape_str(const Shape& shape);
+
+/// Type of a tape value: dtype and static shape.
+struct Type {
+  DType dtype = DType::f32;
+  Shape shape;
+
+  int rank() const { return static_cast<int>(shape.size()); }
+  int64_t size() const { return num_elements(shape); }
+  friend bool operator==(const Type&, const Type&) = default;
+};
+
+/// "f32[224,224,3,1]", "f64[]".
+std::string type_str(const Type& t);
+/// Parses the text form of a type; on failure returns false and says why in `why`.
+bool parse_type(std::string_view text, Type* out, std::string* why);
+
+}  // namespace ytape

@@ -1,0 +1,44 @@
+// Type and shape inference: one rule per primitive, registered per family from
+// tape/shapes/<family>.cc.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "tape/attrs.h"
+#include "tape/dtype.h"
+#include "tape/prim.h"
+
+namespace ytape {
+
+/// Output types of `p` applied to arguments of types `args` with attributes `attrs`.
+/// Preconditions: the number of arguments matches the arity, `attrs` is normalized
+/// (complete, in schema order). Throws UserError saying what is wrong (bad dtype, shapes
+/// that do not agree, an attribute out of range) without naming the op: the caller adds
+/// that context.
+std::vector<Type> infer_types(Prim p, std::span<const Type> args, const Attrs& attrs);
+
+/// True if `p` has an inference rule (tests check that every primitive has one).
+bool has_infer_rule(Prim p);
+
+using InferRule = std::vector<Type> (*)(Prim p, std::span<const Type> args, const Attrs& attrs);
+
+/// Per-primitive table of inference rules, filled by the family registration functions.
+struct InferTable {
+  InferRule rules[kNumPrims] = {};
+  void set(Prim p, InferRule rule) { rules[static_cast<int>(p)] = rule; }
+};
+
+// One registration function per family (tape/shapes/<family>.cc).
+void register_elementwise_infer(InferTable& t);
+void register_reduce_infer(InferTable& t);
+void register_shape_infer(InferTable& t);
+void register_index_infer(InferTable& t);
+void register_linalg_infer(InferTable& t);
+void register_conv_infer(InferTable& t);
+void register_pool_infer(InferTable& t);
+void register_norm_infer(InferTable& t);
+void register_creation_infer(InferTable& t);
+void register_effect_infer(InferTable& t);
+
+}  // namespace ytape

@@ -1,0 +1,181 @@
+#include "tape/prim.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <unordered_map>
+
+#include "tape/error.h"
+
+namespace ytape {
+
+namespace {
+
+// Parses a default value written in ops.def; the strings are ours, so a failure is a bug.
+AttrValue parse_default(AttrKind kind, std::string_view text) {
+  auto to_int = [&](std::string_view t) {
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec != std::errc() || end != t.data() + t.size()) internal_error("ops.def: bad int '{}'", t);
+    return v;
+  };
+  switch (kind) {
+    case AttrKind::int_: return to_int(text);
+    case AttrKind::ints: {
+      std::vector<int64_t> v;
+      std::string_view body = text.substr(1, text.size() - 2);
+      while (!body.empty()) {
+        size_t comma = body.find(',');
+        v.push_back(to_int(body.substr(0, comma)));
+        if (comma == std::string_view::npos) break;
+        body.remove_prefix(comma + 1);
+      }
+      return v;
+    }
+    case AttrKind::float_: return std::stod(std::string(text));
+    case AttrKind::bool_: return text == "true";
+    case AttrKind::string: return std::string(text.substr(1, text.size() - 2));
+    case AttrKind::dtype: {
+      DType d{};
+      if (!parse_dtype(text, &d)) internal_error("ops.def: bad dtype '{}'", text);
+      return d;
+    }
+  }
+  internal_error("bad attribute kind");
+}
+
+// "a:ints,b:int=1" -> specs. Commas inside [...] belong to the default value.
+std::vector<AttrSpec> parse_schema(std::string_view text) {
+  std::vector<AttrSpec> specs;
+  while (!text.empty()) {
+    size_t end = 0;
+    int depth = 0;
+    while (end < text.size() && (text[end] != ',' || depth > 0)) {
+      depth += text[end] == '[' ? 1 : text[end] == ']' ? -1 : 0;
+      ++end;
+    }
+    std::string_view item = text.substr(0, end);
+    text.remove_prefix(std::min(end + 1, text.size()));
+    size_t colon = item.find(':');
+    size_t eq = item.find('=');
+    std::string_view kind_name = item.substr(colon + 1, eq == std::string_view::npos ? eq : eq - colon - 1);
+    AttrSpec spec{std::string(item.substr(0, colon)), AttrKind::int_, std::nullopt};
+    bool found = false;
+    for (int k = 0; k <= static_cast<int>(AttrKind::dtype); ++k) {
+      if (attr_kind_name(static_cast<AttrKind>(k)) == kind_name) {
+        spec.kind = static_cast<AttrKind>(k);
+        found = true;
+      }
+    }
+    if (!found) internal_error("ops.def: bad attribute kind '{}'", kind_name);
+    if (eq != std::string_view::npos) spec.default_value = parse_default(spec.kind, item.substr(eq + 1));
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+struct Registry {
+  std::vector<PrimInfo> infos;
+  std::vector<Prim> prims;
+  std::unordered_map<std::string_view, Prim> by_name;
+
+  Registry() {
+    using namespace prim_flags;
+    constexpr int VARIADIC = kVariadic;
+#define X(name_, family_, arity_, outputs_, flags_, attrs_)                            \
+  infos.push_back(PrimInfo{#name_, Family::family_, arity_, outputs_, flags_,          \
+                           parse_schema(attrs_)});                                     \
+  prims.push_back(Prim::name_);
+#include "tape/ops.def"
+#undef X
+    (void)VARIADIC;
+    for (size_t i = 0; i < infos.size(); ++i) by_name.emplace(infos[i].name, prims[i]);
+  }
+};
+
+const Registry& registry() {
+  static const Registry r;
+  return r;
+}
+
+}  // namespace
+
+std::string_view family_name(Family f) {
+  static constexpr std::string_view kNames[kNumFamilies] = {
+      "elementwise", "reduce", "shape", "index", "linalg",
+      "conv",        "pool",   "norm",  "creation", "effect"};
+  return kNames[static_cast<int>(f)];
+}
+
+const PrimInfo& prim_info(Prim p) { return registry().infos[static_cast<size_t>(p)]; }
+
+std::optional<Prim> find_prim(std::string_view name) {
+  const auto& m = registry().by_name;
+  auto it = m.find(name);
+  if (it == m.end()) return std::nullopt;
+  return it->second;
+}
+
+std::span<const Prim> all_prims() { return registry().prims; }
+
+Attrs normalize_attrs(Prim p, const Attrs& attrs) {
+  const PrimInfo& info = prim_info(p);
+  for (const Attr& a : attrs) {
+    bool known = std::any_of(info.attrs.begin(), info.attrs.end(),
+                             [&](const AttrSpec& s) { return s.name == a.name; });
+    if (!known) {
+      if (info.attrs.empty()) user_error("{} takes no attributes, but '{}' is given", info.name, a.name);
+      std::vector<std::string_view> names;
+      for (const AttrSpec& s : info.attrs) names.push_back(s.name);
+      user_error("{} has no attribute '{}' (it takes {})", info.name, a.name, fmt::join(names, ", "));
+    }
+  }
+  Attrs out;
+  for (const AttrSpec& spec : info.attrs) {
+    const AttrValue* v = attrs.find(spec.name);
+    if (v == nullptr) {
+      if (!spec.default_value) user_error("{} needs attribute '{}' ({})", info.name, spec.name, attr_kind_name(spec.kind));
+      out.push_back({spec.name, *spec.default_value});
+      continue;
+    }
+    if (spec.kind == AttrKind::float_ && attr_kind(*v) == AttrKind::int_) {
+      out.push_back({spec.name, static_cast<double>(std::get<int64_t>(*v))});
+      continue;
+    }
+    if (attr_kind(*v) != spec.kind) {
+      user_error("attribute '{}' of {} must be {}, not {} {}", spec.name, info.name,
+                 attr_kind_name(spec.kind), attr_kind_name(attr_kind(*v)), attr_value_str(*v));
+    }
+    out.push_back({spec.name, *v});
+  }
+  return out;
+}
+
+std::string attrs_problem(Prim p, const Attrs& attrs) {
+  const PrimInfo& info = prim_info(p);
+  size_t i = 0;
+  for (const Attr& a : attrs) {
+    if (i >= info.attrs.size() || info.attrs[i].name != a.name) {
+      try {
+        normalize_attrs(p, attrs);
+      } catch (const UserError& e) {
+        return e.what();
+      }
+      return fmt::format("attributes of {} are not in schema order (expected {})", info.name,
+                         i < info.attrs.size() ? info.attrs[i].name : "no more");
+    }
+    if (attr_kind(a.value) != info.attrs[i].kind) {
+      return fmt::format("attribute '{}' of {} must be {}, not {}", a.name, info.name,
+                         attr_kind_name(info.attrs[i].kind), attr_kind_name(attr_kind(a.value)));
+    }
+    ++i;
+  }
+  if (i < info.attrs.size()) {
+    return fmt::format("{} needs attribute '{}' ({})", info.name, info.attrs[i].name,
+                       attr_kind_name(info.attrs[i].kind));
+  }
+  return {};
+}
+
+}  // namespace ytape

@@ -1,0 +1,37 @@
+// Helpers shared by the inference rules of every family.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tape/attrs.h"
+#include "tape/dtype.h"
+#include "tape/error.h"
+#include "tape/prim.h"
+
+namespace ytape::shapes {
+
+/// Julia broadcasting: dims align from the first; a missing trailing dim counts as 1; each
+/// pair of dims must be equal or one of them 1. Throws UserError naming both types.
+Shape broadcast_shapes(const Type& a, const Type& b);
+
+/// Throws unless every argument has the same dtype.
+void require_same_dtype(std::span<const Type> args);
+/// Throws unless `t` is a float type; `what` names the argument ("argument 1").
+void require_float(const Type& t, std::string_view what);
+/// Throws unless `t` is numeric (not bool).
+void require_numeric(const Type& t, std::string_view what);
+/// Throws unless `t` has rank `rank`.
+void require_rank(const Type& t, int rank, std::string_view what);
+/// Throws unless `dim` is a valid 1-based dim of a rank-`rank` tensor.
+void require_dim(int64_t dim, int rank, std::string_view attr);
+/// Throws unless `v` has `n` elements.
+void require_length(const std::vector<int64_t>& v, size_t n, std::string_view attr);
+/// Throws unless the shape is sane (no negative dims, no overflow).
+void require_sane(const Shape& shape, std::string_view attr);
+
+/// A single result.
+inline std::vector<Type> one(DType dtype, Shape shape) { return {Type{dtype, std::move(shape)}}; }
+
+}  // namespace ytape::shapes

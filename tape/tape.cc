@@ -1,0 +1,54 @@
+#include "tape/tape.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+namespace ytape {
+
+size_t Tape::num_inputs() const {
+  size_t n = 0;
+  while (n < ops.size() && ops[n].kind == OpKind::input) ++n;
+  return n;
+}
+
+std::string Tape::loc_str(Loc loc) const {
+  if (!loc.known() || loc.file > files.size()) return {};
+  return fmt::format("{}:{}", files[loc.file - 1], loc.line);
+}
+
+double literal_at(const Op& op, DType dtype, int64_t i) {
+  const uint8_t* p = op.value.data() + i * dtype_size(dtype);
+  switch (dtype) {
+    case DType::f32: { float v; std::memcpy(&v, p, 4); return v; }
+    case DType::f64: { double v; std::memcpy(&v, p, 8); return v; }
+    case DType::i64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
+    case DType::boolean: return *p ? 1.0 : 0.0;
+  }
+  return 0;
+}
+
+std::string literal_str(const Op& op, DType dtype, int64_t i) {
+  const uint8_t* p = op.value.data() + i * dtype_size(dtype);
+  switch (dtype) {
+    case DType::f32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      if (v != v || v == 1.0f / 0.0f || v == -1.0f / 0.0f) return float_str(v);
+      // Shortest digits that read back to the same float (not the same double).
+      std::string s = fmt::format("{}", v);
+      if (s.find_first_of(".eE") == std::string::npos) s += ".0";
+      return s;
+    }
+    case DType::f64: return float_str(literal_at(op, dtype, i));
+    case DType::i64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return fmt::format("{}", v);
+    }
+    case DType::boolean: return *p ? "true" : "false";
+  }
+  return {};
+}
+
+}  // namespace ytape

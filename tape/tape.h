@@ -1,0 +1,76 @@
+// The tape: a flat SSA list of ops over typed values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tape/attrs.h"
+#include "tape/dtype.h"
+#include "tape/prim.h"
+
+namespace ytape {
+
+/// A value on a tape: an index into Tape::types. Printed 1-based, as %1, %2, ...
+struct Var {
+  uint32_t id = 0;
+  friend bool operator==(Var, Var) = default;
+};
+
+/// Source location of the model line an op came from; file 0 means none.
+struct Loc {
+  uint32_t file = 0;  ///< index into Tape::files, 1-based
+  uint32_t line = 0;
+  bool known() const { return file != 0; }
+  friend bool operator==(Loc, Loc) = default;
+};
+
+enum class OpKind : uint8_t { input, constant, call };
+
+/// One op. Inputs have a name and one output; constants have one output and an inline
+/// literal; calls have a primitive, arguments, attributes and `prim_info(prim).outputs`
+/// outputs.
+struct Op {
+  OpKind kind = OpKind::call;
+  Prim prim{};
+  std::vector<Var> args;
+  std::vector<Var> outs;
+  Attrs attrs;
+  std::string name;            ///< inputs only
+  std::vector<uint8_t> value;  ///< constants only: elements, column-major, native layout
+  Loc loc;
+};
+
+/// A named output of the tape.
+struct Output {
+  Var var;
+  std::string name;
+  friend bool operator==(const Output&, const Output&) = default;
+};
+
+/// A tape. Valid tapes (see validate.h) define every var exactly once, in increasing id
+/// order, before any use; inputs come first.
+struct Tape {
+  std::string name;
+  /// Static facts recorded when the tape was made (e.g. static arguments of a trace),
+  /// kept in insertion order.
+  std::vector<std::pair<std::string, std::string>> meta;
+  std::vector<std::string> files;  ///< source files that locations refer to
+  std::vector<Type> types;         ///< type of each var, indexed by Var::id
+  std::vector<Op> ops;
+  std::vector<Output> outputs;
+
+  const Type& type(Var v) const { return types[v.id]; }
+  size_t num_inputs() const;
+  /// "file:line", or "" when unknown.
+  std::string loc_str(Loc loc) const;
+};
+
+/// Reads element i of a constant as a double (bool as 0/1).
+double literal_at(const Op& op, DType dtype, int64_t i);
+/// Element i of a constant in text: shortest round-trip form for f32 and f64 (1.0, 0.1,
+/// nan, inf, -inf), digits for i64, true/false for bool. The JSON and text forms use it.
+std::string literal_str(const Op& op, DType dtype, int64_t i);
+
+}  // namespace ytape

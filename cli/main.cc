@@ -1,1 +1,57 @@
-int main() { return 0; }
+// ytape: the command-line tool. The only place that prints errors and chooses exit codes.
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <new>
+#include <vector>
+
+#include "cli/commands.h"
+#include "tape/error.h"
+
+namespace {
+
+using namespace ytape::cli;
+
+int run(int argc, char** argv) {
+  CLI::App app{"ytape: tape-based automatic differentiation", "ytape"};
+  app.set_version_flag("--version", "ytape " YTAPE_VERSION);
+  app.require_subcommand(1);
+  std::vector<std::pair<CLI::App*, Run>> subs;
+  for (const Command& c : commands()) {
+    CLI::App* sub = app.add_subcommand(std::string(c.name), std::string(c.help));
+    subs.emplace_back(sub, c.setup(*sub));
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help, --version
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return kBadInput;
+  }
+  for (auto& [sub, command] : subs) {
+    if (sub->parsed()) return command();
+  }
+  return kBadInput;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const ytape::UserError& e) {
+    fmt::print(stderr, "ytape: error: {}\n", e.what());
+    return kBadInput;
+  } catch (const ytape::InternalError& e) {
+    fmt::print(stderr, "ytape: internal error (a bug in ytape, please report it): {}\n", e.what());
+    return kInternal;
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "ytape: error: out of memory\n");
+    return kBadInput;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "ytape: internal error (a bug in ytape, please report it): {}\n", e.what());
+    return kInternal;
+  }
+}

@@ -1,19 +1,30 @@
 #include "runtime/tensor.h"
 
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 
 namespace ytape {
 
-Tensor::Tensor(Type type) : type_(std::move(type)), size_(type_.size()) {
-  size_t n = static_cast<size_t>(bytes());
-  // aligned_alloc needs a size that is a multiple of the alignment.
-  size_t padded = (n + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, padded == 0 ? 64 : padded);
-  if (p == nullptr) user_error("out of memory allocating {} ({} bytes)", type_str(type_), n);
-  std::memset(p, 0, padded == 0 ? 64 : padded);
-  owner_ = std::shared_ptr<void>(p, std::free);
-  data_ = p;
+std::shared_ptr<void> allocate_buffer(int64_t bytes) {
+  // aligned_alloc needs a size that is a multiple of the alignment; never ask for zero.
+  size_t padded = std::max<size_t>((static_cast<size_t>(bytes) + 63) / 64 * 64, 64);
+  void* p = std::aligned_alloc(64, padded);
+  if (p == nullptr) user_error("out of memory allocating {} bytes", bytes);
+  return std::shared_ptr<void>(p, std::free);
+}
+
+Tensor Tensor::uninitialized(Type type) {
+  Tensor t;
+  t.type_ = std::move(type);
+  t.size_ = t.type_.size();
+  t.owner_ = allocate_buffer(t.bytes());
+  t.data_ = t.owner_.get();
+  return t;
+}
+
+Tensor::Tensor(Type type) : Tensor(uninitialized(std::move(type))) {
+  if (bytes() > 0) std::memset(data_, 0, static_cast<size_t>(bytes()));
 }
 
 Tensor Tensor::view(Type type, void* data) {

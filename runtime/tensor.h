@@ -4,6 +4,9 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "tape/dtype.h"
 #include "tape/error.h"
@@ -17,6 +20,8 @@ class Tensor {
   Tensor() = default;
   /// Allocates a tensor of `type`; the elements are zero.
   explicit Tensor(Type type);
+  /// Allocates a tensor of `type` without clearing it: for outputs a kernel fills.
+  static Tensor uninitialized(Type type);
   /// A tensor of `type` over a caller-owned buffer that must outlive every use.
   static Tensor view(Type type, void* data);
 
@@ -65,6 +70,13 @@ class Tensor {
   std::shared_ptr<void> owner_;
   void* data_ = nullptr;
 };
+
+/// Named tensors, in order: inputs, outputs, the contents of a tensor file.
+using TensorMap = std::vector<std::pair<std::string, Tensor>>;
+
+/// A 64-byte aligned buffer of at least `bytes` bytes (not cleared). Throws UserError when
+/// memory runs out.
+std::shared_ptr<void> allocate_buffer(int64_t bytes);
 
 /// The dtype that stores C++ type T.
 template <typename T>

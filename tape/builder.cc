@@ -90,7 +90,8 @@ void Builder::fail(Prim p, const std::string& why) const {
 std::vector<Var> Builder::call(Prim p, std::vector<Var> args, const Attrs& attrs) {
   const PrimInfo& info = prim_info(p);
   if (info.arity != kVariadic && static_cast<int>(args.size()) != info.arity) {
-    fail(p, fmt::format("takes {} arguments, got {}", info.arity, args.size()));
+    fail(p, fmt::format("takes {} argument{}, got {}", info.arity, info.arity == 1 ? "" : "s",
+                        args.size()));
   }
   std::vector<Type> arg_types;
   arg_types.reserve(args.size());

@@ -166,8 +166,9 @@ std::string attrs_problem(Prim p, const Attrs& attrs) {
                          i < info.attrs.size() ? info.attrs[i].name : "no more");
     }
     if (attr_kind(a.value) != info.attrs[i].kind) {
-      return fmt::format("attribute '{}' of {} must be {}, not {}", a.name, info.name,
-                         attr_kind_name(info.attrs[i].kind), attr_kind_name(attr_kind(a.value)));
+      return fmt::format("attribute '{}' of {} must be {}, not {} {}", a.name, info.name,
+                         attr_kind_name(info.attrs[i].kind), attr_kind_name(attr_kind(a.value)),
+                         attr_value_str(a.value));
     }
     ++i;
   }

@@ -10,6 +10,8 @@
 
 namespace ytape {
 
+struct RunContext;
+
 /// Everything a kernel sees. `args` and `outs` have the types the tape records for the op
 /// (the executor has checked them); `outs` are allocated and zero-filled is NOT promised:
 /// a kernel writes every element of every output. Kernels throw UserError for data errors
@@ -18,6 +20,7 @@ struct KernelCall {
   const Op& op;  ///< for attributes (complete, in schema order) and the primitive
   std::span<const Tensor* const> args;
   std::span<Tensor* const> outs;
+  const RunContext* context = nullptr;  ///< for effects; see runtime/executor.h
 };
 
 using Kernel = void (*)(const KernelCall& call);

@@ -30,6 +30,21 @@ void require_dim(int64_t dim, int rank, std::string_view attr);
 void require_length(const std::vector<int64_t>& v, size_t n, std::string_view attr);
 /// Throws unless the shape is sane (no negative dims, no overflow).
 void require_sane(const Shape& shape, std::string_view attr);
+/// Throws unless every element of `v` is in `min`..2^48 (0 for pads, 1 for strides,
+/// windows and dilations), so that sums of a few of them and of dims cannot overflow.
+void require_each_at_least(const std::vector<int64_t>& v, int64_t min, std::string_view attr);
+/// `dtype` with the `shape` attribute (a gradient's x or w), which must be a sane shape of
+/// rank `rank`.
+Type shape_attr_type(DType dtype, const Attrs& attrs, size_t rank);
+/// Throws unless `value` is exact in `dtype`: an integer for i64, 0 or 1 for bool.
+void require_exact(double value, DType dtype, std::string_view attr);
+
+/// Positions of a sliding window along one axis (PyTorch's formula): `size` taps spaced
+/// `dilation` apart, moved by `stride` over `in` elements padded by `lo` and `hi`. Returns 0
+/// when the window does not fit in the padded input. Arguments must be in 0..2^48, and
+/// `size`, `dilation`, `stride` at least 1.
+int64_t window_positions(int64_t in, int64_t lo, int64_t hi, int64_t size, int64_t dilation,
+                         int64_t stride);
 
 /// A single result.
 inline std::vector<Type> one(DType dtype, Shape shape) { return {Type{dtype, std::move(shape)}}; }

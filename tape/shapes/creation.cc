@@ -1,7 +1,5 @@
 // Inference rules of the creation family: fill, iota, rand, randn. They take no arguments;
 // the result's dtype and shape are attributes.
-#include <cmath>
-
 #include "tape/infer.h"
 #include "tape/shapes/common.h"
 
@@ -15,13 +13,7 @@ std::vector<Type> fill(Prim, std::span<const Type>, const Attrs& attrs) {
   DType dtype = attrs.get_dtype("dtype");
   const Shape& shape = attrs.get_ints("shape");
   require_sane(shape, "shape");
-  double v = attrs.get_float("value");
-  if (dtype == DType::i64 && (v != std::trunc(v) || std::abs(v) > 9.007199254740992e15)) {
-    user_error("value={} is not an exact i64", float_str(v));
-  }
-  if (dtype == DType::boolean && v != 0 && v != 1) {
-    user_error("value={} is not a bool (use 0 or 1)", float_str(v));
-  }
+  require_exact(attrs.get_float("value"), dtype, "value");
   return one(dtype, shape);
 }
 

@@ -49,7 +49,9 @@ std::vector<Type> ordering(Prim, std::span<const Type> a, const Attrs&) {
 
 // select(cond, x, y): cond is bool; all three broadcast together.
 std::vector<Type> select(Prim, std::span<const Type> a, const Attrs&) {
-  if (a[0].dtype != DType::boolean) user_error("the condition must be bool, got {}", type_str(a[0]));
+  if (a[0].dtype != DType::boolean) {
+    user_error("the condition must be bool, got {}", type_str(a[0]));
+  }
   require_same_dtype(a.subspan(1));
   Type xy{a[1].dtype, broadcast_shapes(a[1], a[2])};
   return one(a[1].dtype, broadcast_shapes(a[0], xy));

@@ -1,0 +1,84 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/io.h"
+#include "runtime/executor.h"
+#include "runtime/format.h"
+#include "runtime/inputs.h"
+#include "runtime/parallel.h"
+#include "runtime/profile.h"
+#include "runtime/tensor_file.h"
+
+namespace ytape::cli {
+
+namespace {
+
+struct RunOptions {
+  std::string tape, inputs, out;
+  bool random = false, profile = false;
+  uint64_t seed = 0;
+  int repeat = 1, threads = 0;
+};
+
+TensorMap gather_inputs(const RunOptions& o, const Tape& t) {
+  TensorMap inputs;
+  if (!o.inputs.empty()) inputs = load_inputs(read_file(o.inputs), source_name(o.inputs), t);
+  if (o.random) inputs = complete_inputs(t, std::move(inputs), o.seed);
+  return inputs;
+}
+
+void print_outputs(const Tape& t, const std::vector<Tensor>& outs) {
+  for (size_t i = 0; i < outs.size(); ++i) {
+    fmt::print("{} {} {}\n", t.outputs[i].name, type_str(outs[i].type()), summary_str(outs[i]));
+  }
+}
+
+}  // namespace
+
+Run setup_run(CLI::App& sub) {
+  auto o = std::make_shared<RunOptions>();
+  sub.add_option("TAPE", o->tape, "Tape in JSON form, or - for standard input")->required();
+  sub.add_option("--inputs", o->inputs, "Input values: a .safetensors file, or a .json file of name -> nested arrays");
+  sub.add_flag("--random", o->random, "Make up the inputs not given, deterministically");
+  sub.add_option("--seed", o->seed, "Seed for --random (default 0)");
+  sub.add_option("-o,--output", o->out, "Write the outputs to this safetensors file");
+  sub.add_flag("--profile", o->profile, "Print time per primitive and the most costly ops");
+  sub.add_option("--repeat", o->repeat, "Run N times and report the median time")->check(CLI::PositiveNumber);
+  sub.add_option("--threads", o->threads, "Threads for ytape and OpenBLAS (default: all cores)")
+      ->check(CLI::Range(1, 256));
+  return [o] {
+    if (o->threads > 0) set_num_threads(o->threads);
+    Tape t = load_tape(o->tape);
+    TensorMap inputs = gather_inputs(*o, t);
+    Executor executor(t);
+    executor.set_profiling(o->profile);
+    std::vector<Tensor> outs;
+    std::vector<double> ms;
+    for (int i = 0; i < o->repeat; ++i) {
+      auto start = std::chrono::steady_clock::now();
+      outs = executor.run(inputs);
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    }
+    if (o->out.empty()) {
+      print_outputs(t, outs);
+    } else {
+      TensorMap named;
+      for (size_t i = 0; i < outs.size(); ++i) named.emplace_back(t.outputs[i].name, outs[i]);
+      std::vector<uint8_t> bytes = write_safetensors(named);
+      write_file(o->out, {reinterpret_cast<const char*>(bytes.data()), bytes.size()});
+    }
+    if (o->repeat > 1) {
+      std::sort(ms.begin(), ms.end());
+      fmt::print("time: median {:.3f} ms over {} runs (min {:.3f}, max {:.3f}); {} threads\n",
+                 ms[ms.size() / 2], ms.size(), ms.front(), ms.back(), num_threads());
+    }
+    if (o->profile) fmt::print("\n{}", profile_report(t, executor.op_times(), o->repeat));
+    return kOk;
+  };
+}
+
+}  // namespace ytape::cli

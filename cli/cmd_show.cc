@@ -1,0 +1,27 @@
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/io.h"
+#include "tape/json.h"
+#include "tape/print.h"
+
+namespace ytape::cli {
+
+Run setup_show(CLI::App& sub) {
+  struct Options {
+    std::string tape;
+    std::string out;
+    bool json = false;
+  };
+  auto o = std::make_shared<Options>();
+  sub.add_option("TAPE", o->tape, "Tape in JSON form, or - for standard input")->required();
+  sub.add_flag("--json", o->json, "Print the canonical JSON form instead of text");
+  sub.add_option("-o,--output", o->out, "Write to this file (atomically) instead of standard output");
+  return [o] {
+    Tape t = load_tape(o->tape);
+    write_file(o->out, o->json ? write_tape_json(t) : print_tape(t));
+    return kOk;
+  };
+}
+
+}  // namespace ytape::cli

@@ -1,0 +1,14 @@
+#include "cli/commands.h"
+
+namespace ytape::cli {
+
+std::span<const Command> commands() {
+  static const Command table[] = {
+      {"show", "Print a tape in text form (or canonical JSON)", setup_show},
+      {"check", "Validate a tape and summarise it in one line", setup_check},
+      {"run", "Execute a tape on real tensors", setup_run},
+  };
+  return table;
+}
+
+}  // namespace ytape::cli

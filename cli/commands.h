@@ -1,0 +1,33 @@
+// The table of subcommands. Each is a thin function over the libraries: parse options,
+// load, call one library function, write.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <span>
+#include <string_view>
+
+namespace ytape::cli {
+
+/// Exit codes of every subcommand.
+enum Exit : int { kOk = 0, kNegative = 1, kBadInput = 2, kInternal = 3 };
+
+/// Runs a subcommand after its options are parsed; returns its exit code.
+using Run = std::function<int()>;
+
+struct Command {
+  std::string_view name;
+  std::string_view help;
+  /// Declares the subcommand's options on `sub` and returns what runs it.
+  Run (*setup)(CLI::App& sub);
+};
+
+/// Every subcommand, in the order `ytape --help` lists them.
+std::span<const Command> commands();
+
+Run setup_show(CLI::App& sub);
+Run setup_check(CLI::App& sub);
+Run setup_run(CLI::App& sub);
+
+}  // namespace ytape::cli

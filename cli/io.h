@@ -1,0 +1,26 @@
+// File input and output for the subcommands.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "tape/tape.h"
+
+namespace ytape::cli {
+
+/// The whole content of `path`, or of standard input when `path` is "-".
+/// Throws UserError naming the file when it cannot be read.
+std::string read_file(const std::string& path);
+
+/// Writes `content` to `path` atomically: to a temporary file beside it, then renamed over
+/// it, so a failed command never leaves a half-written file. An empty path or "-" writes
+/// to standard output.
+void write_file(const std::string& path, std::string_view content);
+
+/// Reads and validates a tape in JSON form from `path` ("-" for standard input).
+Tape load_tape(const std::string& path);
+
+/// How a path is named in messages: "<stdin>" for "-".
+std::string source_name(const std::string& path);
+
+}  // namespace ytape::cli

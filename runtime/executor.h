@@ -1,0 +1,82 @@
+// The executor: plans a tape once (kernels, buffers), then runs it as a flat loop.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "runtime/kernels/kernel.h"
+#include "runtime/tensor.h"
+#include "tape/tape.h"
+
+namespace ytape {
+
+/// What effect kernels need from the run.
+struct RunContext {
+  /// Receives each line `print` writes (without the newline).
+  std::function<void(std::string_view)> print;
+};
+
+/// Time spent in one op of the plan over all runs.
+struct OpTime {
+  size_t op = 0;       ///< index into Tape::ops
+  double seconds = 0;  ///< total over the runs
+};
+
+/// Plans a tape once and runs it any number of times.
+///
+/// Planning looks up every kernel, turns constants into tensors and assigns each value a
+/// buffer by liveness: a buffer is reused once the last reader of its value has run, so
+/// peak memory stays near the largest live set. Buffers are allocated on the first run and
+/// kept, so later runs allocate nothing.
+class Executor {
+ public:
+  /// `t` must be valid and must outlive the executor. Throws UserError if a primitive has
+  /// no kernel.
+  explicit Executor(const Tape& t);
+
+  /// Runs the tape. Every input must be given, by name, with its declared dtype and shape
+  /// (UserError naming the input otherwise); extra names are an error too. Returns the
+  /// outputs in the tape's order. Errors raised by kernels name the op and its location.
+  std::vector<Tensor> run(const TensorMap& inputs);
+
+  /// Records per-op times in later runs when on.
+  void set_profiling(bool on) { profiling_ = on; }
+  /// Per-op times so far (profiling only), in op order.
+  const std::vector<OpTime>& op_times() const { return times_; }
+
+  /// Receives printed lines; default: standard output.
+  void set_print(std::function<void(std::string_view)> print) { context_.print = std::move(print); }
+
+  /// Bytes of all buffers the plan uses (not counting inputs and constants).
+  int64_t planned_bytes() const;
+
+ private:
+  struct Step {
+    Kernel kernel;
+    const Op* op;
+    size_t args_begin, outs_begin;  // into arg_ptrs_ / out_ptrs_
+  };
+
+  void plan_buffers();
+  void bind_inputs(const TensorMap& inputs);
+  [[noreturn]] void fail(const Step& step, const std::exception& e) const;
+
+  const Tape& tape_;
+  std::vector<Tensor> values_;          // one per var
+  std::vector<int> slot_of_;            // buffer slot per var, -1 for inputs and constants
+  std::vector<int64_t> slot_bytes_;     // capacity per slot
+  std::vector<std::shared_ptr<void>> slots_;
+  std::vector<uint32_t> fresh_outputs_;  // computed outputs: a new tensor each run
+  std::vector<Step> steps_;
+  std::vector<const Tensor*> arg_ptrs_;
+  std::vector<Tensor*> out_ptrs_;
+  std::vector<OpTime> times_;
+  RunContext context_;
+  bool profiling_ = false;
+  bool allocated_ = false;
+};
+
+}  // namespace ytape

@@ -1,0 +1,22 @@
+// Inputs for a run: from tensor files, or made up deterministically.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "runtime/tensor.h"
+#include "tape/tape.h"
+
+namespace ytape {
+
+/// Reads the inputs of `t` from a file's content: JSON when `source` ends in ".json",
+/// safetensors otherwise. JSON values take the dtype and shape the tape declares for
+/// their name. Names the tape lacks are an error.
+TensorMap load_inputs(std::string_view content, std::string_view source, const Tape& t);
+
+/// `given` plus every input of `t` it lacks, made up from `seed` and the input's name, so
+/// adding one input never changes the others: floats uniform in [-1, 1), i64 ones (valid
+/// 1-based indices), bools true.
+TensorMap complete_inputs(const Tape& t, TensorMap given, uint64_t seed);
+
+}  // namespace ytape

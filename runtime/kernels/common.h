@@ -1,0 +1,203 @@
+// Helpers shared by the kernel families: thread splitting, small scratch arrays, the
+// broadcasting loop driver and a dtype-agnostic strided copy.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "runtime/kernels/kernel.h"
+
+namespace ytape::kernels {
+
+/// Elements below which a loop runs on the calling thread: dispatching to the pool costs
+/// microseconds, as much as a single thread needs for this many elements.
+inline constexpr int64_t kGrain = 32768;
+
+/// A small array of int64 that lives on the stack up to N elements (the usual ranks), on
+/// the heap beyond, so that kernels on small tensors never allocate.
+template <int N>
+class Scratch {
+ public:
+  explicit Scratch(int64_t n, int64_t value = 0) {
+    if (n > N) {
+      heap_.assign(static_cast<size_t>(n), value);
+      data_ = heap_.data();
+    } else {
+      for (int64_t i = 0; i < n; ++i) local_[i] = value;
+    }
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  int64_t* data() { return data_; }
+  int64_t& operator[](int64_t i) { return data_[i]; }
+
+ private:
+  int64_t local_[N];
+  std::vector<int64_t> heap_;
+  int64_t* data_ = local_;
+};
+
+/// Column-major strides (in elements) of `shape`, written to `strides[0..rank)`.
+void contiguous_strides(const Shape& shape, int64_t* strides);
+
+/// Calls f(offset) for the multi-indices of `sizes` (first dim fastest) at linear
+/// positions [begin, end), where offset is the sum of index * stride.
+template <typename F>
+void for_each_offset(int rank, const int64_t* sizes, const int64_t* strides, int64_t begin,
+                     int64_t end, F&& f) {
+  if (begin >= end) return;
+  Scratch<8> index(rank);
+  int64_t offset = 0, rest = begin;
+  for (int d = 0; d < rank; ++d) {
+    index[d] = rest % sizes[d];
+    rest /= sizes[d];
+    offset += index[d] * strides[d];
+  }
+  for (int64_t i = begin; i < end; ++i) {
+    f(offset);
+    for (int d = 0; d < rank; ++d) {
+      offset += strides[d];
+      if (++index[d] < sizes[d]) break;
+      offset -= strides[d] * sizes[d];
+      index[d] = 0;
+    }
+  }
+}
+
+/// for_each_offset over two sets of strides at once: calls f(offset_a, offset_b).
+template <typename F>
+void for_each_offset2(int rank, const int64_t* sizes, const int64_t* sa, const int64_t* sb,
+                      int64_t begin, int64_t end, F&& f) {
+  if (begin >= end) return;
+  Scratch<8> index(rank);
+  int64_t a = 0, b = 0, rest = begin;
+  for (int d = 0; d < rank; ++d) {
+    index[d] = rest % sizes[d];
+    rest /= sizes[d];
+    a += index[d] * sa[d];
+    b += index[d] * sb[d];
+  }
+  for (int64_t i = begin; i < end; ++i) {
+    f(a, b);
+    for (int d = 0; d < rank; ++d) {
+      a += sa[d];
+      b += sb[d];
+      if (++index[d] < sizes[d]) break;
+      a -= sa[d] * sizes[d];
+      b -= sb[d] * sizes[d];
+      index[d] = 0;
+    }
+  }
+}
+
+/// A row function of an elementwise op: for i in [0, n), out[i] = f(in[0][i * step[0]],
+/// in[1][i * step[1]], ...), where each step is 0 (a broadcast operand) or 1. Typed code
+/// lives in the row; the drivers below only move pointers.
+using RowFn = void (*)(void* out, const void* const* in, const int64_t* step, int64_t n);
+
+/// Applies `row` over `out`, whose inputs (at most 3) broadcast to its shape (Julia rule;
+/// the shapes have been checked). Same-shape and one-element inputs take one contiguous
+/// pass; other layouts merge the dims where every input is contiguous and call `row` per
+/// run of the innermost dim. Large outputs are split across threads.
+void broadcast_rows(RowFn row, Tensor& out, std::span<const Tensor* const> in);
+
+/// broadcast_rows over a kernel's arguments and its single output. A one-element output
+/// (every input then has one element) calls the row directly: scalar tapes run millions
+/// of these, so the path is a few instructions.
+inline void broadcast_call(RowFn row, const KernelCall& call) {
+  Tensor& out = *call.outs[0];
+  if (out.size() == 1 && call.args.size() <= 3) {
+    static constexpr int64_t kSteps[3] = {1, 1, 1};
+    const void* in[3];
+    for (size_t i = 0; i < call.args.size(); ++i) in[i] = call.args[i]->raw();
+    row(out.raw(), in, kSteps, 1);
+    return;
+  }
+  broadcast_rows(row, out, call.args);
+}
+
+/// Copies elements of `elem_size` bytes (1, 4 or 8): for every multi-index i of `sizes`,
+/// out[Σ i_d * out_strides_d] = in[Σ i_d * in_strides_d] (strides in elements, in may be
+/// 0 for broadcasting). Adjacent dims that are contiguous in both merge; runs contiguous in
+/// both become memcpy; large copies are split across threads.
+void copy_strided(void* out, const int64_t* out_strides, const void* in, const int64_t* in_strides,
+                  const int64_t* sizes, int rank, int elem_size);
+
+/// Wrapping two's complement arithmetic for i64: overflow is defined, as in Julia.
+inline int64_t wrap_add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+inline int64_t wrap_sub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+inline int64_t wrap_mul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+
+/// a + b, a - b, a * b, wrapping for i64.
+template <typename T>
+inline T add_values(T a, T b) {
+  if constexpr (std::is_same_v<T, int64_t>)
+    return wrap_add(a, b);
+  else
+    return a + b;
+}
+template <typename T>
+inline T sub_values(T a, T b) {
+  if constexpr (std::is_same_v<T, int64_t>)
+    return wrap_sub(a, b);
+  else
+    return a - b;
+}
+template <typename T>
+inline T mul_values(T a, T b) {
+  if constexpr (std::is_same_v<T, int64_t>)
+    return wrap_mul(a, b);
+  else
+    return a * b;
+}
+
+/// max and min that propagate NaN (IEEE 754-2019 maximum / minimum, up to signed zeros).
+template <typename T>
+inline T max_nan(T a, T b) {
+  return (a > b || a != a) ? a : b;
+}
+template <typename T>
+inline T min_nan(T a, T b) {
+  return (a < b || a != a) ? a : b;
+}
+
+/// Random numbers of `rand` and `randn` (docs/primitives.md, creation), counter-based so
+/// that element i is a pure function of (seed, i), whatever the threads. The bits of
+/// counter i are the (i+1)-th output of SplitMix64 (Steele, Lea and Flood, 2014) seeded
+/// with `seed`: z = seed + (i+1) * 0x9e3779b97f4a7c15 (mod 2^64), then
+/// z = (z ^ z>>30) * 0xbf58476d1ce4e5b9; z = (z ^ z>>27) * 0x94d049bb133111eb; z ^ z>>31.
+inline uint64_t random_bits(uint64_t seed, uint64_t counter) {
+  uint64_t z = seed + (counter + 1) * 0x9e3779b97f4a7c15u;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  return z ^ (z >> 31);
+}
+
+/// `rand` f64 element i: the top 53 bits of counter i times 2^-53, in [0, 1).
+inline double uniform_f64(uint64_t seed, uint64_t i) {
+  return static_cast<double>(random_bits(seed, i) >> 11) * 0x1p-53;
+}
+
+/// `rand` f32 element i: the top 24 bits of counter i times 2^-24, in [0, 1), never 1.
+inline float uniform_f32(uint64_t seed, uint64_t i) {
+  return static_cast<float>(random_bits(seed, i) >> 40) * 0x1p-24f;
+}
+
+/// `randn` element i (f64; f32 rounds it): Box-Muller on u1 = uniform_f64(seed, 2i) and
+/// u2 = uniform_f64(seed, 2i+1): sqrt(-2 log(1 - u1)) * cos(2 pi u2). 1 - u1 is in (0, 1],
+/// so the log is finite.
+inline double normal_f64(uint64_t seed, uint64_t i) {
+  double u1 = uniform_f64(seed, 2 * i), u2 = uniform_f64(seed, 2 * i + 1);
+  return std::sqrt(-2 * std::log(1 - u1)) * std::cos(2 * 3.14159265358979323846 * u2);
+}
+
+}  // namespace ytape::kernels

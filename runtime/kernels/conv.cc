@@ -1,0 +1,198 @@
+// Kernels of the conv family: 2-d convolution and its two gradients, as im2col / col2im
+// around OpenBLAS GEMMs.
+//
+// For one image, x (W, H, Cin) is a column-major (W*H, Cin) matrix and y a (W'*H', Cout)
+// matrix. im2col lays the input out as a (W'*H', kw*kh*Cin) matrix whose column
+// (i, j, ci) holds the input that tap (i, j) of channel ci reads at each output position,
+// so that the columns follow the weight layout (kw, kh, Cin/groups, Cout) and each group
+// is one GEMM: y_g = col_g * w_g. Group g's columns are a contiguous block of col.
+#include <algorithm>
+
+#include "runtime/kernels/dense.h"
+
+namespace ytape {
+
+namespace {
+
+using dense::Span1;
+using dense::valid_outputs;
+
+struct ConvGeom {
+  int64_t in_w, in_h, in_c, batch;
+  int64_t k_w, k_h, out_c;
+  int64_t out_w, out_h;
+  int64_t stride_w, stride_h, dil_w, dil_h, pad_w, pad_h;  // pads: the low sides
+  int64_t groups;
+  // A 1x1 kernel at stride 1 without padding reads each pixel once, in place: the image
+  // itself is the im2col matrix, and the gradient's col2im is the identity.
+  bool direct;
+
+  int64_t in_plane() const { return in_w * in_h; }
+  int64_t out_plane() const { return out_w * out_h; }
+  int64_t taps() const { return k_w * k_h; }
+  int64_t col_size() const { return in_c * taps() * out_plane(); }
+  int64_t group_k() const { return taps() * (in_c / groups); }  // im2col columns per group
+  int64_t group_out() const { return out_c / groups; }
+};
+
+// The executor has checked the tensors against the shape rule, so their dims are the
+// geometry; the attributes add what shapes do not tell.
+ConvGeom conv_geom(const Attrs& attrs, const Tensor& x, const Tensor& w, const Tensor& y) {
+  const std::vector<int64_t>& stride = attrs.get_ints("stride");
+  const std::vector<int64_t>& pad = attrs.get_ints("pad");
+  const std::vector<int64_t>& dilation = attrs.get_ints("dilation");
+  ConvGeom g{};
+  g.in_w = x.dim(1), g.in_h = x.dim(2), g.in_c = x.dim(3), g.batch = x.dim(4);
+  g.k_w = w.dim(1), g.k_h = w.dim(2), g.out_c = w.dim(4);
+  g.out_w = y.dim(1), g.out_h = y.dim(2);
+  g.stride_w = stride[0], g.stride_h = stride[1];
+  g.dil_w = dilation[0], g.dil_h = dilation[1];
+  g.pad_w = pad[0], g.pad_h = pad[2];
+  g.groups = attrs.get_int("groups");
+  g.direct = g.k_w == 1 && g.k_h == 1 && g.stride_w == 1 && g.stride_h == 1 &&
+             std::all_of(pad.begin(), pad.end(), [](int64_t p) { return p == 0; });
+  return g;
+}
+
+// One image: col[:, (i, j, ci)] = x[ow*sw + i*dw - pw, oh*sh + j*dh - ph, ci], zero outside.
+template <typename T>
+void im2col(const ConvGeom& g, const T* x, T* col) {
+  int64_t columns = g.in_c * g.taps();
+  dense::parallel_work(columns, g.out_plane(), [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      int64_t i = c % g.k_w, j = c / g.k_w % g.k_h, ci = c / g.taps();
+      int64_t w0 = i * g.dil_w - g.pad_w;
+      Span1 ws = valid_outputs(g.in_w, g.out_w, g.stride_w, w0);
+      const T* plane = x + ci * g.in_plane();
+      T* dst = col + c * g.out_plane();
+      for (int64_t oh = 0; oh < g.out_h; ++oh, dst += g.out_w) {
+        int64_t ih = oh * g.stride_h + j * g.dil_h - g.pad_h;
+        if (ih < 0 || ih >= g.in_h || ws.lo == ws.hi) {
+          std::fill(dst, dst + g.out_w, T(0));
+          continue;
+        }
+        const T* src = plane + ih * g.in_w;
+        std::fill(dst, dst + ws.lo, T(0));
+        if (g.stride_w == 1) {
+          std::copy(src + ws.lo + w0, src + ws.hi + w0, dst + ws.lo);
+        } else {
+          for (int64_t ow = ws.lo; ow < ws.hi; ++ow) dst[ow] = src[ow * g.stride_w + w0];
+        }
+        std::fill(dst + ws.hi, dst + g.out_w, T(0));
+      }
+    }
+  });
+}
+
+// The transpose of im2col: x[.., ci] = sum of the col entries that read it. Each task owns
+// one input row and gathers what lands there, so threads never write the same element.
+template <typename T>
+void col2im(const ConvGeom& g, const T* col, T* x) {
+  dense::parallel_work(g.in_c * g.in_h, g.in_w * g.taps(), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t ci = r / g.in_h, ih = r % g.in_h;
+      T* row = x + r * g.in_w;
+      std::fill(row, row + g.in_w, T(0));
+      for (int64_t j = 0; j < g.k_h; ++j) {
+        int64_t t = ih + g.pad_h - j * g.dil_h;  // oh * stride_h, if tap j reads row ih
+        if (t < 0 || t % g.stride_h != 0 || t / g.stride_h >= g.out_h) continue;
+        int64_t oh = t / g.stride_h;
+        for (int64_t i = 0; i < g.k_w; ++i) {
+          int64_t c = i + g.k_w * (j + g.k_h * ci);
+          const T* src = col + c * g.out_plane() + oh * g.out_w;
+          int64_t w0 = i * g.dil_w - g.pad_w;
+          Span1 ws = valid_outputs(g.in_w, g.out_w, g.stride_w, w0);
+          if (g.stride_w == 1) {
+            for (int64_t ow = ws.lo; ow < ws.hi; ++ow) row[ow + w0] += src[ow];
+          } else {
+            for (int64_t ow = ws.lo; ow < ws.hi; ++ow) row[ow * g.stride_w + w0] += src[ow];
+          }
+        }
+      }
+    }
+  });
+}
+
+// y_g = col_g * w_g per image and group.
+template <typename T>
+void conv2d(const KernelCall& call) {
+  const Tensor& x = *call.args[0];
+  const Tensor& w = *call.args[1];
+  Tensor& y = *call.outs[0];
+  ConvGeom g = conv_geom(call.op.attrs, x, w, y);
+  int64_t p = g.out_plane(), kg = g.group_k(), og = g.group_out();
+  for (int64_t n = 0; n < g.batch; ++n) {
+    const T* xn = x.data<T>() + n * g.in_c * g.in_plane();
+    T* yn = y.data<T>() + n * g.out_c * p;
+    const T* col = xn;
+    if (!g.direct) {
+      T* buffer = dense::scratch<T>(g.col_size());
+      im2col(g, xn, buffer);
+      col = buffer;
+    }
+    for (int64_t gi = 0; gi < g.groups; ++gi) {
+      dense::gemm(false, false, p, og, kg, T(1), col + gi * kg * p, p,
+                  w.data<T>() + gi * kg * og, std::max<int64_t>(kg, 1), T(0),
+                  yn + gi * og * p, p);
+    }
+  }
+}
+
+// dcol_g = dy_g * w_g^T, then dx = col2im(dcol).
+template <typename T>
+void conv2d_backward_input(const KernelCall& call) {
+  const Tensor& dy = *call.args[0];
+  const Tensor& w = *call.args[1];
+  Tensor& dx = *call.outs[0];
+  ConvGeom g = conv_geom(call.op.attrs, dx, w, dy);
+  int64_t p = g.out_plane(), kg = g.group_k(), og = g.group_out();
+  for (int64_t n = 0; n < g.batch; ++n) {
+    const T* dyn = dy.data<T>() + n * g.out_c * p;
+    T* dxn = dx.data<T>() + n * g.in_c * g.in_plane();
+    T* dcol = g.direct ? dxn : dense::scratch<T>(g.col_size());
+    for (int64_t gi = 0; gi < g.groups; ++gi) {
+      dense::gemm(false, true, p, kg, og, T(1), dyn + gi * og * p, p,
+                  w.data<T>() + gi * kg * og, std::max<int64_t>(kg, 1), T(0),
+                  dcol + gi * kg * p, p);
+    }
+    if (!g.direct) col2im(g, dcol, dxn);
+  }
+}
+
+// dw_g = sum over images of col_g^T * dy_g.
+template <typename T>
+void conv2d_backward_filter(const KernelCall& call) {
+  const Tensor& x = *call.args[0];
+  const Tensor& dy = *call.args[1];
+  Tensor& dw = *call.outs[0];
+  ConvGeom g = conv_geom(call.op.attrs, x, dw, dy);
+  int64_t p = g.out_plane(), kg = g.group_k(), og = g.group_out();
+  if (g.batch == 0) std::fill_n(dw.data<T>(), dw.size(), T(0));
+  for (int64_t n = 0; n < g.batch; ++n) {
+    const T* xn = x.data<T>() + n * g.in_c * g.in_plane();
+    const T* dyn = dy.data<T>() + n * g.out_c * p;
+    const T* col = xn;
+    if (!g.direct) {
+      T* buffer = dense::scratch<T>(g.col_size());
+      im2col(g, xn, buffer);
+      col = buffer;
+    }
+    for (int64_t gi = 0; gi < g.groups; ++gi) {
+      dense::gemm(true, false, kg, og, p, T(1), col + gi * kg * p, p, dyn + gi * og * p, p,
+                  T(n == 0 ? 0 : 1), dw.data<T>() + gi * kg * og, std::max<int64_t>(kg, 1));
+    }
+  }
+}
+
+}  // namespace
+
+void register_conv_kernels(KernelTable& t) {
+  using dense::float_kernel;
+  t.set(Prim::conv2d, float_kernel<conv2d<float>, conv2d<double>>);
+  t.set(Prim::conv2d_backward_input,
+        float_kernel<conv2d_backward_input<float>, conv2d_backward_input<double>>);
+  t.set(Prim::conv2d_backward_filter,
+        float_kernel<conv2d_backward_filter<float>, conv2d_backward_filter<double>>);
+}
+
+}  // namespace ytape

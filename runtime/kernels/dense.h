@@ -1,0 +1,67 @@
+// Helpers shared by the dense kernel families (linalg, conv, pool, norm): BLAS calls,
+// float-dtype dispatch, per-thread scratch memory and loop geometry.
+#pragma once
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "runtime/kernels/kernel.h"
+#include "runtime/parallel.h"
+
+namespace ytape::dense {
+
+/// A kernel that dispatches on the dtype of the first output: F for f32, D for f64.
+template <Kernel F, Kernel D>
+void float_kernel(const KernelCall& call) {
+  (call.outs[0]->dtype() == DType::f64 ? D : F)(call);
+}
+
+/// Column-major C = alpha * op(A) * op(B) + beta * C, with op(A) of size (m, k) and op(B)
+/// of size (k, n). Empty products are handled here: k == 0 gives C = beta * C. beta == 0
+/// overwrites C without reading it (NaN garbage in C does not leak).
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+          const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+          int64_t ldc);
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+          const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
+          int64_t ldc);
+
+/// A buffer of at least `n` elements owned by the calling thread, reused by the next call
+/// on the same thread (the contents are not kept). Kernels never nest two uses of it.
+template <typename T>
+T* scratch(int64_t n) {
+  thread_local std::vector<T> buffer;
+  if (static_cast<int64_t>(buffer.size()) < n) {
+    buffer.clear();
+    buffer.shrink_to_fit();
+    buffer.resize(static_cast<size_t>(n));
+  }
+  return buffer.data();
+}
+
+/// Runs body(begin, end) over [0, n) in parallel when the whole loop does enough work to
+/// pay for waking the threads; `work_per_item` is a rough cost of one item in elements.
+template <typename Body>
+void parallel_work(int64_t n, int64_t work_per_item, const Body& body) {
+  constexpr int64_t kMinParallelWork = 16384;
+  int64_t grain = kMinParallelWork / std::max<int64_t>(work_per_item, 1) + 1;
+  parallel_for(n, grain, body);
+}
+
+/// Outputs o in [lo, hi) of a sliding window whose input position is o * stride + offset,
+/// restricted to positions inside [0, size): the part of a row that reads real input.
+struct Span1 {
+  int64_t lo, hi;
+};
+inline Span1 valid_outputs(int64_t size, int64_t outs, int64_t stride, int64_t offset) {
+  int64_t lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+  int64_t hi = size - offset <= 0 ? 0 : (size - 1 - offset) / stride + 1;
+  lo = std::min(lo, outs);
+  hi = std::clamp(hi, lo, outs);
+  return {lo, hi};
+}
+
+}  // namespace ytape::dense

@@ -1,0 +1,148 @@
+// Kernels of the index family: gather and its transpose scatter_add. Indices are checked
+// before any data moves, so a bad index never reads or writes out of bounds and the error
+// names the first bad one whatever the threads.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "runtime/kernels/common.h"
+#include "runtime/parallel.h"
+
+namespace ytape {
+
+namespace {
+
+using namespace kernels;
+
+// The position of the first index of `idx` outside 1..limit, or -1.
+int64_t first_bad(const Tensor& idx, int64_t limit) {
+  const int64_t* v = idx.data<int64_t>();
+  for (int64_t i = 0; i < idx.size(); ++i) {
+    if (v[i] < 1 || v[i] > limit) return i;
+  }
+  return -1;
+}
+
+// `range` says where the limit comes from.
+[[noreturn]] void bad_index(const KernelCall& call, const Tensor& idx, int64_t bad, int64_t limit,
+                            const std::string& range) {
+  std::vector<int64_t> at(idx.rank());
+  int64_t rest = bad;
+  for (int d = 0; d < idx.rank(); ++d) {
+    at[d] = rest % idx.shape()[d] + 1;
+    rest /= idx.shape()[d];
+  }
+  user_error("{}: idx {} holds {} at [{}], outside 1..{} ({})", prim_name(call.op.prim),
+             type_str(idx.type()), idx.data<int64_t>()[bad], fmt::join(at, ","), limit, range);
+}
+
+// How gather and scatter_add walk: `walked` is the contiguous side (gather's output,
+// scatter's y), `data` the side addressed through idx (gather's x, scatter's output); they
+// agree except at dim. When idx is 1 in every dim before dim, those dims form contiguous
+// runs of `run` elements, copied whole (an embedding row, say); otherwise runs are single
+// elements. The remaining outer dims carry strides in data and idx (0 where idx is 1).
+struct Walk {
+  int64_t run = 1, count = 0, dim_stride = 0;
+  int n = 0;
+  Scratch<8> size, data_stride, idx_stride;
+
+  Walk(const Tensor& walked, const Tensor& data, const Tensor& idx, int64_t dim)
+      : size(walked.rank()), data_stride(walked.rank()), idx_stride(walked.rank()) {
+    const int r = walked.rank(), at = static_cast<int>(dim) - 1;
+    Scratch<8> ds(r), is(r);
+    contiguous_strides(data.shape(), ds.data());
+    contiguous_strides(idx.shape(), is.data());
+    bool runs = true;
+    for (int d = 0; d < at; ++d) runs = runs && idx.shape()[d] == 1;
+    const int first = runs ? at : 0;
+    for (int d = 0; d < first; ++d) run *= walked.shape()[d];
+    for (int d = first; d < r; ++d, ++n) {
+      size[n] = walked.shape()[d];
+      data_stride[n] = d == at ? 0 : ds[d];
+      idx_stride[n] = idx.shape()[d] == 1 ? 0 : is[d];
+    }
+    dim_stride = ds[at];
+    count = run == 0 ? 0 : walked.size() / run;
+  }
+
+  // Calls f(walked offset, data offset, idx offset) for outer positions [begin, end).
+  template <typename F>
+  void each(int64_t begin, int64_t end, F&& f) {
+    int64_t i = begin * run;
+    for_each_offset2(n, size.data(), data_stride.data(), idx_stride.data(), begin, end,
+                     [&](int64_t a, int64_t b) {
+                       f(i, a, b);
+                       i += run;
+                     });
+  }
+};
+
+void gather_kernel(const KernelCall& call) {
+  const Tensor& x = *call.args[0];
+  const Tensor& idx = *call.args[1];
+  Tensor& out = *call.outs[0];
+  const int64_t dim = call.op.attrs.get_int("dim");
+  const int64_t limit = x.dim(static_cast<int>(dim));
+  if (int64_t bad = first_bad(idx, limit); bad >= 0) {
+    bad_index(call, idx, bad, limit,
+              fmt::format("the size of x {} at dim={}", type_str(x.type()), dim));
+  }
+  Walk walk(out, x, idx, dim);
+  const int64_t* iv = idx.data<int64_t>();
+  const size_t elem = static_cast<size_t>(dtype_size(x.dtype()));
+  const char* xp = static_cast<const char*>(x.raw());
+  char* op = static_cast<char*>(out.raw());
+  auto body = [&](int64_t b, int64_t e) {
+    walk.each(b, e, [&](int64_t o, int64_t xo, int64_t io) {
+      xo += (iv[io] - 1) * walk.dim_stride;
+      std::memcpy(op + o * elem, xp + xo * elem, walk.run * elem);
+    });
+  };
+  if (out.size() < kGrain) return body(0, walk.count);
+  parallel_for(walk.count, std::max<int64_t>(1, kGrain / walk.run), body);
+}
+
+// Sequential: several elements of y may land on one output element.
+template <typename T>
+void scatter_typed(const Tensor& y, const Tensor& idx, int64_t dim, Tensor& out) {
+  T* o = out.data<T>();
+  std::fill_n(o, out.size(), T(0));
+  Walk walk(y, out, idx, dim);
+  const int64_t* iv = idx.data<int64_t>();
+  const T* yp = y.data<T>();
+  walk.each(0, walk.count, [&](int64_t yo, int64_t oo, int64_t io) {
+    T* dst = o + oo + (iv[io] - 1) * walk.dim_stride;
+    for (int64_t j = 0; j < walk.run; ++j) dst[j] = add_values(dst[j], yp[yo + j]);
+  });
+}
+
+void scatter_add_kernel(const KernelCall& call) {
+  const Tensor& y = *call.args[0];
+  const Tensor& idx = *call.args[1];
+  const int64_t dim = call.op.attrs.get_int("dim");
+  const int64_t size = call.op.attrs.get_int("size");
+  if (int64_t bad = first_bad(idx, size); bad >= 0) {
+    bad_index(call, idx, bad, size, fmt::format("size={} at dim={}", size, dim));
+  }
+  switch (DType d = y.dtype()) {
+    case DType::f32:
+      return scatter_typed<float>(y, idx, dim, *call.outs[0]);
+    case DType::f64:
+      return scatter_typed<double>(y, idx, dim, *call.outs[0]);
+    case DType::i64:
+      return scatter_typed<int64_t>(y, idx, dim, *call.outs[0]);
+    default:
+      internal_error("scatter_add has no kernel for {}", dtype_name(d));
+  }
+}
+
+}  // namespace
+
+void register_index_kernels(KernelTable& t) {
+  t.set(Prim::gather, gather_kernel);
+  t.set(Prim::scatter_add, scatter_add_kernel);
+}
+
+}  // namespace ytape

@@ -1,0 +1,87 @@
+// Kernels of the linalg family: matmul over OpenBLAS, and the gemm wrapper the other
+// dense families share.
+#include <climits>
+
+#include "runtime/kernels/dense.h"
+
+namespace ytape {
+
+namespace dense {
+
+namespace {
+
+// OpenBLAS takes 32-bit sizes; a larger one would wrap silently.
+blasint blas_size(int64_t n) {
+  if (n > INT_MAX) user_error("matrix dimension {} is too large for BLAS", n);
+  return static_cast<blasint>(n);
+}
+
+CBLAS_TRANSPOSE trans(bool t) { return t ? CblasTrans : CblasNoTrans; }
+
+// Degenerate products that BLAS either rejects (a leading dimension of 0) or need not see.
+// Returns true when it has finished C.
+template <typename T>
+bool gemm_degenerate(int64_t m, int64_t n, int64_t k, T beta, T* c, int64_t ldc) {
+  if (m == 0 || n == 0) return true;
+  if (k != 0) return false;
+  for (int64_t j = 0; j < n; ++j) {
+    T* col = c + j * ldc;
+    for (int64_t i = 0; i < m; ++i) col[i] = beta == T(0) ? T(0) : beta * col[i];
+  }
+  return true;
+}
+
+}  // namespace
+
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+          const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+          int64_t ldc) {
+  if (gemm_degenerate(m, n, k, beta, c, ldc)) return;
+  cblas_sgemm(CblasColMajor, trans(trans_a), trans(trans_b), blas_size(m), blas_size(n),
+              blas_size(k), alpha, a, blas_size(lda), b, blas_size(ldb), beta, c,
+              blas_size(ldc));
+}
+
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+          const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
+          int64_t ldc) {
+  if (gemm_degenerate(m, n, k, beta, c, ldc)) return;
+  cblas_dgemm(CblasColMajor, trans(trans_a), trans(trans_b), blas_size(m), blas_size(n),
+              blas_size(k), alpha, a, blas_size(lda), b, blas_size(ldb), beta, c,
+              blas_size(ldc));
+}
+
+}  // namespace dense
+
+namespace {
+
+// out[:, :, k] = A[:, :, k] * B[:, :, k], one GEMM per batch element; OpenBLAS threads each.
+template <typename T>
+void matmul(const KernelCall& call) {
+  const Tensor& a = *call.args[0];
+  const Tensor& b = *call.args[1];
+  Tensor& out = *call.outs[0];
+  bool ta = call.op.attrs.get_bool("transpose_a");
+  bool tb = call.op.attrs.get_bool("transpose_b");
+  int64_t m = out.dim(1), n = out.dim(2), k = ta ? a.dim(1) : a.dim(2);
+  int64_t batch = 1;
+  for (int d = 3; d <= out.rank(); ++d) batch *= out.dim(d);
+  // A leading dimension must be at least 1 even for an empty matrix.
+  int64_t lda = std::max<int64_t>(a.dim(1), 1), ldb = std::max<int64_t>(b.dim(1), 1);
+  const T* pa = a.data<T>();
+  const T* pb = b.data<T>();
+  T* pc = out.data<T>();
+  for (int64_t i = 0; i < batch; ++i) {
+    dense::gemm(ta, tb, m, n, k, T(1), pa + i * a.dim(1) * a.dim(2), lda,
+                pb + i * b.dim(1) * b.dim(2), ldb, T(0), pc + i * m * n,
+                std::max<int64_t>(m, 1));
+  }
+}
+
+}  // namespace
+
+void register_linalg_kernels(KernelTable& t) {
+  t.set(Prim::matmul, dense::float_kernel<matmul<float>, matmul<double>>);
+}
+
+}  // namespace ytape

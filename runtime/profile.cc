@@ -1,0 +1,50 @@
+#include "runtime/profile.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "tape/print.h"
+
+namespace ytape {
+
+std::string profile_report(const Tape& t, const std::vector<OpTime>& times, int runs, int top) {
+  struct Row {
+    Prim prim;
+    int64_t calls = 0;
+    double seconds = 0;
+  };
+  std::vector<Row> rows(kNumPrims);
+  double total = 0;
+  for (const OpTime& ot : times) {
+    Prim p = t.ops[ot.op].prim;
+    rows[static_cast<int>(p)].prim = p;
+    rows[static_cast<int>(p)].calls += 1;
+    rows[static_cast<int>(p)].seconds += ot.seconds;
+    total += ot.seconds;
+  }
+  std::erase_if(rows, [](const Row& r) { return r.calls == 0; });
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.seconds > b.seconds; });
+  double per_run = 1.0 / std::max(runs, 1);
+  std::string out = fmt::format("{:<26} {:>7} {:>11} {:>7}\n", "primitive", "calls", "ms/run", "share");
+  for (const Row& r : rows) {
+    out += fmt::format("{:<26} {:>7} {:>11.3f} {:>6.1f}%\n", prim_name(r.prim), r.calls,
+                       r.seconds * per_run * 1e3, total > 0 ? 100 * r.seconds / total : 0.0);
+  }
+  out += fmt::format("{:<26} {:>7} {:>11.3f}\n", "total", times.size(), total * per_run * 1e3);
+
+  std::vector<OpTime> costly = times;
+  std::stable_sort(costly.begin(), costly.end(),
+                   [](const OpTime& a, const OpTime& b) { return a.seconds > b.seconds; });
+  costly.resize(std::min<size_t>(costly.size(), static_cast<size_t>(top)));
+  out += fmt::format("\ntop {} ops:\n{:>11} {:>7}  {:<24} op\n", costly.size(), "ms/run", "share", "location");
+  for (const OpTime& ot : costly) {
+    std::string loc = t.loc_str(t.ops[ot.op].loc);
+    out += fmt::format("{:>11.3f} {:>6.1f}%  {:<24} {}\n", ot.seconds * per_run * 1e3,
+                       total > 0 ? 100 * ot.seconds / total : 0.0, loc.empty() ? "-" : loc,
+                       print_op(t, t.ops[ot.op]));
+  }
+  return out;
+}
+
+}  // namespace ytape

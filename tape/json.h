@@ -1,0 +1,30 @@
+// The canonical JSON form of a tape (docs/tape-format.md): one object, keys in a fixed
+// order, one op per line, vars numbered densely from 1.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "tape/tape.h"
+
+namespace ytape {
+
+/// The JSON format's name and the version this ytape writes and reads.
+inline constexpr std::string_view kTapeFormat = "ytape-tape";
+inline constexpr int kTapeFormatVersion = 1;
+
+/// The canonical JSON text of a valid tape (see docs/tape-format.md). Deterministic: the
+/// same tape gives the same bytes. Vars are written 1-based (Var::id + 1), so a valid tape,
+/// whose vars are defined in increasing id order, is numbered densely.
+std::string write_tape_json(const Tape& t);
+
+/// Reads a tape from JSON text; `source` names the text in messages ("model.json",
+/// "<stdin>"). Keys may come in any order and with any whitespace; var ids need only be
+/// unique positive integers; omitted optional attributes take their defaults. The tape is
+/// rebuilt through Builder, so every type is re-inferred and the result is valid.
+/// Throws UserError "<source>:<line>: <message>" on anything malformed: bad JSON, unknown
+/// or missing keys, an unknown primitive, a var used before its definition, a "type" that
+/// disagrees with the inferred one, and so on (docs/tape-format.md lists them).
+Tape read_tape_json(std::string_view text, std::string_view source);
+
+}  // namespace ytape

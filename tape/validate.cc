@@ -1,0 +1,150 @@
+#include "tape/validate.h"
+
+#include <fmt/format.h>
+
+#include <unordered_set>
+
+#include "tape/error.h"
+#include "tape/infer.h"
+#include "tape/print.h"
+
+namespace ytape {
+
+namespace {
+
+class Validator {
+ public:
+  explicit Validator(const Tape& t) : t_(t) {}
+
+  void run() {
+    for (size_t i = 0; i < t_.ops.size(); ++i) {
+      index_ = i;
+      check_op(t_.ops[i]);
+    }
+    if (next_ != t_.types.size()) {
+      user_error("tape {}: %{} has a type but no op defines it; vars must be numbered densely",
+                 t_.name, next_ + 1);
+    }
+    std::unordered_set<std::string_view> names;
+    for (const Output& o : t_.outputs) {
+      if (o.var.id >= next_) {
+        user_error("tape {}: output '{}' is {}, which no op defines", t_.name, o.name, var_str(o.var));
+      }
+      if (!names.insert(o.name).second) {
+        user_error("tape {}: two outputs are named '{}'; give each output its own name", t_.name, o.name);
+      }
+    }
+  }
+
+ private:
+  template <typename... Args>
+  [[noreturn]] void fail(fmt::format_string<Args...> format, Args&&... args) const {
+    const Op& op = t_.ops[index_];
+    std::string loc = t_.loc_str(op.loc);
+    user_error("tape {}: op {} ({}){}: {}", t_.name, index_ + 1, print_op(t_, op),
+               loc.empty() ? "" : " at " + loc,
+               fmt::format(format, std::forward<Args>(args)...));
+  }
+
+  void check_op(const Op& op) {
+    if (op.loc.file > t_.files.size()) fail("its location names file {}, which the tape does not list", op.loc.file);
+    switch (op.kind) {
+      case OpKind::input: check_input(op); break;
+      case OpKind::constant: check_constant(op); break;
+      case OpKind::call: check_call(op); break;
+    }
+  }
+
+  void check_input(const Op& op) {
+    if (seen_call_) fail("inputs must come before every other op; move it to the top");
+    if (op.outs.size() != 1 || !op.args.empty()) fail("an input has one output and no arguments");
+    if (op.name.empty()) fail("an input needs a name");
+    if (!input_names_.insert(op.name).second) fail("another input is named '{}'; rename one", op.name);
+    define_outs(op);
+    check_shape(op.outs[0]);
+  }
+
+  void check_constant(const Op& op) {
+    seen_call_ = true;
+    if (op.outs.size() != 1 || !op.args.empty()) fail("a constant has one output and no arguments");
+    define_outs(op);
+    check_shape(op.outs[0]);
+    const Type& type = t_.type(op.outs[0]);
+    int64_t want = type.size() * dtype_size(type.dtype);
+    if (static_cast<int64_t>(op.value.size()) != want) {
+      fail("its value has {} bytes, but {} needs {}", op.value.size(), type_str(type), want);
+    }
+    if (type.dtype == DType::boolean) {
+      for (uint8_t b : op.value) {
+        if (b > 1) fail("a bool constant holds the byte {}; bools are stored as 0 or 1", b);
+      }
+    }
+  }
+
+  void check_call(const Op& op) {
+    seen_call_ = true;
+    if (static_cast<int>(op.prim) >= kNumPrims) fail("unknown primitive");
+    const PrimInfo& info = prim_info(op.prim);
+    if (info.arity != kVariadic && static_cast<int>(op.args.size()) != info.arity) {
+      fail("{} takes {} arguments, not {}", info.name, info.arity, op.args.size());
+    }
+    if (static_cast<int>(op.outs.size()) != info.outputs) {
+      fail("{} has {} outputs, not {}", info.name, info.outputs, op.outs.size());
+    }
+    for (Var a : op.args) {
+      if (a.id >= t_.types.size()) fail("{} is never defined", var_str(a));
+      if (a.id >= next_) fail("{} is used before it is defined; move its definition up", var_str(a));
+    }
+    std::string problem = attrs_problem(op.prim, op.attrs);
+    if (!problem.empty()) fail("{}", problem);
+    define_outs(op);
+    check_types(op);
+  }
+
+  void check_types(const Op& op) {
+    std::vector<Type> arg_types;
+    for (Var a : op.args) arg_types.push_back(t_.type(a));
+    std::vector<Type> want;
+    try {
+      want = infer_types(op.prim, arg_types, op.attrs);
+    } catch (const UserError& e) {
+      fail("{}", e.what());
+    }
+    for (size_t i = 0; i < want.size(); ++i) {
+      const Type& got = t_.type(op.outs[i]);
+      if (got != want[i]) {
+        fail("{} is recorded as {}, but its arguments give {}", var_str(op.outs[i]), type_str(got),
+             type_str(want[i]));
+      }
+    }
+  }
+
+  void define_outs(const Op& op) {
+    for (Var v : op.outs) {
+      if (v.id < next_) fail("{} is already defined by an earlier op; each var is defined once", var_str(v));
+      if (v.id != next_) {
+        fail("it defines {} where {} comes next; vars are numbered densely in definition order",
+             var_str(v), var_str(Var{next_}));
+      }
+      if (v.id >= t_.types.size()) fail("{} has no type", var_str(v));
+      ++next_;
+    }
+  }
+
+  void check_shape(Var v) {
+    std::string problem = shape_problem(t_.type(v).shape);
+    if (!problem.empty()) fail("{}", problem);
+  }
+
+  const Tape& t_;
+  size_t index_ = 0;
+  uint32_t next_ = 0;  // the id the next defined var must have
+  bool seen_call_ = false;
+  std::unordered_set<std::string_view> input_names_;
+};
+
+}  // namespace
+
+void validate(const Tape& t) { Validator(t).run(); }
+
+}  // namespace ytape

@@ -1,0 +1,21 @@
+# Command-line cases beyond the malformed-tape set. ${YTAPE} is the binary; paths are
+# relative to tests/cli.
+
+cli_test(version EXIT 0 STDOUT ${CASES}/expected/version.txt COMMAND ${YTAPE} --version)
+cli_test(help EXIT 0 COMMAND ${YTAPE} --help)
+cli_test(no_subcommand EXIT 2 COMMAND ${YTAPE})
+cli_test(unknown_option EXIT 2 COMMAND ${YTAPE} show --frobnicate x.json)
+cli_test(missing_file EXIT 2 STDERR ${CASES}/expected/missing_file.err
+         COMMAND ${YTAPE} check no/such/tape.json)
+
+set(MLP ../../samples/tapes/mlp.json)
+cli_test(show_text EXIT 0 STDOUT ${CASES}/expected/mlp.txt COMMAND ${YTAPE} show ${MLP})
+cli_test(show_stdin EXIT 0 STDOUT ${CASES}/expected/mlp.txt STDIN ${CASES}/${MLP} COMMAND ${YTAPE} show -)
+# Reading and writing back a canonical file is byte-identical.
+cli_test(show_json_round_trip EXIT 0 STDOUT ${CASES}/${MLP} COMMAND ${YTAPE} show --json ${MLP})
+cli_test(show_json_round_trip_resnet EXIT 0 STDOUT ${CASES}/../../samples/tapes/resnet18.json
+         COMMAND ${YTAPE} show --json ../../samples/tapes/resnet18.json)
+cli_test(check_summary EXIT 0 STDOUT ${CASES}/expected/mlp_check.txt COMMAND ${YTAPE} check ${MLP})
+cli_test(output_is_atomic EXIT 0 COMMAND bash ${CASES}/atomic.sh ${YTAPE} ${MLP})
+cli_test(sample_tapes_up_to_date EXIT 0
+         COMMAND bash ${CASES}/samples_golden.sh $<TARGET_FILE:make_tapes> ${CASES}/../../samples/tapes)

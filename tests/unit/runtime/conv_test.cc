@@ -1,0 +1,192 @@
+// Conv kernels against naive references: one loop nest enumerates the terms of the
+// convolution sum in docs/primitives.md, and the forward op and both gradients are
+// accumulated from it in double.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernel_harness.h"
+
+namespace ytape {
+
+namespace {
+
+using testing::check_close;
+using testing::random_tensor;
+using testing::run_op1;
+using testing::to_doubles;
+
+struct ConvCase {
+  Shape x;  // (W, H, Cin, N)
+  int64_t kw, kh, cout;
+  std::vector<int64_t> stride{1, 1}, pad{0, 0, 0, 0}, dilation{1, 1};
+  int64_t groups = 1;
+
+  int64_t out_dim(int d) const {
+    int64_t k = d == 0 ? kw : kh;
+    return (x[d] + pad[2 * d] + pad[2 * d + 1] - dilation[d] * (k - 1) - 1) / stride[d] + 1;
+  }
+  Shape w_shape() const { return {kw, kh, x[2] / groups, cout}; }
+  Shape y_shape() const { return {out_dim(0), out_dim(1), cout, x[3]}; }
+  Attrs attrs() const {
+    return {{"stride", stride}, {"pad", pad}, {"dilation", dilation}, {"groups", groups}};
+  }
+  Attrs attrs_with_shape(const Shape& shape) const {
+    Attrs a = attrs();
+    a.set("shape", shape);
+    return a;
+  }
+};
+
+// Calls f(y_index, x_index, w_index) for every product w * x of the convolution sum that
+// reads x inside the image (padding reads zero and contributes nothing).
+template <typename F>
+void for_each_term(const ConvCase& c, F f) {
+  int64_t W = c.x[0], H = c.x[1], cin = c.x[2], batch = c.x[3];
+  int64_t ow_n = c.out_dim(0), oh_n = c.out_dim(1);
+  int64_t cin_g = cin / c.groups, cout_g = c.cout / c.groups;
+  for (int64_t n = 0; n < batch; ++n)
+    for (int64_t co = 0; co < c.cout; ++co)
+      for (int64_t oh = 0; oh < oh_n; ++oh)
+        for (int64_t ow = 0; ow < ow_n; ++ow)
+          for (int64_t ci = 0; ci < cin_g; ++ci)
+            for (int64_t j = 0; j < c.kh; ++j)
+              for (int64_t i = 0; i < c.kw; ++i) {
+                int64_t iw = ow * c.stride[0] + i * c.dilation[0] - c.pad[0];
+                int64_t ih = oh * c.stride[1] + j * c.dilation[1] - c.pad[2];
+                if (iw < 0 || iw >= W || ih < 0 || ih >= H) continue;
+                int64_t cx = co / cout_g * cin_g + ci;
+                f(ow + ow_n * (oh + oh_n * (co + c.cout * n)), iw + W * (ih + H * (cx + cin * n)),
+                  i + c.kw * (j + c.kh * (ci + cin_g * co)));
+              }
+}
+
+struct Refs {
+  std::vector<double> y, dx, dw;
+};
+
+Refs references(const ConvCase& c, const std::vector<double>& x, const std::vector<double>& w,
+                const std::vector<double>& dy) {
+  Refs r{std::vector<double>(dy.size()), std::vector<double>(x.size()),
+         std::vector<double>(w.size())};
+  for_each_term(c, [&](int64_t yi, int64_t xi, int64_t wi) {
+    r.y[yi] += w[wi] * x[xi];
+    r.dx[xi] += w[wi] * dy[yi];
+    r.dw[wi] += dy[yi] * x[xi];
+  });
+  return r;
+}
+
+std::vector<double> abs(std::vector<double> v) {
+  for (double& e : v) e = std::abs(e);
+  return v;
+}
+
+double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  double s = 0;
+  for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+  return s;
+}
+
+void check_case(const ConvCase& c, DType dtype, uint64_t seed) {
+  Tensor x = random_tensor({dtype, c.x}, seed);
+  Tensor w = random_tensor({dtype, c.w_shape()}, seed + 1);
+  Tensor dy = random_tensor({dtype, c.y_shape()}, seed + 2);
+  Refs ref = references(c, to_doubles(x), to_doubles(w), to_doubles(dy));
+  double tol = dtype == DType::f32 ? 2e-5 : 1e-12;
+  Tensor y = run_op1(Prim::conv2d, {x, w}, c.attrs());
+  Tensor dx = run_op1(Prim::conv2d_backward_input, {dy, w}, c.attrs_with_shape(c.x));
+  Tensor dw = run_op1(Prim::conv2d_backward_filter, {x, dy}, c.attrs_with_shape(c.w_shape()));
+  check_close(y, ref.y, tol, tol);
+  check_close(dx, ref.dx, tol, tol);
+  check_close(dw, ref.dw, tol, tol);
+  // Both gradients are adjoints of the forward op: <conv(x, w), dy> = <x, dx> = <w, dw>,
+  // up to rounding relative to the sum of the magnitudes of the products.
+  double forward = dot(to_doubles(y), to_doubles(dy));
+  double magnitude = dot(abs(ref.y), abs(to_doubles(dy)));
+  auto approx = doctest::Approx(forward).epsilon(tol).scale(magnitude);
+  CHECK(dot(to_doubles(x), to_doubles(dx)) == approx);
+  CHECK(dot(to_doubles(w), to_doubles(dw)) == approx);
+}
+
+ConvCase make(Shape x, int64_t kw, int64_t kh, int64_t cout) {
+  ConvCase c;
+  c.x = std::move(x);
+  c.kw = kw, c.kh = kh, c.cout = cout;
+  return c;
+}
+
+std::vector<ConvCase> cases() {
+  std::vector<ConvCase> all;
+  all.push_back(make({5, 4, 2, 1}, 3, 3, 3));  // valid, no padding
+  ConvCase c = make({6, 5, 3, 2}, 3, 3, 4);
+  c.pad = {1, 1, 1, 1};
+  all.push_back(c);
+  c = make({9, 7, 2, 2}, 3, 2, 3);  // rectangular image and window, strided, asymmetric pad
+  c.stride = {2, 3}, c.pad = {2, 0, 1, 2};
+  all.push_back(c);
+  c = make({10, 8, 2, 1}, 3, 3, 2);  // dilated, padded so that some rows read only padding
+  c.dilation = {2, 3}, c.pad = {1, 2, 3, 0};
+  all.push_back(c);
+  c = make({7, 6, 4, 2}, 3, 3, 6);  // groups
+  c.groups = 2, c.pad = {1, 1, 0, 1};
+  all.push_back(c);
+  c = make({8, 6, 3, 1}, 3, 3, 6);  // depthwise, two filters per channel
+  c.groups = 3, c.stride = {2, 1}, c.pad = {1, 1, 1, 1};
+  all.push_back(c);
+  all.push_back(make({6, 5, 4, 3}, 1, 1, 5));  // 1x1 stride 1: no im2col
+  c = make({6, 5, 4, 2}, 1, 1, 6);             // 1x1 with groups
+  c.groups = 2;
+  all.push_back(c);
+  c = make({7, 6, 4, 1}, 1, 1, 3);  // 1x1 strided (a ResNet downsample)
+  c.stride = {2, 2};
+  all.push_back(c);
+  c = make({3, 3, 2, 1}, 2, 2, 2);  // padding wider than the kernel
+  c.pad = {3, 1, 2, 3};
+  all.push_back(c);
+  c = make({24, 20, 8, 2}, 3, 3, 8);  // large enough to run on several threads
+  c.pad = {1, 1, 1, 1};
+  all.push_back(c);
+  c = make({30, 28, 3, 1}, 7, 7, 4);  // a small ResNet stem
+  c.stride = {2, 2}, c.pad = {3, 3, 3, 3};
+  all.push_back(c);
+  return all;
+}
+
+TEST_CASE("conv2d and its gradients match the naive reference") {
+  uint64_t seed = 100;
+  for (const ConvCase& c : cases()) {
+    for (DType dtype : {DType::f32, DType::f64}) {
+      CAPTURE(shape_str(c.x));
+      CAPTURE(c.kw);
+      CAPTURE(c.kh);
+      CAPTURE(c.cout);
+      CAPTURE(shape_str(c.stride));
+      CAPTURE(shape_str(c.pad));
+      CAPTURE(shape_str(c.dilation));
+      CAPTURE(c.groups);
+      CAPTURE(dtype_name(dtype));
+      check_case(c, dtype, seed += 3);
+    }
+  }
+}
+
+TEST_CASE("conv kernels overwrite every element of reused output buffers") {
+  // run_op fills outputs with garbage; a second run on the same shapes must agree with the
+  // first (the thread-local im2col buffer is reused and must not leak into results).
+  ConvCase c = make({6, 5, 3, 2}, 3, 3, 4);
+  c.pad = {1, 1, 1, 1};
+  Tensor x = random_tensor({DType::f32, c.x}, 1);
+  Tensor w = random_tensor({DType::f32, c.w_shape()}, 2);
+  std::vector<double> first = to_doubles(run_op1(Prim::conv2d, {x, w}, c.attrs()));
+  ConvCase big = make({20, 20, 8, 1}, 5, 5, 4);
+  run_op1(Prim::conv2d, {random_tensor({DType::f32, big.x}, 3),
+                         random_tensor({DType::f32, big.w_shape()}, 4)},
+          big.attrs());
+  check_close(run_op1(Prim::conv2d, {x, w}, c.attrs()), first, 0, 0);
+}
+
+}  // namespace
+
+}  // namespace ytape

@@ -1,0 +1,79 @@
+// matmul against a triple loop over the definition, with every transpose flag and batch dims.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "kernel_harness.h"
+
+namespace ytape {
+
+namespace {
+
+using testing::check_close;
+using testing::random_tensor;
+using testing::run_op1;
+using testing::to_doubles;
+
+struct MatmulCase {
+  int64_t m, k, n;
+  Shape batch;
+  bool ta = false, tb = false;
+};
+
+// Shape of an operand of logical size (rows, cols), stored transposed when `t`.
+Shape operand(int64_t rows, int64_t cols, bool t, const Shape& batch) {
+  Shape s = t ? Shape{cols, rows} : Shape{rows, cols};
+  s.insert(s.end(), batch.begin(), batch.end());
+  return s;
+}
+
+std::vector<double> reference(const MatmulCase& c, const std::vector<double>& a,
+                              const std::vector<double>& b) {
+  int64_t batch = num_elements(c.batch);
+  std::vector<double> out(static_cast<size_t>(c.m * c.n * batch));
+  for (int64_t p = 0; p < batch; ++p)
+    for (int64_t j = 0; j < c.n; ++j)
+      for (int64_t i = 0; i < c.m; ++i) {
+        double s = 0;
+        for (int64_t l = 0; l < c.k; ++l) {
+          // A[i, l] and B[l, j], read through the stored (possibly transposed) layout.
+          double av = a[p * c.m * c.k + (c.ta ? l + c.k * i : i + c.m * l)];
+          double bv = b[p * c.k * c.n + (c.tb ? j + c.n * l : l + c.k * j)];
+          s += av * bv;
+        }
+        out[p * c.m * c.n + i + c.m * j] = s;
+      }
+  return out;
+}
+
+TEST_CASE("matmul matches the reference for every transpose flag and batch dims") {
+  std::vector<MatmulCase> shapes = {
+      {3, 4, 5, {}},    {1, 7, 1, {}},     {6, 1, 2, {}},  {4, 3, 2, {3}},
+      {5, 6, 4, {2, 3}}, {40, 33, 37, {}}, {2, 0, 3, {}},  // an empty inner dim gives zeros
+  };
+  uint64_t seed = 700;
+  for (MatmulCase c : shapes) {
+    for (int flags = 0; flags < 4; ++flags) {
+      c.ta = flags & 1, c.tb = flags & 2;
+      for (DType dtype : {DType::f32, DType::f64}) {
+        CAPTURE(c.m);
+        CAPTURE(c.k);
+        CAPTURE(c.n);
+        CAPTURE(shape_str(c.batch));
+        CAPTURE(c.ta);
+        CAPTURE(c.tb);
+        CAPTURE(dtype_name(dtype));
+        Tensor a = random_tensor({dtype, operand(c.m, c.k, c.ta, c.batch)}, ++seed);
+        Tensor b = random_tensor({dtype, operand(c.k, c.n, c.tb, c.batch)}, ++seed);
+        Tensor out = run_op1(Prim::matmul, {a, b},
+                             {{"transpose_a", c.ta}, {"transpose_b", c.tb}});
+        double tol = dtype == DType::f32 ? 2e-5 : 1e-13;
+        check_close(out, reference(c, to_doubles(a), to_doubles(b)), tol, tol);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+}  // namespace ytape

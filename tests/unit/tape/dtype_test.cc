@@ -1,0 +1,117 @@
+#include <doctest/doctest.h>
+
+#include "tape/attrs.h"
+#include "tape/dtype.h"
+#include "tape/error.h"
+#include "tape/prim.h"
+
+using namespace ytape;
+
+TEST_CASE("dtype names round trip") {
+  for (DType d : {DType::f32, DType::f64, DType::i64, DType::boolean}) {
+    DType back{};
+    CHECK(parse_dtype(dtype_name(d), &back));
+    CHECK(back == d);
+  }
+  DType unused{};
+  CHECK_FALSE(parse_dtype("f16", &unused));
+  CHECK(dtype_size(DType::f32) == 4);
+  CHECK(dtype_size(DType::boolean) == 1);
+}
+
+TEST_CASE("types parse and print") {
+  Type t;
+  std::string why;
+  REQUIRE(parse_type("f32[224,224,3,1]", &t, &why));
+  CHECK(t.dtype == DType::f32);
+  CHECK(t.shape == Shape{224, 224, 3, 1});
+  CHECK(type_str(t) == "f32[224,224,3,1]");
+  REQUIRE(parse_type("f64[]", &t, &why));
+  CHECK(t.rank() == 0);
+  CHECK(t.size() == 1);
+  REQUIRE(parse_type("bool[0,3]", &t, &why));
+  CHECK(t.size() == 0);
+}
+
+TEST_CASE("bad types are refused with a reason") {
+  Type t;
+  std::string why;
+  CHECK_FALSE(parse_type("f32", &t, &why));
+  CHECK(why == "'f32' is not a type such as f32[3,4]");
+  CHECK_FALSE(parse_type("f16[3]", &t, &why));
+  CHECK(why == "unknown dtype 'f16' (expected f32, f64, i64 or bool)");
+  CHECK_FALSE(parse_type("f32[3,x]", &t, &why));
+  CHECK(why == "bad dimension 'x' in type 'f32[3,x]'");
+  CHECK_FALSE(parse_type("f32[3,]", &t, &why));
+  CHECK(why == "trailing comma in type 'f32[3,]'");
+  CHECK_FALSE(parse_type("f32[-3]", &t, &why));
+  CHECK(why == "bad type 'f32[-3]': dimension -3 is negative");
+  CHECK_FALSE(parse_type("f32[1000000000,1000000000]", &t, &why));
+  CHECK(why == "bad type 'f32[1000000000,1000000000]': shape [1000000000,1000000000] has more "
+               "than 2^48 elements");
+  CHECK_FALSE(parse_type("f32[99999999999999999999]", &t, &why));
+  CHECK(why == "bad dimension '99999999999999999999' in type 'f32[99999999999999999999]'");
+}
+
+TEST_CASE("zero-size shapes are sane even with large later dims") {
+  CHECK(shape_problem({0, int64_t{1} << 40, int64_t{1} << 40}) == "");
+  CHECK(shape_problem({int64_t{1} << 40, int64_t{1} << 40}) ==
+        "shape [1099511627776,1099511627776] has more than 2^48 elements");
+}
+
+TEST_CASE("floats print in shortest round-trip form") {
+  CHECK(float_str(1.0) == "1.0");
+  CHECK(float_str(0.1) == "0.1");
+  CHECK(float_str(1e-05) == "1e-05");
+  CHECK(float_str(-2.5) == "-2.5");
+  CHECK(float_str(1.0 / 0.0) == "inf");
+  CHECK(float_str(-1.0 / 0.0) == "-inf");
+  CHECK(float_str(0.0 / 0.0) == "nan");
+  CHECK(std::stod(float_str(0.1 + 0.2)) == 0.1 + 0.2);
+}
+
+TEST_CASE("attribute values print") {
+  CHECK(attr_value_str(int64_t{3}) == "3");
+  CHECK(attr_value_str(std::vector<int64_t>{1, 2}) == "[1,2]");
+  CHECK(attr_value_str(true) == "true");
+  CHECK(attr_value_str(std::string("a\"b\n")) == "\"a\\\"b\\n\"");
+  CHECK(attr_value_str(DType::i64) == "i64");
+}
+
+TEST_CASE("the op list is consistent") {
+  CHECK(all_prims().size() == static_cast<size_t>(kNumPrims));
+  for (Prim p : all_prims()) {
+    CAPTURE(prim_name(p));
+    CHECK(find_prim(prim_name(p)) == p);
+    const PrimInfo& info = prim_info(p);
+    CHECK((info.arity == kVariadic || info.arity >= 0));
+    CHECK(info.outputs >= 0);
+    // Effects are the only ops without outputs: an op nobody can read must not be pure.
+    if (info.outputs == 0) CHECK(info.effectful());
+  }
+  CHECK_FALSE(find_prim("input").has_value());
+  CHECK_FALSE(find_prim("const").has_value());
+  CHECK(prim_info(Prim::add).commutative());
+  CHECK_FALSE(prim_info(Prim::sub).commutative());
+  CHECK(prim_info(Prim::randn).random());
+  CHECK_FALSE(prim_info(Prim::argmax).differentiable());
+}
+
+TEST_CASE("attributes are normalized against the schema") {
+  Attrs a = normalize_attrs(Prim::conv2d, {{"groups", int64_t{2}}});
+  REQUIRE(a.size() == 4);
+  CHECK(a.get_ints("stride") == std::vector<int64_t>{1, 1});
+  CHECK(a.get_ints("pad") == std::vector<int64_t>{0, 0, 0, 0});
+  CHECK(a.get_int("groups") == 2);
+  CHECK(attrs_problem(Prim::conv2d, a) == "");
+  Attrs f = normalize_attrs(Prim::fill, {{"shape", std::vector<int64_t>{2}}, {"dtype", DType::f32},
+                                         {"value", int64_t{1}}});
+  CHECK(f.get_float("value") == 1.0);
+  CHECK_THROWS_WITH_AS(normalize_attrs(Prim::sum, {}), "sum needs attribute 'dims' (ints)", UserError);
+  CHECK_THROWS_WITH_AS(normalize_attrs(Prim::sum, {{"dims", int64_t{1}}}),
+                       "attribute 'dims' of sum must be ints, not int 1", UserError);
+  CHECK_THROWS_WITH_AS(normalize_attrs(Prim::sum, {{"dim", int64_t{1}}}),
+                       "sum has no attribute 'dim' (it takes dims)", UserError);
+  CHECK_THROWS_WITH_AS(normalize_attrs(Prim::add, {{"dim", int64_t{1}}}),
+                       "add takes no attributes, but 'dim' is given", UserError);
+}

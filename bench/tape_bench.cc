@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "samples/cpp/models.h"
 #include "tape/builder.h"
 #include "tape/json.h"
 #include "tape/validate.h"
@@ -17,29 +18,6 @@
 using namespace ytape;
 
 namespace {
-
-// A chain of scalar ops, each reading one or two recent values: what a long unrolled
-// scalar loop traces to.
-Tape make_tape(int64_t n) {
-  Builder b("chain");
-  b.set_loc({b.intern_file("bench/chain.jl"), 1});
-  std::vector<Var> recent = {b.input("x", {DType::f64, {}}), b.input("y", {DType::f64, {}})};
-  const Prim unary[] = {Prim::sin, Prim::tanh, Prim::neg};
-  const Prim binary[] = {Prim::add, Prim::mul, Prim::sub};
-  uint64_t state = 42;
-  for (int64_t i = 2; i < n; ++i) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    Var a = recent[recent.size() - 1 - (state >> 60) % std::min<size_t>(recent.size(), 4)];
-    Var c = recent[recent.size() - 1 - (state >> 50) % std::min<size_t>(recent.size(), 4)];
-    b.set_loc({1, static_cast<uint32_t>(1 + i % 100)});
-    Var v = (state >> 40) % 2 ? b.call1(unary[(state >> 30) % 3], {a})
-                              : b.call1(binary[(state >> 30) % 3], {a, c});
-    recent.push_back(v);
-    if (recent.size() > 64) recent.erase(recent.begin(), recent.begin() + 32);
-  }
-  b.output(recent.back(), "z");
-  return b.finish();
-}
 
 double seconds(const std::function<void()>& f) {
   auto start = std::chrono::steady_clock::now();
@@ -58,7 +36,7 @@ int main(int argc, char** argv) {
   for (int64_t n = 10000; n <= max_ops; n *= 10) {
     Tape t, back, copy;
     std::string json;
-    double s[5] = {seconds([&] { t = make_tape(n); }), seconds([&] { json = write_tape_json(t); }),
+    double s[5] = {seconds([&] { t = samples::scalar_chain(n); }), seconds([&] { json = write_tape_json(t); }),
                    seconds([&] { back = read_tape_json(json, "bench"); }),
                    seconds([&] { validate(back); }), seconds([&] { copy = copy_tape(back); })};
     if (write_tape_json(copy) != json) {

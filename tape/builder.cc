@@ -29,6 +29,11 @@ void Builder::add_meta(std::string key, std::string value) {
   tape_.meta.emplace_back(std::move(key), std::move(value));
 }
 
+void Builder::reserve(size_t ops, size_t vars) {
+  tape_.ops.reserve(ops);
+  tape_.types.reserve(vars);
+}
+
 Var Builder::input(std::string name, Type type) {
   if (tape_.ops.size() != next_input_) {
     user_error("input '{}' comes after other ops; declare every input first", name);
@@ -164,6 +169,7 @@ void copy_op(Builder& b, const Tape& src, const Op& op, VarMap& map) {
 
 Tape copy_tape(const Tape& t) {
   Builder b = Builder::like(t);
+  b.reserve(t.ops.size(), t.types.size());
   VarMap map(t);
   for (const Op& op : t.ops) copy_op(b, t, op, map);
   for (const Output& o : t.outputs) b.output(map[o.var], o.name);

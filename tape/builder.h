@@ -23,6 +23,10 @@ class Builder {
   /// that locations of ops copied from `t` stay meaningful.
   static Builder like(const Tape& t);
 
+  /// Reserves room for `ops` ops and `vars` vars: spares the copies of a growing tape
+  /// when the size is known or can be estimated.
+  void reserve(size_t ops, size_t vars);
+
   /// Declares a named input. Inputs must come before all other ops, with unique names.
   Var input(std::string name, Type type);
   /// An inline constant; `bytes` holds the elements column-major in native layout.

@@ -177,7 +177,12 @@ struct OpRecord {
 
 class TapeReader {
  public:
-  TapeReader(std::string_view text, std::string_view source) : lex_(text, source) {}
+  TapeReader(std::string_view text, std::string_view source) : lex_(text, source) {
+    // A canonical op line takes at least ~48 bytes: reserving that many ops spares the copies
+    // of growing vectors without over-reserving much for pretty-printed files.
+    size_t estimate = text.size() / 48;
+    b_.reserve(estimate, estimate);
+  }
 
   Tape read() {
     if (lex_.peek() == kEnd) lex_.fail(lex_.line(), "empty input; expected a tape (a JSON object)");

@@ -125,17 +125,17 @@ Attrs normalize_attrs(Prim p, const Attrs& attrs) {
     bool known = std::any_of(info.attrs.begin(), info.attrs.end(),
                              [&](const AttrSpec& s) { return s.name == a.name; });
     if (!known) {
-      if (info.attrs.empty()) user_error("{} takes no attributes, but '{}' is given", info.name, a.name);
+      if (info.attrs.empty()) user_error("takes no attributes, but '{}' is given", a.name);
       std::vector<std::string_view> names;
       for (const AttrSpec& s : info.attrs) names.push_back(s.name);
-      user_error("{} has no attribute '{}' (it takes {})", info.name, a.name, fmt::join(names, ", "));
+      user_error("has no attribute '{}' (it takes {})", a.name, fmt::join(names, ", "));
     }
   }
   Attrs out;
   for (const AttrSpec& spec : info.attrs) {
     const AttrValue* v = attrs.find(spec.name);
     if (v == nullptr) {
-      if (!spec.default_value) user_error("{} needs attribute '{}' ({})", info.name, spec.name, attr_kind_name(spec.kind));
+      if (!spec.default_value) user_error("needs attribute '{}' ({})", spec.name, attr_kind_name(spec.kind));
       out.push_back({spec.name, *spec.default_value});
       continue;
     }
@@ -144,8 +144,8 @@ Attrs normalize_attrs(Prim p, const Attrs& attrs) {
       continue;
     }
     if (attr_kind(*v) != spec.kind) {
-      user_error("attribute '{}' of {} must be {}, not {} {}", spec.name, info.name,
-                 attr_kind_name(spec.kind), attr_kind_name(attr_kind(*v)), attr_value_str(*v));
+      user_error("attribute '{}' must be {}, not {} {}", spec.name, attr_kind_name(spec.kind),
+                 attr_kind_name(attr_kind(*v)), attr_value_str(*v));
     }
     out.push_back({spec.name, *v});
   }
@@ -162,18 +162,18 @@ std::string attrs_problem(Prim p, const Attrs& attrs) {
       } catch (const UserError& e) {
         return e.what();
       }
-      return fmt::format("attributes of {} are not in schema order (expected {})", info.name,
+      return fmt::format("attributes are not in schema order (expected {})",
                          i < info.attrs.size() ? info.attrs[i].name : "no more");
     }
     if (attr_kind(a.value) != info.attrs[i].kind) {
-      return fmt::format("attribute '{}' of {} must be {}, not {} {}", a.name, info.name,
+      return fmt::format("attribute '{}' must be {}, not {} {}", a.name,
                          attr_kind_name(info.attrs[i].kind), attr_kind_name(attr_kind(a.value)),
                          attr_value_str(a.value));
     }
     ++i;
   }
   if (i < info.attrs.size()) {
-    return fmt::format("{} needs attribute '{}' ({})", info.name, info.attrs[i].name,
+    return fmt::format("needs attribute '{}' ({})", info.attrs[i].name,
                        attr_kind_name(info.attrs[i].kind));
   }
   return {};

@@ -164,7 +164,11 @@ int64_t product_of(int n, const int64_t* sizes) {
   return p;
 }
 
-constexpr int64_t kTile = 32;
+// The side of a tile: 16 KiB of 4-byte elements, 8 KiB of 8-byte ones, so that a tile
+// and the lines it reads and writes fit in L1.
+constexpr int64_t tile_side(int elem) {
+  return elem == 8 ? 32 : 64;
+}
 
 // One tile of a transposing copy: x's rows (contiguous along j) go through a small buffer
 // that stays in L1, then leave as contiguous rows of out (along i). Strided access on
@@ -173,6 +177,7 @@ template <typename U>
 void copy_tile(char* out, const char* in, int64_t ni, int64_t nj, int64_t ost, int64_t is0) {
   U* o = reinterpret_cast<U*>(out);
   const U* x = reinterpret_cast<const U*>(in);
+  constexpr int64_t kTile = tile_side(sizeof(U));
   U buf[kTile * kTile];
   for (int64_t i = 0; i < ni; ++i) {
     for (int64_t j = 0; j < nj; ++j) buf[j * kTile + i] = x[i * is0 + j];
@@ -182,10 +187,11 @@ void copy_tile(char* out, const char* in, int64_t ni, int64_t nj, int64_t ost, i
   }
 }
 
-// A transposing copy writes dim 0 and reads dim t contiguously: it goes by tiles of
-// kTile x kTile over the two.
+// A transposing copy writes dim 0 and reads dim t contiguously: it goes by square tiles
+// over the two.
 void copy_tiled(char* o, const char* x, int m, const int64_t* size, const int64_t* os,
                 const int64_t* is, int t, int elem) {
+  const int64_t side = tile_side(elem);
   Scratch<8> osize(m), oos(m), ois(m);
   int k = 0;
   for (int d = 1; d < m; ++d) {
@@ -196,7 +202,7 @@ void copy_tiled(char* o, const char* x, int m, const int64_t* size, const int64_
     ++k;
   }
   const int64_t n0 = size[0], nt = size[t];
-  const int64_t tiles0 = (n0 + kTile - 1) / kTile, tiles = tiles0 * ((nt + kTile - 1) / kTile);
+  const int64_t tiles0 = (n0 + side - 1) / side, tiles = tiles0 * ((nt + side - 1) / side);
   auto run = [&](int64_t b, int64_t e) {
     for (int64_t item = b; item < e; ++item) {
       int64_t oo = 0, io = 0, rest = item / tiles;
@@ -205,8 +211,8 @@ void copy_tiled(char* o, const char* x, int m, const int64_t* size, const int64_
         io += rest % osize[d] * ois[d];
         rest /= osize[d];
       }
-      const int64_t tile = item % tiles, i0 = tile % tiles0 * kTile, j0 = tile / tiles0 * kTile;
-      const int64_t ni = std::min(kTile, n0 - i0), nj = std::min(kTile, nt - j0);
+      const int64_t tile = item % tiles, i0 = tile % tiles0 * side, j0 = tile / tiles0 * side;
+      const int64_t ni = std::min(side, n0 - i0), nj = std::min(side, nt - j0);
       char* ob = o + (oo + i0 + j0 * os[t]) * elem;
       const char* xb = x + (io + i0 * is[0] + j0) * elem;
       switch (elem) {
@@ -222,8 +228,8 @@ void copy_tiled(char* o, const char* x, int m, const int64_t* size, const int64_
     }
   };
   const int64_t items = product_of(k, osize.data()) * tiles;
-  if (items * kTile * kTile < kGrain) return run(0, items);
-  parallel_for(items, std::max<int64_t>(1, kGrain / (kTile * kTile)), run);
+  if (items * side * side < kGrain) return run(0, items);
+  parallel_for(items, std::max<int64_t>(1, kGrain / (side * side)), run);
 }
 
 }  // namespace

@@ -32,7 +32,9 @@ class Scratch {
   Scratch(const Scratch&) = delete;
   Scratch& operator=(const Scratch&) = delete;
   int64_t* data() { return data_; }
+  const int64_t* data() const { return data_; }
   int64_t& operator[](int64_t i) { return data_[i]; }
+  int64_t operator[](int64_t i) const { return data_[i]; }
 
  private:
   int64_t local_[N];
@@ -43,31 +45,9 @@ class Scratch {
 /// Column-major strides (in elements) of `shape`, written to `strides[0..rank)`.
 void contiguous_strides(const Shape& shape, int64_t* strides);
 
-/// Calls f(offset) for the multi-indices of `sizes` (first dim fastest) at linear
-/// positions [begin, end), where offset is the sum of index * stride.
-template <typename F>
-void for_each_offset(int rank, const int64_t* sizes, const int64_t* strides, int64_t begin,
-                     int64_t end, F&& f) {
-  if (begin >= end) return;
-  Scratch<8> index(rank);
-  int64_t offset = 0, rest = begin;
-  for (int d = 0; d < rank; ++d) {
-    index[d] = rest % sizes[d];
-    rest /= sizes[d];
-    offset += index[d] * strides[d];
-  }
-  for (int64_t i = begin; i < end; ++i) {
-    f(offset);
-    for (int d = 0; d < rank; ++d) {
-      offset += strides[d];
-      if (++index[d] < sizes[d]) break;
-      offset -= strides[d] * sizes[d];
-      index[d] = 0;
-    }
-  }
-}
-
-/// for_each_offset over two sets of strides at once: calls f(offset_a, offset_b).
+/// Calls f(offset_a, offset_b) for the multi-indices of `sizes` (first dim fastest) at
+/// linear positions [begin, end), where offset_a is the sum of index * sa, offset_b of
+/// index * sb.
 template <typename F>
 void for_each_offset2(int rank, const int64_t* sizes, const int64_t* sa, const int64_t* sb,
                       int64_t begin, int64_t end, F&& f) {
@@ -91,6 +71,13 @@ void for_each_offset2(int rank, const int64_t* sizes, const int64_t* sa, const i
       index[d] = 0;
     }
   }
+}
+
+/// for_each_offset2 over one set of strides: calls f(offset).
+template <typename F>
+void for_each_offset(int rank, const int64_t* sizes, const int64_t* strides, int64_t begin,
+                     int64_t end, F&& f) {
+  for_each_offset2(rank, sizes, strides, strides, begin, end, [&](int64_t a, int64_t) { f(a); });
 }
 
 /// A row function of an elementwise op: for i in [0, n), out[i] = f(in[0][i * step[0]],
@@ -140,24 +127,27 @@ inline int64_t wrap_mul(int64_t a, int64_t b) {
 /// a + b, a - b, a * b, wrapping for i64.
 template <typename T>
 inline T add_values(T a, T b) {
-  if constexpr (std::is_same_v<T, int64_t>)
+  if constexpr (std::is_same_v<T, int64_t>) {
     return wrap_add(a, b);
-  else
+  } else {
     return a + b;
+  }
 }
 template <typename T>
 inline T sub_values(T a, T b) {
-  if constexpr (std::is_same_v<T, int64_t>)
+  if constexpr (std::is_same_v<T, int64_t>) {
     return wrap_sub(a, b);
-  else
+  } else {
     return a - b;
+  }
 }
 template <typename T>
 inline T mul_values(T a, T b) {
-  if constexpr (std::is_same_v<T, int64_t>)
+  if constexpr (std::is_same_v<T, int64_t>) {
     return wrap_mul(a, b);
-  else
+  } else {
     return a * b;
+  }
 }
 
 /// max and min that propagate NaN (IEEE 754-2019 maximum / minimum, up to signed zeros).

@@ -30,8 +30,9 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double al
           int64_t ldc);
 
 /// A buffer of at least `n` elements owned by the calling thread, reused by the next call
-/// on the same thread (the contents are not kept). Kernels never nest two uses of it.
-template <typename T>
+/// on the same thread with the same `Slot` (the contents are not kept). A kernel that needs
+/// two buffers at once takes them from two slots.
+template <typename T, int Slot = 0>
 T* scratch(int64_t n) {
   thread_local std::vector<T> buffer;
   if (static_cast<int64_t>(buffer.size()) < n) {

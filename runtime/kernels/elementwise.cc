@@ -113,19 +113,21 @@ void equality(const KernelCall& call) {
 struct Neg {
   template <typename T>
   static T f(T x) {
-    if constexpr (std::is_same_v<T, int64_t>)
+    if constexpr (std::is_same_v<T, int64_t>) {
       return wrap_sub(0, x);
-    else
+    } else {
       return -x;
+    }
   }
 };
 struct Abs {
   template <typename T>
   static T f(T x) {
-    if constexpr (std::is_same_v<T, int64_t>)
+    if constexpr (std::is_same_v<T, int64_t>) {
       return x < 0 ? wrap_sub(0, x) : x;
-    else
+    } else {
       return std::abs(x);
+    }
   }
 };
 // Zeros (of either sign) and NaN map to themselves.

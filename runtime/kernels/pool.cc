@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
-#include <vector>
 
 #include "runtime/kernels/dense.h"
 
@@ -49,29 +47,27 @@ PoolGeom pool_geom(const Attrs& attrs, const Tensor& x, const Tensor& y) {
   return g;
 }
 
-// One output row of one plane, tap by tap: each tap of the window updates every output of
-// the row where it reads inside the image. Taps come in column-major window order and a
-// strict > keeps the first maximum; a NaN beats every number and the first NaN every later
-// one, as in PyTorch. `at` receives 0-based plane positions. The loops over the row are
-// branch-free and vectorize, where a scan window by window would mispredict on every
-// new maximum.
+// One plane. The scan follows column-major window order and keeps the first maximum; a
+// NaN beats every number, the first NaN every later one, as in PyTorch.
 template <typename T>
-void max_pool_row(const PoolGeom& g, const T* x, int64_t oh, T* best, int64_t* at) {
-  std::fill(best, best + g.out_w, -std::numeric_limits<T>::infinity());
-  std::fill(at, at + g.out_w, int64_t{-1});
-  Span1 hs = g.rows(oh);
-  for (int64_t h = hs.lo; h < hs.hi; ++h) {
-    const T* row = x + h * g.in_w;
-    for (int64_t i = 0; i < g.win_w; ++i) {
-      int64_t offset = i - g.pad_w;
-      Span1 ws = valid_outputs(g.in_w, g.out_w, g.stride_w, offset);
-      for (int64_t ow = ws.lo; ow < ws.hi; ++ow) {
-        int64_t pos = ow * g.stride_w + offset;
-        T v = row[pos];
-        bool take = at[ow] < 0 || v > best[ow] || (v != v && best[ow] == best[ow]);
-        best[ow] = take ? v : best[ow];
-        at[ow] = take ? h * g.in_w + pos : at[ow];
+void max_pool_plane(const PoolGeom& g, const T* x, T* y, int64_t* idx) {
+  for (int64_t oh = 0; oh < g.out_h; ++oh) {
+    Span1 hs = g.rows(oh);
+    for (int64_t ow = 0; ow < g.out_w; ++ow) {
+      Span1 ws = g.cols(ow);
+      int64_t best_at = hs.lo * g.in_w + ws.lo;
+      T best = x[best_at];
+      for (int64_t h = hs.lo; h < hs.hi; ++h) {
+        for (int64_t w = ws.lo; w < ws.hi; ++w) {
+          T v = x[h * g.in_w + w];
+          if (v > best || (std::isnan(v) && !std::isnan(best))) {
+            best = v;
+            best_at = h * g.in_w + w;
+          }
+        }
       }
+      y[oh * g.out_w + ow] = best;
+      if (idx != nullptr) idx[oh * g.out_w + ow] = best_at + 1;
     }
   }
 }
@@ -82,8 +78,7 @@ void max_pool(const KernelCall& call, bool with_indices) {
   // A pad as wide as the window would make a window of padding only, with no maximum.
   const std::vector<int64_t>& window = call.op.attrs.get_ints("window");
   const std::vector<int64_t>& pad = call.op.attrs.get_ints("pad");
-  if (pad[0] >= window[0] || pad[1] >= window[0] || pad[2] >= window[1] ||
-      pad[3] >= window[1]) {
+  if (pad[0] >= window[0] || pad[1] >= window[0] || pad[2] >= window[1] || pad[3] >= window[1]) {
     user_error("max pooling pad [{}] must be smaller than the window [{}] on each side",
                fmt::join(pad, ","), fmt::join(window, ","));
   }
@@ -92,15 +87,10 @@ void max_pool(const KernelCall& call, bool with_indices) {
   T* py = call.outs[0]->data<T>();
   int64_t* pidx = with_indices ? call.outs[1]->data<int64_t>() : nullptr;
   int64_t work = g.out_plane() * g.win_w * g.win_h;
-  dense::parallel_work(g.planes * g.out_h, work / g.out_h, [&](int64_t begin, int64_t end) {
-    std::vector<int64_t> positions(static_cast<size_t>(g.out_w));
-    for (int64_t r = begin; r < end; ++r) {
-      int64_t c = r / g.out_h, oh = r % g.out_h;
-      int64_t* at = with_indices ? pidx + r * g.out_w : positions.data();
-      max_pool_row(g, px + c * g.in_plane(), oh, py + r * g.out_w, at);
-      if (with_indices) {
-        for (int64_t ow = 0; ow < g.out_w; ++ow) at[ow] += 1;
-      }
+  dense::parallel_work(g.planes, work, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      max_pool_plane(g, px + c * g.in_plane(), py + c * g.out_plane(),
+                     pidx == nullptr ? nullptr : pidx + c * g.out_plane());
     }
   });
 }

@@ -41,7 +41,7 @@ struct Plan {
     }
   }
   // The sizes and strides of the dims of one kind, in order.
-  int select(bool kind, int64_t* sizes, int64_t* strides, int from = 0) {
+  int select(bool kind, int64_t* sizes, int64_t* strides, int from = 0) const {
     int k = 0;
     for (int d = from; d < m; ++d) {
       if ((reduced[d] != 0) != kind) continue;
@@ -71,10 +71,11 @@ template <typename T>
 struct Max {
   using Acc = T;
   static Acc init() {
-    if constexpr (std::is_floating_point_v<T>)
+    if constexpr (std::is_floating_point_v<T>) {
       return -std::numeric_limits<T>::infinity();
-    else
+    } else {
       return std::numeric_limits<T>::min();
+    }
   }
   static Acc step(Acc a, Acc x) { return max_nan(a, x); }
 };
@@ -82,10 +83,11 @@ template <typename T>
 struct Min {
   using Acc = T;
   static Acc init() {
-    if constexpr (std::is_floating_point_v<T>)
+    if constexpr (std::is_floating_point_v<T>) {
       return std::numeric_limits<T>::infinity();
-    else
+    } else {
       return std::numeric_limits<T>::max();
+    }
   }
   static Acc step(Acc a, Acc x) { return min_nan(a, x); }
 };
@@ -130,7 +132,7 @@ void reduce_all(const T* x, int64_t n, T* out) {
 
 // The innermost dim is reduced: each output element reduces runs of plan.size[0].
 template <typename Op, typename T>
-void reduce_inner(const T* x, Plan& plan, T* out, int64_t out_size) {
+void reduce_inner(const T* x, const Plan& plan, T* out, int64_t out_size) {
   Scratch<8> ksize(plan.m), kstride(plan.m), rsize(plan.m), rstride(plan.m);
   const int nk = plan.select(false, ksize.data(), kstride.data());
   const int nr = plan.select(true, rsize.data(), rstride.data(), 1);
@@ -153,7 +155,7 @@ void reduce_inner(const T* x, Plan& plan, T* out, int64_t out_size) {
 // over every reduced index, a tile of kTile columns at a time so the accumulators stay on
 // the stack (and in L1).
 template <typename Op, typename T>
-void reduce_rows(const T* x, Plan& plan, T* out, int64_t out_size) {
+void reduce_rows(const T* x, const Plan& plan, T* out, int64_t out_size) {
   using Acc = typename Op::Acc;
   constexpr int64_t kTile = 256;
   Scratch<8> ksize(plan.m), kstride(plan.m), rsize(plan.m), rstride(plan.m);
@@ -288,12 +290,13 @@ void pass_row(void* out, const void* const* in, const int64_t* step, int64_t n) 
   // x - m is exact near the maximum, so subtracting log Σ separately keeps small results
   // accurate where x - (m + log Σ) would round to the ulp of m.
   auto f = [](T x, T y, T z) {
-    if constexpr (P == Pass::exp_sub)
+    if constexpr (P == Pass::exp_sub) {
       return std::exp(x - y);
-    else if constexpr (P == Pass::div)
+    } else if constexpr (P == Pass::div) {
       return x / y;
-    else
+    } else {
       return (x - y) - z;
+    }
   };
   if (step[1] != 0) {
     for (int64_t i = 0; i < n; ++i) o[i] = f(a[i], b[i], c[i]);

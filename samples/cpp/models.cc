@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 
 #include "tape/builder.h"
@@ -142,6 +143,27 @@ Tape resnet18(int64_t batch) {
   Var image = b.input("image", f32({224, 224, 3, batch}));
   r.declaring = false;
   b.output(r.forward(image, batch), "loss");
+  return b.finish();
+}
+
+Tape scalar_chain(int64_t n) {
+  Builder b("chain");
+  b.reserve(static_cast<size_t>(n), static_cast<size_t>(n));
+  b.set_loc({b.intern_file(kFile), __LINE__});
+  std::vector<Var> recent = {b.input("x", {DType::f64, {}}), b.input("y", {DType::f64, {}})};
+  const Prim unary[] = {Prim::sin, Prim::tanh, Prim::neg};
+  const Prim binary[] = {Prim::add, Prim::mul, Prim::sub};
+  uint64_t state = 42;
+  for (int64_t i = 2; i < n; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;  // an LCG: reproducible
+    Var a = recent[recent.size() - 1 - (state >> 60) % std::min<size_t>(recent.size(), 4)];
+    Var c = recent[recent.size() - 1 - (state >> 50) % std::min<size_t>(recent.size(), 4)];
+    Var v = (state >> 40) % 2 ? b.call1(unary[(state >> 30) % 3], {a})
+                              : b.call1(binary[(state >> 30) % 3], {a, c});
+    recent.push_back(v);
+    if (recent.size() > 64) recent.erase(recent.begin(), recent.begin() + 32);
+  }
+  b.output(recent.back(), "z");
   return b.finish();
 }
 

@@ -21,4 +21,8 @@ Tape mlp(int64_t batch);
 /// model.fc.weight f32[512,1000], model.fc.bias f32[1000]; then image.
 Tape resnet18(int64_t batch);
 
+/// A chain of `n` scalar f64 ops (sin, tanh, neg, add, mul, sub), each reading one or two
+/// recent values, as a long unrolled scalar loop traces to. Inputs x and y, output z.
+Tape scalar_chain(int64_t n);
+
 }  // namespace ytape::samples

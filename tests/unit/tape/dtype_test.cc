@@ -107,11 +107,11 @@ TEST_CASE("attributes are normalized against the schema") {
   Attrs f = normalize_attrs(Prim::fill, {{"shape", std::vector<int64_t>{2}}, {"dtype", DType::f32},
                                          {"value", int64_t{1}}});
   CHECK(f.get_float("value") == 1.0);
-  CHECK_THROWS_WITH_AS(normalize_attrs(Prim::sum, {}), "sum needs attribute 'dims' (ints)", UserError);
+  CHECK_THROWS_WITH_AS(normalize_attrs(Prim::sum, {}), "needs attribute 'dims' (ints)", UserError);
   CHECK_THROWS_WITH_AS(normalize_attrs(Prim::sum, {{"dims", int64_t{1}}}),
-                       "attribute 'dims' of sum must be ints, not int 1", UserError);
+                       "attribute 'dims' must be ints, not int 1", UserError);
   CHECK_THROWS_WITH_AS(normalize_attrs(Prim::sum, {{"dim", int64_t{1}}}),
-                       "sum has no attribute 'dim' (it takes dims)", UserError);
+                       "has no attribute 'dim' (it takes dims)", UserError);
   CHECK_THROWS_WITH_AS(normalize_attrs(Prim::add, {{"dim", int64_t{1}}}),
-                       "add takes no attributes, but 'dim' is given", UserError);
+                       "takes no attributes, but 'dim' is given", UserError);
 }

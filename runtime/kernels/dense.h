@@ -21,13 +21,17 @@ void float_kernel(const KernelCall& call) {
 
 /// Column-major C = alpha * op(A) * op(B) + beta * C, with op(A) of size (m, k) and op(B)
 /// of size (k, n). Empty products are handled here: k == 0 gives C = beta * C. beta == 0
-/// overwrites C without reading it (NaN garbage in C does not leak).
+/// overwrites C without reading it (NaN garbage in C does not leak). May use the scratch
+/// slot kGemmScratch.
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
           const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
           int64_t ldc);
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
           const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
           int64_t ldc);
+
+/// The scratch slot that gemm uses; kernels take slot 0.
+inline constexpr int kGemmScratch = 1;
 
 /// A buffer of at least `n` elements owned by the calling thread, reused by the next call
 /// on the same thread with the same `Slot` (the contents are not kept). A kernel that needs

@@ -19,3 +19,24 @@ cli_test(check_summary EXIT 0 STDOUT ${CASES}/expected/mlp_check.txt COMMAND ${Y
 cli_test(output_is_atomic EXIT 0 COMMAND bash ${CASES}/atomic.sh ${YTAPE} ${MLP})
 cli_test(sample_tapes_up_to_date EXIT 0
          COMMAND bash ${CASES}/samples_golden.sh $<TARGET_FILE:make_tapes> ${CASES}/../../samples/tapes)
+
+# ytape run: outputs from JSON and safetensors inputs, made-up inputs, and bad inputs.
+cli_test(run_json EXIT 0 STDOUT ${CASES}/expected/run_json.out
+         COMMAND ${YTAPE} run run/add.json --inputs run/inputs.json)
+cli_test(run_safetensors EXIT 0 STDOUT ${CASES}/expected/run_json.out
+         COMMAND ${YTAPE} run run/add.json --inputs run/inputs.safetensors)
+cli_test(run_random EXIT 0 STDOUT ${CASES}/expected/run_random.out
+         COMMAND ${YTAPE} run run/add.json --random --seed 3)
+foreach(case missing_input:missing.json wrong_shape:wrong_shape.json extra_input:extra.json
+             wrong_dtype:wrong_dtype.safetensors truncated_file:truncated.safetensors)
+  string(REPLACE ":" ";" parts ${case})
+  list(GET parts 0 name)
+  list(GET parts 1 file)
+  cli_test(run_${name} EXIT 2 STDOUT ${CASES}/empty.txt STDERR ${CASES}/expected/run_${name}.err
+           COMMAND ${YTAPE} run run/add.json --inputs run/${file})
+endforeach()
+cli_test(run_output_file EXIT 0 COMMAND bash ${CASES}/run_output.sh ${YTAPE})
+cli_test(run_guard_pass EXIT 0 STDOUT ${CASES}/expected/run_guard_pass.out
+         COMMAND ${YTAPE} run run/guard.json --inputs run/positive.json)
+cli_test(run_guard_fail EXIT 2 STDOUT ${CASES}/empty.txt STDERR ${CASES}/expected/run_guard_fail.err
+         COMMAND ${YTAPE} run run/guard.json --inputs run/negative.json)

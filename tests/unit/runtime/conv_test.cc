@@ -148,6 +148,9 @@ std::vector<ConvCase> cases() {
   c = make({24, 20, 8, 2}, 3, 3, 8);  // large enough to run on several threads
   c.pad = {1, 1, 1, 1};
   all.push_back(c);
+  c = make({3, 2, 8, 2}, 3, 3, 24);  // many channels on few pixels: GEMMs computed transposed
+  c.pad = {1, 1, 1, 1};
+  all.push_back(c);
   c = make({30, 28, 3, 1}, 7, 7, 4);  // a small ResNet stem
   c.stride = {2, 2}, c.pad = {3, 3, 3, 3};
   all.push_back(c);

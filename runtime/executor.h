@@ -61,6 +61,9 @@ class Executor {
   };
 
   void plan_buffers();
+  int in_place_slot(const Op& op, Var out, size_t step, const std::vector<size_t>& last_use,
+                    const std::vector<bool>& is_output) const;
+  bool taken_over(const Op& op, Var a) const;
   void bind_inputs(const TensorMap& inputs);
   [[noreturn]] void fail(const Step& step, const std::exception& e) const;
 

@@ -1,0 +1,174 @@
+#include "runtime/executor.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "tape/builder.h"
+#include "tape/error.h"
+#include "unit/runtime/kernel_harness.h"
+
+using namespace ytape;
+using namespace ytape::testing;
+
+namespace {
+
+Type f32(Shape s) {
+  return Type{DType::f32, std::move(s)};
+}
+
+// z = relu(x * y) + sin(x * y); w = sum(z): fan-out, an elementwise chain, a reduction.
+Tape sample() {
+  Builder b("f");
+  Var x = b.input("x", f32({4}));
+  Var y = b.input("y", f32({4}));
+  Var m = b.mul(x, y);
+  Var z = b.add(b.relu(m), b.sin(m));
+  b.output(z, "z");
+  b.output(b.sum(z, {1}), "w");
+  return b.finish();
+}
+
+std::vector<double> expected_z(const std::vector<double>& x, const std::vector<double>& y) {
+  std::vector<double> z;
+  for (size_t i = 0; i < x.size(); ++i) {
+    double m = static_cast<double>(static_cast<float>(x[i]) * static_cast<float>(y[i]));
+    z.push_back(std::max(m, 0.0) + std::sin(m));
+  }
+  return z;
+}
+
+}  // namespace
+
+TEST_CASE("the executor runs a tape and returns its outputs in order") {
+  Tape t = sample();
+  Executor ex(t);
+  std::vector<double> x = {1, -2, 3, 0.5}, y = {2, 2, -1, 4};
+  std::vector<Tensor> outs =
+      ex.run({{"x", make_tensor(f32({4}), x)}, {"y", make_tensor(f32({4}), y)}});
+  REQUIRE(outs.size() == 2);
+  std::vector<double> z = expected_z(x, y);
+  check_close(outs[0], z, 1e-6, 1e-6);
+  check_close(outs[1], {z[0] + z[1] + z[2] + z[3]}, 1e-6, 1e-6);
+}
+
+TEST_CASE("outputs of one run survive the next") {
+  Tape t = sample();
+  Executor ex(t);
+  std::vector<double> x = {1, 2, 3, 4}, y = {1, 1, 1, 1};
+  Tensor first = ex.run({{"x", make_tensor(f32({4}), x)}, {"y", make_tensor(f32({4}), y)}})[0];
+  ex.run({{"x", make_tensor(f32({4}), {9, 9, 9, 9})}, {"y", make_tensor(f32({4}), y)}});
+  check_close(first, expected_z(x, y), 1e-6, 1e-6);
+}
+
+TEST_CASE("buffers are reused by liveness, in place for elementwise ops") {
+  // A chain of 50 elementwise ops on 1000 floats needs two buffers at most, not 50.
+  Builder b("chain");
+  Var v = b.input("x", f32({1000}));
+  for (int i = 0; i < 25; ++i) v = b.tanh(b.relu(b.add(v, v)));
+  b.output(b.sum(v, {1}), "s");
+  Tape t = b.finish();
+  Executor ex(t);
+  CHECK(ex.planned_bytes() <= 2 * 4000);
+  Tensor x = random_tensor(f32({1000}), 7);
+  double want = 0;
+  for (double e : to_doubles(x)) {
+    float f = static_cast<float>(e);
+    for (int i = 0; i < 25; ++i) f = std::tanh(std::max(f + f, 0.0f));
+    want += f;
+  }
+  check_close(ex.run({{"x", x}})[0], {want}, 1e-5, 1e-5);
+}
+
+TEST_CASE("a value read again later keeps its buffer") {
+  // m is read by relu (where it could be overwritten in place) and again by the final add.
+  Builder b("f");
+  Var x = b.input("x", f32({3}));
+  Var m = b.neg(x);
+  Var r = b.relu(m);
+  Var s = b.exp(r);
+  b.output(b.add(s, m), "out");
+  Tape t = b.finish();
+  Executor ex(t);
+  Tensor out = ex.run({{"x", make_tensor(f32({3}), {1, -2, 3})}})[0];
+  check_close(out, {std::exp(0.0) - 1, std::exp(2.0) + 2, std::exp(0.0) - 3}, 1e-6, 1e-6);
+}
+
+TEST_CASE("inputs and constants can be outputs") {
+  Builder b("f");
+  Var x = b.input("x", f32({2}));
+  Var c = b.constant(DType::f32, 3.0, {2});
+  b.output(x, "same");
+  b.output(c, "three");
+  Tape t = b.finish();
+  Executor ex(t);
+  std::vector<Tensor> outs = ex.run({{"x", make_tensor(f32({2}), {1, 2})}});
+  check_equal(outs[0], {1, 2});
+  check_equal(outs[1], {3, 3});
+}
+
+TEST_CASE("bad inputs name the input") {
+  Tape t = sample();
+  Executor ex(t);
+  Tensor good = make_tensor(f32({4}), {1, 2, 3, 4});
+  CHECK_THROWS_WITH_AS(ex.run({{"x", good}}), "missing input 'y' (f32[4])", UserError);
+  CHECK_THROWS_WITH_AS(ex.run({{"x", good}, {"y", make_tensor(f32({3}), {1, 2, 3})}}),
+                       "input 'y' is f32[3], but the tape declares f32[4]", UserError);
+  CHECK_THROWS_WITH_AS(ex.run({{"x", good}, {"y", make_tensor({DType::f64, {4}}, {1, 2, 3, 4})}}),
+                       "input 'y' is f64[4], but the tape declares f32[4]", UserError);
+  CHECK_THROWS_WITH_AS(ex.run({{"x", good}, {"y", good}, {"z", good}}),
+                       "'z' is not an input of tape f", UserError);
+}
+
+TEST_CASE("errors inside a kernel name the op and its location") {
+  Builder b("f");
+  Var table = b.input("table", f32({3, 2}));
+  Var idx = b.input("idx", {DType::i64, {1, 2}});
+  b.set_loc({b.intern_file("model.jl"), 4});
+  b.output(b.call1(Prim::gather, {table, idx}, {{"dim", int64_t{1}}}), "picked");
+  Tape t = b.finish();
+  Executor ex(t);
+  auto run = [&](std::vector<double> labels) {
+    return ex.run({{"table", random_tensor(f32({3, 2}), 1)},
+                   {"idx", make_tensor({DType::i64, {1, 2}}, labels)}});
+  };
+  CHECK(run({3, 1})[0].size() == 2);
+  CHECK_THROWS_AS(run({4, 1}), UserError);
+  try {
+    run({4, 1});
+  } catch (const UserError& e) {
+    CHECK(std::string(e.what()).starts_with(
+        "op 3 (%3 = gather(%1, %2; dim=1)::f32[1,2]) at model.jl:4: "));
+  }
+}
+
+TEST_CASE("print goes to the run's printer; a failing guard stops the run") {
+  Builder b("f");
+  Var x = b.input("x", f32({}));
+  Var positive = b.gt(x, b.constant(DType::f32, 0.0));
+  b.call(Prim::guard, {positive}, {{"message", std::string("x > 0")}});
+  b.call(Prim::print, {x, b.sqrt(x)}, {{"format", std::string("x={} sqrt={}")}});
+  b.call(Prim::print, {x, x});
+  Tape t = b.finish();
+  Executor ex(t);
+  std::vector<std::string> lines;
+  ex.set_print([&](std::string_view line) { lines.emplace_back(line); });
+  ex.run({{"x", make_tensor(f32({}), {4})}});
+  CHECK(lines == std::vector<std::string>{"x=4.0 sqrt=2.0", "4.0 4.0"});
+  CHECK_THROWS_WITH_AS(ex.run({{"x", make_tensor(f32({}), {-1})}}),
+                       "op 4 (guard(%3; message=\"x > 0\")): guard failed: x > 0", UserError);
+}
+
+TEST_CASE("profiling records the time of every call") {
+  Tape t = sample();
+  Executor ex(t);
+  ex.set_profiling(true);
+  Tensor x = make_tensor(f32({4}), {1, 2, 3, 4});
+  ex.run({{"x", x}, {"y", x}});
+  ex.run({{"x", x}, {"y", x}});
+  REQUIRE(ex.op_times().size() == 5);
+  for (const OpTime& ot : ex.op_times()) {
+    CHECK(t.ops[ot.op].kind == OpKind::call);
+    CHECK(ot.seconds >= 0);
+  }
+}

@@ -33,89 +33,103 @@ struct Case {
   std::vector<Type> args;
   Type out;  // the first output; other outputs are (C,) statistics or indices of out's shape
   Attrs attrs;
-  Attrs hint;   // facts the op does not carry but PyTorch needs (max pool's window)
-  double flops;  // 0 where the op is bound by memory, not arithmetic
-  int count;     // uses in one pass of ResNet-18
-  bool forward;  // part of the forward pass (else of the backward pass)
+  int count;         // uses in one pass of ResNet-18
+  bool forward;      // part of the forward pass (else of the backward pass)
+  double flops = 0;  // 0 where the op is bound by memory, not arithmetic
+  Attrs hint{};      // facts the op does not carry but PyTorch needs (max pool's window)
 };
 
-Type f32(Shape s) { return Type{DType::f32, std::move(s)}; }
+Case& add(std::vector<Case>& cases, std::string name, Prim prim, std::vector<Type> args, Type out,
+          Attrs attrs, int count, bool forward) {
+  cases.push_back(
+      {std::move(name), prim, std::move(args), std::move(out), std::move(attrs), count, forward});
+  return cases.back();
+}
 
-int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t pad) {
-  return (in + 2 * pad - k) / stride + 1;
+Type f32(Shape s) {
+  return Type{DType::f32, std::move(s)};
+}
+
+std::vector<int64_t> pair(int64_t v) {
+  return {v, v};
 }
 
 // The three conv ops of one ResNet-18 layer shape: square input of size `in`, k x k
 // kernel, symmetric pad.
 void add_conv(std::vector<Case>& cases, int64_t in, int64_t cin, int64_t cout, int64_t k,
               int64_t stride, int count, bool input_grad) {
-  int64_t pad = k / 2, out = out_size(in, k, stride, pad);
+  int64_t pad = k / 2, out = (in + 2 * pad - k) / stride + 1;
   Type x = f32({in, in, cin, 1}), w = f32({k, k, cin, cout}), y = f32({out, out, cout, 1});
-  Attrs attrs{{"stride", std::vector<int64_t>{stride, stride}},
-              {"pad", std::vector<int64_t>{pad, pad, pad, pad}}};
+  Attrs attrs{{"stride", pair(stride)}, {"pad", std::vector<int64_t>{pad, pad, pad, pad}}};
   std::string name = fmt::format("{}x{}/{} {}->{} @{}", k, k, stride, cin, cout, in);
   double flops = 2.0 * out * out * cout * k * k * cin;
   Attrs with_x = attrs, with_w = attrs;
   with_x.set("shape", x.shape);
   with_w.set("shape", w.shape);
-  cases.push_back({"conv2d " + name, Prim::conv2d, {x, w}, y, attrs, {}, flops, count, true});
-  cases.push_back({"conv2d_bwd_input " + name, Prim::conv2d_backward_input, {y, w}, x, with_x,
-                   {}, flops, input_grad ? count : 0, false});
-  cases.push_back({"conv2d_bwd_filter " + name, Prim::conv2d_backward_filter, {x, y}, w,
-                   with_w, {}, flops, count, false});
+  add(cases, "conv2d " + name, Prim::conv2d, {x, w}, y, attrs, count, true).flops = flops;
+  add(cases, "conv2d_bwd_input " + name, Prim::conv2d_backward_input, {y, w}, x, with_x,
+      input_grad ? count : 0, false)
+      .flops = flops;
+  add(cases, "conv2d_bwd_filter " + name, Prim::conv2d_backward_filter, {x, y}, w, with_w, count,
+      false)
+      .flops = flops;
 }
 
 void add_batchnorm(std::vector<Case>& cases, int64_t size, int64_t c, int count) {
   Type x = f32({size, size, c, 1}), v = f32({c});
   std::string name = fmt::format("{}x{}x{}", size, size, c);
-  cases.push_back({"batchnorm " + name, Prim::batchnorm_with_stats, {x, v, v}, x, {}, {}, 0,
-                   count, true});
-  cases.push_back({"batchnorm_bwd " + name, Prim::batchnorm_backward, {x, x, v, v, v}, x, {},
-                   {}, 0, count, false});
+  add(cases, "batchnorm " + name, Prim::batchnorm_with_stats, {x, v, v}, x, {}, count, true);
+  add(cases, "batchnorm_bwd " + name, Prim::batchnorm_backward, {x, x, v, v, v}, x, {}, count,
+      false);
+}
+
+void add_pools(std::vector<Case>& cases) {
+  Attrs pool{{"window", pair(3)}, {"stride", pair(2)}, {"pad", std::vector<int64_t>{1, 1, 1, 1}}};
+  Type px = f32({112, 112, 64, 1}), py = f32({56, 56, 64, 1});
+  add(cases, "max_pool2d 3x3/2 112x112x64", Prim::max_pool2d_with_indices, {px}, py, pool, 1, true);
+  add(cases, "max_pool2d_bwd 3x3/2 112x112x64", Prim::max_pool2d_backward,
+      {py, Type{DType::i64, py.shape}}, px, {{"shape", px.shape}}, 1, false)
+      .hint = pool;
+  // The global average pool before the classifier.
+  Attrs global{{"window", pair(7)}, {"stride", pair(7)}};
+  Type gx = f32({7, 7, 512, 1}), gy = f32({1, 1, 512, 1});
+  Attrs global_bwd = global;
+  global_bwd.set("shape", gx.shape);
+  add(cases, "avg_pool2d 7x7 7x7x512", Prim::avg_pool2d, {gx}, gy, global, 1, true);
+  add(cases, "avg_pool2d_bwd 7x7 7x7x512", Prim::avg_pool2d_backward, {gy}, gx, global_bwd, 1,
+      false);
+}
+
+// The classifier: W (1000, 512) times features (512, 1), and its two gradients.
+void add_matmuls(std::vector<Case>& cases) {
+  Type w = f32({1000, 512}), f = f32({512, 1}), o = f32({1000, 1});
+  double flops = 2.0 * 1000 * 512;
+  add(cases, "matmul 1000x512 * 512x1", Prim::matmul, {w, f}, o, {}, 1, true).flops = flops;
+  add(cases, "matmul dW 1000x1 * (512x1)'", Prim::matmul, {o, f}, w, {{"transpose_b", true}}, 1,
+      false)
+      .flops = flops;
+  add(cases, "matmul dx (1000x512)' * 1000x1", Prim::matmul, {w, o}, f, {{"transpose_a", true}}, 1,
+      false)
+      .flops = flops;
 }
 
 std::vector<Case> resnet18_cases() {
   std::vector<Case> cases;
-  add_conv(cases, 224, 3, 64, 7, 2, 1, false);
+  add_conv(cases, 224, 3, 64, 7, 2, 1, false);  // the stem: no gradient for the image
   add_conv(cases, 56, 64, 64, 3, 1, 4, true);
   for (int64_t c = 64; c < 512; c *= 2) {
     int64_t in = 56 * 64 / c;
     add_conv(cases, in, c, 2 * c, 3, 2, 1, true);
-    add_conv(cases, in, c, 2 * c, 1, 2, 1, true);
+    add_conv(cases, in, c, 2 * c, 1, 2, 1, true);  // the downsampling shortcut
     add_conv(cases, in / 2, 2 * c, 2 * c, 3, 1, 3, true);
   }
-  Attrs pool{{"window", std::vector<int64_t>{3, 3}},
-             {"stride", std::vector<int64_t>{2, 2}},
-             {"pad", std::vector<int64_t>{1, 1, 1, 1}}};
-  Type px = f32({112, 112, 64, 1}), py = f32({56, 56, 64, 1});
-  cases.push_back({"max_pool2d 3x3/2 112x112x64", Prim::max_pool2d_with_indices, {px}, py,
-                   pool, {}, 0, 1, true});
-  cases.push_back({"max_pool2d_bwd 3x3/2 112x112x64", Prim::max_pool2d_backward,
-                   {py, Type{DType::i64, py.shape}}, px, {{"shape", px.shape}}, pool, 0, 1,
-                   false});
+  add_pools(cases);
   add_batchnorm(cases, 112, 64, 1);
   add_batchnorm(cases, 56, 64, 4);
   add_batchnorm(cases, 28, 128, 5);
   add_batchnorm(cases, 14, 256, 5);
   add_batchnorm(cases, 7, 512, 5);
-  Attrs global{{"window", std::vector<int64_t>{7, 7}},
-               {"stride", std::vector<int64_t>{7, 7}},
-               {"pad", std::vector<int64_t>{0, 0, 0, 0}}};
-  Type gx = f32({7, 7, 512, 1}), gy = f32({1, 1, 512, 1});
-  Attrs global_bwd = global;
-  global_bwd.set("shape", gx.shape);
-  cases.push_back({"avg_pool2d 7x7 7x7x512", Prim::avg_pool2d, {gx}, gy, global, {}, 0, 1,
-                   true});
-  cases.push_back({"avg_pool2d_bwd 7x7 7x7x512", Prim::avg_pool2d_backward, {gy}, gx,
-                   global_bwd, {}, 0, 1, false});
-  // The classifier: W (1000, 512) times features (512, 1), and its two gradients.
-  Type w = f32({1000, 512}), f = f32({512, 1}), o = f32({1000, 1});
-  double mm = 2.0 * 1000 * 512;
-  cases.push_back({"matmul 1000x512 * 512x1", Prim::matmul, {w, f}, o, {}, {}, mm, 1, true});
-  cases.push_back({"matmul dW 1000x1 * (512x1)'", Prim::matmul, {o, f}, w,
-                   {{"transpose_b", true}}, {}, mm, 1, false});
-  cases.push_back({"matmul dx (1000x512)' * 1000x1", Prim::matmul, {w, o}, f,
-                   {{"transpose_a", true}}, {}, mm, 1, false});
+  add_matmuls(cases);
   return cases;
 }
 
@@ -218,9 +232,9 @@ void print_json(const Case& c, double ms) {
   fmt::print(
       "{{\"name\": {}, \"prim\": {}, \"args\": {}, \"out\": [{}], \"attrs\": {}, "
       "\"hint\": {}, \"count\": {}, \"pass\": \"{}\", \"flops\": {}, \"ms\": {}}}\n",
-      quoted(c.name), quoted(prim_name(c.prim)), shapes_json(c.args),
-      fmt::join(c.out.shape, ","), attrs_json(normalize_attrs(c.prim, c.attrs)),
-      attrs_json(c.hint), c.count, c.forward ? "forward" : "backward", c.flops, ms);
+      quoted(c.name), quoted(prim_name(c.prim)), shapes_json(c.args), fmt::join(c.out.shape, ","),
+      attrs_json(normalize_attrs(c.prim, c.attrs)), attrs_json(c.hint), c.count,
+      c.forward ? "forward" : "backward", c.flops, ms);
   std::fflush(stdout);
 }
 
@@ -257,8 +271,7 @@ int run(int argc, char** argv) {
   Options o = parse_options(argc, argv);
   set_num_threads(o.threads);
   if (!o.json) {
-    fmt::print("dense kernels at ResNet-18 shapes, batch 1, {} threads, min of runs\n",
-               o.threads);
+    fmt::print("dense kernels at ResNet-18 shapes, batch 1, {} threads, min of runs\n", o.threads);
     fmt::print("{:<44} {:>5} {:>10} {:>9}\n", "op", "uses", "ms", "GFLOP/s");
   }
   double total[2] = {0, 0};
@@ -283,4 +296,6 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace ytape
 
-int main(int argc, char** argv) { return ytape::run(argc, argv); }
+int main(int argc, char** argv) {
+  return ytape::run(argc, argv);
+}

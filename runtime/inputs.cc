@@ -52,8 +52,8 @@ TensorMap complete_inputs(const Tape& t, TensorMap given, uint64_t seed) {
     uint64_t stream = seed ^ name_hash(op.name);
     for (int64_t k = 0; k < x.size(); ++k) {
       switch (x.dtype()) {
-        case DType::f32: x.data<float>()[k] = 2 * uniform_float(stream, k) - 1; break;
-        case DType::f64: x.data<double>()[k] = 2 * uniform_double(stream, k) - 1; break;
+        case DType::f32: x.data<float>()[k] = 2 * uniform_f32(stream, k) - 1; break;
+        case DType::f64: x.data<double>()[k] = 2 * uniform_f64(stream, k) - 1; break;
         case DType::i64: x.data<int64_t>()[k] = 1; break;
         case DType::boolean: x.data<bool>()[k] = true; break;
       }

@@ -1,6 +1,7 @@
 // Counter-based random numbers: every value is a pure function of (seed, index), so
 // results never depend on threads or on the order of evaluation. The rand and randn
-// kernels, made-up inputs and the tracer's top-level rand all draw from here.
+// kernels, made-up inputs and the tracer's top-level rand all draw from here; the exact
+// generator is documented in docs/primitives.md (creation).
 #pragma once
 
 #include <cmath>
@@ -8,29 +9,34 @@
 
 namespace ytape {
 
-/// 64 random bits: SplitMix64's finaliser applied to seed and index mixed by a Weyl step.
-inline uint64_t random_bits(uint64_t seed, uint64_t index) {
-  uint64_t z = seed * 0x9E3779B97F4A7C15ull + (index + 1) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+/// Random numbers of `rand` and `randn` (docs/primitives.md, creation), counter-based so
+/// that element i is a pure function of (seed, i), whatever the threads. The bits of
+/// counter i are the (i+1)-th output of SplitMix64 (Steele, Lea and Flood, 2014) seeded
+/// with `seed`: z = seed + (i+1) * 0x9e3779b97f4a7c15 (mod 2^64), then
+/// z = (z ^ z>>30) * 0xbf58476d1ce4e5b9; z = (z ^ z>>27) * 0x94d049bb133111eb; z ^ z>>31.
+inline uint64_t random_bits(uint64_t seed, uint64_t counter) {
+  uint64_t z = seed + (counter + 1) * 0x9e3779b97f4a7c15u;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
   return z ^ (z >> 31);
 }
 
-/// Uniform in [0, 1) from the top 53 bits.
-inline double uniform_double(uint64_t seed, uint64_t index) {
-  return static_cast<double>(random_bits(seed, index) >> 11) * 0x1.0p-53;
+/// `rand` f64 element i: the top 53 bits of counter i times 2^-53, in [0, 1).
+inline double uniform_f64(uint64_t seed, uint64_t i) {
+  return static_cast<double>(random_bits(seed, i) >> 11) * 0x1p-53;
 }
 
-/// Uniform in [0, 1) from the top 24 bits (never rounds up to 1).
-inline float uniform_float(uint64_t seed, uint64_t index) {
-  return static_cast<float>(random_bits(seed, index) >> 40) * 0x1.0p-24f;
+/// `rand` f32 element i: the top 24 bits of counter i times 2^-24, in [0, 1), never 1.
+inline float uniform_f32(uint64_t seed, uint64_t i) {
+  return static_cast<float>(random_bits(seed, i) >> 40) * 0x1p-24f;
 }
 
-/// Standard normal by Box-Muller from the uniforms at 2*index and 2*index + 1.
-inline double normal_double(uint64_t seed, uint64_t index) {
-  double u1 = 1.0 - uniform_double(seed, 2 * index);  // in (0, 1]: log stays finite
-  double u2 = uniform_double(seed, 2 * index + 1);
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2 * M_PI * u2);
+/// `randn` element i (f64; f32 rounds it): Box-Muller on u1 = uniform_f64(seed, 2i) and
+/// u2 = uniform_f64(seed, 2i+1): sqrt(-2 log(1 - u1)) * cos(2 pi u2). 1 - u1 is in (0, 1],
+/// so the log is finite.
+inline double normal_f64(uint64_t seed, uint64_t i) {
+  double u1 = uniform_f64(seed, 2 * i), u2 = uniform_f64(seed, 2 * i + 1);
+  return std::sqrt(-2 * std::log(1 - u1)) * std::cos(2 * 3.14159265358979323846 * u2);
 }
 
 }  // namespace ytape

@@ -161,9 +161,8 @@ void conv2d_backward_input(const KernelCall& call) {
     T* dxn = dx.data<T>() + n * g.in_c * g.in_plane();
     T* dcol = g.direct ? dxn : dense::scratch<T>(g.col_size());
     for (int64_t gi = 0; gi < g.groups; ++gi) {
-      dense::gemm(false, true, p, kg, og, T(1), dyn + gi * og * p, p,
-                  w.data<T>() + gi * kg * og, std::max<int64_t>(kg, 1), T(0),
-                  dcol + gi * kg * p, p);
+      dense::gemm(false, true, p, kg, og, T(1), dyn + gi * og * p, p, w.data<T>() + gi * kg * og,
+                  std::max<int64_t>(kg, 1), T(0), dcol + gi * kg * p, p);
     }
     if (!g.direct) col2im(g, dcol, dxn);
   }
@@ -179,14 +178,8 @@ void conv2d_backward_filter(const KernelCall& call) {
   int64_t p = g.out_plane(), kg = g.group_k(), og = g.group_out();
   if (g.batch == 0) std::fill_n(dw.data<T>(), dw.size(), T(0));
   for (int64_t n = 0; n < g.batch; ++n) {
-    const T* xn = x.data<T>() + n * g.in_c * g.in_plane();
+    const T* col = columns(g, x.data<T>() + n * g.in_c * g.in_plane());
     const T* dyn = dy.data<T>() + n * g.out_c * p;
-    const T* col = xn;
-    if (!g.direct) {
-      T* buffer = dense::scratch<T>(g.col_size());
-      im2col(g, xn, buffer);
-      col = buffer;
-    }
     for (int64_t gi = 0; gi < g.groups; ++gi) {
       dense::gemm(true, false, kg, og, p, T(1), col + gi * kg * p, p, dyn + gi * og * p, p,
                   T(n == 0 ? 0 : 1), dw.data<T>() + gi * kg * og, std::max<int64_t>(kg, 1));

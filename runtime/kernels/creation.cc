@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "runtime/kernels/common.h"
+#include "runtime/random.h"
 #include "runtime/parallel.h"
 
 namespace ytape {

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "runtime/kernels/kernel.h"
@@ -23,9 +25,8 @@ void float_kernel(const KernelCall& call) {
 /// of size (k, n). Empty products are handled here: k == 0 gives C = beta * C. beta == 0
 /// overwrites C without reading it (NaN garbage in C does not leak). May use the scratch
 /// slot kGemmScratch.
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-          const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
-          int64_t ldc);
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
           const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c,
           int64_t ldc);
@@ -46,6 +47,28 @@ T* scratch(int64_t n) {
   }
   return buffer.data();
 }
+
+/// 16 bytes of T as one GCC/Clang vector (one SSE register, the x86-64 baseline), with
+/// integers of T's size in as many lanes. It serves the loops that the compiler does not
+/// vectorize by itself: sums (which it may not reorder without -ffast-math) and selects
+/// (which it turns into branches). Wider vectors would be split into scalars, not into
+/// pairs of registers, where AVX is not enabled.
+template <typename T>
+struct Simd {
+  using Int = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;
+  typedef T Vec __attribute__((vector_size(16)));
+  typedef Int IntVec __attribute__((vector_size(16)));
+  static constexpr int kWidth = 16 / sizeof(T);
+
+  template <typename V, typename E>
+  static void load(V& v, const E* p) {
+    std::memcpy(&v, p, sizeof v);
+  }
+  template <typename V, typename E>
+  static void store(E* p, const V& v) {
+    std::memcpy(p, &v, sizeof v);
+  }
+};
 
 /// Runs body(begin, end) over [0, n) in parallel when the whole loop does enough work to
 /// pay for waking the threads; `work_per_item` is a rough cost of one item in elements.

@@ -16,7 +16,9 @@ blasint blas_size(int64_t n) {
   return static_cast<blasint>(n);
 }
 
-CBLAS_TRANSPOSE trans(bool t) { return t ? CblasTrans : CblasNoTrans; }
+CBLAS_TRANSPOSE trans(bool t) {
+  return t ? CblasTrans : CblasNoTrans;
+}
 
 // Degenerate products that BLAS either rejects (a leading dimension of 0) or need not see.
 // Returns true when it has finished C.
@@ -31,9 +33,9 @@ bool gemm_degenerate(int64_t m, int64_t n, int64_t k, T beta, T* c, int64_t ldc)
   return true;
 }
 
-void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k,
-               float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
-               float beta, float* c, int64_t ldc) {
+void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, float alpha,
+               const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+               int64_t ldc) {
   cblas_sgemm(CblasColMajor, ta, tb, blas_size(m), blas_size(n), blas_size(k), alpha, a,
               blas_size(lda), b, blas_size(ldb), beta, c, blas_size(ldc));
 }
@@ -49,8 +51,8 @@ void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int
 // at 7x7, runs 30% slower than its transpose), so when beta is 0 such a C is computed as
 // C^T = op(B)^T op(A)^T in scratch memory and transposed into place.
 template <typename T>
-void gemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha,
-               const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+void gemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+               int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
   if (gemm_degenerate(m, n, k, beta, c, ldc)) return;
   if (beta != T(0) || m >= 128 || 4 * m > n) {
     blas_gemm(trans(trans_a), trans(trans_b), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -65,9 +67,8 @@ void gemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T al
 
 }  // namespace
 
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-          const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
-          int64_t ldc) {
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   gemm_impl(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
@@ -99,8 +100,7 @@ void matmul(const KernelCall& call) {
   T* pc = out.data<T>();
   for (int64_t i = 0; i < batch; ++i) {
     dense::gemm(ta, tb, m, n, k, T(1), pa + i * a.dim(1) * a.dim(2), lda,
-                pb + i * b.dim(1) * b.dim(2), ldb, T(0), pc + i * m * n,
-                std::max<int64_t>(m, 1));
+                pb + i * b.dim(1) * b.dim(2), ldb, T(0), pc + i * m * n, std::max<int64_t>(m, 1));
   }
 }
 

@@ -7,7 +7,6 @@
 // passes, so that large images in f32 keep full precision.
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "runtime/kernels/dense.h"
 
@@ -63,48 +62,37 @@ double sum_sq_dev_row(const T* x, int64_t n, double mean) {
   return s;
 }
 
-// 32 bytes of T as one GCC/Clang vector: the arithmetic lowers to pairs of SSE registers
-// (or one AVX register where enabled), and sums in it are reordered explicitly, which a
-// scalar loop may not be without -ffast-math.
-template <typename T>
-struct Simd {
-  typedef T Vec __attribute__((vector_size(32)));
-  static constexpr int kWidth = 32 / sizeof(T);
-  static void load(Vec& v, const T* p) { std::memcpy(&v, p, sizeof v); }
-};
-
 // Sums of dy and of dy * (x - mean) in one pass over a row. The terms add up in T in vector
 // lanes over blocks of kBlock elements, and the blocks in double, so that each rounded
 // partial sum has few terms.
 constexpr int64_t kBlock = 512;
 
 template <typename T>
-void grad_sums_row(const T* dy, const T* x, int64_t n, T mean, double* sum_dy,
-                   double* sum_dy_dev) {
-  using S = Simd<T>;
-  constexpr int w = S::kWidth;
+void grad_sums_row(const T* dy, const T* x, int64_t n, T mean, double* sum_dy, double* sum_dy_dev) {
+  using S = dense::Simd<T>;
+  constexpr int w = S::kWidth, unroll = 4;  // independent accumulators hide the add latency
   for (int64_t begin = 0; begin < n; begin += kBlock) {
     int64_t end = std::min(n, begin + kBlock);
-    typename S::Vec dy0{}, dy1{}, dev0{}, dev1{};  // two of each hide the add latency
+    typename S::Vec acc_dy[unroll] = {}, acc_dev[unroll] = {};
     int64_t i = begin;
-    for (; i + 2 * w <= end; i += 2 * w) {
-      typename S::Vec g0, g1, x0, x1;
-      S::load(g0, dy + i);
-      S::load(g1, dy + i + w);
-      S::load(x0, x + i);
-      S::load(x1, x + i + w);
-      dy0 += g0;
-      dy1 += g1;
-      dev0 += g0 * (x0 - mean);
-      dev1 += g1 * (x1 - mean);
+    for (; i + unroll * w <= end; i += unroll * w) {
+      for (int u = 0; u < unroll; ++u) {
+        typename S::Vec g, v;
+        S::load(g, dy + i + u * w);
+        S::load(v, x + i + u * w);
+        acc_dy[u] += g;
+        acc_dev[u] += g * (v - mean);
+      }
     }
     for (; i < end; ++i) {
       *sum_dy += static_cast<double>(dy[i]);
       *sum_dy_dev += static_cast<double>(dy[i] * (x[i] - mean));
     }
-    for (int l = 0; l < w; ++l) {
-      *sum_dy += static_cast<double>(dy0[l]) + static_cast<double>(dy1[l]);
-      *sum_dy_dev += static_cast<double>(dev0[l]) + static_cast<double>(dev1[l]);
+    for (int u = 0; u < unroll; ++u) {
+      for (int l = 0; l < w; ++l) {
+        *sum_dy += static_cast<double>(acc_dy[u][l]);
+        *sum_dy_dev += static_cast<double>(acc_dev[u][l]);
+      }
     }
   }
 }
@@ -184,8 +172,7 @@ void batchnorm_backward(const KernelCall& call) {
       double is = invstd[c];
       double sum_dy = 0, sum_dy_dev = 0;
       for (int64_t n = 0; n < g.outer; ++n) {
-        grad_sums_row(dy + g.row(c, n), px + g.row(c, n), g.inner, mean[c], &sum_dy,
-                      &sum_dy_dev);
+        grad_sums_row(dy + g.row(c, n), px + g.row(c, n), g.inner, mean[c], &sum_dy, &sum_dy_dev);
       }
       double ds = sum_dy_dev * is;
       dbias[c] = static_cast<T>(sum_dy);

@@ -1,10 +1,10 @@
 // Kernels of the pool family: max and average pooling over the (W, H) planes of WHCN
 // images and their gradients. Planes are independent, so every kernel runs them in
-// parallel, one plane per task.
-#include <fmt/ranges.h>
-
+// parallel. The shape rule guarantees that every window holds at least one pixel.
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <vector>
 
 #include "runtime/kernels/dense.h"
 
@@ -47,27 +47,47 @@ PoolGeom pool_geom(const Attrs& attrs, const Tensor& x, const Tensor& y) {
   return g;
 }
 
-// One plane. The scan follows column-major window order and keeps the first maximum; a
-// NaN beats every number, the first NaN every later one, as in PyTorch.
+// One output row of one plane, computed tap by tap: each tap of the window updates the
+// running maximum of every output that reads it inside the image. Taps come in column-major
+// window order and a strict > keeps the first maximum; a NaN beats every number and the
+// first NaN every later one, as in PyTorch. `tap` receives the winning tap j * win_w + i of
+// each output. Running a tap over a whole row lets the updates go lane-parallel and
+// branch-free, where a scan window by window mispredicts a branch on every new maximum.
 template <typename T>
-void max_pool_plane(const PoolGeom& g, const T* x, T* y, int64_t* idx) {
-  for (int64_t oh = 0; oh < g.out_h; ++oh) {
-    Span1 hs = g.rows(oh);
-    for (int64_t ow = 0; ow < g.out_w; ++ow) {
-      Span1 ws = g.cols(ow);
-      int64_t best_at = hs.lo * g.in_w + ws.lo;
-      T best = x[best_at];
-      for (int64_t h = hs.lo; h < hs.hi; ++h) {
-        for (int64_t w = ws.lo; w < ws.hi; ++w) {
-          T v = x[h * g.in_w + w];
-          if (v > best || (std::isnan(v) && !std::isnan(best))) {
-            best = v;
-            best_at = h * g.in_w + w;
-          }
+void max_pool_row(const PoolGeom& g, const T* x, int64_t oh, T* best,
+                  typename dense::Simd<T>::Int* tap) {
+  using S = dense::Simd<T>;
+  using Int = typename S::Int;
+  constexpr int width = S::kWidth;
+  std::fill(best, best + g.out_w, -std::numeric_limits<T>::infinity());
+  std::fill(tap, tap + g.out_w, Int(-1));
+  int64_t h0 = oh * g.stride_h - g.pad_h;
+  Span1 hs = g.rows(oh);
+  for (int64_t h = hs.lo; h < hs.hi; ++h) {
+    const T* row = x + h * g.in_w;
+    for (int64_t i = 0; i < g.win_w; ++i) {
+      Int t = static_cast<Int>((h - h0) * g.win_w + i);
+      int64_t offset = i - g.pad_w;
+      Span1 ws = valid_outputs(g.in_w, g.out_w, g.stride_w, offset);
+      typename S::IntVec tv = typename S::IntVec{} + t;
+      int64_t ow = ws.lo;
+      for (; ow + width <= ws.hi; ow += width) {
+        typename S::Vec v, b;
+        typename S::IntVec k;
+        for (int l = 0; l < width; ++l) v[l] = row[(ow + l) * g.stride_w + offset];
+        S::load(b, best + ow);
+        S::load(k, tap + ow);
+        auto take = (k < 0) | (v > b) | ((v != v) & (b == b));
+        S::store(best + ow, take ? v : b);
+        S::store(tap + ow, take ? tv : k);
+      }
+      for (; ow < ws.hi; ++ow) {
+        T v = row[ow * g.stride_w + offset];
+        if (tap[ow] < 0 || v > best[ow] || (std::isnan(v) && !std::isnan(best[ow]))) {
+          best[ow] = v;
+          tap[ow] = t;
         }
       }
-      y[oh * g.out_w + ow] = best;
-      if (idx != nullptr) idx[oh * g.out_w + ow] = best_at + 1;
     }
   }
 }
@@ -75,22 +95,25 @@ void max_pool_plane(const PoolGeom& g, const T* x, T* y, int64_t* idx) {
 template <typename T>
 void max_pool(const KernelCall& call, bool with_indices) {
   const Tensor& x = *call.args[0];
-  // A pad as wide as the window would make a window of padding only, with no maximum.
-  const std::vector<int64_t>& window = call.op.attrs.get_ints("window");
-  const std::vector<int64_t>& pad = call.op.attrs.get_ints("pad");
-  if (pad[0] >= window[0] || pad[1] >= window[0] || pad[2] >= window[1] || pad[3] >= window[1]) {
-    user_error("max pooling pad [{}] must be smaller than the window [{}] on each side",
-               fmt::join(pad, ","), fmt::join(window, ","));
-  }
   PoolGeom g = pool_geom(call.op.attrs, x, *call.outs[0]);
+  // Taps are numbered in 32 bits for f32, to share vector lanes with the values.
+  if (g.win_w * g.win_h > std::numeric_limits<int32_t>::max()) {
+    user_error("max pooling window {}x{} is too large", g.win_w, g.win_h);
+  }
   const T* px = x.data<T>();
   T* py = call.outs[0]->data<T>();
   int64_t* pidx = with_indices ? call.outs[1]->data<int64_t>() : nullptr;
-  int64_t work = g.out_plane() * g.win_w * g.win_h;
-  dense::parallel_work(g.planes, work, [&](int64_t begin, int64_t end) {
-    for (int64_t c = begin; c < end; ++c) {
-      max_pool_plane(g, px + c * g.in_plane(), py + c * g.out_plane(),
-                     pidx == nullptr ? nullptr : pidx + c * g.out_plane());
+  dense::parallel_work(g.planes * g.out_h, g.out_w * g.win_w * g.win_h, [&](int64_t b, int64_t e) {
+    std::vector<typename dense::Simd<T>::Int> taps(static_cast<size_t>(g.out_w));
+    for (int64_t r = b; r < e; ++r) {
+      int64_t c = r / g.out_h, oh = r % g.out_h;
+      max_pool_row(g, px + c * g.in_plane(), oh, py + r * g.out_w, taps.data());
+      if (pidx == nullptr) continue;
+      for (int64_t ow = 0; ow < g.out_w; ++ow) {
+        int64_t h = oh * g.stride_h - g.pad_h + taps[ow] / g.win_w;
+        int64_t w = ow * g.stride_w - g.pad_w + taps[ow] % g.win_w;
+        pidx[r * g.out_w + ow] = h * g.in_w + w + 1;
+      }
     }
   });
 }
@@ -119,14 +142,16 @@ void max_pool2d_backward(const KernelCall& call) {
   dense::parallel_work(planes, in_plane + out_plane, [&](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {
       T* plane = pdx + c * in_plane;
+      const T* grad = pdy + c * out_plane;
+      const int64_t* at = pidx + c * out_plane;
       std::fill(plane, plane + in_plane, T(0));
-      for (int64_t o = c * out_plane; o < (c + 1) * out_plane; ++o) {
-        int64_t k = pidx[o];
-        if (k < 1 || k > in_plane) {
-          user_error("max_pool2d_backward: index {} is outside the {}x{} plane", k, dx.dim(1),
+      for (int64_t o = 0; o < out_plane; ++o) {
+        // One unsigned compare checks both bounds of the 1-based index.
+        if (static_cast<uint64_t>(at[o] - 1) >= static_cast<uint64_t>(in_plane)) {
+          user_error("max_pool2d_backward: index {} is outside the {}x{} plane", at[o], dx.dim(1),
                      dx.dim(2));
         }
-        plane[k - 1] += pdy[o];
+        plane[at[o] - 1] += grad[o];
       }
     }
   });

@@ -47,11 +47,11 @@ std::vector<double> reference(const MatmulCase& c, const std::vector<double>& a,
 }
 
 TEST_CASE("matmul matches the reference for every transpose flag and batch dims") {
-  std::vector<MatmulCase> shapes = {
-      {3, 4, 5, {}},    {1, 7, 1, {}},     {6, 1, 2, {}},  {4, 3, 2, {3}},
-      {5, 6, 4, {2, 3}}, {40, 33, 37, {}}, {3, 5, 20, {2}},  // few rows: computed transposed
-      {2, 0, 3, {}},  // an empty inner dim gives zeros
-  };
+  // The last two have few rows and many columns (computed transposed) and an empty inner
+  // dim (giving zeros).
+  std::vector<MatmulCase> shapes = {{3, 4, 5, {}},   {1, 7, 1, {}},     {6, 1, 2, {}},
+                                    {4, 3, 2, {3}},  {5, 6, 4, {2, 3}}, {40, 33, 37, {}},
+                                    {3, 5, 20, {2}}, {2, 0, 3, {}}};
   uint64_t seed = 700;
   for (MatmulCase c : shapes) {
     for (int flags = 0; flags < 4; ++flags) {

@@ -25,13 +25,15 @@ using testing::unravel;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Position, in the result of reducing `shape` over `dims`, of x's element i.
+// Position, in the result of reducing `shape` over `dims`, of x's element i: the
+// multi-index of i with the reduced dims left out.
 int64_t group_of(const Shape& shape, const std::vector<int64_t>& dims, int64_t i) {
-  std::vector<int64_t> index = unravel(shape, i);
   int64_t g = 0, stride = 1;
   for (size_t d = 0; d < shape.size(); ++d) {
+    const int64_t index = i % shape[d];
+    i /= shape[d];
     if (std::find(dims.begin(), dims.end(), static_cast<int64_t>(d + 1)) != dims.end()) continue;
-    g += index[d] * stride;
+    g += index * stride;
     stride *= shape[d];
   }
   return g;

@@ -180,11 +180,12 @@ TEST_CASE("concat joins along dim") {
       CAPTURE(shape_str(c.xs[0]));
       CAPTURE(c.dim);
       std::vector<Tensor> args;
-      std::vector<double> values;
+      std::vector<std::vector<double>> values;
       Shape out = c.xs[0];
       out[c.dim - 1] = 0;
       for (const Shape& s : c.xs) {
         args.push_back(random_tensor({dtype, s}, ++seed, -9, 9));
+        values.push_back(to_doubles(args.back()));
         out[c.dim - 1] += s[c.dim - 1];
       }
       std::vector<double> want(num_elements(out));
@@ -192,7 +193,7 @@ TEST_CASE("concat joins along dim") {
         std::vector<int64_t> j = unravel(out, static_cast<int64_t>(i));
         size_t k = 0;
         while (j[c.dim - 1] >= c.xs[k][c.dim - 1]) j[c.dim - 1] -= c.xs[k++][c.dim - 1];
-        want[i] = to_doubles(args[k])[ravel(c.xs[k], j)];
+        want[i] = values[k][ravel(c.xs[k], j)];
       }
       check_equal(run_op1(Prim::concat, args, {{"dim", c.dim}}), want);
     }

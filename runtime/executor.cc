@@ -44,12 +44,12 @@ Executor::Executor(const Tape& t) : tape_(t) {
   plan_buffers();
 }
 
-// An elementwise op may write its output over an argument that dies with it, when the two
-// have the same shape and element size: element i is read before it is written, in the
-// same iteration. Saves a buffer per activation, as in-place ReLU does elsewhere.
+// A kernel that allows it (elementwise ops, batch norm) writes its output over an argument
+// that dies with it, when the two have the same shape and element size. Saves a buffer
+// per activation, as in-place ReLU does elsewhere.
 int Executor::in_place_slot(const Op& op, Var out, size_t step, const std::vector<size_t>& last_use,
                             const std::vector<bool>& is_output) const {
-  if (!prim_info(op.prim).elementwise() || op.outs.size() != 1) return kNoSlot;
+  if (!kernel_table().in_place[static_cast<int>(op.prim)] || op.outs.size() != 1) return kNoSlot;
   const Type& type = tape_.type(out);
   for (Var a : op.args) {
     const Type& at = tape_.type(a);

@@ -23,37 +23,38 @@ constexpr std::array<std::string_view, 35> kKeywords = {
     "return",   "struct",     "true",   "try",     "using",   "where",     "while",
 };
 
-// Every operator but the dotted forms and `'`. Unicode aliases map to their ASCII spelling so
-// that the parser and the interpreter know one name per operator.
+// Every operator but `...`, the dotted forms and `'`. Unicode aliases map to their ASCII
+// spelling so that the parser and the interpreter know one name per operator.
 struct OpSpelling {
   std::string_view source;
   std::string_view name;
   bool dottable;
 };
 constexpr OpSpelling kOps[] = {
-    {">>>=", ">>>=", true}, {"...", "...", false}, {"===", "===", true}, {"!==", "!==", true},
-    {">>>", ">>>", true},   {"<<=", "<<=", true},  {">>=", ">>=", true}, {"//=", "//=", true},
-    {"->", "->", false},    {"=>", "=>", true},    {"==", "==", true},   {"!=", "!=", true},
-    {"<=", "<=", true},     {">=", ">=", true},    {"<:", "<:", false},  {">:", ">:", false},
-    {"&&", "&&", true},     {"||", "||", true},    {"|>", "|>", true},   {"<|", "<|", true},
-    {"<<", "<<", true},     {">>", ">>", true},    {"//", "//", true},   {"::", "::", false},
-    {"+=", "+=", true},     {"-=", "-=", true},    {"*=", "*=", true},   {"/=", "/=", true},
-    {"\\=", "\\=", true},   {"^=", "^=", true},    {"%=", "%=", true},   {"|=", "|=", true},
-    {"&=", "&=", true},     {"÷=", "÷=", true},    {"⊻=", "⊻=", true},   {"+", "+", true},
-    {"-", "-", true},       {"*", "*", true},      {"/", "/", true},     {"\\", "\\", true},
-    {"^", "^", true},       {"%", "%", true},      {"&", "&", true},     {"|", "|", true},
-    {"<", "<", true},       {">", ">", true},      {"=", "=", true},     {"!", "!", true},
-    {"~", "~", true},       {":", ":", false},     {"?", "?", false},    {"÷", "÷", true},
-    {"√", "√", true},       {"⊻", "⊻", true},      {"∘", "∘", false},    {"≈", "≈", true},
-    {"≤", "<=", true},      {"≥", ">=", true},     {"≠", "!=", true},    {"∉", "∉", true},
-    {"⋅", "⋅", true},       {"∈", "in", true},
+    {">>>=", ">>>=", true}, {"===", "===", true}, {"!==", "!==", true}, {">>>", ">>>", true},
+    {"<<=", "<<=", true},   {">>=", ">>=", true}, {"//=", "//=", true}, {"->", "->", false},
+    {"=>", "=>", true},     {"==", "==", true},   {"!=", "!=", true},   {"<=", "<=", true},
+    {">=", ">=", true},     {"<:", "<:", false},  {">:", ">:", false},  {"&&", "&&", true},
+    {"||", "||", true},     {"|>", "|>", true},   {"<|", "<|", true},   {"<<", "<<", true},
+    {">>", ">>", true},     {"//", "//", true},   {"::", "::", false},  {"+=", "+=", true},
+    {"-=", "-=", true},     {"*=", "*=", true},   {"/=", "/=", true},   {"\\=", "\\=", true},
+    {"^=", "^=", true},     {"%=", "%=", true},   {"|=", "|=", true},   {"&=", "&=", true},
+    {"÷=", "÷=", true},     {"⊻=", "⊻=", true},   {"+", "+", true},     {"-", "-", true},
+    {"*", "*", true},       {"/", "/", true},     {"\\", "\\", true},   {"^", "^", true},
+    {"%", "%", true},       {"&", "&", true},     {"|", "|", true},     {"<", "<", true},
+    {">", ">", true},       {"=", "=", true},     {"!", "!", true},     {"~", "~", true},
+    {":", ":", false},      {"?", "?", false},    {"÷", "÷", true},     {"√", "√", true},
+    {"⊻", "⊻", true},       {"∘", "∘", false},    {"≈", "≈", true},     {"≤", "<=", true},
+    {"≥", ">=", true},      {"≠", "!=", true},    {"∉", "∉", true},     {"⋅", "⋅", true},
+    {"∈", "in", true},
 };
 
 // The longest operator `text` starts with (only those that take a dot when `dotted`).
 const OpSpelling* longest_op(std::string_view text, bool dotted) {
   const OpSpelling* best = nullptr;
+  if (text.empty()) return nullptr;
   for (const OpSpelling& op : kOps) {
-    if ((!dotted || op.dottable) && text.starts_with(op.source) &&
+    if (op.source[0] == text[0] && (!dotted || op.dottable) && text.starts_with(op.source) &&
         (!best || op.source.size() > best->source.size())) {
       best = &op;
     }
@@ -66,6 +67,12 @@ bool is_digit(char c) {
 }
 bool is_ascii_letter(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+// The value of a hexadecimal digit, or 99.
+int hex_value(char c) {
+  if (is_digit(c)) return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return c >= 'A' && c <= 'F' ? c - 'A' + 10 : 99;
 }
 
 // Julia accepts any Unicode letter in names; these ranges cover what model code uses
@@ -96,6 +103,8 @@ class Lexer {
   Pos here() const { return {file_, line_, col_}; }
   [[noreturn]] void fail(Pos pos, const std::string& message) const { sources_.fail(pos, message); }
   void advance(size_t n = 1);
+  /// Advances over one code point.
+  void advance_char();
   uint32_t code_point(size_t at, size_t* length) const;
   bool at_ident_char(bool first) const;
 
@@ -138,6 +147,12 @@ void Lexer::advance(size_t n) {
   }
 }
 
+void Lexer::advance_char() {
+  size_t length = 1;
+  if (static_cast<unsigned char>(peek()) >= 0x80) code_point(i_, &length);
+  advance(length);
+}
+
 uint32_t Lexer::code_point(size_t at, size_t* length) const {
   auto byte = [&](size_t k) { return k < end_ ? static_cast<unsigned char>(text_[k]) : 0u; };
   uint32_t b0 = byte(at);
@@ -167,6 +182,7 @@ bool Lexer::at_ident_char(bool first) const {
 }
 
 std::vector<Token> Lexer::run() {
+  tokens_.reserve((end_ - i_) / 3 + 2);  // model code has about a token per 2-4 bytes
   last_end_ = here();
   bool space = false;
   while (true) {
@@ -246,7 +262,7 @@ void Lexer::lex_token(bool space) {
                                       Tok::lbrace, Tok::rbrace, Tok::comma,    Tok::semicolon};
   if (size_t k = kPunct.find(c); k != std::string_view::npos && c != '\0') {
     advance();
-    emit(kPunctTok[k], pos, begin, space);
+    emit(kPunctTok[k], pos, begin, space).text = c;
     return;
   }
   if (c == '@') fail(pos, "macros (@name) are not supported");
@@ -259,9 +275,7 @@ void Lexer::lex_word(bool space) {
   Pos pos = here();
   size_t begin = i_;
   while (i_ < end_ && at_ident_char(i_ == begin)) {
-    size_t length = 1;
-    if (static_cast<unsigned char>(peek()) >= 0x80) code_point(i_, &length);
-    advance(length);
+    advance_char();
   }
   std::string_view word = text_.substr(begin, i_ - begin);
   Token& token = emit(is_keyword(word) ? Tok::keyword : Tok::ident, pos, begin, space);
@@ -390,13 +404,7 @@ void Lexer::lex_radix_number(bool space) {
   Pos pos = here();
   size_t begin = i_;
   int base = peek(1) == 'x' ? 16 : peek(1) == 'b' ? 2 : 8;
-  auto digit = [&](char c) {
-    int d = is_digit(c)              ? c - '0'
-            : (c >= 'a' && c <= 'f') ? c - 'a' + 10
-            : (c >= 'A' && c <= 'F') ? c - 'A' + 10
-                                     : 99;
-    return d < base ? d : -1;
-  };
+  auto digit = [&](char c) { return hex_value(c) < base ? hex_value(c) : -1; };
   advance(2);
   size_t digits_begin = i_;
   uint64_t value = 0;
@@ -460,19 +468,11 @@ void Lexer::lex_string(bool space) {
 void encode_utf8(uint32_t cp, std::string& out) {
   if (cp < 0x80) {
     out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
+    return;
   }
+  int n = cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+  out += static_cast<char>(((0xF00 >> n) & 0xFF) | (cp >> (6 * (n - 1))));
+  for (int k = n - 2; k >= 0; --k) out += static_cast<char>(0x80 | ((cp >> (6 * k)) & 0x3F));
 }
 
 void Lexer::lex_string_escape(std::string& out) {
@@ -498,12 +498,8 @@ void Lexer::lex_string_escape(std::string& out) {
     uint32_t cp = 0;
     int count = 0;
     for (; count < (c == 'x' ? 2 : 4); ++count) {
-      char h = peek();
-      int d = is_digit(h)              ? h - '0'
-              : (h >= 'a' && h <= 'f') ? h - 'a' + 10
-              : (h >= 'A' && h <= 'F') ? h - 'A' + 10
-                                       : -1;
-      if (d < 0) break;
+      int d = hex_value(peek());
+      if (d > 15) break;
       cp = cp * 16 + d;
       advance();
     }
@@ -544,9 +540,7 @@ StringPart Lexer::lex_interpolation() {
   part.begin = static_cast<uint32_t>(i_);
   part.pos = here();
   while (i_ < end_ && at_ident_char(i_ == part.begin)) {
-    size_t length = 1;
-    if (static_cast<unsigned char>(peek()) >= 0x80) code_point(i_, &length);
-    advance(length);
+    advance_char();
   }
   part.end = static_cast<uint32_t>(i_);
   return part;
@@ -615,25 +609,6 @@ std::string describe(const Token& token) {
       return "end of line";
     case Tok::string:
       return "a string";
-    case Tok::integer:
-    case Tok::floating:
-      return "a number";
-    case Tok::lparen:
-      return "'('";
-    case Tok::rparen:
-      return "')'";
-    case Tok::lbracket:
-      return "'['";
-    case Tok::rbracket:
-      return "']'";
-    case Tok::lbrace:
-      return "'{'";
-    case Tok::rbrace:
-      return "'}'";
-    case Tok::comma:
-      return "','";
-    case Tok::semicolon:
-      return "';'";
     default:
       return fmt::format("'{}'", token.text);
   }

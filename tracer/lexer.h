@@ -72,7 +72,8 @@ std::vector<Token> lex(const Sources& sources, uint32_t file);
 std::vector<Token> lex_range(const Sources& sources, uint32_t file, uint32_t begin, uint32_t end,
                              Pos start);
 
-/// How a token reads in a message: 'x' for most, "end of file", "end of line", "a string".
+/// How a token reads in a message: its spelling in quotes ('x', '1.5', '+='), or "end of
+/// file", "end of line", "a string".
 std::string describe(const Token& token);
 
 }  // namespace ytape::tracer

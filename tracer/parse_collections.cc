@@ -1,8 +1,6 @@
 // Primaries and everything written between brackets: parentheses (grouping, tuples, named
 // tuples, blocks, generators), call arguments, array literals and comprehensions, indexing,
 // and strings with interpolation.
-#include <fmt/format.h>
-
 #include "tracer/parser_impl.h"
 
 namespace ytape::tracer::parse_internal {
@@ -12,6 +10,15 @@ namespace {
 ExprPtr with_child(ExprPtr node, ExprPtr child) {
   node->args.push_back(std::move(child));
   return node;
+}
+
+// In parentheses, `(a = 1)` and `(a = 1; b)` assign: parse_item read `a = 1` as a keyword.
+ExprPtr kw_to_assign(ExprPtr item) {
+  if (item->kind != Kind::kw) return item;
+  ExprPtr assign = make_expr(Kind::assign, item->pos);
+  assign->args.push_back(make_expr(Kind::id, item->pos, item->name));
+  assign->args.push_back(std::move(item->args[0]));
+  return assign;
 }
 
 }  // namespace
@@ -45,7 +52,7 @@ ExprPtr Parser::parse_primary() {
       fail(t.pos, "braces are only used for type parameters, as in 'Vector{Float32}'");
     case Tok::op:
       if (t.text == ":") return parse_colon();
-      if (t.text != "..." && t.text != "." && operator_is_value()) {
+      if (operator_is_value()) {
         return make_expr(Kind::id, take().pos, t.text);
       }
       break;
@@ -85,28 +92,19 @@ ExprPtr Parser::parse_parenthesized() {
   ExprPtr first = parse_item(true);
   if (at(Tok::comma)) return parse_tuple_rest(std::move(first), open);
   if (at(Tok::semicolon) && first->kind != Kind::generator) {
-    // `(a; b)` is a block, as in Julia.
+    // `(a = 1; a + 1)` is a block, as in Julia.
+    if (first->kind == Kind::splat) fail(first->pos, "expected an expression before ';'");
     ExprPtr block = make_expr(Kind::block, open.pos);
-    block->args.push_back(std::move(first));
+    block->args.push_back(kw_to_assign(std::move(first)));
     while (accept(Tok::semicolon)) {
       if (at(Tok::rparen)) break;
       block->args.push_back(parse_assignment());
     }
     expect_close(Tok::rparen, open, "';'");
-    for (ExprPtr& statement : block->args) {
-      if (statement->kind == Kind::kw || statement->kind == Kind::splat) {
-        fail(statement->pos, "expected an expression between ';' in parentheses");
-      }
-    }
     return block;
   }
   expect_close(Tok::rparen, open, "','");
-  if (first->kind == Kind::kw) {  // `(a = 1)` assigns
-    ExprPtr assign = make_expr(Kind::assign, first->pos);
-    assign->args.push_back(make_expr(Kind::id, first->pos, first->name));
-    assign->args.push_back(std::move(first->args[0]));
-    return assign;
-  }
+  if (first->kind == Kind::kw) return kw_to_assign(std::move(first));
   if (first->kind == Kind::splat) {
     return with_child(make_expr(Kind::tuple, open.pos), std::move(first));
   }

@@ -321,7 +321,7 @@ ExprPtr Parser::parse_struct() {
   if (accept_op("<:")) s->supertype = parse_type();
   parse_fields(*s, kw);
   expect_end(kw);
-  ExprPtr node = make_expr(Kind::struct_, kw.pos, s->name);
+  ExprPtr node = make_expr(Kind::struct_, kw.pos);
   node->struct_def = std::move(s);
   return node;
 }

@@ -164,8 +164,8 @@ int Parser::binary_level() {
   }
   if (level == kRange && ctx_.ternary_middle && t.space_before) return kNone;
   // Inside [ ], `[1 -2]` is two elements and `[1 - 2]` one: Julia's rule.
-  if (ctx_.space_sensitive && t.space_before && is_prefix_op(t.text) &&
-      !after().space_before && after().kind != Tok::newline) {
+  if (ctx_.space_sensitive && t.space_before && is_prefix_op(t.text) && !after().space_before &&
+      after().kind != Tok::newline) {
     return kNone;
   }
   return level;
@@ -278,6 +278,10 @@ ExprPtr Parser::parse_power() {
 
 bool Parser::operator_is_value() {
   const Token& t = peek();
+  std::string_view op = t.text;
+  bool function = !is_dotted(op) && op != "&&" && op != "||" && op != ":" &&
+                  (level_of(op) != kNone || is_prefix_op(op) || op == "^" || op == "=>");
+  if (!function) return false;
   size_t next_index = after_index();
   const Token& next = token_at(next_index);
   switch (next.kind) {
@@ -293,7 +297,7 @@ bool Parser::operator_is_value() {
       break;
   }
   if (next.kind != Tok::lparen || next.space_before) return false;
-  if (!is_prefix_op(t.text)) return true;
+  if (!is_prefix_op(op)) return true;
   // `-(x)` negates x; `-(a, b)` and `-()` call the function `-`.
   size_t close = matching(next_index);
   if (close == next_index + 1) return true;

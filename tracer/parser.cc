@@ -158,6 +158,7 @@ ExprPtr Parser::parse_block(const Token* opener,
     const Token& t = peek();
     if (t.kind == Tok::eof || is_terminator(t)) return block;
     if (is_closer(t)) fail_unclosed(opener, t);
+    statement_start_ = index();
     block->args.push_back(parse_statement());
     const Token& next = peek();
     if (next.kind != Tok::newline && next.kind != Tok::semicolon && next.kind != Tok::eof &&
@@ -224,6 +225,11 @@ ExprPtr Parser::parse_keyword() {
   if (k == "return") return parse_return();
   if (k == "break") return make_expr(Kind::break_, take().pos);
   if (k == "continue") return make_expr(Kind::continue_, take().pos);
+  bool definition = k == "struct" || k == "mutable" || k == "abstract" || k == "const" ||
+                    k == "using" || k == "import";
+  if (definition && index() != statement_start_) {
+    fail(t.pos, fmt::format("'{}' must start a statement", opener_name(t)));
+  }
   if (k == "struct" || k == "mutable") return parse_struct();
   if (k == "abstract") return parse_abstract();
   if (k == "const" || k == "global" || k == "local") return parse_declaration();
@@ -366,16 +372,29 @@ ExprPtr Parser::parse_declaration() {
   return node;
 }
 
+// `using A.B`, `using A: x, y`, `import Base: +`: kept as written for the interpreter.
 ExprPtr Parser::parse_using() {
   const Token& kw = take();
   require_top_level(kw);
   const Token* first = nullptr;
   const Token* last = nullptr;
+  bool names = false;  // after `A:` come names, which may be operators
   while (!at(Tok::newline) && !at(Tok::semicolon) && !at(Tok::eof)) {
+    const Token& t = peek();
+    bool separator =
+        t.kind == Tok::comma || (t.kind == Tok::op && (t.text == "." || t.text == ":"));
+    bool name = t.kind == Tok::ident || (names && (t.kind == Tok::op || t.kind == Tok::keyword));
+    bool after_name = last && last->kind != Tok::comma && last->text != "." && last->text != ":";
+    if ((!separator && !name) || (name && after_name) || (separator && !after_name)) {
+      fail_expected(t, fmt::format("a module path after '{}', as in 'A.B' or 'A: x, y'", kw.text));
+    }
+    names = names || t.text == ":";
     last = &take();
     if (!first) first = last;
   }
-  if (!first) fail_expected(peek(), fmt::format("a module name after '{}'", kw.text));
+  if (!last || last->kind == Tok::comma || last->text == "." || last->text == ":") {
+    fail_expected(peek(), fmt::format("a module name after '{}'", kw.text));
+  }
   std::string_view text = sources_.file(file_).text;
   std::string spelling(text.substr(first->offset, last->offset + last->length - first->offset));
   return make_expr(kw.text == "using" ? Kind::using_ : Kind::import_, kw.pos, spelling);

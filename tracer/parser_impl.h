@@ -5,6 +5,8 @@
 // blocks, parameters, types, structs). Internal to the tracer.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -121,7 +123,8 @@ class Parser {
   ExprPtr parse_power();
   ExprPtr parse_postfix(ExprPtr e);
   ExprPtr parse_field_or_dot_call(ExprPtr e);
-  /// True if an operator token here is a value (`map(-, xs)`, `(+)`, `+(a, b)`).
+  /// True if the operator token here is a function used as a value (`map(-, xs)`, `(+)`)
+  /// or called (`+(a, b)`).
   bool operator_is_value();
 
   // ---- primaries and collections (parse_collections.cc) ---------------------------------
@@ -170,6 +173,9 @@ class Parser {
   size_t pos_ = 0;
   int depth_;
   int local_scopes_ = 0;  ///< function, lambda, let, for, while bodies around here
+  /// Index of the first token of the latest statement of a block; struct, const, using and
+  /// import must start there.
+  size_t statement_start_ = SIZE_MAX;
   Context ctx_;
 
   friend class LocalScope;

@@ -22,9 +22,9 @@ void float_kernel(const KernelCall& call) {
 }
 
 /// Column-major C = alpha * op(A) * op(B) + beta * C, with op(A) of size (m, k) and op(B)
-/// of size (k, n). Empty products are handled here: k == 0 gives C = beta * C. beta == 0
-/// overwrites C without reading it (NaN garbage in C does not leak). May use the scratch
-/// slot kGemmScratch.
+/// of size (k, n), through OpenBLAS (GEMV for a single row or column). Empty products are
+/// handled here: k == 0 gives C = beta * C. beta == 0 overwrites C without reading it (NaN
+/// garbage in C does not leak). May use the scratch slot kGemmScratch.
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
@@ -51,8 +51,8 @@ T* scratch(int64_t n) {
 /// 16 bytes of T as one GCC/Clang vector (one SSE register, the x86-64 baseline), with
 /// integers of T's size in as many lanes. It serves the loops that the compiler does not
 /// vectorize by itself: sums (which it may not reorder without -ffast-math) and selects
-/// (which it turns into branches). Wider vectors would be split into scalars, not into
-/// pairs of registers, where AVX is not enabled.
+/// (which it turns into branches). Without AVX, GCC lowers compares and selects on wider
+/// vectors to scalar code.
 template <typename T>
 struct Simd {
   using Int = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;

@@ -28,7 +28,16 @@ using Kernel = void (*)(const KernelCall& call);
 /// Per-primitive kernel table, filled by the family registration functions.
 struct KernelTable {
   Kernel kernels[kNumPrims] = {};
+  /// Whether the kernel may write its (single) output over an argument of the same shape
+  /// and element size, i.e. reads element i of it before writing element i of the output
+  /// and reads it nowhere else afterwards. True for elementwise primitives by default.
+  bool in_place[kNumPrims] = {};
+
+  KernelTable() {
+    for (Prim p : all_prims()) in_place[static_cast<int>(p)] = prim_info(p).elementwise();
+  }
   void set(Prim p, Kernel k) { kernels[static_cast<int>(p)] = k; }
+  void allow_in_place(Prim p) { in_place[static_cast<int>(p)] = true; }
 };
 
 /// The table of every registered kernel (built once).

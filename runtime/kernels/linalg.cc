@@ -1,5 +1,6 @@
 // Kernels of the linalg family: matmul over OpenBLAS, and the gemm wrapper the other
 // dense families share.
+#include <algorithm>
 #include <climits>
 
 #include "runtime/kernels/dense.h"
@@ -47,6 +48,38 @@ void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int
               blas_size(lda), b, blas_size(ldb), beta, c, blas_size(ldc));
 }
 
+void blas_gemv(CBLAS_TRANSPOSE ta, int64_t rows, int64_t cols, float alpha, const float* a,
+               int64_t lda, const float* x, int64_t incx, float beta, float* y, int64_t incy) {
+  cblas_sgemv(CblasColMajor, ta, blas_size(rows), blas_size(cols), alpha, a, blas_size(lda), x,
+              blas_size(incx), beta, y, blas_size(incy));
+}
+
+void blas_gemv(CBLAS_TRANSPOSE ta, int64_t rows, int64_t cols, double alpha, const double* a,
+               int64_t lda, const double* x, int64_t incx, double beta, double* y, int64_t incy) {
+  cblas_dgemv(CblasColMajor, ta, blas_size(rows), blas_size(cols), alpha, a, blas_size(lda), x,
+              blas_size(incx), beta, y, blas_size(incy));
+}
+
+// A product with one column (or one row) as a matrix-vector product: OpenBLAS's GEMM would
+// pack it like any matrix, at half the speed of its GEMV. Returns false for other shapes.
+template <typename T>
+bool gemm_as_gemv(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+                  int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  if (n != 1 && m != 1) return false;
+  // GEMV scales y by beta, and 0 * NaN would keep garbage as NaN.
+  if (beta == T(0)) {
+    for (int64_t j = 0; j < n; ++j) std::fill_n(c + j * ldc, m, T(0));
+  }
+  if (n == 1) {  // c = op(A) op(B), op(B) a column
+    blas_gemv(trans(trans_a), trans_a ? k : m, trans_a ? m : k, alpha, a, lda, b, trans_b ? ldb : 1,
+              beta, c, 1);
+  } else {  // c^T = op(B)^T op(A)^T, op(A) a row
+    blas_gemv(trans(!trans_b), trans_b ? n : k, trans_b ? k : n, alpha, b, ldb, a,
+              trans_a ? 1 : lda, beta, c, ldc);
+  }
+  return true;
+}
+
 // OpenBLAS threads a product of few rows and many columns poorly (49 x 512, a ResNet layer
 // at 7x7, runs 30% slower than its transpose), so when beta is 0 such a C is computed as
 // C^T = op(B)^T op(A)^T in scratch memory and transposed into place.
@@ -54,6 +87,7 @@ template <typename T>
 void gemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
                int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
   if (gemm_degenerate(m, n, k, beta, c, ldc)) return;
+  if (gemm_as_gemv(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)) return;
   if (beta != T(0) || m >= 128 || 4 * m > n) {
     blas_gemm(trans(trans_a), trans(trans_b), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return;

@@ -193,6 +193,8 @@ void batchnorm_backward(const KernelCall& call) {
 }  // namespace
 
 void register_norm_kernels(KernelTable& t) {
+  // Each channel is read for its statistics before it is rewritten, so y may overwrite x.
+  t.allow_in_place(Prim::batchnorm);
   using dense::float_kernel;
   t.set(Prim::batchnorm, float_kernel<batchnorm<float>, batchnorm<double>>);
   t.set(Prim::batchnorm_with_stats,

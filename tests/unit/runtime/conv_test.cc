@@ -135,6 +135,9 @@ std::vector<ConvCase> cases() {
   c = make({8, 6, 3, 1}, 3, 3, 6);  // depthwise, two filters per channel
   c.groups = 3, c.stride = {2, 1}, c.pad = {1, 1, 1, 1};
   all.push_back(c);
+  c = make({6, 5, 4, 2}, 3, 3, 4);  // depthwise, one filter per channel
+  c.groups = 4, c.pad = {0, 1, 1, 0};
+  all.push_back(c);
   all.push_back(make({6, 5, 4, 3}, 1, 1, 5));  // 1x1 stride 1: no im2col
   c = make({6, 5, 4, 2}, 1, 1, 6);             // 1x1 with groups
   c.groups = 2;
@@ -184,8 +187,8 @@ TEST_CASE("conv kernels overwrite every element of reused output buffers") {
   Tensor w = random_tensor({DType::f32, c.w_shape()}, 2);
   std::vector<double> first = to_doubles(run_op1(Prim::conv2d, {x, w}, c.attrs()));
   ConvCase big = make({20, 20, 8, 1}, 5, 5, 4);
-  run_op1(Prim::conv2d, {random_tensor({DType::f32, big.x}, 3),
-                         random_tensor({DType::f32, big.w_shape()}, 4)},
+  run_op1(Prim::conv2d,
+          {random_tensor({DType::f32, big.x}, 3), random_tensor({DType::f32, big.w_shape()}, 4)},
           big.attrs());
   check_close(run_op1(Prim::conv2d, {x, w}, c.attrs()), first, 0, 0);
 }

@@ -172,3 +172,11 @@ TEST_CASE("profiling records the time of every call") {
     CHECK(ot.seconds >= 0);
   }
 }
+
+TEST_CASE("every primitive has a kernel") {
+  for (Prim p : all_prims()) {
+    CAPTURE(prim_name(p));
+    bool registered = kernel_table().kernels[static_cast<int>(p)] != nullptr;
+    CHECK(registered);
+  }
+}

@@ -47,11 +47,11 @@ std::vector<double> reference(const MatmulCase& c, const std::vector<double>& a,
 }
 
 TEST_CASE("matmul matches the reference for every transpose flag and batch dims") {
-  // The last two have few rows and many columns (computed transposed) and an empty inner
-  // dim (giving zeros).
-  std::vector<MatmulCase> shapes = {{3, 4, 5, {}},   {1, 7, 1, {}},     {6, 1, 2, {}},
-                                    {4, 3, 2, {3}},  {5, 6, 4, {2, 3}}, {40, 33, 37, {}},
-                                    {3, 5, 20, {2}}, {2, 0, 3, {}}};
+  // Products of a row or a column (matrix-vector), of few rows and many columns (computed
+  // transposed), and with an empty inner dim (giving zeros).
+  std::vector<MatmulCase> shapes = {
+      {3, 4, 5, {}}, {6, 1, 2, {}},  {4, 3, 2, {3}}, {5, 6, 4, {2, 3}}, {40, 33, 37, {}},
+      {1, 7, 1, {}}, {5, 3, 1, {2}}, {1, 4, 6, {}},  {3, 5, 20, {2}},   {2, 0, 3, {}}};
   uint64_t seed = 700;
   for (MatmulCase c : shapes) {
     for (int flags = 0; flags < 4; ++flags) {
@@ -66,8 +66,7 @@ TEST_CASE("matmul matches the reference for every transpose flag and batch dims"
         CAPTURE(dtype_name(dtype));
         Tensor a = random_tensor({dtype, operand(c.m, c.k, c.ta, c.batch)}, ++seed);
         Tensor b = random_tensor({dtype, operand(c.k, c.n, c.tb, c.batch)}, ++seed);
-        Tensor out = run_op1(Prim::matmul, {a, b},
-                             {{"transpose_a", c.ta}, {"transpose_b", c.tb}});
+        Tensor out = run_op1(Prim::matmul, {a, b}, {{"transpose_a", c.ta}, {"transpose_b", c.tb}});
         double tol = dtype == DType::f32 ? 2e-5 : 1e-13;
         check_close(out, reference(c, to_doubles(a), to_doubles(b)), tol, tol);
       }

@@ -41,6 +41,7 @@ TEST_CASE("tuples, named tuples and grouping") {
   CHECK(sexpr("(;)") == "(named_tuple)");
   CHECK(sexpr("(a = 1)") == "(= (id a) (int 1))");
   CHECK(sexpr("(a; b)") == "(block (id a) (id b))");
+  CHECK(sexpr("(a = 1; a + 1)") == "(block (= (id a) (int 1)) (call + (id a) (int 1)))");
 }
 
 TEST_CASE("arrays, matrices and comprehensions") {
@@ -134,6 +135,8 @@ TEST_CASE("operators as values and as called functions") {
   CHECK(sexpr("-(x)") == "(call - (id x))");
   CHECK(sexpr("-(x)^2") == "(call - (call ^ (id x) (int 2)))");
   CHECK(sexpr("*(a, b, c)") == "(call * (id a) (id b) (id c))");
+  CHECK(sexpr("map(=>, ks, vs)") == "(call map (id =>) (id ks) (id vs))");
+  CHECK(sexpr("f = <:") == "(= (id f) (id <:))");
 }
 
 TEST_CASE("numeric literal juxtaposition multiplies") {
@@ -295,6 +298,8 @@ TEST_CASE("declarations: const, global, local, using, import") {
   CHECK(sexpr("using LinearAlgebra") == "(using \"LinearAlgebra\")");
   CHECK(sexpr("using Statistics: mean, std") == "(using \"Statistics: mean, std\")");
   CHECK(sexpr("import Base: +, *") == "(import \"Base: +, *\")");
+  CHECK(sexpr("using A.B, C") == "(using \"A.B, C\")");
+  CHECK(parse_sexpr("begin\n  using A\nend") == "(block (block (using \"A\")))");
 }
 
 TEST_CASE("positions: first token, operator token, field name, or the callee's") {

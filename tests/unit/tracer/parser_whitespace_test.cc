@@ -20,8 +20,7 @@ TEST_CASE("inside [ ], spaces separate elements unless an operator has space on 
   CHECK(sexpr("[2x y]") == "(matrix (row (call * (int 2) (id x)) (id y)))");
   CHECK(sexpr("[(1 -2)]") == "(vect (call - (int 1) (int 2)))");
   CHECK(sexpr("[f(1 -2)]") == "(vect (call f (call - (int 1) (int 2))))");
-  CHECK(sexpr("[[1 -2] 3]") ==
-        "(matrix (row (matrix (row (int 1) (call - (int 2)))) (int 3)))");
+  CHECK(sexpr("[[1 -2] 3]") == "(matrix (row (matrix (row (int 1) (call - (int 2)))) (int 3)))");
 }
 
 TEST_CASE("inside [ ], line breaks separate rows like ';'") {
@@ -90,15 +89,13 @@ TEST_CASE("end inside indexing is the last index; elsewhere it closes a block") 
   CHECK(sexpr("x[[1, end]]") == "(index (id x) (vect (int 1) (end)))");
   CHECK(sexpr("x[if c 1 else 2 end]") ==
         "(index (id x) (if (id c) (block (int 1)) (block (int 2))))");
-  CHECK(parse_error("y = end") ==
-        "t.jl:1:5: expected an expression, found 'end'\ny = end\n    ^");
+  CHECK(parse_error("y = end") == "t.jl:1:5: expected an expression, found 'end'\ny = end\n    ^");
 }
 
 TEST_CASE("the ternary's ':' needs space around it, a range's may not have it") {
   CHECK(sexpr("c ? a : b") == "(if (id c) (id a) (id b))");
   CHECK(sexpr("c ? 1:n : 0") == "(if (id c) (range (int 1) (id n)) (int 0))");
-  CHECK(sexpr("c ? x[1:2] : y") ==
-        "(if (id c) (index (id x) (range (int 1) (int 2))) (id y))");
+  CHECK(sexpr("c ? x[1:2] : y") == "(if (id c) (index (id x) (range (int 1) (int 2))) (id y))");
   CHECK(sexpr("c ? (1 : 2) : 3") == "(if (id c) (range (int 1) (int 2)) (int 3))");
   CHECK(sexpr("1 : 3") == "(range (int 1) (int 3))");
 }

@@ -118,7 +118,7 @@ def torch_op(case, gen):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bench", default="build/bench/bench_kernels")
+    parser.add_argument("--bench", default="build/release/bench/bench_kernels")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=0.3)
     parser.add_argument("--filter", default="")

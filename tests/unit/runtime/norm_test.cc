@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "kernel_harness.h"
+#include "runtime/kernels/kernel.h"
+#include "tape/builder.h"
 
 namespace ytape {
 
@@ -128,6 +130,26 @@ TEST_CASE("batchnorm statistics stay exact for f32 data far from zero") {
   check_close(outs[2], ref.invstd, 1e-6, 0);
 }
 
+TEST_CASE("batchnorm may write its output over x") {
+  // The kernel table allows it in place; the executor then passes one buffer twice.
+  Shape shape{9, 7, 4, 2};
+  Tensor x = random_tensor({DType::f32, shape}, 11);
+  Tensor scale = random_tensor({DType::f32, {4}}, 12);
+  Tensor bias = random_tensor({DType::f32, {4}}, 13);
+  std::vector<double> want = to_doubles(run_op1(Prim::batchnorm, {x, scale, bias}));
+  REQUIRE(kernel_table().in_place[static_cast<int>(Prim::batchnorm)]);
+  Builder b("in_place");
+  Var vx = b.input("x", x.type()), vs = b.input("scale", scale.type());
+  Var vb = b.input("bias", bias.type());
+  b.call(Prim::batchnorm, {vx, vs, vb});
+  Tape tape = b.finish();
+  const Tensor* args[] = {&x, &scale, &bias};
+  Tensor* outs[] = {&x};
+  kernel_table().kernels[static_cast<int>(Prim::batchnorm)](
+      KernelCall{tape.ops.back(), args, outs});
+  check_close(x, want, 0, 0);
+}
+
 TEST_CASE("batchnorm_backward matches the reference formula") {
   uint64_t seed = 600;
   for (const Shape& shape : shapes()) {
@@ -163,16 +185,16 @@ TEST_CASE("batchnorm_backward's dx is the gradient of batchnorm (finite differen
   double h = 1e-5;
   std::vector<double> xs = to_doubles(x), vs = to_doubles(v), plus = xs, minus = xs;
   for (size_t i = 0; i < xs.size(); ++i) plus[i] += h * vs[i], minus[i] -= h * vs[i];
-  std::vector<double> yp = to_doubles(run_op1(Prim::batchnorm,
-                                              {make_tensor(x.type(), plus), scale, bias}));
-  std::vector<double> ym = to_doubles(run_op1(Prim::batchnorm,
-                                              {make_tensor(x.type(), minus), scale, bias}));
+  std::vector<double> yp =
+      to_doubles(run_op1(Prim::batchnorm, {make_tensor(x.type(), plus), scale, bias}));
+  std::vector<double> ym =
+      to_doubles(run_op1(Prim::batchnorm, {make_tensor(x.type(), minus), scale, bias}));
   std::vector<double> g = to_doubles(dy);
   double numeric = 0;
   for (size_t i = 0; i < g.size(); ++i) numeric += g[i] * (yp[i] - ym[i]) / (2 * h);
   std::vector<Tensor> stats = run_op(Prim::batchnorm_with_stats, {x, scale, bias});
-  std::vector<double> dx = to_doubles(
-      run_op(Prim::batchnorm_backward, {dy, x, scale, stats[1], stats[2]})[0]);
+  std::vector<double> dx =
+      to_doubles(run_op(Prim::batchnorm_backward, {dy, x, scale, stats[1], stats[2]})[0]);
   double analytic = 0;
   for (size_t i = 0; i < dx.size(); ++i) analytic += dx[i] * vs[i];
   CHECK(analytic == doctest::Approx(numeric).epsilon(1e-7));

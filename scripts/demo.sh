@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# The main job on a bundled sample: build, then inspect and validate a tape.
+# The main job on the bundled samples: build, inspect and validate tapes, then run the
+# ResNet-18 forward tape on made-up inputs with a profile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh release | tail -n 1
 ytape=build/release/cli/ytape
-sample=samples/tapes/mlp.json
 set -x
-$ytape show "$sample"
-$ytape check "$sample"
+$ytape show samples/tapes/mlp.json
+$ytape check samples/tapes/resnet18.json
+$ytape run samples/tapes/resnet18.json --random --repeat 5 --profile

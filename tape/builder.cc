@@ -44,12 +44,16 @@ Var Builder::input(std::string name, Type type) {
   Op op;
   op.kind = OpKind::input;
   op.name = std::move(name);
+  ++next_input_;
+  return append_leaf(std::move(op), std::move(type));
+}
+
+Var Builder::append_leaf(Op op, Type type) {
   op.loc = loc_;
   Var v{next_var_++};
   op.outs.push_back(v);
   tape_.types.push_back(std::move(type));
   tape_.ops.push_back(std::move(op));
-  ++next_input_;
   return v;
 }
 
@@ -62,12 +66,7 @@ Var Builder::constant(Type type, std::vector<uint8_t> bytes) {
   Op op;
   op.kind = OpKind::constant;
   op.value = std::move(bytes);
-  op.loc = loc_;
-  Var v{next_var_++};
-  op.outs.push_back(v);
-  tape_.types.push_back(std::move(type));
-  tape_.ops.push_back(std::move(op));
-  return v;
+  return append_leaf(std::move(op), std::move(type));
 }
 
 Var Builder::constant(DType dtype, double value, Shape shape) {

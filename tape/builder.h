@@ -76,6 +76,8 @@ class Builder {
 
  private:
   [[noreturn]] void fail(Prim p, const std::string& why) const;
+  // Appends an input or constant op with its one output of `type`.
+  Var append_leaf(Op op, Type type);
 
   Tape tape_;
   Loc loc_;

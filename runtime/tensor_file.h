@@ -17,9 +17,6 @@
 
 namespace ytape {
 
-/// Named tensors in file order.
-using TensorMap = std::vector<std::pair<std::string, Tensor>>;
-
 /// Highest rank a tensor file may hold (a bound on hostile input, far above real models).
 inline constexpr int kMaxFileRank = 32;
 

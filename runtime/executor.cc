@@ -68,8 +68,9 @@ bool Executor::taken_over(const Op& op, Var a) const {
 
 // Assigns every value computed by a step, except the tape's outputs (fresh each run, so
 // callers may keep them), a slot. A slot is freed after the last step that reads its value
-// and reused, best fit by size, by later values. Outputs of a step never share a slot with
-// its arguments, since kernels do not work in place.
+// and reused, best fit by size, by later values. An output shares a slot with an argument
+// of its step only where the kernel allows it (in_place_slot): slots are freed after the
+// outputs of the step are placed.
 void Executor::plan_buffers() {
   constexpr size_t kNever = ~size_t{0};
   std::vector<size_t> last_use(tape_.types.size(), kNever);

@@ -6,6 +6,7 @@ std::span<const Command> commands() {
   static const Command table[] = {
       {"show", "Print a tape in text form (or canonical JSON)", setup_show},
       {"check", "Validate a tape and summarise it in one line", setup_check},
+      {"trace", "Trace a function of a model program into a tape", setup_trace},
       {"run", "Execute a tape on real tensors", setup_run},
   };
   return table;

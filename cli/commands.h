@@ -29,5 +29,6 @@ std::span<const Command> commands();
 Run setup_show(CLI::App& sub);
 Run setup_check(CLI::App& sub);
 Run setup_run(CLI::App& sub);
+Run setup_trace(CLI::App& sub);
 
 }  // namespace ytape::cli

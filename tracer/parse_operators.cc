@@ -298,9 +298,11 @@ bool Parser::operator_is_value() {
   }
   if (next.kind != Tok::lparen || next.space_before) return false;
   if (!is_prefix_op(op)) return true;
-  // `-(x)` negates x; `-(a, b)` and `-()` call the function `-`.
+  // `-(x)` negates x; `-(a, b)`, `-()` and `+(xs...)` call the function.
   size_t close = matching(next_index);
   if (close == next_index + 1) return true;
+  const Token& last = token_at(close - 1);
+  if (last.kind == Tok::op && last.text == "...") return true;
   int depth = 0;
   for (size_t i = next_index; i < close; ++i) {
     Tok k = token_at(i).kind;

@@ -1,0 +1,74 @@
+#include <fmt/format.h>
+
+#include <chrono>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/io.h"
+#include "runtime/tensor_file.h"
+#include "tape/json.h"
+#include "tracer/trace.h"
+
+namespace ytape::cli {
+
+namespace {
+
+struct TraceCliOptions {
+  std::string program, entry, out, save_inputs;
+  std::vector<std::string> args;
+  bool stats = false;
+  int64_t max_ops = 10'000'000;
+};
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+Run setup_trace(CLI::App& sub) {
+  auto o = std::make_shared<TraceCliOptions>();
+  sub.add_option("PROGRAM", o->program, "Model program (.jl)")->required();
+  sub.add_option("ARGS", o->args,
+                 "Arguments of the entry: globals of the program, types such as f32[3,4], or "
+                 "literals (integers, true/false, \"strings\")");
+  sub.add_option("-f,--function", o->entry, "The entry function to trace")->required();
+  sub.add_option("-o,--output", o->out, "Write the tape (JSON) here instead of standard output");
+  sub.add_option("--save-inputs", o->save_inputs,
+                 "Write the example values of the inputs to this safetensors file");
+  sub.add_flag("--stats", o->stats, "Print the time of each phase and the size of the tape");
+  sub.add_option("--max-ops", o->max_ops, "Stop tracing beyond this many ops (default 10^7)")
+      ->check(CLI::PositiveNumber);
+  return [o] {
+    auto start = std::chrono::steady_clock::now();
+    tracer::Interpreter program;
+    // The tape goes to standard output unless -o is given; the program's prints then go
+    // to standard error so they never mix with it.
+    bool tape_to_stdout = o->out.empty() || o->out == "-";
+    program.set_print([tape_to_stdout](std::string_view line) {
+      fmt::print(tape_to_stdout ? stderr : stdout, "{}\n", line);
+    });
+    program.run_file(o->program);
+    double parse_ms = program.parse_seconds() * 1000;
+    double top_ms = ms_since(start) - parse_ms;
+    start = std::chrono::steady_clock::now();
+    tracer::TraceOptions options;
+    options.max_ops = o->max_ops;
+    tracer::Traced traced = tracer::trace(program, o->entry, o->args, options);
+    double trace_ms = ms_since(start);
+    start = std::chrono::steady_clock::now();
+    write_file(o->out, write_tape_json(traced.tape));
+    if (!o->save_inputs.empty()) {
+      std::vector<uint8_t> bytes = write_safetensors(traced.inputs);
+      write_file(o->save_inputs, {reinterpret_cast<const char*>(bytes.data()), bytes.size()});
+    }
+    if (o->stats) {
+      fmt::print(stderr, "parse: {:.3f} ms\ntop level: {:.3f} ms\ntrace: {:.3f} ms ({} ops)\n"
+                 "write: {:.3f} ms\n", parse_ms, top_ms, trace_ms, traced.tape.ops.size(),
+                 ms_since(start));
+    }
+    return kOk;
+  };
+}
+
+}  // namespace ytape::cli

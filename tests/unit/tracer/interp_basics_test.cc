@@ -1,0 +1,158 @@
+// The interpreter on small programs, run concretely.
+#include "helpers.h"
+#include "interp_helpers.h"
+
+namespace ytape::tracer::testing {
+
+TEST_CASE("scalar arithmetic follows Julia") {
+  CHECK(eval_show("", "1 + 2 * 3") == "7");
+  CHECK(eval_show("", "7 ÷ 2, 7 % 2, 2^10") == "(3, 1, 1024)");
+  CHECK(eval_show("", "1 / 2") == "0.5");
+  CHECK(eval_show("", "2.0 * 1f0") == "2.0");
+  CHECK(eval_show("", "typeof(2.0 * 1f0)") == "Float32");
+  CHECK(eval_show("", "typeof(2.0 * 1.5)") == "Float64");
+  CHECK(eval_show("", "typeof(Float64(1) * 1f0)") == "Float64");
+  CHECK(eval_show("", "-3 < -2 <= 5, 1 == 1.0, 2 != 2") == "(true, true, false)");
+  CHECK(eval_show("", "sqrt(4.0), exp(0), abs(-3), max(1, 4, 2)") == "(2.0, 1.0, 3, 4)");
+  CHECK(eval_show("", "x = 3; x > 2 ? :big : :small") == ":big");
+}
+
+TEST_CASE("functions: definitions, defaults, keywords, varargs, closures") {
+  std::string program = R"(
+function f(a, b=2; k=10)
+  return a + b + k
+end
+g(x) = 2x
+h = (a, b) -> a * b
+count(xs...) = length(xs)
+make_adder(n) = x -> x + n
+add3 = make_adder(3)
+sumall(xs...; scale=1) = scale * +(xs...)
+)";
+  CHECK(eval_show(program, "f(1)") == "13");
+  CHECK(eval_show(program, "f(1, 5; k=0)") == "6");
+  CHECK(eval_show(program, "f(1, k=1)") == "4");
+  CHECK(eval_show(program, "g(4), h(2, 3)") == "(8, 6)");
+  CHECK(eval_show(program, "count(), count(1, 2, 3)") == "(0, 3)");
+  CHECK(eval_show(program, "add3(4)") == "7");
+  CHECK(eval_show(program, "t = (1, 2, 3); sumall(t...; scale=2)") == "12");
+}
+
+TEST_CASE("an operator called with a splat is a call, not a unary operator on a tuple") {
+  CHECK(sexpr("+(xs...)") == "(call + (... (id xs)))");
+  CHECK(sexpr("-(x)") == "(call - (id x))");
+  CHECK(eval_show("", "xs = (1, 2, 3); +(xs...), *(xs...)") == "(6, 6)");
+}
+
+TEST_CASE("closures share the variables they capture") {
+  std::string program = R"(
+function counter()
+  n = 0
+  bump() = begin
+    n += 1
+  end
+  bump(); bump()
+  return n
+end
+)";
+  CHECK(eval_show(program, "counter()") == "2");
+}
+
+TEST_CASE("control flow over static values") {
+  std::string program = R"(
+function total(n)
+  s = 0
+  for i in 1:n
+    i == 3 && continue
+    i > 5 && break
+    s += i
+  end
+  return s
+end
+function collatz(n)
+  steps = 0
+  while n != 1
+    n = n % 2 == 0 ? n ÷ 2 : 3n + 1
+    steps += 1
+  end
+  steps
+end
+function sign_of(x)
+  if x > 0
+    1
+  elseif x < 0
+    -1
+  else
+    0
+  end
+end
+)";
+  CHECK(eval_show(program, "total(10)") == "12");
+  CHECK(eval_show(program, "collatz(6)") == "8");
+  CHECK(eval_show(program, "sign_of(-2.5), sign_of(0), sign_of(3)") == "(-1, 0, 1)");
+  CHECK(eval_show(program, "let a = 1, b = 2\n a + b\nend") == "3");
+  CHECK(eval_show(program, "s = 0; for (i, x) in enumerate((10, 20)); s += i * x; end; s") == "50");
+}
+
+TEST_CASE("tuples, named tuples and destructuring") {
+  CHECK(eval_show("", "t = (1, 2.5, \"x\"); t[2], t[end], length(t)") == "(2.5, x, 3)");
+  CHECK(eval_show("", "nt = (a = 1, b = 2); nt.b, nt[:a]") == "(2, 1)");
+  CHECK(eval_show("", "a, b = 1, 2; a, b = b, a; (a, b)") == "(2, 1)");
+  CHECK(eval_show("", "(x, (y, z)) = (1, (2, 3)); x + y + z") == "6");
+  CHECK(eval_show("", "(1,)") == "(1,)");
+}
+
+TEST_CASE("arrays: literals, arithmetic and shapes") {
+  CHECK(eval_show("", "[1.0, 2.0] .+ 1") == "[2.0, 3.0]");
+  CHECK(eval_show("", "x = Float32[1, 2, 3]; typeof(x[1]), x .* 2.0") == "(Float32, [2.0, 4.0, 6.0])");
+  CHECK(eval_show("", "A = [1.0 2.0; 3.0 4.0]; A * [1.0, 1.0]") == "[3.0, 7.0]");
+  CHECK(eval_show("", "A = [1.0 2.0; 3.0 4.0]; size(A'), A'[1, 2]") == "((2, 2), 3.0)");
+  CHECK(eval_show("", "x = reshape(collect(1:6), 2, :); size(x), x[2, 3], x[:, 2]") ==
+        "((2, 3), 6, [3, 4])");
+  CHECK(eval_show("", "x = [1.0, 2.0, 3.0]; sum(x), maximum(x), sum(abs2.(x))") == "(6.0, 3.0, 14.0)");
+  CHECK(eval_show("", "x = [1.0 2.0; 3.0 4.0]; sum(x; dims=1)") == "[4.0, 6.0]");
+  CHECK(eval_show("", "size(sum(ones(2, 3); dims=2))") == "(2, 1)");
+  CHECK(eval_show("", "mean([1.0, 2.0, 3.0, 6.0])") == "3.0");
+}
+
+TEST_CASE("keywords, where clauses, conversions and small built-ins") {
+  std::string program = R"(
+opts(; kws...) = kws
+g(x::AbstractArray{T}) where {T<:Real} = "array"
+g(x::T) where {T<:Real} = "real"
+pick(a; first=true) = first ? a[1] : a[end]
+)";
+  CHECK(eval_show(program, "opts(a=1, b=:x)") == "(a = 1, b = :x)");
+  CHECK(eval_show(program, "nt = (a = 2,); opts(; nt...)") == "(a = 2,)");
+  CHECK(eval_show(program, "g([1.0]), g(1)") == "(array, real)");
+  CHECK(eval_show(program, "pick((1, 2); first=false)") == "2");
+  CHECK(eval_show("", "Int(2.0), Float32(1), float(3), 1 isa Number, \"s\" isa Number") ==
+        "(2, 1.0, 3.0, true, false)");
+  CHECK(eval_show("", "n = 3; \"n = $n, twice $(2n)\"") == "n = 3, twice 6");
+  CHECK(eval_show("", "collect(1:2:7), reverse((1, 2)), length(10:-2:1)") == "([1, 3, 5, 7], (2, 1), 5)");
+  CHECK(eval_show("", "size(zeros(Float32, (2, 3))), fill(1f0, 2), vcat(1.0, 2.0)") ==
+        "((2, 3), [1.0, 1.0], [1.0, 2.0])");
+  CHECK(eval_show("", "x = [1.0, 2.0]; size([x; x]), size([x x]), size(hcat(x, x)')") ==
+        "((4,), (2, 2), (2, 2))");
+  CHECK(eval_show("", "false || 1 > 0, true && false, !true") == "(true, false, false)");
+  CHECK(run_error("x = [1.0]; x[1] = 2.0").find("values are immutable") != std::string::npos);
+  CHECK(run_error("f(; k) = k\nf()").find("f requires the keyword argument 'k'") != std::string::npos);
+  CHECK(run_error("f(x) = x\nf(1; k=2)").find("f has no keyword argument 'k'") != std::string::npos);
+}
+
+TEST_CASE("random numbers are reproducible from the seed") {
+  std::string a = eval_show("seed!(1); x = rand(Float32, 3)", "x");
+  std::string b = eval_show("seed!(1); x = rand(Float32, 3)", "x");
+  std::string c = eval_show("seed!(2); x = rand(Float32, 3)", "x");
+  CHECK(a == b);
+  CHECK(a != c);
+  CHECK(eval_show("Random.seed!(3)", "size(randn(2, 2))") == "(2, 2)");
+}
+
+TEST_CASE("print and println write lines") {
+  Interpreter in;
+  in.run_text("t.jl", "print(\"a\", 1); println(\" b\"); println(2.5, (1, 2))");
+  CHECK(in.output() == "a1 b\n2.5(1, 2)\n");
+}
+
+}  // namespace ytape::tracer::testing

@@ -1,0 +1,47 @@
+// The prelude's layers and losses: traced tapes compute what the interpreter computes.
+#include "interp_helpers.h"
+
+namespace ytape::tracer::testing {
+
+TEST_CASE("a small convolutional network through the prelude") {
+  std::string program = R"(
+seed!(5)
+model = Chain(
+  Conv((3, 3), 2 => 4, relu; pad=1),
+  BatchNorm(4),
+  SkipConnection(Conv((3, 3), 4 => 4; pad=1, bias=false), +),
+  MaxPool((2, 2)),
+  Parallel(+, MeanPool((3, 3); stride=1, pad=1), x -> x .* 0.5f0),
+  GlobalMeanPool(),
+  flatten,
+  Dense(4 => 3, tanh),
+)
+x = randn(Float32, 8, 8, 2, 2)
+labels = [3, 1]
+y = randn(Float32, 3, 2)
+forward(model, x) = model(x)
+loss(model, x, labels) = crossentropy(model(x), labels)
+losses(z, y) = (mse(z, y), sum(softmax(z)), logsumexp(z; dims=1), sum(logsoftmax(z; dims=2)))
+)";
+  check_trace_matches(program, "forward", {"model", "x"});
+  check_trace_matches(program, "loss", {"model", "x", "labels"});
+  check_trace_matches(program, "losses", {"y", "y"});
+  std::string text = trace_text(program, "loss", {"model", "x", "labels"});
+  CHECK(text.find("in  %1::f32[3,3,2,4] model.layers.1.weight\n") != std::string::npos);
+  CHECK(text.find("conv2d(") != std::string::npos);
+  CHECK(text.find("batchnorm(") != std::string::npos);
+  CHECK(text.find("max_pool2d(") != std::string::npos);
+  CHECK(text.find("avg_pool2d(") != std::string::npos);
+}
+
+TEST_CASE("prelude values match their definitions") {
+  CHECK(eval_show("", "softmax([1.0, 1.0])") == "[0.5, 0.5]");
+  CHECK(eval_show("", "logsumexp([0.0, 0.0])") == "[0.6931471805599453]");
+  CHECK(eval_show("", "mse([1.0, 2.0], [1.0, 4.0])") == "2.0");
+  CHECK(eval_show("", "crossentropy([0.0 0.0; 0.0 0.0], [1, 2])") == "0.6931471805599453");
+  CHECK(eval_show("", "c = Chain(x -> x .+ 1, x -> x .* 2); c([1.0])") == "[4.0]");
+  CHECK(eval_show("", "c = Chain(Dense(2 => 1)); size(c.layers[1].weight)") == "(1, 2)");
+  CHECK(eval_show("", "leakyrelu.([-1f0, 2f0])") == "[-0.01, 2.0]");
+}
+
+}  // namespace ytape::tracer::testing

@@ -1,0 +1,96 @@
+// Structs, dispatch, higher-order functions, comprehensions and do blocks.
+#include "interp_helpers.h"
+
+namespace ytape::tracer::testing {
+
+namespace {
+
+const char* kLayers = R"(
+abstract type Layer end
+struct Dense <: Layer
+  W
+  b
+end
+struct Scale{T} <: Layer
+  s::T
+end
+Dense(nin::Integer, nout::Integer) = Dense(ones(Float32, nout, nin), zeros(Float32, nout))
+(m::Dense)(x) = m.W * x .+ m.b
+(m::Scale)(x) = m.s .* x
+describe(::Layer) = "a layer"
+describe(::Dense) = "dense"
+describe(x::Number) = "number"
+describe(x::AbstractFloat) = "float"
+describe(x::AbstractArray{Float32}) = "f32 array"
+describe(x) = "something"
+apply(layers, x) = foldl((h, l) -> l(h), layers; init=x)
+)";
+
+}  // namespace
+
+TEST_CASE("structs: constructors, fields, callable structs") {
+  CHECK(eval_show(kLayers, "d = Dense(2, 3); size(d.W), d.b") == "((3, 2), [0.0, 0.0, 0.0])");
+  CHECK(eval_show(kLayers, "d = Dense(2, 3); d(Float32[1, 2])") == "[3.0, 3.0, 3.0]");
+  CHECK(eval_show(kLayers, "Scale(2f0)(3f0)") == "6.0");
+  CHECK(eval_show(kLayers, "apply((Dense(2, 2), Scale(0.5f0)), Float32[1, 1])") == "[1.0, 1.0]");
+  CHECK(run_error(std::string(kLayers) + "Dense(1, 2).V").find("Dense has no field 'V'") != std::string::npos);
+  CHECK(run_error(std::string(kLayers) + "Dense(1.0)").find(
+            "Dense has 2 fields and takes 2 positional arguments, got 1") != std::string::npos);
+}
+
+TEST_CASE("dispatch picks the most specific method") {
+  CHECK(eval_show(kLayers, "describe(Dense(1, 1)), describe(Scale(1))") == "(dense, a layer)");
+  CHECK(eval_show(kLayers, "describe(1), describe(1.5), describe(\"s\")") == "(number, float, something)");
+  CHECK(eval_show(kLayers, "describe(ones(Float32, 2)), describe(ones(2))") == "(f32 array, something)");
+  std::string ambiguous = "f(x::Number, y) = 1\nf(x, y::Number) = 2\nf(1, 2)";
+  CHECK(run_error(ambiguous).find("t.jl:3:1: the call of f is ambiguous between:\n"
+                                  "  f(x::Number, y) at t.jl:1:1\n"
+                                  "  f(x, y::Number) at t.jl:2:1") == 0);
+}
+
+TEST_CASE("higher-order functions, comprehensions and do blocks") {
+  CHECK(eval_show("", "map(x -> 2x, (1, 2, 3))") == "(2, 4, 6)");
+  CHECK(eval_show("", "map(+, (1, 2), (10, 20))") == "(11, 22)");
+  CHECK(eval_show("", "foldl(-, (1, 2, 3)), reduce(+, 1:4; init=10)") == "(-4, 20)");
+  CHECK(eval_show("", "ntuple(i -> i^2, 3)") == "(1, 4, 9)");
+  CHECK(eval_show("", "collect(zip((1, 2), (:a, :b)))") == "((1, :a), (2, :b))");
+  CHECK(eval_show("", "[i * j for i in 1:2, j in 1:3 if i != j]") == "[2, 3, 2, 6]");
+  CHECK(eval_show("", "sum(x^2 for x in 1:4)") == "30");
+  CHECK(eval_show("", "map((1, 2)) do x\n  x + 1\nend") == "(2, 3)");
+  CHECK(eval_show("", "first(1:3), last((4, 5))") == "(1, 5)");
+  CHECK(eval_show("", "x = 1; x += 2; x *= 3; x") == "9");
+  CHECK(eval_show("", "prod((2, 3, 4)), prod(size(ones(2, 5))), 3 in (1, 3), :a in (:b,)") ==
+        "(24, 10, true, false)");
+  CHECK(eval_show("", "isempty(()), isempty(1:0), isempty((1,))") == "(true, true, false)");
+}
+
+TEST_CASE("user functions broadcast once over whole arrays") {
+  std::string program = R"(
+swish(x) = x * sigmoid(x)
+f(x) = sum(swish.(x))
+x = Float32[1, -2, 3]
+)";
+  std::string text = trace_text(program, "f", {"x"});
+  CHECK(text.find("%2 = sigmoid(%1)::f32[3]  # t.jl:2\n  %3 = mul(%1, %2)::f32[3]  # t.jl:2") !=
+        std::string::npos);
+  check_trace_matches(program, "f", {"x"});
+}
+
+TEST_CASE("traced structs, dispatch and indexing compute what the interpreter computes") {
+  std::string program = std::string(kLayers) + R"(
+seed!(3)
+model = (Dense(randn(Float32, 4, 3), randn(Float32, 4)), Scale(0.5f0))
+x = randn(Float32, 3, 2)
+loss(model, x) = sum(abs2.(apply(model, x)))
+pick(x) = (x[2, :], x[end, end], x[:, 1:1], maximum(x; dims=2), ifelse.(x .> 0, x, 0f0))
+cat3(x) = (vcat(x, x), hcat(x, x), cat(x, x; dims=3), [x; x])
+)";
+  check_trace_matches(program, "loss", {"model", "x"});
+  check_trace_matches(program, "pick", {"x"});
+  check_trace_matches(program, "cat3", {"x"});
+  std::string text = trace_text(program, "loss", {"model", "x"});
+  CHECK(text.find("in  %1::f32[4,3] model.1.W\n  in  %2::f32[4] model.1.b\n  in  %3::f32[] model.2.s\n") !=
+        std::string::npos);
+}
+
+}  // namespace ytape::tracer::testing

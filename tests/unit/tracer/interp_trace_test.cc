@@ -1,0 +1,129 @@
+// Tracing: the printed tapes, and traced tapes run against the interpreter's own values.
+#include "interp_helpers.h"
+
+namespace ytape::tracer::testing {
+
+TEST_CASE("a traced function records primitives only") {
+  std::string program = R"(
+x = Float32[1, 2, 3]
+f(x) = sum(sin.(x) .* x)
+)";
+  CHECK(trace_text(program, "f", {"x"}) ==
+        "tape f\n"
+        "  meta entry = \"f\"\n"
+        "  in  %1::f32[3] x\n"
+        "  %2 = sin(%1)::f32[3]  # t.jl:3\n"
+        "  %3 = mul(%2, %1)::f32[3]  # t.jl:3\n"
+        "  %4 = sum(%3; dims=[1])::f32[]  # t.jl:3\n"
+        "  out %4 out\n");
+}
+
+TEST_CASE("weak literals take the dtype of the traced value") {
+  std::string program = "g(x) = 2.0 .* x .+ 1\n";
+  CHECK(trace_text(program, "g", {"f32[2]"}) ==
+        "tape g\n"
+        "  meta entry = \"g\"\n"
+        "  in  %1::f32[2] x\n"
+        "  %2 = const(2.0)::f32[]  # t.jl:1\n"
+        "  %3 = mul(%2, %1)::f32[2]  # t.jl:1\n"
+        "  %4 = const(1.0)::f32[]  # t.jl:1\n"
+        "  %5 = add(%3, %4)::f32[2]  # t.jl:1\n"
+        "  out %5 out\n");
+}
+
+TEST_CASE("structured arguments become inputs named by path; static ones go to the meta") {
+  std::string program = R"(
+params = (w = [1.0 2.0; 3.0 4.0], b = [0.5, 0.5])
+layer(p, x, n) = n == 2 ? (p.w * x .+ p.b, x) : x
+)";
+  std::string text = trace_text(program, "layer", {"params", "f64[2]", "2"});
+  CHECK(text.find("in  %1::f64[2,2] p.w\n") != std::string::npos);
+  CHECK(text.find("in  %2::f64[2] p.b\n") != std::string::npos);
+  CHECK(text.find("in  %3::f64[2] x\n") != std::string::npos);
+  CHECK(text.find("meta static.n = \"2\"") != std::string::npos);
+  CHECK(text.find("out %3 out.2") != std::string::npos);
+}
+
+TEST_CASE("traced tapes compute what the interpreter computes") {
+  std::string program = R"(
+seed!(7)
+W = randn(Float32, 4, 3)
+b = zeros(Float32, 4)
+x = rand(Float32, 3)
+h = 0.25
+mlp(W, b, x) = sum(tanh.(W * x .+ b))
+closure(x, h) = begin
+  scale = y -> y * h
+  sum(scale(x) .^ 2) + h
+end
+looped(x) = begin
+  acc = x
+  for i in 1:3
+    acc = acc .* 0.5 .+ i
+  end
+  (acc, sum(acc) / length(acc))
+end
+varargs(xs...) = sum(sum(x) for x in xs)
+shapes(W) = (W', reshape(W, :, 2)[:, end], W[2:3, 1])
+)";
+  check_trace_matches(program, "mlp", {"W", "b", "x"});
+  check_trace_matches(program, "closure", {"x", "h"});
+  check_trace_matches(program, "looped", {"x"});
+  check_trace_matches(program, "varargs", {"x", "W", "b"});
+  check_trace_matches(program, "shapes", {"W"});
+}
+
+TEST_CASE("a data-dependent branch takes the example's branch and records a guard") {
+  std::string program = R"(
+x = [1.0, -2.0]
+f(x) = sum(x) > 0 ? sum(x) : -sum(x)
+)";
+  Interpreter in;
+  in.run_text("t.jl", program);
+  Traced t = trace(in, "f", {"x"});
+  std::string text = print_tape(t.tape);
+  CHECK(text.find("guard(") != std::string::npos);
+  Executor executor(t.tape);
+  CHECK(executor.run(t.inputs).at(0).data<double>()[0] == 1.0);
+  Tensor other(Type{DType::f64, {2}});
+  other.data<double>()[0] = 5;
+  CHECK_THROWS_WITH_AS(executor.run({{"x", other}}),
+                       doctest::Contains("the condition here was false when the program was traced"),
+                       UserError);
+  CHECK(trace_error(program, "f", {"f64[2]"}) ==
+        "t.jl:3:15: this condition depends on a traced input, and the trace has no example "
+        "values to choose a branch; give example values (a global of the program as the "
+        "argument) or compute both sides and choose with ifelse(c, a, b)\n"
+        "f(x) = sum(x) > 0 ? sum(x) : -sum(x)\n"
+        "              ^\n"
+        "  in f");
+}
+
+TEST_CASE("errors name the line, show a caret and the call stack") {
+  CHECK(run_error("f(x) = x + y\ng(x) = f(x)\ng(1)") ==
+        "t.jl:1:12: undefined variable 'y'\n"
+        "f(x) = x + y\n"
+        "           ^\n"
+        "  in f called at t.jl:2:8\n"
+        "  in g called at t.jl:3:1");
+  CHECK(run_error("f(x::Float32) = x\nf(1)").find("t.jl:2:1: no method of f matches the arguments (::Int64); the methods are:\n") == 0);
+  CHECK(run_error("f(n) = f(n + 1)\nf(1)").find("calls nest more than 1000 deep") != std::string::npos);
+  CHECK(run_error("[1.0, 2.0] + [1.0, 2.0, 3.0]").find("the shapes must be equal") != std::string::npos);
+  CHECK(trace_error("f(x) = sum(x .* [1.0, 2.0])", "f", {"f64[3]"}).find("t.jl:1:14: mul: ") == 0);
+}
+
+TEST_CASE("the op limit stops runaway traces") {
+  Interpreter in;
+  in.run_text("t.jl", "f(x) = begin\n  for i in 1:100\n    x = sin.(x)\n  end\n  x\nend");
+  TraceOptions options;
+  options.max_ops = 50;
+  CHECK_THROWS_WITH_AS(trace(in, "f", {"f32[2]"}, options),
+                       doctest::Contains("the trace recorded more than 50 ops"), UserError);
+}
+
+TEST_CASE("traced print becomes a print op") {
+  std::string text = trace_text("f(x) = (println(\"x = \", x); x)", "f", {"f32[2]"});
+  CHECK(text.find("print(%1; format=\"x = {}\")") != std::string::npos);
+}
+
+}  // namespace ytape::tracer::testing

@@ -1,0 +1,190 @@
+// Reductions (keeping reduced dims as size 1, like Julia) and array creation, including
+// the seedable random generator.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "tape/error.h"
+#include "tracer/interp.h"
+
+namespace ytape::tracer {
+
+namespace {
+
+// Calls `f` with `args` as a broadcast would: elementwise on whole arrays.
+Value call_elementwise(Interpreter& in, const Value& f, std::vector<Value> args) {
+  Args a;
+  a.pos = std::move(args);
+  return in.broadcast(f, std::move(a), in.here());
+}
+
+Value fold_values(Interpreter& in, const char* op, const std::vector<Value>& items) {
+  if (items.empty()) user_error("reducing an empty collection needs an init value");
+  Value acc = items[0];
+  for (size_t i = 1; i < items.size(); ++i) {
+    Args args;
+    args.pos = {acc, items[i]};
+    acc = in.call(*in.global(op), std::move(args), in.here());
+  }
+  return acc;
+}
+
+// sum/maximum/minimum of an array over `dims` (all when absent): the primitive drops the
+// reduced dims; Julia keeps them as size 1, so reshape back unless all were reduced.
+Value reduce_array(Interpreter& in, Prim p, const Value& x, const Value* dims_value) {
+  const Shape& shape = x.tensor().type.shape;
+  std::vector<int64_t> dims;
+  if (dims_value == nullptr || (dims_value->kind == VKind::symbol && dims_value->text() == ":")) {
+    for (int d = 1; d <= static_cast<int>(shape.size()); ++d) dims.push_back(d);
+  } else {
+    dims = int_list(*dims_value, "dims");
+  }
+  Value v = x;
+  if (p == Prim::sum && v.tensor().type.dtype == DType::boolean) v = in.as_tensor(v, DType::i64);
+  std::vector<int64_t> inside;
+  for (int64_t d : dims) {
+    if (d < 1) user_error("dims must be ≥ 1, got {}", d);
+    if (d <= static_cast<int64_t>(shape.size())) inside.push_back(d);
+  }
+  std::sort(inside.begin(), inside.end());
+  inside.erase(std::unique(inside.begin(), inside.end()), inside.end());
+  Value r = in.prim1(p, {v}, {{"dims", inside}});
+  if (dims_value == nullptr) {
+    const TensorObj& t = r.tensor();
+    return to_scalar(t.traced ? Value::traced(t.var, t.type, true) : Value::concrete(t.data, true));
+  }
+  Shape kept = shape;
+  for (int64_t d : inside) kept[d - 1] = 1;
+  return reshape_to(in, r, kept);
+}
+
+Value reduction(Interpreter& in, Args& args, Prim p, const char* op) {
+  need_args(args, 1, 2, prim_name(p));
+  Value x = args.pos.back();
+  if (args.pos.size() == 2) {
+    // sum(f, x): f applied elementwise first.
+    if (x.kind == VKind::tuple || x.kind == VKind::range) {
+      std::vector<Value> mapped;
+      const Value& f = args.pos[0];
+      for (const Value& item : x.kind == VKind::tuple ? x.tup().items : std::vector<Value>{}) {
+        Args a;
+        a.pos = {item};
+        mapped.push_back(in.call(f, std::move(a), in.here()));
+      }
+      return fold_values(in, op, mapped);
+    }
+    x = call_elementwise(in, args.pos[0], {x});
+  }
+  if (x.kind == VKind::tuple) return fold_values(in, op, x.tup().items);
+  if (x.kind == VKind::range) {
+    std::vector<Value> items;
+    for (int64_t i = 0; i < x.rng().length(); ++i) items.push_back(Value::integer(x.rng().at(i)));
+    return fold_values(in, op, items);
+  }
+  if (x.is_number()) return x;
+  if (!x.is_tensor()) user_error("{} of a {} is not defined", prim_name(p), type_name_of(x));
+  return reduce_array(in, p, x, keyword(args, "dims"));
+}
+
+Value sum(Interpreter& in, Args& args) { return reduction(in, args, Prim::sum, "+"); }
+Value maximum(Interpreter& in, Args& args) { return reduction(in, args, Prim::maximum, "max"); }
+Value minimum(Interpreter& in, Args& args) { return reduction(in, args, Prim::minimum, "min"); }
+
+Value mean(Interpreter& in, Args& args) {
+  Value total = sum(in, args);
+  const Value& x = args.pos.back();
+  int64_t count = 1;
+  if (x.kind == VKind::tuple) count = static_cast<int64_t>(x.tup().items.size());
+  if (x.is_tensor()) {
+    const Shape& shape = x.tensor().type.shape;
+    const Value* dims = keyword(args, "dims");
+    if (dims == nullptr) {
+      count = x.tensor().type.size();
+    } else {
+      for (int64_t d : int_list(*dims, "dims")) {
+        if (d >= 1 && d <= static_cast<int64_t>(shape.size())) count *= shape[d - 1];
+      }
+    }
+  }
+  Args div;
+  div.pos = {total, Value::floating(static_cast<double>(count), DType::f64, true)};
+  return in.broadcast(*in.global("/"), std::move(div), in.here());
+}
+
+// The element type and the dims of zeros(T, dims...), rand(T, (dims)), ...
+std::pair<DType, Shape> type_and_dims(const Args& args, size_t first, DType fallback) {
+  DType d = fallback;
+  size_t i = first;
+  if (i < args.pos.size() && args.pos[i].kind == VKind::type) {
+    TypeTag tag = args.pos[i].type_ref()->tag;
+    if (tag == TypeTag::float32) d = DType::f32;
+    else if (tag == TypeTag::float64) d = DType::f64;
+    else if (tag == TypeTag::int64) d = DType::i64;
+    else if (tag == TypeTag::boolean) d = DType::boolean;
+    else user_error("unsupported element type {}", args.pos[i].type_ref()->name);
+    ++i;
+  }
+  Shape shape;
+  for (; i < args.pos.size(); ++i) {
+    for (int64_t n : int_list(args.pos[i], "dimensions")) {
+      if (n < 0) user_error("dimensions must be ≥ 0, got {}", n);
+      shape.push_back(n);
+    }
+  }
+  return {d, shape};
+}
+
+Value filled(Interpreter& in, DType d, Shape shape, double value) {
+  Value v = in.prim1(Prim::fill, {}, {{"value", value}, {"dtype", d}, {"shape", std::move(shape)}});
+  return v;
+}
+
+Value zeros(Interpreter& in, Args& args) {
+  auto [d, shape] = type_and_dims(args, 0, DType::f64);
+  return filled(in, d, shape, 0);
+}
+
+Value ones(Interpreter& in, Args& args) {
+  auto [d, shape] = type_and_dims(args, 0, DType::f64);
+  return filled(in, d, shape, 1);
+}
+
+Value fill(Interpreter& in, Args& args) {
+  need_args(args, 1, 1 << 30, "fill");
+  Value v = args.pos[0];
+  if (!v.is_number() || v.is_tensor()) user_error("fill takes a number first");
+  DType d = v.kind == VKind::float_ ? v.dtype : v.kind == VKind::boolean ? DType::boolean : DType::i64;
+  auto [unused, shape] = type_and_dims(args, 1, d);
+  return filled(in, d, shape, as_double(v));
+}
+
+Value random(Interpreter& in, Args& args, Prim p) {
+  auto [d, shape] = type_and_dims(args, 0, DType::f64);
+  if (!is_float(d)) user_error("{} draws floats: give Float32 or Float64", prim_name(p));
+  bool number = shape.empty() && args.pos.size() <= 1;
+  auto seed = static_cast<int64_t>(in.next_seed() >> 1);
+  Value v = in.prim1(p, {}, {{"dtype", d}, {"shape", shape}, {"seed", seed}});
+  return number ? to_scalar(Value::concrete(v.tensor().data, true)) : v;
+}
+
+Value rand(Interpreter& in, Args& args) { return random(in, args, Prim::rand); }
+Value randn(Interpreter& in, Args& args) { return random(in, args, Prim::randn); }
+
+Value seed(Interpreter& in, Args& args) {
+  need_args(args, 1, 1, "seed!");
+  if (args.pos[0].kind != VKind::integer) user_error("seed! takes an integer");
+  in.seed(static_cast<uint64_t>(args.pos[0].i));
+  return Value();
+}
+
+}  // namespace
+
+void add_reduce_builtins(BuiltinTable& t) {
+  t.insert(t.end(), {
+      {"sum", sum}, {"maximum", maximum}, {"minimum", minimum}, {"mean", mean},
+      {"zeros", zeros}, {"ones", ones}, {"fill", fill}, {"rand", rand}, {"randn", randn},
+      {"seed!", seed},
+  });
+}
+
+}  // namespace ytape::tracer

@@ -1,0 +1,399 @@
+#include "tracer/interp.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "runtime/executor.h"
+#include "runtime/random.h"
+#include "tape/error.h"
+#include "tracer/eager.h"
+#include "tracer/parser.h"
+
+namespace ytape::tracer {
+
+Interpreter::Interpreter(Limits limits, bool prelude)
+    : limits_(limits), globals_(std::make_shared<Env>()) {
+  globals_->global = true;
+  globals_->function_scope = true;
+  print_ = [this](std::string_view line) {
+    output_ += line;
+    output_ += '\n';
+  };
+  for (auto& [name, type] : builtin_type_names()) globals_->vars[name] = Value::type(type);
+  register_builtins();
+  if (prelude) {
+    prelude_file_ = sources_.size();
+    run_text("prelude.jl", kPreludeText);
+  }
+}
+
+Interpreter::~Interpreter() {
+  for (const std::weak_ptr<Env>& weak : captured_) {
+    if (EnvPtr env = weak.lock()) {
+      env->vars.clear();
+      env->parent.reset();
+    }
+  }
+  globals_->vars.clear();
+}
+
+void Interpreter::register_builtins() {
+  BuiltinTable table;
+  add_core_builtins(table);
+  add_math_builtins(table);
+  add_array_builtins(table);
+  add_reduce_builtins(table);
+  add_collection_builtins(table);
+  add_prim_builtins(table);
+  for (auto& [name, fn] : table) {
+    auto f = std::make_shared<FunctionObj>();
+    f->name = name;
+    f->builtin = fn;
+    Value v;
+    v.kind = VKind::function;
+    v.obj = std::move(f);
+    globals_->vars[name] = std::move(v);
+  }
+  globals_->vars["pi"] = Value::floating(3.141592653589793, DType::f64, true);
+  globals_->vars["π"] = globals_->vars["pi"];
+  globals_->vars["Inf"] = Value::floating(INFINITY, DType::f64, true);
+  globals_->vars["NaN"] = Value::floating(NAN, DType::f64, true);
+}
+
+uint64_t Interpreter::next_seed() { return random_bits(seed_, draws_++); }
+
+void Interpreter::emit(std::string_view text) {
+  // `print` without a newline is kept until the line ends.
+  for (char c : text) {
+    if (c == '\n') {
+      print_(pending_);
+      pending_.clear();
+    } else {
+      pending_ += c;
+    }
+  }
+}
+
+void Interpreter::flush_output() {
+  if (!pending_.empty()) print_(pending_);
+  pending_.clear();
+}
+
+void Interpreter::run_file(const std::string& path) {
+  auto start = std::chrono::steady_clock::now();
+  uint32_t file = sources_.load(path);
+  files_.push_back(parse_file(sources_, file));
+  parse_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  eval_block(*files_.back(), globals_);
+  signal_ = Signal::none;
+  flush_output();
+}
+
+void Interpreter::run_text(std::string path, std::string text) {
+  files_.push_back(parse_text(sources_, std::move(path), std::move(text)));
+  eval_block(*files_.back(), globals_);
+  signal_ = Signal::none;
+  flush_output();
+}
+
+Value Interpreter::eval_text(const std::string& text) {
+  files_.push_back(parse_text(sources_, "<eval>", text));
+  Value v = eval_block(*files_.back(), globals_);
+  signal_ = Signal::none;
+  return v;
+}
+
+const Value* Interpreter::global(const std::string& name) const {
+  auto it = globals_->vars.find(name);
+  return it == globals_->vars.end() ? nullptr : &it->second;
+}
+
+void Interpreter::define_global(const std::string& name, Value v) {
+  globals_->vars[name] = std::move(v);
+}
+
+void Interpreter::fail(Pos pos, std::string_view message) const {
+  std::string text = sources_.format(pos, message);
+  // Deep stacks (runaway recursion) show their innermost and outermost frames only.
+  constexpr size_t kShown = 10;
+  for (size_t i = frames_.size(); i-- > 0;) {
+    if (frames_.size() > 2 * kShown && i + kShown < frames_.size() && i >= kShown) {
+      text += fmt::format("\n  ... {} more frames", frames_.size() - 2 * kShown);
+      i = kShown - 1;
+    }
+    const Frame& f = frames_[i];
+    text += f.call.known() ? fmt::format("\n  in {} called at {}", f.name, sources_.where(f.call))
+                           : fmt::format("\n  in {}", f.name);
+  }
+  throw ProgramError(text);
+}
+
+Value Interpreter::eval_block(const Expr& e, const EnvPtr& env) {
+  Value last;
+  for (const ExprPtr& s : e.args) {
+    last = eval(*s, env);
+    if (signal_ != Signal::none) break;
+  }
+  return last;
+}
+
+Value Interpreter::eval_id(const Expr& e, const EnvPtr& env) {
+  for (Env* scope = env.get(); scope != nullptr; scope = scope->parent.get()) {
+    auto it = scope->vars.find(e.name);
+    if (it != scope->vars.end()) return it->second;
+  }
+  fail(e.pos, fmt::format("undefined variable '{}'", e.name));
+}
+
+void Interpreter::set_var(const std::string& name, const Value& v, const EnvPtr& env) {
+  // Julia's rule: an assignment updates the variable of the nearest enclosing local scope
+  // that has it; globals are updated only from top-level code, never from a function.
+  bool crossed_function = false;
+  for (Env* scope = env.get(); scope != nullptr; scope = scope->parent.get()) {
+    if (scope->global && crossed_function) break;
+    auto it = scope->vars.find(name);
+    if (it != scope->vars.end()) {
+      it->second = v;
+      return;
+    }
+    if (scope->function_scope) crossed_function = true;
+  }
+  env->vars[name] = v;
+}
+
+Value Interpreter::eval_literal(const Expr& e, const EnvPtr& env) {
+  switch (e.kind) {
+    case Kind::int_lit: return Value::integer(e.int_value);
+    case Kind::float_lit:
+      return e.float32 ? Value::floating(e.float_value, DType::f32)
+                       : Value::floating(e.float_value, DType::f64, true);
+    case Kind::bool_lit: return Value::boolean(e.int_value != 0);
+    case Kind::string_lit: return Value::string(e.name);
+    case Kind::symbol: return Value::symbol(e.name);
+    case Kind::interp: {
+      std::string text;
+      for (const ExprPtr& piece : e.args) {
+        Value v = eval(*piece, env);
+        text += v.kind == VKind::string ? v.text() : show(v);
+      }
+      return Value::string(std::move(text));
+    }
+    default: return Value();
+  }
+}
+
+Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
+  switch (e.kind) {
+    case Kind::int_lit: case Kind::float_lit: case Kind::bool_lit: case Kind::string_lit:
+    case Kind::symbol: case Kind::nothing: case Kind::interp:
+      return eval_literal(e, env);
+    case Kind::id: return eval_id(e, env);
+    case Kind::end:
+      if (ends_.empty()) fail(e.pos, "'end' as an index outside of indexing");
+      return Value::integer(ends_.back());
+    case Kind::colon: return Value::symbol(":");
+    case Kind::call: return eval_call(e, env);
+    case Kind::broadcast: return eval_broadcast(e, env);
+    case Kind::field: return eval_field(e, env);
+    case Kind::index: return eval_index(e, env);
+    case Kind::tuple: case Kind::named_tuple: case Kind::vect: case Kind::matrix:
+    case Kind::range: case Kind::comprehension: case Kind::generator: case Kind::typed_array:
+      return eval_collection(e, env);
+    case Kind::and_: case Kind::or_: {
+      Value lhs = eval(*e.args[0], env);
+      if (signal_ != Signal::none) return Value();
+      bool l = truth(lhs, e.args[0]->pos);
+      if (l == (e.kind == Kind::or_)) return Value::boolean(l);
+      return eval(*e.args[1], env);
+    }
+    case Kind::comparison: return eval_comparison(e, env);
+    case Kind::if_: return eval_if(e, env);
+    case Kind::for_: return eval_for(e, env);
+    case Kind::while_: return eval_while(e, env);
+    case Kind::let: return eval_let(e, env);
+    case Kind::block: return eval_block(e, env);
+    case Kind::assign: return eval_assign(e, env);
+    case Kind::op_assign: return eval_op_assign(e, env);
+    case Kind::dot_assign:
+      fail(e.pos, "'.=' writes into an array, and arrays are immutable here: write "
+                  "'x = f.(...)' to make a new one");
+    case Kind::break_: signal_ = Signal::break_; return Value();
+    case Kind::continue_: signal_ = Signal::continue_; return Value();
+    case Kind::return_: {
+      Value v = e.args.empty() ? Value() : eval(*e.args[0], env);
+      if (signal_ != Signal::none) return Value();
+      return_value_ = std::move(v);
+      signal_ = Signal::return_;
+      return Value();
+    }
+    case Kind::function: case Kind::lambda: return eval_function(e, env);
+    case Kind::struct_: case Kind::abstract_type: return eval_struct(e, env);
+    case Kind::const_: return eval(*e.args[0], env);
+    case Kind::global: case Kind::local: {
+      for (const ExprPtr& a : e.args) {
+        if (a->kind == Kind::assign) {
+          eval(*a, env);
+        } else if (a->kind == Kind::id && e.kind == Kind::local) {
+          env->vars[a->name] = Value();
+        }
+      }
+      return Value();
+    }
+    case Kind::decl: return eval(*e.args[0], env);
+    case Kind::using_: case Kind::import_: return Value();
+    default: fail(e.pos, fmt::format("'{}' is not supported here", kind_name(e.kind)));
+  }
+}
+
+// ---- tensors and tracing ------------------------------------------------------------------
+
+void Interpreter::begin_trace(Builder* b, TensorMap examples, bool have_examples) {
+  builder_ = b;
+  examples_ = std::move(examples);
+  have_examples_ = have_examples;
+  constants_.clear();
+  tape_files_.clear();
+}
+
+void Interpreter::end_trace() {
+  builder_ = nullptr;
+  examples_.clear();
+  constants_.clear();
+}
+
+void Interpreter::check_op_limit() {
+  if (static_cast<int64_t>(builder_->tape().ops.size()) >= limits_.max_ops) {
+    fail(here_, fmt::format("the trace recorded more than {} ops; raise the limit with "
+                            "--max-ops if this program is meant to be this large",
+                            limits_.max_ops));
+  }
+}
+
+Var Interpreter::var_of(const Value& v) {
+  const TensorObj& t = v.tensor();
+  if (t.traced) return t.var;
+  // A concrete tensor meeting traced ones becomes a constant, once per tensor.
+  auto it = constants_.find(t.data.raw());
+  if (it != constants_.end() && it->second.first.type() == t.type) return it->second.second;
+  check_op_limit();
+  std::vector<uint8_t> bytes(static_cast<size_t>(t.data.bytes()));
+  if (!bytes.empty()) std::memcpy(bytes.data(), t.data.raw(), bytes.size());
+  Var var = builder_->constant(t.type, std::move(bytes));
+  constants_[t.data.raw()] = {t.data, var};
+  return var;
+}
+
+Var Interpreter::tape_var(const Value& v) {
+  if (v.is_tensor()) return var_of(v);
+  if (!v.is_number()) user_error("a {} is not a tensor or a number", type_name_of(v));
+  DType d = v.kind == VKind::float_ ? v.dtype : v.kind == VKind::boolean ? DType::boolean : DType::i64;
+  return var_of(as_tensor(v, d));
+}
+
+const Method* Interpreter::find_method(const FunctionObj& f, const Args& args) {
+  return select(f.methods, args, nullptr, Pos{}, f.name);
+}
+
+// Ops recorded by prelude code (a layer, a loss) carry the line of the program that
+// called into the prelude, the line a reader of the tape knows.
+Pos Interpreter::op_pos() const {
+  if (here_.file != prelude_file_) return here_;
+  for (size_t i = frames_.size(); i-- > 0;) {
+    if (frames_[i].call.known() && frames_[i].call.file != prelude_file_) return frames_[i].call;
+  }
+  return here_;
+}
+
+std::vector<Value> Interpreter::prim(Prim p, const std::vector<Value>& args, const Attrs& attrs) {
+  bool traced = false;
+  bool number = !args.empty();
+  for (const Value& a : args) {
+    traced = traced || a.tensor().traced;
+    number = number && a.tensor().number;
+  }
+  std::vector<Value> out;
+  if (!traced) {
+    std::vector<Tensor> tensors;
+    for (const Value& a : args) tensors.push_back(a.tensor().data);
+    for (Tensor& t : run_eager(p, tensors, attrs, [this](std::string_view l) { print_(l); })) {
+      out.push_back(Value::concrete(std::move(t), number));
+    }
+    return out;
+  }
+  if (builder_ == nullptr) internal_error("a traced value outside of a trace");
+  Pos at = op_pos();
+  auto [it, added] = tape_files_.try_emplace(at.file, 0);
+  if (added) it->second = builder_->intern_file(sources_.file(at.file).path);
+  Loc loc{it->second, at.line};
+  builder_->set_loc(loc);
+  std::vector<Var> vars;
+  for (const Value& a : args) vars.push_back(var_of(a));
+  check_op_limit();
+  std::vector<Var> outs;
+  try {
+    outs = builder_->call(p, vars, attrs);
+  } catch (const UserError& e) {
+    // The builder names the location as file:line; the interpreter's message has it too.
+    std::string message = e.what();
+    std::string prefix = builder_->tape().loc_str(loc) + ": ";
+    if (message.rfind(prefix, 0) == 0) message = message.substr(prefix.size());
+    throw UserError(message);
+  }
+  for (Var v : outs) out.push_back(Value::traced(v, builder_->type(v), number));
+  return out;
+}
+
+Value Interpreter::prim1(Prim p, const std::vector<Value>& args, const Attrs& attrs) {
+  return prim(p, args, attrs).at(0);
+}
+
+Value Interpreter::as_tensor(const Value& v, DType dtype) {
+  if (v.is_tensor()) {
+    if (v.tensor().type.dtype == dtype) return v;
+    return prim1(Prim::convert, {v}, {{"dtype", dtype}});
+  }
+  if (!v.is_number()) {
+    throw UserError(fmt::format("expected a number or an array, got a {}", type_name_of(v)));
+  }
+  Tensor t(Type{dtype, {}});
+  double x = as_double(v);
+  switch (dtype) {
+    case DType::f32: t.data<float>()[0] = static_cast<float>(x); break;
+    case DType::f64: t.data<double>()[0] = x; break;
+    case DType::i64: t.data<int64_t>()[0] = v.kind == VKind::integer ? v.i : static_cast<int64_t>(x); break;
+    case DType::boolean: t.data<bool>()[0] = x != 0; break;
+  }
+  return Value::concrete(std::move(t), true);
+}
+
+bool Interpreter::truth(const Value& cond, Pos pos) {
+  if (cond.kind == VKind::boolean) return cond.b;
+  if (!cond.is_tensor() || cond.tensor().type != Type{DType::boolean, {}}) {
+    fail(pos, fmt::format("a condition must be a Bool, got a {}", type_name_of(cond)));
+  }
+  const TensorObj& t = cond.tensor();
+  if (!t.traced) return t.data.data<bool>()[0];
+  if (!have_examples_) {
+    fail(pos, "this condition depends on a traced input, and the trace has no example values "
+              "to choose a branch; give example values (a global of the program as the "
+              "argument) or compute both sides and choose with ifelse(c, a, b)");
+  }
+  // Run the tape recorded so far on the example inputs, with the condition as output.
+  Tape partial = builder_->tape();
+  partial.outputs = {{t.var, "condition"}};
+  Executor executor(partial);
+  executor.set_print([](std::string_view) {});
+  bool value = executor.run(examples_).at(0).data<bool>()[0];
+  here_ = pos;
+  Value guarded = value ? cond : prim1(Prim::eq, {cond, as_tensor(Value::boolean(false), DType::boolean)});
+  std::string message = fmt::format(
+      "{}: the condition here was {} when the program was traced and is not now; trace "
+      "again with these inputs",
+      sources_.where(pos), value ? "true" : "false");
+  prim(Prim::guard, {guarded}, {{"message", message}});
+  return value;
+}
+
+}  // namespace ytape::tracer

@@ -1,0 +1,133 @@
+# The standard prelude of ytape's model language: Flux-like layers, activations and losses,
+# written in the language itself and loaded before every program. Layouts follow
+# docs/primitives.md: images are WHCN, conv weights (kw, kh, cin, cout), Dense weights
+# (out, in) as in Flux. Everything here traces down to primitives.
+
+# ---- helpers ------------------------------------------------------------------------------
+
+expand2(x::Integer) = (x, x)
+expand2(x::Tuple) = x
+expand_pad(p::Integer) = (p, p, p, p)
+expand_pad(p::Tuple) = length(p) == 2 ? (p[1], p[1], p[2], p[2]) : p
+
+# Uniform in ±sqrt(6 / (fan_in + fan_out)), Glorot and Bengio (2010), as Flux's default.
+function glorot_uniform(dims...)
+  receptive = 1
+  for i in 1:length(dims)-2
+    receptive *= dims[i]
+  end
+  fan_in = length(dims) == 2 ? dims[2] : receptive * dims[end-1]
+  fan_out = length(dims) == 2 ? dims[1] : receptive * dims[end]
+  scale = sqrt(24f0 / (fan_in + fan_out))
+  (rand(Float32, dims...) .- 0.5f0) .* scale
+end
+
+flatten(x) = reshape(x, :, size(x, ndims(x)))
+
+# ---- activations (scalar functions: broadcast them, as relu.(x)) ----------------------------
+
+leakyrelu(x, a=0.01f0) = max(a * x, x)
+swish(x) = x * sigmoid(x)
+
+softmax(x; dims=1) = Prim.softmax(x; dims=dims)
+logsoftmax(x; dims=1) = Prim.log_softmax(x; dims=dims)
+function logsumexp(x; dims=1)
+  m = maximum(x; dims=dims)
+  m .+ log.(sum(exp.(x .- m); dims=dims))
+end
+
+# ---- losses -------------------------------------------------------------------------------
+
+# Mean cross-entropy of logits (classes, batch) against integer labels (batch,) in 1:classes.
+function crossentropy(logits, labels)
+  n = size(logits, 2)
+  picked = Prim.gather(logsoftmax(logits; dims=1), reshape(labels, 1, n); dim=1)
+  -sum(picked) / n
+end
+logitcrossentropy(logits, labels) = crossentropy(logits, labels)
+
+mse(ŷ, y) = mean(abs2.(ŷ .- y))
+
+# ---- layers -------------------------------------------------------------------------------
+
+struct Dense
+  weight
+  bias
+  σ
+end
+Dense(weight::AbstractMatrix, bias) = Dense(weight, bias, identity)
+Dense(nin::Integer, nout::Integer, σ=identity) =
+  Dense(glorot_uniform(nout, nin), zeros(Float32, nout), σ)
+Dense(p::Tuple, σ=identity) = Dense(p[1], p[2], σ)
+(d::Dense)(x) = d.σ.(d.weight * x .+ d.bias)
+
+struct Conv
+  weight
+  bias
+  σ
+  stride
+  pad
+  dilation
+  groups
+end
+function Conv(k::Tuple, ch::Tuple, σ=identity; stride=1, pad=0, dilation=1, groups=1, bias=true)
+  weight = glorot_uniform(k[1], k[2], ch[1] ÷ groups, ch[2])
+  b = bias ? zeros(Float32, ch[2]) : nothing
+  Conv(weight, b, σ, expand2(stride), expand_pad(pad), expand2(dilation), groups)
+end
+function (c::Conv)(x)
+  y = Prim.conv2d(x, c.weight; stride=c.stride, pad=c.pad, dilation=c.dilation, groups=c.groups)
+  if c.bias !== nothing
+    y = y .+ reshape(c.bias, 1, 1, :, 1)
+  end
+  c.σ.(y)
+end
+
+# Training mode: normalizes with the statistics of the batch (eps = 1e-5).
+struct BatchNorm
+  weight
+  bias
+  σ
+end
+BatchNorm(channels::Integer, σ=identity) =
+  BatchNorm(ones(Float32, channels), zeros(Float32, channels), σ)
+(b::BatchNorm)(x) = b.σ.(Prim.batchnorm(x, b.weight, b.bias))
+
+struct MaxPool
+  window
+  stride
+  pad
+end
+MaxPool(k::Tuple; pad=0, stride=k) = MaxPool(k, expand2(stride), expand_pad(pad))
+(m::MaxPool)(x) = Prim.max_pool2d(x; window=m.window, stride=m.stride, pad=m.pad)
+
+struct MeanPool
+  window
+  stride
+  pad
+end
+MeanPool(k::Tuple; pad=0, stride=k) = MeanPool(k, expand2(stride), expand_pad(pad))
+(m::MeanPool)(x) = Prim.avg_pool2d(x; window=m.window, stride=m.stride, pad=m.pad)
+
+struct GlobalMeanPool
+end
+(g::GlobalMeanPool)(x) = mean(x; dims=(1, 2))
+
+struct Chain
+  layers::Tuple
+end
+Chain(layers...) = Chain(layers)
+(c::Chain)(x) = foldl((h, layer) -> layer(h), c.layers; init=x)
+
+struct SkipConnection
+  layers
+  connection
+end
+(s::SkipConnection)(x) = s.connection(s.layers(x), x)
+
+struct Parallel
+  connection
+  layers::Tuple
+end
+Parallel(connection, layers...) = Parallel(connection, layers)
+(p::Parallel)(x) = p.connection(map(layer -> layer(x), p.layers)...)

@@ -1,0 +1,187 @@
+#include "tracer/trace.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cstdlib>
+
+#include "tape/builder.h"
+#include "tape/error.h"
+#include "tape/validate.h"
+
+namespace ytape::tracer {
+
+namespace {
+
+constexpr uint32_t kNoVar = ~uint32_t{0};
+
+bool is_integer_text(const std::string& s) {
+  size_t i = s.size() > 1 && s[0] == '-' ? 1 : 0;
+  if (i == s.size()) return false;
+  for (; i < s.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+  }
+  return true;
+}
+
+// One command-line argument as a value: a global, a type (a traced placeholder without
+// data), or a literal.
+Value parse_arg(Interpreter& program, const std::string& text) {
+  if (is_integer_text(text)) {
+    try {
+      return Value::integer(std::stoll(text));
+    } catch (const std::exception&) {
+      user_error("argument '{}' does not fit in a 64-bit integer", text);
+    }
+  }
+  if (text == "true" || text == "false") return Value::boolean(text == "true");
+  if (text.size() >= 2 && text.front() == '"' && text.back() == '"') {
+    return Value::string(text.substr(1, text.size() - 2));
+  }
+  Type type;
+  std::string why;
+  if (text.find('[') != std::string::npos && parse_type(text, &type, &why)) {
+    return Value::traced(Var{kNoVar}, type, type.rank() == 0);
+  }
+  if (const Value* g = program.global(text)) return *g;
+  char* end = nullptr;
+  double number = std::strtod(text.c_str(), &end);
+  if (!text.empty() && end == text.c_str() + text.size()) return Value::floating(number, DType::f64);
+  user_error("argument '{}' is not a global of the program, a type such as f32[3,4], or a "
+             "literal (an integer, true/false, a \"string\" or a float)", text);
+}
+
+struct Lifter {
+  Builder& b;
+  TensorMap examples;
+  bool complete = true;
+
+  // Floats and arrays become inputs; the rest is static and recorded in the meta.
+  Value lift(const Value& v, const std::string& path) {
+    switch (v.kind) {
+      case VKind::float_: {
+        Var var = b.input(path, Type{v.dtype, {}});
+        Tensor t(Type{v.dtype, {}});
+        if (v.dtype == DType::f32) {
+          t.data<float>()[0] = static_cast<float>(v.f);
+        } else {
+          t.data<double>()[0] = v.f;
+        }
+        examples.emplace_back(path, t);
+        return Value::traced(var, t.type(), true);
+      }
+      case VKind::tensor: {
+        const TensorObj& x = v.tensor();
+        Var var = b.input(path, x.type);
+        if (x.traced) {
+          complete = false;
+        } else {
+          examples.emplace_back(path, x.data);
+        }
+        return Value::traced(var, x.type, x.number);
+      }
+      case VKind::tuple: case VKind::named_tuple: {
+        const TupleObj& t = v.tup();
+        std::vector<Value> items;
+        for (size_t i = 0; i < t.items.size(); ++i) {
+          std::string name = t.names.empty() ? std::to_string(i + 1) : t.names[i];
+          items.push_back(lift(t.items[i], path + "." + name));
+        }
+        return t.names.empty() ? Value::tuple(std::move(items)) : Value::named_tuple(t.names, std::move(items));
+      }
+      case VKind::object: {
+        const StructObj& s = v.object();
+        auto obj = std::make_shared<StructObj>();
+        obj->type = s.type;
+        for (size_t i = 0; i < s.fields.size(); ++i) {
+          obj->fields.push_back(lift(s.fields[i], path + "." + s.type->fields[i]));
+        }
+        Value out = v;
+        out.obj = std::move(obj);
+        return out;
+      }
+      case VKind::integer: case VKind::boolean: case VKind::string: case VKind::symbol:
+      case VKind::range:
+        b.add_meta("static." + path, show(v));
+        return v;
+      default: return v;
+    }
+  }
+};
+
+void add_outputs(Interpreter& in, Builder& b, const Value& v, const std::string& name) {
+  switch (v.kind) {
+    case VKind::tuple: case VKind::named_tuple: {
+      const TupleObj& t = v.tup();
+      for (size_t i = 0; i < t.items.size(); ++i) {
+        add_outputs(in, b, t.items[i], name + "." + (t.names.empty() ? std::to_string(i + 1) : t.names[i]));
+      }
+      return;
+    }
+    case VKind::object: {
+      const StructObj& s = v.object();
+      for (size_t i = 0; i < s.fields.size(); ++i) add_outputs(in, b, s.fields[i], name + "." + s.type->fields[i]);
+      return;
+    }
+    case VKind::nothing: return;
+    default:
+      if (!v.is_number() && !v.is_tensor()) {
+        user_error("the entry returns a {} at '{}', which cannot be a tape output", type_name_of(v), name);
+      }
+      b.output(in.tape_var(v), name);
+  }
+}
+
+// The parameter names of the method the call will run, for input paths.
+std::vector<std::string> param_names(Interpreter& program, const Value& f, const Args& args) {
+  std::vector<std::string> names;
+  const Method* m = f.kind == VKind::function ? program.find_method(f.fn(), args) : nullptr;
+  for (size_t i = 0; i < args.pos.size(); ++i) {
+    std::string name = fmt::format("arg{}", i + 1);
+    if (m != nullptr && !m->def->params.empty()) {
+      size_t k = std::min(i, m->def->params.size() - 1);
+      const Param& p = m->def->params[k];
+      if (p.splat) {
+        name = fmt::format("{}.{}", p.name, i - k + 1);
+      } else if (k == i && !p.name.empty()) {
+        name = p.name;
+      }
+    }
+    names.push_back(name);
+  }
+  return names;
+}
+
+}  // namespace
+
+Traced trace(Interpreter& program, const std::string& entry, const std::vector<std::string>& args,
+             const TraceOptions& options) {
+  const Value* f = program.global(entry);
+  if (f == nullptr) user_error("the program defines no function '{}'", entry);
+  Args call_args;
+  for (const std::string& a : args) call_args.pos.push_back(parse_arg(program, a));
+  std::vector<std::string> names = param_names(program, *f, call_args);
+  Builder b(entry);
+  b.add_meta("entry", entry);
+  Lifter lifter{b, {}, true};
+  for (size_t i = 0; i < call_args.pos.size(); ++i) {
+    call_args.pos[i] = lifter.lift(call_args.pos[i], names[i]);
+  }
+  program.set_max_ops(options.max_ops);
+  program.begin_trace(&b, lifter.examples, lifter.complete);
+  try {
+    Value result = program.call(*f, std::move(call_args));
+    add_outputs(program, b, result, "out");
+  } catch (...) {
+    program.end_trace();
+    throw;
+  }
+  program.end_trace();
+  Tape tape = b.finish();
+#ifndef NDEBUG
+  validate(tape);  // the builder makes valid tapes; debug builds check the claim
+#endif
+  return {std::move(tape), std::move(lifter.examples)};
+}
+
+}  // namespace ytape::tracer

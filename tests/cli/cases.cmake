@@ -69,3 +69,10 @@ cli_test(trace_sample_basics EXIT 0 STDOUT ${CASES}/expected/trace_basics.json
          COMMAND ${YTAPE} trace ../../samples/basics.jl -f main x)
 cli_test(trace_include EXIT 0 STDOUT ${CASES}/expected/trace_include.txt
          COMMAND ${YTAPE} trace trace/include.jl -f f f32[2])
+# The traced tapes of the samples in text form, pinned.
+cli_test(trace_text_mlp EXIT 0 STDOUT ${CASES}/expected/trace_mlp.txt
+         COMMAND bash ${CASES}/trace_show.sh ${YTAPE} ../../samples/mlp.jl loss model x labels)
+cli_test(trace_text_basics EXIT 0 STDOUT ${CASES}/expected/trace_basics.txt
+         COMMAND bash ${CASES}/trace_show.sh ${YTAPE} ../../samples/basics.jl main x)
+cli_test(trace_text_resnet18 EXIT 0 STDOUT ${CASES}/expected/trace_resnet18.txt
+         COMMAND bash ${CASES}/trace_show.sh ${YTAPE} ../../samples/resnet18.jl loss model image)

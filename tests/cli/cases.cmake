@@ -54,9 +54,6 @@ cli_test(trace_branch_no_values EXIT 2 STDOUT ${CASES}/empty.txt
          COMMAND ${YTAPE} trace trace/branch.jl -f f f64[2])
 cli_test(trace_no_entry EXIT 2 STDERR ${CASES}/expected/trace_no_entry.err
          COMMAND ${YTAPE} trace trace/tiny.jl -f nosuch W)
-# The traced tape of samples/mlp.jl is pinned (a golden test of the sample and the prelude).
-cli_test(trace_sample_mlp EXIT 0 STDOUT ${CASES}/expected/trace_mlp.json
-         COMMAND ${YTAPE} trace ../../samples/mlp.jl -f loss model x labels)
 # Failing programs pin their messages: a guard stopping a run on the other branch, runaway
 # recursion and the op limit.
 cli_test(trace_guard EXIT 2 STDOUT ${CASES}/expected/trace_guard.out STDERR ${CASES}/expected/trace_guard.err
@@ -65,11 +62,10 @@ cli_test(trace_recursion EXIT 2 STDOUT ${CASES}/empty.txt STDERR ${CASES}/expect
          COMMAND ${YTAPE} trace trace/runaway.jl -f recurse f32[2])
 cli_test(trace_max_ops EXIT 2 STDOUT ${CASES}/empty.txt STDERR ${CASES}/expected/trace_max_ops.err
          COMMAND ${YTAPE} trace trace/runaway.jl -f unrolled f32[2] --max-ops 100)
-cli_test(trace_sample_basics EXIT 0 STDOUT ${CASES}/expected/trace_basics.json
-         COMMAND ${YTAPE} trace ../../samples/basics.jl -f main x)
 cli_test(trace_include EXIT 0 STDOUT ${CASES}/expected/trace_include.txt
          COMMAND ${YTAPE} trace trace/include.jl -f f f32[2])
-# The traced tapes of the samples in text form, pinned.
+# The traced tapes of the samples in text form, pinned (golden tests of the samples and the
+# prelude).
 cli_test(trace_text_mlp EXIT 0 STDOUT ${CASES}/expected/trace_mlp.txt
          COMMAND bash ${CASES}/trace_show.sh ${YTAPE} ../../samples/mlp.jl loss model x labels)
 cli_test(trace_text_basics EXIT 0 STDOUT ${CASES}/expected/trace_basics.txt

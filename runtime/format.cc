@@ -25,13 +25,7 @@ double at(const Tensor& t, int64_t i) {
 
 std::string element_str(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
-    case DType::f32: {
-      float v = t.data<float>()[i];
-      if (!std::isfinite(v)) return float_str(v);
-      std::string s = fmt::format("{}", v);
-      if (s.find_first_of(".eE") == std::string::npos) s += ".0";
-      return s;
-    }
+    case DType::f32: return float32_str(t.data<float>()[i]);
     case DType::f64: return float_str(t.data<double>()[i]);
     case DType::i64: return fmt::format("{}", t.data<int64_t>()[i]);
     case DType::boolean: return t.data<bool>()[i] ? "true" : "false";

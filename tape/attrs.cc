@@ -22,6 +22,13 @@ std::string float_str(double v) {
   return s;
 }
 
+std::string float32_str(float v) {
+  if (v != v || v == 1.0f / 0.0f || v == -1.0f / 0.0f) return float_str(v);
+  std::string s = fmt::format("{}", v);
+  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
+  return s;
+}
+
 std::string quoted(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {

@@ -24,6 +24,9 @@ inline AttrKind attr_kind(const AttrValue& v) { return static_cast<AttrKind>(v.i
 std::string attr_value_str(const AttrValue& v);
 /// A double in shortest round-trip form, as the text and JSON forms write it.
 std::string float_str(double v);
+/// A float in shortest round-trip form as a float (0.1f is "0.1", not the digits of the
+/// double it widens to), written like float_str.
+std::string float32_str(float v);
 /// A string quoted and escaped as in JSON.
 std::string quoted(std::string_view s);
 

@@ -34,11 +34,7 @@ std::string literal_str(const Op& op, DType dtype, int64_t i) {
     case DType::f32: {
       float v;
       std::memcpy(&v, p, 4);
-      if (v != v || v == 1.0f / 0.0f || v == -1.0f / 0.0f) return float_str(v);
-      // Shortest digits that read back to the same float (not the same double).
-      std::string s = fmt::format("{}", v);
-      if (s.find_first_of(".eE") == std::string::npos) s += ".0";
-      return s;
+      return float32_str(v);
     }
     case DType::f64: return float_str(literal_at(op, dtype, i));
     case DType::i64: {

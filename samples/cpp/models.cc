@@ -59,8 +59,8 @@ namespace {
 
 struct ResNetBuilder {
   Builder& b;
-  std::vector<std::pair<std::string, Type>> params;  // declared first, used below
-  std::vector<Var> vars;
+  std::vector<std::pair<std::string, Type>> params = {};  // declared first, used below
+  std::vector<Var> vars = {};
   size_t next = 0;
 
   // Two passes over the same code: the first declares parameters (inputs must come

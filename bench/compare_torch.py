@@ -1,15 +1,43 @@
 #!/usr/bin/python3
-"""ytape against PyTorch on ResNet-18 forward, same machine, same threads, one run.
+"""ytape against PyTorch on ResNet-18: the same weights give the same loss and gradients; timing.
 
 Run by hand, never in CI (it needs Debian's python3-torch and python3-torchvision):
 
-    bench/compare_torch.py [--threads 2] [--build build/release]
+    bench/compare_torch.py [--threads 2] [--build build/release] [--check-only]
+                           [--timing both|forward|train] [--tolerance 1e-4]
+                           [--grad-tolerance 1e-3]
 
-Times ResNet-18 at 224x224, batch 1 and 8, batch norm in training mode (batch statistics),
-in PyTorch (torchvision's resnet18, eval of nothing: model.train(), under torch.no_grad())
-and in ytape (bench_runtime, the same network built with the C++ builder), and prints the
-ratio ytape / PyTorch for time (median of repeated runs after a warm-up) and for peak
-memory growth during the first run. Each measurement runs in a process of its own.
+1. Weight exchange (always, a few seconds). samples/resnet18.jl is traced with
+   `ytape trace ... -f loss model image`; its tape inputs are torchvision's
+   resnet18().state_dict() parameters, named "model." + the torchvision name with indices
+   1-based, shape reversed, the same bytes (running_mean, running_var and
+   num_batches_tracked have no input: batch norm runs in training mode).
+   - torchvision -> ytape: torchvision's resnet18 built with a fixed seed writes its
+     parameters and an image to a safetensors file, `ytape run` runs the traced tape on it,
+     and its loss (the sum of the 1000 logits) is compared with PyTorch's on the same
+     weights and image (model.train(): batch statistics, as ytape).
+   - ytape -> torchvision: the example values of `ytape trace --save-inputs` (the weights
+     resnet18.jl draws, and its image) are loaded into torchvision's resnet18 and compared
+     the same way.
+   Both are also compared with PyTorch in float64, which shows how much of the difference
+   is f32 rounding on either side. Fails (exit 1) if a relative difference of ytape and
+   PyTorch exceeds --tolerance.
+2. Gradients (always, a few seconds more). `ytape grad --wrt model` of the same tape, run on
+   torchvision's weights and image, against torch.autograd (loss = output.sum(), gradients
+   of the parameters only): for every parameter the relative difference
+   ||g_ytape - g_torch|| / ||g_torch||, the largest printed with the parameter's name, both
+   sides also against torch.autograd in float64. Fails (exit 1) above --grad-tolerance.
+3. Timing (unless --check-only): ResNet-18 at 224x224, batch 1 and 8, train-mode batch
+   norm, printing the ratio ytape / PyTorch for time (median of repeated runs after a
+   warm-up) and for the growth of the peak resident memory during the first run. Each
+   measurement runs in a process of its own.
+   - forward: PyTorch's torchvision resnet18, model.train() under torch.no_grad(); ytape's
+     bench_runtime, which traces samples/resnet18.jl with an f32[224,224,3,N] image.
+   - train (the training step, forward + backward): PyTorch's forward, loss =
+     output.sum(), backward, gradients zeroed between runs (not timed); ytape's `ytape run
+     --random --repeat N` of `ytape grad --wrt model` of the traced tape. ytape's memory is
+     the peak of `ytape run --random` (one run) less the peak of the same command on a tape
+     with the same inputs and no ops: what the run itself allocates, as PyTorch's growth.
 
 PyTorch 1.13 from Debian runs its convolutions through oneDNN (MKL-DNN) and its matmul
 through a generic reference BLAS; ytape uses im2col + OpenBLAS GEMM.
@@ -17,12 +45,299 @@ through a generic reference BLAS; ytape uses im2col + OpenBLAS GEMM.
 import argparse
 import json
 import os
+import re
 import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROGRAM = os.path.join(ROOT, "samples", "resnet18.jl")
+TORCH_ONLY = ("running_mean", "running_var", "num_batches_tracked")  # buffers, not inputs
+
+# ---- safetensors: the format is small enough to read and write here ---------------------
+
+DTYPES = {"F32": "<f4", "F64": "<f8", "I64": "<i8", "BOOL": "?"}
+
+
+def write_safetensors(path, tensors):
+    """tensors: name -> numpy array (row-major; its shape is the reversed ytape shape)."""
+    import numpy as np
+
+    header, blobs, offset = {}, [], 0
+    for name, array in tensors.items():
+        array = np.ascontiguousarray(array)
+        dtype = next(k for k, v in DTYPES.items() if np.dtype(v) == array.dtype)
+        data = array.tobytes()
+        header[name] = {"dtype": dtype, "shape": list(array.shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(len(text).to_bytes(8, "little") + text + b"".join(blobs))
+
+
+def read_safetensors(path):
+    import numpy as np
+
+    with open(path, "rb") as f:
+        data = f.read()
+    n = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + n])
+    header.pop("__metadata__", None)
+    out = {}
+    for name, entry in header.items():
+        begin, end = entry["data_offsets"]
+        array = np.frombuffer(data[8 + n + begin:8 + n + end], dtype=DTYPES[entry["dtype"]])
+        out[name] = array.reshape(entry["shape"]).copy()
+    return out
+
+
+# ---- names: torchvision (0-based) <-> ytape (1-based, under "model.") ------------------------
+
+def ytape_name(torch_name):
+    return "model." + ".".join(str(int(p) + 1) if p.isdigit() else p for p in torch_name.split("."))
+
+
+def torch_name(ytape_name):
+    assert ytape_name.startswith("model."), ytape_name
+    return ".".join(str(int(p) - 1) if p.isdigit() else p for p in ytape_name[6:].split("."))
+
+
+def tape_inputs(tape_path):
+    """name -> ytape shape (column-major, as the tape declares it) of the tape's inputs."""
+    with open(tape_path) as f:
+        tape = json.load(f)
+    inputs = {}
+    for op in tape["ops"]:
+        if op["op"] == "input":
+            dtype, dims = re.fullmatch(r"(\w+)\[([\d,]*)\]", op["type"][0]).groups()
+            assert dtype == "f32", op
+            inputs[op["name"]] = [int(d) for d in dims.split(",") if d]
+    return inputs
+
+
+# ---- weight exchange -------------------------------------------------------------------------
+
+def run(cmd):
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"failed ({result.returncode}): {' '.join(cmd)}\n{result.stderr.strip()}")
+    return result.stdout
+
+
+def torch_losses(model, image):
+    """The loss in train-mode batch norm, in float32 and in float64 (a reference for both)."""
+    import copy
+
+    import torch
+
+    with torch.no_grad():
+        f64 = copy.deepcopy(model).double().train()
+        f32 = model.train()
+        return f32(image).sum().item(), f64(image.double()).sum().item()
+
+
+def rel(a, b):
+    return abs(a - b) / max(abs(b), 1e-30)
+
+
+def seeded_model():
+    """torchvision's resnet18 and an image in [-1, 1), batch 1, from a fixed seed."""
+    import torch
+    import torchvision
+
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18(weights=None)
+    # torchvision initializes batch norm to scale 1, bias 0; other values test the mapping.
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            torch.nn.init.uniform_(m.weight, 0.5, 1.5)
+            torch.nn.init.uniform_(m.bias, -0.5, 0.5)
+    return model, torch.rand(1, 3, 224, 224) * 2 - 1
+
+
+def exchange(ytape, tolerance, threads, work):
+    """Checks the loss both ways; leaves resnet18.json (the traced tape) and
+    torch_weights.safetensors (seeded_model's weights and image) in `work`."""
+    import torch
+    import torchvision
+
+    torch.set_num_threads(threads)
+    tape = os.path.join(work, "resnet18.json")
+    examples = os.path.join(work, "resnet18_examples.safetensors")
+    run([ytape, "trace", PROGRAM, "-f", "loss", "model", "image", "-o", tape, "--save-inputs",
+         examples])
+    inputs = tape_inputs(tape)
+
+    # The tape's inputs are torchvision's parameters and the image, one to one, shapes reversed.
+    reference = torchvision.models.resnet18(weights=None)
+    params = {ytape_name(k): v for k, v in reference.state_dict().items()
+              if not k.endswith(TORCH_ONLY)}
+    expected = {k: list(reversed(v.shape)) for k, v in params.items()}
+    expected["image"] = [224, 224, 3, 1]
+    if inputs != expected:
+        missing = sorted(set(expected) - set(inputs))
+        extra = sorted(set(inputs) - set(expected))
+        shapes = sorted(k for k in set(inputs) & set(expected) if inputs[k] != expected[k])
+        sys.exit(f"tape inputs differ from torchvision's parameters: not in the tape {missing}, "
+                 f"not in torchvision {extra}, other shapes {shapes}")
+    print(f"tape inputs: {len(params)} torchvision parameters (shapes reversed) + image; "
+          f"{sum(v.numel() for v in params.values())} weights")
+
+    results = []
+
+    # torchvision -> ytape: a seeded torchvision model and image, run by ytape.
+    model, image = seeded_model()
+    weights = {ytape_name(k): v.numpy() for k, v in model.state_dict().items()
+               if not k.endswith(TORCH_ONLY)}
+    weights["image"] = image.numpy()
+    given = os.path.join(work, "torch_weights.safetensors")
+    write_safetensors(given, weights)
+    out = os.path.join(work, "out_torch_weights.safetensors")
+    run([ytape, "run", tape, "--inputs", given, "-o", out, "--threads", str(threads)])
+    y = float(read_safetensors(out)["out"])
+    t32, t64 = torch_losses(model, image)
+    results.append(("torchvision weights -> ytape", y, t32, t64))
+
+    # ytape -> torchvision: resnet18.jl's example weights and image, loaded into torchvision.
+    values = read_safetensors(examples)
+    model = torchvision.models.resnet18(weights=None)
+    state = {torch_name(k): torch.from_numpy(v) for k, v in values.items() if k != "image"}
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    if unexpected or any(not k.endswith(TORCH_ONLY) for k in missing):
+        sys.exit(f"ytape's weights do not load into torchvision: missing {missing}, "
+                 f"unexpected {unexpected}")
+    image = torch.from_numpy(values["image"])
+    out = os.path.join(work, "out_ytape_weights.safetensors")
+    run([ytape, "run", tape, "--inputs", examples, "-o", out, "--threads", str(threads)])
+    y = float(read_safetensors(out)["out"])
+    t32, t64 = torch_losses(model, image)
+    results.append(("ytape weights -> torchvision", y, t32, t64))
+
+    print(f"{'ResNet-18 loss, batch 1':<30} {'ytape':>14} {'PyTorch f32':>14} {'rel diff':>9}   "
+          f"{'vs PyTorch f64: ytape':>21} {'PyTorch':>9}")
+    ok = True
+    for label, y, t32, t64 in results:
+        d = rel(y, t32)
+        ok = ok and d <= tolerance
+        print(f"{label:<30} {y:>14.7g} {t32:>14.7g} {d:>9.2e}   {rel(y, t64):>21.2e} "
+              f"{rel(t32, t64):>9.2e}{'' if d <= tolerance else '   > tolerance'}")
+    print(f"tolerance: relative difference ytape / PyTorch f32 <= {tolerance:g}")
+    return ok
+
+
+# ---- gradients -------------------------------------------------------------------------------
+#
+# A relu input within f32 rounding of 0 can have one sign in ytape and the other in PyTorch;
+# the cotangent element it passes or stops then moves a batch-norm bias gradient (a sum of a
+# few hundred elements) by up to 1e-2 relative. That is no error of either side, so the
+# check runs PyTorch with ytape's relu signs (read from the tape's relu inputs), and reports
+# how many inputs differ and what PyTorch's own signs give.
+
+def relu_signs(ytape, grad_tape, inputs, threads, work):
+    """The signs (x > 0) of the relu inputs of ytape's run, in the tape's order, as torch bool
+    tensors: the gradient tape with the relu inputs as more outputs."""
+    import torch
+
+    with open(grad_tape) as f:
+        tape = json.load(f)
+    relus = [op["args"][0] for op in tape["ops"] if op["op"] == "relu"]
+    tape["outputs"] += [{"var": v, "name": f"relu_input.{i}"} for i, v in enumerate(relus)]
+    more = os.path.join(work, "resnet18_grad_relu_inputs.json")
+    with open(more, "w") as f:
+        json.dump(tape, f)
+    out = os.path.join(work, "relu_inputs.safetensors")
+    run([ytape, "run", more, "--inputs", inputs, "-o", out, "--threads", str(threads)])
+    values = read_safetensors(out)
+    return [torch.from_numpy(values[f"relu_input.{i}"] > 0) for i in range(len(relus))]
+
+
+def torch_gradients(model, image, signs=None):
+    """Parameter name -> gradient of output.sum() in train mode, as float64 numpy arrays, and
+    with `signs` the number of relu inputs whose sign differs from them: every relu then
+    passes exactly the elements its sign says (call i takes signs[i])."""
+    import copy
+
+    import torch
+
+    class ReluWithSigns(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.calls = self.differ = 0
+
+        def forward(self, x):
+            keep = signs[self.calls]
+            self.calls += 1
+            self.differ += int(((x > 0) != keep).sum())
+            return x * keep.to(x.dtype)
+
+    model = copy.deepcopy(model).train()
+    relu = ReluWithSigns()
+    if signs is not None:  # torchvision's resnet18 calls model.relu, then each block's twice
+        model.relu = relu
+        for layer in (model.layer1, model.layer2, model.layer3, model.layer4):
+            for block in layer:
+                block.relu = relu
+    model(image).sum().backward()
+    if signs is not None and relu.calls != len(signs):
+        sys.exit(f"PyTorch's resnet18 calls relu {relu.calls} times, ytape's tape has "
+                 f"{len(signs)} relu ops")
+    return {k: p.grad.double().numpy() for k, p in model.named_parameters()}, relu.differ
+
+
+def gradients(ytape, tolerance, threads, work):
+    """`ytape grad --wrt model` on seeded_model's weights and image against torch.autograd."""
+    import numpy as np
+    import torch
+
+    torch.set_num_threads(threads)
+    tape = os.path.join(work, "resnet18.json")
+    grad_tape = os.path.join(work, "resnet18_grad.json")
+    weights = os.path.join(work, "torch_weights.safetensors")
+    out = os.path.join(work, "grads.safetensors")
+    run([ytape, "grad", tape, "--wrt", "model", "-o", grad_tape])
+    run([ytape, "run", grad_tape, "--inputs", weights, "-o", out, "--threads", str(threads)])
+    ours = {torch_name(k[len("grad."):]): v.astype(np.float64)
+            for k, v in read_safetensors(out).items() if k.startswith("grad.")}
+    signs = relu_signs(ytape, grad_tape, weights, threads, work)
+
+    model, image = seeded_model()
+    own32, _ = torch_gradients(model, image)
+    t32, differ32 = torch_gradients(model, image, signs)
+    t64, differ64 = torch_gradients(model.double(), image.double(), signs)
+    if set(ours) != set(t32) or any(ours[k].shape != t32[k].shape for k in t32):
+        sys.exit(f"ytape's gradients differ from torchvision's parameters: "
+                 f"{sorted(set(ours) ^ set(t32))}, shapes "
+                 f"{sorted(k for k in set(ours) & set(t32) if ours[k].shape != t32[k].shape)}")
+
+    def rel_norm(a, b):
+        return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
+
+    rows = sorted(((rel_norm(ours[k], t32[k]), rel_norm(ours[k], t64[k]),
+                    rel_norm(t32[k], t64[k]), k) for k in t32), reverse=True)
+    print(f"{'ResNet-18 gradients, batch 1':<34} {'ytape/torch':>11}   "
+          f"{'vs PyTorch f64: ytape':>21} {'PyTorch':>9}")
+    for d, y64, t, name in rows[:5]:
+        print(f"{name:<34} {d:>11.2e}   {y64:>21.2e} {t:>9.2e}")
+    print(f"{'largest of ' + str(len(rows)) + ' parameters':<34} {rows[0][0]:>11.2e}   "
+          f"{max(r[1] for r in rows):>21.2e} {max(r[2] for r in rows):>9.2e}")
+    own = max((rel_norm(ours[k], own32[k]), k) for k in own32)
+    print(f"PyTorch runs with ytape's relu signs: {differ32} of {sum(x.numel() for x in signs)} "
+          f"relu inputs have the other sign in PyTorch f32 ({differ64} in f64); with its own "
+          f"signs the largest difference is {own[0]:.2e} ({own[1]})")
+    worst = rows[0]
+    ok = worst[0] <= tolerance
+    print(f"largest relative difference ||g_ytape - g_torch|| / ||g_torch||: {worst[0]:.2e} "
+          f"({worst[3]}); tolerance {tolerance:g}{'' if ok else ': exceeded'}")
+    return ok
+
+
+# ---- timing ----------------------------------------------------------------------------------
 
 def torch_forward(batch, threads, repeat):
     import torch
@@ -41,7 +356,8 @@ def torch_forward(batch, threads, repeat):
             start = time.perf_counter()
             model(image).sum()
             times.append((time.perf_counter() - start) * 1e3)
-    return {"median_ms": statistics.median(times), "min_ms": min(times), "rss_growth_mb": growth}
+    return {"median_ms": statistics.median(times), "min_ms": min(times), "rss_growth_mb": growth,
+            "version": torch.__version__, "mkldnn": torch.backends.mkldnn.is_available()}
 
 
 def ytape_forward(build, batch, threads):
@@ -51,33 +367,160 @@ def ytape_forward(build, batch, threads):
     return json.loads(out.splitlines()[-1])
 
 
+def repeats(batch):
+    return 10 if batch == 1 else 5
+
+
+def torch_child(kind, batch, threads):
+    """One PyTorch measurement, in a fresh process of its own."""
+    child = subprocess.run([sys.executable, __file__, "--threads", str(threads),
+                            "--child-" + kind, str(batch)], check=True, capture_output=True,
+                           text=True).stdout
+    return json.loads(child)
+
+
+def row(label, y, t):
+    return (f"{label:<26} {y['median_ms']:>9.1f} {t['median_ms']:>9.1f} "
+            f"{y['median_ms'] / t['median_ms']:>6.2f}   {y['rss_growth_mb']:>8.1f} "
+            f"{t['rss_growth_mb']:>8.1f} {y['rss_growth_mb'] / max(t['rss_growth_mb'], 0.1):>6.2f}")
+
+
+def header(title):
+    return (f"{title:<26} {'ytape ms':>9} {'torch ms':>9} {'ratio':>6}   {'ytape MB':>8} "
+            f"{'torch MB':>8} {'ratio':>6}")
+
+
+def timing(build, threads):
+    print(header("ResNet-18 forward"))
+    for batch in (1, 8):
+        t = torch_child("forward", batch, threads)
+        y = ytape_forward(build, batch, threads)
+        print(row(f"batch {batch}, train-mode BN", y, t))
+    print(f"PyTorch {t['version']} (oneDNN convolutions: {t['mkldnn']}), {threads} threads; ytape "
+          f"from {build} (the tape traced from samples/resnet18.jl). ratio < 1: ytape is faster / "
+          "uses less. Memory: growth of the peak resident set during the first forward.")
+
+
+# ---- training step ---------------------------------------------------------------------------
+
+def torch_train(batch, threads, repeat):
+    import torch
+    import torchvision
+
+    torch.set_num_threads(threads)
+    model = torchvision.models.resnet18(weights=None)
+    model.train()
+    image = torch.rand(batch, 3, 224, 224) * 2 - 1
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    model(image).sum().backward()
+    growth = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - before
+    times = []
+    for _ in range(repeat):
+        model.zero_grad()
+        start = time.perf_counter()
+        model(image).sum().backward()
+        times.append((time.perf_counter() - start) * 1e3)
+    return {"median_ms": statistics.median(times), "min_ms": min(times), "rss_growth_mb": growth}
+
+
+def peak_mb(cmd, work):
+    """The peak resident memory of `cmd`'s process, in MB. It starts from this process's
+    peak (inherited through fork), which stays far below what is measured here."""
+    with open(os.path.join(work, "stderr.txt"), "w+") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            sys.exit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{err.read().strip()}")
+    return usage.ru_maxrss / 1024
+
+
+def ytape_train(ytape, batch, threads, work):
+    """`ytape grad --wrt model` of the traced tape at `batch`, run on made-up inputs."""
+    tape = os.path.join(work, f"resnet18_b{batch}.json")
+    grad_tape = os.path.join(work, f"resnet18_b{batch}_grad.json")
+    run([ytape, "trace", PROGRAM, "-f", "loss", "model", f"f32[224,224,3,{batch}]", "-o", tape])
+    run([ytape, "grad", tape, "--wrt", "model", "-o", grad_tape])
+    # The same inputs and nothing else: what loading the tape and making up its inputs take.
+    with open(grad_tape) as f:
+        empty = json.load(f)
+    empty["ops"] = [op for op in empty["ops"] if op["op"] == "input"]
+    empty["outputs"] = [{"var": empty["ops"][0]["out"][0], "name": "out"}]
+    empty_tape = os.path.join(work, f"resnet18_b{batch}_inputs.json")
+    with open(empty_tape, "w") as f:
+        json.dump(empty, f)
+
+    base = [ytape, "run", "--random", "--threads", str(threads)]
+    # One run: `ytape run --repeat` keeps the last run's outputs while the next one runs.
+    growth = peak_mb(base + [grad_tape], work) - peak_mb(base + [empty_tape], work)
+    # The first run allocates the buffers: one more than PyTorch's timed runs, as its warm-up.
+    out = run(base + [grad_tape, "--repeat", str(repeats(batch) + 1)])
+    median, best = re.search(r"time: median ([\d.]+) ms over \d+ runs \(min ([\d.]+)",
+                             out).groups()
+    return {"median_ms": float(median), "min_ms": float(best), "rss_growth_mb": growth}
+
+
+def training(build, threads):
+    ytape = os.path.join(build, "cli", "ytape")
+    print(header("ResNet-18 training step"))
+    with tempfile.TemporaryDirectory(prefix="ytape-torch-") as work:
+        for batch in (1, 8):
+            t = torch_child("train", batch, threads)
+            y = ytape_train(ytape, batch, threads, work)
+            print(row(f"batch {batch}, train-mode BN", y, t))
+    print(f"{threads} threads. Forward, loss = sum of the logits, gradients of the parameters "
+          "(PyTorch: backward, gradients zeroed between runs; ytape: `ytape run --repeat` of "
+          "`ytape grad --wrt model`). Memory: growth of the peak resident set during the first "
+          "step (ytape: `ytape run` less the same inputs with no ops).")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--build", default="build/release")
-    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--check-only", "--exchange-only", action="store_true",
+                        help="check the weight exchange and the gradients, skip the timing")
+    parser.add_argument("--timing", choices=("both", "forward", "train"), default="both",
+                        help="what to time after the checks (default both)")
+    parser.add_argument("--tolerance", type=float, default=1e-4,
+                        help="largest relative loss difference ytape / PyTorch (default 1e-4)")
+    parser.add_argument("--grad-tolerance", type=float, default=1e-3,
+                        help="largest relative difference ||g_ytape - g_torch|| / ||g_torch|| of "
+                        "a parameter's gradient (default 1e-3)")
+    parser.add_argument("--child-forward", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--child-train", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.child:  # one PyTorch measurement in a fresh process
-        batch = int(args.child)
-        print(json.dumps(torch_forward(batch, args.threads, 10 if batch == 1 else 5)))
+    if args.child_forward:  # one PyTorch measurement in a fresh process
+        print(json.dumps(torch_forward(args.child_forward, args.threads,
+                                       repeats(args.child_forward))))
         return
-    import torch
-
-    print(f"PyTorch {torch.__version__} (oneDNN convolutions: {torch.backends.mkldnn.is_available()}),"
-          f" {args.threads} threads; ytape from {args.build}")
-    print(f"{'ResNet-18 forward':<22} {'ytape ms':>9} {'torch ms':>9} {'ratio':>6}   "
-          f"{'ytape MB':>8} {'torch MB':>8} {'ratio':>6}")
-    for batch in (1, 8):
-        child = subprocess.run([sys.executable, __file__, "--threads", str(args.threads), "--child",
-                                str(batch)], check=True, capture_output=True, text=True).stdout
-        t = json.loads(child)
-        y = ytape_forward(args.build, batch, args.threads)
-        print(f"{'batch ' + str(batch) + ', train-mode BN':<22} {y['median_ms']:>9.1f} "
-              f"{t['median_ms']:>9.1f} {y['median_ms'] / t['median_ms']:>6.2f}   "
-              f"{y['rss_growth_mb']:>8.1f} {t['rss_growth_mb']:>8.1f} "
-              f"{y['rss_growth_mb'] / max(t['rss_growth_mb'], 0.1):>6.2f}")
-    print("ratio < 1: ytape is faster / uses less. Memory: growth of the peak resident set "
-          "during the first forward.")
+    if args.child_train:
+        print(json.dumps(torch_train(args.child_train, args.threads, repeats(args.child_train))))
+        return
+    if args.check_only:
+        ytape = os.path.join(args.build, "cli", "ytape")
+        with tempfile.TemporaryDirectory(prefix="ytape-torch-") as work:
+            same_loss = exchange(ytape, args.tolerance, args.threads, work)
+            print()
+            same_grads = gradients(ytape, args.grad_tolerance, args.threads, work)
+        if not (same_loss and same_grads):
+            sys.exit("ytape and PyTorch disagree beyond the tolerance")
+        return
+    # The checks run in a process of their own and this one never imports torch: a process
+    # started from this one inherits its peak resident set (ru_maxrss survives fork and exec),
+    # which would hide the memory growth the timing children measure.
+    checked = subprocess.run([sys.executable, __file__, "--check-only", "--build", args.build,
+                              "--threads", str(args.threads), "--tolerance", str(args.tolerance),
+                              "--grad-tolerance", str(args.grad_tolerance)])
+    if args.timing in ("both", "forward"):
+        print()
+        timing(args.build, args.threads)
+    if args.timing in ("both", "train"):
+        print()
+        training(args.build, args.threads)
+    if checked.returncode != 0:
+        sys.exit(checked.returncode)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@
 #include "cli/io.h"
 #include "runtime/executor.h"
 #include "runtime/format.h"
-#include "runtime/inputs.h"
 #include "runtime/parallel.h"
 #include "runtime/profile.h"
 #include "runtime/tensor_file.h"
@@ -23,13 +22,6 @@ struct RunOptions {
   uint64_t seed = 0;
   int repeat = 1, threads = 0;
 };
-
-TensorMap gather_inputs(const RunOptions& o, const Tape& t) {
-  TensorMap inputs;
-  if (!o.inputs.empty()) inputs = load_inputs(read_file(o.inputs), source_name(o.inputs), t);
-  if (o.random) inputs = complete_inputs(t, std::move(inputs), o.seed);
-  return inputs;
-}
 
 void print_outputs(const Tape& t, const std::vector<Tensor>& outs) {
   for (size_t i = 0; i < outs.size(); ++i) {
@@ -53,7 +45,7 @@ Run setup_run(CLI::App& sub) {
   return [o] {
     if (o->threads > 0) set_num_threads(o->threads);
     Tape t = load_tape(o->tape);
-    TensorMap inputs = gather_inputs(*o, t);
+    TensorMap inputs = gather_inputs(t, o->inputs, o->random, o->seed);
     Executor executor(t);
     executor.set_profiling(o->profile);
     std::vector<Tensor> outs;

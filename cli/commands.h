@@ -30,5 +30,7 @@ Run setup_show(CLI::App& sub);
 Run setup_check(CLI::App& sub);
 Run setup_run(CLI::App& sub);
 Run setup_trace(CLI::App& sub);
+Run setup_grad(CLI::App& sub);
+Run setup_gradcheck(CLI::App& sub);
 
 }  // namespace ytape::cli

@@ -9,12 +9,20 @@
 #include <cstring>
 #include <filesystem>
 
+#include "runtime/inputs.h"
 #include "tape/error.h"
 #include "tape/json.h"
 
 namespace ytape::cli {
 
 std::string source_name(const std::string& path) { return path == "-" ? "<stdin>" : path; }
+
+TensorMap gather_inputs(const Tape& t, const std::string& path, bool random, uint64_t seed) {
+  TensorMap inputs;
+  if (!path.empty()) inputs = load_inputs(read_file(path), source_name(path), t);
+  if (random) inputs = complete_inputs(t, std::move(inputs), seed);
+  return inputs;
+}
 
 std::string read_file(const std::string& path) {
   FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");

@@ -4,6 +4,7 @@
 #include <string>
 #include <string_view>
 
+#include "runtime/tensor.h"
 #include "tape/tape.h"
 
 namespace ytape::cli {
@@ -19,6 +20,10 @@ void write_file(const std::string& path, std::string_view content);
 
 /// Reads and validates a tape in JSON form from `path` ("-" for standard input).
 Tape load_tape(const std::string& path);
+
+/// The input values of `t` for a run: read from `path` (safetensors or JSON) unless it
+/// is empty, then, with `random`, completed with values made up from `seed`.
+TensorMap gather_inputs(const Tape& t, const std::string& path, bool random, uint64_t seed);
 
 /// How a path is named in messages: "<stdin>" for "-".
 std::string source_name(const std::string& path);

@@ -159,6 +159,13 @@ void Executor::bind_inputs(const TensorMap& inputs) {
 void Executor::fail(const Step& step, const std::exception& e) const {
   size_t index = static_cast<size_t>(step.op - tape_.ops.data());
   std::string loc = tape_.loc_str(step.op->loc);
+  if (step.op->prim == Prim::guard) {
+    // A guard's message is written for the program's author and often names its source
+    // line already; the op's text would only repeat it.
+    std::string message = step.op->attrs.get_string("message");
+    bool located = !loc.empty() && message.rfind(loc, 0) == 0;
+    user_error("op {}{}: {}", index + 1, loc.empty() || located ? "" : " at " + loc, e.what());
+  }
   user_error("op {} ({}){}: {}", index + 1, print_op(tape_, *step.op), loc.empty() ? "" : " at " + loc,
              e.what());
 }

@@ -53,7 +53,7 @@ std::string summary_str(const Tensor& t) {
     for (int64_t i = 0; i < t.size(); ++i) trues += t.data<bool>()[i];
     return out + fmt::format("  ({} true)", trues);
   }
-  double lo = std::numeric_limits<double>::infinity(), hi = -lo, sum = 0;
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo, sum = 0, squares = 0;
   int64_t nans = 0;
   for (int64_t i = 0; i < t.size(); ++i) {
     double v = at(t, i);
@@ -64,10 +64,12 @@ std::string summary_str(const Tensor& t) {
     lo = std::min(lo, v);
     hi = std::max(hi, v);
     sum += v;
+    squares += v * v;
   }
   int64_t counted = t.size() - nans;
   out += counted == 0 ? "  all NaN"
-                      : fmt::format("  min {:.6g} max {:.6g} mean {:.6g}", lo, hi, sum / counted);
+                      : fmt::format("  min {:.6g} max {:.6g} mean {:.6g} norm {:.6g}", lo, hi,
+                                                   sum / counted, std::sqrt(squares));
   if (nans > 0 && counted > 0) out += fmt::format(" ({} NaN)", nans);
   return out;
 }

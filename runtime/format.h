@@ -14,7 +14,7 @@ std::string element_str(const Tensor& t, int64_t i);
 /// column-major order ("[1.0, 2.0, ... 12 elements]").
 std::string values_str(const Tensor& t, int max_elements = 8);
 
-/// A one-line summary: the first values, then min, max and mean over all elements (NaNs
+/// A one-line summary: the first values, then min, max, mean and L2 norm over all elements (NaNs
 /// counted apart) for numeric tensors, or the count of trues for bool tensors.
 std::string summary_str(const Tensor& t);
 

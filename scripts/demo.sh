@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The main job on the bundled samples: trace ResNet-18 from its model program, inspect and
-# validate the tape, then run it on the traced example values with a profile.
+# The main job on the bundled samples: trace ResNet-18 from its model program, differentiate
+# the tape with respect to the model's parameters, check both tapes, then run the gradient
+# tape on the traced example values: the loss, the gradients (first values, min, max, mean,
+# norm) and the time of each stage. Files go to out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -10,7 +12,10 @@ mkdir -p out
 set -x
 $ytape trace samples/resnet18.jl -f loss model image -o out/resnet18.json \
   --save-inputs out/resnet18.safetensors --stats
-$ytape show out/resnet18.json -o out/resnet18.txt
-awk '!/^  meta/ && n++ < 80' out/resnet18.txt  # the text form, without the static metadata
+$ytape grad out/resnet18.json --wrt model -o out/resnet18_grad.json --stats
 $ytape check out/resnet18.json
-$ytape run out/resnet18.json --inputs out/resnet18.safetensors --repeat 5 --profile
+$ytape check out/resnet18_grad.json
+$ytape show out/resnet18_grad.json -o out/resnet18_grad.txt
+grep -v '^  meta' out/resnet18_grad.txt | sed -n '1,12p;/conv2d_backward/{p;q}'
+$ytape run out/resnet18_grad.json --inputs out/resnet18.safetensors --repeat 3 | \
+  awk 'NR <= 8 || /^time/'

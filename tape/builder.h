@@ -37,6 +37,9 @@ class Builder {
   std::vector<Var> call(Prim p, std::vector<Var> args, const Attrs& attrs = {});
   /// Applies a primitive that has exactly one output.
   Var call1(Prim p, std::vector<Var> args, const Attrs& attrs = {});
+  /// Applies a primitive like `call` and returns the op it appended (its outputs are
+  /// `outs`), without copying them out; the reference is valid until the next op is added.
+  const Op& record(Prim p, std::vector<Var> args, const Attrs& attrs = {});
   /// Marks `v` as an output of the tape.
   void output(Var v, std::string name);
 
@@ -76,8 +79,21 @@ class Builder {
 
  private:
   [[noreturn]] void fail(Prim p, const std::string& why) const;
-  // Appends an input or constant op with its one output of `type`.
-  Var append_leaf(Op op, Type type);
+  // Appends an input or constant op with its one output of `type`; the caller fills in
+  // its name or value.
+  Op& append_leaf(OpKind kind, Type type);
+  // Appends an empty op and room for `outs` more vars.
+  Op& append_op(size_t outs);
+  // The output types of `p` on `args` with normalized `attrs`; valid until the next call.
+  const std::vector<Type>& infer(Prim p, const std::vector<Var>& args, const Attrs& attrs);
+
+  // The last inference of each primitive on numbers (rank-0 arguments of these dtypes,
+  // no attributes): long scalar programs ask the same few questions again and again.
+  struct ScalarInference {
+    int arity = -1;  // -1: none yet
+    DType dtypes[3] = {};
+    std::vector<Type> outs;
+  };
 
   Tape tape_;
   Loc loc_;
@@ -85,6 +101,8 @@ class Builder {
   size_t next_input_ = 0;  // inputs declared so far; they must be the first ops
   std::unordered_map<std::string, uint32_t> file_index_;
   std::unordered_set<std::string> input_names_;
+  std::vector<ScalarInference> scalar_inferences_;  // by primitive, once used
+  std::vector<Type> inferred_;                      // the latest other inference
 };
 
 /// Old var -> new var, indexed by the old var's id.

@@ -1,6 +1,8 @@
 // Arrays: literals, indexing and slicing, shapes, concatenation.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "tape/error.h"
 #include "tracer/interp.h"
 
@@ -27,12 +29,12 @@ std::vector<int64_t> int_list(const Value& v, std::string_view what) {
       return out;
     }
     for (const Value& item : v.tup().items) {
-      if (item.kind != VKind::integer) user_error("{} must be integers, got a {}", what, type_name_of(item));
+      if (item.kind != VKind::integer) user_error("{} must be integers, got {}", what, a_type_name(item));
       out.push_back(item.i);
     }
     return out;
   }
-  user_error("{} must be an integer or a tuple of integers, got a {}", what, type_name_of(v));
+  user_error("{} must be an integer or a tuple of integers, got {}", what, a_type_name(v));
 }
 
 Value to_scalar(const Value& v) {
@@ -86,7 +88,7 @@ Value vect(Interpreter& in, Args& args) {
   DType d = literal_dtype(args.pos);
   bool traced = false;
   for (const Value& v : args.pos) {
-    if (!v.is_number()) user_error("an array literal holds numbers, got a {}", type_name_of(v));
+    if (!v.is_number()) user_error("an array literal holds numbers, got {}", a_type_name(v));
     traced = traced || (v.is_tensor() && v.tensor().traced);
   }
   int64_t n = static_cast<int64_t>(args.pos.size());
@@ -182,7 +184,55 @@ Slice index_slice(const Value& idx, int64_t size, size_t dim) {
     }
     return {r.start, last, r.step, true};
   }
-  user_error("an index must be an integer, a range or ':', got a {}", type_name_of(idx));
+  user_error("an index must be an integer, a range, ':' or an array of integers, got {}",
+             a_type_name(idx));
+}
+
+// An index array for one dim: integers as they are (checked now when concrete, by the
+// gather kernel at run time when traced), Bools as the positions of their trues.
+Value index_array(const Value& idx, int64_t size, size_t dim) {
+  const TensorObj& t = idx.tensor();
+  if (t.type.dtype == DType::boolean) {
+    if (t.traced) {
+      user_error("indexing with a traced Bool mask gives an array whose size depends on the "
+                 "data; use ifelse.(mask, x, 0) to keep the shape");
+    }
+    if (t.type.size() != size) {
+      user_error("a Bool mask of {} elements indexes dimension {} of size {}", t.type.size(), dim + 1, size);
+    }
+    std::vector<int64_t> hits;
+    for (int64_t i = 0; i < size; ++i) {
+      if (t.data.data<bool>()[i]) hits.push_back(i + 1);
+    }
+    Tensor out(Type{DType::i64, {static_cast<int64_t>(hits.size())}});
+    std::copy(hits.begin(), hits.end(), out.data<int64_t>());
+    return Value::concrete(std::move(out));
+  }
+  if (t.type.dtype != DType::i64) {
+    user_error("an index array must hold integers or Bools, got {}", a_type_name(idx));
+  }
+  if (!t.traced) {
+    for (int64_t i = 0; i < t.type.size(); ++i) {
+      int64_t k = t.data.data<int64_t>()[i];
+      if (k < 1 || k > size) {
+        user_error("index {} is out of bounds for dimension {} of size {}", k, dim + 1, size);
+      }
+    }
+  }
+  return idx;
+}
+
+// Each index array picks along its dim with a gather; its own shape replaces the dim.
+Value gather_indices(Interpreter& in, Value v, const std::vector<Value>& arrays) {
+  size_t n = arrays.size();
+  for (size_t d = 0; d < n; ++d) {
+    if (arrays[d].kind != VKind::tensor) continue;
+    Shape along(n, 1);
+    along[d] = arrays[d].tensor().type.size();
+    Value idx = reshape_to(in, arrays[d], along);
+    v = in.prim1(Prim::gather, {v, idx}, {{"dim", static_cast<int64_t>(d + 1)}});
+  }
+  return v;
 }
 
 Value index_tensor(Interpreter& in, const Value& x, const std::vector<Value>& idx) {
@@ -202,9 +252,20 @@ Value index_tensor(Interpreter& in, const Value& x, const std::vector<Value>& id
     }
   }
   std::vector<int64_t> start, stop, step;
+  std::vector<Value> arrays(n);  // index arrays (gathered after the slice), by dim
   Shape kept;
   for (size_t d = 0; d < n; ++d) {
-    Slice s = index_slice(idx[d], view[d], d);
+    Value i = to_scalar(idx[d]);
+    if (i.is_tensor() && (!i.tensor().number || i.tensor().traced)) {
+      arrays[d] = index_array(i, view[d], d);
+      const Shape& s = arrays[d].tensor().type.shape;
+      kept.insert(kept.end(), s.begin(), s.end());
+      start.push_back(1);
+      stop.push_back(view[d]);
+      step.push_back(1);
+      continue;
+    }
+    Slice s = index_slice(i, view[d], d);
     start.push_back(s.start);
     stop.push_back(s.stop);
     step.push_back(s.step);
@@ -214,6 +275,7 @@ Value index_tensor(Interpreter& in, const Value& x, const std::vector<Value>& id
   bool whole = true;
   for (size_t d = 0; d < n; ++d) whole = whole && start[d] == 1 && stop[d] == view[d] && step[d] == 1;
   if (!whole) v = in.prim1(Prim::slice, {v}, {{"start", start}, {"stop", stop}, {"step", step}});
+  v = gather_indices(in, v, arrays);
   Value out = reshape_to(in, v, kept);
   if (kept.empty()) {
     Value number = out.tensor().traced ? Value::traced(out.tensor().var, out.tensor().type, true)
@@ -242,6 +304,15 @@ Value getindex(Interpreter& in, Args& args) {
       for (int64_t i = s.start; i <= s.stop; i += s.step) out.push_back(t.items[i - 1]);
       return Value::tuple(std::move(out));
     }
+    if (idx[0].is_tensor() && !idx[0].tensor().traced && !idx[0].tensor().number) {
+      // t[[3, 1]]: the picked items, as a tuple.
+      Value picks = index_array(idx[0], static_cast<int64_t>(t.items.size()), 0);
+      std::vector<Value> out;
+      for (int64_t i = 0; i < picks.tensor().type.size(); ++i) {
+        out.push_back(t.items[picks.tensor().data.data<int64_t>()[i] - 1]);
+      }
+      return Value::tuple(std::move(out));
+    }
     Slice s = index_slice(idx[0], static_cast<int64_t>(t.items.size()), 0);
     return t.items[s.start - 1];
   }
@@ -253,7 +324,7 @@ Value getindex(Interpreter& in, Args& args) {
   if (x.is_number() && (idx.empty() || (idx.size() == 1 && idx[0].kind == VKind::integer && idx[0].i == 1))) {
     return x;
   }
-  user_error("a {} cannot be indexed", type_name_of(x));
+  user_error("{} cannot be indexed", a_type_name(x));
 }
 
 Value size(Interpreter&, Args& args) {
@@ -265,7 +336,7 @@ Value size(Interpreter&, Args& args) {
   } else if (x.kind == VKind::tuple || x.kind == VKind::range) {
     s = {x.kind == VKind::range ? x.rng().length() : static_cast<int64_t>(x.tup().items.size())};
   } else if (!x.is_number()) {
-    user_error("size of a {} is not defined", type_name_of(x));
+    user_error("size of {} is not defined", a_type_name(x));
   }
   if (args.pos.size() == 2) {
     const Value& d = args.pos[1];
@@ -287,7 +358,7 @@ Value length(Interpreter&, Args& args) {
     case VKind::tensor: return Value::integer(x.tensor().type.size());
     default:
       if (x.is_number()) return Value::integer(1);
-      user_error("length of a {} is not defined", type_name_of(x));
+      user_error("length of {} is not defined", a_type_name(x));
   }
 }
 
@@ -296,13 +367,13 @@ Value ndims(Interpreter&, Args& args) {
   const Value& x = args.pos[0];
   if (x.is_tensor()) return Value::integer(x.tensor().type.rank());
   if (x.is_number()) return Value::integer(0);
-  user_error("ndims of a {} is not defined", type_name_of(x));
+  user_error("ndims of {} is not defined", a_type_name(x));
 }
 
 Value reshape(Interpreter& in, Args& args) {
   need_args(args, 2, 1 << 30, "reshape");
   const Value& x = args.pos[0];
-  if (!x.is_tensor()) user_error("reshape of a {} is not defined", type_name_of(x));
+  if (!x.is_tensor()) user_error("reshape of {} is not defined", a_type_name(x));
   std::vector<Value> dims(args.pos.begin() + 1, args.pos.end());
   if (dims.size() == 1 && dims[0].kind == VKind::tuple) dims = dims[0].tup().items;
   Shape shape;
@@ -333,7 +404,7 @@ Value reshape(Interpreter& in, Args& args) {
 Value permutedims(Interpreter& in, Args& args) {
   need_args(args, 1, 2, "permutedims");
   const Value& x = args.pos[0];
-  if (!x.is_tensor()) user_error("permutedims of a {} is not defined", type_name_of(x));
+  if (!x.is_tensor()) user_error("permutedims of {} is not defined", a_type_name(x));
   int rank = x.tensor().type.rank();
   std::vector<int64_t> perm;
   if (args.pos.size() == 2) {
@@ -353,7 +424,7 @@ Value transpose(Interpreter& in, Args& args) {
   const Value& x = args.pos[0];
   if (x.is_number()) return x;
   if (!x.is_tensor() || x.tensor().type.rank() > 2) {
-    user_error("transpose needs a vector or a matrix, got a {}", type_name_of(x));
+    user_error("transpose needs a vector or a matrix, got {}", a_type_name(x));
   }
   return permutedims(in, args);
 }

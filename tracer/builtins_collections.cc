@@ -28,7 +28,7 @@ std::vector<Value> items_of(Interpreter& in, const Value& v) {
       }
       return out;
     }
-    default: user_error("expected a collection (tuple, range, vector), got a {}", type_name_of(v));
+    default: user_error("expected a collection (tuple, range, vector), got {}", a_type_name(v));
   }
 }
 
@@ -138,15 +138,6 @@ Value reverse(Interpreter& in, Args& args) {
   return Value::tuple(std::vector<Value>(items.rbegin(), items.rend()));
 }
 
-Value prod(Interpreter& in, Args& args) {
-  need_args(args, 1, 1, "prod");
-  if (args.pos[0].is_number()) return args.pos[0];
-  if (args.pos[0].is_tensor()) user_error("prod of an array is not supported");
-  Value acc = Value::integer(1);
-  for (const Value& v : items_of(in, args.pos[0])) acc = call_with(in, *in.global("*"), {acc, v});
-  return acc;
-}
-
 Value isempty(Interpreter& in, Args& args) {
   need_args(args, 1, 1, "isempty");
   if (args.pos[0].is_tensor()) return Value::boolean(args.pos[0].tensor().type.size() == 0);
@@ -175,7 +166,7 @@ void add_collection_builtins(BuiltinTable& t) {
   t.insert(t.end(), {
       {"map", map}, {"foldl", foldl}, {"reduce", foldl}, {"ntuple", ntuple}, {"zip", zip},
       {"enumerate", enumerate}, {"first", first}, {"last", last}, {"collect", collect},
-      {"reverse", reverse}, {"foreach", foreach}, {"prod", prod}, {"isempty", isempty},
+      {"reverse", reverse}, {"foreach", foreach}, {"isempty", isempty},
       {"in", in_},
   });
 }

@@ -1,66 +1,10 @@
 // Core built-ins: printing, types and conversion, tuples and small collection functions.
 #include <fmt/format.h>
 
-#include "runtime/format.h"
 #include "tape/error.h"
 #include "tracer/interp.h"
 
 namespace ytape::tracer {
-
-namespace {
-
-std::string show_float(double v, DType d) {
-  Tensor t(Type{d, {}});
-  if (d == DType::f32) {
-    t.data<float>()[0] = static_cast<float>(v);
-  } else {
-    t.data<double>()[0] = v;
-  }
-  return element_str(t, 0);
-}
-
-std::string show_items(const TupleObj& t, std::string_view open, std::string_view close) {
-  std::string out(open);
-  for (size_t i = 0; i < t.items.size(); ++i) {
-    if (i > 0) out += ", ";
-    if (!t.names.empty()) out += t.names[i] + " = ";
-    out += show(t.items[i]);
-  }
-  if (t.items.size() == 1 && open == "(") out += ',';
-  return out + std::string(close);
-}
-
-}  // namespace
-
-std::string show(const Value& v) {
-  switch (v.kind) {
-    case VKind::nothing: return "nothing";
-    case VKind::boolean: return v.b ? "true" : "false";
-    case VKind::integer: return std::to_string(v.i);
-    case VKind::float_: return show_float(v.f, v.dtype);
-    case VKind::string: return v.text();
-    case VKind::symbol: return ":" + v.text();
-    case VKind::tuple: case VKind::named_tuple: return show_items(v.tup(), "(", ")");
-    case VKind::object: {
-      TupleObj fields;
-      fields.items = v.object().fields;
-      return show_items(fields, v.object().type->name + "(", ")");
-    }
-    case VKind::function: return v.fn().name;
-    case VKind::type: return v.type_ref()->name;
-    case VKind::range: {
-      const RangeObj& r = v.rng();
-      if (r.step == 1) return fmt::format("{}:{}", r.start, r.stop);
-      return fmt::format("{}:{}:{}", r.start, r.step, r.stop);
-    }
-    case VKind::tensor: {
-      const TensorObj& t = v.tensor();
-      if (t.traced) return fmt::format("<traced {}>", type_str(t.type));
-      return values_str(t.data, 1000);
-    }
-  }
-  return {};
-}
 
 namespace {
 
@@ -70,25 +14,44 @@ void need(const Args& args, size_t n, std::string_view name) {
   }
 }
 
+// A traced print's text of `v`: the static parts as Julia prints them, and a "{}" per
+// traced tensor for the print op to fill at run time. Float32 arrays say so first, as
+// Julia writes Float32[1.0, 2.0].
+void print_piece(const Value& v, bool top, std::string& format, std::vector<Value>& tensors) {
+  if (v.is_tensor() && v.tensor().traced) {
+    const TensorObj& t = v.tensor();
+    if (!t.number && t.type.dtype == DType::f32) format += "Float32";
+    format += "{}";
+    tensors.push_back(v);
+    return;
+  }
+  if (v.kind == VKind::tuple || v.kind == VKind::named_tuple || v.kind == VKind::object) {
+    bool object = v.kind == VKind::object;
+    const std::vector<Value>& items = object ? v.object().fields : v.tup().items;
+    format += object ? v.object().type->name + "(" : "(";
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (i > 0) format += ", ";
+      if (v.kind == VKind::named_tuple) format += v.tup().names[i] + " = ";
+      print_piece(items[i], false, format, tensors);
+    }
+    format += items.size() == 1 && !object ? ",)" : ")";
+    return;
+  }
+  format += top ? print_text(v) : show(v);
+}
+
 // When tracing, printing is an effect of the tape: one `print` op per call, with the
 // static parts in its format and the tensors as arguments.
 Value print_values(Interpreter& in, Args& args, bool newline) {
   if (!in.tracing()) {
     std::string text;
-    for (const Value& v : args.pos) text += show(v);
+    for (const Value& v : args.pos) text += print_text(v);
     in.emit(newline ? text + "\n" : text);
     return Value();
   }
   std::string format;
   std::vector<Value> tensors;
-  for (const Value& v : args.pos) {
-    if (v.is_tensor()) {
-      format += "{}";
-      tensors.push_back(v);
-    } else {
-      format += show(v);
-    }
-  }
+  for (const Value& v : args.pos) print_piece(v, true, format, tensors);
   in.prim(Prim::print, tensors, {{"format", format}});
   return Value();
 }
@@ -98,7 +61,7 @@ Value println(Interpreter& in, Args& args) { return print_values(in, args, true)
 
 Value string(Interpreter&, Args& args) {
   std::string text;
-  for (const Value& v : args.pos) text += show(v);
+  for (const Value& v : args.pos) text += print_text(v);
   return Value::string(std::move(text));
 }
 
@@ -116,7 +79,7 @@ Value typeof_(Interpreter&, Args& args) {
   if (v.kind == VKind::integer) return Value::type(builtin_type(TypeTag::int64));
   if (v.kind == VKind::boolean) return Value::type(builtin_type(TypeTag::boolean));
   if (v.is_tensor() && v.tensor().number) return Value::type(dtype_type(v.tensor().type.dtype));
-  user_error("typeof of a {} is not supported", type_name_of(v));
+  user_error("typeof of {} is not supported", a_type_name(v));
 }
 
 bool type_dtype(const TypeObj& t, DType* d) {
@@ -138,9 +101,9 @@ Value convert(Interpreter& in, Args& args) {
   if (isa(x, t) && !(x.kind == VKind::float_ && x.weak)) return x;
   DType d;
   if (!type_dtype(t, &d) && t.tag == TypeTag::abstract_array && t.has_eltype) d = t.eltype;
-  else if (!type_dtype(t, &d)) user_error("cannot convert a {} to {}", type_name_of(x), t.name);
+  else if (!type_dtype(t, &d)) user_error("cannot convert {} to {}", a_type_name(x), t.name);
   if (x.is_tensor()) return in.as_tensor(x, d);
-  if (!x.is_number()) user_error("cannot convert a {} to {}", type_name_of(x), t.name);
+  if (!x.is_number()) user_error("cannot convert {} to {}", a_type_name(x), t.name);
   double v = as_double(x);
   switch (d) {
     case DType::f32: case DType::f64: return Value::floating(v, d);
@@ -172,7 +135,7 @@ Value zero_one(const Value& x, double v) {
     if (d == DType::boolean) return Value::boolean(v != 0);
     return Value::floating(v, d);
   }
-  user_error("zero/one of a {} is not supported", type_name_of(x));
+  user_error("zero/one of {} is not supported", a_type_name(x));
 }
 
 Value zero(Interpreter&, Args& args) {
@@ -198,14 +161,14 @@ Value pair(Interpreter&, Args& args) {
 
 Value error(Interpreter&, Args& args) {
   std::string text;
-  for (const Value& v : args.pos) text += show(v);
+  for (const Value& v : args.pos) text += print_text(v);
   throw UserError(text);
 }
 
 Value keys(Interpreter&, Args& args) {
   need(args, 1, "keys");
   const Value& v = args.pos[0];
-  if (v.kind != VKind::named_tuple) user_error("keys of a {} is not supported", type_name_of(v));
+  if (v.kind != VKind::named_tuple) user_error("keys of {} is not supported", a_type_name(v));
   std::vector<Value> out;
   for (const std::string& name : v.tup().names) out.push_back(Value::symbol(name));
   return Value::tuple(std::move(out));
@@ -214,7 +177,7 @@ Value keys(Interpreter&, Args& args) {
 Value values(Interpreter&, Args& args) {
   need(args, 1, "values");
   const Value& v = args.pos[0];
-  if (v.kind != VKind::named_tuple) user_error("values of a {} is not supported", type_name_of(v));
+  if (v.kind != VKind::named_tuple) user_error("values of {} is not supported", a_type_name(v));
   return Value::tuple(v.tup().items);
 }
 
@@ -231,7 +194,7 @@ Value getfield(Interpreter&, Args& args) {
       f.i <= static_cast<int64_t>(v.object().fields.size())) {
     return v.object().fields[f.i - 1];
   }
-  user_error("getfield: no field {} in a {}", show(f), type_name_of(v));
+  user_error("getfield: no field {} in {}", show(f), a_type_name(v));
 }
 
 }  // namespace

@@ -99,10 +99,10 @@ DType result_dtype(const Value& a, const Value& b) {
 
 Value elementwise_binary(Interpreter& in, Prim p, const Value& a, const Value& b) {
   if (!a.is_number() && !a.is_tensor()) {
-    user_error("{} is not defined for a {}", prim_name(p), type_name_of(a));
+    user_error("{} is not defined for {}", prim_name(p), a_type_name(a));
   }
   if (!b.is_number() && !b.is_tensor()) {
-    user_error("{} is not defined for a {}", prim_name(p), type_name_of(b));
+    user_error("{} is not defined for {}", prim_name(p), a_type_name(b));
   }
   if (is_scalar(a) && is_scalar(b)) return scalar_binary(p, a, b);
   DType d = result_dtype(a, b);
@@ -113,7 +113,7 @@ Value elementwise_binary(Interpreter& in, Prim p, const Value& a, const Value& b
 
 Value elementwise_unary(Interpreter& in, Prim p, const Value& a) {
   if (!a.is_number() && !a.is_tensor()) {
-    user_error("{} is not defined for a {}", prim_name(p), type_name_of(a));
+    user_error("{} is not defined for {}", prim_name(p), a_type_name(a));
   }
   bool float_only = p != Prim::neg && p != Prim::abs && p != Prim::sign && p != Prim::relu;
   if (a.kind == VKind::integer && !float_only) {
@@ -164,6 +164,16 @@ Value matrix_product(Interpreter& in, const Value& a, const Value& b) {
   const Shape& sb = b.tensor().type.shape;
   DType d = result_dtype(a, b);
   Value x = in.as_tensor(a, d), y = in.as_tensor(b, d);
+  // Shapes are checked here, in the program's terms: matmul would name the reshaped
+  // operands, which the program never wrote.
+  if (sa.size() >= 1 && sa.size() <= 2 && sb.size() >= 1 && sb.size() <= 2) {
+    int64_t inner_a = sa.size() == 2 ? sa[1] : 1;
+    if (inner_a != sb[0]) {
+      user_error("'*' of a {} and a {}: the left side has {} column{} and the right side {} "
+                 "row{}", type_str(a.tensor().type), type_str(b.tensor().type), inner_a,
+                 inner_a == 1 ? "" : "s", sb[0], sb[0] == 1 ? "" : "s");
+    }
+  }
   if (sa.size() == 2 && sb.size() == 2) return in.prim1(Prim::matmul, {x, y});
   if (sa.size() == 2 && sb.size() == 1) {
     Value r = in.prim1(Prim::matmul, {x, reshape_value(in, y, {sb[0], 1})});
@@ -236,7 +246,7 @@ Value not_(Interpreter& in, Args& args) {
   if (x.is_tensor() && x.tensor().type.dtype == DType::boolean) {
     return in.prim1(Prim::eq, {x, in.as_tensor(Value::boolean(false), DType::boolean)});
   }
-  user_error("'!' needs a Bool, got a {}", type_name_of(x));
+  user_error("'!' needs a Bool, got {}", a_type_name(x));
 }
 
 bool same(const Value& a, const Value& b) {

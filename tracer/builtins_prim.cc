@@ -37,8 +37,8 @@ AttrValue attr_of(const AttrSpec& spec, const Value& v, std::string_view prim) {
       }
       break;
   }
-  user_error("{}: attribute '{}' must be a static {}, got a {}", prim, spec.name,
-             attr_kind_name(spec.kind), type_name_of(v));
+  user_error("{}: attribute '{}' must be a static {}, got {}", prim, spec.name,
+             attr_kind_name(spec.kind), a_type_name(v));
 }
 
 Value apply_prim(Interpreter& in, Args& args, Prim p) {

@@ -82,7 +82,7 @@ Value reduction(Interpreter& in, Args& args, Prim p, const char* op) {
     return fold_values(in, op, items);
   }
   if (x.is_number()) return x;
-  if (!x.is_tensor()) user_error("{} of a {} is not defined", prim_name(p), type_name_of(x));
+  if (!x.is_tensor()) user_error("{} of {} is not defined", prim_name(p), a_type_name(x));
   return reduce_array(in, p, x, keyword(args, "dims"));
 }
 
@@ -139,6 +139,81 @@ Value filled(Interpreter& in, DType d, Shape shape, double value) {
   return v;
 }
 
+Value slice_dim(Interpreter& in, const Value& x, int64_t d, int64_t lo, int64_t hi) {
+  const Shape& s = x.tensor().type.shape;
+  std::vector<int64_t> start(s.size(), 1), stop(s.begin(), s.end()), step(s.size(), 1);
+  start[d - 1] = lo;
+  stop[d - 1] = hi;
+  return in.prim1(Prim::slice, {x}, {{"start", start}, {"stop", stop}, {"step", step}});
+}
+
+// The product along dim `d`, kept as size 1. There is no product primitive: the dim is
+// halved repeatedly, multiplying the halves, so the tape holds ~log2(n) `mul`s (which the
+// grad stage differentiates like any product) rather than n.
+Value prod_along(Interpreter& in, Value x, int64_t d) {
+  Shape s = x.tensor().type.shape;
+  int64_t n = s[d - 1];
+  if (n == 0) {
+    s[d - 1] = 1;
+    return filled(in, x.tensor().type.dtype, s, 1);
+  }
+  while (n > 1) {
+    int64_t half = n / 2;
+    Value p = in.prim1(Prim::mul, {slice_dim(in, x, d, 1, half), slice_dim(in, x, d, half + 1, 2 * half)});
+    if (n % 2 == 1) p = in.prim1(Prim::concat, {p, slice_dim(in, x, d, n, n)}, {{"dim", d}});
+    x = p;
+    n = half + n % 2;
+  }
+  return x;
+}
+
+// prod of an array, all of it or over `dims` (kept as size 1, as Julia does). Bools
+// multiply as integers and come back as Bools.
+Value prod_array(Interpreter& in, const Value& x, const Value* dims_value) {
+  DType dtype = x.tensor().type.dtype;
+  Value v = dtype == DType::boolean ? in.as_tensor(x, DType::i64) : x;
+  if (dims_value == nullptr || (dims_value->kind == VKind::symbol && dims_value->text() == ":")) {
+    v = prod_along(in, reshape_to(in, v, {v.tensor().type.size()}), 1);
+    v = reshape_to(in, in.as_tensor(v, dtype), {});
+    const TensorObj& t = v.tensor();
+    return to_scalar(t.traced ? Value::traced(t.var, t.type, true) : Value::concrete(t.data, true));
+  }
+  std::vector<int64_t> dims = int_list(*dims_value, "dims");
+  std::sort(dims.begin(), dims.end());
+  dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+  for (int64_t d : dims) {
+    if (d < 1) user_error("dims must be ≥ 1, got {}", d);
+    if (d <= v.tensor().type.rank()) v = prod_along(in, v, d);
+  }
+  return in.as_tensor(v, dtype);
+}
+
+// prod(x), prod(f, x), prod(x; dims): products of arrays, tuples, ranges and numbers.
+Value prod(Interpreter& in, Args& args) {
+  need_args(args, 1, 2, "prod");
+  Value x = args.pos.back();
+  if (args.pos.size() == 2 && x.is_tensor()) x = call_elementwise(in, args.pos[0], {x});
+  if (x.is_tensor() && !x.tensor().number) return prod_array(in, x, keyword(args, "dims"));
+  if (x.is_number()) return args.pos.size() == 2 ? call_elementwise(in, args.pos[0], {x}) : x;
+  std::vector<Value> items;
+  if (x.kind == VKind::tuple) items = x.tup().items;
+  if (x.kind == VKind::range) {
+    for (int64_t i = 0; i < x.rng().length(); ++i) items.push_back(Value::integer(x.rng().at(i)));
+  }
+  if (x.kind != VKind::tuple && x.kind != VKind::range) {
+    user_error("prod of {} is not defined", a_type_name(x));
+  }
+  Value acc = Value::integer(1);
+  for (const Value& item : items) {
+    Args a;
+    a.pos = {item};
+    Value factor = args.pos.size() == 2 ? in.call(args.pos[0], std::move(a), in.here()) : item;
+    Args m;
+    m.pos = {acc, factor};
+    acc = in.call(*in.global("*"), std::move(m), in.here());
+  }
+  return acc;
+}
 Value zeros(Interpreter& in, Args& args) {
   auto [d, shape] = type_and_dims(args, 0, DType::f64);
   return filled(in, d, shape, 0);
@@ -183,7 +258,7 @@ void add_reduce_builtins(BuiltinTable& t) {
   t.insert(t.end(), {
       {"sum", sum}, {"maximum", maximum}, {"minimum", minimum}, {"mean", mean},
       {"zeros", zeros}, {"ones", ones}, {"fill", fill}, {"rand", rand}, {"randn", randn},
-      {"seed!", seed},
+      {"seed!", seed}, {"prod", prod},
   });
 }
 

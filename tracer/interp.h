@@ -3,15 +3,19 @@
 // trace.h), primitives on traced values are recorded on the trace's tape instead.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "tape/builder.h"
+#include "tracer/examples.h"
 #include "tracer/source.h"
 #include "tracer/value.h"
 
@@ -21,6 +25,7 @@ namespace ytape::tracer {
 struct Env {
   std::unordered_map<std::string, Value> vars;
   std::shared_ptr<Env> parent;
+  std::vector<std::string> globals;  ///< names declared `global` in this (local) scope
   bool function_scope = false;
   bool global = false;
 };
@@ -52,7 +57,8 @@ class Interpreter {
   void run_text(std::string path, std::string text);
 
   Sources& sources() { return sources_; }
-  /// Seconds spent parsing files so far (the rest of run_file is running them).
+  /// Seconds spent parsing the prelude and files so far (the rest of run_file and
+  /// run_text is running them).
   double parse_seconds() const { return parse_seconds_; }
   const Limits& limits() const { return limits_; }
   void set_max_ops(int64_t n) { limits_.max_ops = n; }
@@ -65,6 +71,8 @@ class Interpreter {
 
   /// A global variable; nullptr if undefined.
   const Value* global(const std::string& name) const;
+  /// The names of all globals (built-ins too), in no particular order.
+  std::vector<std::string> global_names() const;
   /// Calls a function (or callable) value, as the program would.
   Value call(const Value& f, Args args, Pos pos = {});
   /// Calls `f` as `f.(args...)` does: built-ins act elementwise on arrays, and a user
@@ -88,8 +96,15 @@ class Interpreter {
   // ---- for built-ins ---------------------------------------------------------------------
   /// Applies a primitive to tensor values: recorded when tracing and any is traced,
   /// computed otherwise. `number` marks rank-0 results that stand for numbers.
-  std::vector<Value> prim(Prim p, const std::vector<Value>& args, const Attrs& attrs = {});
-  Value prim1(Prim p, const std::vector<Value>& args, const Attrs& attrs = {});
+  std::vector<Value> prim(Prim p, std::span<const Value> args, const Attrs& attrs = {});
+  Value prim1(Prim p, std::span<const Value> args, const Attrs& attrs = {});
+  // A braced list of arguments (`prim1(p, {x, y})`) stays on the stack.
+  std::vector<Value> prim(Prim p, std::initializer_list<Value> args, const Attrs& attrs = {}) {
+    return prim(p, std::span<const Value>(args.begin(), args.size()), attrs);
+  }
+  Value prim1(Prim p, std::initializer_list<Value> args, const Attrs& attrs = {}) {
+    return prim1(p, std::span<const Value>(args.begin(), args.size()), attrs);
+  }
   /// A scalar or tensor as a tensor value of `dtype` (scalars become rank-0 numbers).
   Value as_tensor(const Value& v, DType dtype);
   /// The truth of a condition; a traced condition takes the branch of the example values
@@ -100,6 +115,9 @@ class Interpreter {
   /// The position of the call being evaluated, for messages and op locations.
   Pos here() const { return here_; }
   [[noreturn]] void fail(Pos pos, std::string_view message) const;
+  /// A message at `pos` as fail() words it: file:line:col, the line with a caret, and the
+  /// call stack of program frames.
+  std::string located(Pos pos, std::string_view message) const;
   /// The generator of `rand`/`randn`: `seed!(n)` restarts it; each draw takes the next
   /// seed, so a program's random values depend only on its seed and the order of draws.
   void seed(uint64_t s) {
@@ -138,7 +156,8 @@ class Interpreter {
   void eval_args(const Expr& e, size_t first, const EnvPtr& env, Args& args);
   void assign(const Expr& target, const Value& v, const EnvPtr& env);
   void bind_local(const Expr& target, const Value& v, const EnvPtr& scope);
-  void set_var(const std::string& name, const Value& v, const EnvPtr& env);
+  void set_var(const std::string& name, const Value& v, const EnvPtr& env, Pos pos);
+  void declare_global(const Expr& decl, const EnvPtr& env);
   void define_global(const std::string& name, Value v);
   std::vector<Value> iterate(const Value& v, Pos pos);
   void run_loop(const Expr& iteration, size_t k, const Expr& body, const EnvPtr& env);
@@ -152,7 +171,12 @@ class Interpreter {
   TypeRef eval_type(const Expr& type, const EnvPtr& env, const Function* def);
   Value construct(const Value& type, Args& args, Pos pos);
 
+  // fail() for an error of a call itself (its keywords), raised after the callee's frame
+  // was pushed: the stack shows the caller as the innermost frame.
+  [[noreturn]] void fail_call(Pos pos, std::string_view message);
   Var var_of(const Value& v);
+  // Records `p` on the trace's tape (some argument is traced); returns the new op.
+  const Op& record(Prim p, std::span<const Value> args, const Attrs& attrs);
   Pos op_pos() const;
   void check_op_limit();
   void register_builtins();
@@ -184,10 +208,19 @@ class Interpreter {
   uint64_t seed_ = 0;
   uint64_t draws_ = 0;
   Builder* builder_ = nullptr;
-  TensorMap examples_;
+  ExampleValues examples_;  // computed on demand for data-dependent branches
   bool have_examples_ = false;
   std::unordered_map<const void*, std::pair<Tensor, Var>> constants_;
   std::unordered_map<uint32_t, uint32_t> tape_files_;
+  // Number tensors made by as_tensor lately, by dtype and bits. Values are immutable, so
+  // `s * 1.0001` in a loop shares one tensor rather than allocating one per use.
+  struct NumberSlot {
+    DType dtype = DType::f32;
+    uint64_t bits = 0;
+    Value value;
+  };
+  static constexpr size_t kNumberSlots = 64;
+  std::array<NumberSlot, kNumberSlots> numbers_;
 };
 
 /// Built-in families, registered into the global environment (builtins_*.cc).

@@ -2,6 +2,10 @@
 // struct definitions.
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
 #include "tape/error.h"
 #include "tracer/interp.h"
 
@@ -22,7 +26,7 @@ std::string signature(const Method& m, const std::string& name) {
     const Param& p = m.def->params[i];
     if (i > 0) out += ", ";
     out += p.name.empty() ? "_" : p.name;
-    if (i < m.types.size() && m.types[i]) out += "::" + m.types[i]->name;
+    if (p.type) out += "::" + type_text(*p.type);  // as written: AbstractArray{Float32}
     if (p.splat) out += "...";
   }
   return out + ')';
@@ -67,6 +71,7 @@ bool as_specific(const Method& a, const Method& b) {
 }  // namespace
 
 void Interpreter::eval_args(const Expr& e, size_t first, const EnvPtr& env, Args& args) {
+  if (e.args.size() > first) args.pos.reserve(args.pos.size() + e.args.size() - first);
   for (size_t i = first; i < e.args.size(); ++i) {
     const Expr& a = *e.args[i];
     if (a.kind == Kind::kw) {
@@ -94,7 +99,12 @@ Value Interpreter::eval_call(const Expr& e, const EnvPtr& env) {
     std::string dir = sources_.file(e.pos.file).path;
     size_t slash = dir.rfind('/');
     dir = slash == std::string::npos ? "" : dir.substr(0, slash + 1);
-    run_file(path.text().starts_with("/") ? path.text() : dir + path.text());
+    std::string file = path.text().starts_with("/") ? path.text() : dir + path.text();
+    if (!std::ifstream(file)) {
+      fail(e.pos, fmt::format("cannot include '{}': {} (the path is relative to the including "
+                              "file)", file, std::strerror(errno)));
+    }
+    run_file(file);
     return Value();
   }
   Value f = eval(callee, env);
@@ -134,11 +144,11 @@ Value Interpreter::call(const Value& f, Args args, Pos pos) {
       case VKind::type: out = construct(f, args, pos); break;
       case VKind::object: {
         const Value* callable = global("#call");
-        if (callable == nullptr) fail(pos, fmt::format("a {} is not callable", type_name_of(f)));
+        if (callable == nullptr) fail(pos, fmt::format("{} is not callable", a_type_name(f)));
         out = call_function(callable->fn(), args, pos, &f);
         break;
       }
-      default: fail(pos, fmt::format("a {} is not callable", type_name_of(f)));
+      default: fail(pos, fmt::format("{} is not callable", a_type_name(f)));
     }
   } catch (const ProgramError&) {
     throw;
@@ -155,7 +165,12 @@ Value Interpreter::call_function(const FunctionObj& f, Args& args, Pos pos, cons
   const Method* m = select(f.methods, args, self, pos, name);
   if (m != nullptr) return invoke(*m, args, pos, self, name);
   if (f.builtin != nullptr && self == nullptr) return f.builtin(*this, args);
-  std::string message = fmt::format("no method of {} matches the arguments (", name);
+  bool count_fits = false;
+  for (const Method& c : f.methods) count_fits = count_fits || accepts_count(*c.def, args.pos.size());
+  std::string message =
+      count_fits ? fmt::format("no method of {} matches the arguments (", name)
+                 : fmt::format("no method of {} takes {} positional argument{}; the call has (", name,
+                               args.pos.size(), args.pos.size() == 1 ? "" : "s");
   for (size_t i = 0; i < args.pos.size(); ++i) {
     message += (i > 0 ? ", " : "") + std::string("::") + type_name_of(args.pos[i]);
   }
@@ -259,7 +274,7 @@ void Interpreter::bind_params(const Method& m, Args& args, const EnvPtr& frame, 
     } else if (p.default_value) {
       frame->vars[p.name] = eval(*p.default_value, frame);
     } else {
-      fail(pos, fmt::format("{} requires the keyword argument '{}'", name, p.name));
+      fail_call(pos, fmt::format("{} requires the keyword argument '{}'", name, p.name));
     }
   }
   std::vector<std::string> names;
@@ -272,7 +287,7 @@ void Interpreter::bind_params(const Method& m, Args& args, const EnvPtr& frame, 
   if (!def.kwparams.empty() && def.kwparams.back().splat) {
     frame->vars[def.kwparams.back().name] = Value::named_tuple(std::move(names), std::move(rest));
   } else if (!names.empty()) {
-    fail(pos, fmt::format("{} has no keyword argument '{}'", name, names[0]));
+    fail_call(pos, fmt::format("{} has no keyword argument '{}'", name, names[0]));
   }
 }
 

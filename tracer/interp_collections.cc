@@ -42,7 +42,7 @@ Value Interpreter::eval_collection(const Expr& e, const EnvPtr& env) {
       for (const ExprPtr& a : e.args) {
         Value v = eval(*a, env);
         if (v.kind != VKind::integer) {
-          fail(a->pos, fmt::format("range bounds must be integers, got a {}", type_name_of(v)));
+          fail(a->pos, fmt::format("range bounds must be integers, got {}", a_type_name(v)));
         }
         parts.push_back(v.i);
       }

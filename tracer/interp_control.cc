@@ -1,5 +1,6 @@
 // Control flow, assignment and destructuring.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "tape/error.h"
 #include "tracer/interp.h"
@@ -61,7 +62,7 @@ std::vector<Value> Interpreter::iterate(const Value& v, Pos pos) {
       }
       return out;
     }
-    default: fail(pos, fmt::format("cannot iterate over a {}", type_name_of(v)));
+    default: fail(pos, fmt::format("cannot iterate over {}", a_type_name(v)));
   }
 }
 
@@ -83,10 +84,27 @@ void Interpreter::bind_local(const Expr& target, const Value& v, const EnvPtr& s
 void Interpreter::run_loop(const Expr& iteration, size_t k, const Expr& body, const EnvPtr& env) {
   const Expr& in = *iteration.args[k];
   Value over = eval(*in.args[1], env);
-  for (const Value& item : iterate(over, in.args[1]->pos)) {
-    auto scope = std::make_shared<Env>();
-    scope->parent = env;
-    bind_local(*in.args[0], item, scope);
+  // Ranges are counted rather than expanded: a long unrolled loop keeps no list of its
+  // indices.
+  bool range = over.kind == VKind::range;
+  std::vector<Value> items;
+  if (!range) items = iterate(over, in.args[1]->pos);
+  int64_t n = range ? over.rng().length() : static_cast<int64_t>(items.size());
+  EnvPtr scope;
+  for (int64_t i = 0; i < n; ++i) {
+    // Each iteration has fresh variables. Its scope is recycled when nothing (a closure)
+    // kept the previous one, which spares allocations per iteration; a scope holding just
+    // the loop variable keeps it, to be overwritten.
+    if (scope != nullptr && scope.use_count() == 1) {
+      bool just_index = scope->vars.size() == 1 && in.args[0]->kind == Kind::id &&
+                        scope->vars.begin()->first == in.args[0]->name;
+      if (!just_index) scope->vars.clear();
+      scope->globals.clear();
+    } else {
+      scope = std::make_shared<Env>();
+      scope->parent = env;
+    }
+    bind_local(*in.args[0], range ? Value::integer(over.rng().at(i)) : items[i], scope);
     if (k + 1 < iteration.args.size()) {
       run_loop(iteration, k + 1, body, scope);
     } else {
@@ -135,7 +153,7 @@ Value Interpreter::eval_let(const Expr& e, const EnvPtr& env) {
 
 void Interpreter::assign(const Expr& target, const Value& v, const EnvPtr& env) {
   switch (target.kind) {
-    case Kind::id: set_var(target.name, v, env); return;
+    case Kind::id: set_var(target.name, v, env, target.pos); return;
     case Kind::decl: assign(*target.args[0], v, env); return;
     case Kind::tuple: {
       std::vector<Value> items = iterate(v, target.pos);
@@ -198,16 +216,18 @@ Value Interpreter::eval_field(const Expr& e, const EnvPtr& env) {
     for (size_t i = 0; i < s.type->fields.size(); ++i) {
       if (s.type->fields[i] == e.name) return s.fields[i];
     }
-    fail(e.pos, fmt::format("{} has no field '{}'", s.type->name, e.name));
+    fail(e.pos, fmt::format("{} has no field '{}'; its fields are {}", s.type->name, e.name,
+                            s.type->fields.empty() ? "none" : fmt::format("{}", fmt::join(s.type->fields, ", "))));
   }
   if (v.kind == VKind::named_tuple) {
     const TupleObj& t = v.tup();
     for (size_t i = 0; i < t.names.size(); ++i) {
       if (t.names[i] == e.name) return t.items[i];
     }
-    fail(e.pos, fmt::format("the named tuple has no field '{}'", e.name));
+    fail(e.pos, fmt::format("the named tuple has no field '{}'; its fields are {}", e.name,
+                            t.names.empty() ? "none" : fmt::format("{}", fmt::join(t.names, ", "))));
   }
-  fail(e.pos, fmt::format("a {} has no field '{}'", type_name_of(v), e.name));
+  fail(e.pos, fmt::format("{} has no field '{}'", a_type_name(v), e.name));
 }
 
 }  // namespace ytape::tracer

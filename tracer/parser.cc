@@ -361,7 +361,8 @@ ExprPtr Parser::parse_declaration() {
   }
   do {
     ExprPtr item = parse_assignment();
-    const Expr& target = item->kind == Kind::assign ? *item->args[0] : *item;
+    bool update = kind == Kind::global && item->kind == Kind::op_assign;  // global n += 1
+    const Expr& target = item->kind == Kind::assign || update ? *item->args[0] : *item;
     bool named =
         target.kind == Kind::id || (target.kind == Kind::decl && target.args[0]->kind == Kind::id);
     if (!named || (kind == Kind::global && target.kind == Kind::decl)) {

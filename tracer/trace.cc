@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 
@@ -24,6 +25,40 @@ bool is_integer_text(const std::string& s) {
   return true;
 }
 
+// Levenshtein distance, for suggestions.
+size_t distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// "; did you mean 'loss'?" naming the closest global the program defined (a function
+// with methods, or a value that is not a function), or "".
+std::string suggestion(Interpreter& program, const std::string& name, bool function) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(1, name.size() / 3) + 1;
+  for (const std::string& g : program.global_names()) {
+    const Value& v = *program.global(g);
+    bool is_function = v.kind == VKind::function && !v.fn().methods.empty();
+    if (is_function != function || (!function && (v.kind == VKind::function || v.kind == VKind::type))) continue;
+    size_t d = distance(name, g);
+    if (d < best_distance || (d == best_distance && !best.empty() && g < best)) {
+      best = g;
+      best_distance = d;
+    }
+  }
+  return best.empty() ? "" : fmt::format("; did you mean '{}'?", best);
+}
+
 // One command-line argument as a value: a global, a type (a traced placeholder without
 // data), or a literal.
 Value parse_arg(Interpreter& program, const std::string& text) {
@@ -40,15 +75,33 @@ Value parse_arg(Interpreter& program, const std::string& text) {
   }
   Type type;
   std::string why;
-  if (text.find('[') != std::string::npos && parse_type(text, &type, &why)) {
-    return Value::traced(Var{kNoVar}, type, type.rank() == 0);
+  if (text.find('[') != std::string::npos) {
+    if (parse_type(text, &type, &why)) return Value::traced(Var{kNoVar}, type, type.rank() == 0);
+    user_error("argument '{}' is not a valid type ({}); write a type as f32[3,4] or f64[]", text, why);
   }
   if (const Value* g = program.global(text)) return *g;
   char* end = nullptr;
   double number = std::strtod(text.c_str(), &end);
   if (!text.empty() && end == text.c_str() + text.size()) return Value::floating(number, DType::f64);
   user_error("argument '{}' is not a global of the program, a type such as f32[3,4], or a "
-             "literal (an integer, true/false, a \"string\" or a float)", text);
+             "literal (an integer, true/false, a \"string\" or a float){}", text,
+             suggestion(program, text, false));
+}
+
+// Whether `v` holds only static scalars: integers, booleans, strings, symbols and ranges,
+// possibly in (nested) tuples.
+bool all_static(const Value& v) {
+  switch (v.kind) {
+    case VKind::integer: case VKind::boolean: case VKind::string: case VKind::symbol:
+    case VKind::range:
+      return true;
+    case VKind::tuple: case VKind::named_tuple:
+      for (const Value& item : v.tup().items) {
+        if (!all_static(item)) return false;
+      }
+      return true;
+    default: return false;
+  }
 }
 
 struct Lifter {
@@ -82,6 +135,12 @@ struct Lifter {
       }
       case VKind::tuple: case VKind::named_tuple: {
         const TupleObj& t = v.tup();
+        if (!t.items.empty() && all_static(v)) {
+          // One entry per tuple: `static.conv1.stride = (2, 2)` reads better than one
+          // line per element, and a model's meta stays a line per setting.
+          b.add_meta("static." + path, show(v));
+          return v;
+        }
         std::vector<Value> items;
         for (size_t i = 0; i < t.items.size(); ++i) {
           std::string name = t.names.empty() ? std::to_string(i + 1) : t.names[i];
@@ -126,7 +185,7 @@ void add_outputs(Interpreter& in, Builder& b, const Value& v, const std::string&
     case VKind::nothing: return;
     default:
       if (!v.is_number() && !v.is_tensor()) {
-        user_error("the entry returns a {} at '{}', which cannot be a tape output", type_name_of(v), name);
+        user_error("the entry returns {} at '{}', which cannot be a tape output", a_type_name(v), name);
       }
       b.output(in.tape_var(v), name);
   }
@@ -157,7 +216,7 @@ std::vector<std::string> param_names(Interpreter& program, const Value& f, const
 Traced trace(Interpreter& program, const std::string& entry, const std::vector<std::string>& args,
              const TraceOptions& options) {
   const Value* f = program.global(entry);
-  if (f == nullptr) user_error("the program defines no function '{}'", entry);
+  if (f == nullptr) user_error("the program defines no function '{}'{}", entry, suggestion(program, entry, true));
   Args call_args;
   for (const std::string& a : args) call_args.pos.push_back(parse_arg(program, a));
   std::vector<std::string> names = param_names(program, *f, call_args);

@@ -154,8 +154,15 @@ bool isa(const Value& v, const TypeObj& t);
 bool subtype(const TypeObj& a, const TypeObj& b);
 /// The name of the type of `v` for messages: "Int64", "Float32", "Array{Float32, 2}".
 std::string type_name_of(const Value& v);
-/// How `print` shows a value (Julia-like): 1, 2.5, 2.5f0, (1, 2), Dense(...), [1.0, 2.0].
+/// The same with its article, for messages: "an Int64", "a Float32", "an Array{Float32, 1}".
+std::string a_type_name(const Value& v);
+/// Julia's `show` (and `repr`) of a value, also used inside containers: 1, 2.5, 2.5f0,
+/// "text", :sym, (1, "a"), Dense(...), [1.0, 2.0], Float32[1.0 3.0; 2.0 4.0]. Defined in
+/// show.cc.
 std::string show(const Value& v);
+/// Julia's `print` (and `string`, `$x`): like `show`, but strings and symbols are bare and
+/// a Float32 number has no suffix (1.0).
+std::string print_text(const Value& v);
 /// A scalar value as a double (ints, floats, bools); InternalError otherwise.
 double as_double(const Value& v);
 

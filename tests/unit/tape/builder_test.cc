@@ -98,3 +98,38 @@ TEST_CASE("copying a tape remaps every var in one pass") {
         "  %2 = mul(%1, %1)::f32[2]  # m.jl:2\n"
         "  out %2 y\n");
 }
+
+TEST_CASE("record returns the op it appended") {
+  Builder b("f");
+  Var x = b.input("x", f32({2}));
+  const Op& op = b.record(Prim::max_pool2d_with_indices, {b.reshape(x, {2, 1, 1, 1})},
+                          {{"window", std::vector<int64_t>{2, 1}},
+                           {"stride", std::vector<int64_t>{2, 1}}});
+  CHECK(op.prim == Prim::max_pool2d_with_indices);
+  REQUIRE(op.outs.size() == 2);
+  CHECK(op.outs[1].id == 3);
+  CHECK(type_str(b.type(op.outs[0])) == "f32[1,1,1,1]");
+  CHECK(op.attrs.get_ints("pad") == std::vector<int64_t>{0, 0, 0, 0});  // normalized
+}
+
+TEST_CASE("inference on numbers is remembered by dtype, and failures never are") {
+  // Scalar ops skip their inference rule when the same primitive saw the same dtypes;
+  // what they infer must not depend on that.
+  Builder b("f");
+  Var x = b.input("x", f32({}));
+  Var y = b.input("y", Type{DType::f64, {}});
+  Var i = b.input("i", Type{DType::i64, {}});
+  Var v = b.input("v", f32({3}));
+  CHECK(type_str(b.type(b.add(x, x))) == "f32[]");
+  CHECK(type_str(b.type(b.add(y, y))) == "f64[]");
+  CHECK(type_str(b.type(b.add(x, x))) == "f32[]");
+  CHECK(type_str(b.type(b.add(x, v))) == "f32[3]");
+  CHECK(type_str(b.type(b.lt(i, i))) == "bool[]");
+  CHECK_THROWS_AS(b.add(x, y), UserError);
+  CHECK_THROWS_AS(b.add(x, y), UserError);
+  CHECK_THROWS_AS(b.div(i, i), UserError);
+  CHECK_THROWS_AS(b.div(i, i), UserError);
+  CHECK(type_str(b.type(b.div(x, x))) == "f32[]");
+  CHECK_THROWS_AS(b.div(i, i), UserError);
+  validate(b.tape());
+}

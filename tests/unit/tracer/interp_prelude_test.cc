@@ -41,7 +41,7 @@ TEST_CASE("prelude values match their definitions") {
   CHECK(eval_show("", "crossentropy([0.0 0.0; 0.0 0.0], [1, 2])") == "0.6931471805599453");
   CHECK(eval_show("", "c = Chain(x -> x .+ 1, x -> x .* 2); c([1.0])") == "[4.0]");
   CHECK(eval_show("", "c = Chain(Dense(2 => 1)); size(c.layers[1].weight)") == "(1, 2)");
-  CHECK(eval_show("", "leakyrelu.([-1f0, 2f0])") == "[-0.01, 2.0]");
+  CHECK(eval_show("", "leakyrelu.([-1f0, 2f0])") == "Float32[-0.01, 2.0]");
 }
 
 }  // namespace ytape::tracer::testing

@@ -1,0 +1,52 @@
+#include <fmt/format.h>
+
+#include <chrono>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/io.h"
+#include "grad/grad.h"
+#include "tape/json.h"
+
+namespace ytape::cli {
+
+namespace {
+
+struct GradCliOptions {
+  std::string tape, out;
+  grad::GradOptions grad;
+  bool stats = false;
+};
+
+}  // namespace
+
+Run setup_grad(CLI::App& sub) {
+  auto o = std::make_shared<GradCliOptions>();
+  sub.add_option("TAPE", o->tape, "Tape in JSON form, or - for standard input")->required();
+  sub.add_option("--wrt", o->grad.wrt,
+                 "Inputs to differentiate with respect to: names or dotted prefixes "
+                 "(default: every float input)");
+  sub.add_flag("--vjp", o->grad.vjp,
+               "Vector-Jacobian product: add a seed input per float output");
+  sub.add_option("-o,--output", o->out, "Write the gradient tape here instead of standard output");
+  sub.add_flag("--stats", o->stats, "Print op counts and the time of each phase");
+  return [o] {
+    auto start = std::chrono::steady_clock::now();
+    Tape t = load_tape(o->tape);
+    auto loaded = std::chrono::steady_clock::now();
+    grad::GradStats stats;
+    Tape g = grad::gradient(t, o->grad, &stats);
+    auto done = std::chrono::steady_clock::now();
+    write_file(o->out, write_tape_json(g));
+    if (o->stats) {
+      using ms = std::chrono::duration<double, std::milli>;
+      fmt::print(stderr, "read: {:.3f} ms\ngrad: {:.3f} ms ({} ops -> {} ops, {} rules)\n"
+                 "write: {:.3f} ms\n", ms(loaded - start).count(), ms(done - loaded).count(),
+                 stats.forward_ops, stats.ops, stats.rules,
+                 ms(std::chrono::steady_clock::now() - done).count());
+    }
+    return kOk;
+  };
+}
+
+}  // namespace ytape::cli

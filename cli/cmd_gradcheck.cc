@@ -1,0 +1,48 @@
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/io.h"
+#include "grad/gradcheck.h"
+
+namespace ytape::cli {
+
+namespace {
+
+struct GradcheckCliOptions {
+  std::string tape, inputs;
+  bool random = false;
+  grad::GradcheckOptions check;
+};
+
+}  // namespace
+
+Run setup_gradcheck(CLI::App& sub) {
+  auto o = std::make_shared<GradcheckCliOptions>();
+  grad::GradcheckOptions& c = o->check;
+  sub.add_option("TAPE", o->tape, "Tape in JSON form, or - for standard input")->required();
+  sub.add_option("--inputs", o->inputs, "Input values: a .safetensors or .json file");
+  sub.add_flag("--random", o->random, "Make up the inputs not given, deterministically");
+  sub.add_option("--seed", c.seed, "Seed for --random, the directions and output seeds (default 0)");
+  sub.add_option("--wrt", c.wrt, "Inputs to check: names or dotted prefixes (default: every float input)");
+  sub.add_option("--directions", c.directions,
+                 "Random directions per input larger than --max-elements (default 3)")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("--max-elements", c.max_elements,
+                 "Check inputs up to this size element by element (default 64)")
+      ->check(CLI::NonNegativeNumber);
+  sub.add_option("--eps", c.eps, "Finite-difference step (default 1e-6)")->check(CLI::PositiveNumber);
+  sub.add_option("--rtol", c.rtol, "Relative tolerance (default 1e-5)")->check(CLI::NonNegativeNumber);
+  sub.add_option("--atol", c.atol, "Absolute tolerance (default 1e-7)")->check(CLI::NonNegativeNumber);
+  return [o] {
+    Tape t = load_tape(o->tape);
+    TensorMap inputs = gather_inputs(t, o->inputs, o->random, o->check.seed);
+    grad::GradcheckResult r = grad::gradcheck(t, inputs, o->check);
+    fmt::print("{}", grad::gradcheck_table(r));
+    fmt::print("{}\n", r.ok ? "gradient ok" : "gradient differs from finite differences");
+    return r.ok ? kOk : kNegative;
+  };
+}
+
+}  // namespace ytape::cli

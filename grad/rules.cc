@@ -1,0 +1,77 @@
+#include "grad/rules.h"
+
+#include <string>
+
+#include "grad/backprop.h"
+
+namespace ytape::grad {
+
+const RuleTable& rules() {
+  static const RuleTable table = [] {
+    RuleTable t;
+    register_elementwise_rules(t);
+    register_reduce_rules(t);
+    register_shape_rules(t);
+    register_index_rules(t);
+    register_linalg_rules(t);
+    register_conv_rules(t);
+    register_pool_rules(t);
+    register_norm_rules(t);
+    return t;
+  }();
+  return table;
+}
+
+Var scalar(Builder& b, Var like, double value) { return b.constant(b.type(like).dtype, value); }
+
+Var zeros(Builder& b, const Type& type) {
+  return b.call1(Prim::fill, {}, {{"value", 0.0}, {"dtype", type.dtype}, {"shape", type.shape}});
+}
+
+Var or_zeros(Builder& b, const Cotangent& c, Var y) { return c ? *c : zeros(b, b.type(y)); }
+
+Var keep_dims(Builder& b, Var x, const Shape& shape, std::span<const int64_t> dims) {
+  Shape kept = shape;
+  for (int64_t d : dims) kept[d - 1] = 1;
+  return b.type(x).shape == kept ? x : b.reshape(x, std::move(kept));
+}
+
+Attrs with_attr(Attrs attrs, std::string_view name, AttrValue value) {
+  attrs.set(name, std::move(value));
+  return attrs;
+}
+
+Attrs without_attr(const Attrs& attrs, std::string_view name) {
+  Attrs out;
+  for (const Attr& a : attrs) {
+    if (a.name != name) out.push_back(a);
+  }
+  return out;
+}
+
+std::vector<Cotangent> vjp_by_expansion(Builder& b, const RuleArgs& r, Expansion expand) {
+  // The expansion is built as a small tape of its own, then differentiated onto `b` by
+  // the same driver, so its rules need no second implementation.
+  Builder mini;
+  std::vector<Var> args;
+  for (size_t i = 0; i < r.x.size(); ++i) {
+    args.push_back(mini.input("x" + std::to_string(i + 1), b.type(r.x[i])));
+  }
+  std::vector<Var> outs = expand(mini, r.op, args);
+  for (size_t k = 0; k < outs.size(); ++k) mini.output(outs[k], "y" + std::to_string(k + 1));
+  Tape t = mini.finish();
+
+  Backprop bp(b, t);
+  bp.set_fixed_loc(b.loc());
+  for (size_t i = 0; i < r.x.size(); ++i) bp.bind_input(t.ops[i].outs[0], r.x[i], r.need[i]);
+  bp.forward();
+  for (size_t k = 0; k < t.outputs.size() && k < r.dy.size(); ++k) {
+    if (r.dy[k]) bp.seed(t.outputs[k].var, *r.dy[k]);
+  }
+  bp.backward();
+  std::vector<Cotangent> dx;
+  for (size_t i = 0; i < r.x.size(); ++i) dx.push_back(bp.cotangent(t.ops[i].outs[0]));
+  return dx;
+}
+
+}  // namespace ytape::grad

@@ -1,0 +1,78 @@
+// Vector-Jacobian product rules, one per differentiable primitive, registered per family
+// (grad/rules/<family>.cc, the same family names as tape/shapes/ and runtime/kernels/).
+#pragma once
+
+#include <array>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "tape/builder.h"
+#include "tape/prim.h"
+
+namespace ytape::grad {
+
+/// A cotangent: a var of the new tape, or nothing for a symbolic zero.
+using Cotangent = std::optional<Var>;
+
+/// What a rule sees of one forward op. Vars are those of the tape being built.
+struct RuleArgs {
+  const Op& op;                    ///< the op being differentiated (its prim and attributes)
+  std::span<const Var> x;          ///< its arguments
+  std::span<const Var> y;          ///< its outputs (those of its variant, if it has one)
+  std::span<const Cotangent> dy;   ///< one cotangent per output; at least one is set
+  const std::vector<bool>& need;   ///< per argument: whether its cotangent is wanted
+};
+
+/// Returns one cotangent per argument, each either of the argument's type or of a shape
+/// the argument broadcasts to (the driver sums the broadcast dims away). Cotangents of
+/// arguments not in `need` are ignored, so a rule need not compute them.
+using VjpRule = std::vector<Cotangent> (*)(Builder& b, const RuleArgs& r);
+
+/// The rules of every primitive: a VJP, or a multi-output variant whose VJP applies
+/// (the forward op is emitted as the variant so that the rule can read what it saves).
+struct RuleTable {
+  std::array<VjpRule, kNumPrims> vjp{};
+  std::array<std::optional<Prim>, kNumPrims> variant{};
+
+  void add(Prim p, VjpRule rule) { vjp[static_cast<size_t>(p)] = rule; }
+  void add_variant(Prim p, Prim variant_prim) { variant[static_cast<size_t>(p)] = variant_prim; }
+  VjpRule rule(Prim p) const { return vjp[static_cast<size_t>(p)]; }
+  std::optional<Prim> variant_of(Prim p) const { return variant[static_cast<size_t>(p)]; }
+};
+
+/// The table, filled on first use by the register_* calls below.
+const RuleTable& rules();
+
+void register_elementwise_rules(RuleTable& t);
+void register_reduce_rules(RuleTable& t);
+void register_shape_rules(RuleTable& t);
+void register_index_rules(RuleTable& t);
+void register_linalg_rules(RuleTable& t);
+void register_conv_rules(RuleTable& t);
+void register_pool_rules(RuleTable& t);
+void register_norm_rules(RuleTable& t);
+
+// Helpers shared by the rules.
+
+/// A rank-0 constant of `like`'s dtype; broadcasting makes it any shape.
+Var scalar(Builder& b, Var like, double value);
+/// Zeros of `type` (a `fill`).
+Var zeros(Builder& b, const Type& type);
+/// The cotangent `c`, or zeros of `y`'s type when it is symbolically zero.
+Var or_zeros(Builder& b, const Cotangent& c, Var y);
+/// `x` (the result of reducing `dims` of a tensor of `shape`) reshaped to keep those dims
+/// as size 1, so that it broadcasts against the unreduced tensor.
+Var keep_dims(Builder& b, Var x, const Shape& shape, std::span<const int64_t> dims);
+/// `attrs` with `name` set to `value`.
+Attrs with_attr(Attrs attrs, std::string_view name, AttrValue value);
+/// `attrs` without `name`.
+Attrs without_attr(const Attrs& attrs, std::string_view name);
+
+/// The VJP of an op defined by an expansion into other primitives: `expand` builds the
+/// op's outputs from its arguments on a builder; the expansion is replayed on `b` and
+/// differentiated there. For rules whose math is easiest written as a forward formula.
+using Expansion = std::vector<Var> (*)(Builder& b, const Op& op, std::span<const Var> x);
+std::vector<Cotangent> vjp_by_expansion(Builder& b, const RuleArgs& r, Expansion expand);
+
+}  // namespace ytape::grad

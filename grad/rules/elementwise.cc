@@ -1,0 +1,151 @@
+// VJP rules of the elementwise primitives. x, y: arguments; z: the output; g: its
+// cotangent. Results of a broadcast shape are summed back by the driver.
+#include "grad/rules.h"
+
+namespace ytape::grad {
+
+namespace {
+
+using Dx = std::vector<Cotangent>;
+
+Var g_of(const RuleArgs& r) { return *r.dy[0]; }
+Var x_of(const RuleArgs& r) { return r.x[0]; }
+Var z_of(const RuleArgs& r) { return r.y[0]; }
+
+// g masked by c: select(c, g, 0).
+Var where(Builder& b, Var c, Var g) { return b.select(c, g, scalar(b, g, 0)); }
+
+// dx = -g
+Dx neg_vjp(Builder& b, const RuleArgs& r) { return {b.neg(g_of(r))}; }
+// dx = g * z
+Dx exp_vjp(Builder& b, const RuleArgs& r) { return {b.mul(g_of(r), z_of(r))}; }
+// dx = g / x
+Dx log_vjp(Builder& b, const RuleArgs& r) { return {b.div(g_of(r), x_of(r))}; }
+// dx = g / (1 + x)
+Dx log1p_vjp(Builder& b, const RuleArgs& r) {
+  Var x = x_of(r);
+  return {b.div(g_of(r), b.add(x, scalar(b, x, 1)))};
+}
+// dx = g * (z + 1)
+Dx expm1_vjp(Builder& b, const RuleArgs& r) {
+  Var z = z_of(r);
+  return {b.mul(g_of(r), b.add(z, scalar(b, z, 1)))};
+}
+// dx = g * 0.5 / z
+Dx sqrt_vjp(Builder& b, const RuleArgs& r) {
+  Var z = z_of(r);
+  return {b.div(b.mul(g_of(r), scalar(b, z, 0.5)), z)};
+}
+// dx = g * sign(x)  (0 at 0)
+Dx abs_vjp(Builder& b, const RuleArgs& r) { return {b.mul(g_of(r), b.sign(x_of(r)))}; }
+// dx = g * cos(x)
+Dx sin_vjp(Builder& b, const RuleArgs& r) { return {b.mul(g_of(r), b.cos(x_of(r)))}; }
+// dx = -(g * sin(x))
+Dx cos_vjp(Builder& b, const RuleArgs& r) { return {b.neg(b.mul(g_of(r), b.sin(x_of(r))))}; }
+// dx = g * (1 + z^2)
+Dx tan_vjp(Builder& b, const RuleArgs& r) {
+  Var z = z_of(r);
+  return {b.mul(g_of(r), b.add(scalar(b, z, 1), b.mul(z, z)))};
+}
+// dx = g * (1 - z^2)
+Dx tanh_vjp(Builder& b, const RuleArgs& r) {
+  Var z = z_of(r);
+  return {b.mul(g_of(r), b.sub(scalar(b, z, 1), b.mul(z, z)))};
+}
+// dx = g * z * (1 - z)
+Dx sigmoid_vjp(Builder& b, const RuleArgs& r) {
+  Var z = z_of(r);
+  return {b.mul(b.mul(g_of(r), z), b.sub(scalar(b, z, 1), z))};
+}
+// dx = g where x > 0, else 0 (as PyTorch, 0 at the kink)
+Dx relu_vjp(Builder& b, const RuleArgs& r) {
+  Var x = x_of(r);
+  return {where(b, b.gt(x, scalar(b, x, 0)), g_of(r))};
+}
+// dx = g * sigmoid(x)
+Dx softplus_vjp(Builder& b, const RuleArgs& r) { return {b.mul(g_of(r), b.sigmoid(x_of(r)))}; }
+
+// dx = g, dy = g
+Dx add_vjp(Builder&, const RuleArgs& r) { return {g_of(r), g_of(r)}; }
+// dx = g, dy = -g
+Dx sub_vjp(Builder& b, const RuleArgs& r) {
+  return {g_of(r), r.need[1] ? Cotangent(b.neg(g_of(r))) : std::nullopt};
+}
+// dx = g * y, dy = g * x
+Dx mul_vjp(Builder& b, const RuleArgs& r) {
+  Dx dx(2);
+  if (r.need[0]) dx[0] = b.mul(g_of(r), r.x[1]);
+  if (r.need[1]) dx[1] = b.mul(g_of(r), r.x[0]);
+  return dx;
+}
+// dx = g / y, dy = -(g * z) / y
+Dx div_vjp(Builder& b, const RuleArgs& r) {
+  Dx dx(2);
+  if (r.need[0]) dx[0] = b.div(g_of(r), r.x[1]);
+  if (r.need[1]) dx[1] = b.neg(b.div(b.mul(g_of(r), z_of(r)), r.x[1]));
+  return dx;
+}
+// dx = g * y * x^(y-1), dy = g * z * log(x)
+Dx pow_vjp(Builder& b, const RuleArgs& r) {
+  Var x = r.x[0], y = r.x[1];
+  Dx dx(2);
+  if (r.need[0]) dx[0] = b.mul(g_of(r), b.mul(y, b.pow(x, b.sub(y, scalar(b, y, 1)))));
+  if (r.need[1]) dx[1] = b.mul(b.mul(g_of(r), z_of(r)), b.log(x));
+  return dx;
+}
+// The first argument takes g where it wins or ties; the other where it loses, so that
+// the two always sum to g.
+Dx extremum_vjp(Builder& b, const RuleArgs& r, Var first_wins) {
+  Var g = g_of(r);
+  Dx dx(2);
+  if (r.need[0]) dx[0] = where(b, first_wins, g);
+  if (r.need[1]) dx[1] = b.select(first_wins, scalar(b, g, 0), g);
+  return dx;
+}
+Dx max_vjp(Builder& b, const RuleArgs& r) { return extremum_vjp(b, r, b.ge(r.x[0], r.x[1])); }
+Dx min_vjp(Builder& b, const RuleArgs& r) { return extremum_vjp(b, r, b.le(r.x[0], r.x[1])); }
+
+// dc = none, dx = select(c, g, 0), dy = select(c, 0, g)
+Dx select_vjp(Builder& b, const RuleArgs& r) {
+  Var c = r.x[0], g = g_of(r);
+  Dx dx(3);
+  if (r.need[1]) dx[1] = where(b, c, g);
+  if (r.need[2]) dx[2] = b.select(c, scalar(b, g, 0), g);
+  return dx;
+}
+// dx = convert(g, dtype of x), for float x only
+Dx convert_vjp(Builder& b, const RuleArgs& r) {
+  DType from = b.type(x_of(r)).dtype;
+  if (!is_float(from)) return {std::nullopt};
+  return {b.convert(g_of(r), from)};
+}
+
+}  // namespace
+
+void register_elementwise_rules(RuleTable& t) {
+  t.add(Prim::neg, neg_vjp);
+  t.add(Prim::exp, exp_vjp);
+  t.add(Prim::log, log_vjp);
+  t.add(Prim::log1p, log1p_vjp);
+  t.add(Prim::expm1, expm1_vjp);
+  t.add(Prim::sqrt, sqrt_vjp);
+  t.add(Prim::abs, abs_vjp);
+  t.add(Prim::sin, sin_vjp);
+  t.add(Prim::cos, cos_vjp);
+  t.add(Prim::tan, tan_vjp);
+  t.add(Prim::tanh, tanh_vjp);
+  t.add(Prim::sigmoid, sigmoid_vjp);
+  t.add(Prim::relu, relu_vjp);
+  t.add(Prim::softplus, softplus_vjp);
+  t.add(Prim::add, add_vjp);
+  t.add(Prim::sub, sub_vjp);
+  t.add(Prim::mul, mul_vjp);
+  t.add(Prim::div, div_vjp);
+  t.add(Prim::pow, pow_vjp);
+  t.add(Prim::max, max_vjp);
+  t.add(Prim::min, min_vjp);
+  t.add(Prim::select, select_vjp);
+  t.add(Prim::convert, convert_vjp);
+}
+
+}  // namespace ytape::grad

@@ -1,0 +1,29 @@
+// VJP rules of linear algebra. C = op(A) op(B), op the optional transpose; G: C's cotangent.
+#include "grad/rules.h"
+
+namespace ytape::grad {
+
+namespace {
+
+using Dx = std::vector<Cotangent>;
+
+Var matmul(Builder& b, Var x, Var y, bool tx, bool ty) {
+  return b.call1(Prim::matmul, {x, y}, {{"transpose_a", tx}, {"transpose_b", ty}});
+}
+
+// dA = G op(B)ᵀ, or op(B) Gᵀ when A is transposed;
+// dB = op(A)ᵀ G, or Gᵀ op(A) when B is transposed.
+Dx matmul_vjp(Builder& b, const RuleArgs& r) {
+  bool ta = r.op.attrs.get_bool("transpose_a"), tb = r.op.attrs.get_bool("transpose_b");
+  Var a = r.x[0], bm = r.x[1], g = *r.dy[0];
+  Dx dx(2);
+  if (r.need[0]) dx[0] = ta ? matmul(b, bm, g, tb, true) : matmul(b, g, bm, false, !tb);
+  if (r.need[1]) dx[1] = tb ? matmul(b, g, a, true, ta) : matmul(b, a, g, !ta, false);
+  return dx;
+}
+
+}  // namespace
+
+void register_linalg_rules(RuleTable& t) { t.add(Prim::matmul, matmul_vjp); }
+
+}  // namespace ytape::grad

@@ -1,0 +1,14 @@
+# ytape grad and ytape gradcheck.
+cli_test(grad_not_scalar EXIT 2 STDOUT ${CASES}/empty.txt STDERR ${CASES}/expected/grad_not_scalar.err
+         COMMAND ${YTAPE} grad grad/vector.json)
+cli_test(grad_wrt_no_match EXIT 2 STDOUT ${CASES}/empty.txt STDERR ${CASES}/expected/grad_wrt_no_match.err
+         COMMAND ${YTAPE} grad grad/vector.json --vjp --wrt model.w)
+cli_test(grad_vjp EXIT 0 STDOUT ${CASES}/expected/grad_vjp.txt
+         COMMAND bash -c "$0 grad grad/vector.json --vjp | $0 show -" ${YTAPE})
+# The gradient tape of the MLP sample, in text form: a change in any rule it uses shows.
+cli_test(grad_mlp EXIT 0 STDOUT ${CASES}/expected/grad_mlp.txt
+         COMMAND bash -c "$0 grad ../../samples/tapes/mlp.json | $0 show -" ${YTAPE})
+cli_test(gradcheck_detects_errors EXIT 1 STDOUT ${CASES}/expected/gradcheck_fails.out
+         COMMAND ${YTAPE} gradcheck grad/vector.json --random --eps 0.5)
+cli_test(gradcheck_samples EXIT 0 STDOUT ${CASES}/expected/gradcheck_samples.out
+         COMMAND bash ${CASES}/gradcheck_samples.sh ${YTAPE})

@@ -1,0 +1,3 @@
+# trace: -f f f64[2]
+# Without example values (a type as the argument) the branch cannot be chosen.
+f(x) = sum(x) > 0 ? sum(x) : -sum(x)

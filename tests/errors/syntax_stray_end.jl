@@ -1,0 +1,3 @@
+# trace: -f f f32[2]
+f(x) = x
+end

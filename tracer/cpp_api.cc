@@ -1,0 +1,435 @@
+#include "tracer/cpp_api.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "tape/error.h"
+#include "tape/validate.h"
+
+namespace ytape::cpp {
+
+// ---- the tracer ---------------------------------------------------------------------------
+
+Tracer::Tracer(std::string name, TracerOptions options)
+    : builder_(std::move(name)), options_(std::move(options)) {}
+
+void Tracer::check_open() const {
+  if (finished_) user_error("this Tracer has finished its tape; start a new Tracer");
+}
+
+std::string_view Tracer::file_name(Where at) const {
+  std::string_view path = at.file_name();
+  if (!options_.source_root.empty() && path.starts_with(options_.source_root)) {
+    path.remove_prefix(options_.source_root.size());
+  }
+  return path;
+}
+
+void Tracer::fail(Where at, std::string_view message) const {
+  if (!options_.locations) throw UserError(std::string(message));
+  user_error("{}:{}: {}", file_name(at), at.line(), message);
+}
+
+void Tracer::check_arg(const Traced& v, std::string_view what, Where at) const {
+  if (v.tracer() == nullptr) {
+    fail(at, fmt::format("{}: an empty Traced value (default-constructed): give it a value "
+                         "first", what));
+  }
+  if (v.tracer() != this) {
+    fail(at, fmt::format("{}: a value of another Tracer; each Tracer records its own tape, and "
+                         "values of two tracers cannot be combined", what));
+  }
+}
+
+// Source locations arrive as the same few file names over and over: remember the last.
+void Tracer::locate(Where at) {
+  if (!options_.locations) return;
+  if (at.file_name() != last_file_) {
+    last_file_ = at.file_name();
+    last_index_ = builder_.intern_file(file_name(at));
+  }
+  builder_.set_loc({last_index_, at.line()});
+}
+
+Traced Tracer::input(std::string name, Type type) {
+  check_open();
+  Var v = builder_.input(std::move(name), type);
+  return Traced(this, v, std::move(type));
+}
+
+void Tracer::output(const Traced& v, std::string name) {
+  check_open();
+  if (v.tracer() != this) {
+    user_error("output '{}': {}", name,
+               v.tracer() == nullptr ? "an empty Traced value (default-constructed)"
+                                     : "a value of another Tracer");
+  }
+  builder_.output(v.var(), std::move(name));
+}
+
+void Tracer::add_meta(std::string key, std::string value) {
+  builder_.add_meta(std::move(key), std::move(value));
+}
+
+Traced Tracer::constant(DType dtype, double value, Shape shape, Where at) {
+  check_open();
+  locate(at);
+  Var v = builder_.constant(dtype, value, std::move(shape));
+  return Traced(this, v, builder_.type(v));
+}
+
+std::vector<Traced> Tracer::call(Prim p, const std::vector<Traced>& args, const Attrs& attrs,
+                                 Where at) {
+  check_open();
+  std::vector<Var> vars;
+  vars.reserve(args.size());
+  for (const Traced& a : args) {
+    check_arg(a, prim_name(p), at);
+    vars.push_back(a.var());
+  }
+  locate(at);
+  std::vector<Traced> outs;
+  for (Var v : builder_.call(p, std::move(vars), attrs)) {
+    outs.push_back(Traced(this, v, builder_.type(v)));
+  }
+  return outs;
+}
+
+Traced Tracer::call1(Prim p, const std::vector<Traced>& args, const Attrs& attrs, Where at) {
+  if (prim_info(p).outputs != 1) {
+    fail(at, fmt::format("{} has {} outputs: use call", prim_name(p), prim_info(p).outputs));
+  }
+  return call(p, args, attrs, at)[0];
+}
+
+Tape Tracer::finish() {
+  check_open();
+  finished_ = true;
+  Tape t = builder_.finish();
+#ifndef NDEBUG
+  validate(t);  // the builder makes valid tapes; debug builds check the claim
+#endif
+  return t;
+}
+
+int64_t Traced::size(int d) const {
+  if (d < 1) user_error("size(x, d) needs a dim d >= 1, got {}", d);
+  return d <= rank() ? shape()[d - 1] : 1;
+}
+
+namespace {
+
+bool is_comparison(Prim p) {
+  return p == Prim::eq || p == Prim::ne || p == Prim::lt || p == Prim::le || p == Prim::gt ||
+         p == Prim::ge;
+}
+
+// The tracer of a value. An empty value has none to format the location, so do it here.
+Tracer& owner(const Traced& x, Where at) {
+  if (x.tracer() == nullptr) {
+    user_error("{}:{}: an empty Traced value (default-constructed): give it a value first",
+               at.file_name(), at.line());
+  }
+  return *x.tracer();
+}
+
+// The one tracer of the traced operands.
+Tracer& tracer_of(const Operand& a, const Operand& b, std::string_view op) {
+  Where at = a.where();
+  const Traced* x = a.traced() != nullptr ? a.traced() : b.traced();
+  if (x == nullptr) {
+    user_error("{}:{}: {} of two numbers: one operand must be a traced value", at.file_name(),
+               at.line(), op);
+  }
+  Tracer& t = owner(*x, at);
+  if (a.traced() == nullptr || b.traced() == nullptr) return t;
+  if (b.traced()->tracer() == nullptr) {
+    t.fail(at, fmt::format("{}: an empty Traced value (default-constructed): give it a value "
+                           "first", op));
+  }
+  if (b.traced()->tracer() != &t) {
+    t.fail(at, fmt::format("{} of values of two different Tracers: each Tracer records its "
+                           "own tape, and values of two tracers cannot be combined", op));
+  }
+  return t;
+}
+
+// The dtype two operands combine to, as the language's result_dtype: numbers are weak
+// literals, so a traced operand decides; two floats give the wider.
+DType promote(const Operand& a, const Operand& b) {
+  const Traced* x = a.traced();
+  const Traced* y = b.traced();
+  if (x == nullptr && y == nullptr) return DType::f64;
+  if (x == nullptr || y == nullptr) {
+    DType d = (x != nullptr ? x : y)->dtype();
+    return is_float(d) ? d : DType::f64;
+  }
+  DType da = x->dtype(), db = y->dtype();
+  if (is_float(da) && is_float(db)) {
+    return da == DType::f64 || db == DType::f64 ? DType::f64 : DType::f32;
+  }
+  if (is_float(da)) return da;
+  if (is_float(db)) return db;
+  return da == DType::boolean && db == DType::boolean ? DType::boolean : DType::i64;
+}
+
+// The operands as values of dtype `d`. The language converts traced operands first and
+// records the constants of numbers just before the op, so the same happens here.
+std::vector<Traced> as_values(Tracer& t, std::initializer_list<const Operand*> operands, DType d,
+                              Where at) {
+  std::vector<Traced> values;
+  for (const Operand* o : operands) {
+    values.push_back(o->traced() != nullptr ? convert(*o->traced(), d, at) : Traced());
+  }
+  size_t i = 0;
+  for (const Operand* o : operands) {
+    if (o->traced() == nullptr) values[i] = t.constant(d, o->number(), {}, at);
+    ++i;
+  }
+  return values;
+}
+
+// `a .op b` in the language: promoted operands, broadcast by the primitive.
+Traced binary(Prim p, const Operand& a, const Operand& b) {
+  Tracer& t = tracer_of(a, b, prim_name(p));
+  DType d = promote(a, b);
+  if (!is_comparison(p) && d == DType::boolean) d = DType::i64;
+  if ((p == Prim::div || p == Prim::pow) && !is_float(d)) d = DType::f64;
+  return t.call1(p, as_values(t, {&a, &b}, d, a.where()), {}, a.where());
+}
+
+// `a op b`: as the dotted form, for operands of one shape or with a scalar.
+Traced same_shape(Prim p, std::string_view op, std::string_view hint, const Operand& a,
+                  const Operand& b) {
+  Tracer& t = tracer_of(a, b, fmt::format("'{}'", op));
+  const Traced* x = a.traced();
+  const Traced* y = b.traced();
+  if (x != nullptr && y != nullptr && x->rank() > 0 && y->rank() > 0 && x->shape() != y->shape()) {
+    t.fail(a.where(), fmt::format("'{}' of shapes {} and {}: the shapes must be equal, or one "
+                                  "side a scalar ({})", op, shape_str(x->shape()),
+                                  shape_str(y->shape()), hint));
+  }
+  return binary(p, a, b);
+}
+
+// `f.(x)` of a built-in scalar function: integer and bool values become f64 for the float
+// functions, bools i64 for the others.
+Traced unary(Prim p, const Traced& x, Where at) {
+  Tracer& t = owner(x, at);
+  bool float_only = p != Prim::neg && p != Prim::abs && p != Prim::sign && p != Prim::relu;
+  DType d = x.dtype();
+  if (float_only && !is_float(d)) d = DType::f64;
+  if (d == DType::boolean) d = DType::i64;
+  return t.call1(p, {convert(x, d, at)}, {}, at);
+}
+
+// sum/maximum/minimum over `dims` (all when null). A scalar is its own reduction.
+Traced reduce(Prim p, const Traced& x, const Dims* dims, Where at) {
+  Tracer& t = owner(x, at);
+  if (x.rank() == 0) return x;
+  Dims inside;
+  for (int64_t d = 1; dims == nullptr && d <= x.rank(); ++d) inside.push_back(d);
+  for (int64_t d : dims != nullptr ? *dims : Dims{}) {
+    if (d < 1) t.fail(at, fmt::format("{}: dims must be >= 1, got {}", prim_name(p), d));
+    if (d <= x.rank()) inside.push_back(d);
+  }
+  std::sort(inside.begin(), inside.end());
+  inside.erase(std::unique(inside.begin(), inside.end()), inside.end());
+  Traced v = p == Prim::sum && x.dtype() == DType::boolean ? convert(x, DType::i64, at) : x;
+  Traced r = t.call1(p, {v}, {{"dims", inside}}, at);
+  if (dims == nullptr) return r;
+  Shape kept = x.shape();
+  for (int64_t d : inside) kept[d - 1] = 1;
+  return reshape(r, kept, at);
+}
+
+// The sum divided by the count, which the language counts over the dims as given.
+Traced mean_of(const Traced& x, const Dims* dims, Where at) {
+  Traced total = reduce(Prim::sum, x, dims, at);
+  int64_t count = 1;
+  if (dims == nullptr) count = x.type().size();
+  for (int64_t d : dims != nullptr ? *dims : Dims{}) {
+    if (d >= 1 && d <= x.rank()) count *= x.shape()[d - 1];
+  }
+  return binary(Prim::div, Operand(total, at), Operand(static_cast<double>(count), at));
+}
+
+}  // namespace
+
+// ---- operators --------------------------------------------------------------------------
+
+Traced operator+(Operand a, Operand b) {
+  return same_shape(Prim::add, "+", "add(a, b) broadcasts", a, b);
+}
+Traced operator-(Operand a, Operand b) {
+  return same_shape(Prim::sub, "-", "sub(a, b) broadcasts", a, b);
+}
+Traced operator*(Operand a, Operand b) {
+  return same_shape(Prim::mul, "*", "mul(a, b) broadcasts; matmul(a, b) is the matrix product",
+                    a, b);
+}
+Traced operator/(Operand a, Operand b) {
+  return same_shape(Prim::div, "/", "div(a, b) broadcasts", a, b);
+}
+
+Traced operator-(Operand x) {
+  if (x.traced() == nullptr) user_error("unary '-' of a number: negate the number itself");
+  return unary(Prim::neg, *x.traced(), x.where());
+}
+
+Traced& operator+=(Traced& a, Operand b) { return a = Operand(a, b.where()) + b; }
+Traced& operator-=(Traced& a, Operand b) { return a = Operand(a, b.where()) - b; }
+Traced& operator*=(Traced& a, Operand b) { return a = Operand(a, b.where()) * b; }
+Traced& operator/=(Traced& a, Operand b) { return a = Operand(a, b.where()) / b; }
+
+// ---- broadcasting -----------------------------------------------------------------------
+
+#define YTAPE_BINARY(p) \
+  Traced p(Operand a, Operand b) { return binary(Prim::p, a, b); }
+YTAPE_BINARY(add) YTAPE_BINARY(sub) YTAPE_BINARY(mul) YTAPE_BINARY(div) YTAPE_BINARY(pow)
+YTAPE_BINARY(max) YTAPE_BINARY(min) YTAPE_BINARY(eq) YTAPE_BINARY(ne) YTAPE_BINARY(lt)
+YTAPE_BINARY(le) YTAPE_BINARY(gt) YTAPE_BINARY(ge)
+#undef YTAPE_BINARY
+
+Traced ifelse(const Traced& c, Operand a, Operand b) {
+  Where at = a.where();
+  Tracer& t = owner(c, at);
+  Traced cond = convert(c, DType::boolean, at);
+  if (a.traced() != nullptr) tracer_of(Operand(c, at), a, "ifelse");
+  if (b.traced() != nullptr) tracer_of(Operand(c, at), b, "ifelse");
+  std::vector<Traced> xy = as_values(t, {&a, &b}, promote(a, b), at);
+  return t.call1(Prim::select, {cond, xy[0], xy[1]}, {}, at);
+}
+
+// ---- elementwise functions --------------------------------------------------------------
+
+#define YTAPE_UNARY(p) \
+  Traced p(const Traced& x, Where at) { return unary(Prim::p, x, at); }
+YTAPE_UNARY(abs) YTAPE_UNARY(sign) YTAPE_UNARY(exp) YTAPE_UNARY(log) YTAPE_UNARY(log1p)
+YTAPE_UNARY(expm1) YTAPE_UNARY(sqrt) YTAPE_UNARY(sin) YTAPE_UNARY(cos) YTAPE_UNARY(tan)
+YTAPE_UNARY(tanh) YTAPE_UNARY(sigmoid) YTAPE_UNARY(relu) YTAPE_UNARY(softplus)
+#undef YTAPE_UNARY
+
+Traced abs2(const Traced& x, Where at) { return binary(Prim::mul, Operand(x, at), Operand(x, at)); }
+
+Traced leakyrelu(const Traced& x, double a, Where at) {
+  Traced ax = binary(Prim::mul, Operand(a, at), Operand(x, at));
+  return binary(Prim::max, Operand(ax, at), Operand(x, at));
+}
+
+Traced swish(const Traced& x, Where at) {
+  Traced s = sigmoid(x, at);
+  return binary(Prim::mul, Operand(x, at), Operand(s, at));
+}
+
+Traced convert(const Traced& x, DType dtype, Where at) {
+  Tracer& t = owner(x, at);
+  if (x.dtype() == dtype) return x;
+  return t.call1(Prim::convert, {x}, {{"dtype", dtype}}, at);
+}
+
+// ---- linear algebra, reductions, shapes ----------------------------------------------------
+
+Traced matmul(const Traced& a, const Traced& b, Where at) {
+  Operand oa(a, at), ob(b, at);
+  Tracer& t = tracer_of(oa, ob, "matmul");
+  int ra = a.rank(), rb = b.rank();
+  if (!(ra == 2 && rb == 2) && !(ra == 2 && rb == 1) && !(ra == 1 && rb == 2)) {
+    t.fail(at, fmt::format("matmul of shapes {} and {}: the matrix product needs matrices, or a "
+                           "matrix and a vector (mul(a, b) multiplies elementwise)",
+                           shape_str(a.shape()), shape_str(b.shape())));
+  }
+  DType d = promote(oa, ob);
+  Traced x = convert(a, d, at);
+  Traced y = convert(b, d, at);
+  if (rb == 1) {
+    Traced r = t.call1(Prim::matmul, {x, reshape(y, {b.shape()[0], 1}, at)}, {}, at);
+    return reshape(r, {a.shape()[0]}, at);
+  }
+  if (ra == 1) x = reshape(x, {a.shape()[0], 1}, at);
+  return t.call1(Prim::matmul, {x, y}, {}, at);
+}
+
+Traced sum(const Traced& x, Where at) { return reduce(Prim::sum, x, nullptr, at); }
+Traced maximum(const Traced& x, Where at) { return reduce(Prim::maximum, x, nullptr, at); }
+Traced minimum(const Traced& x, Where at) { return reduce(Prim::minimum, x, nullptr, at); }
+Traced mean(const Traced& x, Where at) { return mean_of(x, nullptr, at); }
+Traced sum(const Traced& x, Dims dims, Where at) { return reduce(Prim::sum, x, &dims, at); }
+Traced maximum(const Traced& x, Dims dims, Where at) { return reduce(Prim::maximum, x, &dims, at); }
+Traced minimum(const Traced& x, Dims dims, Where at) { return reduce(Prim::minimum, x, &dims, at); }
+Traced mean(const Traced& x, Dims dims, Where at) { return mean_of(x, &dims, at); }
+
+Traced softmax(const Traced& x, Dims dims, Where at) {
+  return owner(x, at).call1(Prim::softmax, {x}, {{"dims", std::move(dims)}}, at);
+}
+
+Traced logsoftmax(const Traced& x, Dims dims, Where at) {
+  return owner(x, at).call1(Prim::log_softmax, {x}, {{"dims", std::move(dims)}}, at);
+}
+
+Traced logsumexp(const Traced& x, Dims dims, Where at) {
+  Traced m = maximum(x, dims, at);
+  Traced e = exp(sub(Operand(x, at), Operand(m, at)), at);
+  Traced l = log(sum(e, dims, at), at);
+  return add(Operand(m, at), Operand(l, at));
+}
+
+Traced reshape(const Traced& x, Shape shape, Where at) {
+  Tracer& t = owner(x, at);
+  Shape given = shape;
+  int colon = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1 && colon >= 0) t.fail(at, "reshape takes at most one -1");
+    if (shape[i] < -1) {
+      t.fail(at, fmt::format("reshape sizes must be >= 0 or -1, got {}", shape[i]));
+    }
+    if (shape[i] == -1) colon = static_cast<int>(i);
+    if (shape[i] >= 0) known *= shape[i];
+  }
+  if (colon >= 0) {
+    int64_t total = x.type().size();
+    if (known == 0 || total % known != 0) {
+      t.fail(at, fmt::format("cannot reshape {} elements to {}", total, shape_str(given)));
+    }
+    shape[colon] = total / known;
+  }
+  if (shape == x.shape()) return x;
+  return t.call1(Prim::reshape, {x}, {{"shape", std::move(shape)}}, at);
+}
+
+Traced permutedims(const Traced& x, Dims perm, Where at) {
+  return owner(x, at).call1(Prim::permutedims, {x}, {{"perm", std::move(perm)}}, at);
+}
+
+Traced transpose(const Traced& x, Where at) {
+  Tracer& t = owner(x, at);
+  if (x.rank() > 2) {
+    t.fail(at, fmt::format("transpose needs a vector or a matrix, got shape {}",
+                           shape_str(x.shape())));
+  }
+  if (x.rank() == 0) return x;
+  if (x.rank() == 1) return reshape(x, {1, x.shape()[0]}, at);
+  return permutedims(x, {2, 1}, at);
+}
+
+Traced gather(const Traced& x, const Traced& idx, int64_t dim, Where at) {
+  return owner(x, at).call1(Prim::gather, {x, idx}, {{"dim", dim}}, at);
+}
+
+// ---- losses -------------------------------------------------------------------------------
+
+Traced crossentropy(const Traced& logits, const Traced& labels, Where at) {
+  int64_t n = logits.size(2);
+  Traced logp = logsoftmax(logits, {1}, at);
+  Traced picked = gather(logp, reshape(labels, {1, n}, at), 1, at);
+  Traced total = unary(Prim::neg, sum(picked, at), at);
+  return binary(Prim::div, Operand(total, at), Operand(static_cast<double>(n), at));
+}
+
+Traced mse(const Traced& yhat, const Traced& y, Where at) {
+  return mean(abs2(sub(Operand(yhat, at), Operand(y, at)), at), at);
+}
+
+}  // namespace ytape::cpp

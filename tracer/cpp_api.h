@@ -1,0 +1,229 @@
+// The C++ tracing API: C++ code written on traced values records the tape that the model
+// language records for the same program, op for op.
+//
+//     ytape::cpp::Tracer t("loss");
+//     Traced w = t.input("w", {DType::f32, {10, 784}});
+//     Traced x = t.input("x", {DType::f32, {784, 32}});
+//     Traced y = relu(add(matmul(w, x), 1.0));   // the language's relu.(w * x .+ 1.0)
+//     t.output(sum(y) / 2.0, "out");
+//     Tape tape = t.finish();
+//
+// Everything lives in namespace ytape::cpp, so that argument-dependent lookup finds the
+// functions below from a Traced argument without a using-directive. C++ evaluates function
+// arguments in no fixed order, so `add(exp(x), log(y))` may record log first: write such
+// sub-expressions as separate statements where the order of the ops matters.
+// docs/cpp-api.md maps each function to the language.
+#pragma once
+
+#include <cstdint>
+#include <source_location>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tape/builder.h"
+
+namespace ytape::cpp {
+
+/// Where in the C++ source an operation is written; a default argument of every function
+/// below, so ops carry the file:line that recorded them.
+using Where = std::source_location;
+/// 1-based dims, as in the language and docs/primitives.md.
+using Dims = std::vector<int64_t>;
+
+struct TracerOptions {
+  bool locations = true;         ///< record the C++ file:line of each op
+  std::string source_root = "";  ///< a prefix cut from the front of recorded file names
+};
+
+class Traced;
+
+/// Records a tape. Values made by a tracer point to it, so it is neither copied nor
+/// moved, and it must outlive them. Errors are UserErrors that start with the C++ file:line
+/// of the operation at fault (when locations are on).
+class Tracer {
+ public:
+  explicit Tracer(std::string name = "", TracerOptions options = {});
+  Tracer(const Tracer&) = delete;
+  Tracer& operator=(const Tracer&) = delete;
+
+  /// A named input. Inputs come before every other op, with unique names (as the
+  /// language lifts the entry's arguments first: `model.layers.1.weight`, `x`).
+  Traced input(std::string name, Type type);
+  /// Marks `v` as an output of the tape.
+  void output(const Traced& v, std::string name);
+  void add_meta(std::string key, std::string value);
+
+  /// A constant tensor of `shape` with every element `value` (converted to `dtype`).
+  Traced constant(DType dtype, double value, Shape shape = {}, Where at = Where::current());
+  /// Any primitive on traced values, as the language's `Prim.<name>(args...; attrs...)`:
+  /// the way to conv2d, pooling, batchnorm, slice, concat and the rest.
+  std::vector<Traced> call(Prim p, const std::vector<Traced>& args, const Attrs& attrs = {},
+                           Where at = Where::current());
+  Traced call1(Prim p, const std::vector<Traced>& args, const Attrs& attrs = {},
+               Where at = Where::current());
+
+  const Tape& tape() const { return builder_.tape(); }
+  /// Returns the tape. The tracer is spent afterwards: using it or its values throws.
+  Tape finish();
+
+  /// Throws a UserError whose message starts with the file:line of `at` (when locations
+  /// are on), for checks written over this API.
+  [[noreturn]] void fail(Where at, std::string_view message) const;
+
+ private:
+  void check_open() const;
+  void check_arg(const Traced& v, std::string_view what, Where at) const;
+  void locate(Where at);
+  std::string_view file_name(Where at) const;
+
+  Builder builder_;
+  TracerOptions options_;
+  bool finished_ = false;
+  const char* last_file_ = nullptr;  // the file of the last location and its index
+  uint32_t last_index_ = 0;
+};
+
+/// A value on a tracer's tape: the tracer, the var and its type. Cheap to copy; a
+/// default-constructed Traced is empty, and using it throws.
+class Traced {
+ public:
+  Traced() = default;
+
+  Tracer* tracer() const { return tracer_; }
+  Var var() const { return var_; }
+  const Type& type() const { return type_; }
+  DType dtype() const { return type_.dtype; }
+  const Shape& shape() const { return type_.shape; }
+  int rank() const { return type_.rank(); }
+  /// The size of 1-based dim `d`; 1 beyond the rank, as Julia's `size(x, d)`.
+  int64_t size(int d) const;
+
+ private:
+  friend class Tracer;
+  Traced(Tracer* tracer, Var var, Type type) : tracer_(tracer), var_(var), type_(std::move(type)) {}
+
+  Tracer* tracer_ = nullptr;
+  Var var_;
+  Type type_;
+};
+
+/// An operand of a binary operation: a traced value, or a number, which is a weak literal
+/// as `2.0` is in the language: it takes the dtype of the traced operand (f64 beside an
+/// integer or bool one). Converts implicitly, recording where the expression is written.
+/// A parameter type only: it points to the value it was made from, so never keep one.
+class Operand {
+ public:
+  Operand(const Traced& v, Where at = Where::current()) : traced_(&v), at_(at) {}
+  Operand(double number, Where at = Where::current()) : number_(number), at_(at) {}
+
+  const Traced* traced() const { return traced_; }  ///< null for a number
+  double number() const { return number_; }
+  Where where() const { return at_; }
+
+ private:
+  const Traced* traced_ = nullptr;
+  double number_ = 0;
+  Where at_;
+};
+
+// ---- operators --------------------------------------------------------------------------
+// Elementwise, as the undotted operators of the language on numbers: both sides of one
+// shape, or one side a scalar (a number or a rank-0 value); other shapes throw, naming both.
+// `*` is elementwise here: the language's `*` of two arrays is `matmul`.
+
+Traced operator+(Operand a, Operand b);
+Traced operator-(Operand a, Operand b);
+Traced operator*(Operand a, Operand b);
+Traced operator/(Operand a, Operand b);
+Traced operator-(Operand x);
+Traced& operator+=(Traced& a, Operand b);
+Traced& operator-=(Traced& a, Operand b);
+Traced& operator*=(Traced& a, Operand b);
+Traced& operator/=(Traced& a, Operand b);
+
+// ---- broadcasting -----------------------------------------------------------------------
+// The dotted operators of the language (`a .+ b`, `max.(a, b)`): Julia's broadcasting,
+// dims aligned from the first. Operands of two dtypes promote as in the language.
+
+Traced add(Operand a, Operand b);
+Traced sub(Operand a, Operand b);
+Traced mul(Operand a, Operand b);
+Traced div(Operand a, Operand b);
+Traced pow(Operand a, Operand b);
+Traced max(Operand a, Operand b);
+Traced min(Operand a, Operand b);
+/// Comparisons give bool values.
+Traced eq(Operand a, Operand b);
+Traced ne(Operand a, Operand b);
+Traced lt(Operand a, Operand b);
+Traced le(Operand a, Operand b);
+Traced gt(Operand a, Operand b);
+Traced ge(Operand a, Operand b);
+/// `ifelse.(c, a, b)`: the select primitive.
+Traced ifelse(const Traced& c, Operand a, Operand b);
+
+// ---- elementwise functions (the language's `f.(x)`) -------------------------------------
+
+Traced abs(const Traced& x, Where at = Where::current());
+Traced sign(const Traced& x, Where at = Where::current());
+Traced exp(const Traced& x, Where at = Where::current());
+Traced log(const Traced& x, Where at = Where::current());
+Traced log1p(const Traced& x, Where at = Where::current());
+Traced expm1(const Traced& x, Where at = Where::current());
+Traced sqrt(const Traced& x, Where at = Where::current());
+Traced sin(const Traced& x, Where at = Where::current());
+Traced cos(const Traced& x, Where at = Where::current());
+Traced tan(const Traced& x, Where at = Where::current());
+Traced tanh(const Traced& x, Where at = Where::current());
+Traced sigmoid(const Traced& x, Where at = Where::current());
+Traced relu(const Traced& x, Where at = Where::current());
+Traced softplus(const Traced& x, Where at = Where::current());
+/// `abs2.(x)` and `x.^2`: recorded as `x * x`.
+Traced abs2(const Traced& x, Where at = Where::current());
+/// `leakyrelu.(x, a)` of the prelude: `max(a * x, x)`.
+Traced leakyrelu(const Traced& x, double a = 0.01, Where at = Where::current());
+/// `swish.(x)` of the prelude: `x * sigmoid(x)`.
+Traced swish(const Traced& x, Where at = Where::current());
+/// The value in `dtype`: no op when it has it already.
+Traced convert(const Traced& x, DType dtype, Where at = Where::current());
+
+// ---- linear algebra, reductions, shapes --------------------------------------------------
+
+/// The language's `*` of arrays: matrix × matrix, matrix × vector (a vector result) and
+/// vector × 1×n matrix, vectors reshaped around the matmul primitive.
+Traced matmul(const Traced& a, const Traced& b, Where at = Where::current());
+/// Over all dims, to a rank-0 value (a scalar stays as it is).
+Traced sum(const Traced& x, Where at = Where::current());
+Traced mean(const Traced& x, Where at = Where::current());
+Traced maximum(const Traced& x, Where at = Where::current());
+Traced minimum(const Traced& x, Where at = Where::current());
+/// Over `dims`, keeping them as size 1 like Julia (`sum(x; dims=2)`): the primitive drops
+/// them, then a reshape. Dims beyond the rank are ignored.
+Traced sum(const Traced& x, Dims dims, Where at = Where::current());
+Traced mean(const Traced& x, Dims dims, Where at = Where::current());
+Traced maximum(const Traced& x, Dims dims, Where at = Where::current());
+Traced minimum(const Traced& x, Dims dims, Where at = Where::current());
+Traced softmax(const Traced& x, Dims dims = {1}, Where at = Where::current());
+Traced logsoftmax(const Traced& x, Dims dims = {1}, Where at = Where::current());
+/// The prelude's `logsumexp(x; dims)`: `m .+ log.(sum(exp.(x .- m); dims))`, m the maximum.
+Traced logsumexp(const Traced& x, Dims dims = {1}, Where at = Where::current());
+
+/// One size may be -1, as the language's `:`: the size that makes the counts agree. No op
+/// when the shape is unchanged.
+Traced reshape(const Traced& x, Shape shape, Where at = Where::current());
+Traced permutedims(const Traced& x, Dims perm, Where at = Where::current());
+/// A matrix transposed, a vector as a 1×n matrix (`x'` in the language).
+Traced transpose(const Traced& x, Where at = Where::current());
+/// `Prim.gather(x, idx; dim)`: idx holds 1-based i64 indices along `dim`.
+Traced gather(const Traced& x, const Traced& idx, int64_t dim, Where at = Where::current());
+
+// ---- losses of the prelude ---------------------------------------------------------------
+
+/// Mean cross-entropy of logits (classes, batch) against i64 labels (batch,) in 1:classes.
+Traced crossentropy(const Traced& logits, const Traced& labels, Where at = Where::current());
+/// Mean squared error `mean(abs2.(yhat .- y))`.
+Traced mse(const Traced& yhat, const Traced& y, Where at = Where::current());
+
+}  // namespace ytape::cpp

@@ -32,5 +32,9 @@ Run setup_run(CLI::App& sub);
 Run setup_trace(CLI::App& sub);
 Run setup_grad(CLI::App& sub);
 Run setup_gradcheck(CLI::App& sub);
+Run setup_opt(CLI::App& sub);
+Run setup_diff(CLI::App& sub);
+Run setup_dot(CLI::App& sub);
+Run setup_stats(CLI::App& sub);
 
 }  // namespace ytape::cli

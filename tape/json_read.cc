@@ -16,6 +16,7 @@
 #include "tape/error.h"
 #include "tape/json.h"
 #include "tape/json_lexer.h"
+#include "tape/strings.h"
 
 namespace ytape {
 
@@ -71,21 +72,6 @@ std::string key_list(const std::string_view (&keys)[N], uint32_t mask = ~0u) {
 std::string shown(std::string_view s) {
   constexpr size_t kMax = 60;
   return s.size() <= kMax ? quoted(s) : quoted(s.substr(0, kMax)) + "...";
-}
-
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
 }
 
 std::string unknown_prim(std::string_view name) {

@@ -8,6 +8,7 @@
 
 #include "tape/builder.h"
 #include "tape/error.h"
+#include "tape/strings.h"
 #include "tape/validate.h"
 
 namespace ytape::tracer {
@@ -25,22 +26,6 @@ bool is_integer_text(const std::string& s) {
   return true;
 }
 
-// Levenshtein distance, for suggestions.
-size_t distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 // "; did you mean 'loss'?" naming the closest global the program defined (a function
 // with methods, or a value that is not a function), or "".
 std::string suggestion(Interpreter& program, const std::string& name, bool function) {
@@ -50,7 +35,7 @@ std::string suggestion(Interpreter& program, const std::string& name, bool funct
     const Value& v = *program.global(g);
     bool is_function = v.kind == VKind::function && !v.fn().methods.empty();
     if (is_function != function || (!function && (v.kind == VKind::function || v.kind == VKind::type))) continue;
-    size_t d = distance(name, g);
+    size_t d = edit_distance(name, g);
     if (d < best_distance || (d == best_distance && !best.empty() && g < best)) {
       best = g;
       best_distance = d;

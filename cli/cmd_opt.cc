@@ -1,0 +1,63 @@
+#include <fmt/format.h>
+
+#include <chrono>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/io.h"
+#include "tape/json.h"
+#include "tape/passes/optimize.h"
+
+namespace ytape::cli {
+
+namespace {
+
+struct OptCliOptions {
+  std::string tape, out;
+  OptimizeOptions opt;
+  bool stats = false;
+};
+
+void print_stats(const std::vector<PassRun>& log, size_t before, size_t after, double read_ms,
+                 double opt_ms, double write_ms) {
+  fmt::print(stderr, "read: {:.3f} ms\n", read_ms);
+  for (const PassRun& r : log) {
+    fmt::print(stderr, "{}: {} -> {} ops, {} changed, {:.3f} ms\n", r.pass, r.ops_before,
+               r.ops_after, r.changed, r.seconds * 1e3);
+  }
+  fmt::print(stderr, "opt: {} -> {} ops in {} pass runs, {:.3f} ms\nwrite: {:.3f} ms\n", before,
+             after, log.size(), opt_ms, write_ms);
+}
+
+}  // namespace
+
+Run setup_opt(CLI::App& sub) {
+  auto o = std::make_shared<OptCliOptions>();
+  sub.add_option("TAPE", o->tape, "Tape in JSON form, or - for standard input")->required();
+  sub.add_option("--passes", o->opt.passes,
+                 "Passes to run, comma-separated, in order, repeated to a fixed point: fold, "
+                 "simplify, cse, dce (default: all four, in that order)")
+      ->delimiter(',');
+  sub.add_option("-o,--output", o->out, "Write the optimized tape here instead of standard output");
+  sub.add_flag("--stats", o->stats,
+               "Print the op count before and after each pass run, and its time, to stderr");
+  return [o] {
+    for (const std::string& name : o->opt.passes) find_pass(name);  // fail before reading
+    using ms = std::chrono::duration<double, std::milli>;
+    auto start = std::chrono::steady_clock::now();
+    Tape t = load_tape(o->tape);
+    size_t before = count_ops(t);
+    auto loaded = std::chrono::steady_clock::now();
+    std::vector<PassRun> log;
+    Tape optimized = optimize(std::move(t), o->opt, o->stats ? &log : nullptr);
+    auto done = std::chrono::steady_clock::now();
+    write_file(o->out, write_tape_json(optimized));
+    if (o->stats) {
+      print_stats(log, before, count_ops(optimized), ms(loaded - start).count(),
+                  ms(done - loaded).count(), ms(std::chrono::steady_clock::now() - done).count());
+    }
+    return kOk;
+  };
+}
+
+}  // namespace ytape::cli

@@ -1,0 +1,38 @@
+// What every optimization pass returns. A pass is a function `PassResult f(const Tape&)`:
+// it never edits its input, builds any new tape in one pass with the Builder and a VarMap,
+// and says what it changed.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <utility>
+
+#include "tape/tape.h"
+
+namespace ytape {
+
+class Builder;
+class VarMap;
+
+/// The outcome of a pass on a tape.
+struct PassResult {
+  /// The new tape; absent when the pass changed nothing (the input is then the result, and
+  /// nothing was copied).
+  std::optional<Tape> tape;
+  /// How many ops of the input the pass removed, merged, folded or rewrote; zero exactly
+  /// when `tape` is absent.
+  size_t changed = 0;
+};
+
+/// The tape after a pass: the pass's new tape, or a copy of `input` when it changed
+/// nothing.
+inline Tape result_tape(const Tape& input, PassResult r) {
+  return r.tape ? std::move(*r.tape) : input;
+}
+
+/// For the passes' implementations: appends a copy of `op`, an op of `src`, to `b`, reading
+/// its arguments through `map` and recording its outputs there; the location is kept.
+/// copy_op (tape/builder.h) without its copy of the outputs: passes copy millions of ops.
+void append_copy(Builder& b, const Tape& src, const Op& op, VarMap& map);
+
+}  // namespace ytape

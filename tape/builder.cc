@@ -214,8 +214,8 @@ void copy_op(Builder& b, const Tape& src, const Op& op, VarMap& map) {
       map.set(op.outs[0], b.constant(src.type(op.outs[0]), op.value));
       return;
     case OpKind::call: {
-      std::vector<Var> outs = b.call(op.prim, map.map(op.args), op.attrs);
-      for (size_t i = 0; i < outs.size(); ++i) map.set(op.outs[i], outs[i]);
+      const Op& copy = b.record(op.prim, map.map(op.args), op.attrs);
+      for (size_t i = 0; i < copy.outs.size(); ++i) map.set(op.outs[i], copy.outs[i]);
       return;
     }
   }

@@ -190,15 +190,32 @@ YTAPE_BINARY(Ge, a >= b)
 
 // ---- select and convert --------------------------------------------------------------
 
-// select moves bits, so one instantiation per element size serves every dtype.
+// select moves bits, so one instantiation per element size serves every dtype. The loops
+// vectorize (GCC 12) only as written: the condition read as bytes, not bool, and both
+// operands read before the choice.
 template <typename U>
 void select_row(void* out, const void* const* in, const int64_t* step, int64_t n) {
   U* o = static_cast<U*>(out);
-  const bool* c = static_cast<const bool*>(in[0]);
+  const uint8_t* c = static_cast<const uint8_t*>(in[0]);
   const U* x = static_cast<const U*>(in[1]);
   const U* y = static_cast<const U*>(in[2]);
   if (step[0] != 0 && step[1] != 0 && step[2] != 0) {
-    for (int64_t i = 0; i < n; ++i) o[i] = c[i] ? x[i] : y[i];
+    for (int64_t i = 0; i < n; ++i) {
+      const U a = x[i], b = y[i];
+      o[i] = c[i] ? a : b;
+    }
+  } else if (step[0] != 0 && step[1] != 0) {  // the relu gradient: select(x > 0, g, 0)
+    const U b = y[0];
+    for (int64_t i = 0; i < n; ++i) {
+      const U a = x[i];
+      o[i] = c[i] ? a : b;
+    }
+  } else if (step[0] != 0 && step[2] != 0) {
+    const U a = x[0];
+    for (int64_t i = 0; i < n; ++i) {
+      const U b = y[i];
+      o[i] = c[i] ? a : b;
+    }
   } else {
     for (int64_t i = 0; i < n; ++i) o[i] = c[i * step[0]] ? x[i * step[1]] : y[i * step[2]];
   }

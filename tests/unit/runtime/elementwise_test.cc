@@ -268,6 +268,7 @@ TEST_CASE("select broadcasts its three arguments") {
       {Shape{2, 1, 3}, Shape{1, 5}, Shape{2, 5, 1}},
       {Shape{0, 3}, Shape{1}, Shape{0, 1}},
       {Shape{300, 257}, Shape{300, 257}, Shape{}},
+      {Shape{300, 257}, Shape{}, Shape{300, 257}},
       {Shape{400, 1, 2}, Shape{1, 90}, Shape{}},
   };
   uint64_t seed = 900;

@@ -106,22 +106,19 @@ void Backprop::accumulate(Var arg, Var cot) {
 
 Var Backprop::unbroadcast(Var cot, const Type& to, const Op& op) {
   const Type& from = b_.type(cot);
-  if (from.dtype != to.dtype) {
+  auto mismatch = [&] {
     internal_error("the gradient rule of '{}' gave {} for an argument of type {}",
                    prim_name(op.prim), type_str(from), type_str(to));
-  }
+  };
+  if (from.dtype != to.dtype) mismatch();
   if (from.shape == to.shape) return cot;
   std::vector<int64_t> dims;
   for (int d = 1; d <= from.rank(); ++d) {
     int64_t n = from.shape[d - 1];
     int64_t m = d <= to.rank() ? to.shape[d - 1] : 1;
-    if (n != m) {
-      if (m != 1) {
-        internal_error("the gradient rule of '{}' gave {} for an argument of type {}",
-                       prim_name(op.prim), type_str(from), type_str(to));
-      }
-      dims.push_back(d);
-    }
+    if (n == m) continue;
+    if (m != 1) mismatch();
+    dims.push_back(d);
   }
   Var summed = dims.empty() ? cot : b_.sum(cot, std::move(dims));
   return b_.type(summed).shape == to.shape ? summed : b_.reshape(summed, to.shape);

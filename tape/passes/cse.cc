@@ -178,7 +178,7 @@ PassResult eliminate_common_subexpressions(const Tape& t) {
   for (size_t i = 0; i < t.ops.size(); ++i) {
     const Op& op = t.ops[i];
     if (into[i] == i) {
-      append_copy(b, t, op, map);
+      copy_op(b, t, op, map);
       continue;
     }
     const Op& first = t.ops[into[i]];

@@ -53,7 +53,7 @@ PassResult eliminate_dead_code(const Tape& t) {
     const Op& op = t.ops[i];
     Prim p = narrowed(op, used);
     if (p == op.prim) {
-      append_copy(b, t, op, map);
+      copy_op(b, t, op, map);
       continue;
     }
     b.set_loc(op.loc);

@@ -109,7 +109,7 @@ PassResult fold_constants(const Tape& t) {
       outs = evaluate(t, op, args);
     }
     if (outs.empty() || op.prim == Prim::fill) {
-      append_copy(b, t, op, map);
+      copy_op(b, t, op, map);
       if (folds[i] && outs.empty()) {
         for (Var o : op.outs) constant[o.id] = false;  // it failed: its readers stay too
       }

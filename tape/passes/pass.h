@@ -11,9 +11,6 @@
 
 namespace ytape {
 
-class Builder;
-class VarMap;
-
 /// The outcome of a pass on a tape.
 struct PassResult {
   /// The new tape; absent when the pass changed nothing (the input is then the result, and
@@ -29,10 +26,5 @@ struct PassResult {
 inline Tape result_tape(const Tape& input, PassResult r) {
   return r.tape ? std::move(*r.tape) : input;
 }
-
-/// For the passes' implementations: appends a copy of `op`, an op of `src`, to `b`, reading
-/// its arguments through `map` and recording its outputs there; the location is kept.
-/// copy_op (tape/builder.h) without its copy of the outputs: passes copy millions of ops.
-void append_copy(Builder& b, const Tape& src, const Op& op, VarMap& map);
 
 }  // namespace ytape

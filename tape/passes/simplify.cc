@@ -261,7 +261,7 @@ PassResult simplify(const Tape& t) {
     }
     switch (r.kind) {
       case Rewrite::none:
-        append_copy(b, t, op, map);
+        copy_op(b, t, op, map);
         break;
       case Rewrite::var:
         map.set(op.outs[0], r.to);

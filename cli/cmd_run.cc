@@ -51,6 +51,7 @@ Run setup_run(CLI::App& sub) {
     std::vector<Tensor> outs;
     std::vector<double> ms;
     for (int i = 0; i < o->repeat; ++i) {
+      outs.clear();  // the last run's outputs must not stay alive during the next
       auto start = std::chrono::steady_clock::now();
       outs = executor.run(inputs);
       ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());

@@ -57,10 +57,11 @@ Dx sigmoid_vjp(Builder& b, const RuleArgs& r) {
   Var z = z_of(r);
   return {b.mul(b.mul(g_of(r), z), b.sub(scalar(b, z, 1), z))};
 }
-// dx = g where x > 0, else 0 (as PyTorch, 0 at the kink)
+// dx = g where x > 0, else 0 (as PyTorch, 0 at the kink). The mask reads z = relu(x),
+// z > 0 exactly where x > 0: then x need not live through the backward pass.
 Dx relu_vjp(Builder& b, const RuleArgs& r) {
-  Var x = x_of(r);
-  return {where(b, b.gt(x, scalar(b, x, 0)), g_of(r))};
+  Var z = z_of(r);
+  return {where(b, b.gt(z, scalar(b, z, 0)), g_of(r))};
 }
 // dx = g * sigmoid(x)
 Dx softplus_vjp(Builder& b, const RuleArgs& r) { return {b.mul(g_of(r), b.sigmoid(x_of(r)))}; }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "samples/cpp/models.h"
+#include "tape/allocator.h"
 #include "tape/builder.h"
 #include "tape/diff.h"
 #include "tape/json.h"
@@ -78,6 +79,7 @@ Tape edited(const Tape& t) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  keep_freed_memory();  // as the CLI does
   int64_t max_ops = argc > 1 ? std::atoll(argv[1]) : 1000000;
   fmt::print("{:>9} {:>12} {:>12} {:>12} {:>12}   (ms wall/cpu; differences found)\n", "ops",
              "same", "diff", "text", "read+diff");

@@ -12,6 +12,7 @@
 
 #include "grad/grad.h"
 #include "samples/cpp/models.h"
+#include "tape/allocator.h"
 #include "tracer/interp.h"
 #include "tracer/trace.h"
 
@@ -35,6 +36,7 @@ double grad_seconds(const Tape& t, int runs, size_t* ops) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  keep_freed_memory();  // as the CLI does
   int64_t max_ops = argc > 1 ? std::atoll(argv[1]) : 1000000;
   tracer::Interpreter program;
   program.set_print([](std::string_view) {});

@@ -14,6 +14,7 @@
 
 #include "grad/grad.h"
 #include "samples/cpp/models.h"
+#include "tape/allocator.h"
 #include "tape/passes/optimize.h"
 #include "tracer/interp.h"
 #include "tracer/trace.h"
@@ -92,6 +93,7 @@ void resnet18() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  keep_freed_memory();  // as the CLI does
   int64_t max_ops = argc > 1 ? std::atoll(argv[1]) : 1000000;
   resnet18();
   fmt::print("\n{:>9} {:>9} {:>10} {:>10} {:>12}\n", "chain", "tape", "ops", "opt ops",

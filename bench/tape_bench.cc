@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "samples/cpp/models.h"
+#include "tape/allocator.h"
 #include "tape/builder.h"
 #include "tape/json.h"
 #include "tape/validate.h"
@@ -28,6 +29,7 @@ double seconds(const std::function<void()>& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  keep_freed_memory();  // as the CLI does
   int64_t max_ops = argc > 1 ? std::atoll(argv[1]) : 1000000;
   const char* stages[] = {"build", "write", "read", "validate", "copy"};
   fmt::print("{:>9} {:>10} {:>10} {:>10} {:>10} {:>10}   (ns per op; JSON MB)\n", "ops", stages[0],

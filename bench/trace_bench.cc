@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "tape/allocator.h"
 #include "tape/json.h"
 #include "tracer/interp.h"
 #include "tracer/trace.h"
@@ -111,6 +112,7 @@ Result run_config(const std::string& config, const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  keep_freed_memory();  // as the CLI does
   Options o;
   std::vector<std::string> configs;
   for (int i = 1; i < argc; ++i) {

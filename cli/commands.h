@@ -3,7 +3,6 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <functional>
 #include <span>
 #include <string_view>
@@ -21,6 +20,10 @@ struct Command {
   std::string_view help;
   /// Declares the subcommand's options on `sub` and returns what runs it.
   Run (*setup)(CLI::App& sub);
+  /// Whether its work is building and reading tapes rather than running them: such
+  /// commands keep freed memory for reuse (tape/allocator.h), which saves time on big
+  /// tapes but would raise the peak memory that `run` is measured by.
+  bool tape_work = true;
 };
 
 /// Every subcommand, in the order `ytape --help` lists them.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "tape/allocator.h"
 #include "tape/error.h"
 
 namespace {
@@ -17,10 +18,15 @@ int run(int argc, char** argv) {
   CLI::App app{"ytape: tape-based automatic differentiation", "ytape"};
   app.set_version_flag("--version", "ytape " YTAPE_VERSION);
   app.require_subcommand(1);
-  std::vector<std::pair<CLI::App*, Run>> subs;
+  struct Sub {
+    CLI::App* app;
+    Run run;
+    const Command* command;
+  };
+  std::vector<Sub> subs;
   for (const Command& c : commands()) {
     CLI::App* sub = app.add_subcommand(std::string(c.name), std::string(c.help));
-    subs.emplace_back(sub, c.setup(*sub));
+    subs.push_back({sub, c.setup(*sub), &c});
   }
   try {
     app.parse(argc, argv);
@@ -30,8 +36,10 @@ int run(int argc, char** argv) {
     app.exit(e);
     return kBadInput;
   }
-  for (auto& [sub, command] : subs) {
-    if (sub->parsed()) return command();
+  for (const Sub& sub : subs) {
+    if (!sub.app->parsed()) continue;
+    if (sub.command->tape_work) ytape::keep_freed_memory();
+    return sub.run();
   }
   return kBadInput;
 }

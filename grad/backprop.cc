@@ -74,7 +74,7 @@ void Backprop::differentiate(size_t index, const Op& op) {
   auto variant = variants_.find(index);
   y_.clear();
   if (variant != variants_.end()) {
-    y_ = variant->second;
+    y_.assign(variant->second.begin(), variant->second.end());
   } else {
     for (Var o : op.outs) y_.push_back(map_[o]);
   }

@@ -56,9 +56,9 @@ class Backprop {
   const Tape& src_;
   const RuleTable& rules_;
   VarMap map_;
-  std::vector<bool> active_;                                // per src var
-  std::vector<uint32_t> cot_;                               // per src var: builder var id
-  std::unordered_map<size_t, std::vector<Var>> variants_;  // op index -> variant outputs
+  std::vector<bool> active_;                      // per src var
+  std::vector<uint32_t> cot_;                     // per src var: builder var id
+  std::unordered_map<size_t, VarList> variants_;  // op index -> variant outputs
   std::optional<Loc> fixed_loc_;
   // Scratch for differentiate(), reused across ops.
   std::vector<Var> x_, y_;

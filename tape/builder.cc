@@ -105,7 +105,7 @@ void Builder::fail(Prim p, const std::string& why) const {
   user_error("{}: {}: {}", where, prim_name(p), why);
 }
 
-const std::vector<Type>& Builder::infer(Prim p, const std::vector<Var>& args, const Attrs& attrs) {
+const std::vector<Type>& Builder::infer(Prim p, const VarList& args, const Attrs& attrs) {
   bool numbers = attrs.empty() && args.size() <= 3;
   for (size_t i = 0; numbers && i < args.size(); ++i) {
     numbers = tape_.types[args[i].id].rank() == 0;
@@ -144,7 +144,7 @@ const std::vector<Type>& Builder::infer(Prim p, const std::vector<Var>& args, co
   return memo->outs;
 }
 
-const Op& Builder::record(Prim p, std::vector<Var> args, const Attrs& attrs) {
+const Op& Builder::record(Prim p, VarList args, const Attrs& attrs) {
   const PrimInfo& info = prim_info(p);
   if (info.arity != kVariadic && static_cast<int>(args.size()) != info.arity) {
     fail(p, fmt::format("takes {} argument{}, got {}", info.arity, info.arity == 1 ? "" : "s",
@@ -175,11 +175,11 @@ const Op& Builder::record(Prim p, std::vector<Var> args, const Attrs& attrs) {
   return op;
 }
 
-std::vector<Var> Builder::call(Prim p, std::vector<Var> args, const Attrs& attrs) {
-  return record(p, std::move(args), attrs).outs;
+std::vector<Var> Builder::call(Prim p, VarList args, const Attrs& attrs) {
+  return record(p, std::move(args), attrs).outs.vector();
 }
 
-Var Builder::call1(Prim p, std::vector<Var> args, const Attrs& attrs) {
+Var Builder::call1(Prim p, VarList args, const Attrs& attrs) {
   if (prim_info(p).outputs != 1) {
     internal_error("call1 of {}, which has {} outputs", prim_name(p), prim_info(p).outputs);
   }
@@ -197,10 +197,10 @@ Tape Builder::finish() {
   return t;
 }
 
-std::vector<Var> VarMap::map(std::span<const Var> olds) const {
-  std::vector<Var> out;
-  out.reserve(olds.size());
-  for (Var v : olds) out.push_back((*this)[v]);
+VarList VarMap::map(const VarList& olds) const {
+  VarList out;
+  out.resize(olds.size());
+  for (size_t i = 0; i < olds.size(); ++i) out[i] = (*this)[olds[i]];
   return out;
 }
 

@@ -34,12 +34,12 @@ class Builder {
   /// A constant tensor of `shape` with every element `value` (converted to `dtype`).
   Var constant(DType dtype, double value, Shape shape = {});
   /// Applies a primitive and returns its outputs.
-  std::vector<Var> call(Prim p, std::vector<Var> args, const Attrs& attrs = {});
+  std::vector<Var> call(Prim p, VarList args, const Attrs& attrs = {});
   /// Applies a primitive that has exactly one output.
-  Var call1(Prim p, std::vector<Var> args, const Attrs& attrs = {});
+  Var call1(Prim p, VarList args, const Attrs& attrs = {});
   /// Applies a primitive like `call` and returns the op it appended (its outputs are
   /// `outs`), without copying them out; the reference is valid until the next op is added.
-  const Op& record(Prim p, std::vector<Var> args, const Attrs& attrs = {});
+  const Op& record(Prim p, VarList args, const Attrs& attrs = {});
   /// Marks `v` as an output of the tape.
   void output(Var v, std::string name);
 
@@ -85,7 +85,7 @@ class Builder {
   // Appends an empty op and room for `outs` more vars.
   Op& append_op(size_t outs);
   // The output types of `p` on `args` with normalized `attrs`; valid until the next call.
-  const std::vector<Type>& infer(Prim p, const std::vector<Var>& args, const Attrs& attrs);
+  const std::vector<Type>& infer(Prim p, const VarList& args, const Attrs& attrs);
 
   // The last inference of each primitive on numbers (rank-0 arguments of these dtypes,
   // no attributes): long scalar programs ask the same few questions again and again.
@@ -112,7 +112,7 @@ class VarMap {
   void set(Var old, Var now) { map_[old.id] = now.id; }
   bool has(Var old) const { return map_[old.id] != kUnset; }
   Var operator[](Var old) const { return Var{map_[old.id]}; }
-  std::vector<Var> map(std::span<const Var> olds) const;
+  VarList map(const VarList& olds) const;
 
  private:
   static constexpr uint32_t kUnset = ~uint32_t{0};

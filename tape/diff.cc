@@ -20,7 +20,7 @@ struct Defs {
 
   explicit Defs(const Tape& t) : op(t.types.size(), kNone), index(t.types.size(), 0) {
     for (size_t i = 0; i < t.ops.size(); ++i) {
-      const std::vector<Var>& outs = t.ops[i].outs;
+      const VarList& outs = t.ops[i].outs;
       for (size_t k = 0; k < outs.size(); ++k) {
         op[outs[k].id] = static_cast<uint32_t>(i);
         index[outs[k].id] = static_cast<uint32_t>(k);
@@ -312,7 +312,7 @@ bool Aligner::match(uint32_t b, uint64_t hash) {
 void Aligner::pair_instances() {
   std::vector<std::pair<uint32_t, uint32_t>> reader(b_.types.size(), {kNone, 0});
   for (size_t j = b_.ops.size(); j-- > 0;) {
-    const std::vector<Var>& args = b_.ops[j].args;
+    const VarList& args = b_.ops[j].args;
     for (size_t p = args.size(); p-- > 0;) reader[args[p].id] = {static_cast<uint32_t>(j), p};
   }
   for (size_t j = 0; j < b_.ops.size(); ++j) {

@@ -12,7 +12,7 @@ std::string type_of(const Tape& t, Var v) {
   return v.id < t.types.size() ? type_str(t.types[v.id]) : "?";
 }
 
-void append_vars(std::string& out, const std::vector<Var>& vars) {
+void append_vars(std::string& out, const VarList& vars) {
   for (size_t i = 0; i < vars.size(); ++i) {
     if (i > 0) out += ", ";
     out += var_str(vars[i]);

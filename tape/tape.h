@@ -9,14 +9,9 @@
 #include "tape/attrs.h"
 #include "tape/dtype.h"
 #include "tape/prim.h"
+#include "tape/var.h"
 
 namespace ytape {
-
-/// A value on a tape: an index into Tape::types. Printed 1-based, as %1, %2, ...
-struct Var {
-  uint32_t id = 0;
-  friend bool operator==(Var, Var) = default;
-};
 
 /// Source location of the model line an op came from; file 0 means none.
 struct Loc {
@@ -34,8 +29,8 @@ enum class OpKind : uint8_t { input, constant, call };
 struct Op {
   OpKind kind = OpKind::call;
   Prim prim{};
-  std::vector<Var> args;
-  std::vector<Var> outs;
+  VarList args;
+  VarList outs;
   Attrs attrs;
   std::string name;            ///< inputs only
   std::vector<uint8_t> value;  ///< constants only: elements, column-major, native layout

@@ -39,7 +39,7 @@ void ExampleValues::index_new_ops(const Tape& tape) {
 }
 
 void ExampleValues::run_op(const Tape& tape, const Op& op) {
-  Var out0 = op.outs.at(0);
+  Var out0 = op.outs.front();
   switch (op.kind) {
     case OpKind::input: {
       auto it = inputs_.find(op.name);

@@ -419,7 +419,7 @@ Value Interpreter::prim1(Prim p, std::span<const Value> args, const Attrs& attrs
   auto [traced, number] = traced_number(args);
   if (!traced) return prim(p, args, attrs).at(0);
   // The common case of tracing, spared the vector of results.
-  Var v = record(p, args, attrs).outs.at(0);
+  Var v = record(p, args, attrs).outs.front();
   return Value::traced(v, builder_->type(v), number);
 }
 

@@ -27,7 +27,7 @@ double grad_seconds(const Tape& t, int runs, size_t* ops) {
     auto start = std::chrono::steady_clock::now();
     Tape g = grad::gradient(t);
     s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    *ops = g.ops.size();
+    *ops = g.num_ops();
   }
   std::sort(s.begin(), s.end());
   return s[s.size() / 2];
@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   Tape resnet = tracer::trace(program, "loss", {"model", "image"}).tape;
   size_t ops = 0;
   double s = grad_seconds(resnet, 21, &ops);
-  fmt::print("ResNet-18: {} ops -> {} ops in {:.3f} ms (goal < 10 ms)\n\n", resnet.ops.size(), ops, s * 1e3);
+  fmt::print("ResNet-18: {} ops -> {} ops in {:.3f} ms (goal < 10 ms)\n\n", resnet.num_ops(), ops, s * 1e3);
 
   fmt::print("{:>9} {:>10} {:>12}\n", "ops", "grad ops", "ns per op");
   std::vector<double> per_op;

@@ -33,7 +33,7 @@ double opt_seconds(const Tape& t, int runs, size_t* ops, std::vector<PassRun>* l
     auto start = std::chrono::steady_clock::now();
     Tape o = optimize(std::move(copy), {}, log);
     s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    *ops = count_ops(o);
+    *ops = o.num_ops();
   }
   std::sort(s.begin(), s.end());
   return s[s.size() / 2];
@@ -77,7 +77,7 @@ void resnet18() {
     size_t ops = 0;
     std::vector<PassRun> log;
     double s = opt_seconds(*t, 21, &ops, &log);
-    fmt::print("ResNet-18 {}: {} ops -> {} ops in {:.3f} ms{}\n  {}\n", name, count_ops(*t), ops,
+    fmt::print("ResNet-18 {}: {} ops -> {} ops in {:.3f} ms{}\n  {}\n", name, t->num_ops(), ops,
                s * 1e3, t == &g ? " (goal < 10 ms)" : "", per_pass(log));
   }
   std::map<std::string_view, size_t> before = counts(g), after = counts(optimize(g));
@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
       size_t ops = 0;
       std::vector<PassRun> log;
       double s = opt_seconds(tapes[k], n >= 1000000 ? 3 : 5, &ops, &log);
-      size_t before = count_ops(tapes[k]);
+      size_t before = tapes[k].num_ops();
       per_op[k].push_back(s * 1e9 / static_cast<double>(before));
       fmt::print("{:>9} {:>9} {:>10} {:>10} {:>12.0f}{}\n", n, k ? "gradient" : "forward", before,
                  ops, per_op[k].back(),

@@ -102,7 +102,7 @@ Result run_config(const std::string& config, const Options& o) {
   r.median_ms = ms[ms.size() / 2];
   r.min_ms = ms.front();
   r.cpu_ms = *std::min_element(cpu.begin(), cpu.end());
-  r.ops = tape.ops.size();
+  r.ops = tape.num_ops();
   start = Clock::now();
   std::string json = write_tape_json(tape);
   r.write_ms = ms_since(start);

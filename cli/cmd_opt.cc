@@ -46,14 +46,14 @@ Run setup_opt(CLI::App& sub) {
     using ms = std::chrono::duration<double, std::milli>;
     auto start = std::chrono::steady_clock::now();
     Tape t = load_tape(o->tape);
-    size_t before = count_ops(t);
+    size_t before = t.num_ops();
     auto loaded = std::chrono::steady_clock::now();
     std::vector<PassRun> log;
     Tape optimized = optimize(std::move(t), o->opt, o->stats ? &log : nullptr);
     auto done = std::chrono::steady_clock::now();
     write_file(o->out, write_tape_json(optimized));
     if (o->stats) {
-      print_stats(log, before, count_ops(optimized), ms(loaded - start).count(),
+      print_stats(log, before, optimized.num_ops(), ms(loaded - start).count(),
                   ms(done - loaded).count(), ms(std::chrono::steady_clock::now() - done).count());
     }
     return kOk;

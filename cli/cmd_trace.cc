@@ -64,7 +64,7 @@ Run setup_trace(CLI::App& sub) {
     }
     if (o->stats) {
       fmt::print(stderr, "parse: {:.3f} ms\ntop level: {:.3f} ms\ntrace: {:.3f} ms ({} ops)\n"
-                 "write: {:.3f} ms\n", parse_ms, top_ms, trace_ms, traced.tape.ops.size(),
+                 "write: {:.3f} ms\n", parse_ms, top_ms, trace_ms, traced.tape.num_ops(),
                  ms_since(start));
     }
     return kOk;

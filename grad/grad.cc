@@ -113,7 +113,7 @@ Tape gradient(const Tape& t, const GradOptions& options, GradStats* stats) {
     b.output(c ? *c : zeros(b, t.type(op.outs[0])), fresh_name("grad.", op.name, output_names));
   }
   Tape result = b.finish();
-  if (stats) *stats = {t.ops.size(), bp.rules_applied(), result.ops.size()};
+  if (stats) *stats = {t.num_ops(), bp.rules_applied(), result.num_ops()};
   return result;
 }
 

@@ -19,9 +19,9 @@ struct GradOptions {
 
 /// What a gradient took.
 struct GradStats {
-  size_t forward_ops = 0;  ///< ops of the input tape
+  size_t forward_ops = 0;  ///< ops of the input tape (Tape::num_ops)
   size_t rules = 0;        ///< ops whose gradient rule ran (the others are inactive)
-  size_t ops = 0;          ///< ops of the gradient tape
+  size_t ops = 0;          ///< ops of the gradient tape (Tape::num_ops)
 };
 
 /// Per input of `t`, in order: whether `wrt` (see GradOptions) chooses it. Throws

@@ -58,6 +58,8 @@ struct Tape {
 
   const Type& type(Var v) const { return types[v.id]; }
   size_t num_inputs() const;
+  /// Ops other than inputs (calls and constants): what every command reports as ops.
+  size_t num_ops() const { return ops.size() - num_inputs(); }
   /// "file:line", or "" when unknown.
   std::string loc_str(Loc loc) const;
 };

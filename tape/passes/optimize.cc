@@ -34,10 +34,6 @@ const PassInfo& find_pass(std::string_view name) {
   user_error("unknown pass '{}' (the passes: {})", name, fmt::join(names, ", "));
 }
 
-size_t count_ops(const Tape& t) {
-  return t.ops.size() - t.num_inputs();
-}
-
 Tape optimize(Tape t, const OptimizeOptions& options, std::vector<PassRun>* log) {
   std::vector<const PassInfo*> passes;
   for (const std::string& name : options.passes) passes.push_back(&find_pass(name));
@@ -56,7 +52,7 @@ Tape optimize(Tape t, const OptimizeOptions& options, std::vector<PassRun>* log)
   for (size_t k = 0, runs = 0; runs < budget && !all_clean(); k = (k + 1) % passes.size()) {
     if (clean[k] == version) continue;
     const PassInfo& pass = *passes[k];
-    size_t before = log ? count_ops(t) : 0;
+    size_t before = log ? t.num_ops() : 0;
     auto start = std::chrono::steady_clock::now();
     PassResult r = pass.run(t);
     double seconds =
@@ -67,7 +63,7 @@ Tape optimize(Tape t, const OptimizeOptions& options, std::vector<PassRun>* log)
       ++version;
     }
     if (!r.tape || pass.idempotent) clean[k] = version;
-    if (log) log->push_back({pass.name, before, count_ops(t), r.changed, seconds});
+    if (log) log->push_back({pass.name, before, t.num_ops(), r.changed, seconds});
   }
   return t;
 }

@@ -50,7 +50,4 @@ struct OptimizeOptions {
 /// pass is appended to `log` when given. Throws UserError for an unknown pass name.
 Tape optimize(Tape t, const OptimizeOptions& options = {}, std::vector<PassRun>* log = nullptr);
 
-/// Ops of `t` other than inputs (calls and constants): what `optimize` counts.
-size_t count_ops(const Tape& t);
-
 }  // namespace ytape

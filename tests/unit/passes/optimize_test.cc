@@ -48,8 +48,8 @@ TEST_CASE("optimize runs every pass to a fixed point") {
         "  out %6 loss\n");
   // A fixed point: no pass changes the result.
   for (const PassInfo& pass : all_passes()) CHECK(pass.run(t).changed == 0);
-  CHECK(log.front().ops_before == count_ops(busy_tape()));
-  CHECK(log.back().ops_after == count_ops(t));
+  CHECK(log.front().ops_before == busy_tape().num_ops());
+  CHECK(log.back().ops_after == t.num_ops());
 }
 
 TEST_CASE("optimize is idempotent and deterministic") {
@@ -67,7 +67,7 @@ TEST_CASE("optimize runs only the passes named, in their order") {
   REQUIRE(log.size() == 1);  // dce is idempotent: no second run to see that
   CHECK(log[0].pass == "dce");
   CHECK(log[0].changed == 1);
-  CHECK(count_ops(t) == count_ops(busy_tape()) - 1);
+  CHECK(t.num_ops() == busy_tape().num_ops() - 1);
   log.clear();
   optimize(busy_tape(), {{"cse", "dce"}}, &log);
   REQUIRE(log.size() >= 2);

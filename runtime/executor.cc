@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <map>
 #include <unordered_map>
 
@@ -30,9 +29,7 @@ Executor::Executor(const Tape& t) : tape_(t) {
   const KernelTable& table = kernel_table();
   for (const Op& op : t.ops) {
     if (op.kind == OpKind::constant) {
-      Tensor c(t.type(op.outs[0]));
-      if (!op.value.empty()) std::memcpy(c.raw(), op.value.data(), op.value.size());
-      values_[op.outs[0].id] = std::move(c);
+      values_[op.outs[0].id] = Tensor::of_bytes(t.type(op.outs[0]), op.value);
     }
     if (op.kind != OpKind::call) continue;
     Kernel k = table.kernels[static_cast<int>(op.prim)];

@@ -23,6 +23,15 @@ Tensor Tensor::uninitialized(Type type) {
   return t;
 }
 
+Tensor Tensor::of_bytes(Type type, std::span<const uint8_t> bytes) {
+  Tensor t = uninitialized(std::move(type));
+  if (static_cast<int64_t>(bytes.size()) != t.bytes()) {
+    internal_error("{} bytes for a tensor of type {}", bytes.size(), type_str(t.type_));
+  }
+  if (!bytes.empty()) std::memcpy(t.data_, bytes.data(), bytes.size());
+  return t;
+}
+
 Tensor::Tensor(Type type) : Tensor(uninitialized(std::move(type))) {
   if (bytes() > 0) std::memset(data_, 0, static_cast<size_t>(bytes()));
 }

@@ -22,6 +22,9 @@ class Tensor {
   explicit Tensor(Type type);
   /// Allocates a tensor of `type` without clearing it: for outputs a kernel fills.
   static Tensor uninitialized(Type type);
+  /// A tensor of `type` holding a copy of `bytes`, its elements in native layout as a
+  /// constant op keeps them (Op::value); their count must match the type.
+  static Tensor of_bytes(Type type, std::span<const uint8_t> bytes);
   /// A tensor of `type` over a caller-owned buffer that must outlive every use.
   static Tensor view(Type type, void* data);
 

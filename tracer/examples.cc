@@ -1,7 +1,5 @@
 #include "tracer/examples.h"
 
-#include <cstring>
-
 #include "runtime/executor.h"
 #include "runtime/kernels/kernel.h"
 #include "tape/error.h"
@@ -47,12 +45,9 @@ void ExampleValues::run_op(const Tape& tape, const Op& op) {
       values_[out0.id] = it->second;
       break;
     }
-    case OpKind::constant: {
-      Tensor c(tape.type(out0));
-      if (!op.value.empty()) std::memcpy(c.raw(), op.value.data(), op.value.size());
-      values_[out0.id] = std::move(c);
+    case OpKind::constant:
+      values_[out0.id] = Tensor::of_bytes(tape.type(out0), op.value);
       break;
-    }
     case OpKind::call: {
       Kernel kernel = kernel_table().kernels[static_cast<int>(op.prim)];
       if (kernel == nullptr) internal_error("no kernel for primitive {}", prim_name(op.prim));

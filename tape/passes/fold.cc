@@ -1,6 +1,5 @@
 #include "tape/passes/fold.h"
 
-#include <cstring>
 #include <unordered_map>
 #include <vector>
 
@@ -29,12 +28,6 @@ bool foldable(const Tape& t, const Op& op, const std::vector<bool>& constant) {
     if (!small(t.type(o))) return false;
   }
   return true;
-}
-
-Tensor tensor_of(const Type& type, const std::vector<uint8_t>& bytes) {
-  Tensor tensor(type);
-  if (!bytes.empty()) std::memcpy(tensor.raw(), bytes.data(), bytes.size());
-  return tensor;
 }
 
 // Runs the kernel of `op` on `args`; empty when it rejects them.
@@ -98,7 +91,7 @@ PassResult fold_constants(const Tape& t) {
   for (size_t i = 0; i < t.ops.size(); ++i) {
     const Op& op = t.ops[i];
     if (op.kind == OpKind::constant && read[op.outs[0].id]) {
-      values.emplace(op.outs[0].id, tensor_of(t.type(op.outs[0]), op.value));
+      values.emplace(op.outs[0].id, Tensor::of_bytes(t.type(op.outs[0]), op.value));
     }
     bool ready = folds[i];
     for (Var a : op.args) ready = ready && constant[a.id];

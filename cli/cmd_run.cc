@@ -36,7 +36,7 @@ Run setup_run(CLI::App& sub) {
   sub.add_option("TAPE", o->tape, "Tape in JSON form, or - for standard input")->required();
   sub.add_option("--inputs", o->inputs, "Input values: a .safetensors file, or a .json file of name -> nested arrays");
   sub.add_flag("--random", o->random, "Make up the inputs not given, deterministically");
-  sub.add_option("--seed", o->seed, "Seed for --random (default 0)");
+  sub.add_option("--seed", o->seed, "Seed of --random and key of the tape's random ops (default 0: the seeds the tape records)");
   sub.add_option("-o,--output", o->out, "Write the outputs to this safetensors file");
   sub.add_flag("--profile", o->profile, "Print time per primitive and the most costly ops");
   sub.add_option("--repeat", o->repeat, "Run N times and report the median time")->check(CLI::PositiveNumber);
@@ -48,6 +48,7 @@ Run setup_run(CLI::App& sub) {
     TensorMap inputs = gather_inputs(t, o->inputs, o->random, o->seed);
     Executor executor(t);
     executor.set_profiling(o->profile);
+    executor.set_random_key(o->seed);
     std::vector<Tensor> outs;
     std::vector<double> ms;
     for (int i = 0; i < o->repeat; ++i) {

@@ -17,6 +17,9 @@ namespace ytape {
 struct RunContext {
   /// Receives each line `print` writes (without the newline).
   std::function<void(std::string_view)> print;
+  /// The run's random key: `rand`/`randn` draw from their own `seed` attribute when it is
+  /// 0, and from a stream derived from (key, seed) otherwise (docs/primitives.md).
+  uint64_t random_key = 0;
 };
 
 /// Time spent in one op of the plan over all runs.
@@ -49,6 +52,8 @@ class Executor {
 
   /// Receives printed lines; default: standard output.
   void set_print(std::function<void(std::string_view)> print) { context_.print = std::move(print); }
+  /// The key of the random ops of later runs (RunContext::random_key); default 0.
+  void set_random_key(uint64_t key) { context_.random_key = key; }
 
   /// Bytes of all buffers the plan uses (not counting inputs and constants).
   int64_t planned_bytes() const;

@@ -238,7 +238,14 @@ Value random(Interpreter& in, Args& args, Prim p) {
   if (!is_float(d)) user_error("{} draws floats: give Float32 or Float64", prim_name(p));
   bool number = shape.empty() && args.pos.size() <= 1;
   auto seed = static_cast<int64_t>(in.next_seed() >> 1);
-  Value v = in.prim1(p, {}, {{"dtype", d}, {"shape", shape}, {"seed", seed}});
+  Attrs attrs{{"dtype", d}, {"shape", shape}, {"seed", seed}};
+  if (in.tracing()) {
+    // Inside a trace a draw is an op of the tape, never a frozen sample: each run draws
+    // from its own random key.
+    Var v = in.record(p, {}, attrs).outs.front();
+    return Value::traced(v, Type{d, shape}, number);
+  }
+  Value v = in.prim1(p, {}, attrs);
   return number ? to_scalar(Value::concrete(v.tensor().data, true)) : v;
 }
 

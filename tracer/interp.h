@@ -105,6 +105,8 @@ class Interpreter {
   Value prim1(Prim p, std::initializer_list<Value> args, const Attrs& attrs = {}) {
     return prim1(p, std::span<const Value>(args.begin(), args.size()), attrs);
   }
+  /// Records `p` on the trace's tape whatever its arguments (tracing only); returns the op.
+  const Op& record(Prim p, std::span<const Value> args, const Attrs& attrs);
   /// A scalar or tensor as a tensor value of `dtype` (scalars become rank-0 numbers).
   Value as_tensor(const Value& v, DType dtype);
   /// The truth of a condition; a traced condition takes the branch of the example values
@@ -143,7 +145,10 @@ class Interpreter {
   Value eval_index(const Expr& e, const EnvPtr& env);
   Value eval_collection(const Expr& e, const EnvPtr& env);
   Value eval_array(const Expr& e, const EnvPtr& env);
-  void comprehend(const Expr& e, size_t clause, const EnvPtr& env, std::vector<Value>& out);
+  /// Appends the values of comprehension `e` from `clause` on; `dims` gets the lengths of
+  /// that clause's iterators when it is not a filter.
+  void comprehend(const Expr& e, size_t clause, const EnvPtr& env, std::vector<Value>& out,
+                  std::vector<int64_t>* dims = nullptr);
   Value eval_comparison(const Expr& e, const EnvPtr& env);
   Value eval_if(const Expr& e, const EnvPtr& env);
   Value eval_for(const Expr& e, const EnvPtr& env);
@@ -175,8 +180,6 @@ class Interpreter {
   // was pushed: the stack shows the caller as the innermost frame.
   [[noreturn]] void fail_call(Pos pos, std::string_view message);
   Var var_of(const Value& v);
-  // Records `p` on the trace's tape (some argument is traced); returns the new op.
-  const Op& record(Prim p, std::span<const Value> args, const Attrs& attrs);
   Pos op_pos() const;
   void check_op_limit();
   void register_builtins();

@@ -1,8 +1,6 @@
 // Collections: tuples, named tuples, ranges, array literals, comprehensions, indexing.
 #include <fmt/format.h>
 
-#include <functional>
-
 #include "tape/error.h"
 #include "tracer/interp.h"
 
@@ -54,11 +52,21 @@ Value Interpreter::eval_collection(const Expr& e, const EnvPtr& env) {
       std::vector<Value> out;
       auto scope = std::make_shared<Env>();
       scope->parent = env;
-      comprehend(e, 1, scope, out);
+      std::vector<int64_t> dims;
+      comprehend(e, 1, scope, out, &dims);
       if (e.kind == Kind::comprehension && all_numbers(out) && !out.empty()) {
         Args args;
         args.pos = std::move(out);
-        return call(*global("vect"), std::move(args), e.pos);
+        Value v = call(*global("vect"), std::move(args), e.pos);
+        // `[f(i, j) for i in a, j in b]` is a length(a) x length(b) array; a filter or a
+        // second `for` makes it a vector, as in Julia.
+        if (e.args.size() == 2 && dims.size() > 1) {
+          Args shape;
+          shape.pos.push_back(std::move(v));
+          for (int64_t d : dims) shape.pos.push_back(Value::integer(d));
+          v = call(*global("reshape"), std::move(shape), e.pos);
+        }
+        return v;
       }
       return Value::tuple(std::move(out));
     }
@@ -67,7 +75,7 @@ Value Interpreter::eval_collection(const Expr& e, const EnvPtr& env) {
 }
 
 void Interpreter::comprehend(const Expr& e, size_t clause, const EnvPtr& env,
-                             std::vector<Value>& out) {
+                             std::vector<Value>& out, std::vector<int64_t>* dims) {
   if (clause == e.args.size()) {
     out.push_back(eval(*e.args[0], env));
     return;
@@ -77,21 +85,28 @@ void Interpreter::comprehend(const Expr& e, size_t clause, const EnvPtr& env,
     if (truth(eval(*c.args[0], env), c.pos)) comprehend(e, clause + 1, env, out);
     return;
   }
-  // An iteration clause `i in a, j in b`: nested, the first outermost.
-  std::function<void(size_t, const EnvPtr&)> loop = [&](size_t k, const EnvPtr& scope) {
-    if (k == c.args.size()) {
-      comprehend(e, clause + 1, scope, out);
-      return;
+  // An iteration clause `i in a, j in b` runs over the product in column-major order, the
+  // first iterator fastest, as Julia's does; its ranges are evaluated once, outside it.
+  std::vector<std::vector<Value>> ranges;
+  bool empty = false;
+  for (const ExprPtr& in : c.args) {
+    ranges.push_back(iterate(eval(*in->args[1], env), in->args[1]->pos));
+    if (dims) dims->push_back(static_cast<int64_t>(ranges.back().size()));
+    empty = empty || ranges.back().empty();
+  }
+  if (empty) return;
+  std::vector<size_t> at(ranges.size(), 0);
+  while (true) {
+    auto inner = std::make_shared<Env>();
+    inner->parent = env;
+    for (size_t k = 0; k < ranges.size(); ++k) {
+      bind_local(*c.args[k]->args[0], ranges[k][at[k]], inner);
     }
-    const Expr& in = *c.args[k];
-    for (const Value& item : iterate(eval(*in.args[1], scope), in.args[1]->pos)) {
-      auto inner = std::make_shared<Env>();
-      inner->parent = scope;
-      bind_local(*in.args[0], item, inner);
-      loop(k + 1, inner);
-    }
-  };
-  loop(0, env);
+    comprehend(e, clause + 1, inner, out);
+    size_t k = 0;
+    while (k < at.size() && ++at[k] == ranges[k].size()) at[k++] = 0;
+    if (k == at.size()) return;
+  }
 }
 
 Value Interpreter::eval_array(const Expr& e, const EnvPtr& env) {

@@ -2,6 +2,7 @@
 // counter-based (see random_bits in common.h), so their results never depend on threads.
 #include <algorithm>
 
+#include "runtime/executor.h"
 #include "runtime/kernels/common.h"
 #include "runtime/random.h"
 #include "runtime/parallel.h"
@@ -79,7 +80,11 @@ float normal_f32(uint64_t seed, uint64_t i) {
 
 void random_kernel(const KernelCall& call) {
   Tensor& out = *call.outs[0];
-  const auto seed = static_cast<uint64_t>(call.op.attrs.get_int("seed"));
+  auto seed = static_cast<uint64_t>(call.op.attrs.get_int("seed"));
+  // Key 0 keeps the op's own stream, which is what the tracer's top level draws eagerly.
+  if (call.context != nullptr && call.context->random_key != 0) {
+    seed = random_bits(call.context->random_key, seed);
+  }
   const bool normal = call.op.prim == Prim::randn;
   switch (DType d = out.dtype()) {
     case DType::f32:

@@ -130,4 +130,25 @@ TEST_CASE("traced print becomes a print op") {
   CHECK(text.find("print(%1; format=\"x = Float32{}\")") != std::string::npos);
 }
 
+TEST_CASE("random draws inside a trace are ops drawn by each run, never frozen samples") {
+  Interpreter in;
+  in.run_text("t.jl", "noisy(x) = x .+ randn(Float32, size(x)) .* rand(Float32)\nx = zeros(Float32, 4)");
+  Traced t = trace(in, "noisy", {"x"});
+  validate(t.tape);
+  std::string text = print_tape(t.tape);
+  CHECK(text.find("randn(dtype=f32, shape=[4], seed=") != std::string::npos);
+  CHECK(text.find("rand(dtype=f32, shape=[], seed=") != std::string::npos);
+  CHECK(text.find("const") == std::string::npos);
+  auto run_with = [&](uint64_t key) {
+    Executor executor(t.tape);
+    executor.set_random_key(key);
+    std::vector<Tensor> outs = executor.run(t.inputs);
+    const float* p = outs.at(0).data<float>();
+    return std::vector<float>(p, p + 4);
+  };
+  CHECK(run_with(1) == run_with(1));
+  CHECK(run_with(1) != run_with(2));
+  CHECK(run_with(0) != run_with(1));
+}
+
 }  // namespace ytape::tracer::testing

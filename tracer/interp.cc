@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cstring>
 
 #include "runtime/random.h"
@@ -88,7 +89,15 @@ void Interpreter::run_file(const std::string& path) {
   uint32_t file = sources_.load(path);
   files_.push_back(parse_file(sources_, file));
   parse_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  eval_block(*files_.back(), globals_);
+  std::error_code ec;
+  running_files_.emplace_back(std::filesystem::weakly_canonical(path, ec).string(), path);
+  try {
+    eval_block(*files_.back(), globals_);
+  } catch (...) {
+    running_files_.pop_back();
+    throw;
+  }
+  running_files_.pop_back();
   signal_ = Signal::none;
   flush_output();
 }

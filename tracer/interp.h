@@ -41,6 +41,7 @@ class ProgramError : public UserError {
 /// Limits that stop runaway programs cleanly.
 struct Limits {
   int max_depth = 1000;           ///< nested calls of program functions
+  int max_includes = 100;         ///< files including one another, nested
   int64_t max_ops = 10'000'000;   ///< ops recorded by one trace
 };
 
@@ -180,6 +181,8 @@ class Interpreter {
   // was pushed: the stack shows the caller as the innermost frame.
   [[noreturn]] void fail_call(Pos pos, std::string_view message);
   Var var_of(const Value& v);
+  // Fails at `pos` when including `file` would close a cycle or nest too deep.
+  void check_include(const std::string& file, Pos pos);
   Pos op_pos() const;
   void check_op_limit();
   void register_builtins();
@@ -187,6 +190,8 @@ class Interpreter {
   Limits limits_;
   Sources sources_;
   std::vector<ExprPtr> files_;  // every parsed file; methods point into them
+  // The chain of files being run, outermost first: canonical path and path as given.
+  std::vector<std::pair<std::string, std::string>> running_files_;
   double parse_seconds_ = 0;
   uint32_t prelude_file_ = ~uint32_t{0};  // ops recorded in the prelude take the program's line
   EnvPtr globals_;

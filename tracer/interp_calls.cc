@@ -2,8 +2,10 @@
 // struct definitions.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "tape/error.h"
@@ -91,6 +93,22 @@ void Interpreter::eval_args(const Expr& e, size_t first, const EnvPtr& env, Args
   }
 }
 
+void Interpreter::check_include(const std::string& file, Pos pos) {
+  // Julia would recurse until its stack overflows; a cycle is never what was meant.
+  std::error_code ec;
+  std::string canonical = std::filesystem::weakly_canonical(file, ec).string();
+  auto first = std::find_if(running_files_.begin(), running_files_.end(),
+                            [&](const auto& f) { return f.first == canonical; });
+  if (first != running_files_.end()) {
+    std::string chain;
+    for (auto it = first; it != running_files_.end(); ++it) chain += it->second + " -> ";
+    fail(pos, fmt::format("include cycle: {}{}", chain, file));
+  }
+  if (static_cast<int>(running_files_.size()) >= limits_.max_includes) {
+    fail(pos, fmt::format("includes nested deeper than {} files", limits_.max_includes));
+  }
+}
+
 Value Interpreter::eval_call(const Expr& e, const EnvPtr& env) {
   const Expr& callee = *e.args[0];
   if (callee.kind == Kind::id && callee.name == "include") {
@@ -104,6 +122,7 @@ Value Interpreter::eval_call(const Expr& e, const EnvPtr& env) {
       fail(e.pos, fmt::format("cannot include '{}': {} (the path is relative to the including "
                               "file)", file, std::strerror(errno)));
     }
+    check_include(file, e.pos);
     run_file(file);
     return Value();
   }

@@ -1,5 +1,10 @@
 // prod, index arrays, `global` declarations, Julia's printing of values, static metadata
 // per tuple, and branches that compute only their condition's cone.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include "interp_helpers.h"
 
 namespace ytape::tracer::testing {
@@ -161,6 +166,24 @@ unused(x) = (y = exp.(x); sum(x) > 0 ? x : -x)
   CHECK(values.ops_run() == 4);  // x, the constant 0, sum and gt; not exp
   CHECK(values.value(b.tape(), e).data<double>()[0] == doctest::Approx(2.718281828));
   CHECK(values.ops_run() == 5);  // x is not run again
+}
+
+TEST_CASE("a chain of includes deeper than the limit is an error, not a stack overflow") {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / "ytape_include_chain";
+  std::filesystem::create_directories(dir);
+  for (int i = 1; i <= 300; ++i) {
+    std::ofstream(dir / fmt::format("c{}.jl", i)) << fmt::format("include(\"c{}.jl\")\n", i + 1);
+  }
+  std::ofstream(dir / "c301.jl") << "x = 1\n";
+  Interpreter in;
+  std::string message = "no error";
+  try {
+    in.run_file((dir / "c1.jl").string());
+  } catch (const UserError& e) {
+    message = e.what();
+  }
+  std::filesystem::remove_all(dir);
+  CHECK(message.find("c100.jl:1:1: includes nested deeper than 100 files") != std::string::npos);
 }
 
 }  // namespace ytape::tracer::testing

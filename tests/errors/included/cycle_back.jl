@@ -1,0 +1,2 @@
+g(x) = x
+include("../include_cycle.jl")

@@ -1,6 +1,7 @@
 #include "cli/io.h"
 
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,35 +39,86 @@ std::string read_file(const std::string& path) {
   return content;
 }
 
+namespace {
+
+namespace fs = std::filesystem;
+
+// Writes all of `content` to `fd`; false with errno set when a write fails.
+bool write_all(int fd, std::string_view content) {
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// A device, FIFO or socket is written as it is: renaming a file over it would destroy it.
+void write_through(const std::string& path, std::string_view content) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) user_error("cannot write {}: {}", path, std::strerror(errno));
+  bool ok = write_all(fd, content);
+  int error = errno;
+  if (::close(fd) != 0 && ok) {
+    ok = false;
+    error = errno;
+  }
+  if (!ok) user_error("cannot write {}: {}", path, std::strerror(error));
+}
+
+// The file a chain of symbolic links ends at (which need not exist), so that replacing it
+// keeps the links.
+fs::path follow_links(const std::string& path) {
+  fs::path p(path);
+  for (int hops = 0; hops < 40; ++hops) {
+    std::error_code ec;
+    if (!fs::is_symlink(fs::symlink_status(p, ec))) return p;
+    fs::path target = fs::read_symlink(p, ec);
+    if (ec) user_error("cannot write {}: {}", path, ec.message());
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  user_error("cannot write {}: {}", path, std::strerror(ELOOP));
+}
+
+}  // namespace
+
 void write_file(const std::string& path, std::string_view content) {
   if (path.empty() || path == "-") {
     std::fwrite(content.data(), 1, content.size(), stdout);
     std::fflush(stdout);
     return;
   }
-  namespace fs = std::filesystem;
-  fs::path target(path);
+  struct stat existing {};
+  bool exists = ::stat(path.c_str(), &existing) == 0;
+  if (exists && !S_ISREG(existing.st_mode)) {
+    if (S_ISDIR(existing.st_mode)) user_error("cannot write {}: it is a directory", path);
+    return write_through(path, content);
+  }
+  fs::path target = follow_links(path);
   fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::string tmp = (dir / ("." + target.filename().string() + ".XXXXXX")).string();
   int fd = mkstemp(tmp.data());
   if (fd < 0) user_error("cannot write {}: {}", path, std::strerror(errno));
-  size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0) {
-      int error = errno;
-      ::close(fd);
-      std::remove(tmp.c_str());
-      user_error("cannot write {}: {}", path, std::strerror(error));
-    }
-    done += static_cast<size_t>(n);
-  }
-  // mkstemp creates the file private; give it the usual permissions of a new file.
+  // mkstemp creates the file private: give it the mode of the file it replaces, or the
+  // usual mode of a new file.
   mode_t mask = umask(0);
   umask(mask);
-  fchmod(fd, 0666 & ~mask);
-  if (::close(fd) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int error = errno;
+  fchmod(fd, exists ? existing.st_mode & 07777 : 0666 & ~mask);
+  bool ok = write_all(fd, content);
+  int error = errno;
+  if (ok && ::close(fd) != 0) {
+    ok = false;
+    error = errno;
+  } else if (!ok) {
+    ::close(fd);
+  }
+  if (ok && std::rename(tmp.c_str(), target.c_str()) != 0) {
+    ok = false;
+    error = errno;
+  }
+  if (!ok) {
     std::remove(tmp.c_str());
     user_error("cannot write {}: {}", path, std::strerror(error));
   }

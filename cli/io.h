@@ -14,8 +14,10 @@ namespace ytape::cli {
 std::string read_file(const std::string& path);
 
 /// Writes `content` to `path` atomically: to a temporary file beside it, then renamed over
-/// it, so a failed command never leaves a half-written file. An empty path or "-" writes
-/// to standard output.
+/// it, so a failed command never leaves a half-written file. A symbolic link is followed
+/// and the file it names replaced, keeping the link; a replaced file keeps its mode. A
+/// device, FIFO or socket is written directly (`-o /dev/null` stays a device). An empty
+/// path or "-" writes to standard output.
 void write_file(const std::string& path, std::string_view content);
 
 /// Reads and validates a tape in JSON form from `path` ("-" for standard input).

@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/io.h"
+#include "cli/progress.h"
 #include "grad/gradcheck.h"
 
 namespace ytape::cli {
@@ -28,17 +29,24 @@ Run setup_gradcheck(CLI::App& sub) {
   sub.add_option("--wrt", c.wrt, "Inputs to check: names or dotted prefixes (default: every float input)");
   sub.add_option("--directions", c.directions,
                  "Random directions per input larger than --max-elements (default 3)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   sub.add_option("--max-elements", c.max_elements,
                  "Check inputs up to this size element by element (default 64)")
-      ->check(CLI::NonNegativeNumber);
-  sub.add_option("--eps", c.eps, "Finite-difference step (default 1e-6)")->check(CLI::PositiveNumber);
-  sub.add_option("--rtol", c.rtol, "Relative tolerance (default 1e-5)")->check(CLI::NonNegativeNumber);
-  sub.add_option("--atol", c.atol, "Absolute tolerance (default 1e-7)")->check(CLI::NonNegativeNumber);
+      ->check(non_negative());
+  sub.add_option("--eps", c.eps, "Finite-difference step (default 1e-6)")->check(positive());
+  sub.add_option("--rtol", c.rtol, "Relative tolerance (default 1e-5)")->check(non_negative());
+  sub.add_option("--atol", c.atol, "Absolute tolerance (default 1e-7)")->check(non_negative());
   return [o] {
     Tape t = load_tape(o->tape);
     TensorMap inputs = gather_inputs(t, o->inputs, o->random, o->check.seed);
-    grad::GradcheckResult r = grad::gradcheck(t, inputs, o->check);
+    Progress progress;
+    grad::GradcheckOptions options = o->check;
+    options.progress = [&](std::string_view input, int64_t done, int64_t total) {
+      progress.update(fmt::format("gradcheck: {}/{} checks ({:.0f}%), {}", done, total,
+                                  100.0 * static_cast<double>(done) / static_cast<double>(total), input));
+    };
+    grad::GradcheckResult r = grad::gradcheck(t, inputs, options);
+    progress.done();
     fmt::print("{}", grad::gradcheck_table(r));
     fmt::print("{}\n", r.ok ? "gradient ok" : "gradient differs from finite differences");
     return r.ok ? kOk : kNegative;

@@ -39,7 +39,7 @@ Run setup_run(CLI::App& sub) {
   sub.add_option("--seed", o->seed, "Seed of --random and key of the tape's random ops (default 0: the seeds the tape records)");
   sub.add_option("-o,--output", o->out, "Write the outputs to this safetensors file");
   sub.add_flag("--profile", o->profile, "Print time per primitive and the most costly ops");
-  sub.add_option("--repeat", o->repeat, "Run N times and report the median time")->check(CLI::PositiveNumber);
+  sub.add_option("--repeat", o->repeat, "Run N times and report the median time")->check(positive());
   sub.add_option("--threads", o->threads, "Threads for ytape and OpenBLAS (default: all cores)")
       ->check(CLI::Range(1, 256));
   return [o] {

@@ -38,7 +38,7 @@ Run setup_trace(CLI::App& sub) {
                  "Write the example values of the inputs to this safetensors file");
   sub.add_flag("--stats", o->stats, "Print the time of each phase and the size of the tape");
   sub.add_option("--max-ops", o->max_ops, "Stop tracing beyond this many ops (default 10^7)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive());
   return [o] {
     auto start = std::chrono::steady_clock::now();
     tracer::Interpreter program;

@@ -1,5 +1,13 @@
 #include "cli/commands.h"
 
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "tape/strings.h"
+
 namespace ytape::cli {
 
 std::span<const Command> commands() {
@@ -17,6 +25,100 @@ std::span<const Command> commands() {
       {"stats", "Count ops, FLOPs, parameters and the memory a run needs", setup_stats},
   };
   return table;
+}
+
+namespace {
+
+CLI::Validator bounded_below(bool allow_zero) {
+  return CLI::Validator(
+      [allow_zero](std::string& text) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v) || !std::isfinite(v)) {
+          return fmt::format("must be a number, got '{}'", text);
+        }
+        if (v > 0 || (allow_zero && v == 0)) return "";
+        return fmt::format("must be {} 0, got {}", allow_zero ? "at least" : "greater than", text);
+      },
+      allow_zero ? "NUMBER >= 0" : "NUMBER > 0");
+}
+
+// The closest of `names` to `word`, if close enough to be a likely typo.
+std::string closest(std::string_view word, const std::vector<std::string>& names) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
+  for (const std::string& name : names) {
+    size_t d = edit_distance(word, name);
+    if (d < best_distance) {
+      best = name;
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
+std::string command_list() {
+  std::string list;
+  for (const Command& c : commands()) list += (list.empty() ? "" : ", ") + std::string(c.name);
+  return list;
+}
+
+// The first argument of `sub` that looks like an option and is not one of its options.
+std::string unknown_option(const CLI::App& sub, int argc, char** argv) {
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") break;
+    if (arg.size() < 2 || arg[0] != '-' || std::isdigit(static_cast<unsigned char>(arg[1])))
+      continue;
+    std::string name = arg.substr(0, arg.find('='));
+    bool known = false;
+    for (const CLI::Option* o : sub.get_options()) known = known || o->check_name(name);
+    if (!known) return name;
+  }
+  return "";
+}
+
+std::string option_hint(const CLI::App& sub, const std::string& option) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : sub.get_options()) {
+    for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+    for (const std::string& n : o->get_snames()) names.push_back("-" + n);
+  }
+  std::string best = closest(option, names);
+  return best.empty() ? "" : fmt::format("; did you mean '{}'?", best);
+}
+
+}  // namespace
+
+CLI::Validator positive() {
+  return bounded_below(false);
+}
+CLI::Validator non_negative() {
+  return bounded_below(true);
+}
+
+std::string usage_message(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+  if (argc < 2) return fmt::format("give a command: {} (ytape --help says more)", command_list());
+  std::string word = argv[1];
+  const CLI::App* sub = nullptr;
+  for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (s->get_name() == word) sub = s;
+  }
+  if (sub == nullptr && !word.starts_with("-")) {
+    std::vector<std::string> names;
+    for (const Command& c : commands()) names.emplace_back(c.name);
+    std::string best = closest(word, names);
+    if (!best.empty()) return fmt::format("unknown command '{}'; did you mean '{}'?", word, best);
+    return fmt::format("unknown command '{}'; the commands are {}", word, command_list());
+  }
+  if (sub == nullptr) {
+    return fmt::format("unknown option '{}': options follow the command (ytape COMMAND --help)",
+                       word);
+  }
+  std::string option = unknown_option(*sub, argc, argv);
+  if (!option.empty()) {
+    return fmt::format("{}: unknown option '{}'{}", word, option, option_hint(*sub, option));
+  }
+  return fmt::format("{}: {} (ytape {} --help says more)", word, e.what(), word);
 }
 
 }  // namespace ytape::cli

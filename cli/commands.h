@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace ytape::cli {
@@ -28,6 +29,15 @@ struct Command {
 
 /// Every subcommand, in the order `ytape --help` lists them.
 std::span<const Command> commands();
+
+/// Option checks whose messages say what to give ("must be greater than 0, got 0"):
+/// a finite number greater than 0, or at least 0.
+CLI::Validator positive();
+CLI::Validator non_negative();
+
+/// The one-line message (without "ytape: error: ") for a command line that `app` refused
+/// with `e`: an unknown command or option names the closest valid one.
+std::string usage_message(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv);
 
 Run setup_show(CLI::App& sub);
 Run setup_check(CLI::App& sub);

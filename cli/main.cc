@@ -33,7 +33,7 @@ int run(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);  // --help, --version
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    fmt::print(stderr, "ytape: error: {}\n", usage_message(app, e, argc, argv));
     return kBadInput;
   }
   for (const Sub& sub : subs) {

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,9 @@ struct GradcheckOptions {
   double rtol = 1e-5;
   double atol = 1e-7;
   uint64_t seed = 0;             ///< for the directions and the output seeds
+  /// Called after each element or direction checked with the input's name, the checks done
+  /// and the checks in all (for a progress line); may be empty.
+  std::function<void(std::string_view input, int64_t done, int64_t total)> progress;
 };
 
 /// The result for one input.
@@ -28,6 +33,7 @@ struct InputCheck {
   std::string name;
   bool elementwise = false;  ///< every element checked (else random directions)
   int64_t checks = 0;        ///< elements or directions compared
+  int64_t kinks = 0;         ///< skipped: every step crossed a kink (see below)
   double max_abs = 0;        ///< largest |analytic - numeric|
   double max_rel = 0;        ///< largest |analytic - numeric| / max(|analytic|, |numeric|)
   bool ok = true;
@@ -44,6 +50,12 @@ struct GradcheckResult {
 /// random seeds sₖ (a vector-Jacobian product). `inputs` gives every input of `t`
 /// (f32 values are widened). Integer and boolean inputs are not checked. Throws
 /// UserError for bad inputs and when `t` has no float output.
+///
+/// f is piecewise smooth where ops choose (grad/kinks.h): when the two points of a
+/// difference lie on different pieces (some op chose differently, or a guard failed at one),
+/// the step is retried at eps/10, eps/100 and eps/1000, and a random direction is redrawn
+/// twice more; a check that crosses a kink every time is counted in `kinks`, not compared.
+/// The verdict is a pure function of the tape, the inputs and the options.
 GradcheckResult gradcheck(const Tape& t, const TensorMap& inputs, const GradcheckOptions& options);
 
 /// The result as a table, one line per input.

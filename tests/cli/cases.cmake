@@ -3,8 +3,14 @@
 
 cli_test(version EXIT 0 STDOUT ${CASES}/expected/version.txt COMMAND ${YTAPE} --version)
 cli_test(help EXIT 0 COMMAND ${YTAPE} --help)
-cli_test(no_subcommand EXIT 2 COMMAND ${YTAPE})
-cli_test(unknown_option EXIT 2 COMMAND ${YTAPE} show --frobnicate x.json)
+# Command-line mistakes name the word at fault and, for a likely typo, the closest valid one.
+cli_test(no_subcommand EXIT 2 STDERR ${CASES}/expected/no_subcommand.err COMMAND ${YTAPE})
+cli_test(unknown_command EXIT 2 STDOUT ${CASES}/empty.txt STDERR ${CASES}/expected/unknown_command.err
+         COMMAND ${YTAPE} runn run/add.json)
+cli_test(unknown_option EXIT 2 STDERR ${CASES}/expected/unknown_option.err
+         COMMAND ${YTAPE} show --frobnicate x.json)
+cli_test(mistyped_option EXIT 2 STDERR ${CASES}/expected/mistyped_option.err
+         COMMAND ${YTAPE} run run/add.json --repat 3)
 cli_test(missing_file EXIT 2 STDERR ${CASES}/expected/missing_file.err
          COMMAND ${YTAPE} check no/such/tape.json)
 

@@ -10,5 +10,7 @@ cli_test(grad_mlp EXIT 0 STDOUT ${CASES}/expected/grad_mlp.txt
          COMMAND bash -c "$0 grad ../../samples/tapes/mlp.json | $0 show -" ${YTAPE})
 cli_test(gradcheck_detects_errors EXIT 1 STDOUT ${CASES}/expected/gradcheck_fails.out
          COMMAND ${YTAPE} gradcheck grad/vector.json --random --eps 0.5)
+cli_test(gradcheck_eps_zero EXIT 2 STDOUT ${CASES}/empty.txt STDERR ${CASES}/expected/gradcheck_eps_zero.err
+         COMMAND ${YTAPE} gradcheck run/add.json --random --eps 0)
 cli_test(gradcheck_samples EXIT 0 STDOUT ${CASES}/expected/gradcheck_samples.out
          COMMAND bash ${CASES}/gradcheck_samples.sh ${YTAPE})

@@ -13,14 +13,24 @@ Run by hand, never in CI (PyTorch is not a build dependency); Debian's python3-t
 
     python3 bench/compare_torch_kernels.py [--bench build/bench/bench_kernels] [--threads 2]
 
+PyTorch runs at its best: the script restarts itself with glibc told never to trim or unmap
+freed memory (MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ at 4 GiB), without which
+every output PyTorch allocates is faulted in afresh (bench/compare_torch.py times the
+settings side by side; this one was the fastest). GFLOP/s are given for both sides, and
+ytape's as a share of the machine's f32 FMA peak (bench_peak beside bench_kernels).
+
 PyTorch's CPU convolutions (forward and both gradients) go through oneDNN (MKL-DNN), which
 reorders NCHW tensors into blocked layouts and runs JIT-compiled direct convolutions;
-ytape uses im2col / col2im around OpenBLAS GEMMs. Its matmuls use the system BLAS.
+ytape's f32 convolutions go through the same oneDNN, reordering at each call (bench_kernels
+--kernels reference times ytape's own im2col + OpenBLAS kernels instead). Matmuls use the
+system BLAS on both sides.
 """
 
 import argparse
 import json
+import os
 import subprocess
+import sys
 import time
 
 import torch
@@ -126,6 +136,14 @@ def main():
                         help="run everything this many times and keep each op's minimum "
                              "(on a busy machine)")
     opts = parser.parse_args()
+    tuned = {"MALLOC_MMAP_THRESHOLD_": "4294967296", "MALLOC_TRIM_THRESHOLD_": "4294967296"}
+    if any(os.environ.get(k) != v for k, v in tuned.items()):  # glibc reads them at start-up
+        os.execve(sys.executable, [sys.executable] + sys.argv, {**os.environ, **tuned})
+    peak_cmd = [os.path.join(os.path.dirname(opts.bench), "bench_peak"), "--json", "--threads",
+                str(opts.threads)]
+    peak = json.loads(subprocess.run(peak_cmd, check=True, capture_output=True,
+                                     text=True).stdout)
+    isa = "avx512" if "avx512" in peak else "avx2"
 
     torch.set_num_threads(opts.threads)
     command = [opts.bench, "--json", "--threads", str(opts.threads),
@@ -143,13 +161,19 @@ def main():
                 case["ms"] = min(case["ms"], new["ms"])
                 theirs[i] = min(theirs[i], t)
 
-    print(f"dense kernels at ResNet-18 shapes, batch 1, {opts.threads} threads, "
-          f"torch {torch.__version__}, min of runs")
-    print(f"{'op':<44} {'uses':>4} {'ytape ms':>9} {'torch ms':>9} {'ratio':>6}")
+    print(f"dense kernels at ResNet-18 shapes, batch 1, {opts.threads} threads on {peak['cpu']}, "
+          f"torch {torch.__version__}, min of runs; share: of the {isa} FMA peak, "
+          f"{peak[isa]:.0f} GFLOP/s")
+    print(f"{'op':<44} {'uses':>4} {'ytape ms':>9} {'torch ms':>9} {'ratio':>6} "
+          f"{'ytape GF/s':>10} {'torch GF/s':>10} {'share':>6}")
     totals = {"forward": [0.0, 0.0], "backward": [0.0, 0.0]}
     for case, t in zip(cases, theirs):
         ours = case["ms"]
-        print(f"{case['name']:<44} {case['count']:>4} {ours:9.3f} {t:9.3f} {ours / t:6.2f}")
+        rates = ""
+        if case["flops"] > 0:
+            mine, their = case["flops"] / ours * 1e-6, case["flops"] / t * 1e-6
+            rates = f" {mine:10.1f} {their:10.1f} {100 * mine / peak[isa]:5.0f}%"
+        print(f"{case['name']:<44} {case['count']:>4} {ours:9.3f} {t:9.3f} {ours / t:6.2f}{rates}")
         totals[case["pass"]][0] += case["count"] * ours
         totals[case["pass"]][1] += case["count"] * t
     for name, (ours, theirs) in totals.items():

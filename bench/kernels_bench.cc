@@ -2,7 +2,7 @@
 // ResNet-18 at 224x224, batch 1, and weighs them by how often one pass of the network uses
 // them, so that the totals estimate the dense part of a forward and a backward pass.
 //
-//   bench_kernels [--threads N] [--seconds S] [--filter TEXT] [--json]
+//   bench_kernels [--threads N] [--seconds S] [--filter TEXT] [--json] [--kernels fast|reference]
 //
 // Each op runs until it has taken S seconds (default 0.3) and at least 5 times; the
 // minimum time is reported, the least noisy statistic on a shared machine. --json prints
@@ -133,18 +133,8 @@ std::vector<Case> resnet18_cases() {
   return cases;
 }
 
-const KernelTable& dense_kernels() {
-  // Only the dense families: the benchmark needs no other kernel.
-  static const KernelTable table = [] {
-    KernelTable t;
-    register_linalg_kernels(t);
-    register_conv_kernels(t);
-    register_pool_kernels(t);
-    register_norm_kernels(t);
-    return t;
-  }();
-  return table;
-}
+// The kernels timed: the fast set, or the reference set with --kernels reference.
+const KernelTable* timed_kernels = &kernel_table(KernelSet::fast);
 
 Op make_op(Prim p, const Attrs& attrs) {
   Op op;
@@ -180,7 +170,7 @@ Tensor pool_indices(const Case& c, std::mt19937& rng) {
   Tensor y(c.args[0]), idx(c.args[1]);
   const Tensor* args[] = {&x};
   Tensor* outs[] = {&y, &idx};
-  dense_kernels().kernels[int(op.prim)](KernelCall{op, args, outs});
+  timed_kernels->kernels[int(op.prim)](KernelCall{op, args, outs});
   return idx;
 }
 
@@ -199,7 +189,7 @@ double time_case(const Case& c, double seconds) {
   std::vector<Tensor*> out_ptrs;
   for (Tensor& o : outs) out_ptrs.push_back(&o);
   Op op = make_op(c.prim, c.attrs);
-  Kernel kernel = dense_kernels().kernels[int(c.prim)];
+  Kernel kernel = timed_kernels->kernels[int(c.prim)];
   KernelCall call{op, arg_ptrs, out_ptrs};
   using Clock = std::chrono::steady_clock;
   for (int i = 0; i < 2; ++i) kernel(call);
@@ -243,6 +233,7 @@ struct Options {
   double seconds = 0.3;
   std::string filter;
   bool json = false;
+  KernelSet kernels = KernelSet::fast;
 };
 
 Options parse_options(int argc, char** argv) {
@@ -258,9 +249,13 @@ Options parse_options(int argc, char** argv) {
       o.seconds = std::atof(argv[++i]);
     } else if (a == "--filter" && has_value) {
       o.filter = argv[++i];
+    } else if (a == "--kernels" && has_value && (argv[i + 1] == std::string("fast") ||
+                                                 argv[i + 1] == std::string("reference"))) {
+      o.kernels = argv[++i] == std::string("fast") ? KernelSet::fast : KernelSet::reference;
     } else {
       fmt::print(stderr,
-                 "usage: bench_kernels [--threads N] [--seconds S] [--filter TEXT] [--json]\n");
+                 "usage: bench_kernels [--threads N] [--seconds S] [--filter TEXT] [--json]\n"
+                 "                     [--kernels fast|reference]\n");
       std::exit(2);
     }
   }
@@ -270,8 +265,10 @@ Options parse_options(int argc, char** argv) {
 int run(int argc, char** argv) {
   Options o = parse_options(argc, argv);
   set_num_threads(o.threads);
+  timed_kernels = &kernel_table(o.kernels);
   if (!o.json) {
-    fmt::print("dense kernels at ResNet-18 shapes, batch 1, {} threads, min of runs\n", o.threads);
+    fmt::print("dense kernels ({}) at ResNet-18 shapes, batch 1, {} threads, min of runs\n",
+               o.kernels == KernelSet::fast ? "fast" : "reference", o.threads);
     fmt::print("{:<44} {:>5} {:>10} {:>9}\n", "op", "uses", "ms", "GFLOP/s");
   }
   double total[2] = {0, 0};

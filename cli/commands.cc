@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -88,6 +89,21 @@ std::string option_hint(const CLI::App& sub, const std::string& option) {
 }
 
 }  // namespace
+
+CLI::Validator one_of(std::vector<std::string> words) {
+  return CLI::Validator(
+      [words](std::string& text) -> std::string {
+        if (std::find(words.begin(), words.end(), text) != words.end()) return "";
+        std::string names;
+        for (size_t i = 0; i < words.size(); ++i) {
+          names += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
+        }
+        std::string best = closest(text, words);
+        return fmt::format("must be {}, got '{}'{}", names, text,
+                           best.empty() ? "" : fmt::format("; did you mean '{}'?", best));
+      },
+      "WORD");
+}
 
 CLI::Validator positive() {
   return bounded_below(false);

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ytape::cli {
 
@@ -34,6 +35,8 @@ std::span<const Command> commands();
 /// a finite number greater than 0, or at least 0.
 CLI::Validator positive();
 CLI::Validator non_negative();
+/// An option check that accepts one of `words`, and names the closest one otherwise.
+CLI::Validator one_of(std::vector<std::string> words);
 
 /// The one-line message (without "ytape: error: ") for a command line that `app` refused
 /// with `e`: an unknown command or option names the closest valid one.

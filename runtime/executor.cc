@@ -22,17 +22,16 @@ void print_stdout(std::string_view line) {
 
 }  // namespace
 
-Executor::Executor(const Tape& t) : tape_(t) {
+Executor::Executor(const Tape& t, KernelSet kernels) : tape_(t), table_(kernel_table(kernels)) {
   values_.resize(t.types.size());
   slot_of_.assign(t.types.size(), kNoSlot);
   context_.print = print_stdout;
-  const KernelTable& table = kernel_table();
   for (const Op& op : t.ops) {
     if (op.kind == OpKind::constant) {
       values_[op.outs[0].id] = Tensor::of_bytes(t.type(op.outs[0]), op.value);
     }
     if (op.kind != OpKind::call) continue;
-    Kernel k = table.kernels[static_cast<int>(op.prim)];
+    Kernel k = table_.kernels[static_cast<int>(op.prim)];
     if (k == nullptr) user_error("no kernel for primitive {}", prim_name(op.prim));
     steps_.push_back({k, &op, arg_ptrs_.size(), out_ptrs_.size()});
     for (Var a : op.args) arg_ptrs_.push_back(&values_[a.id]);
@@ -46,7 +45,7 @@ Executor::Executor(const Tape& t) : tape_(t) {
 // per activation, as in-place ReLU does elsewhere.
 int Executor::in_place_slot(const Op& op, Var out, size_t step, const std::vector<size_t>& last_use,
                             const std::vector<bool>& is_output) const {
-  if (!kernel_table().in_place[static_cast<int>(op.prim)] || op.outs.size() != 1) return kNoSlot;
+  if (!table_.in_place[static_cast<int>(op.prim)] || op.outs.size() != 1) return kNoSlot;
   const Type& type = tape_.type(out);
   for (Var a : op.args) {
     const Type& at = tape_.type(a);
@@ -176,7 +175,12 @@ std::vector<Tensor> Executor::run(const TensorMap& inputs) {
     }
     allocated_ = true;
   }
-  for (uint32_t v : fresh_outputs_) values_[v] = Tensor::uninitialized(tape_.types[v]);
+  // An output the caller has let go of since the last run keeps its buffer: a fresh one
+  // would be faulted in page by page again (the gradients of a training step are as large
+  // as its weights).
+  for (uint32_t v : fresh_outputs_) {
+    if (!values_[v].sole_owner()) values_[v] = Tensor::uninitialized(tape_.types[v]);
+  }
   if (profiling_ && times_.empty()) {
     for (const Step& s : steps_) times_.push_back({static_cast<size_t>(s.op - tape_.ops.data()), 0});
   }

@@ -33,12 +33,14 @@ struct OpTime {
 /// Planning looks up every kernel, turns constants into tensors and assigns each value a
 /// buffer by liveness: a buffer is reused once the last reader of its value has run, so
 /// peak memory stays near the largest live set. Buffers are allocated on the first run and
-/// kept, so later runs allocate nothing.
+/// kept, so later runs allocate nothing. The tape's outputs get buffers of their own, which
+/// the caller may keep; an output whose tensors the caller has dropped before the next run
+/// keeps its buffer for that run, so a loop that lets go of its results allocates nothing.
 class Executor {
  public:
   /// `t` must be valid and must outlive the executor. Throws UserError if a primitive has
-  /// no kernel.
-  explicit Executor(const Tape& t);
+  /// no kernel. `kernels` chooses the kernel set (runtime/kernels/kernel.h).
+  explicit Executor(const Tape& t, KernelSet kernels = KernelSet::fast);
 
   /// Runs the tape. Every input must be given, by name, with its declared dtype and shape
   /// (UserError naming the input otherwise); extra names are an error too. Returns the
@@ -73,6 +75,7 @@ class Executor {
   [[noreturn]] void fail(const Step& step, const std::exception& e) const;
 
   const Tape& tape_;
+  const KernelTable& table_;
   std::vector<Tensor> values_;          // one per var
   std::vector<int> slot_of_;            // buffer slot per var, -1 for inputs and constants
   std::vector<int64_t> slot_bytes_;     // capacity per slot

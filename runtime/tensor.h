@@ -59,6 +59,10 @@ class Tensor {
     return {data<T>(), static_cast<size_t>(size_)};
   }
 
+  /// Whether this handle is the only one to its buffer (false for views): the buffer can
+  /// be written without anyone else seeing it.
+  bool sole_owner() const { return owner_ != nullptr && owner_.use_count() == 1; }
+
   /// A deep copy.
   Tensor clone() const;
   /// The same buffer seen with another type of the same byte size.

@@ -25,23 +25,30 @@ struct KernelCall {
 
 using Kernel = void (*)(const KernelCall& call);
 
+/// Which kernels a table holds. `fast` sends f32 dense math to oneDNN where it has an
+/// implementation; `reference` holds ytape's own portable kernels only (im2col + OpenBLAS,
+/// plain loops): the references that tests compare the fast kernels with, and a way to
+/// rule a library out when results look wrong (`ytape run --kernels reference`).
+enum class KernelSet { fast, reference };
+
 /// Per-primitive kernel table, filled by the family registration functions.
 struct KernelTable {
+  KernelSet kernels_set = KernelSet::fast;
   Kernel kernels[kNumPrims] = {};
   /// Whether the kernel may write its (single) output over an argument of the same shape
   /// and element size, i.e. reads element i of it before writing element i of the output
   /// and reads it nowhere else afterwards. True for elementwise primitives by default.
   bool in_place[kNumPrims] = {};
 
-  KernelTable() {
+  explicit KernelTable(KernelSet set) : kernels_set(set) {
     for (Prim p : all_prims()) in_place[static_cast<int>(p)] = prim_info(p).elementwise();
   }
   void set(Prim p, Kernel k) { kernels[static_cast<int>(p)] = k; }
   void allow_in_place(Prim p) { in_place[static_cast<int>(p)] = true; }
 };
 
-/// The table of every registered kernel (built once).
-const KernelTable& kernel_table();
+/// The table of every registered kernel of `set` (built once).
+const KernelTable& kernel_table(KernelSet set = KernelSet::fast);
 
 void register_elementwise_kernels(KernelTable& t);
 void register_reduce_kernels(KernelTable& t);

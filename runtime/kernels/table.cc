@@ -4,8 +4,8 @@ namespace ytape {
 
 namespace {
 
-KernelTable make_table() {
-  KernelTable t;
+KernelTable make_table(KernelSet set) {
+  KernelTable t(set);
   register_elementwise_kernels(t);
   register_reduce_kernels(t);
   register_shape_kernels(t);
@@ -21,9 +21,10 @@ KernelTable make_table() {
 
 }  // namespace
 
-const KernelTable& kernel_table() {
-  static const KernelTable t = make_table();
-  return t;
+const KernelTable& kernel_table(KernelSet set) {
+  static const KernelTable fast = make_table(KernelSet::fast);
+  static const KernelTable reference = make_table(KernelSet::reference);
+  return set == KernelSet::fast ? fast : reference;
 }
 
 }  // namespace ytape

@@ -42,6 +42,10 @@ foreach(case missing_input:missing.json wrong_shape:wrong_shape.json extra_input
   cli_test(run_${name} EXIT 2 STDOUT ${CASES}/empty.txt STDERR ${CASES}/expected/run_${name}.err
            COMMAND ${YTAPE} run run/add.json --inputs run/${file})
 endforeach()
+cli_test(run_reference_kernels EXIT 0 STDOUT ${CASES}/expected/run_random.out
+         COMMAND ${YTAPE} run run/add.json --random --seed 3 --kernels reference)
+cli_test(run_kernels_typo EXIT 2 STDOUT ${CASES}/empty.txt STDERR ${CASES}/expected/run_kernels_typo.err
+         COMMAND ${YTAPE} run run/add.json --random --seed 3 --kernels fastt)
 cli_test(run_output_file EXIT 0 COMMAND bash ${CASES}/run_output.sh ${YTAPE})
 cli_test(run_guard_pass EXIT 0 STDOUT ${CASES}/expected/run_guard_pass.out
          COMMAND ${YTAPE} run run/guard.json --inputs run/positive.json)

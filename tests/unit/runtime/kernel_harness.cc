@@ -13,7 +13,7 @@
 
 namespace ytape::testing {
 
-std::vector<Tensor> run_op(Prim p, std::vector<Tensor> args, const Attrs& attrs) {
+std::vector<Tensor> run_op(Prim p, std::vector<Tensor> args, const Attrs& attrs, KernelSet set) {
   Builder b("kernel_test");
   std::vector<Var> vars;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -22,7 +22,7 @@ std::vector<Tensor> run_op(Prim p, std::vector<Tensor> args, const Attrs& attrs)
   b.call(p, vars, attrs);
   Tape tape = b.finish();
   const Op& op = tape.ops.back();
-  Kernel kernel = kernel_table().kernels[static_cast<int>(p)];
+  Kernel kernel = kernel_table(set).kernels[static_cast<int>(p)];
   if (kernel == nullptr) FAIL("no kernel for " << prim_name(p));
   std::vector<Tensor> outs;
   for (Var v : op.outs) {
@@ -40,8 +40,8 @@ std::vector<Tensor> run_op(Prim p, std::vector<Tensor> args, const Attrs& attrs)
   return outs;
 }
 
-Tensor run_op1(Prim p, std::vector<Tensor> args, const Attrs& attrs) {
-  std::vector<Tensor> outs = run_op(p, std::move(args), attrs);
+Tensor run_op1(Prim p, std::vector<Tensor> args, const Attrs& attrs, KernelSet set) {
+  std::vector<Tensor> outs = run_op(p, std::move(args), attrs, set);
   REQUIRE(outs.size() == 1);
   return outs[0];
 }
@@ -112,15 +112,16 @@ std::vector<double> to_doubles(const Tensor& t) {
 
 namespace {
 
-bool close(double got, double want, double rtol, double atol) {
+bool close(double got, double want, double tolerance) {
   if (std::isnan(want) || std::isnan(got)) return std::isnan(want) && std::isnan(got);
   if (std::isinf(want) || std::isinf(got)) return got == want;
-  return std::abs(got - want) <= atol + rtol * std::abs(want);
+  return std::abs(got - want) <= tolerance;
 }
 
-}  // namespace
-
-void check_close(const Tensor& got, const std::vector<double>& want, double rtol, double atol) {
+// Checks each element against its reference within tolerance(i).
+template <typename Tolerance>
+void check_each(const Tensor& got, const std::vector<double>& want, const Tolerance& tolerance,
+                const std::string& what) {
   REQUIRE_MESSAGE(got.size() == static_cast<int64_t>(want.size()),
                   type_str(got.type())
                       << " has " << got.size() << " elements, want " << want.size());
@@ -128,16 +129,31 @@ void check_close(const Tensor& got, const std::vector<double>& want, double rtol
   int64_t bad = 0;
   std::string report;
   for (size_t i = 0; i < want.size(); ++i) {
-    if (close(values[i], want[i], rtol, atol)) continue;
+    if (close(values[i], want[i], tolerance(i))) continue;
     if (++bad <= 5) {
       report += fmt::format("\n  at [{}] (linear {}): got {}, want {}",
                             fmt::join(unravel(got.shape(), static_cast<int64_t>(i)), ","), i,
                             values[i], want[i]);
     }
   }
-  CHECK_MESSAGE(bad == 0, type_str(got.type())
-                              << ": " << bad << " of " << want.size() << " elements differ (rtol "
-                              << rtol << ", atol " << atol << ")" << report);
+  CHECK_MESSAGE(bad == 0, type_str(got.type()) << ": " << bad << " of " << want.size()
+                                               << " elements differ (" << what << ")" << report);
+}
+
+}  // namespace
+
+void check_close(const Tensor& got, const std::vector<double>& want, double rtol, double atol) {
+  check_each(
+      got, want, [&](size_t i) { return atol + rtol * std::abs(want[i]); },
+      fmt::format("rtol {}, atol {}", rtol, atol));
+}
+
+void check_close_scaled(const Tensor& got, const std::vector<double>& want,
+                        const std::vector<double>& scale, double rtol, double atol) {
+  REQUIRE(scale.size() == want.size());
+  check_each(
+      got, want, [&](size_t i) { return atol + rtol * scale[i]; },
+      fmt::format("atol {} + {} times the sum of the magnitudes of the terms", atol, rtol));
 }
 
 std::vector<int64_t> unravel(const Shape& shape, int64_t i) {

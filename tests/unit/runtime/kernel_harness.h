@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "runtime/kernels/kernel.h"
 #include "runtime/tensor.h"
 #include "tape/attrs.h"
 #include "tape/prim.h"
@@ -14,10 +15,13 @@ namespace ytape::testing {
 /// Builds a one-op tape (inputs of the args' types, attributes normalized, output types
 /// inferred), allocates the outputs, fills them with garbage (so that a kernel that skips
 /// an element is caught), calls the registered kernel and returns the outputs. Throws what
-/// the builder or the kernel throws; fails the test if the primitive has no kernel.
-std::vector<Tensor> run_op(Prim p, std::vector<Tensor> args, const Attrs& attrs = {});
+/// the builder or the kernel throws; fails the test if the primitive has no kernel. `set`
+/// chooses the fast kernels (oneDNN for f32 dense math) or the reference ones.
+std::vector<Tensor> run_op(Prim p, std::vector<Tensor> args, const Attrs& attrs = {},
+                           KernelSet set = KernelSet::fast);
 /// run_op for a primitive with one output.
-Tensor run_op1(Prim p, std::vector<Tensor> args, const Attrs& attrs = {});
+Tensor run_op1(Prim p, std::vector<Tensor> args, const Attrs& attrs = {},
+               KernelSet set = KernelSet::fast);
 
 /// A tensor of `type` with elements drawn from `seed` (a fixed sequence per seed): floats
 /// uniform in [lo, hi), i64 integers in [lo, hi], bool true with probability 1/2.
@@ -31,6 +35,11 @@ std::vector<double> to_doubles(const Tensor& t);
 /// atol + rtol * |want| of its reference; NaN must match NaN and infinities must be equal.
 /// Reports the first mismatches with their column-major positions.
 void check_close(const Tensor& got, const std::vector<double>& want, double rtol, double atol);
+/// Like check_close, but element i may differ by atol + rtol * scale[i]: for sums, whose
+/// rounding grows with the sum of the magnitudes of their terms (`scale`), not with the
+/// result, and depends on the order in which a library adds them.
+void check_close_scaled(const Tensor& got, const std::vector<double>& want,
+                        const std::vector<double>& scale, double rtol, double atol);
 /// check_close with zero tolerance: for shape and index ops, i64 and bool.
 inline void check_equal(const Tensor& got, const std::vector<double>& want) {
   check_close(got, want, 0, 0);

@@ -1,0 +1,25 @@
+// oneDNN's kernels for the dense f32 primitives (the library PyTorch's CPU convolutions
+// use). oneDNN picks its instruction set (AVX-512, AVX2, ...) at run time and its own
+// blocked memory layouts; these functions take and return ytape's plain layouts and
+// reorder at their edges.
+#pragma once
+
+#include <string>
+
+#include "runtime/kernels/conv.h"
+
+namespace ytape::onednn {
+
+/// y = conv2d(x, w) in f32. Returns false, having written nothing, when oneDNN has no
+/// kernel for the geometry (the caller falls back to its own).
+bool conv2d(const ConvGeom& g, const float* x, const float* w, float* y);
+/// dx = conv2d_backward_input(dy, w); false as above.
+bool conv2d_backward_input(const ConvGeom& g, const float* dy, const float* w, float* dx);
+/// dw = conv2d_backward_filter(x, dy); false as above.
+bool conv2d_backward_filter(const ConvGeom& g, const float* x, const float* dy, float* dw);
+
+/// The name of oneDNN's implementation for the forward convolution of `g`, as
+/// "jit:avx512_core", or "" when oneDNN has none.
+std::string conv2d_impl(const ConvGeom& g);
+
+}  // namespace ytape::onednn

@@ -1,0 +1,227 @@
+// oneDNN convolutions on ytape's tensors.
+//
+// Layouts: ytape's column-major WHCN image is, read row-major, oneDNN's `nchw`; the weights
+// (kw, kh, cin/groups, cout) are `oihw`, or `goihw` with groups (cout splits as
+// (groups, cout/groups) row-major). oneDNN chooses its own layouts for the primitive
+// (`format_tag::any`, blocked such as nChw16c on AVX-512), so each call reorders the
+// arguments into them and the result back. The blocked copies live in per-thread scratch
+// buffers that the next call reuses, so memory grows with the largest convolution, not
+// with their number.
+//
+// Primitives are built once per geometry and thread (building one costs far more than
+// running a small one) and use the direct algorithm: Winograd would change the rounding,
+// and the reference comparisons and gradient checks expect the plain sum.
+#include <omp.h>
+
+#include <map>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/kernels/dense.h"
+#include "runtime/kernels/onednn.h"
+#include "runtime/parallel.h"
+
+namespace ytape::onednn {
+
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+dnnl::engine& engine() {
+  static dnnl::engine* e = new dnnl::engine(dnnl::engine::kind::cpu, 0);  // kept for the process
+  return *e;
+}
+
+dnnl::stream& stream() {
+  thread_local dnnl::stream s(engine());
+  return s;
+}
+
+enum class Kind { forward, backward_input, backward_filter };
+
+// One tensor argument of a primitive: the caller's plain memory and, when the primitive
+// wants another layout, a memory in that layout and the reorder between the two.
+struct Port {
+  int arg = 0;
+  memory user, inner;
+  std::optional<dnnl::reorder> reorder;  // user -> inner for inputs, inner -> user for outputs
+
+  Port() = default;
+  Port(int arg_id, const memory::desc& plain, const memory::desc& wanted, bool input)
+      : arg(arg_id), user(plain, engine(), DNNL_MEMORY_NONE) {
+    if (plain == wanted) {
+      inner = user;
+      return;
+    }
+    inner = memory(wanted, engine(), DNNL_MEMORY_NONE);
+    reorder = input ? dnnl::reorder(user, inner) : dnnl::reorder(inner, user);
+  }
+};
+
+// A built convolution: its primitive, two inputs and one output, or nothing when oneDNN
+// has no implementation for the geometry.
+struct Conv {
+  std::optional<dnnl::primitive> primitive;
+  Port in[2], out;
+  std::string impl;
+};
+
+struct Descs {
+  memory::desc src, weights, dst;
+  memory::dims strides, dilates, pad_lo, pad_hi;
+};
+
+Descs plain_descs(const ConvGeom& g) {
+  using dt = memory::data_type;
+  Descs d;
+  d.src = memory::desc({g.batch, g.in_c, g.in_h, g.in_w}, dt::f32, Tag::nchw);
+  d.dst = memory::desc({g.batch, g.out_c, g.out_h, g.out_w}, dt::f32, Tag::nchw);
+  if (g.groups == 1) {
+    d.weights = memory::desc({g.out_c, g.in_c, g.k_h, g.k_w}, dt::f32, Tag::oihw);
+  } else {
+    d.weights = memory::desc({g.groups, g.out_c / g.groups, g.in_c / g.groups, g.k_h, g.k_w},
+                             dt::f32, Tag::goihw);
+  }
+  d.strides = {g.stride_h, g.stride_w};
+  d.dilates = {g.dil_h - 1, g.dil_w - 1};  // oneDNN counts the gaps between taps
+  d.pad_lo = {g.pad_h, g.pad_w};
+  d.pad_hi = {g.pad_h_hi, g.pad_w_hi};
+  return d;
+}
+
+memory::desc any(const memory::desc& plain) {
+  return memory::desc(plain.dims(), plain.data_type(), Tag::any);
+}
+
+std::optional<dnnl::convolution_forward::primitive_desc> forward_pd(const Descs& d) {
+  dnnl::convolution_forward::desc desc(
+      dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, any(d.src),
+      any(d.weights), any(d.dst), d.strides, d.dilates, d.pad_lo, d.pad_hi);
+  dnnl::convolution_forward::primitive_desc pd(desc, engine(), true);
+  if (!pd) return std::nullopt;
+  return pd;
+}
+
+Conv build(Kind kind, const ConvGeom& g) {
+  Conv c;
+  Descs d = plain_descs(g);
+  std::optional<dnnl::convolution_forward::primitive_desc> fwd = forward_pd(d);
+  if (!fwd) return c;
+  if (kind == Kind::forward) {
+    c.in[0] = Port(DNNL_ARG_SRC, d.src, fwd->src_desc(), true);
+    c.in[1] = Port(DNNL_ARG_WEIGHTS, d.weights, fwd->weights_desc(), true);
+    c.out = Port(DNNL_ARG_DST, d.dst, fwd->dst_desc(), false);
+    c.primitive = dnnl::convolution_forward(*fwd);
+    c.impl = fwd->impl_info_str();
+  } else if (kind == Kind::backward_input) {
+    dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, any(d.src),
+                                               any(d.weights), any(d.dst), d.strides, d.dilates,
+                                               d.pad_lo, d.pad_hi);
+    dnnl::convolution_backward_data::primitive_desc pd(desc, engine(), *fwd, true);
+    if (!pd) return c;
+    c.in[0] = Port(DNNL_ARG_DIFF_DST, d.dst, pd.diff_dst_desc(), true);
+    c.in[1] = Port(DNNL_ARG_WEIGHTS, d.weights, pd.weights_desc(), true);
+    c.out = Port(DNNL_ARG_DIFF_SRC, d.src, pd.diff_src_desc(), false);
+    c.primitive = dnnl::convolution_backward_data(pd);
+    c.impl = pd.impl_info_str();
+  } else {
+    dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, any(d.src),
+                                                  any(d.weights), any(d.dst), d.strides, d.dilates,
+                                                  d.pad_lo, d.pad_hi);
+    dnnl::convolution_backward_weights::primitive_desc pd(desc, engine(), *fwd, true);
+    if (!pd) return c;
+    c.in[0] = Port(DNNL_ARG_SRC, d.src, pd.src_desc(), true);
+    c.in[1] = Port(DNNL_ARG_DIFF_DST, d.dst, pd.diff_dst_desc(), true);
+    c.out = Port(DNNL_ARG_DIFF_WEIGHTS, d.weights, pd.diff_weights_desc(), false);
+    c.primitive = dnnl::convolution_backward_weights(pd);
+    c.impl = pd.impl_info_str();
+  }
+  return c;
+}
+
+// The convolution of `kind` for `g`, built on first use by this thread. Empty sizes never
+// reach oneDNN: the reference kernels handle them.
+Conv& conv(Kind kind, const ConvGeom& g) {
+  thread_local std::map<std::vector<int64_t>, Conv> built;
+  std::vector<int64_t> key{static_cast<int64_t>(kind),
+                           g.batch,
+                           g.in_c,
+                           g.in_h,
+                           g.in_w,
+                           g.out_c,
+                           g.k_h,
+                           g.k_w,
+                           g.stride_h,
+                           g.stride_w,
+                           g.dil_h,
+                           g.dil_w,
+                           g.pad_h,
+                           g.pad_w,
+                           g.pad_h_hi,
+                           g.pad_w_hi,
+                           g.groups};
+  auto it = built.find(key);
+  if (it == built.end()) it = built.emplace(std::move(key), build(kind, g)).first;
+  return it->second;
+}
+
+bool empty(const ConvGeom& g) {
+  return g.batch * g.in_c * g.in_h * g.in_w * g.out_c * g.out_h * g.out_w * g.k_h * g.k_w == 0;
+}
+
+// Points a port at the caller's buffer and, if it is reordered, its inner memory at the
+// scratch buffer of `Slot`.
+template <int Slot>
+memory& bind(Port& p, const float* data) {
+  p.user.set_data_handle(const_cast<float*>(data));
+  if (p.reorder) {
+    size_t floats = p.inner.get_desc().get_size() / sizeof(float);
+    p.inner.set_data_handle(dense::scratch<float, Slot>(static_cast<int64_t>(floats)));
+  }
+  return p.inner;
+}
+
+bool execute(Kind kind, const ConvGeom& g, const float* a, const float* b, float* out) {
+  if (empty(g)) return false;
+  Conv& c = conv(kind, g);
+  if (!c.primitive) return false;
+  // Slots 0 and 1 belong to the reference kernels and gemm (runtime/kernels/dense.h).
+  std::unordered_map<int, memory> args{{c.in[0].arg, bind<2>(c.in[0], a)},
+                                       {c.in[1].arg, bind<3>(c.in[1], b)},
+                                       {c.out.arg, bind<4>(c.out, out)}};
+  // oneDNN runs on OpenMP threads, as many as the calling thread's setting: keep it at
+  // ytape's, so that ytape's pool, OpenBLAS and oneDNN never use more threads than asked.
+  if (omp_get_max_threads() != num_threads()) omp_set_num_threads(num_threads());
+  dnnl::stream& s = stream();
+  for (Port& p : c.in) {
+    if (p.reorder) p.reorder->execute(s, p.user, p.inner);
+  }
+  c.primitive->execute(s, args);
+  if (c.out.reorder) c.out.reorder->execute(s, c.out.inner, c.out.user);
+  s.wait();
+  return true;
+}
+
+}  // namespace
+
+bool conv2d(const ConvGeom& g, const float* x, const float* w, float* y) {
+  return execute(Kind::forward, g, x, w, y);
+}
+
+bool conv2d_backward_input(const ConvGeom& g, const float* dy, const float* w, float* dx) {
+  return execute(Kind::backward_input, g, dy, w, dx);
+}
+
+bool conv2d_backward_filter(const ConvGeom& g, const float* x, const float* dy, float* dw) {
+  return execute(Kind::backward_filter, g, x, dy, dw);
+}
+
+std::string conv2d_impl(const ConvGeom& g) {
+  if (empty(g)) return "";
+  return conv(Kind::forward, g).impl;
+}
+
+}  // namespace ytape::onednn

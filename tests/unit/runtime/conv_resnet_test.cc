@@ -1,0 +1,109 @@
+// The fast conv kernels (oneDNN in f32) at every convolution shape of ResNet-18, batch 1
+// and 3, against the reference kernels in f64 (which conv_test.cc checks against the naive
+// sum). Each element may differ by rounding relative to the sum of the magnitudes of its
+// terms, which the reference computes on |x|, |w| and |dy|.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernel_harness.h"
+#include "runtime/kernels/conv.h"
+#include "runtime/kernels/onednn.h"
+
+namespace ytape {
+
+namespace {
+
+using testing::check_close_scaled;
+using testing::random_tensor;
+using testing::run_op1;
+using testing::to_doubles;
+
+struct Layer {
+  int64_t size, cin, cout, k, stride, pad;
+};
+
+// ResNet-18 at 224x224: the stem, then per stage the first 3x3 (strided after stage 1), the
+// 1x1 downsampling shortcut and the 3x3 that follows.
+const Layer kLayers[] = {
+    {224, 3, 64, 7, 2, 3},   {56, 64, 64, 3, 1, 1},   {56, 64, 128, 3, 2, 1},
+    {56, 64, 128, 1, 2, 0},  {28, 128, 128, 3, 1, 1}, {28, 128, 256, 3, 2, 1},
+    {28, 128, 256, 1, 2, 0}, {14, 256, 256, 3, 1, 1}, {14, 256, 512, 3, 2, 1},
+    {14, 256, 512, 1, 2, 0}, {7, 512, 512, 3, 1, 1},
+};
+
+Tensor as_f64(const Tensor& t, bool magnitude) {
+  Tensor out(Type{DType::f64, t.shape()});
+  for (int64_t i = 0; i < t.size(); ++i) {
+    double v = t.data<float>()[i];
+    out.data<double>()[i] = magnitude ? std::abs(v) : v;
+  }
+  return out;
+}
+
+// Runs `p` on the f32 arguments with the fast kernels and checks it against the f64
+// reference kernel.
+void check_op(Prim p, const std::vector<Tensor>& args, const Attrs& attrs) {
+  Tensor fast = run_op1(p, args, attrs, KernelSet::fast);
+  std::vector<Tensor> wide, magnitudes;
+  for (const Tensor& a : args) {
+    wide.push_back(as_f64(a, false));
+    magnitudes.push_back(as_f64(a, true));
+  }
+  std::vector<double> want = to_doubles(run_op1(p, wide, attrs, KernelSet::reference));
+  std::vector<double> scale = to_doubles(run_op1(p, magnitudes, attrs, KernelSet::reference));
+  check_close_scaled(fast, want, scale, 2e-6, 1e-6);
+}
+
+}  // namespace
+
+TEST_CASE("the fast conv kernels match the reference at every ResNet-18 shape") {
+  uint64_t seed = 1;
+  for (const Layer& l : kLayers) {
+    for (int64_t batch : {1, 3}) {
+      CAPTURE(l.size);
+      CAPTURE(l.cin);
+      CAPTURE(l.cout);
+      CAPTURE(l.k);
+      CAPTURE(l.stride);
+      CAPTURE(batch);
+      int64_t out = (l.size + 2 * l.pad - l.k) / l.stride + 1;
+      Shape xs{l.size, l.size, l.cin, batch}, ws{l.k, l.k, l.cin, l.cout};
+      Shape ys{out, out, l.cout, batch};
+      Attrs attrs{{"stride", std::vector<int64_t>{l.stride, l.stride}},
+                  {"pad", std::vector<int64_t>{l.pad, l.pad, l.pad, l.pad}}};
+      Tensor x = random_tensor({DType::f32, xs}, ++seed);
+      Tensor w = random_tensor({DType::f32, ws}, ++seed);
+      Tensor dy = random_tensor({DType::f32, ys}, ++seed);
+
+      // oneDNN, not a fallback, computes these.
+      Tensor y0(Type{DType::f32, ys});
+      Attrs full = normalize_attrs(Prim::conv2d, attrs);
+      std::string impl = onednn::conv2d_impl(conv_geom(full, x, w, y0));
+      CHECK(!impl.empty());
+
+      check_op(Prim::conv2d, {x, w}, attrs);
+      Attrs with_shape = attrs;
+      with_shape.set("shape", xs);
+      check_op(Prim::conv2d_backward_input, {dy, w}, with_shape);
+      with_shape.set("shape", ws);
+      check_op(Prim::conv2d_backward_filter, {x, dy}, with_shape);
+    }
+  }
+}
+
+TEST_CASE("the fast conv kernels give the same bytes run to run") {
+  Shape xs{28, 28, 128, 2}, ws{3, 3, 128, 128};
+  Attrs attrs{{"pad", std::vector<int64_t>{1, 1, 1, 1}}, {"shape", ws}};
+  Tensor x = random_tensor({DType::f32, xs}, 7);
+  Tensor dy = random_tensor({DType::f32, Shape{28, 28, 128, 2}}, 8);
+  Tensor first = run_op1(Prim::conv2d_backward_filter, {x, dy}, attrs);
+  for (int run = 0; run < 3; ++run) {
+    Tensor again = run_op1(Prim::conv2d_backward_filter, {x, dy}, attrs);
+    CHECK(std::equal(first.span<float>().begin(), first.span<float>().end(),
+                     again.span<float>().begin()));
+  }
+}
+
+}  // namespace ytape

@@ -22,7 +22,8 @@ void print_stdout(std::string_view line) {
 
 }  // namespace
 
-Executor::Executor(const Tape& t, KernelSet kernels) : tape_(t), table_(kernel_table(kernels)) {
+Executor::Executor(const Tape& t, ExecutorOptions options)
+    : tape_(t), table_(kernel_table(options.kernels)) {
   values_.resize(t.types.size());
   slot_of_.assign(t.types.size(), kNoSlot);
   context_.print = print_stdout;
@@ -33,11 +34,90 @@ Executor::Executor(const Tape& t, KernelSet kernels) : tape_(t), table_(kernel_t
     if (op.kind != OpKind::call) continue;
     Kernel k = table_.kernels[static_cast<int>(op.prim)];
     if (k == nullptr) user_error("no kernel for primitive {}", prim_name(op.prim));
-    steps_.push_back({k, &op, arg_ptrs_.size(), out_ptrs_.size()});
+    steps_.push_back({k, &op, arg_ptrs_.size(), out_ptrs_.size(), kNoLayouts, 0, 0});
     for (Var a : op.args) arg_ptrs_.push_back(&values_[a.id]);
     for (Var o : op.outs) out_ptrs_.push_back(&values_[o.id]);
   }
+  plan_layouts(options.blocked_layouts);
   plan_buffers();
+}
+
+// The layout a step writes its (first) output in (BlockedOut): never blocked when the value
+// is returned to the caller or is not an image that can be blocked. A `follow` kernel
+// writes blocked when one of its blocked-readable operands is blocked and every other is of
+// the output's shape and type class (so that it can be reordered to match) or is a single
+// element: in a residual block the blocked side wins, and a plain operand pays one reorder
+// instead of turning the rest of the network plain.
+Layout Executor::output_layout(const Op& op, const std::vector<bool>& is_output) const {
+  int p = static_cast<int>(op.prim);
+  BlockedOut rule = table_.blocked_out[p];
+  if (op.outs.empty() || rule == BlockedOut::never || is_output[op.outs[0].id]) {
+    return Layout::plain;
+  }
+  const Type& type = tape_.type(op.outs[0]);
+  if (!blockable(type)) return Layout::plain;
+  if (rule == BlockedOut::always) return Layout::c16;
+  bool any = false;
+  for (size_t i = 0; i < op.args.size(); ++i) {
+    if ((table_.blocked_args[p] >> i & 1) == 0) continue;
+    const Type& at = tape_.type(op.args[i]);
+    if (at.size() == 1) continue;
+    if (at.shape != type.shape || !blockable(at)) return Layout::plain;
+    any = any || layout_of_[op.args[i].id] == Layout::c16;
+  }
+  return any ? Layout::c16 : Layout::plain;
+}
+
+// The layout in which the step of `op`, writing `out`, reads argument i.
+Layout Executor::read_layout(const Op& op, size_t i, Layout out) const {
+  int p = static_cast<int>(op.prim);
+  Layout has = layout_of_[op.args[i].id];
+  if ((table_.blocked_args[p] >> i & 1) == 0) return Layout::plain;
+  if (table_.blocked_out[p] != BlockedOut::follow) return has;  // reads either
+  if (out == Layout::plain || tape_.type(op.args[i]).size() == 1) return Layout::plain;
+  return Layout::c16;
+}
+
+// One pass in step order: each output gets its layout, and each argument that its step
+// must read in another layout than it has gets a reorder into a copy of its own, which the
+// step reads instead.
+void Executor::plan_layouts(bool blocked) {
+  layout_of_.assign(tape_.types.size(), Layout::plain);
+  if (!blocked) return;
+  std::vector<bool> is_output(tape_.types.size(), false);
+  for (const Output& o : tape_.outputs) is_output[o.var.id] = true;
+  for (Step& step : steps_) {
+    const Op& op = *step.op;
+    Layout out = output_layout(op, is_output);
+    step.reorders_begin = reorders_.size();
+    std::vector<Layout> layouts;
+    bool any_blocked = out == Layout::c16;
+    int64_t offset = 0;  // into the reorder buffer, which all steps share
+    for (size_t i = 0; i < op.args.size(); ++i) {
+      Var a = op.args[i];
+      Layout l = read_layout(op, i, out);
+      if (l != layout_of_[a.id]) {
+        reorders_.push_back({a.id, l, offset, {}});
+        arg_ptrs_[step.args_begin + i] = &reorders_.back().copy;
+        const Type& type = tape_.type(a);
+        offset += (type.size() * dtype_size(type.dtype) + 63) / 64 * 64;
+      }
+      any_blocked = any_blocked || l == Layout::c16;
+      layouts.push_back(l);
+    }
+    step.reorders_end = reorders_.size();
+    reorder_bytes_ = std::max(reorder_bytes_, offset);
+    if (out == Layout::c16) layout_of_[op.outs[0].id] = out;
+    if (!any_blocked) continue;
+    for (Var o : op.outs) layouts.push_back(layout_of_[o.id]);
+    step.layouts_begin = step_layouts_.size();
+    step_layouts_.insert(step_layouts_.end(), layouts.begin(), layouts.end());
+  }
+  if (reorders_.empty()) return;
+  reorder_buffer_ = allocate_buffer(reorder_bytes_);
+  for (Reorder& r : reorders_) {
+    r.copy = Tensor::view(tape_.types[r.var], static_cast<char*>(reorder_buffer_.get()) + r.offset);
+  }
 }
 
 // A kernel that allows it (elementwise ops, batch norm) writes its output over an argument
@@ -50,6 +130,7 @@ int Executor::in_place_slot(const Op& op, Var out, size_t step, const std::vecto
   for (Var a : op.args) {
     const Type& at = tape_.type(a);
     if (slot_of_[a.id] != kNoSlot && last_use[a.id] == step && !is_output[a.id] &&
+        layout_of_[a.id] == layout_of_[out.id] &&
         at.shape == type.shape && dtype_size(at.dtype) == dtype_size(type.dtype)) {
       return slot_of_[a.id];
     }
@@ -124,6 +205,7 @@ void Executor::plan_buffers() {
 int64_t Executor::planned_bytes() const {
   int64_t total = 0;
   for (int64_t b : slot_bytes_) total += b;
+  total += reorder_bytes_;
   return total;
 }
 
@@ -186,10 +268,16 @@ std::vector<Tensor> Executor::run(const TensorMap& inputs) {
   }
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Step& s = steps_[i];
+    const Layout* layouts =
+        s.layouts_begin == kNoLayouts ? nullptr : step_layouts_.data() + s.layouts_begin;
     KernelCall call{*s.op, {arg_ptrs_.data() + s.args_begin, s.op->args.size()},
-                    {out_ptrs_.data() + s.outs_begin, s.op->outs.size()}, &context_};
+                    {out_ptrs_.data() + s.outs_begin, s.op->outs.size()}, &context_, layouts};
     auto start = profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     try {
+      for (size_t r = s.reorders_begin; r < s.reorders_end; ++r) {
+        Reorder& re = reorders_[r];
+        relayout(values_[re.var], layout_of_[re.var], re.copy, re.to);
+      }
       s.kernel(call);
     } catch (const UserError& e) {
       fail(s, e);

@@ -1,6 +1,7 @@
 // The executor: plans a tape once (kernels, buffers), then runs it as a flat loop.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "runtime/kernels/kernel.h"
+#include "runtime/layout.h"
 #include "runtime/tensor.h"
 #include "tape/tape.h"
 
@@ -20,6 +22,14 @@ struct RunContext {
   /// The run's random key: `rand`/`randn` draw from their own `seed` attribute when it is
   /// 0, and from a stream derived from (key, seed) otherwise (docs/primitives.md).
   uint64_t random_key = 0;
+};
+
+/// How an executor plans a tape.
+struct ExecutorOptions {
+  KernelSet kernels = KernelSet::fast;  ///< runtime/kernels/kernel.h
+  /// Keep image activations channel-blocked (Layout::c16) between the kernels that allow
+  /// it, with reorders only where another kernel reads them; off: every value plain.
+  bool blocked_layouts = true;
 };
 
 /// Time spent in one op of the plan over all runs.
@@ -39,8 +49,8 @@ struct OpTime {
 class Executor {
  public:
   /// `t` must be valid and must outlive the executor. Throws UserError if a primitive has
-  /// no kernel. `kernels` chooses the kernel set (runtime/kernels/kernel.h).
-  explicit Executor(const Tape& t, KernelSet kernels = KernelSet::fast);
+  /// no kernel.
+  explicit Executor(const Tape& t, ExecutorOptions options = {});
 
   /// Runs the tape. Every input must be given, by name, with its declared dtype and shape
   /// (UserError naming the input otherwise); extra names are an error too. Returns the
@@ -59,14 +69,36 @@ class Executor {
 
   /// Bytes of all buffers the plan uses (not counting inputs and constants).
   int64_t planned_bytes() const;
+  /// The layout the plan keeps each var in (indexed by var id); inputs, constants and the
+  /// tape's outputs are always plain.
+  const std::vector<Layout>& layouts() const { return layout_of_; }
+  /// How many times per run a value is reordered for a step that reads it in the other
+  /// layout: a blocked one for a kernel that reads only plain, a plain one for an
+  /// elementwise op or batch norm whose other operands are blocked.
+  size_t reorders_per_run() const { return reorders_.size(); }
 
  private:
   struct Step {
     Kernel kernel;
     const Op* op;
     size_t args_begin, outs_begin;  // into arg_ptrs_ / out_ptrs_
+    size_t layouts_begin;           // into step_layouts_, or kNoLayouts when all are plain
+    size_t reorders_begin, reorders_end;  // into reorders_
   };
+  // An argument a step reads in another layout than the plan keeps it in: copied into
+  // `copy`, in layout `to`, before the step runs. Copies live only during their step, so
+  // all of them share one buffer; `offset` is the copy's place in it.
+  struct Reorder {
+    uint32_t var;
+    Layout to;
+    int64_t offset;
+    Tensor copy;
+  };
+  static constexpr size_t kNoLayouts = ~size_t{0};
 
+  void plan_layouts(bool blocked);
+  Layout output_layout(const Op& op, const std::vector<bool>& is_output) const;
+  Layout read_layout(const Op& op, size_t i, Layout out) const;
   void plan_buffers();
   int in_place_slot(const Op& op, Var out, size_t step, const std::vector<size_t>& last_use,
                     const std::vector<bool>& is_output) const;
@@ -84,6 +116,11 @@ class Executor {
   std::vector<Step> steps_;
   std::vector<const Tensor*> arg_ptrs_;
   std::vector<Tensor*> out_ptrs_;
+  std::vector<Layout> layout_of_;    // per var
+  std::vector<Layout> step_layouts_;  // per step: its args' layouts as passed, then its outputs'
+  std::deque<Reorder> reorders_;  // a deque: arg_ptrs_ points into it
+  int64_t reorder_bytes_ = 0;
+  std::shared_ptr<void> reorder_buffer_;
   std::vector<OpTime> times_;
   RunContext context_;
   bool profiling_ = false;

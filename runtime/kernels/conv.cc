@@ -176,13 +176,28 @@ void conv2d_backward_filter(const KernelCall& call) {
 // of a batch-1 ResNet-18 pass from 22 to 14 ms forward and from 39 to 28 ms backward
 // (bench_kernels, with and without --kernels reference). f64, and what oneDNN refuses, take
 // the reference kernels above.
+// Blocked images reach these kernels only for oneDNN (the executor's plan), which takes f32
+// convolutions of every non-empty geometry; an empty one has no element to lay out.
+void require_plain(const KernelCall& call) {
+  for (size_t i = 0; i < call.args.size(); ++i) {
+    if (call.arg_layout(i) != Layout::plain && call.args[i]->size() > 0) {
+      internal_error("oneDNN refused a {} on blocked images", prim_name(call.op.prim));
+    }
+  }
+  if (call.out_layout(0) != Layout::plain && call.outs[0]->size() > 0) {
+    internal_error("oneDNN refused a {} on blocked images", prim_name(call.op.prim));
+  }
+}
+
 void conv2d_fast(const KernelCall& call) {
   const Tensor &x = *call.args[0], &w = *call.args[1];
   Tensor& y = *call.outs[0];
-  if (y.dtype() == DType::f32 && onednn::conv2d(conv_geom(call.op.attrs, x, w, y), x.data<float>(),
-                                                w.data<float>(), y.data<float>())) {
+  if (y.dtype() == DType::f32 &&
+      onednn::conv2d(conv_geom(call.op.attrs, x, w, y), {call.arg_layout(0), call.out_layout(0)},
+                     x.data<float>(), w.data<float>(), y.data<float>())) {
     return;
   }
+  require_plain(call);
   dense::float_kernel<conv2d<float>, conv2d<double>>(call);
 }
 
@@ -190,10 +205,12 @@ void conv2d_backward_input_fast(const KernelCall& call) {
   const Tensor &dy = *call.args[0], &w = *call.args[1];
   Tensor& dx = *call.outs[0];
   if (dx.dtype() == DType::f32 &&
-      onednn::conv2d_backward_input(conv_geom(call.op.attrs, dx, w, dy), dy.data<float>(),
+      onednn::conv2d_backward_input(conv_geom(call.op.attrs, dx, w, dy),
+                                    {call.out_layout(0), call.arg_layout(0)}, dy.data<float>(),
                                     w.data<float>(), dx.data<float>())) {
     return;
   }
+  require_plain(call);
   dense::float_kernel<conv2d_backward_input<float>, conv2d_backward_input<double>>(call);
 }
 
@@ -201,10 +218,12 @@ void conv2d_backward_filter_fast(const KernelCall& call) {
   const Tensor &x = *call.args[0], &dy = *call.args[1];
   Tensor& dw = *call.outs[0];
   if (dw.dtype() == DType::f32 &&
-      onednn::conv2d_backward_filter(conv_geom(call.op.attrs, x, dw, dy), x.data<float>(),
+      onednn::conv2d_backward_filter(conv_geom(call.op.attrs, x, dw, dy),
+                                     {call.arg_layout(0), call.arg_layout(1)}, x.data<float>(),
                                      dy.data<float>(), dw.data<float>())) {
     return;
   }
+  require_plain(call);
   dense::float_kernel<conv2d_backward_filter<float>, conv2d_backward_filter<double>>(call);
 }
 
@@ -216,6 +235,10 @@ void register_conv_kernels(KernelTable& t) {
     t.set(Prim::conv2d, conv2d_fast);
     t.set(Prim::conv2d_backward_input, conv2d_backward_input_fast);
     t.set(Prim::conv2d_backward_filter, conv2d_backward_filter_fast);
+    // Images in either layout; the weights and their gradient plain.
+    t.allow_blocked(Prim::conv2d, 0b01, BlockedOut::always);
+    t.allow_blocked(Prim::conv2d_backward_input, 0b01, BlockedOut::always);
+    t.allow_blocked(Prim::conv2d_backward_filter, 0b11, BlockedOut::never);
     return;
   }
   t.set(Prim::conv2d, float_kernel<conv2d<float>, conv2d<double>>);

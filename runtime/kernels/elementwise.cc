@@ -314,6 +314,13 @@ void register_elementwise_kernels(KernelTable& t) {
   t.set(Prim::ge, comparison<Ge>);
   t.set(Prim::select, select_kernel);
   t.set(Prim::convert, convert_kernel);
+  // Element i of every operand is the same position whatever the layout, as long as all
+  // share one (the executor's rule for BlockedOut::follow), so these kernels need not know.
+  if (t.kernels_set == KernelSet::fast) {
+    for (Prim p : all_prims()) {
+      if (prim_info(p).elementwise()) t.allow_blocked(p, ~uint32_t{0}, BlockedOut::follow);
+    }
+  }
 }
 
 }  // namespace ytape

@@ -4,6 +4,7 @@
 
 #include <span>
 
+#include "runtime/layout.h"
 #include "runtime/tensor.h"
 #include "tape/prim.h"
 #include "tape/tape.h"
@@ -21,6 +22,12 @@ struct KernelCall {
   std::span<const Tensor* const> args;
   std::span<Tensor* const> outs;
   const RunContext* context = nullptr;  ///< for effects; see runtime/executor.h
+  /// The layout of each argument, then of each output; null: all plain. Only kernels that
+  /// allow blocked layouts (KernelTable::allow_blocked) ever see one.
+  const Layout* layouts = nullptr;
+
+  Layout arg_layout(size_t i) const { return layouts ? layouts[i] : Layout::plain; }
+  Layout out_layout(size_t i) const { return layouts ? layouts[args.size() + i] : Layout::plain; }
 };
 
 using Kernel = void (*)(const KernelCall& call);
@@ -30,6 +37,14 @@ using Kernel = void (*)(const KernelCall& call);
 /// plain loops): the references that tests compare the fast kernels with, and a way to
 /// rule a library out when results look wrong (`ytape run --kernels reference`).
 enum class KernelSet { fast, reference };
+
+/// How a kernel that reads blocked arguments lays out its output. `always`: blocked
+/// whenever the output can be (a convolution reads and writes either layout in any mix).
+/// `follow`: blocked when the blocked-readable arguments are, each either blocked with the
+/// output's shape or a single element, and otherwise plain, with every argument plain too:
+/// such kernels (elementwise ops, batch norm) see one layout throughout, and elementwise
+/// kernels need not know which.
+enum class BlockedOut : uint8_t { never, always, follow };
 
 /// Per-primitive kernel table, filled by the family registration functions.
 struct KernelTable {
@@ -43,8 +58,17 @@ struct KernelTable {
   explicit KernelTable(KernelSet set) : kernels_set(set) {
     for (Prim p : all_prims()) in_place[static_cast<int>(p)] = prim_info(p).elementwise();
   }
+  /// Per primitive, the arguments (a bit each) the kernel reads in Layout::c16, and how its
+  /// first output's layout is chosen (runtime/executor.cc, output_layout).
+  uint32_t blocked_args[kNumPrims] = {};
+  BlockedOut blocked_out[kNumPrims] = {};
+
   void set(Prim p, Kernel k) { kernels[static_cast<int>(p)] = k; }
   void allow_in_place(Prim p) { in_place[static_cast<int>(p)] = true; }
+  void allow_blocked(Prim p, uint32_t args, BlockedOut out) {
+    blocked_args[static_cast<int>(p)] = args;
+    blocked_out[static_cast<int>(p)] = out;
+  }
 };
 
 /// The table of every registered kernel of `set` (built once).

@@ -4,7 +4,8 @@
 // product of the dims before it (W*H for images, 1 for (C, N)), outer the last dim. Each
 // channel is one task that computes its statistics and then rewrites its elements while
 // they are still in cache. Statistics accumulate in double, mean and variance in two
-// passes, so that large images in f32 keep full precision.
+// passes, so that large images in f32 keep full precision. Channel-blocked images
+// (Layout::c16) take the blocked variants, which follow the same formulas.
 #include <algorithm>
 #include <cmath>
 
@@ -113,10 +114,74 @@ Stats channel_stats(const NormGeom& g, const T* x, int64_t c, double eps) {
   return {mean, 1 / std::sqrt(var + eps)};
 }
 
+// Images in Layout::c16 (runtime/layout.h): each block of 16 channels is a task, and its
+// statistics accumulate in 16 double lanes, one per channel, over the block's planes of
+// every image: element (p, lane) of image n is at 16 * (p + P * (block + blocks * n)) + lane.
+struct BlockedGeom {
+  int64_t plane, blocks, images;
+  int64_t per_channel() const { return plane * images; }
+  int64_t base(int64_t block, int64_t n) const {
+    return kChannelBlock * plane * (block + blocks * n);
+  }
+};
+
+BlockedGeom blocked_geom(const Tensor& x) {
+  return {x.dim(1) * x.dim(2), x.dim(3) / kChannelBlock, x.dim(4)};
+}
+
+// Calls f(i, lane) for every element of channel block `b`, in memory order.
+template <typename F>
+void for_block(const BlockedGeom& g, int64_t b, F f) {
+  for (int64_t n = 0; n < g.images; ++n) {
+    int64_t base = g.base(b, n);
+    for (int64_t p = 0; p < g.plane; ++p) {
+      for (int64_t l = 0; l < kChannelBlock; ++l) f(base + p * kChannelBlock + l, l);
+    }
+  }
+}
+
+template <typename T>
+void batchnorm_forward_blocked(const KernelCall& call, T* mean_out, T* invstd_out) {
+  const T* x = call.args[0]->data<T>();
+  const T* scale = call.args[1]->data<T>();
+  const T* bias = call.args[2]->data<T>();
+  T* y = call.outs[0]->data<T>();
+  double eps = call.op.attrs.get_float("eps");
+  BlockedGeom g = blocked_geom(*call.args[0]);
+  double m = static_cast<double>(g.per_channel());
+  int64_t work = 3 * kChannelBlock * g.per_channel();
+  dense::parallel_work(g.blocks, work, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) {
+      double sum[kChannelBlock] = {}, sq[kChannelBlock] = {}, mean[kChannelBlock];
+      for_block(g, b, [&](int64_t i, int64_t l) { sum[l] += static_cast<double>(x[i]); });
+      for (int64_t l = 0; l < kChannelBlock; ++l) mean[l] = m > 0 ? sum[l] / m : 0;
+      for_block(g, b, [&](int64_t i, int64_t l) {
+        double d = static_cast<double>(x[i]) - mean[l];
+        sq[l] += d * d;
+      });
+      T alpha[kChannelBlock], beta[kChannelBlock];
+      for (int64_t l = 0; l < kChannelBlock; ++l) {
+        int64_t c = b * kChannelBlock + l;
+        double invstd = 1 / std::sqrt((m > 0 ? sq[l] / m : 0) + eps);
+        if (mean_out != nullptr) {
+          mean_out[c] = static_cast<T>(mean[l]);
+          invstd_out[c] = static_cast<T>(invstd);
+        }
+        alpha[l] = static_cast<T>(invstd * static_cast<double>(scale[c]));
+        beta[l] = static_cast<T>(static_cast<double>(bias[c]) - mean[l] * alpha[l]);
+      }
+      for_block(g, b, [&](int64_t i, int64_t l) { y[i] = x[i] * alpha[l] + beta[l]; });
+    }
+  });
+}
+
 // y = (x - mean) * invstd * scale + bias, for batchnorm (mean, invstd null) and
 // batchnorm_with_stats.
 template <typename T>
 void batchnorm_forward(const KernelCall& call, T* mean_out, T* invstd_out) {
+  if (call.arg_layout(0) == Layout::c16) {
+    return batchnorm_forward_blocked(call, mean_out, invstd_out);
+  }
   const Tensor& x = *call.args[0];
   const T* px = x.data<T>();
   const T* scale = call.args[1]->data<T>();
@@ -152,20 +217,65 @@ void batchnorm_with_stats(const KernelCall& call) {
   batchnorm_forward<T>(call, call.outs[1]->data<T>(), call.outs[2]->data<T>());
 }
 
+// The tensors of batchnorm_backward: (dy, x, scale, mean, invstd) -> (dx, dscale, dbias).
+template <typename T>
+struct GradTensors {
+  const T *dy, *x, *scale, *mean, *invstd;
+  T *dx, *dscale, *dbias;
+  explicit GradTensors(const KernelCall& call)
+      : dy(call.args[0]->data<T>()),
+        x(call.args[1]->data<T>()),
+        scale(call.args[2]->data<T>()),
+        mean(call.args[3]->data<T>()),
+        invstd(call.args[4]->data<T>()),
+        dx(call.outs[0]->data<T>()),
+        dscale(call.outs[1]->data<T>()),
+        dbias(call.outs[2]->data<T>()) {}
+};
+
+template <typename T>
+void batchnorm_backward_blocked(const KernelCall& call) {
+  // Plain names, not a structured binding: Clang before 16 cannot capture those in lambdas.
+  GradTensors<T> t(call);
+  const T *dy = t.dy, *x = t.x, *scale = t.scale, *mean = t.mean, *invstd = t.invstd;
+  T *dx = t.dx, *dscale = t.dscale, *dbias = t.dbias;
+  BlockedGeom g = blocked_geom(*call.args[1]);
+  double m = static_cast<double>(std::max<int64_t>(g.per_channel(), 1));
+  int64_t work = 3 * kChannelBlock * g.per_channel();
+  dense::parallel_work(g.blocks, work, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) {
+      const T* mu = mean + b * kChannelBlock;
+      double sum_dy[kChannelBlock] = {}, sum_dy_dev[kChannelBlock] = {};
+      for_block(g, b, [&](int64_t i, int64_t l) {
+        sum_dy[l] += static_cast<double>(dy[i]);
+        sum_dy_dev[l] += static_cast<double>(dy[i] * (x[i] - mu[l]));
+      });
+      T ta[kChannelBlock], tb[kChannelBlock], tc[kChannelBlock];
+      for (int64_t l = 0; l < kChannelBlock; ++l) {
+        int64_t c = b * kChannelBlock + l;
+        double is = invstd[c], ds = sum_dy_dev[l] * is, a = static_cast<double>(scale[c]) * is;
+        dbias[c] = static_cast<T>(sum_dy[l]);
+        dscale[c] = static_cast<T>(ds);
+        ta[l] = static_cast<T>(a);
+        tb[l] = static_cast<T>(-a * is * ds / m);
+        tc[l] = static_cast<T>(-a * sum_dy[l] / m);
+      }
+      for_block(g, b, [&](int64_t i, int64_t l) {
+        dx[i] = ta[l] * dy[i] + tb[l] * (x[i] - mu[l]) + tc[l];
+      });
+    }
+  });
+}
+
 // dbias = Σ dy, dscale = Σ dy * xhat, and
 // dx = scale * invstd * (dy - dbias/M - xhat * dscale/M), written as a*dy + b*(x-mean) + c.
 template <typename T>
 void batchnorm_backward(const KernelCall& call) {
-  const T* dy = call.args[0]->data<T>();
-  const Tensor& x = *call.args[1];
-  const T* px = x.data<T>();
-  const T* scale = call.args[2]->data<T>();
-  const T* mean = call.args[3]->data<T>();
-  const T* invstd = call.args[4]->data<T>();
-  T* dx = call.outs[0]->data<T>();
-  T* dscale = call.outs[1]->data<T>();
-  T* dbias = call.outs[2]->data<T>();
-  NormGeom g = norm_geom(x);
+  if (call.arg_layout(1) == Layout::c16) return batchnorm_backward_blocked<T>(call);
+  GradTensors<T> t(call);
+  const T *dy = t.dy, *px = t.x, *scale = t.scale, *mean = t.mean, *invstd = t.invstd;
+  T *dx = t.dx, *dscale = t.dscale, *dbias = t.dbias;
+  NormGeom g = norm_geom(*call.args[1]);
   double m = static_cast<double>(std::max<int64_t>(g.per_channel(), 1));
   dense::parallel_work(g.channels, 3 * g.per_channel(), [&](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {
@@ -195,6 +305,11 @@ void batchnorm_backward(const KernelCall& call) {
 void register_norm_kernels(KernelTable& t) {
   // Each channel is read for its statistics before it is rewritten, so y may overwrite x.
   t.allow_in_place(Prim::batchnorm);
+  if (t.kernels_set == KernelSet::fast) {
+    t.allow_blocked(Prim::batchnorm, 0b1, BlockedOut::follow);
+    t.allow_blocked(Prim::batchnorm_with_stats, 0b1, BlockedOut::follow);
+    t.allow_blocked(Prim::batchnorm_backward, 0b11, BlockedOut::follow);
+  }
   using dense::float_kernel;
   t.set(Prim::batchnorm, float_kernel<batchnorm<float>, batchnorm<double>>);
   t.set(Prim::batchnorm_with_stats,

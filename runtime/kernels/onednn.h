@@ -7,19 +7,28 @@
 #include <string>
 
 #include "runtime/kernels/conv.h"
+#include "runtime/layout.h"
 
 namespace ytape::onednn {
 
+/// The layouts of a convolution's images: the input side (x, or dx) and the output side
+/// (y, or dy). Weights and their gradient are always plain.
+struct ConvLayouts {
+  Layout in = Layout::plain, out = Layout::plain;
+};
+
 /// y = conv2d(x, w) in f32. Returns false, having written nothing, when oneDNN has no
 /// kernel for the geometry (the caller falls back to its own).
-bool conv2d(const ConvGeom& g, const float* x, const float* w, float* y);
+bool conv2d(const ConvGeom& g, ConvLayouts l, const float* x, const float* w, float* y);
 /// dx = conv2d_backward_input(dy, w); false as above.
-bool conv2d_backward_input(const ConvGeom& g, const float* dy, const float* w, float* dx);
+bool conv2d_backward_input(const ConvGeom& g, ConvLayouts l, const float* dy, const float* w,
+                           float* dx);
 /// dw = conv2d_backward_filter(x, dy); false as above.
-bool conv2d_backward_filter(const ConvGeom& g, const float* x, const float* dy, float* dw);
+bool conv2d_backward_filter(const ConvGeom& g, ConvLayouts l, const float* x, const float* dy,
+                            float* dw);
 
-/// The name of oneDNN's implementation for the forward convolution of `g`, as
-/// "jit:avx512_core", or "" when oneDNN has none.
+/// The name of oneDNN's implementation for the forward convolution of `g` on plain images,
+/// as "jit:avx512_core", or "" when oneDNN has none.
 std::string conv2d_impl(const ConvGeom& g);
 
 }  // namespace ytape::onednn

@@ -1,6 +1,7 @@
 // oneDNN convolutions on ytape's tensors.
 //
-// Layouts: ytape's column-major WHCN image is, read row-major, oneDNN's `nchw`; the weights
+// Layouts: ytape's column-major WHCN image is, read row-major, oneDNN's `nchw` (and
+// Layout::c16 is its `nChw16c`, which the executor keeps between such kernels); the weights
 // (kw, kh, cin/groups, cout) are `oihw`, or `goihw` with groups (cout splits as
 // (groups, cout/groups) row-major). oneDNN chooses its own layouts for the primitive
 // (`format_tag::any`, blocked such as nChw16c on AVX-512), so each call reorders the
@@ -74,11 +75,14 @@ struct Descs {
   memory::dims strides, dilates, pad_lo, pad_hi;
 };
 
-Descs plain_descs(const ConvGeom& g) {
+Tag image_tag(Layout l) { return l == Layout::c16 ? Tag::nChw16c : Tag::nchw; }
+
+// The descriptors of the caller's tensors.
+Descs user_descs(const ConvGeom& g, ConvLayouts l) {
   using dt = memory::data_type;
   Descs d;
-  d.src = memory::desc({g.batch, g.in_c, g.in_h, g.in_w}, dt::f32, Tag::nchw);
-  d.dst = memory::desc({g.batch, g.out_c, g.out_h, g.out_w}, dt::f32, Tag::nchw);
+  d.src = memory::desc({g.batch, g.in_c, g.in_h, g.in_w}, dt::f32, image_tag(l.in));
+  d.dst = memory::desc({g.batch, g.out_c, g.out_h, g.out_w}, dt::f32, image_tag(l.out));
   if (g.groups == 1) {
     d.weights = memory::desc({g.out_c, g.in_c, g.k_h, g.k_w}, dt::f32, Tag::oihw);
   } else {
@@ -105,9 +109,9 @@ std::optional<dnnl::convolution_forward::primitive_desc> forward_pd(const Descs&
   return pd;
 }
 
-Conv build(Kind kind, const ConvGeom& g) {
+Conv build(Kind kind, const ConvGeom& g, ConvLayouts l) {
   Conv c;
-  Descs d = plain_descs(g);
+  Descs d = user_descs(g, l);
   std::optional<dnnl::convolution_forward::primitive_desc> fwd = forward_pd(d);
   if (!fwd) return c;
   if (kind == Kind::forward) {
@@ -144,27 +148,16 @@ Conv build(Kind kind, const ConvGeom& g) {
 
 // The convolution of `kind` for `g`, built on first use by this thread. Empty sizes never
 // reach oneDNN: the reference kernels handle them.
-Conv& conv(Kind kind, const ConvGeom& g) {
+Conv& conv(Kind kind, const ConvGeom& g, ConvLayouts l) {
   thread_local std::map<std::vector<int64_t>, Conv> built;
-  std::vector<int64_t> key{static_cast<int64_t>(kind),
-                           g.batch,
-                           g.in_c,
-                           g.in_h,
-                           g.in_w,
-                           g.out_c,
-                           g.k_h,
-                           g.k_w,
-                           g.stride_h,
-                           g.stride_w,
-                           g.dil_h,
-                           g.dil_w,
-                           g.pad_h,
-                           g.pad_w,
-                           g.pad_h_hi,
-                           g.pad_w_hi,
-                           g.groups};
+  // clang-format off
+  std::vector<int64_t> key{static_cast<int64_t>(kind), static_cast<int64_t>(l.in),
+                           static_cast<int64_t>(l.out), g.batch, g.in_c, g.in_h, g.in_w,
+                           g.out_c, g.k_h, g.k_w, g.stride_h, g.stride_w, g.dil_h, g.dil_w,
+                           g.pad_h, g.pad_w, g.pad_h_hi, g.pad_w_hi, g.groups};
+  // clang-format on
   auto it = built.find(key);
-  if (it == built.end()) it = built.emplace(std::move(key), build(kind, g)).first;
+  if (it == built.end()) it = built.emplace(std::move(key), build(kind, g, l)).first;
   return it->second;
 }
 
@@ -184,9 +177,10 @@ memory& bind(Port& p, const float* data) {
   return p.inner;
 }
 
-bool execute(Kind kind, const ConvGeom& g, const float* a, const float* b, float* out) {
+bool execute(Kind kind, const ConvGeom& g, ConvLayouts l, const float* a, const float* b,
+             float* out) {
   if (empty(g)) return false;
-  Conv& c = conv(kind, g);
+  Conv& c = conv(kind, g, l);
   if (!c.primitive) return false;
   // Slots 0 and 1 belong to the reference kernels and gemm (runtime/kernels/dense.h).
   std::unordered_map<int, memory> args{{c.in[0].arg, bind<2>(c.in[0], a)},
@@ -207,21 +201,23 @@ bool execute(Kind kind, const ConvGeom& g, const float* a, const float* b, float
 
 }  // namespace
 
-bool conv2d(const ConvGeom& g, const float* x, const float* w, float* y) {
-  return execute(Kind::forward, g, x, w, y);
+bool conv2d(const ConvGeom& g, ConvLayouts l, const float* x, const float* w, float* y) {
+  return execute(Kind::forward, g, l, x, w, y);
 }
 
-bool conv2d_backward_input(const ConvGeom& g, const float* dy, const float* w, float* dx) {
-  return execute(Kind::backward_input, g, dy, w, dx);
+bool conv2d_backward_input(const ConvGeom& g, ConvLayouts l, const float* dy, const float* w,
+                           float* dx) {
+  return execute(Kind::backward_input, g, l, dy, w, dx);
 }
 
-bool conv2d_backward_filter(const ConvGeom& g, const float* x, const float* dy, float* dw) {
-  return execute(Kind::backward_filter, g, x, dy, dw);
+bool conv2d_backward_filter(const ConvGeom& g, ConvLayouts l, const float* x, const float* dy,
+                            float* dw) {
+  return execute(Kind::backward_filter, g, l, x, dy, dw);
 }
 
 std::string conv2d_impl(const ConvGeom& g) {
   if (empty(g)) return "";
-  return conv(Kind::forward, g).impl;
+  return conv(Kind::forward, g, {}).impl;
 }
 
 }  // namespace ytape::onednn

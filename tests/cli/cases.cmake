@@ -44,6 +44,8 @@ foreach(case missing_input:missing.json wrong_shape:wrong_shape.json extra_input
 endforeach()
 cli_test(run_reference_kernels EXIT 0 STDOUT ${CASES}/expected/run_random.out
          COMMAND ${YTAPE} run run/add.json --random --seed 3 --kernels reference)
+cli_test(run_plain_layouts EXIT 0 STDOUT ${CASES}/expected/run_random.out
+         COMMAND ${YTAPE} run run/add.json --random --seed 3 --layouts plain)
 cli_test(run_kernels_typo EXIT 2 STDOUT ${CASES}/empty.txt STDERR ${CASES}/expected/run_kernels_typo.err
          COMMAND ${YTAPE} run run/add.json --random --seed 3 --kernels fastt)
 cli_test(run_output_file EXIT 0 COMMAND bash ${CASES}/run_output.sh ${YTAPE})

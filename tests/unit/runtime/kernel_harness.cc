@@ -14,6 +14,11 @@
 namespace ytape::testing {
 
 std::vector<Tensor> run_op(Prim p, std::vector<Tensor> args, const Attrs& attrs, KernelSet set) {
+  return run_op_in_layouts(p, std::move(args), attrs, {}, set);
+}
+
+std::vector<Tensor> run_op_in_layouts(Prim p, std::vector<Tensor> args, const Attrs& attrs,
+                                      const std::vector<Layout>& layouts, KernelSet set) {
   Builder b("kernel_test");
   std::vector<Var> vars;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -24,6 +29,12 @@ std::vector<Tensor> run_op(Prim p, std::vector<Tensor> args, const Attrs& attrs,
   const Op& op = tape.ops.back();
   Kernel kernel = kernel_table(set).kernels[static_cast<int>(p)];
   if (kernel == nullptr) FAIL("no kernel for " << prim_name(p));
+  auto layout = [&](size_t i) { return i < layouts.size() ? layouts[i] : Layout::plain; };
+  std::vector<Tensor> laid_out;  // the arguments in their layouts
+  for (size_t i = 0; i < args.size(); ++i) {
+    laid_out.push_back(Tensor::uninitialized(args[i].type()));
+    relayout(args[i], Layout::plain, laid_out.back(), layout(i));
+  }
   std::vector<Tensor> outs;
   for (Var v : op.outs) {
     Tensor t(tape.type(v));
@@ -33,10 +44,17 @@ std::vector<Tensor> run_op(Prim p, std::vector<Tensor> args, const Attrs& attrs,
     outs.push_back(std::move(t));
   }
   std::vector<const Tensor*> arg_ptrs;
-  for (const Tensor& a : args) arg_ptrs.push_back(&a);
+  for (const Tensor& a : laid_out) arg_ptrs.push_back(&a);
   std::vector<Tensor*> out_ptrs;
   for (Tensor& o : outs) out_ptrs.push_back(&o);
-  kernel(KernelCall{op, arg_ptrs, out_ptrs});
+  std::vector<Layout> all;
+  for (size_t i = 0; i < args.size() + outs.size(); ++i) all.push_back(layout(i));
+  kernel(KernelCall{op, arg_ptrs, out_ptrs, nullptr, layouts.empty() ? nullptr : all.data()});
+  for (size_t i = 0; i < outs.size(); ++i) {
+    Tensor plain = Tensor::uninitialized(outs[i].type());
+    relayout(outs[i], layout(args.size() + i), plain, Layout::plain);
+    outs[i] = plain;
+  }
   return outs;
 }
 

@@ -1,0 +1,84 @@
+// Layout::c16 and the conversions between layouts.
+#include "runtime/layout.h"
+
+#include <doctest/doctest.h>
+
+#include "kernel_harness.h"
+
+namespace ytape {
+
+TEST_CASE("blockable: rank-4 f32 or bool images with a multiple of 16 channels") {
+  CHECK(blockable(Type{DType::f32, {5, 4, 32, 2}}));
+  CHECK(blockable(Type{DType::boolean, {1, 1, 16, 1}}));
+  CHECK_FALSE(blockable(Type{DType::f32, {5, 4, 24, 2}}));
+  CHECK_FALSE(blockable(Type{DType::f32, {5, 4, 0, 2}}));
+  CHECK_FALSE(blockable(Type{DType::f64, {5, 4, 32, 2}}));
+  CHECK_FALSE(blockable(Type{DType::f32, {20, 32, 2}}));
+}
+
+TEST_CASE("relayout puts element (w, h, c, n) where nChw16c has it, and back") {
+  for (DType dtype : {DType::f32, DType::boolean}) {
+    Type type{dtype, {3, 2, 32, 2}};
+    Tensor plain = testing::random_tensor(type, 5, 0, 100);
+    Tensor blocked = Tensor::uninitialized(type), back = Tensor::uninitialized(type);
+    relayout(plain, Layout::plain, blocked, Layout::c16);
+    relayout(blocked, Layout::c16, back, Layout::plain);
+    std::vector<double> p = testing::to_doubles(plain), b = testing::to_doubles(blocked);
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t c = 0; c < 32; ++c)
+        for (int64_t h = 0; h < 2; ++h)
+          for (int64_t w = 0; w < 3; ++w) {
+            int64_t at_plain = w + 3 * (h + 2 * (c + 32 * n));
+            int64_t at_blocked = c % 16 + 16 * (w + 3 * (h + 2 * (c / 16 + 2 * n)));
+            REQUIRE(b[at_blocked] == p[at_plain]);
+          }
+    testing::check_equal(back, p);
+  }
+}
+
+// The kernels that read and write Layout::c16 give the plain kernels' results.
+TEST_CASE("batch norm and convolutions on blocked images match their plain runs") {
+  using L = Layout;
+  Shape image{7, 5, 32, 2};
+  Tensor x = testing::random_tensor({DType::f32, image}, 1);
+  Tensor dy = testing::random_tensor({DType::f32, image}, 2);
+  Tensor scale = testing::random_tensor({DType::f32, {32}}, 3);
+  Tensor bias = testing::random_tensor({DType::f32, {32}}, 4);
+  auto same = [](const std::vector<Tensor>& got, const std::vector<Tensor>& want, double tol) {
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      testing::check_close(got[i], testing::to_doubles(want[i]), tol, tol);
+  };
+  std::vector<Tensor> stats = testing::run_op(Prim::batchnorm_with_stats, {x, scale, bias});
+  same(testing::run_op_in_layouts(Prim::batchnorm_with_stats, {x, scale, bias}, {},
+                                  {L::c16, L::plain, L::plain, L::c16}),
+       stats, 1e-5);
+  std::vector<Tensor> bwd_args{dy, x, scale, stats[1], stats[2]};
+  same(testing::run_op_in_layouts(Prim::batchnorm_backward, bwd_args, {},
+                                  {L::c16, L::c16, L::plain, L::plain, L::plain, L::c16}),
+       testing::run_op(Prim::batchnorm_backward, bwd_args), 1e-5);
+
+  // conv2d: 32 -> 16 channels, 3x3, padded; every mix of image layouts.
+  Tensor w = testing::random_tensor({DType::f32, {3, 3, 32, 16}}, 5);
+  Tensor dz = testing::random_tensor({DType::f32, {7, 5, 16, 2}}, 6);
+  Attrs attrs{{"pad", std::vector<int64_t>{1, 1, 1, 1}}};
+  Attrs input_shape = attrs, filter_shape = attrs;
+  input_shape.set("shape", image);
+  filter_shape.set("shape", w.shape());
+  std::vector<Tensor> y = testing::run_op(Prim::conv2d, {x, w}, attrs);
+  std::vector<Tensor> dx = testing::run_op(Prim::conv2d_backward_input, {dz, w}, input_shape);
+  std::vector<Tensor> dw = testing::run_op(Prim::conv2d_backward_filter, {x, dz}, filter_shape);
+  for (L in : {L::plain, L::c16}) {
+    for (L out : {L::plain, L::c16}) {
+      same(testing::run_op_in_layouts(Prim::conv2d, {x, w}, attrs, {in, L::plain, out}), y, 1e-5);
+      same(testing::run_op_in_layouts(Prim::conv2d_backward_input, {dz, w}, input_shape,
+                                      {out, L::plain, in}),
+           dx, 1e-5);
+      same(testing::run_op_in_layouts(Prim::conv2d_backward_filter, {x, dz}, filter_shape,
+                                      {in, out, L::plain}),
+           dw, 1e-5);
+    }
+  }
+}
+
+}  // namespace ytape

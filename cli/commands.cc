@@ -21,6 +21,8 @@ std::span<const Command> commands() {
        false},
       {"opt", "Optimize a tape: fold, simplify, merge and remove ops to a fixed point", setup_opt},
       {"run", "Execute a tape on real tensors", setup_run, false},
+      {"plan", "Print how ytape run would execute a tape: kernels, layouts, reorders, buffers",
+       setup_plan, false},
       {"diff", "Compare two tapes by what they compute; exit 1 when they differ", setup_diff},
       {"dot", "Draw a tape as a Graphviz graph, ops grouped by source line", setup_dot},
       {"stats", "Count ops, FLOPs, parameters and the memory a run needs", setup_stats},

@@ -113,11 +113,6 @@ void Executor::plan_layouts(bool blocked) {
     step.layouts_begin = step_layouts_.size();
     step_layouts_.insert(step_layouts_.end(), layouts.begin(), layouts.end());
   }
-  if (reorders_.empty()) return;
-  reorder_buffer_ = allocate_buffer(reorder_bytes_);
-  for (Reorder& r : reorders_) {
-    r.copy = Tensor::view(tape_.types[r.var], static_cast<char*>(reorder_buffer_.get()) + r.offset);
-  }
 }
 
 // A kernel that allows it (elementwise ops, batch norm) writes its output over an argument
@@ -202,6 +197,28 @@ void Executor::plan_buffers() {
   }
 }
 
+std::vector<PlannedStep> Executor::plan() const {
+  std::vector<PlannedStep> plan;
+  for (const Step& s : steps_) {
+    const Op& op = *s.op;
+    PlannedStep p;
+    p.op = &op;
+    const Layout* layouts =
+        s.layouts_begin == kNoLayouts ? nullptr : &step_layouts_[s.layouts_begin];
+    p.kernel = table_.describe[static_cast<int>(op.prim)](tape_, op, layouts);
+    for (size_t i = 0; i < op.args.size() + op.outs.size(); ++i) {
+      Layout l = layouts != nullptr ? layouts[i] : Layout::plain;
+      (i < op.args.size() ? p.reads : p.writes).push_back(l);
+    }
+    for (size_t r = s.reorders_begin; r < s.reorders_end; ++r) {
+      p.reorders.emplace_back(Var{reorders_[r].var}, reorders_[r].to);
+    }
+    for (Var o : op.outs) p.buffers.push_back(slot_of_[o.id]);
+    plan.push_back(std::move(p));
+  }
+  return plan;
+}
+
 int64_t Executor::planned_bytes() const {
   int64_t total = 0;
   for (int64_t b : slot_bytes_) total += b;
@@ -254,6 +271,11 @@ std::vector<Tensor> Executor::run(const TensorMap& inputs) {
     for (int64_t bytes : slot_bytes_) slots_.push_back(allocate_buffer(bytes));
     for (size_t v = 0; v < slot_of_.size(); ++v) {
       if (slot_of_[v] != kNoSlot) values_[v] = Tensor::view(tape_.types[v], slots_[slot_of_[v]].get());
+    }
+    if (!reorders_.empty()) reorder_buffer_ = allocate_buffer(reorder_bytes_);
+    for (Reorder& r : reorders_) {
+      char* at = static_cast<char*>(reorder_buffer_.get()) + r.offset;
+      r.copy = Tensor::view(tape_.types[r.var], at);
     }
     allocated_ = true;
   }

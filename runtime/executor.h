@@ -32,6 +32,17 @@ struct ExecutorOptions {
   bool blocked_layouts = true;
 };
 
+/// One step of an executor's plan, as `ytape plan` prints it.
+struct PlannedStep {
+  const Op* op = nullptr;
+  std::string kernel;            ///< the kernel chosen, as KernelTable::describe names it
+  std::vector<Layout> reads;     ///< the layout each argument is read in
+  std::vector<Layout> writes;    ///< each output's layout
+  /// Arguments reordered into a copy before the step, with the copy's layout.
+  std::vector<std::pair<Var, Layout>> reorders;
+  std::vector<int64_t> buffers;  ///< each output's buffer slot; -1: a buffer of its own
+};
+
 /// Time spent in one op of the plan over all runs.
 struct OpTime {
   size_t op = 0;       ///< index into Tape::ops
@@ -72,6 +83,10 @@ class Executor {
   /// The layout the plan keeps each var in (indexed by var id); inputs, constants and the
   /// tape's outputs are always plain.
   const std::vector<Layout>& layouts() const { return layout_of_; }
+  /// The plan, step by step.
+  std::vector<PlannedStep> plan() const;
+  /// The capacity of buffer slot `slot` in bytes.
+  int64_t slot_bytes(int64_t slot) const { return slot_bytes_[static_cast<size_t>(slot)]; }
   /// How many times per run a value is reordered for a step that reads it in the other
   /// layout: a blocked one for a kernel that reads only plain, a plain one for an
   /// elementwise op or batch norm whose other operands are blocked.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "tape/cost.h"
 #include "tape/print.h"
 
 namespace ytape {
@@ -12,7 +13,7 @@ std::string profile_report(const Tape& t, const std::vector<OpTime>& times, int 
   struct Row {
     Prim prim;
     int64_t calls = 0;
-    double seconds = 0;
+    double seconds = 0, flops = 0;
   };
   std::vector<Row> rows(kNumPrims);
   double total = 0;
@@ -21,15 +22,23 @@ std::string profile_report(const Tape& t, const std::vector<OpTime>& times, int 
     rows[static_cast<int>(p)].prim = p;
     rows[static_cast<int>(p)].calls += 1;
     rows[static_cast<int>(p)].seconds += ot.seconds;
+    rows[static_cast<int>(p)].flops += op_flops(t, t.ops[ot.op]);
     total += ot.seconds;
   }
   std::erase_if(rows, [](const Row& r) { return r.calls == 0; });
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.seconds > b.seconds; });
   double per_run = 1.0 / std::max(runs, 1);
-  std::string out = fmt::format("{:<26} {:>7} {:>11} {:>7}\n", "primitive", "calls", "ms/run", "share");
+  std::string out = fmt::format("{:<26} {:>7} {:>11} {:>7} {:>9}\n", "primitive", "calls",
+                                "ms/run", "share", "GFLOP/s");
   for (const Row& r : rows) {
-    out += fmt::format("{:<26} {:>7} {:>11.3f} {:>6.1f}%\n", prim_name(r.prim), r.calls,
-                       r.seconds * per_run * 1e3, total > 0 ? 100 * r.seconds / total : 0.0);
+    // A rate only where the cost is arithmetic (tape/cost.h): convolutions and matmul.
+    Family f = prim_info(r.prim).family;
+    bool arithmetic = f == Family::conv || f == Family::linalg;
+    std::string rate = arithmetic && r.seconds > 0
+                           ? fmt::format(" {:9.1f}", r.flops / (r.seconds * per_run) * 1e-9)
+                           : "";
+    out += fmt::format("{:<26} {:>7} {:>11.3f} {:>6.1f}%{}\n", prim_name(r.prim), r.calls,
+                       r.seconds * per_run * 1e3, total > 0 ? 100 * r.seconds / total : 0.0, rate);
   }
   out += fmt::format("{:<26} {:>7} {:>11.3f}\n", "total", times.size(), total * per_run * 1e3);
 

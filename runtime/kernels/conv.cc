@@ -16,14 +16,15 @@
 
 namespace ytape {
 
-ConvGeom conv_geom(const Attrs& attrs, const Tensor& x, const Tensor& w, const Tensor& y) {
+ConvGeom conv_geom(const Attrs& attrs, const Type& x, const Type& w, const Type& y) {
   const std::vector<int64_t>& stride = attrs.get_ints("stride");
   const std::vector<int64_t>& pad = attrs.get_ints("pad");
   const std::vector<int64_t>& dilation = attrs.get_ints("dilation");
+  auto dim = [](const Type& t, size_t d) { return d <= t.shape.size() ? t.shape[d - 1] : 1; };
   ConvGeom g{};
-  g.in_w = x.dim(1), g.in_h = x.dim(2), g.in_c = x.dim(3), g.batch = x.dim(4);
-  g.k_w = w.dim(1), g.k_h = w.dim(2), g.out_c = w.dim(4);
-  g.out_w = y.dim(1), g.out_h = y.dim(2);
+  g.in_w = dim(x, 1), g.in_h = dim(x, 2), g.in_c = dim(x, 3), g.batch = dim(x, 4);
+  g.k_w = dim(w, 1), g.k_h = dim(w, 2), g.out_c = dim(w, 4);
+  g.out_w = dim(y, 1), g.out_h = dim(y, 2);
   g.stride_w = stride[0], g.stride_h = stride[1];
   g.dil_w = dilation[0], g.dil_h = dilation[1];
   g.pad_w = pad[0], g.pad_w_hi = pad[1], g.pad_h = pad[2], g.pad_h_hi = pad[3];
@@ -31,6 +32,10 @@ ConvGeom conv_geom(const Attrs& attrs, const Tensor& x, const Tensor& w, const T
   g.direct = g.k_w == 1 && g.k_h == 1 && g.stride_w == 1 && g.stride_h == 1 &&
              std::all_of(pad.begin(), pad.end(), [](int64_t p) { return p == 0; });
   return g;
+}
+
+ConvGeom conv_geom(const Attrs& attrs, const Tensor& x, const Tensor& w, const Tensor& y) {
+  return conv_geom(attrs, x.type(), w.type(), y.type());
 }
 
 namespace {
@@ -227,6 +232,25 @@ void conv2d_backward_filter_fast(const KernelCall& call) {
   dense::float_kernel<conv2d_backward_filter<float>, conv2d_backward_filter<double>>(call);
 }
 
+// "oneDNN <implementation>" for f32, where oneDNN has one; else ytape's own.
+template <onednn::ConvKind Kind>
+std::string describe_fast(const Tape& t, const Op& op, const Layout* layouts) {
+  const Type& a = t.type(op.args[0]);
+  const Type& b = t.type(op.args[1]);
+  const Type& out = t.type(op.outs[0]);
+  if (out.dtype != DType::f32) return "ytape";
+  auto layout = [&](size_t i) { return layouts != nullptr ? layouts[i] : Layout::plain; };
+  std::string impl;
+  if (Kind == onednn::ConvKind::forward) {
+    impl = onednn::conv_impl(Kind, conv_geom(op.attrs, a, b, out), {layout(0), layout(2)});
+  } else if (Kind == onednn::ConvKind::backward_input) {
+    impl = onednn::conv_impl(Kind, conv_geom(op.attrs, out, b, a), {layout(2), layout(0)});
+  } else {
+    impl = onednn::conv_impl(Kind, conv_geom(op.attrs, a, out, b), {layout(0), layout(1)});
+  }
+  return impl.empty() ? "ytape" : "oneDNN " + impl;
+}
+
 }  // namespace
 
 void register_conv_kernels(KernelTable& t) {
@@ -239,6 +263,11 @@ void register_conv_kernels(KernelTable& t) {
     t.allow_blocked(Prim::conv2d, 0b01, BlockedOut::always);
     t.allow_blocked(Prim::conv2d_backward_input, 0b01, BlockedOut::always);
     t.allow_blocked(Prim::conv2d_backward_filter, 0b11, BlockedOut::never);
+    t.describe[static_cast<int>(Prim::conv2d)] = describe_fast<onednn::ConvKind::forward>;
+    t.describe[static_cast<int>(Prim::conv2d_backward_input)] =
+        describe_fast<onednn::ConvKind::backward_input>;
+    t.describe[static_cast<int>(Prim::conv2d_backward_filter)] =
+        describe_fast<onednn::ConvKind::backward_filter>;
     return;
   }
   t.set(Prim::conv2d, float_kernel<conv2d<float>, conv2d<double>>);

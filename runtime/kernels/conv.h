@@ -34,5 +34,7 @@ struct ConvGeom {
 /// checked against the shape rule: x the image, w the weights, y the output (or the
 /// output's gradient).
 ConvGeom conv_geom(const Attrs& attrs, const Tensor& x, const Tensor& w, const Tensor& y);
+/// The same from the tensors' types.
+ConvGeom conv_geom(const Attrs& attrs, const Type& x, const Type& w, const Type& y);
 
 }  // namespace ytape

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 
 #include "runtime/layout.h"
 #include "runtime/tensor.h"
@@ -31,6 +32,11 @@ struct KernelCall {
 };
 
 using Kernel = void (*)(const KernelCall& call);
+/// The name of the kernel that will run `op` of `t` with its arguments and outputs in
+/// `layouts` (null: all plain), for `ytape plan`: "ytape" for ytape's own kernels, or the
+/// library and its implementation ("oneDNN jit:avx512_core").
+using KernelDescription = std::string (*)(const Tape& t, const Op& op, const Layout* layouts);
+std::string describe_own_kernel(const Tape& t, const Op& op, const Layout* layouts);
 
 /// Which kernels a table holds. `fast` sends f32 dense math to oneDNN where it has an
 /// implementation; `reference` holds ytape's own portable kernels only (im2col + OpenBLAS,
@@ -57,11 +63,13 @@ struct KernelTable {
 
   explicit KernelTable(KernelSet set) : kernels_set(set) {
     for (Prim p : all_prims()) in_place[static_cast<int>(p)] = prim_info(p).elementwise();
+    for (KernelDescription& d : describe) d = describe_own_kernel;
   }
   /// Per primitive, the arguments (a bit each) the kernel reads in Layout::c16, and how its
   /// first output's layout is chosen (runtime/executor.cc, output_layout).
   uint32_t blocked_args[kNumPrims] = {};
   BlockedOut blocked_out[kNumPrims] = {};
+  KernelDescription describe[kNumPrims];
 
   void set(Prim p, Kernel k) { kernels[static_cast<int>(p)] = k; }
   void allow_in_place(Prim p) { in_place[static_cast<int>(p)] = true; }

@@ -27,8 +27,10 @@ bool conv2d_backward_input(const ConvGeom& g, ConvLayouts l, const float* dy, co
 bool conv2d_backward_filter(const ConvGeom& g, ConvLayouts l, const float* x, const float* dy,
                             float* dw);
 
-/// The name of oneDNN's implementation for the forward convolution of `g` on plain images,
-/// as "jit:avx512_core", or "" when oneDNN has none.
-std::string conv2d_impl(const ConvGeom& g);
+enum class ConvKind { forward, backward_input, backward_filter };
+
+/// The name of oneDNN's implementation of the convolution of `kind` for `g` with images in
+/// `l`, as "jit:avx512_core", or "" when oneDNN has none.
+std::string conv_impl(ConvKind kind, const ConvGeom& g, ConvLayouts l);
 
 }  // namespace ytape::onednn

@@ -41,7 +41,7 @@ dnnl::stream& stream() {
   return s;
 }
 
-enum class Kind { forward, backward_input, backward_filter };
+using Kind = ConvKind;
 
 // One tensor argument of a primitive: the caller's plain memory and, when the primitive
 // wants another layout, a memory in that layout and the reorder between the two.
@@ -215,9 +215,9 @@ bool conv2d_backward_filter(const ConvGeom& g, ConvLayouts l, const float* x, co
   return execute(Kind::backward_filter, g, l, x, dy, dw);
 }
 
-std::string conv2d_impl(const ConvGeom& g) {
+std::string conv_impl(ConvKind kind, const ConvGeom& g, ConvLayouts l) {
   if (empty(g)) return "";
-  return conv(Kind::forward, g, {}).impl;
+  return conv(kind, g, l).impl;
 }
 
 }  // namespace ytape::onednn

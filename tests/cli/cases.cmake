@@ -46,6 +46,9 @@ cli_test(run_reference_kernels EXIT 0 STDOUT ${CASES}/expected/run_random.out
          COMMAND ${YTAPE} run run/add.json --random --seed 3 --kernels reference)
 cli_test(run_plain_layouts EXIT 0 STDOUT ${CASES}/expected/run_random.out
          COMMAND ${YTAPE} run run/add.json --random --seed 3 --layouts plain)
+# ytape plan: the executor's plan; the MLP runs on ytape's own kernels on every machine.
+cli_test(plan_mlp EXIT 0 STDOUT ${CASES}/expected/plan_mlp.txt
+         COMMAND ${YTAPE} plan ../../samples/tapes/mlp.json --threads 2)
 cli_test(run_kernels_typo EXIT 2 STDOUT ${CASES}/empty.txt STDERR ${CASES}/expected/run_kernels_typo.err
          COMMAND ${YTAPE} run run/add.json --random --seed 3 --kernels fastt)
 cli_test(run_output_file EXIT 0 COMMAND bash ${CASES}/run_output.sh ${YTAPE})

@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "grad/grad.h"
 #include "runtime/executor.h"
 #include "runtime/inputs.h"
+#include "runtime/plan_print.h"
 #include "tracer/interp.h"
 #include "tracer/trace.h"
 
@@ -63,6 +66,23 @@ void check_plans_agree(const Tape& t) {
 }
 
 }  // namespace
+
+TEST_CASE("ytape plan shows the kernels, layouts and reorders of ResNet-18") {
+  Tape forward = resnet18();
+  Executor e(forward);
+  std::string plan = plan_str(forward, e);
+  INFO(plan);
+  // The stem reads the plain image and writes blocked; the next convolution reads the
+  // blocked output of batch norm and relu; max pooling reads a plain copy.
+  CHECK(plan.find("%64 = conv2d(%63, %1) ") != std::string::npos);
+  CHECK(plan.find("plain plain -> c16") != std::string::npos);
+  CHECK(plan.find("c16 plain -> c16") != std::string::npos);
+  CHECK(plan.find("oneDNN ") != std::string::npos);
+  CHECK(plan.find("to plain for the next step\n") != std::string::npos);
+  CHECK(plan.find(fmt::format("{} values kept blocked, {} reorders per run",
+                              std::count(e.layouts().begin(), e.layouts().end(), Layout::c16),
+                              e.reorders_per_run())) != std::string::npos);
+}
 
 TEST_CASE("the blocked-layout plan computes ResNet-18 and its gradient as the plain plan") {
   Tape forward = resnet18();

@@ -61,15 +61,17 @@ struct KernelTable {
   /// and reads it nowhere else afterwards. True for elementwise primitives by default.
   bool in_place[kNumPrims] = {};
 
-  explicit KernelTable(KernelSet set) : kernels_set(set) {
-    for (Prim p : all_prims()) in_place[static_cast<int>(p)] = prim_info(p).elementwise();
-    for (KernelDescription& d : describe) d = describe_own_kernel;
-  }
   /// Per primitive, the arguments (a bit each) the kernel reads in Layout::c16, and how its
   /// first output's layout is chosen (runtime/executor.cc, output_layout).
   uint32_t blocked_args[kNumPrims] = {};
   BlockedOut blocked_out[kNumPrims] = {};
+  /// Per primitive, the kernel's name for a given op (default: describe_own_kernel).
   KernelDescription describe[kNumPrims];
+
+  explicit KernelTable(KernelSet set) : kernels_set(set) {
+    for (Prim p : all_prims()) in_place[static_cast<int>(p)] = prim_info(p).elementwise();
+    for (KernelDescription& d : describe) d = describe_own_kernel;
+  }
 
   void set(Prim p, Kernel k) { kernels[static_cast<int>(p)] = k; }
   void allow_in_place(Prim p) { in_place[static_cast<int>(p)] = true; }

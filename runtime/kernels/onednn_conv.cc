@@ -4,8 +4,9 @@
 // Layout::c16 is its `nChw16c`, which the executor keeps between such kernels); the weights
 // (kw, kh, cin/groups, cout) are `oihw`, or `goihw` with groups (cout splits as
 // (groups, cout/groups) row-major). oneDNN chooses its own layouts for the primitive
-// (`format_tag::any`, blocked such as nChw16c on AVX-512), so each call reorders the
-// arguments into them and the result back. The blocked copies live in per-thread scratch
+// (`format_tag::any`, blocked such as nChw16c on AVX-512), and each call reorders the
+// tensors whose layout differs: the weights and the weight gradient always, images only
+// where the executor passes them plain. The blocked copies live in per-thread scratch
 // buffers that the next call reuses, so memory grows with the largest convolution, not
 // with their number.
 //
@@ -43,8 +44,8 @@ dnnl::stream& stream() {
 
 using Kind = ConvKind;
 
-// One tensor argument of a primitive: the caller's plain memory and, when the primitive
-// wants another layout, a memory in that layout and the reorder between the two.
+// One tensor argument of a primitive: the caller's memory (in its layout) and, when the
+// primitive wants another layout, a memory in that layout and the reorder between the two.
 struct Port {
   int arg = 0;
   memory user, inner;

@@ -20,8 +20,8 @@ struct RunOptions {
   std::string tape, inputs, out;
   bool random = false, profile = false;
   uint64_t seed = 0;
-  int repeat = 1, threads = 0;
-  std::string kernels = "fast", layouts = "blocked";
+  int repeat = 1;
+  ExecutionChoice execution;
 };
 
 void print_outputs(const Tape& t, const std::vector<Tensor>& outs) {
@@ -41,22 +41,11 @@ Run setup_run(CLI::App& sub) {
   sub.add_option("-o,--output", o->out, "Write the outputs to this safetensors file");
   sub.add_flag("--profile", o->profile, "Print time per primitive and the most costly ops");
   sub.add_option("--repeat", o->repeat, "Run N times and report the median time")->check(positive());
-  sub.add_option("--kernels", o->kernels,
-                 "fast (default: oneDNN for f32 convolutions) or reference (ytape's own kernels only)")
-      ->check(one_of({"fast", "reference"}));
-  sub.add_option("--layouts", o->layouts,
-                 "blocked (default: images stay channel-blocked between the kernels that allow it) "
-                 "or plain (every value plain)")
-      ->check(one_of({"blocked", "plain"}));
-  sub.add_option("--threads", o->threads, "Threads for ytape, OpenBLAS and oneDNN (default: all cores, at most 8)")
-      ->check(CLI::Range(1, 256));
+  add_execution_options(sub, o->execution);
   return [o] {
-    if (o->threads > 0) set_num_threads(o->threads);
+    ExecutorOptions options = o->execution.apply();
     Tape t = load_tape(o->tape);
     TensorMap inputs = gather_inputs(t, o->inputs, o->random, o->seed);
-    ExecutorOptions options;
-    options.kernels = o->kernels == "fast" ? KernelSet::fast : KernelSet::reference;
-    options.blocked_layouts = o->layouts == "blocked";
     Executor executor(t, options);
     executor.set_profiling(o->profile);
     executor.set_random_key(o->seed);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/parallel.h"
 #include "tape/strings.h"
 
 namespace ytape::cli {
@@ -105,6 +106,27 @@ CLI::Validator one_of(std::vector<std::string> words) {
                            best.empty() ? "" : fmt::format("; did you mean '{}'?", best));
       },
       "WORD");
+}
+
+void add_execution_options(CLI::App& sub, ExecutionChoice& choice) {
+  sub.add_option("--kernels", choice.kernels,
+                 "fast (default: oneDNN for f32 convolutions) or reference (ytape's own kernels only)")
+      ->check(one_of({"fast", "reference"}));
+  sub.add_option("--layouts", choice.layouts,
+                 "blocked (default: images stay channel-blocked between the kernels that allow it) "
+                 "or plain (every value plain)")
+      ->check(one_of({"blocked", "plain"}));
+  sub.add_option("--threads", choice.threads,
+                 "Threads for ytape, OpenBLAS and oneDNN (default: all cores, at most 8)")
+      ->check(CLI::Range(1, 256));
+}
+
+ExecutorOptions ExecutionChoice::apply() const {
+  if (threads > 0) set_num_threads(threads);
+  ExecutorOptions options;
+  options.kernels = kernels == "fast" ? KernelSet::fast : KernelSet::reference;
+  options.blocked_layouts = layouts == "blocked";
+  return options;
 }
 
 CLI::Validator positive() {

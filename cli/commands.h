@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/executor.h"
+
 namespace ytape::cli {
 
 /// Exit codes of every subcommand.
@@ -37,6 +39,15 @@ CLI::Validator positive();
 CLI::Validator non_negative();
 /// An option check that accepts one of `words`, and names the closest one otherwise.
 CLI::Validator one_of(std::vector<std::string> words);
+
+/// How `run` and `plan` execute a tape: the --kernels, --layouts and --threads options.
+struct ExecutionChoice {
+  std::string kernels = "fast", layouts = "blocked";
+  int threads = 0;  ///< 0: the default
+  /// Sets the thread count, if given, and returns the executor's options.
+  ExecutorOptions apply() const;
+};
+void add_execution_options(CLI::App& sub, ExecutionChoice& choice);
 
 /// The one-line message (without "ytape: error: ") for a command line that `app` refused
 /// with `e`: an unknown command or option names the closest valid one.

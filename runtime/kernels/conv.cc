@@ -176,11 +176,6 @@ void conv2d_backward_filter(const KernelCall& call) {
   }
 }
 
-// The f32 kernels go to oneDNN where it has an implementation for the geometry: its JIT
-// direct convolutions use AVX-512 where OpenBLAS is held to AVX2, and take the dense part
-// of a batch-1 ResNet-18 pass from 22 to 14 ms forward and from 39 to 28 ms backward
-// (bench_kernels, with and without --kernels reference). f64, and what oneDNN refuses, take
-// the reference kernels above.
 // Blocked images reach these kernels only for oneDNN (the executor's plan), which takes f32
 // convolutions of every non-empty geometry; an empty one has no element to lay out.
 void require_plain(const KernelCall& call) {
@@ -194,60 +189,56 @@ void require_plain(const KernelCall& call) {
   }
 }
 
-void conv2d_fast(const KernelCall& call) {
-  const Tensor &x = *call.args[0], &w = *call.args[1];
-  Tensor& y = *call.outs[0];
-  if (y.dtype() == DType::f32 &&
-      onednn::conv2d(conv_geom(call.op.attrs, x, w, y), {call.arg_layout(0), call.out_layout(0)},
-                     x.data<float>(), w.data<float>(), y.data<float>())) {
-    return;
+// Where a conv op of a kind holds the image (x, or dx), the weights (w, or dw) and the
+// output image (y, or dy) among its tensors: its two arguments, then its output.
+struct ConvRoles {
+  size_t image, weights, output;
+};
+
+constexpr ConvRoles roles(onednn::ConvKind kind) {
+  switch (kind) {
+    case onednn::ConvKind::forward:
+      return {0, 1, 2};  // (x, w) -> y
+    case onednn::ConvKind::backward_input:
+      return {2, 1, 0};  // (dy, w) -> dx
+    case onednn::ConvKind::backward_filter:
+      return {0, 2, 1};  // (x, dy) -> dw
   }
-  require_plain(call);
-  dense::float_kernel<conv2d<float>, conv2d<double>>(call);
+  return {0, 1, 2};
 }
 
-void conv2d_backward_input_fast(const KernelCall& call) {
-  const Tensor &dy = *call.args[0], &w = *call.args[1];
-  Tensor& dx = *call.outs[0];
-  if (dx.dtype() == DType::f32 &&
-      onednn::conv2d_backward_input(conv_geom(call.op.attrs, dx, w, dy),
-                                    {call.out_layout(0), call.arg_layout(0)}, dy.data<float>(),
-                                    w.data<float>(), dx.data<float>())) {
+// The f32 kernels go to oneDNN where it has an implementation for the geometry: its JIT
+// direct convolutions use AVX-512 where OpenBLAS is held to AVX2, and take the dense part
+// of a batch-1 ResNet-18 pass from 22 to 14 ms forward and from 39 to 28 ms backward
+// (bench_kernels, with and without --kernels reference). f64, and what oneDNN refuses, take
+// the reference kernel.
+template <onednn::ConvKind Kind, Kernel Reference>
+void conv_fast(const KernelCall& call) {
+  constexpr ConvRoles r = roles(Kind);
+  const Tensor* t[] = {call.args[0], call.args[1], call.outs[0]};
+  Layout l[] = {call.arg_layout(0), call.arg_layout(1), call.out_layout(0)};
+  Tensor& out = *call.outs[0];
+  if (out.dtype() == DType::f32 &&
+      onednn::convolve(Kind, conv_geom(call.op.attrs, *t[r.image], *t[r.weights], *t[r.output]),
+                       {l[r.image], l[r.output]}, t[0]->data<float>(), t[1]->data<float>(),
+                       out.data<float>())) {
     return;
   }
   require_plain(call);
-  dense::float_kernel<conv2d_backward_input<float>, conv2d_backward_input<double>>(call);
-}
-
-void conv2d_backward_filter_fast(const KernelCall& call) {
-  const Tensor &x = *call.args[0], &dy = *call.args[1];
-  Tensor& dw = *call.outs[0];
-  if (dw.dtype() == DType::f32 &&
-      onednn::conv2d_backward_filter(conv_geom(call.op.attrs, x, dw, dy),
-                                     {call.arg_layout(0), call.arg_layout(1)}, x.data<float>(),
-                                     dy.data<float>(), dw.data<float>())) {
-    return;
-  }
-  require_plain(call);
-  dense::float_kernel<conv2d_backward_filter<float>, conv2d_backward_filter<double>>(call);
+  Reference(call);
 }
 
 // "oneDNN <implementation>" for f32, where oneDNN has one; else ytape's own.
 template <onednn::ConvKind Kind>
-std::string describe_fast(const Tape& t, const Op& op, const Layout* layouts) {
-  const Type& a = t.type(op.args[0]);
-  const Type& b = t.type(op.args[1]);
-  const Type& out = t.type(op.outs[0]);
-  if (out.dtype != DType::f32) return "ytape";
-  auto layout = [&](size_t i) { return layouts != nullptr ? layouts[i] : Layout::plain; };
-  std::string impl;
-  if (Kind == onednn::ConvKind::forward) {
-    impl = onednn::conv_impl(Kind, conv_geom(op.attrs, a, b, out), {layout(0), layout(2)});
-  } else if (Kind == onednn::ConvKind::backward_input) {
-    impl = onednn::conv_impl(Kind, conv_geom(op.attrs, out, b, a), {layout(2), layout(0)});
-  } else {
-    impl = onednn::conv_impl(Kind, conv_geom(op.attrs, a, out, b), {layout(0), layout(1)});
-  }
+std::string describe_fast(const Tape& tape, const Op& op, const Layout* layouts) {
+  constexpr ConvRoles r = roles(Kind);
+  const Type* t[] = {&tape.type(op.args[0]), &tape.type(op.args[1]), &tape.type(op.outs[0])};
+  if (t[2]->dtype != DType::f32) return "ytape";
+  Layout l[3];
+  for (size_t i = 0; i < 3; ++i) l[i] = layouts != nullptr ? layouts[i] : Layout::plain;
+  std::string impl =
+      onednn::conv_impl(Kind, conv_geom(op.attrs, *t[r.image], *t[r.weights], *t[r.output]),
+                        {l[r.image], l[r.output]});
   return impl.empty() ? "ytape" : "oneDNN " + impl;
 }
 
@@ -255,26 +246,30 @@ std::string describe_fast(const Tape& t, const Op& op, const Layout* layouts) {
 
 void register_conv_kernels(KernelTable& t) {
   using dense::float_kernel;
+  using onednn::ConvKind;
+  constexpr Kernel forward = float_kernel<conv2d<float>, conv2d<double>>;
+  constexpr Kernel backward_input =
+      float_kernel<conv2d_backward_input<float>, conv2d_backward_input<double>>;
+  constexpr Kernel backward_filter =
+      float_kernel<conv2d_backward_filter<float>, conv2d_backward_filter<double>>;
   if (t.kernels_set == KernelSet::fast) {
-    t.set(Prim::conv2d, conv2d_fast);
-    t.set(Prim::conv2d_backward_input, conv2d_backward_input_fast);
-    t.set(Prim::conv2d_backward_filter, conv2d_backward_filter_fast);
+    t.set(Prim::conv2d, conv_fast<ConvKind::forward, forward>);
+    t.set(Prim::conv2d_backward_input, conv_fast<ConvKind::backward_input, backward_input>);
+    t.set(Prim::conv2d_backward_filter, conv_fast<ConvKind::backward_filter, backward_filter>);
     // Images in either layout; the weights and their gradient plain.
     t.allow_blocked(Prim::conv2d, 0b01, BlockedOut::always);
     t.allow_blocked(Prim::conv2d_backward_input, 0b01, BlockedOut::always);
     t.allow_blocked(Prim::conv2d_backward_filter, 0b11, BlockedOut::never);
-    t.describe[static_cast<int>(Prim::conv2d)] = describe_fast<onednn::ConvKind::forward>;
+    t.describe[static_cast<int>(Prim::conv2d)] = describe_fast<ConvKind::forward>;
     t.describe[static_cast<int>(Prim::conv2d_backward_input)] =
-        describe_fast<onednn::ConvKind::backward_input>;
+        describe_fast<ConvKind::backward_input>;
     t.describe[static_cast<int>(Prim::conv2d_backward_filter)] =
-        describe_fast<onednn::ConvKind::backward_filter>;
+        describe_fast<ConvKind::backward_filter>;
     return;
   }
-  t.set(Prim::conv2d, float_kernel<conv2d<float>, conv2d<double>>);
-  t.set(Prim::conv2d_backward_input,
-        float_kernel<conv2d_backward_input<float>, conv2d_backward_input<double>>);
-  t.set(Prim::conv2d_backward_filter,
-        float_kernel<conv2d_backward_filter<float>, conv2d_backward_filter<double>>);
+  t.set(Prim::conv2d, forward);
+  t.set(Prim::conv2d_backward_input, backward_input);
+  t.set(Prim::conv2d_backward_filter, backward_filter);
 }
 
 }  // namespace ytape

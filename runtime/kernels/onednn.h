@@ -17,17 +17,14 @@ struct ConvLayouts {
   Layout in = Layout::plain, out = Layout::plain;
 };
 
-/// y = conv2d(x, w) in f32. Returns false, having written nothing, when oneDNN has no
-/// kernel for the geometry (the caller falls back to its own).
-bool conv2d(const ConvGeom& g, ConvLayouts l, const float* x, const float* w, float* y);
-/// dx = conv2d_backward_input(dy, w); false as above.
-bool conv2d_backward_input(const ConvGeom& g, ConvLayouts l, const float* dy, const float* w,
-                           float* dx);
-/// dw = conv2d_backward_filter(x, dy); false as above.
-bool conv2d_backward_filter(const ConvGeom& g, ConvLayouts l, const float* x, const float* dy,
-                            float* dw);
-
 enum class ConvKind { forward, backward_input, backward_filter };
+
+/// The convolution of `kind` in f32, from the op's two arguments to its output, in the op's
+/// order: conv2d (x, w) -> y, conv2d_backward_input (dy, w) -> dx, conv2d_backward_filter
+/// (x, dy) -> dw. Returns false, having written nothing, when oneDNN has no kernel for the
+/// geometry (the caller falls back to its own).
+bool convolve(ConvKind kind, const ConvGeom& g, ConvLayouts l, const float* a, const float* b,
+              float* out);
 
 /// The name of oneDNN's implementation of the convolution of `kind` for `g` with images in
 /// `l`, as "jit:avx512_core", or "" when oneDNN has none.

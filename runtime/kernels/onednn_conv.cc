@@ -76,7 +76,9 @@ struct Descs {
   memory::dims strides, dilates, pad_lo, pad_hi;
 };
 
-Tag image_tag(Layout l) { return l == Layout::c16 ? Tag::nChw16c : Tag::nchw; }
+Tag image_tag(Layout l) {
+  return l == Layout::c16 ? Tag::nChw16c : Tag::nchw;
+}
 
 // The descriptors of the caller's tensors.
 Descs user_descs(const ConvGeom& g, ConvLayouts l) {
@@ -178,8 +180,10 @@ memory& bind(Port& p, const float* data) {
   return p.inner;
 }
 
-bool execute(Kind kind, const ConvGeom& g, ConvLayouts l, const float* a, const float* b,
-             float* out) {
+}  // namespace
+
+bool convolve(ConvKind kind, const ConvGeom& g, ConvLayouts l, const float* a, const float* b,
+              float* out) {
   if (empty(g)) return false;
   Conv& c = conv(kind, g, l);
   if (!c.primitive) return false;
@@ -198,22 +202,6 @@ bool execute(Kind kind, const ConvGeom& g, ConvLayouts l, const float* a, const 
   if (c.out.reorder) c.out.reorder->execute(s, c.out.inner, c.out.user);
   s.wait();
   return true;
-}
-
-}  // namespace
-
-bool conv2d(const ConvGeom& g, ConvLayouts l, const float* x, const float* w, float* y) {
-  return execute(Kind::forward, g, l, x, w, y);
-}
-
-bool conv2d_backward_input(const ConvGeom& g, ConvLayouts l, const float* dy, const float* w,
-                           float* dx) {
-  return execute(Kind::backward_input, g, l, dy, w, dx);
-}
-
-bool conv2d_backward_filter(const ConvGeom& g, ConvLayouts l, const float* x, const float* dy,
-                            float* dw) {
-  return execute(Kind::backward_filter, g, l, x, dy, dw);
 }
 
 std::string conv_impl(ConvKind kind, const ConvGeom& g, ConvLayouts l) {

@@ -116,6 +116,10 @@ void add_execution_options(CLI::App& sub, ExecutionChoice& choice) {
                  "blocked (default: images stay channel-blocked between the kernels that allow it) "
                  "or plain (every value plain)")
       ->check(one_of({"blocked", "plain"}));
+  sub.add_option("--fusion", choice.fusion,
+                 "on (default: runs of ops such as batch norm + relu as one kernel each, with the "
+                 "same results) or off")
+      ->check(one_of({"on", "off"}));
   sub.add_option("--threads", choice.threads,
                  "Threads for ytape, OpenBLAS and oneDNN (default: all cores, at most 8)")
       ->check(CLI::Range(1, 256));
@@ -126,6 +130,7 @@ ExecutorOptions ExecutionChoice::apply() const {
   ExecutorOptions options;
   options.kernels = kernels == "fast" ? KernelSet::fast : KernelSet::reference;
   options.blocked_layouts = layouts == "blocked";
+  options.fusion = fusion == "on";
   return options;
 }
 

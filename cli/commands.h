@@ -40,9 +40,10 @@ CLI::Validator non_negative();
 /// An option check that accepts one of `words`, and names the closest one otherwise.
 CLI::Validator one_of(std::vector<std::string> words);
 
-/// How `run` and `plan` execute a tape: the --kernels, --layouts and --threads options.
+/// How `run` and `plan` execute a tape: the --kernels, --layouts, --fusion and --threads
+/// options.
 struct ExecutionChoice {
-  std::string kernels = "fast", layouts = "blocked";
+  std::string kernels = "fast", layouts = "blocked", fusion = "on";
   int threads = 0;  ///< 0: the default
   /// Sets the thread count, if given, and returns the executor's options.
   ExecutorOptions apply() const;

@@ -7,6 +7,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "runtime/fusion.h"
 #include "tape/print.h"
 
 namespace ytape {
@@ -31,15 +32,54 @@ Executor::Executor(const Tape& t, ExecutorOptions options)
     if (op.kind == OpKind::constant) {
       values_[op.outs[0].id] = Tensor::of_bytes(t.type(op.outs[0]), op.value);
     }
-    if (op.kind != OpKind::call) continue;
-    Kernel k = table_.kernels[static_cast<int>(op.prim)];
-    if (k == nullptr) user_error("no kernel for primitive {}", prim_name(op.prim));
-    steps_.push_back({k, &op, arg_ptrs_.size(), out_ptrs_.size(), kNoLayouts, 0, 0});
-    for (Var a : op.args) arg_ptrs_.push_back(&values_[a.id]);
-    for (Var o : op.outs) out_ptrs_.push_back(&values_[o.id]);
   }
+  plan_steps(options.fusion);
   plan_layouts(options.blocked_layouts);
   plan_buffers();
+}
+
+void Executor::add_step(Kernel k, const Op* op, int entry, const VarList& args,
+                        const VarList& outs) {
+  steps_.push_back({k, op, entry, arg_vars_.size(), out_vars_.size(),
+                    static_cast<uint32_t>(args.size()), static_cast<uint32_t>(outs.size()),
+                    kNoLayouts, 0, 0, fused_ops_.size(), fused_ops_.size()});
+  for (Var a : args) arg_vars_.push_back(a), arg_ptrs_.push_back(&values_[a.id]);
+  for (Var o : outs) out_vars_.push_back(o), out_ptrs_.push_back(&values_[o.id]);
+}
+
+// One step per call op, in tape order, except that a fused group is one step, where its
+// last op was.
+void Executor::plan_steps(bool fusion) {
+  std::vector<FusedGroup> groups;
+  if (fusion) groups = find_fusions(tape_, table_);
+  std::vector<const FusedGroup*> group_at(tape_.ops.size(), nullptr);
+  std::vector<bool> in_group(tape_.ops.size(), false);
+  for (const FusedGroup& g : groups) {
+    group_at[g.last] = &g;
+    for (size_t o : g.others) in_group[o] = true;
+  }
+  for (size_t i = 0; i < tape_.ops.size(); ++i) {
+    const Op& op = tape_.ops[i];
+    if (op.kind != OpKind::call || in_group[i]) continue;
+    if (const FusedGroup* g = group_at[i]) {
+      int entry = KernelTable::entry(g->kind);
+      add_step(table_.kernels[entry], g->op, entry, g->args, g->outs);
+      for (size_t o : g->others) {
+        if (&tape_.ops[o] != g->op) fused_ops_.push_back(&tape_.ops[o]);
+      }
+      if (&op != g->op) fused_ops_.push_back(&op);
+      steps_.back().fused_end = fused_ops_.size();
+      continue;
+    }
+    Kernel k = table_.kernels[KernelTable::entry(op.prim)];
+    if (k == nullptr) user_error("no kernel for primitive {}", prim_name(op.prim));
+    add_step(k, &op, KernelTable::entry(op.prim), op.args, op.outs);
+  }
+}
+
+std::string_view Executor::step_name(const Step& s) const {
+  return s.entry < kNumPrims ? prim_name(s.op->prim)
+                             : fusion_name(static_cast<Fusion>(s.entry - kNumPrims));
 }
 
 // The layout a step writes its (first) output in (BlockedOut): never blocked when the value
@@ -47,34 +87,34 @@ Executor::Executor(const Tape& t, ExecutorOptions options)
 // writes blocked when one of its blocked-readable operands is blocked and every other is of
 // the output's shape and type class (so that it can be reordered to match) or is a single
 // element: in a residual block the blocked side wins, and a plain operand pays one reorder
-// instead of turning the rest of the network plain.
-Layout Executor::output_layout(const Op& op, const std::vector<bool>& is_output) const {
-  int p = static_cast<int>(op.prim);
-  BlockedOut rule = table_.blocked_out[p];
-  if (op.outs.empty() || rule == BlockedOut::never || is_output[op.outs[0].id]) {
-    return Layout::plain;
-  }
-  const Type& type = tape_.type(op.outs[0]);
+// instead of turning the rest of the network plain. A `same` kernel (pooling) writes the
+// layout of its first argument.
+Layout Executor::output_layout(const Step& step, const std::vector<bool>& is_output) const {
+  BlockedOut rule = table_.blocked_out[step.entry];
+  std::span<const Var> as = args(step), os = outs(step);
+  if (os.empty() || rule == BlockedOut::never || is_output[os[0].id]) return Layout::plain;
+  const Type& type = tape_.type(os[0]);
   if (!blockable(type)) return Layout::plain;
   if (rule == BlockedOut::always) return Layout::c16;
+  if (rule == BlockedOut::same) return layout_of_[as[0].id];
   bool any = false;
-  for (size_t i = 0; i < op.args.size(); ++i) {
-    if ((table_.blocked_args[p] >> i & 1) == 0) continue;
-    const Type& at = tape_.type(op.args[i]);
+  for (size_t i = 0; i < as.size(); ++i) {
+    if ((table_.blocked_args[step.entry] >> i & 1) == 0) continue;
+    const Type& at = tape_.type(as[i]);
     if (at.size() == 1) continue;
     if (at.shape != type.shape || !blockable(at)) return Layout::plain;
-    any = any || layout_of_[op.args[i].id] == Layout::c16;
+    any = any || layout_of_[as[i].id] == Layout::c16;
   }
   return any ? Layout::c16 : Layout::plain;
 }
 
-// The layout in which the step of `op`, writing `out`, reads argument i.
-Layout Executor::read_layout(const Op& op, size_t i, Layout out) const {
-  int p = static_cast<int>(op.prim);
-  Layout has = layout_of_[op.args[i].id];
-  if ((table_.blocked_args[p] >> i & 1) == 0) return Layout::plain;
-  if (table_.blocked_out[p] != BlockedOut::follow) return has;  // reads either
-  if (out == Layout::plain || tape_.type(op.args[i]).size() == 1) return Layout::plain;
+// The layout in which `step`, writing `out`, reads argument i.
+Layout Executor::read_layout(const Step& step, size_t i, Layout out) const {
+  Var a = args(step)[i];
+  if ((table_.blocked_args[step.entry] >> i & 1) == 0) return Layout::plain;
+  BlockedOut rule = table_.blocked_out[step.entry];
+  if (rule == BlockedOut::always || rule == BlockedOut::never) return layout_of_[a.id];  // either
+  if (out == Layout::plain || tape_.type(a).size() == 1) return Layout::plain;
   return Layout::c16;
 }
 
@@ -87,15 +127,15 @@ void Executor::plan_layouts(bool blocked) {
   std::vector<bool> is_output(tape_.types.size(), false);
   for (const Output& o : tape_.outputs) is_output[o.var.id] = true;
   for (Step& step : steps_) {
-    const Op& op = *step.op;
-    Layout out = output_layout(op, is_output);
+    Layout out = output_layout(step, is_output);
     step.reorders_begin = reorders_.size();
     std::vector<Layout> layouts;
     bool any_blocked = out == Layout::c16;
     int64_t offset = 0;  // into the reorder buffer, which all steps share
-    for (size_t i = 0; i < op.args.size(); ++i) {
-      Var a = op.args[i];
-      Layout l = read_layout(op, i, out);
+    std::span<const Var> as = args(step);
+    for (size_t i = 0; i < as.size(); ++i) {
+      Var a = as[i];
+      Layout l = read_layout(step, i, out);
       if (l != layout_of_[a.id]) {
         reorders_.push_back({a.id, l, offset, {}});
         arg_ptrs_[step.args_begin + i] = &reorders_.back().copy;
@@ -107,9 +147,9 @@ void Executor::plan_layouts(bool blocked) {
     }
     step.reorders_end = reorders_.size();
     reorder_bytes_ = std::max(reorder_bytes_, offset);
-    if (out == Layout::c16) layout_of_[op.outs[0].id] = out;
+    if (out == Layout::c16) layout_of_[outs(step)[0].id] = out;
     if (!any_blocked) continue;
-    for (Var o : op.outs) layouts.push_back(layout_of_[o.id]);
+    for (Var o : outs(step)) layouts.push_back(layout_of_[o.id]);
     step.layouts_begin = step_layouts_.size();
     step_layouts_.insert(step_layouts_.end(), layouts.begin(), layouts.end());
   }
@@ -118,13 +158,14 @@ void Executor::plan_layouts(bool blocked) {
 // A kernel that allows it (elementwise ops, batch norm) writes its output over an argument
 // that dies with it, when the two have the same shape and element size. Saves a buffer
 // per activation, as in-place ReLU does elsewhere.
-int Executor::in_place_slot(const Op& op, Var out, size_t step, const std::vector<size_t>& last_use,
+int Executor::in_place_slot(const Step& step, Var out, size_t index,
+                            const std::vector<size_t>& last_use,
                             const std::vector<bool>& is_output) const {
-  if (!table_.in_place[static_cast<int>(op.prim)] || op.outs.size() != 1) return kNoSlot;
+  if (!table_.in_place[step.entry] || step.num_outs != 1) return kNoSlot;
   const Type& type = tape_.type(out);
-  for (Var a : op.args) {
+  for (Var a : args(step)) {
     const Type& at = tape_.type(a);
-    if (slot_of_[a.id] != kNoSlot && last_use[a.id] == step && !is_output[a.id] &&
+    if (slot_of_[a.id] != kNoSlot && last_use[a.id] == index && !is_output[a.id] &&
         layout_of_[a.id] == layout_of_[out.id] &&
         at.shape == type.shape && dtype_size(at.dtype) == dtype_size(type.dtype)) {
       return slot_of_[a.id];
@@ -133,9 +174,9 @@ int Executor::in_place_slot(const Op& op, Var out, size_t step, const std::vecto
   return kNoSlot;
 }
 
-// True if the output of `op` took over the buffer of its argument `a`.
-bool Executor::taken_over(const Op& op, Var a) const {
-  return !op.outs.empty() && slot_of_[op.outs[0].id] == slot_of_[a.id];
+// True if the output of `step` took over the buffer of its argument `a`.
+bool Executor::taken_over(const Step& step, Var a) const {
+  return step.num_outs > 0 && slot_of_[outs(step)[0].id] == slot_of_[a.id];
 }
 
 // Assigns every value computed by a step, except the tape's outputs (fresh each run, so
@@ -148,11 +189,11 @@ void Executor::plan_buffers() {
   std::vector<size_t> last_use(tape_.types.size(), kNever);
   std::vector<bool> is_output(tape_.types.size(), false);
   for (size_t s = 0; s < steps_.size(); ++s) {
-    for (Var a : steps_[s].op->args) last_use[a.id] = s;
+    for (Var a : args(steps_[s])) last_use[a.id] = s;
   }
   for (const Output& o : tape_.outputs) is_output[o.var.id] = true;
   for (const Step& step : steps_) {
-    for (Var o : step.op->outs) {
+    for (Var o : outs(step)) {
       if (is_output[o.id]) fresh_outputs_.push_back(o.id);
     }
   }
@@ -163,10 +204,10 @@ void Executor::plan_buffers() {
     if (slot != kNoSlot) free_slots.emplace(slot_bytes_[slot], slot);
   };
   for (size_t s = 0; s < steps_.size(); ++s) {
-    const Op& op = *steps_[s].op;
-    for (Var o : op.outs) {
+    const Step& step = steps_[s];
+    for (Var o : outs(step)) {
       if (is_output[o.id]) continue;
-      if (int slot = in_place_slot(op, o, s, last_use, is_output); slot != kNoSlot) {
+      if (int slot = in_place_slot(step, o, s, last_use, is_output); slot != kNoSlot) {
         slot_of_[o.id] = slot;
         continue;
       }
@@ -185,13 +226,13 @@ void Executor::plan_buffers() {
       }
       slot_of_[o.id] = slot;
     }
-    for (Var a : op.args) {
+    for (Var a : args(step)) {
       if (last_use[a.id] == s && !is_output[a.id]) {
-        if (!taken_over(op, a)) release(a.id);
+        if (!taken_over(step, a)) release(a.id);
         last_use[a.id] = kNever - 1;  // released; a repeated argument must not free it twice
       }
     }
-    for (Var o : op.outs) {
+    for (Var o : outs(step)) {
       if (last_use[o.id] == kNever) release(o.id);  // never read
     }
   }
@@ -200,20 +241,24 @@ void Executor::plan_buffers() {
 std::vector<PlannedStep> Executor::plan() const {
   std::vector<PlannedStep> plan;
   for (const Step& s : steps_) {
-    const Op& op = *s.op;
     PlannedStep p;
-    p.op = &op;
+    p.op = s.op;
+    p.name = step_name(s);
+    for (Var a : args(s)) p.args.push_back(a);
+    for (Var o : outs(s)) p.outs.push_back(o);
+    p.fused.assign(fused_ops_.begin() + static_cast<ptrdiff_t>(s.fused_begin),
+                   fused_ops_.begin() + static_cast<ptrdiff_t>(s.fused_end));
     const Layout* layouts =
         s.layouts_begin == kNoLayouts ? nullptr : &step_layouts_[s.layouts_begin];
-    p.kernel = table_.describe[static_cast<int>(op.prim)](tape_, op, layouts);
-    for (size_t i = 0; i < op.args.size() + op.outs.size(); ++i) {
+    p.kernel = table_.describe[s.entry](tape_, *s.op, layouts);
+    for (size_t i = 0; i < s.num_args + s.num_outs; ++i) {
       Layout l = layouts != nullptr ? layouts[i] : Layout::plain;
-      (i < op.args.size() ? p.reads : p.writes).push_back(l);
+      (i < s.num_args ? p.reads : p.writes).push_back(l);
     }
     for (size_t r = s.reorders_begin; r < s.reorders_end; ++r) {
       p.reorders.emplace_back(Var{reorders_[r].var}, reorders_[r].to);
     }
-    for (Var o : op.outs) p.buffers.push_back(slot_of_[o.id]);
+    for (Var o : outs(s)) p.buffers.push_back(slot_of_[o.id]);
     plan.push_back(std::move(p));
   }
   return plan;
@@ -286,14 +331,16 @@ std::vector<Tensor> Executor::run(const TensorMap& inputs) {
     if (!values_[v].sole_owner()) values_[v] = Tensor::uninitialized(tape_.types[v]);
   }
   if (profiling_ && times_.empty()) {
-    for (const Step& s : steps_) times_.push_back({static_cast<size_t>(s.op - tape_.ops.data()), 0});
+    for (const Step& s : steps_) {
+      times_.push_back({static_cast<size_t>(s.op - tape_.ops.data()), step_name(s), 0});
+    }
   }
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Step& s = steps_[i];
     const Layout* layouts =
         s.layouts_begin == kNoLayouts ? nullptr : step_layouts_.data() + s.layouts_begin;
-    KernelCall call{*s.op, {arg_ptrs_.data() + s.args_begin, s.op->args.size()},
-                    {out_ptrs_.data() + s.outs_begin, s.op->outs.size()}, &context_, layouts};
+    KernelCall call{*s.op, {arg_ptrs_.data() + s.args_begin, s.num_args},
+                    {out_ptrs_.data() + s.outs_begin, s.num_outs}, &context_, layouts};
     auto start = profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     try {
       for (size_t r = s.reorders_begin; r < s.reorders_end; ++r) {

@@ -3,6 +3,7 @@
 
 #include <deque>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -30,11 +31,16 @@ struct ExecutorOptions {
   /// Keep image activations channel-blocked (Layout::c16) between the kernels that allow
   /// it, with reorders only where another kernel reads them; off: every value plain.
   bool blocked_layouts = true;
+  /// Run the groups of ops that runtime/fusion.h finds as one kernel each.
+  bool fusion = true;
 };
 
 /// One step of an executor's plan, as `ytape plan` prints it.
 struct PlannedStep {
-  const Op* op = nullptr;
+  const Op* op = nullptr;        ///< a fused step: the op whose attributes its kernel reads
+  std::string_view name;         ///< the primitive, or the fusion ("batchnorm+relu")
+  VarList args, outs;            ///< what the step reads and writes
+  std::vector<const Op*> fused;  ///< the other ops a fused step runs
   std::string kernel;            ///< the kernel chosen, as KernelTable::describe names it
   std::vector<Layout> reads;     ///< the layout each argument is read in
   std::vector<Layout> writes;    ///< each output's layout
@@ -45,8 +51,9 @@ struct PlannedStep {
 
 /// Time spent in one op of the plan over all runs.
 struct OpTime {
-  size_t op = 0;       ///< index into Tape::ops
-  double seconds = 0;  ///< total over the runs
+  size_t op = 0;          ///< index into Tape::ops; a fused step: its PlannedStep::op
+  std::string_view name;  ///< PlannedStep::name
+  double seconds = 0;     ///< total over the runs
 };
 
 /// Plans a tape once and runs it any number of times.
@@ -95,10 +102,13 @@ class Executor {
  private:
   struct Step {
     Kernel kernel;
-    const Op* op;
-    size_t args_begin, outs_begin;  // into arg_ptrs_ / out_ptrs_
+    const Op* op;    // attributes and messages; see PlannedStep::op
+    int entry;       // in the kernel table: the primitive, or the fusion
+    size_t args_begin, outs_begin;  // into arg_vars_ and arg_ptrs_, out_vars_ and out_ptrs_
+    uint32_t num_args, num_outs;
     size_t layouts_begin;           // into step_layouts_, or kNoLayouts when all are plain
     size_t reorders_begin, reorders_end;  // into reorders_
+    size_t fused_begin, fused_end;        // into fused_ops_
   };
   // An argument a step reads in another layout than the plan keeps it in: copied into
   // `copy`, in layout `to`, before the step runs. Copies live only during their step, so
@@ -111,13 +121,18 @@ class Executor {
   };
   static constexpr size_t kNoLayouts = ~size_t{0};
 
+  void plan_steps(bool fusion);
+  void add_step(Kernel k, const Op* op, int entry, const VarList& args, const VarList& outs);
+  std::span<const Var> args(const Step& s) const { return {&arg_vars_[s.args_begin], s.num_args}; }
+  std::span<const Var> outs(const Step& s) const { return {&out_vars_[s.outs_begin], s.num_outs}; }
+  std::string_view step_name(const Step& s) const;
   void plan_layouts(bool blocked);
-  Layout output_layout(const Op& op, const std::vector<bool>& is_output) const;
-  Layout read_layout(const Op& op, size_t i, Layout out) const;
+  Layout output_layout(const Step& step, const std::vector<bool>& is_output) const;
+  Layout read_layout(const Step& step, size_t i, Layout out) const;
   void plan_buffers();
-  int in_place_slot(const Op& op, Var out, size_t step, const std::vector<size_t>& last_use,
+  int in_place_slot(const Step& step, Var out, size_t index, const std::vector<size_t>& last_use,
                     const std::vector<bool>& is_output) const;
-  bool taken_over(const Op& op, Var a) const;
+  bool taken_over(const Step& step, Var a) const;
   void bind_inputs(const TensorMap& inputs);
   [[noreturn]] void fail(const Step& step, const std::exception& e) const;
 
@@ -129,8 +144,10 @@ class Executor {
   std::vector<std::shared_ptr<void>> slots_;
   std::vector<uint32_t> fresh_outputs_;  // computed outputs: a new tensor each run
   std::vector<Step> steps_;
+  std::vector<Var> arg_vars_, out_vars_;
   std::vector<const Tensor*> arg_ptrs_;
   std::vector<Tensor*> out_ptrs_;
+  std::vector<const Op*> fused_ops_;
   std::vector<Layout> layout_of_;    // per var
   std::vector<Layout> step_layouts_;  // per step: its args' layouts as passed, then its outputs'
   std::deque<Reorder> reorders_;  // a deque: arg_ptrs_ points into it

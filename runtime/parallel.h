@@ -1,5 +1,6 @@
-// Threads: one setting governs ytape's own loops and OpenBLAS, so the two never
-// oversubscribe the cores.
+// Threads: one setting governs ytape's own loops, OpenBLAS and oneDNN. ytape's loops run on
+// OpenMP's threads, the ones oneDNN uses: a second pool would wake its threads while
+// OpenMP's still spin after a convolution, and on few cores the two would fight.
 #pragma once
 
 #include <cstdint>
@@ -7,7 +8,8 @@
 
 namespace ytape {
 
-/// Sets the number of threads for ytape's loops and for OpenBLAS (n >= 1).
+/// Sets the number of threads for ytape's loops and for OpenBLAS (n >= 1); oneDNN's
+/// kernels take the same number (runtime/kernels/onednn_conv.cc).
 void set_num_threads(int n);
 /// The current setting (default: the number of cores, at most 8).
 int num_threads();

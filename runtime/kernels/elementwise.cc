@@ -188,6 +188,21 @@ YTAPE_BINARY(Gt, a > b)
 YTAPE_BINARY(Ge, a >= b)
 #undef YTAPE_BINARY
 
+// The fused kernels (Fusion, runtime/fusion.h) of same-shape floats: relu(a + b), and the
+// relu gradient select(z > 0, g, 0) of (z, g), which never stores the mask.
+struct AddRelu {
+  template <typename T>
+  static T f(T a, T b) {
+    return Relu::f(a + b);
+  }
+};
+struct ReluBackward {
+  template <typename T>
+  static T f(T z, T g) {
+    return z > 0 ? g : T(0);
+  }
+};
+
 // ---- select and convert --------------------------------------------------------------
 
 // select moves bits, so one instantiation per element size serves every dtype. The loops
@@ -319,6 +334,12 @@ void register_elementwise_kernels(KernelTable& t) {
   if (t.kernels_set == KernelSet::fast) {
     for (Prim p : all_prims()) {
       if (prim_info(p).elementwise()) t.allow_blocked(p, ~uint32_t{0}, BlockedOut::follow);
+    }
+    t.set(Fusion::add_relu, float_binary<AddRelu>);
+    t.set(Fusion::relu_backward, float_binary<ReluBackward>);
+    for (Fusion f : {Fusion::add_relu, Fusion::relu_backward}) {
+      t.allow_in_place(f);
+      t.allow_blocked(f, 0b11, BlockedOut::follow);
     }
   }
 }

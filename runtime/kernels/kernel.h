@@ -4,6 +4,7 @@
 
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "runtime/layout.h"
 #include "runtime/tensor.h"
@@ -49,35 +50,62 @@ enum class KernelSet { fast, reference };
 /// `follow`: blocked when the blocked-readable arguments are, each either blocked with the
 /// output's shape or a single element, and otherwise plain, with every argument plain too:
 /// such kernels (elementwise ops, batch norm) see one layout throughout, and elementwise
-/// kernels need not know which.
-enum class BlockedOut : uint8_t { never, always, follow };
+/// kernels need not know which. `same`: blocked when the first argument is, which is then
+/// read in the output's layout: kernels that read and write one layout at other shapes
+/// (pooling).
+enum class BlockedOut : uint8_t { never, always, follow, same };
 
-/// Per-primitive kernel table, filled by the family registration functions.
+/// Groups of ops that the executor may run as one kernel (runtime/fusion.h says which ops
+/// each takes and in what order the fused kernel sees their tensors). Each saves passes
+/// over memory and gives the bits the ops give one by one.
+enum class Fusion : uint8_t {
+  batchnorm_relu,            ///< relu(batchnorm[_with_stats](x, ...)): the relu as it writes
+  relu_mask_batchnorm_backward,  ///< batchnorm_backward(select(gt(z, 0), g, 0), ...)
+  relu_backward,             ///< select(gt(z, 0), g, 0): the mask is never stored
+  add_relu,                  ///< relu(add(a, b)) of same-shape floats
+};
+inline constexpr int kNumFusions = 4;
+/// The name `ytape plan` and `--profile` give a fused step, e.g. "batchnorm+relu".
+std::string_view fusion_name(Fusion f);
+
+/// Kernel table, filled by the family registration functions: one entry per primitive,
+/// then one per Fusion. The setters take either.
 struct KernelTable {
+  static constexpr int kEntries = kNumPrims + kNumFusions;
+  static int entry(Prim p) { return static_cast<int>(p); }
+  static int entry(Fusion f) { return kNumPrims + static_cast<int>(f); }
+
   KernelSet kernels_set = KernelSet::fast;
-  Kernel kernels[kNumPrims] = {};
+  Kernel kernels[kEntries] = {};
   /// Whether the kernel may write its (single) output over an argument of the same shape
   /// and element size, i.e. reads element i of it before writing element i of the output
   /// and reads it nowhere else afterwards. True for elementwise primitives by default.
-  bool in_place[kNumPrims] = {};
+  bool in_place[kEntries] = {};
 
-  /// Per primitive, the arguments (a bit each) the kernel reads in Layout::c16, and how its
-  /// first output's layout is chosen (runtime/executor.cc, output_layout).
-  uint32_t blocked_args[kNumPrims] = {};
-  BlockedOut blocked_out[kNumPrims] = {};
-  /// Per primitive, the kernel's name for a given op (default: describe_own_kernel).
-  KernelDescription describe[kNumPrims];
+  /// The arguments (a bit each) the kernel reads in Layout::c16, and how its first
+  /// output's layout is chosen (runtime/executor.cc, output_layout).
+  uint32_t blocked_args[kEntries] = {};
+  BlockedOut blocked_out[kEntries] = {};
+  /// The kernel's name for a given op (default: describe_own_kernel).
+  KernelDescription describe[kEntries];
 
   explicit KernelTable(KernelSet set) : kernels_set(set) {
-    for (Prim p : all_prims()) in_place[static_cast<int>(p)] = prim_info(p).elementwise();
+    for (Prim p : all_prims()) in_place[entry(p)] = prim_info(p).elementwise();
     for (KernelDescription& d : describe) d = describe_own_kernel;
   }
 
-  void set(Prim p, Kernel k) { kernels[static_cast<int>(p)] = k; }
-  void allow_in_place(Prim p) { in_place[static_cast<int>(p)] = true; }
-  void allow_blocked(Prim p, uint32_t args, BlockedOut out) {
-    blocked_args[static_cast<int>(p)] = args;
-    blocked_out[static_cast<int>(p)] = out;
+  template <typename Key>
+  void set(Key k, Kernel kernel) {
+    kernels[entry(k)] = kernel;
+  }
+  template <typename Key>
+  void allow_in_place(Key k) {
+    in_place[entry(k)] = true;
+  }
+  template <typename Key>
+  void allow_blocked(Key k, uint32_t args, BlockedOut out) {
+    blocked_args[entry(k)] = args;
+    blocked_out[entry(k)] = out;
   }
 };
 

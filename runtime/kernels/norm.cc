@@ -63,13 +63,38 @@ double sum_sq_dev_row(const T* x, int64_t n, double mean) {
   return s;
 }
 
+// The cotangent batchnorm_backward sees: dy, or under Fusion::relu_mask_batchnorm_backward
+// select(z > 0, g, 0) of (g, z) — the same bits the select kernel writes. Both are read
+// before the choice, or the loops would not vectorize.
+template <bool Masked, typename T>
+T cotangent(const T* dy, const T* z, int64_t i) {
+  if constexpr (Masked) {
+    const T g = dy[i], m = z[i];
+    return m > 0 ? g : T(0);
+  } else {
+    return dy[i];
+  }
+}
+
+// The output of batch norm, or under Fusion::batchnorm_relu its relu, as Relu writes it.
+template <bool Relu, typename T>
+T normalized(T x, T alpha, T beta) {
+  T y = x * alpha + beta;
+  if constexpr (Relu) {
+    return y < 0 ? T(0) : y;
+  } else {
+    return y;
+  }
+}
+
 // Sums of dy and of dy * (x - mean) in one pass over a row. The terms add up in T in vector
 // lanes over blocks of kBlock elements, and the blocks in double, so that each rounded
 // partial sum has few terms.
 constexpr int64_t kBlock = 512;
 
-template <typename T>
-void grad_sums_row(const T* dy, const T* x, int64_t n, T mean, double* sum_dy, double* sum_dy_dev) {
+template <bool Masked, typename T>
+void grad_sums_row(const T* dy, const T* z, const T* x, int64_t n, T mean, double* sum_dy,
+                   double* sum_dy_dev) {
   using S = dense::Simd<T>;
   constexpr int w = S::kWidth, unroll = 4;  // independent accumulators hide the add latency
   for (int64_t begin = 0; begin < n; begin += kBlock) {
@@ -81,13 +106,19 @@ void grad_sums_row(const T* dy, const T* x, int64_t n, T mean, double* sum_dy, d
         typename S::Vec g, v;
         S::load(g, dy + i + u * w);
         S::load(v, x + i + u * w);
+        if constexpr (Masked) {
+          typename S::Vec m;
+          S::load(m, z + i + u * w);
+          g = m > T(0) ? g : typename S::Vec{};
+        }
         acc_dy[u] += g;
         acc_dev[u] += g * (v - mean);
       }
     }
     for (; i < end; ++i) {
-      *sum_dy += static_cast<double>(dy[i]);
-      *sum_dy_dev += static_cast<double>(dy[i] * (x[i] - mean));
+      T g = cotangent<Masked>(dy, z, i);
+      *sum_dy += static_cast<double>(g);
+      *sum_dy_dev += static_cast<double>(g * (x[i] - mean));
     }
     for (int u = 0; u < unroll; ++u) {
       for (int l = 0; l < w; ++l) {
@@ -160,7 +191,7 @@ void block_sums(const BlockedGeom& g, const T* x, int64_t b, double* out, Term t
   }
 }
 
-template <typename T>
+template <bool Relu, typename T>
 void batchnorm_forward_blocked(const KernelCall& call, T* mean_out, T* invstd_out) {
   const T* x = call.args[0]->data<T>();
   const T* scale = call.args[1]->data<T>();
@@ -191,17 +222,17 @@ void batchnorm_forward_blocked(const KernelCall& call, T* mean_out, T* invstd_ou
         alpha[l] = static_cast<T>(invstd * static_cast<double>(scale[c]));
         beta[l] = static_cast<T>(static_cast<double>(bias[c]) - mean[l] * alpha[l]);
       }
-      for_block(g, b, [&](int64_t i, int64_t l) { y[i] = x[i] * alpha[l] + beta[l]; });
+      for_block(g, b, [&](int64_t i, int64_t l) { y[i] = normalized<Relu>(x[i], alpha[l], beta[l]); });
     }
   });
 }
 
 // y = (x - mean) * invstd * scale + bias, for batchnorm (mean, invstd null) and
-// batchnorm_with_stats.
-template <typename T>
+// batchnorm_with_stats; relu(y) under Fusion::batchnorm_relu.
+template <bool Relu, typename T>
 void batchnorm_forward(const KernelCall& call, T* mean_out, T* invstd_out) {
   if (call.arg_layout(0) == Layout::c16) {
-    return batchnorm_forward_blocked(call, mean_out, invstd_out);
+    return batchnorm_forward_blocked<Relu>(call, mean_out, invstd_out);
   }
   const Tensor& x = *call.args[0];
   const T* px = x.data<T>();
@@ -222,7 +253,7 @@ void batchnorm_forward(const KernelCall& call, T* mean_out, T* invstd_out) {
       for (int64_t n = 0; n < g.outer; ++n) {
         const T* xr = px + g.row(c, n);
         T* yr = py + g.row(c, n);
-        for (int64_t i = 0; i < g.inner; ++i) yr[i] = xr[i] * alpha + beta;
+        for (int64_t i = 0; i < g.inner; ++i) yr[i] = normalized<Relu>(xr[i], alpha, beta);
       }
     }
   });
@@ -230,18 +261,27 @@ void batchnorm_forward(const KernelCall& call, T* mean_out, T* invstd_out) {
 
 template <typename T>
 void batchnorm(const KernelCall& call) {
-  batchnorm_forward<T>(call, nullptr, nullptr);
+  batchnorm_forward<false, T>(call, nullptr, nullptr);
 }
 
 template <typename T>
 void batchnorm_with_stats(const KernelCall& call) {
-  batchnorm_forward<T>(call, call.outs[1]->data<T>(), call.outs[2]->data<T>());
+  batchnorm_forward<false, T>(call, call.outs[1]->data<T>(), call.outs[2]->data<T>());
 }
 
-// The tensors of batchnorm_backward: (dy, x, scale, mean, invstd) -> (dx, dscale, dbias).
+// Fusion::batchnorm_relu, of batchnorm (one output) or batchnorm_with_stats (three).
+template <typename T>
+void batchnorm_relu(const KernelCall& call) {
+  bool stats = call.outs.size() == 3;
+  batchnorm_forward<true, T>(call, stats ? call.outs[1]->data<T>() : nullptr,
+                             stats ? call.outs[2]->data<T>() : nullptr);
+}
+
+// The tensors of batchnorm_backward: (dy, x, scale, mean, invstd) -> (dx, dscale, dbias);
+// under Fusion::relu_mask_batchnorm_backward, dy is g and z follows.
 template <typename T>
 struct GradTensors {
-  const T *dy, *x, *scale, *mean, *invstd;
+  const T *dy, *x, *scale, *mean, *invstd, *z;
   T *dx, *dscale, *dbias;
   explicit GradTensors(const KernelCall& call)
       : dy(call.args[0]->data<T>()),
@@ -249,16 +289,17 @@ struct GradTensors {
         scale(call.args[2]->data<T>()),
         mean(call.args[3]->data<T>()),
         invstd(call.args[4]->data<T>()),
+        z(call.args.size() > 5 ? call.args[5]->data<T>() : nullptr),
         dx(call.outs[0]->data<T>()),
         dscale(call.outs[1]->data<T>()),
         dbias(call.outs[2]->data<T>()) {}
 };
 
-template <typename T>
+template <bool Masked, typename T>
 void batchnorm_backward_blocked(const KernelCall& call) {
   // Plain names, not a structured binding: Clang before 16 cannot capture those in lambdas.
   GradTensors<T> t(call);
-  const T *dy = t.dy, *x = t.x, *scale = t.scale, *mean = t.mean, *invstd = t.invstd;
+  const T *dy = t.dy, *x = t.x, *scale = t.scale, *mean = t.mean, *invstd = t.invstd, *z = t.z;
   T *dx = t.dx, *dscale = t.dscale, *dbias = t.dbias;
   BlockedGeom g = blocked_geom(*call.args[1]);
   double m = static_cast<double>(std::max<int64_t>(g.per_channel(), 1));
@@ -274,8 +315,9 @@ void batchnorm_backward_blocked(const KernelCall& call) {
           for (int64_t p = p0; p < std::min(g.plane, p0 + kRun); ++p) {
             for (int64_t l = 0; l < kChannelBlock; ++l) {
               int64_t i = base + p * kChannelBlock + l;
-              acc_dy[l] += dy[i];
-              acc_dev[l] += dy[i] * (x[i] - mu[l]);
+              T d = cotangent<Masked>(dy, z, i);
+              acc_dy[l] += d;
+              acc_dev[l] += d * (x[i] - mu[l]);
             }
           }
           for (int64_t l = 0; l < kChannelBlock; ++l) {
@@ -295,7 +337,7 @@ void batchnorm_backward_blocked(const KernelCall& call) {
         tc[l] = static_cast<T>(-a * sum_dy[l] / m);
       }
       for_block(g, b, [&](int64_t i, int64_t l) {
-        dx[i] = ta[l] * dy[i] + tb[l] * (x[i] - mu[l]) + tc[l];
+        dx[i] = ta[l] * cotangent<Masked>(dy, z, i) + tb[l] * (x[i] - mu[l]) + tc[l];
       });
     }
   });
@@ -303,11 +345,11 @@ void batchnorm_backward_blocked(const KernelCall& call) {
 
 // dbias = Σ dy, dscale = Σ dy * xhat, and
 // dx = scale * invstd * (dy - dbias/M - xhat * dscale/M), written as a*dy + b*(x-mean) + c.
-template <typename T>
-void batchnorm_backward(const KernelCall& call) {
-  if (call.arg_layout(1) == Layout::c16) return batchnorm_backward_blocked<T>(call);
+template <bool Masked, typename T>
+void batchnorm_backward_any(const KernelCall& call) {
+  if (call.arg_layout(1) == Layout::c16) return batchnorm_backward_blocked<Masked, T>(call);
   GradTensors<T> t(call);
-  const T *dy = t.dy, *px = t.x, *scale = t.scale, *mean = t.mean, *invstd = t.invstd;
+  const T *dy = t.dy, *px = t.x, *scale = t.scale, *mean = t.mean, *invstd = t.invstd, *z = t.z;
   T *dx = t.dx, *dscale = t.dscale, *dbias = t.dbias;
   NormGeom g = norm_geom(*call.args[1]);
   double m = static_cast<double>(std::max<int64_t>(g.per_channel(), 1));
@@ -316,7 +358,9 @@ void batchnorm_backward(const KernelCall& call) {
       double is = invstd[c];
       double sum_dy = 0, sum_dy_dev = 0;
       for (int64_t n = 0; n < g.outer; ++n) {
-        grad_sums_row(dy + g.row(c, n), px + g.row(c, n), g.inner, mean[c], &sum_dy, &sum_dy_dev);
+        int64_t r = g.row(c, n);
+        grad_sums_row<Masked>(dy + r, Masked ? z + r : nullptr, px + r, g.inner, mean[c], &sum_dy,
+                              &sum_dy_dev);
       }
       double ds = sum_dy_dev * is;
       dbias[c] = static_cast<T>(sum_dy);
@@ -325,13 +369,27 @@ void batchnorm_backward(const KernelCall& call) {
       T ta = static_cast<T>(a), tb = static_cast<T>(-a * is * ds / m);
       T tc = static_cast<T>(-a * sum_dy / m), tmu = mean[c];
       for (int64_t n = 0; n < g.outer; ++n) {
-        const T* dyr = dy + g.row(c, n);
-        const T* xr = px + g.row(c, n);
-        T* dxr = dx + g.row(c, n);
-        for (int64_t i = 0; i < g.inner; ++i) dxr[i] = ta * dyr[i] + tb * (xr[i] - tmu) + tc;
+        int64_t r = g.row(c, n);
+        const T* dyr = dy + r;
+        const T* zr = Masked ? z + r : nullptr;
+        const T* xr = px + r;
+        T* dxr = dx + r;
+        for (int64_t i = 0; i < g.inner; ++i) {
+          dxr[i] = ta * cotangent<Masked>(dyr, zr, i) + tb * (xr[i] - tmu) + tc;
+        }
       }
     }
   });
+}
+
+template <typename T>
+void batchnorm_backward(const KernelCall& call) {
+  batchnorm_backward_any<false, T>(call);
+}
+
+template <typename T>
+void relu_mask_batchnorm_backward(const KernelCall& call) {
+  batchnorm_backward_any<true, T>(call);
 }
 
 }  // namespace
@@ -339,12 +397,19 @@ void batchnorm_backward(const KernelCall& call) {
 void register_norm_kernels(KernelTable& t) {
   // Each channel is read for its statistics before it is rewritten, so y may overwrite x.
   t.allow_in_place(Prim::batchnorm);
+  using dense::float_kernel;
   if (t.kernels_set == KernelSet::fast) {
     t.allow_blocked(Prim::batchnorm, 0b1, BlockedOut::follow);
     t.allow_blocked(Prim::batchnorm_with_stats, 0b1, BlockedOut::follow);
     t.allow_blocked(Prim::batchnorm_backward, 0b11, BlockedOut::follow);
+    // The fused kernels: the tensors of FusedGroup (runtime/fusion.h).
+    t.set(Fusion::batchnorm_relu, float_kernel<batchnorm_relu<float>, batchnorm_relu<double>>);
+    t.allow_in_place(Fusion::batchnorm_relu);
+    t.allow_blocked(Fusion::batchnorm_relu, 0b1, BlockedOut::follow);
+    t.set(Fusion::relu_mask_batchnorm_backward,
+          float_kernel<relu_mask_batchnorm_backward<float>, relu_mask_batchnorm_backward<double>>);
+    t.allow_blocked(Fusion::relu_mask_batchnorm_backward, 0b100011, BlockedOut::follow);
   }
-  using dense::float_kernel;
   t.set(Prim::batchnorm, float_kernel<batchnorm<float>, batchnorm<double>>);
   t.set(Prim::batchnorm_with_stats,
         float_kernel<batchnorm_with_stats<float>, batchnorm_with_stats<double>>);

@@ -187,10 +187,13 @@ bool convolve(ConvKind kind, const ConvGeom& g, ConvLayouts l, const float* a, c
   if (empty(g)) return false;
   Conv& c = conv(kind, g, l);
   if (!c.primitive) return false;
-  // Slots 0 and 1 belong to the reference kernels and gemm (runtime/kernels/dense.h).
-  std::unordered_map<int, memory> args{{c.in[0].arg, bind<2>(c.in[0], a)},
-                                       {c.in[1].arg, bind<3>(c.in[1], b)},
-                                       {c.out.arg, bind<4>(c.out, out)}};
+  // Slots 0 and 1 belong to the reference kernels and gemm (runtime/kernels/dense.h). The
+  // weights, read or written, always take slot 3: the largest copies share one buffer.
+  bool weights_out = kind == Kind::backward_filter;
+  std::unordered_map<int, memory> args{
+      {c.in[0].arg, bind<2>(c.in[0], a)},
+      {c.in[1].arg, weights_out ? bind<4>(c.in[1], b) : bind<3>(c.in[1], b)},
+      {c.out.arg, weights_out ? bind<3>(c.out, out) : bind<4>(c.out, out)}};
   // oneDNN runs on OpenMP threads, as many as the calling thread's setting: keep it at
   // ytape's, so that ytape's pool, OpenBLAS and oneDNN never use more threads than asked.
   if (omp_get_max_threads() != num_threads()) omp_set_num_threads(num_threads());

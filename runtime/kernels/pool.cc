@@ -3,6 +3,7 @@
 // parallel. The shape rule guarantees that every window holds at least one pixel.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -118,19 +119,129 @@ void max_pool(const KernelCall& call, bool with_indices) {
   });
 }
 
+// Channel-blocked f32 images (Layout::c16): the 16 channels of a pixel are one vector (four
+// at SSE's width), so a window is a run of vector maxima, in the plain kernel's tap order
+// and with its rule for ties and NaN, giving the same values and indices. Compiled for
+// AVX-512, AVX2 and the baseline, chosen when the program loads.
+//
+// Output row `oh` of one (channel block, image): `x` and `y` point at its input and output
+// planes, and `taps` receives each output's winning tap.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void max_pool_blocked_row(
+    const PoolGeom& g, const float* x, int64_t oh, float* y, int32_t* taps) {
+  int64_t h0 = oh * g.stride_h - g.pad_h;
+  Span1 hs = g.rows(oh);
+  for (int64_t ow = 0; ow < g.out_w; ++ow) {
+    int64_t w0 = ow * g.stride_w - g.pad_w;
+    Span1 ws = g.cols(ow);
+    float* best = y + (oh * g.out_w + ow) * kChannelBlock;
+    int32_t* tap = taps + ow * kChannelBlock;
+    // Every window holds a pixel (the shape rule): its first tap sets best and tap.
+    for (int64_t l = 0; l < kChannelBlock; ++l) {
+      best[l] = x[(hs.lo * g.in_w + ws.lo) * kChannelBlock + l];
+      tap[l] = static_cast<int32_t>((hs.lo - h0) * g.win_w + (ws.lo - w0));
+    }
+    for (int64_t h = hs.lo; h < hs.hi; ++h) {
+      for (int64_t w = h == hs.lo ? ws.lo + 1 : ws.lo; w < ws.hi; ++w) {
+        const float* pixel = x + (h * g.in_w + w) * kChannelBlock;
+        int32_t t = static_cast<int32_t>((h - h0) * g.win_w + (w - w0));
+        for (int64_t l = 0; l < kChannelBlock; ++l) {
+          float v = pixel[l], b = best[l];
+          bool take = v > b || (v != v && b == b);
+          best[l] = take ? v : b;
+          tap[l] = take ? t : tap[l];
+        }
+      }
+    }
+  }
+}
+
+// Indices stay plain (they are i64, which no blocked kernel reads): within-plane and
+// 1-based as the plain kernel writes them.
+void max_pool_blocked(const KernelCall& call, bool with_indices) {
+  const Tensor& x = *call.args[0];
+  PoolGeom g = pool_geom(call.op.attrs, x, *call.outs[0]);
+  int64_t blocks = x.dim(3) / kChannelBlock;
+  const float* px = x.data<float>();
+  float* py = call.outs[0]->data<float>();
+  int64_t* pidx = with_indices ? call.outs[1]->data<int64_t>() : nullptr;
+  int64_t rows = blocks * x.dim(4) * g.out_h;
+  int64_t work = kChannelBlock * g.out_w * g.win_w * g.win_h;
+  std::vector<int64_t> tap_offset;  // of tap t from the window's corner, in the input plane
+  if (with_indices) {
+    for (int64_t t = 0; t < g.win_w * g.win_h; ++t) {
+      tap_offset.push_back(t / g.win_w * g.in_w + t % g.win_w);
+    }
+  }
+  dense::parallel_work(rows, work, [&](int64_t b, int64_t e) {
+    std::vector<int32_t> taps(static_cast<size_t>(g.out_w * kChannelBlock));
+    for (int64_t r = b; r < e; ++r) {
+      int64_t plane = r / g.out_h, oh = r % g.out_h;  // plane: a (block, image) pair
+      max_pool_blocked_row(g, px + plane * g.in_plane() * kChannelBlock, oh,
+                           py + plane * g.out_plane() * kChannelBlock, taps.data());
+      if (pidx == nullptr) continue;
+      int64_t* row = pidx + (plane * kChannelBlock * g.out_h + oh) * g.out_w;
+      for (int64_t ow = 0; ow < g.out_w; ++ow) {
+        int64_t corner = (oh * g.stride_h - g.pad_h) * g.in_w + ow * g.stride_w - g.pad_w + 1;
+        for (int64_t l = 0; l < kChannelBlock; ++l) {
+          size_t t = static_cast<size_t>(taps[static_cast<size_t>(ow * kChannelBlock + l)]);
+          row[l * g.out_plane() + ow] = corner + tap_offset[t];  // channel l of the block
+        }
+      }
+    }
+  });
+}
+
 template <typename T>
 void max_pool2d(const KernelCall& call) {
+  if (call.arg_layout(0) == Layout::c16) return max_pool_blocked(call, false);
   max_pool<T>(call, false);
 }
 
 template <typename T>
 void max_pool2d_with_indices(const KernelCall& call) {
+  if (call.arg_layout(0) == Layout::c16) return max_pool_blocked(call, true);
   max_pool<T>(call, true);
+}
+
+[[noreturn]] void index_outside(int64_t index, const Tensor& dx) {
+  user_error("max_pool2d_backward: index {} is outside the {}x{} plane", index, dx.dim(1),
+             dx.dim(2));
+}
+
+// The blocked variant (dy and dx in Layout::c16, the indices plain) adds in the same order.
+void max_pool2d_backward_blocked(const KernelCall& call) {
+  const Tensor& dy = *call.args[0];
+  const Tensor& idx = *call.args[1];
+  Tensor& dx = *call.outs[0];
+  int64_t in_plane = dx.dim(1) * dx.dim(2), out_plane = dy.dim(1) * dy.dim(2);
+  int64_t planes = dy.dim(3) / kChannelBlock * dy.dim(4);  // (block, image) pairs
+  const float* pdy = dy.data<float>();
+  const int64_t* pidx = idx.data<int64_t>();
+  float* pdx = dx.data<float>();
+  int64_t work = kChannelBlock * (in_plane + out_plane);
+  dense::parallel_work(planes, work, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      float* plane = pdx + c * in_plane * kChannelBlock;
+      const float* grad = pdy + c * out_plane * kChannelBlock;
+      const int64_t* at = pidx + c * kChannelBlock * out_plane;
+      std::fill(plane, plane + in_plane * kChannelBlock, 0.0f);
+      for (int64_t o = 0; o < out_plane; ++o) {
+        for (int64_t l = 0; l < kChannelBlock; ++l) {
+          int64_t i = at[l * out_plane + o];
+          if (static_cast<uint64_t>(i - 1) >= static_cast<uint64_t>(in_plane)) {
+            index_outside(i, dx);
+          }
+          plane[(i - 1) * kChannelBlock + l] += grad[o * kChannelBlock + l];
+        }
+      }
+    }
+  });
 }
 
 // dx = 0, then each dy is added where its index points.
 template <typename T>
 void max_pool2d_backward(const KernelCall& call) {
+  if (call.arg_layout(0) == Layout::c16) return max_pool2d_backward_blocked(call);
   const Tensor& dy = *call.args[0];
   const Tensor& idx = *call.args[1];
   Tensor& dx = *call.outs[0];
@@ -148,8 +259,7 @@ void max_pool2d_backward(const KernelCall& call) {
       for (int64_t o = 0; o < out_plane; ++o) {
         // One unsigned compare checks both bounds of the 1-based index.
         if (static_cast<uint64_t>(at[o] - 1) >= static_cast<uint64_t>(in_plane)) {
-          user_error("max_pool2d_backward: index {} is outside the {}x{} plane", at[o], dx.dim(1),
-                     dx.dim(2));
+          index_outside(at[o], dx);
         }
         plane[at[o] - 1] += grad[o];
       }
@@ -222,6 +332,11 @@ void register_pool_kernels(KernelTable& t) {
         float_kernel<max_pool2d_with_indices<float>, max_pool2d_with_indices<double>>);
   t.set(Prim::max_pool2d_backward,
         float_kernel<max_pool2d_backward<float>, max_pool2d_backward<double>>);
+  if (t.kernels_set == KernelSet::fast) {
+    for (Prim p : {Prim::max_pool2d, Prim::max_pool2d_with_indices, Prim::max_pool2d_backward}) {
+      t.allow_blocked(p, 0b1, BlockedOut::same);
+    }
+  }
   t.set(Prim::avg_pool2d, float_kernel<avg_pool2d<float>, avg_pool2d<double>>);
   t.set(Prim::avg_pool2d_backward,
         float_kernel<avg_pool2d_backward<float>, avg_pool2d_backward<double>>);

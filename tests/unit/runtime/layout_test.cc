@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "kernel_harness.h"
 
 namespace ytape {
@@ -78,6 +80,41 @@ TEST_CASE("batch norm and convolutions on blocked images match their plain runs"
                                       {in, out, L::plain}),
            dw, 1e-5);
     }
+  }
+}
+
+// Pooling on blocked images gives the plain kernels' values and indices exactly: the same
+// taps win, ties go to the first tap and NaN beats every number, for windows with and
+// without padding, strides and overlap.
+TEST_CASE("max pooling and its gradient on blocked images match their plain runs exactly") {
+  using L = Layout;
+  Shape image{9, 7, 32, 2};
+  // Few distinct values, so that windows hold ties; and a few NaNs.
+  Tensor x = testing::random_tensor({DType::f32, image}, 7, -3, 3);
+  float* px = x.data<float>();
+  for (int64_t i = 0; i < x.size(); ++i) px[i] = std::round(px[i]);
+  for (int64_t i : {5, 77, 400, 1001, 2500}) px[i] = std::nanf("");
+  struct Case {
+    std::vector<int64_t> window, stride, pad;
+  };
+  for (const Case& c : {Case{{3, 3}, {2, 2}, {1, 1, 1, 1}}, Case{{2, 2}, {2, 2}, {0, 0, 0, 0}},
+                        Case{{3, 2}, {1, 2}, {1, 2, 0, 1}}}) {
+    CAPTURE(c.window);
+    Attrs attrs{{"window", c.window}, {"stride", c.stride}, {"pad", c.pad}};
+    std::vector<Tensor> want = testing::run_op(Prim::max_pool2d_with_indices, {x}, attrs);
+    std::vector<Tensor> got = testing::run_op_in_layouts(Prim::max_pool2d_with_indices, {x},
+                                                         attrs, {L::c16, L::c16, L::plain});
+    testing::check_equal(got[0], testing::to_doubles(want[0]));
+    testing::check_equal(got[1], testing::to_doubles(want[1]));
+    testing::check_equal(testing::run_op_in_layouts(Prim::max_pool2d, {x}, attrs, {L::c16, L::c16})[0],
+                         testing::to_doubles(want[0]));
+
+    Tensor dy = testing::random_tensor(want[0].type(), 8);
+    Attrs shape{{"shape", image}};
+    std::vector<Tensor> args{dy, want[1]};
+    testing::check_equal(testing::run_op_in_layouts(Prim::max_pool2d_backward, args, shape,
+                                                    {L::c16, L::plain, L::c16})[0],
+                         testing::to_doubles(testing::run_op(Prim::max_pool2d_backward, args, shape)[0]));
   }
 }
 

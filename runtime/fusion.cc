@@ -1,0 +1,151 @@
+#include "runtime/fusion.h"
+
+#include <algorithm>
+
+namespace ytape {
+
+std::string_view fusion_name(Fusion f) {
+  switch (f) {
+    case Fusion::batchnorm_relu:
+      return "batchnorm+relu";
+    case Fusion::relu_mask_batchnorm_backward:
+      return "relu_backward+batchnorm_backward";
+    case Fusion::relu_backward:
+      return "relu_backward";
+    case Fusion::add_relu:
+      return "add+relu";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr size_t kNone = ~size_t{0};
+
+// What the matcher knows of the tape: who makes each var, how often it is read, and which
+// ops a group has taken already.
+class Matcher {
+ public:
+  Matcher(const Tape& t, const KernelTable& table) : t_(t), table_(table) {
+    maker_.assign(t.types.size(), kNone);
+    reads_.assign(t.types.size(), 0);
+    taken_.assign(t.ops.size(), false);
+    for (size_t i = 0; i < t.ops.size(); ++i) {
+      for (Var v : t.ops[i].outs) maker_[v.id] = i;
+      for (Var a : t.ops[i].args) ++reads_[a.id];
+    }
+    for (const Output& o : t.outputs) ++reads_[o.var.id];
+  }
+
+  // Visits the ops from the last, so that a group anchored at a later op claims its
+  // producers before a smaller group anchored at one of them could.
+  std::vector<FusedGroup> run() {
+    std::vector<FusedGroup> groups;
+    for (size_t i = t_.ops.size(); i-- > 0;) {
+      const Op& op = t_.ops[i];
+      if (taken_[i] || op.kind != OpKind::call) continue;
+      FusedGroup g{};
+      if (match(i, op, g)) {
+        taken_[i] = true;
+        for (size_t o : g.others) taken_[o] = true;
+        groups.push_back(std::move(g));
+      }
+    }
+    std::reverse(groups.begin(), groups.end());
+    return groups;
+  }
+
+ private:
+  bool available(Fusion f) const { return table_.kernels[KernelTable::entry(f)] != nullptr; }
+
+  // The call op that makes `v` as its only output, with `prim`, untaken, and whose
+  // value only the group reads; null otherwise.
+  const Op* sole_producer(Var v, Prim prim) const {
+    size_t i = maker_[v.id];
+    if (i == kNone || taken_[i] || reads_[v.id] != 1) return nullptr;
+    const Op& op = t_.ops[i];
+    if (op.kind != OpKind::call || op.prim != prim || op.outs[0] != v) return nullptr;
+    return &op;
+  }
+
+  bool is_float(Var v) const {
+    DType d = t_.type(v).dtype;
+    return d == DType::f32 || d == DType::f64;
+  }
+
+  // A constant single element +0 of v's dtype.
+  bool is_zero(Var c, Var like) const {
+    size_t i = maker_[c.id];
+    if (i == kNone || t_.ops[i].kind != OpKind::constant) return false;
+    const Type& type = t_.type(c);
+    if (type.size() != 1 || type.dtype != t_.type(like).dtype) return false;
+    const std::vector<uint8_t>& bytes = t_.ops[i].value;
+    return std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b == 0; });
+  }
+
+  // `v` is select(gt(z, 0), g, 0) with z and g of v's type; sets the two ops and z, g.
+  bool relu_mask(Var v, bool sole, const Op** select, const Op** gt, Var* z, Var* g) const {
+    size_t i = maker_[v.id];
+    if (i == kNone || taken_[i]) return false;
+    const Op& s = t_.ops[i];
+    if (s.kind != OpKind::call || s.prim != Prim::select || (sole && reads_[v.id] != 1)) {
+      return false;
+    }
+    const Op* c = sole_producer(s.args[0], Prim::gt);
+    if (c == nullptr || !is_float(v)) return false;
+    const Type& type = t_.type(v);
+    if (t_.type(s.args[1]) != type || t_.type(c->args[0]) != type) return false;
+    if (!is_zero(s.args[2], v) || !is_zero(c->args[1], v)) return false;
+    *select = &s, *gt = c, *z = c->args[0], *g = s.args[1];
+    return true;
+  }
+
+  size_t index(const Op* op) const { return static_cast<size_t>(op - t_.ops.data()); }
+
+  bool match(size_t i, const Op& op, FusedGroup& g) const {
+    const Op *select = nullptr, *gt = nullptr;
+    Var z, grad;
+    if (op.prim == Prim::batchnorm_backward && available(Fusion::relu_mask_batchnorm_backward) &&
+        relu_mask(op.args[0], true, &select, &gt, &z, &grad)) {
+      g = {Fusion::relu_mask_batchnorm_backward, &op, i, {index(select), index(gt)},
+           {grad, op.args[1], op.args[2], op.args[3], op.args[4], z}, op.outs};
+      return true;
+    }
+    if (op.prim == Prim::select && available(Fusion::relu_backward) &&
+        relu_mask(op.outs[0], false, &select, &gt, &z, &grad)) {
+      g = {Fusion::relu_backward, &op, i, {index(gt)}, {z, grad}, op.outs};
+      return true;
+    }
+    if (op.prim != Prim::relu || !is_float(op.args[0])) return false;
+    for (Prim bn : {Prim::batchnorm, Prim::batchnorm_with_stats}) {
+      const Op* b = sole_producer(op.args[0], bn);
+      if (b != nullptr && available(Fusion::batchnorm_relu)) {
+        VarList outs = b->outs;
+        outs[0] = op.outs[0];
+        g = {Fusion::batchnorm_relu, b, i, {index(b)}, b->args, outs};
+        return true;
+      }
+    }
+    const Op* add = sole_producer(op.args[0], Prim::add);
+    if (add != nullptr && available(Fusion::add_relu) &&
+        t_.type(add->args[0]) == t_.type(op.args[0]) && t_.type(add->args[1]) == t_.type(op.args[0])) {
+      g = {Fusion::add_relu, add, i, {index(add)}, add->args, op.outs};
+      return true;
+    }
+    return false;
+  }
+
+  const Tape& t_;
+  const KernelTable& table_;
+  std::vector<size_t> maker_;  // per var: the op that makes it
+  std::vector<int> reads_;     // per var: reads by ops and by the tape's outputs
+  std::vector<bool> taken_;    // per op
+};
+
+}  // namespace
+
+std::vector<FusedGroup> find_fusions(const Tape& t, const KernelTable& table) {
+  return Matcher(t, table).run();
+}
+
+}  // namespace ytape

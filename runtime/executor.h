@@ -123,8 +123,8 @@ class Executor {
 
   void plan_steps(bool fusion);
   void add_step(Kernel k, const Op* op, int entry, const VarList& args, const VarList& outs);
-  std::span<const Var> args(const Step& s) const { return {&arg_vars_[s.args_begin], s.num_args}; }
-  std::span<const Var> outs(const Step& s) const { return {&out_vars_[s.outs_begin], s.num_outs}; }
+  std::span<const Var> args(const Step& s) const { return {arg_vars_.data() + s.args_begin, s.num_args}; }
+  std::span<const Var> outs(const Step& s) const { return {out_vars_.data() + s.outs_begin, s.num_outs}; }
   std::string_view step_name(const Step& s) const;
   void plan_layouts(bool blocked);
   Layout output_layout(const Step& step, const std::vector<bool>& is_output) const;

@@ -17,8 +17,8 @@
 #include "samples/cpp/models.h"
 #include "tape/allocator.h"
 #include "tape/builder.h"
-#include "tape/diff.h"
-#include "tape/json.h"
+#include "inspect/diff.h"
+#include "io/json.h"
 
 using namespace ytape;
 

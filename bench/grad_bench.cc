@@ -13,7 +13,7 @@
 #include "grad/grad.h"
 #include "samples/cpp/models.h"
 #include "tape/allocator.h"
-#include "tracer/interp.h"
+#include "tracer/interp/interp.h"
 #include "tracer/trace.h"
 
 using namespace ytape;

@@ -15,8 +15,8 @@
 #include "grad/grad.h"
 #include "samples/cpp/models.h"
 #include "tape/allocator.h"
-#include "tape/passes/optimize.h"
-#include "tracer/interp.h"
+#include "opt/optimize.h"
+#include "tracer/interp/interp.h"
 #include "tracer/trace.h"
 
 using namespace ytape;

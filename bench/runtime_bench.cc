@@ -28,9 +28,9 @@
 #include "runtime/inputs.h"
 #include "runtime/parallel.h"
 #include "samples/cpp/models.h"
-#include "tape/cost.h"
+#include "inspect/cost.h"
 #include "tape/error.h"
-#include "tape/json.h"
+#include "io/json.h"
 #include "tracer/trace.h"
 
 using namespace ytape;

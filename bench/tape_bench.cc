@@ -13,7 +13,7 @@
 #include "samples/cpp/models.h"
 #include "tape/allocator.h"
 #include "tape/builder.h"
-#include "tape/json.h"
+#include "io/json.h"
 #include "tape/validate.h"
 
 using namespace ytape;

@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "tape/allocator.h"
-#include "tape/json.h"
-#include "tracer/interp.h"
+#include "io/json.h"
+#include "tracer/interp/interp.h"
 #include "tracer/trace.h"
 
 using namespace ytape;

@@ -2,7 +2,7 @@
 
 #include "cli/commands.h"
 #include "cli/io.h"
-#include "tape/diff.h"
+#include "inspect/diff.h"
 
 namespace ytape::cli {
 

@@ -2,7 +2,7 @@
 
 #include "cli/commands.h"
 #include "cli/io.h"
-#include "tape/dot.h"
+#include "inspect/dot.h"
 
 namespace ytape::cli {
 

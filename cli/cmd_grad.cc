@@ -6,7 +6,7 @@
 #include "cli/commands.h"
 #include "cli/io.h"
 #include "grad/grad.h"
-#include "tape/json.h"
+#include "io/json.h"
 
 namespace ytape::cli {
 

@@ -5,7 +5,7 @@
 #include "cli/commands.h"
 #include "cli/io.h"
 #include "cli/progress.h"
-#include "grad/gradcheck.h"
+#include "check/gradcheck.h"
 
 namespace ytape::cli {
 

@@ -5,8 +5,8 @@
 
 #include "cli/commands.h"
 #include "cli/io.h"
-#include "tape/json.h"
-#include "tape/passes/optimize.h"
+#include "io/json.h"
+#include "opt/optimize.h"
 
 namespace ytape::cli {
 

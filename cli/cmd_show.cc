@@ -2,7 +2,7 @@
 
 #include "cli/commands.h"
 #include "cli/io.h"
-#include "tape/json.h"
+#include "io/json.h"
 #include "tape/print.h"
 
 namespace ytape::cli {

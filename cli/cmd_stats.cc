@@ -3,7 +3,7 @@
 #include "cli/commands.h"
 #include "cli/io.h"
 #include "runtime/executor.h"
-#include "tape/stats.h"
+#include "inspect/stats.h"
 
 namespace ytape::cli {
 

@@ -6,7 +6,7 @@
 #include "cli/commands.h"
 #include "cli/io.h"
 #include "runtime/tensor_file.h"
-#include "tape/json.h"
+#include "io/json.h"
 #include "tracer/trace.h"
 
 namespace ytape::cli {

@@ -12,7 +12,7 @@
 
 #include "runtime/inputs.h"
 #include "tape/error.h"
-#include "tape/json.h"
+#include "io/json.h"
 
 namespace ytape::cli {
 

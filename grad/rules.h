@@ -1,5 +1,5 @@
 // Vector-Jacobian product rules, one per differentiable primitive, registered per family
-// (grad/rules/<family>.cc, the same family names as tape/shapes/ and runtime/kernels/).
+// (grad/rules/<family>.cc, the same family names as tape/infer/ and runtime/kernels/).
 #pragma once
 
 #include <array>

@@ -1,5 +1,5 @@
 // Type and shape inference: one rule per primitive, registered per family from
-// tape/shapes/<family>.cc.
+// tape/infer/<family>.cc.
 #pragma once
 
 #include <span>
@@ -29,7 +29,7 @@ struct InferTable {
   void set(Prim p, InferRule rule) { rules[static_cast<int>(p)] = rule; }
 };
 
-// One registration function per family (tape/shapes/<family>.cc).
+// One registration function per family (tape/infer/<family>.cc).
 void register_elementwise_infer(InferTable& t);
 void register_reduce_infer(InferTable& t);
 void register_shape_infer(InferTable& t);

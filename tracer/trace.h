@@ -7,7 +7,7 @@
 
 #include "runtime/tensor.h"
 #include "tape/tape.h"
-#include "tracer/interp.h"
+#include "tracer/interp/interp.h"
 
 namespace ytape::tracer {
 

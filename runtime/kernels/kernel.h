@@ -1,5 +1,5 @@
 // The kernel interface: one kernel per primitive, registered per family from
-// runtime/kernels/<family>.cc, with the same family names as tape/shapes/.
+// runtime/kernels/<family>.cc, with the same family names as tape/infer/.
 #pragma once
 
 #include <span>

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "samples/cpp/models.h"
-#include "tape/json.h"
+#include "io/json.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

@@ -13,7 +13,7 @@
 #include "runtime/executor.h"
 #include "runtime/inputs.h"
 #include "runtime/plan_print.h"
-#include "tracer/interp.h"
+#include "tracer/interp/interp.h"
 #include "tracer/trace.h"
 
 namespace ytape {

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "grad/grad.h"
-#include "grad/gradcheck.h"
+#include "check/gradcheck.h"
 #include "grad/rules.h"
 #include "runtime/random.h"
 #include "tape/builder.h"

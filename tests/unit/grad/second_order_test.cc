@@ -8,10 +8,10 @@
 #include "runtime/executor.h"
 #include "runtime/inputs.h"
 #include "runtime/random.h"
-#include "tape/json.h"
-#include "tape/passes/promote.h"
+#include "io/json.h"
+#include "opt/promote.h"
 #include "tape/validate.h"
-#include "tracer/interp.h"
+#include "tracer/interp/interp.h"
 #include "tracer/trace.h"
 
 namespace ytape::grad {

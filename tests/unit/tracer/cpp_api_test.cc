@@ -14,7 +14,7 @@
 #include "tape/print.h"
 #include "tape/validate.h"
 #include "tracer/cpp_api.h"
-#include "tracer/interp.h"
+#include "tracer/interp/interp.h"
 #include "tracer/trace.h"
 
 namespace ytape::cpp::testing {

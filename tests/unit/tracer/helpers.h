@@ -6,8 +6,8 @@
 #include <string>
 
 #include "tape/error.h"
-#include "tracer/ast.h"
-#include "tracer/parser.h"
+#include "tracer/lang/ast.h"
+#include "tracer/lang/parser.h"
 
 namespace ytape::tracer::testing {
 

@@ -10,7 +10,7 @@
 #include "tape/error.h"
 #include "tape/print.h"
 #include "tape/validate.h"
-#include "tracer/interp.h"
+#include "tracer/interp/interp.h"
 #include "tracer/trace.h"
 
 namespace ytape::tracer::testing {

@@ -1,4 +1,4 @@
-#include "tracer/lexer.h"
+#include "tracer/lang/lexer.h"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>

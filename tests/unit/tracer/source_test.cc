@@ -1,4 +1,4 @@
-#include "tracer/source.h"
+#include "tracer/lang/source.h"
 
 #include <doctest/doctest.h>
 

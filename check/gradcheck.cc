@@ -1,0 +1,249 @@
+#include "check/gradcheck.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <optional>
+
+#include "grad/grad.h"
+#include "check/kinks.h"
+#include "runtime/executor.h"
+#include "runtime/random.h"
+#include "tape/error.h"
+#include "opt/promote.h"
+
+namespace ytape::grad {
+
+namespace {
+
+Tensor widened(const Tensor& x) {
+  if (x.dtype() != DType::f32) return x;
+  Tensor out(Type{DType::f64, x.shape()});
+  std::copy(x.data<float>(), x.data<float>() + x.size(), out.data<double>());
+  return out;
+}
+
+Tensor normal(const Type& type, uint64_t seed) {
+  Tensor t(type);
+  for (int64_t i = 0; i < t.size(); ++i) t.data<double>()[i] = normal_f64(seed, i);
+  return t;
+}
+
+double dot(const Tensor& a, const Tensor& b) {
+  double s = 0;
+  for (int64_t i = 0; i < a.size(); ++i) s += a.data<double>()[i] * b.data<double>()[i];
+  return s;
+}
+
+// Whether two runs made the same choices: their decision outputs hold the same bytes.
+// (A hash of them would not do: sign flips differ in one bit, and a pair of them can cancel.)
+bool same_choices(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::memcmp(a[i].raw(), b[i].raw(), static_cast<size_t>(a[i].bytes())) != 0) return false;
+  }
+  return true;
+}
+
+// The promoted tape as a scalar function of its inputs: the output itself, or the sum of
+// each float output dotted with its seed; with the choices its ops made (check/kinks.h).
+class Objective {
+ public:
+  Objective(const Tape& t, const TensorMap& seeds)
+      : tape_(with_decisions(t)), exec_(tape_), seeds_(seeds), outputs_(t.outputs.size()) {
+    exec_.set_print([](std::string_view) {});  // once per run would flood the output
+  }
+  struct Point {
+    double value = 0;
+    std::vector<Tensor> decisions;
+  };
+  Point operator()(const TensorMap& inputs) {
+    std::vector<Tensor> outs = exec_.run(inputs);
+    Point p;
+    if (seeds_.empty()) p.value = outs[0].data<double>()[0];
+    for (size_t k = 0, j = 0; k < outputs_ && !seeds_.empty(); ++k) {
+      if (outs[k].dtype() == DType::f64) p.value += dot(outs[k], seeds_[j++].second);
+    }
+    p.decisions.assign(outs.begin() + static_cast<std::ptrdiff_t>(outputs_), outs.end());
+    return p;
+  }
+
+ private:
+  Tape tape_;
+  Executor exec_;
+  const TensorMap& seeds_;
+  size_t outputs_;
+};
+
+// A central difference and the rounding noise it carries: the two values of f are
+// exact to a few ulp each, so their difference is uncertain by that much over 2 eps.
+struct Difference {
+  double value = 0;
+  double noise = 0;
+};
+
+struct Checker {
+  const GradcheckOptions& o;
+  InputCheck& c;
+  void compare(double analytic, Difference numeric) {
+    double err = std::abs(analytic - numeric.value);
+    double scale = std::max(std::abs(analytic), std::abs(numeric.value));
+    if (std::isnan(err)) {
+      c.max_abs = c.max_rel = err;  // stays NaN: std::max would drop it
+    } else if (!std::isnan(c.max_abs)) {
+      c.max_abs = std::max(c.max_abs, err);
+      if (scale > 0) c.max_rel = std::max(c.max_rel, err / scale);
+    }
+    if (!(err <= o.atol + o.rtol * scale + numeric.noise)) c.ok = false;  // NaN fails too
+    ++c.checks;
+  }
+};
+
+// Central difference of f along `dir` (added to input `k`) with step `eps`, or nothing when
+// its two points lie on different pieces of f: an op chose differently, or a guard failed
+// at one of them (the traced path does not hold there).
+std::optional<Difference> central(Objective& f, TensorMap& inputs, size_t k, const Tensor& dir,
+                                  double eps) {
+  Tensor saved = inputs[k].second;
+  auto shifted = [&](double step) {
+    Tensor x = saved.clone();
+    for (int64_t i = 0; i < x.size(); ++i) x.data<double>()[i] += step * dir.data<double>()[i];
+    inputs[k].second = x;
+    return f(inputs);
+  };
+  Objective::Point up, down;
+  try {
+    up = shifted(eps);
+    down = shifted(-eps);
+  } catch (const UserError&) {
+    inputs[k].second = saved;
+    return std::nullopt;
+  }
+  inputs[k].second = saved;
+  if (!same_choices(up.decisions, down.decisions)) return std::nullopt;
+  constexpr double kUlps = 64 * std::numeric_limits<double>::epsilon();
+  return Difference{(up.value - down.value) / (2 * eps),
+                    kUlps * (std::abs(up.value) + std::abs(down.value)) / (2 * eps)};
+}
+
+// The first central difference along `dir` whose points lie on one piece of f, trying
+// steps eps, eps/10, eps/100 and eps/1000.
+std::optional<Difference> smooth_difference(Objective& f, TensorMap& inputs, size_t k,
+                                            const Tensor& dir, double eps) {
+  for (int attempt = 0; attempt < 4; ++attempt, eps /= 10) {
+    if (std::optional<Difference> d = central(f, inputs, k, dir, eps)) return d;
+  }
+  return std::nullopt;
+}
+
+void check_input(Objective& f, TensorMap& inputs, size_t k, const Tensor& grad,
+                 const GradcheckOptions& o, InputCheck& c, const std::function<void()>& tick) {
+  Checker check{o, c};
+  const Tensor& x = inputs[k].second;
+  c.elementwise = x.size() <= o.max_elements;
+  if (c.elementwise) {
+    Tensor e(x.type());
+    for (int64_t i = 0; i < x.size(); ++i, tick()) {
+      e.data<double>()[i] = 1;
+      std::optional<Difference> d = smooth_difference(f, inputs, k, e, o.eps);
+      d ? check.compare(grad.data<double>()[i], *d) : void(++c.kinks);
+      e.data<double>()[i] = 0;
+    }
+    return;
+  }
+  // A direction whose every step crosses a kink is replaced by another, twice at most.
+  for (int d = 0; d < o.directions; ++d, tick()) {
+    std::optional<Difference> diff;
+    for (uint64_t redraw = 0; redraw < 3 && !diff; ++redraw) {
+      Tensor v = normal(x.type(), o.seed + 1000 * (k + 1) + d + 1'000'000'007u * redraw);
+      diff = smooth_difference(f, inputs, k, v, o.eps);
+      if (diff) check.compare(dot(grad, v), *diff);
+    }
+    if (!diff) ++c.kinks;
+  }
+}
+
+}  // namespace
+
+GradcheckResult gradcheck(const Tape& t, const TensorMap& inputs, const GradcheckOptions& o) {
+  Tape p = promote_to_f64(t);
+  bool scalar = p.outputs.size() == 1 && p.type(p.outputs[0].var).dtype == DType::f64 &&
+                p.type(p.outputs[0].var).rank() == 0;
+  TensorMap values, seeds;
+  for (const auto& [name, value] : inputs) values.emplace_back(name, widened(value));
+  if (!scalar) {
+    for (const Output& out : p.outputs) {
+      if (p.type(out.var).dtype != DType::f64) continue;
+      seeds.emplace_back(out.name, normal(p.type(out.var), o.seed + seeds.size() + 1));
+    }
+    if (seeds.empty()) user_error("tape '{}' has no float output to check", t.name);
+  }
+  Tape g = gradient(p, {o.wrt, !scalar});
+
+  // Seed inputs follow the tape's own inputs in the gradient tape, in output order.
+  TensorMap grad_inputs = values;
+  for (size_t j = 0; j < seeds.size(); ++j) {
+    grad_inputs.emplace_back(g.ops[p.num_inputs() + j].name, seeds[j].second);
+  }
+  Executor exec(g);
+  exec.set_print([](std::string_view) {});
+  std::vector<Tensor> outs = exec.run(grad_inputs);
+
+  // The inputs to check, by position in `values`, with their gradients.
+  std::vector<std::pair<size_t, const Tensor*>> todo;
+  std::vector<bool> chosen = chosen_inputs(p, o.wrt);
+  size_t next_grad = p.outputs.size();
+  int64_t total = 0;
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    if (!chosen[i]) continue;
+    const Tensor& grad = outs[next_grad++];
+    const std::string& name = p.ops[i].name;
+    auto it = std::find_if(values.begin(), values.end(), [&](const auto& v) { return v.first == name; });
+    if (it == values.end()) user_error("no value given for input '{}'", name);
+    if (it->second.dtype() != DType::f64) continue;
+    todo.emplace_back(static_cast<size_t>(it - values.begin()), &grad);
+    total += it->second.size() <= o.max_elements ? it->second.size() : o.directions;
+  }
+  Objective f(p, seeds);
+  GradcheckResult result;
+  int64_t done = 0;
+  for (auto [k, grad] : todo) {
+    InputCheck c{values[k].first};
+    auto tick = [&] {
+      if (o.progress) o.progress(c.name, ++done, total);
+    };
+    check_input(f, values, k, *grad, o, c, tick);
+    result.ok = result.ok && c.ok;
+    result.inputs.push_back(c);
+  }
+  return result;
+}
+
+std::string gradcheck_table(const GradcheckResult& r) {
+  size_t width = 5;
+  for (const InputCheck& c : r.inputs) width = std::max(width, c.name.size());
+  std::string out = fmt::format("{:<{}}  {:>16}  {:>10}  {:>10}  {}\n", "input", width, "checked",
+                                "max abs", "max rel", "");
+  int64_t kinks = 0, unchecked = 0;
+  for (const InputCheck& c : r.inputs) {
+    std::string checked = fmt::format("{} {}", c.checks, c.elementwise ? "elements" : "directions");
+    std::string verdict = !c.ok ? "FAIL" : c.checks == 0 ? "unchecked" : "ok";
+    if (c.kinks > 0) verdict += fmt::format(" ({} crossed a kink)", c.kinks);
+    out += fmt::format("{:<{}}  {:>16}  {:>10.3g}  {:>10.3g}  {}\n", c.name, width, checked,
+                       c.max_abs, c.max_rel, verdict);
+    kinks += c.kinks;
+    unchecked += c.checks == 0 && c.kinks > 0;
+  }
+  if (kinks > 0) {
+    out += fmt::format(
+        "{} of the checks were skipped: at every step their two points lay on different sides "
+        "of a kink (relu, abs, max, a comparison, pooling or a guard){}\n",
+        kinks, unchecked > 0 ? fmt::format("; {} inputs were not checked at all", unchecked) : "");
+  }
+  return out;
+}
+
+}  // namespace ytape::grad

@@ -1,0 +1,69 @@
+#include "check/kinks.h"
+
+#include <string>
+
+#include "grad/rules.h"
+#include "tape/builder.h"
+
+namespace ytape::grad {
+
+namespace {
+
+// The decision of `op` (copied into `b` with outputs `outs`), or none for a smooth op.
+std::optional<Var> decision(Builder& b, const Op& op, const VarMap& map,
+                            const std::vector<Var>& outs) {
+  auto arg = [&](size_t i) { return map[op.args[i]]; };
+  switch (op.prim) {
+    case Prim::relu:
+    case Prim::abs:
+    case Prim::sign:
+      return b.sign(arg(0));
+    case Prim::eq:
+    case Prim::ne:
+    case Prim::lt:
+    case Prim::le:
+    case Prim::gt:
+    case Prim::ge:
+    case Prim::argmax:
+      return outs[0];
+    case Prim::convert:
+      if (is_float(b.type(outs[0]).dtype)) return std::nullopt;
+      return outs[0];
+    case Prim::max:
+    case Prim::min:
+      return b.ge(arg(0), arg(1));
+    case Prim::maximum:
+    case Prim::minimum: {
+      Var x = arg(0);
+      return b.eq(x, keep_dims(b, outs[0], b.type(x).shape, op.attrs.get_ints("dims")));
+    }
+    case Prim::max_pool2d:
+      return b.call(Prim::max_pool2d_with_indices, {arg(0)}, op.attrs)[1];
+    case Prim::max_pool2d_with_indices:
+      return outs[1];
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
+Tape with_decisions(const Tape& t) {
+  Builder b = Builder::like(t);
+  VarMap map(t);
+  std::vector<Var> decisions;
+  for (const Op& op : t.ops) {
+    copy_op(b, t, op, map);
+    if (op.kind != OpKind::call) continue;
+    std::vector<Var> outs;
+    for (Var v : op.outs) outs.push_back(map[v]);
+    if (std::optional<Var> d = decision(b, op, map, outs)) decisions.push_back(*d);
+  }
+  for (const Output& o : t.outputs) b.output(map[o.var], o.name);
+  for (size_t i = 0; i < decisions.size(); ++i) {
+    b.output(decisions[i], "decision." + std::to_string(i + 1));
+  }
+  return b.finish();
+}
+
+}  // namespace ytape::grad

@@ -1,0 +1,365 @@
+// Reads the JSON form of a tape (docs/tape-format.md). A DOM parser would cost too much time
+// and memory at 10^6 ops and would lose line numbers, so a pull lexer (json_lexer.h) is
+// driven by the format's fixed structure. Nothing recurses: every nesting level the format
+// has is a separate function, and anything nested deeper is refused at its first bracket.
+// Each op object is read into an OpRecord, which json_ops.cc checks and builds.
+#include <algorithm>
+#include <unordered_set>
+
+#include "tape/builder.h"
+#include "io/json.h"
+#include "io/json_lexer.h"
+#include "io/json_ops.h"
+
+namespace ytape {
+
+namespace {
+
+using namespace json_internal;
+
+// Keys of the tape object, in canonical order.
+enum TopKey : uint8_t { kFormat, kVersion, kTapeName, kMeta, kOps, kOutputs, kNumTopKeys };
+constexpr std::string_view kTopKeys[kNumTopKeys] = {"format", "version", "name",
+                                                    "meta",   "ops",     "outputs"};
+
+template <size_t N>
+int find_key(const std::string_view (&keys)[N], std::string_view key) {
+  for (size_t i = 0; i < N; ++i) {
+    if (same(keys[i], key)) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// The most attributes any primitive takes; a longer "attrs" object is wrong whatever its op.
+size_t max_attrs() {
+  static const size_t n = [] {
+    size_t m = 0;
+    for (Prim p : all_prims()) m = std::max(m, prim_info(p).attrs.size());
+    return m;
+  }();
+  return n;
+}
+
+class TapeReader {
+ public:
+  TapeReader(std::string_view text, std::string_view source) : lex_(text, source) {
+    // A canonical op line takes at least ~48 bytes: reserving that many ops spares the copies
+    // of growing vectors without over-reserving much for pretty-printed files.
+    size_t estimate = text.size() / 48;
+    b_.reserve(estimate, estimate);
+  }
+
+  Tape read() {
+    if (lex_.peek() == kEnd) lex_.fail(lex_.line(), "empty input; expected a tape (a JSON object)");
+    lex_.expect('{', "'{' (a tape is a JSON object)");
+    if (!lex_.consume('}')) {
+      do {
+        int64_t line = lex_.line();
+        std::string_view key = lex_.key();
+        int k = find_key(kTopKeys, key);
+        if (k < 0) {
+          lex_.fail(line, "unknown key {} in the tape (expected {})", shown(key),
+                    key_list(kTopKeys));
+        }
+        if (seen_ & bit(k)) lex_.fail(line, "duplicate key \"{}\" in the tape", key);
+        seen_ |= bit(k);
+        read_top(static_cast<TopKey>(k));
+      } while (lex_.more('}'));
+    }
+    int64_t close_line = lex_.here();
+    lex_.finish();
+    if (!(seen_ & bit(kFormat))) {
+      lex_.fail(close_line, "not a ytape tape: it has no \"format\":\"{}\"", kTapeFormat);
+    }
+    for (TopKey k : {kVersion, kOps, kOutputs}) {
+      if (!(seen_ & bit(k))) lex_.fail(close_line, "the tape has no \"{}\"", kTopKeys[k]);
+    }
+    return finish();
+  }
+
+ private:
+  void read_top(TopKey key) {
+    int64_t line = lex_.line();
+    switch (key) {
+      case kFormat: {
+        std::string_view format = lex_.string();
+        if (format != kTapeFormat) {
+          lex_.fail(line, "not a ytape tape: \"format\" is {}, not \"{}\"", shown(format),
+                    kTapeFormat);
+        }
+        return;
+      }
+      case kVersion: {
+        int64_t v = lex_.integer("\"version\"");
+        if (v > kTapeFormatVersion) {
+          lex_.fail(line, "written by a newer ytape (format version {}); this one reads version {}",
+                    v, kTapeFormatVersion);
+        }
+        if (v < 1) {
+          lex_.fail(line, "format version {} does not exist; this ytape reads version {}", v,
+                    kTapeFormatVersion);
+        }
+        return;
+      }
+      case kTapeName:
+        name_ = lex_.string();
+        return;
+      case kMeta:
+        read_meta();
+        return;
+      case kOps:
+        read_ops();
+        return;
+      case kOutputs:
+        read_outputs();
+        return;
+      case kNumTopKeys:
+        break;
+    }
+  }
+
+  // A repeated meta key is kept, in order: the tape's meta is a list of pairs, and every
+  // valid tape must read back as written.
+  void read_meta() {
+    lex_.expect('{', "'{' (\"meta\" is an object of strings)");
+    if (lex_.consume('}')) return;
+    do {
+      std::string key(lex_.key());
+      meta_.emplace_back(std::move(key), lex_.string("a string (meta values are strings)"));
+    } while (lex_.more('}'));
+  }
+
+  void read_outputs() {
+    lex_.expect('[', "'[' (\"outputs\" is a list)");
+    if (lex_.consume(']')) return;
+    std::unordered_set<std::string> names;
+    do {
+      PendingOutput o{0, {}, lex_.line()};
+      lex_.expect('{', "an output object");
+      uint32_t seen = 0;
+      if (!lex_.consume('}')) {
+        do {
+          int64_t line = lex_.line();
+          std::string_view key = lex_.key();
+          int k = key == "var" ? 0 : key == "name" ? 1 : -1;
+          if (k < 0) {
+            lex_.fail(line, "unknown key {} in an output (expected var, name)", shown(key));
+          }
+          if (seen & bit(k)) lex_.fail(line, "duplicate key \"{}\" in an output", key);
+          seen |= bit(k);
+          if (k == 0) o.id = read_id();
+          if (k == 1) o.name = lex_.string();
+        } while (lex_.more('}'));
+      }
+      if (!(seen & bit(0))) lex_.fail(o.line, "an output has no \"var\"");
+      if (!(seen & bit(1))) lex_.fail(o.line, "an output has no \"name\"");
+      if (!names.insert(o.name).second) {
+        lex_.fail(o.line, "two outputs are named {}", shown(o.name));
+      }
+      outputs_.push_back(std::move(o));
+    } while (lex_.more(']'));
+  }
+
+  void read_ops() {
+    lex_.expect('[', "'[' (\"ops\" is a list)");
+    if (lex_.consume(']')) return;
+    do {
+      read_op();
+      ops_.build_op();
+    } while (lex_.more(']'));
+  }
+
+  void read_op() {
+    rec_.line = lex_.line();
+    rec_.seen = 0;
+    lex_.expect('{', "an op (a JSON object)");
+    if (lex_.consume('}')) return;
+    do {
+      int64_t line = lex_.line();
+      std::string_view key = lex_.key();
+      int k = find_key(kOpKeys, key);
+      if (k < 0) {
+        lex_.fail(line, "unknown key {} in an op (expected {})", shown(key), key_list(kOpKeys));
+      }
+      if (rec_.has(k)) lex_.fail(line, "duplicate key \"{}\" in an op", key);
+      rec_.seen |= bit(k);
+      rec_.key_line[k] = line;
+      switch (static_cast<OpKey>(k)) {
+        case kOut:
+          read_ids(rec_.out);
+          break;
+        case kOp:
+          rec_.op = lex_.string();
+          break;
+        case kName:
+          rec_.name = lex_.string();
+          break;
+        case kValue:
+          read_literals();
+          break;
+        case kArgs:
+          read_ids(rec_.args);
+          break;
+        case kAttrs:
+          read_attrs();
+          break;
+        case kType:
+          read_types();
+          break;
+        case kLoc:
+          rec_.loc = lex_.string();
+          break;
+        case kNumOpKeys:
+          break;
+      }
+    } while (lex_.more('}'));
+  }
+
+  int64_t read_id() {
+    int64_t line = lex_.line();
+    int64_t id = lex_.integer("a var id");
+    if (id < 1) lex_.fail(line, "var ids are positive integers, got {}", id);
+    return id;
+  }
+
+  void read_ids(std::vector<int64_t>& ids) {
+    ids.clear();
+    lex_.expect('[', "'[' (a list of var ids)");
+    if (lex_.consume(']')) return;
+    do {
+      ids.push_back(read_id());
+    } while (lex_.more(']'));
+  }
+
+  void read_literals() {
+    rec_.value.clear();
+    lex_.expect('[', "'[' (\"value\" is a list of elements)");
+    if (lex_.consume(']')) return;
+    do {
+      Literal lit;
+      lit.line = lex_.line();
+      int c = lex_.peek();
+      if (c == '"') {
+        std::string_view s = lex_.string();
+        lit.kind = Literal::nonfinite;
+        lit.text = s == "nan" ? "nan" : s == "inf" ? "inf" : s == "-inf" ? "-inf" : "";
+        if (lit.text.empty()) {
+          lex_.fail(lit.line,
+                    "const value {} is not a number (the non-finite values are "
+                    "\"nan\", \"inf\" and \"-inf\")",
+                    shown(s));
+        }
+      } else if (c == 't' || c == 'f') {
+        lit.kind = Literal::boolean;
+        lit.text = lex_.boolean() ? "true" : "false";
+      } else if (c == '[') {
+        lex_.fail(lit.line,
+                  "\"value\" is a flat list of elements in column-major order, not nested lists");
+      } else {
+        Number n = lex_.number();
+        lit.text = n.text;
+        lit.integer = n.integer;
+      }
+      rec_.value.push_back(lit);
+    } while (lex_.more(']'));
+  }
+
+  void read_attrs() {
+    rec_.attrs.clear();
+    rec_.attr_lines.clear();
+    lex_.expect('{', "'{' (\"attrs\" is an object)");
+    if (lex_.consume('}')) return;
+    do {
+      int64_t line = lex_.line();
+      std::string name(lex_.key());
+      for (const Attr& a : rec_.attrs) {
+        if (a.name == name) lex_.fail(line, "duplicate attribute {}", shown(name));
+      }
+      if (rec_.attrs.size() == max_attrs()) {
+        lex_.fail(line, "too many attributes: no primitive takes more than {}", max_attrs());
+      }
+      rec_.attrs.push_back({std::move(name), read_attr_value()});
+      rec_.attr_lines.push_back(line);
+    } while (lex_.more('}'));
+  }
+
+  // The value as written; strings are given their kind (dtype, non-finite float) later,
+  // from the primitive's schema, since "op" may come after "attrs".
+  AttrValue read_attr_value() {
+    int64_t line = lex_.line();
+    int c = lex_.peek();
+    if (c == '"') return std::string(lex_.string());
+    if (c == 't' || c == 'f') return lex_.boolean();
+    if (c == '[') {
+      std::vector<int64_t> v;
+      lex_.expect('[', "'['");
+      if (lex_.consume(']')) return v;
+      do {
+        v.push_back(lex_.integer("an element of a list attribute"));
+      } while (lex_.more(']'));
+      return v;
+    }
+    if (c != '-' && (c < '0' || c > '9')) {
+      lex_.fail(line,
+                "expected an attribute value (a number, string, bool or list of integers), "
+                "got {}",
+                lex_.next());
+    }
+    Number n = lex_.number();
+    if (n.integer) return lex_.to_int64(n.text, line);
+    return lex_.to_float<double>(n.text, line, "a float attribute");
+  }
+
+  void read_types() {
+    rec_.types.clear();
+    lex_.expect('[', "'[' (\"type\" is a list of types, one per output)");
+    if (lex_.consume(']')) return;
+    std::string why;
+    do {
+      int64_t line = lex_.line();
+      Type t;
+      if (!parse_type(lex_.string("a type such as \"f32[3]\""), &t, &why)) {
+        lex_.fail(line, "{}", why);
+      }
+      rec_.types.push_back(std::move(t));
+    } while (lex_.more(']'));
+  }
+
+  Tape finish() {
+    for (PendingOutput& o : outputs_) {
+      const VarTable::Entry* e = ops_.find(o.id);
+      if (e == nullptr) {
+        lex_.fail(o.line, "output {} is var {}, which no op defines", shown(o.name), o.id);
+      }
+      b_.output(e->var, std::move(o.name));
+    }
+    Tape t = b_.finish();
+    t.name = std::move(name_);
+    t.meta = std::move(meta_);
+    return t;
+  }
+
+  struct PendingOutput {
+    int64_t id;
+    std::string name;
+    int64_t line;
+  };
+
+  Lexer lex_;
+  Builder b_;
+  OpRecord rec_;
+  OpBuilder ops_{lex_, b_, rec_};
+  uint32_t seen_ = 0;  // bit k: top-level key k was given
+  // Outputs may come before "ops" in a hand-written file, so they are resolved at the end.
+  std::vector<PendingOutput> outputs_;
+  std::string name_;
+  std::vector<std::pair<std::string, std::string>> meta_;
+};
+
+}  // namespace
+
+Tape read_tape_json(std::string_view text, std::string_view source) {
+  return TapeReader(text, source).read();
+}
+
+}  // namespace ytape

@@ -1,0 +1,200 @@
+// Writes the canonical JSON form of a tape (docs/tape-format.md). Everything is appended to
+// one string: a tape of 10^6 ops must be written in well under a second.
+#include <fmt/format.h>
+
+#include <iterator>
+#include <span>
+
+#include "tape/error.h"
+#include "io/json.h"
+
+namespace ytape {
+
+namespace {
+
+class Writer {
+ public:
+  explicit Writer(const Tape& t) : t_(t) {
+    // Each file's quoted path is made once, not once per op that refers to it.
+    for (const std::string& f : t.files) {
+      std::string q = quoted(f);
+      q.back() = ':';
+      loc_prefix_.push_back(std::move(q));
+    }
+  }
+
+  std::string write() {
+    out_.reserve(64 * t_.ops.size() + 256);
+    fmt::format_to(std::back_inserter(out_),
+                   "{{\"format\":\"{}\",\"version\":{},\"name\":", kTapeFormat, kTapeFormatVersion);
+    out_ += quoted(t_.name);
+    out_ += ",\n\"meta\":{";
+    for (size_t i = 0; i < t_.meta.size(); ++i) {
+      if (i > 0) out_ += ',';
+      out_ += quoted(t_.meta[i].first);
+      out_ += ':';
+      out_ += quoted(t_.meta[i].second);
+    }
+    out_ += "},\n\"ops\":[\n";
+    for (size_t i = 0; i < t_.ops.size(); ++i) {
+      op(t_.ops[i]);
+      out_ += i + 1 < t_.ops.size() ? ",\n" : "\n";
+    }
+    out_ += "],\n\"outputs\":[\n";
+    for (size_t i = 0; i < t_.outputs.size(); ++i) {
+      out_ += "{\"var\":";
+      var(t_.outputs[i].var);
+      out_ += ",\"name\":";
+      out_ += quoted(t_.outputs[i].name);
+      out_ += i + 1 < t_.outputs.size() ? "},\n" : "}\n";
+    }
+    out_ += "]}\n";
+    return std::move(out_);
+  }
+
+ private:
+  void op(const Op& op) {
+    out_ += "{\"out\":";
+    vars(op.outs);
+    switch (op.kind) {
+      case OpKind::input:
+        out_ += ",\"op\":\"input\",\"name\":";
+        out_ += quoted(op.name);
+        break;
+      case OpKind::constant:
+        out_ += ",\"op\":\"const\",\"value\":";
+        value(op);
+        break;
+      case OpKind::call:
+        out_ += ",\"op\":\"";
+        out_ += prim_name(op.prim);
+        out_ += "\",\"args\":";
+        vars(op.args);
+        if (!prim_info(op.prim).attrs.empty()) attrs(op.attrs);
+        break;
+    }
+    out_ += ",\"type\":[";
+    for (size_t i = 0; i < op.outs.size(); ++i) {
+      if (i > 0) out_ += ',';
+      type(t_.type(op.outs[i]));
+    }
+    out_ += ']';
+    if (op.loc.known() && op.loc.file <= loc_prefix_.size()) {
+      out_ += ",\"loc\":";
+      out_ += loc_prefix_[op.loc.file - 1];
+      integer(op.loc.line);
+      out_ += '"';
+    }
+    out_ += '}';
+  }
+
+  void var(Var v) { integer(int64_t{v.id} + 1); }
+
+  void vars(std::span<const Var> vs) {
+    out_ += '[';
+    for (size_t i = 0; i < vs.size(); ++i) {
+      if (i > 0) out_ += ',';
+      var(vs[i]);
+    }
+    out_ += ']';
+  }
+
+  void integer(int64_t v) {
+    fmt::format_int digits(v);
+    out_.append(digits.data(), digits.size());
+  }
+
+  void type(const Type& t) {
+    out_ += '"';
+    out_ += dtype_name(t.dtype);
+    out_ += '[';
+    for (size_t i = 0; i < t.shape.size(); ++i) {
+      if (i > 0) out_ += ',';
+      integer(t.shape[i]);
+    }
+    out_ += "]\"";
+  }
+
+  // Shortest round-trip digits; JSON has no NaN or infinity, so those are strings.
+  void float_text(const std::string& s) {
+    bool finite = s != "nan" && s != "inf" && s != "-inf";
+    if (!finite) out_ += '"';
+    out_ += s;
+    if (!finite) out_ += '"';
+  }
+
+  void value(const Op& op) {
+    const Type& t = t_.type(op.outs[0]);
+    int64_t n = t.size();
+    out_ += '[';
+    for (int64_t i = 0; i < n; ++i) {
+      if (i > 0) out_ += ',';
+      if (is_float(t.dtype)) {
+        float_text(literal_str(op, t.dtype, i));
+      } else {
+        out_ += literal_str(op, t.dtype, i);
+      }
+    }
+    out_ += ']';
+  }
+
+  void attrs(const Attrs& attrs) {
+    out_ += ",\"attrs\":{";
+    bool first = true;
+    for (const Attr& a : attrs) {
+      if (!first) out_ += ',';
+      first = false;
+      // Attribute names come from ops.def: plain identifiers, nothing to escape.
+      out_ += '"';
+      out_ += a.name;
+      out_ += "\":";
+      attr_value(a.value);
+    }
+    out_ += '}';
+  }
+
+  void attr_value(const AttrValue& v) {
+    switch (attr_kind(v)) {
+      case AttrKind::int_:
+        integer(std::get<int64_t>(v));
+        return;
+      case AttrKind::ints: {
+        const std::vector<int64_t>& xs = std::get<std::vector<int64_t>>(v);
+        out_ += '[';
+        for (size_t i = 0; i < xs.size(); ++i) {
+          if (i > 0) out_ += ',';
+          integer(xs[i]);
+        }
+        out_ += ']';
+        return;
+      }
+      case AttrKind::float_:
+        float_text(float_str(std::get<double>(v)));
+        return;
+      case AttrKind::bool_:
+        out_ += std::get<bool>(v) ? "true" : "false";
+        return;
+      case AttrKind::string:
+        out_ += quoted(std::get<std::string>(v));
+        return;
+      case AttrKind::dtype:
+        out_ += '"';
+        out_ += dtype_name(std::get<DType>(v));
+        out_ += '"';
+        return;
+    }
+    internal_error("bad attribute kind");
+  }
+
+  const Tape& t_;
+  std::string out_;
+  std::vector<std::string> loc_prefix_;  // "\"path: for each file, quoted, without the line
+};
+
+}  // namespace
+
+std::string write_tape_json(const Tape& t) {
+  return Writer(t).write();
+}
+
+}  // namespace ytape

@@ -1,0 +1,71 @@
+#include "opt/optimize.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "tape/error.h"
+#include "opt/cse.h"
+#include "opt/dce.h"
+#include "opt/fold.h"
+#include "opt/simplify.h"
+
+namespace ytape {
+
+std::span<const PassInfo> all_passes() {
+  static const PassInfo table[] = {
+      {"fold", "evaluate ops on small constants with the runtime's kernels", fold_constants, true},
+      // A rewrite may make a new op that another rule would rewrite (a broadcast of a splat).
+      {"simplify", "rewrite algebraic identities (x*1, reshape chains, ...) exactly", simplify,
+       false},
+      {"cse", "merge ops that compute the same thing", eliminate_common_subexpressions, true},
+      {"dce", "remove ops no output depends on", eliminate_dead_code, true},
+  };
+  return table;
+}
+
+const PassInfo& find_pass(std::string_view name) {
+  std::vector<std::string_view> names;
+  for (const PassInfo& p : all_passes()) {
+    if (p.name == name) return p;
+    names.push_back(p.name);
+  }
+  user_error("unknown pass '{}' (the passes: {})", name, fmt::join(names, ", "));
+}
+
+Tape optimize(Tape t, const OptimizeOptions& options, std::vector<PassRun>* log) {
+  std::vector<const PassInfo*> passes;
+  for (const std::string& name : options.passes) passes.push_back(&find_pass(name));
+  if (options.passes.empty()) {
+    for (const PassInfo& p : all_passes()) passes.push_back(&p);
+  }
+  // version counts the changes so far; clean[k] is the version passes[k] is known to
+  // leave as it is.
+  constexpr size_t kNever = ~size_t{0};
+  std::vector<size_t> clean(passes.size(), kNever);
+  size_t version = 0;
+  size_t budget = passes.size() * static_cast<size_t>(std::max(options.max_rounds, 0));
+  auto all_clean = [&] {
+    return std::all_of(clean.begin(), clean.end(), [&](size_t v) { return v == version; });
+  };
+  for (size_t k = 0, runs = 0; runs < budget && !all_clean(); k = (k + 1) % passes.size()) {
+    if (clean[k] == version) continue;
+    const PassInfo& pass = *passes[k];
+    size_t before = log ? t.num_ops() : 0;
+    auto start = std::chrono::steady_clock::now();
+    PassResult r = pass.run(t);
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ++runs;
+    if (r.tape) {
+      t = std::move(*r.tape);
+      ++version;
+    }
+    if (!r.tape || pass.idempotent) clean[k] = version;
+    if (log) log->push_back({pass.name, before, t.num_ops(), r.changed, seconds});
+  }
+  return t;
+}
+
+}  // namespace ytape

@@ -1,0 +1,65 @@
+#include "opt/promote.h"
+
+#include <cstring>
+
+#include "tape/builder.h"
+
+namespace ytape {
+
+namespace {
+
+Type promoted(Type t) {
+  if (t.dtype == DType::f32) t.dtype = DType::f64;
+  return t;
+}
+
+std::vector<uint8_t> widen(const std::vector<uint8_t>& bytes) {
+  std::vector<uint8_t> out(bytes.size() * 2);
+  for (size_t i = 0; i < bytes.size() / sizeof(float); ++i) {
+    float f;
+    std::memcpy(&f, bytes.data() + i * sizeof(float), sizeof f);
+    double d = f;
+    std::memcpy(out.data() + i * sizeof(double), &d, sizeof d);
+  }
+  return out;
+}
+
+Attrs promoted(const Attrs& attrs) {
+  Attrs out;
+  for (const Attr& a : attrs) {
+    const DType* d = std::get_if<DType>(&a.value);
+    out.push_back(d && *d == DType::f32 ? Attr{a.name, DType::f64} : a);
+  }
+  return out;
+}
+
+}  // namespace
+
+Tape promote_to_f64(const Tape& t) {
+  Builder b = Builder::like(t);
+  b.reserve(t.ops.size(), t.types.size());
+  VarMap map(t);
+  for (const Op& op : t.ops) {
+    b.set_loc(op.loc);
+    switch (op.kind) {
+      case OpKind::input:
+        map.set(op.outs[0], b.input(op.name, promoted(t.type(op.outs[0]))));
+        break;
+      case OpKind::constant: {
+        const Type& type = t.type(op.outs[0]);
+        map.set(op.outs[0], b.constant(promoted(type),
+                                       type.dtype == DType::f32 ? widen(op.value) : op.value));
+        break;
+      }
+      case OpKind::call: {
+        std::vector<Var> outs = b.call(op.prim, map.map(op.args), promoted(op.attrs));
+        for (size_t i = 0; i < outs.size(); ++i) map.set(op.outs[i], outs[i]);
+        break;
+      }
+    }
+  }
+  for (const Output& o : t.outputs) b.output(map[o.var], o.name);
+  return b.finish();
+}
+
+}  // namespace ytape

@@ -1,0 +1,125 @@
+// gradcheck itself: a central difference that straddles a kink is retried, not judged;
+// a wrong gradient still fails; NaN shows as NaN; the verdict does not change between runs.
+#include "check/gradcheck.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "check/kinks.h"
+#include "tape/builder.h"
+#include "tape/print.h"
+#include "tape/validate.h"
+
+namespace ytape::grad {
+
+namespace {
+
+// loss = sum(f(x)) for x of `n` f64 elements.
+Tape sum_of(Prim f, int64_t n) {
+  Builder b("loss");
+  Var x = b.input("x", Type{DType::f64, {n}});
+  b.output(b.sum(b.call1(f, {x}), {1}), "loss");
+  return b.finish();
+}
+
+TensorMap values(std::initializer_list<double> xs) {
+  Tensor t(Type{DType::f64, {static_cast<int64_t>(xs.size())}});
+  std::copy(xs.begin(), xs.end(), t.data<double>());
+  return {{"x", t}};
+}
+
+}  // namespace
+
+TEST_CASE("with_decisions adds one decision output per choice, after the outputs") {
+  Builder b("f");
+  Var x = b.input("x", Type{DType::f64, {2, 3}});
+  Var r = b.relu(x);
+  Var m = b.call1(Prim::maximum, {r}, {{"dims", std::vector<int64_t>{1}}});
+  Var s = b.sin(m);
+  b.output(b.sum(b.max(s, b.constant(DType::f64, 0.5)), {1}), "y");
+  Tape t = with_decisions(b.finish());
+  validate(t);
+  REQUIRE(t.outputs.size() == 4);
+  CHECK(t.outputs[0].name == "y");
+  CHECK(t.outputs[1].name == "decision.1");  // relu: sign(x)
+  CHECK(t.type(t.outputs[1].var) == Type{DType::f64, {2, 3}});
+  CHECK(t.type(t.outputs[2].var) == Type{DType::boolean, {2, 3}});  // x == maximum
+  CHECK(t.type(t.outputs[3].var) == Type{DType::boolean, {3}});     // s >= 0.5
+}
+
+TEST_CASE("a difference across relu's kink is retried with a smaller step, not judged") {
+  // At 3e-7 a step of 1e-6 crosses zero: the central difference is 0.65, the slope 1.
+  Tape t = sum_of(Prim::relu, 3);
+  GradcheckResult r = gradcheck(t, values({3e-7, -0.5, 2.0}), {});
+  INFO(gradcheck_table(r));
+  CHECK(r.ok);
+  CHECK(r.inputs.at(0).checks == 3);
+  CHECK(r.inputs.at(0).kinks == 0);
+  CHECK(r.inputs.at(0).max_abs < 1e-6);
+}
+
+TEST_CASE("a point on a kink is skipped and reported, apart from mismatches") {
+  // abs at exactly 0: every step lands on both sides.
+  Tape t = sum_of(Prim::abs, 2);
+  GradcheckResult r = gradcheck(t, values({0.0, 1.5}), {});
+  std::string table = gradcheck_table(r);
+  INFO(table);
+  CHECK(r.ok);
+  CHECK(r.inputs.at(0).checks == 1);
+  CHECK(r.inputs.at(0).kinks == 1);
+  CHECK(table.find("ok (1 crossed a kink)") != std::string::npos);
+  CHECK(table.find("1 of the checks were skipped") != std::string::npos);
+}
+
+TEST_CASE("two kinks crossed at once are seen, though their signs flip together") {
+  // loss = relu(x) + 3 relu(x - 2e-7) at x = 5e-8: the slope is 1, but a step of 1e-6
+  // flips both relus and gives 1.9. Each relu's decision flips one bit of a sign, so a
+  // hash of the signs could let the two cancel; the check must retry at a smaller step.
+  Builder b("loss");
+  Var x = b.input("x", Type{DType::f64, {1}});
+  Var shifted = b.sub(x, b.constant(DType::f64, 2e-7));
+  Var y = b.add(b.relu(x), b.mul(b.constant(DType::f64, 3.0), b.relu(shifted)));
+  b.output(b.sum(y, {1}), "loss");
+  GradcheckResult r = gradcheck(b.finish(), values({5e-8}), {});
+  INFO(gradcheck_table(r));
+  CHECK(r.ok);
+  CHECK(r.inputs.at(0).checks == 1);
+  CHECK(r.inputs.at(0).max_abs < 1e-6);
+}
+
+TEST_CASE("a difference that disagrees with the gradient fails") {
+  // A step far too large for sum(x sin x): the central difference is off by O(eps^2),
+  // which zero tolerances must not accept.
+  Builder b("loss");
+  Var x = b.input("x", Type{DType::f64, {2}});
+  b.output(b.sum(b.mul(x, b.sin(x)), {1}), "loss");
+  GradcheckOptions o;
+  o.eps = 1e-2;
+  o.rtol = 0;
+  o.atol = 0;
+  GradcheckResult r = gradcheck(b.finish(), values({0.7, -1.2}), o);
+  CHECK_FALSE(r.ok);
+  CHECK(gradcheck_table(r).find("FAIL") != std::string::npos);
+}
+
+TEST_CASE("NaN is reported as NaN, not as an error of 0") {
+  Tape t = sum_of(Prim::sqrt, 2);
+  GradcheckResult r = gradcheck(t, values({-1.0, 4.0}), {});
+  CHECK_FALSE(r.ok);
+  CHECK(std::isnan(r.inputs.at(0).max_abs));
+  CHECK(gradcheck_table(r).find("nan") != std::string::npos);
+}
+
+TEST_CASE("the verdict and figures are the same every time") {
+  Tape t = sum_of(Prim::relu, 40);
+  Tensor x(Type{DType::f64, {40}});
+  for (int i = 0; i < 40; ++i) x.data<double>()[i] = (i - 20) * 1e-7;
+  GradcheckOptions o;
+  o.max_elements = 0;  // random directions
+  o.directions = 5;
+  std::string first = gradcheck_table(gradcheck(t, {{"x", x}}, o));
+  for (int run = 0; run < 3; ++run) CHECK(gradcheck_table(gradcheck(t, {{"x", x}}, o)) == first);
+}
+
+}  // namespace ytape::grad

@@ -1,0 +1,174 @@
+// Higher-order functions and tuple utilities over static structure: they run in the
+// interpreter, so a trace holds only the primitives their functions record.
+#include <fmt/format.h>
+
+#include "tape/error.h"
+#include "tracer/interp/interp.h"
+
+namespace ytape::tracer {
+
+namespace {
+
+// The items of a collection argument: tuples, named tuples, ranges, vectors.
+std::vector<Value> items_of(Interpreter& in, const Value& v) {
+  switch (v.kind) {
+    case VKind::tuple: case VKind::named_tuple: return v.tup().items;
+    case VKind::range: {
+      std::vector<Value> out;
+      for (int64_t i = 0; i < v.rng().length(); ++i) out.push_back(Value::integer(v.rng().at(i)));
+      return out;
+    }
+    case VKind::tensor: {
+      if (v.tensor().type.rank() != 1) user_error("iterating over an array of rank {} is not supported here", v.tensor().type.rank());
+      std::vector<Value> out;
+      for (int64_t i = 1; i <= v.tensor().type.shape[0]; ++i) {
+        Args a;
+        a.pos = {v, Value::integer(i)};
+        out.push_back(in.call(*in.global("getindex"), std::move(a), in.here()));
+      }
+      return out;
+    }
+    default: user_error("expected a collection (tuple, range, vector), got {}", a_type_name(v));
+  }
+}
+
+Value call_with(Interpreter& in, const Value& f, std::vector<Value> args) {
+  Args a;
+  a.pos = std::move(args);
+  return in.call(f, std::move(a), in.here());
+}
+
+Value map(Interpreter& in, Args& args) {
+  need_args(args, 2, 1 << 30, "map");
+  const Value& f = args.pos[0];
+  if (args.pos.size() == 2 && args.pos[1].is_tensor()) {
+    Args a;
+    a.pos = {args.pos[1]};
+    return in.broadcast(f, std::move(a), in.here());
+  }
+  std::vector<std::vector<Value>> lists;
+  size_t n = SIZE_MAX;
+  for (size_t i = 1; i < args.pos.size(); ++i) {
+    lists.push_back(items_of(in, args.pos[i]));
+    n = std::min(n, lists.back().size());
+  }
+  std::vector<Value> out;
+  for (size_t k = 0; k < n; ++k) {
+    std::vector<Value> call_args;
+    for (auto& l : lists) call_args.push_back(l[k]);
+    out.push_back(call_with(in, f, std::move(call_args)));
+  }
+  return Value::tuple(std::move(out));
+}
+
+Value foldl(Interpreter& in, Args& args) {
+  need_args(args, 2, 2, "foldl");
+  std::vector<Value> items = items_of(in, args.pos[1]);
+  const Value* init = keyword(args, "init");
+  if (init == nullptr && items.empty()) user_error("reducing an empty collection needs init=");
+  Value acc = init != nullptr ? *init : items[0];
+  for (size_t i = init != nullptr ? 0 : 1; i < items.size(); ++i) {
+    acc = call_with(in, args.pos[0], {acc, items[i]});
+  }
+  return acc;
+}
+
+Value ntuple(Interpreter& in, Args& args) {
+  need_args(args, 2, 2, "ntuple");
+  if (args.pos[1].kind != VKind::integer) user_error("ntuple(f, n) needs an integer n");
+  std::vector<Value> out;
+  for (int64_t i = 1; i <= args.pos[1].i; ++i) out.push_back(call_with(in, args.pos[0], {Value::integer(i)}));
+  return Value::tuple(std::move(out));
+}
+
+Value zip(Interpreter& in, Args& args) {
+  std::vector<std::vector<Value>> lists;
+  size_t n = SIZE_MAX;
+  for (const Value& v : args.pos) {
+    lists.push_back(items_of(in, v));
+    n = std::min(n, lists.back().size());
+  }
+  if (lists.empty()) n = 0;
+  std::vector<Value> out;
+  for (size_t k = 0; k < n; ++k) {
+    std::vector<Value> row;
+    for (auto& l : lists) row.push_back(l[k]);
+    out.push_back(Value::tuple(std::move(row)));
+  }
+  return Value::tuple(std::move(out));
+}
+
+Value enumerate(Interpreter& in, Args& args) {
+  need_args(args, 1, 1, "enumerate");
+  std::vector<Value> out;
+  int64_t i = 1;
+  for (Value& v : items_of(in, args.pos[0])) out.push_back(Value::tuple({Value::integer(i++), std::move(v)}));
+  return Value::tuple(std::move(out));
+}
+
+Value first(Interpreter& in, Args& args) {
+  need_args(args, 1, 1, "first");
+  std::vector<Value> items = items_of(in, args.pos[0]);
+  if (items.empty()) user_error("first of an empty collection");
+  return items.front();
+}
+
+Value last(Interpreter& in, Args& args) {
+  need_args(args, 1, 1, "last");
+  std::vector<Value> items = items_of(in, args.pos[0]);
+  if (items.empty()) user_error("last of an empty collection");
+  return items.back();
+}
+
+Value collect(Interpreter& in, Args& args) {
+  need_args(args, 1, 1, "collect");
+  const Value& v = args.pos[0];
+  if (v.is_tensor()) return v;
+  Args a;
+  a.pos = items_of(in, v);
+  bool numbers = true;
+  for (const Value& x : a.pos) numbers = numbers && x.is_number();
+  if (!numbers || a.pos.empty()) return Value::tuple(std::move(a.pos));
+  return in.call(*in.global("vect"), std::move(a), in.here());
+}
+
+Value reverse(Interpreter& in, Args& args) {
+  need_args(args, 1, 1, "reverse");
+  std::vector<Value> items = items_of(in, args.pos[0]);
+  return Value::tuple(std::vector<Value>(items.rbegin(), items.rend()));
+}
+
+Value isempty(Interpreter& in, Args& args) {
+  need_args(args, 1, 1, "isempty");
+  if (args.pos[0].is_tensor()) return Value::boolean(args.pos[0].tensor().type.size() == 0);
+  return Value::boolean(items_of(in, args.pos[0]).empty());
+}
+
+// `x in xs` over static collections: true when some item == x.
+Value in_(Interpreter& in, Args& args) {
+  need_args(args, 2, 2, "in");
+  if (args.pos[1].is_tensor()) user_error("'in' over an array is not supported; use a tuple");
+  for (const Value& v : items_of(in, args.pos[1])) {
+    Value eq = call_with(in, *in.global("=="), {args.pos[0], v});
+    if (eq.kind == VKind::boolean && eq.b) return Value::boolean(true);
+  }
+  return Value::boolean(false);
+}
+
+Value foreach(Interpreter& in, Args& args) {
+  map(in, args);
+  return Value();
+}
+
+}  // namespace
+
+void add_collection_builtins(BuiltinTable& t) {
+  t.insert(t.end(), {
+      {"map", map}, {"foldl", foldl}, {"reduce", foldl}, {"ntuple", ntuple}, {"zip", zip},
+      {"enumerate", enumerate}, {"first", first}, {"last", last}, {"collect", collect},
+      {"reverse", reverse}, {"foreach", foreach}, {"isempty", isempty},
+      {"in", in_},
+  });
+}
+
+}  // namespace ytape::tracer

@@ -1,0 +1,211 @@
+// Core built-ins: printing, types and conversion, tuples and small collection functions.
+#include <fmt/format.h>
+
+#include "tape/error.h"
+#include "tracer/interp/interp.h"
+
+namespace ytape::tracer {
+
+namespace {
+
+void need(const Args& args, size_t n, std::string_view name) {
+  if (args.pos.size() != n) {
+    user_error("{} takes {} argument{}, got {}", name, n, n == 1 ? "" : "s", args.pos.size());
+  }
+}
+
+// A traced print's text of `v`: the static parts as Julia prints them, and a "{}" per
+// traced tensor for the print op to fill at run time. Float32 arrays say so first, as
+// Julia writes Float32[1.0, 2.0].
+void print_piece(const Value& v, bool top, std::string& format, std::vector<Value>& tensors) {
+  if (v.is_tensor() && v.tensor().traced) {
+    const TensorObj& t = v.tensor();
+    if (!t.number && t.type.dtype == DType::f32) format += "Float32";
+    format += "{}";
+    tensors.push_back(v);
+    return;
+  }
+  if (v.kind == VKind::tuple || v.kind == VKind::named_tuple || v.kind == VKind::object) {
+    bool object = v.kind == VKind::object;
+    const std::vector<Value>& items = object ? v.object().fields : v.tup().items;
+    format += object ? v.object().type->name + "(" : "(";
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (i > 0) format += ", ";
+      if (v.kind == VKind::named_tuple) format += v.tup().names[i] + " = ";
+      print_piece(items[i], false, format, tensors);
+    }
+    format += items.size() == 1 && !object ? ",)" : ")";
+    return;
+  }
+  format += top ? print_text(v) : show(v);
+}
+
+// When tracing, printing is an effect of the tape: one `print` op per call, with the
+// static parts in its format and the tensors as arguments.
+Value print_values(Interpreter& in, Args& args, bool newline) {
+  if (!in.tracing()) {
+    std::string text;
+    for (const Value& v : args.pos) text += print_text(v);
+    in.emit(newline ? text + "\n" : text);
+    return Value();
+  }
+  std::string format;
+  std::vector<Value> tensors;
+  for (const Value& v : args.pos) print_piece(v, true, format, tensors);
+  in.prim(Prim::print, tensors, {{"format", format}});
+  return Value();
+}
+
+Value print(Interpreter& in, Args& args) { return print_values(in, args, false); }
+Value println(Interpreter& in, Args& args) { return print_values(in, args, true); }
+
+Value string(Interpreter&, Args& args) {
+  std::string text;
+  for (const Value& v : args.pos) text += print_text(v);
+  return Value::string(std::move(text));
+}
+
+Value isa_(Interpreter&, Args& args) {
+  need(args, 2, "isa");
+  if (args.pos[1].kind != VKind::type) user_error("the right side of isa must be a type");
+  return Value::boolean(isa(args.pos[0], *args.pos[1].type_ref()));
+}
+
+Value typeof_(Interpreter&, Args& args) {
+  need(args, 1, "typeof");
+  const Value& v = args.pos[0];
+  if (v.kind == VKind::object) return Value::type(v.object().type);
+  if (v.kind == VKind::float_) return Value::type(dtype_type(v.dtype));
+  if (v.kind == VKind::integer) return Value::type(builtin_type(TypeTag::int64));
+  if (v.kind == VKind::boolean) return Value::type(builtin_type(TypeTag::boolean));
+  if (v.is_tensor() && v.tensor().number) return Value::type(dtype_type(v.tensor().type.dtype));
+  user_error("typeof of {} is not supported", a_type_name(v));
+}
+
+bool type_dtype(const TypeObj& t, DType* d) {
+  switch (t.tag) {
+    case TypeTag::float32: *d = DType::f32; return true;
+    case TypeTag::float64: *d = DType::f64; return true;
+    case TypeTag::int64: *d = DType::i64; return true;
+    case TypeTag::boolean: *d = DType::boolean; return true;
+    default: return false;
+  }
+}
+
+// convert(T, x) and T(x): numbers and arrays to an element type.
+Value convert(Interpreter& in, Args& args) {
+  need(args, 2, "convert");
+  if (args.pos[0].kind != VKind::type) user_error("convert takes a type first");
+  const TypeObj& t = *args.pos[0].type_ref();
+  const Value& x = args.pos[1];
+  if (isa(x, t) && !(x.kind == VKind::float_ && x.weak)) return x;
+  DType d;
+  if (!type_dtype(t, &d) && t.tag == TypeTag::abstract_array && t.has_eltype) d = t.eltype;
+  else if (!type_dtype(t, &d)) user_error("cannot convert {} to {}", a_type_name(x), t.name);
+  if (x.is_tensor()) return in.as_tensor(x, d);
+  if (!x.is_number()) user_error("cannot convert {} to {}", a_type_name(x), t.name);
+  double v = as_double(x);
+  switch (d) {
+    case DType::f32: case DType::f64: return Value::floating(v, d);
+    case DType::i64:
+      if (v != std::trunc(v)) user_error("InexactError: {} is not an integer", show(x));
+      return Value::integer(x.kind == VKind::integer ? x.i : static_cast<int64_t>(v));
+    case DType::boolean:
+      if (v != 0 && v != 1) user_error("InexactError: {} is not a Bool", show(x));
+      return Value::boolean(v != 0);
+  }
+  return x;
+}
+
+Value float_(Interpreter& in, Args& args) {
+  need(args, 1, "float");
+  const Value& x = args.pos[0];
+  if (x.kind == VKind::integer || x.kind == VKind::boolean) return Value::floating(as_double(x), DType::f64, true);
+  if (x.is_tensor() && !is_float(x.tensor().type.dtype)) return in.as_tensor(x, DType::f64);
+  return x;
+}
+
+Value zero_one(const Value& x, double v) {
+  if (x.kind == VKind::integer) return Value::integer(static_cast<int64_t>(v));
+  if (x.kind == VKind::float_) return Value::floating(v, x.dtype, x.weak);
+  if (x.kind == VKind::type) {
+    DType d;
+    if (!type_dtype(*x.type_ref(), &d)) user_error("zero/one of type {}", x.type_ref()->name);
+    if (d == DType::i64) return Value::integer(static_cast<int64_t>(v));
+    if (d == DType::boolean) return Value::boolean(v != 0);
+    return Value::floating(v, d);
+  }
+  user_error("zero/one of {} is not supported", a_type_name(x));
+}
+
+Value zero(Interpreter&, Args& args) {
+  need(args, 1, "zero");
+  return zero_one(args.pos[0], 0);
+}
+Value one(Interpreter&, Args& args) {
+  need(args, 1, "one");
+  return zero_one(args.pos[0], 1);
+}
+
+Value identity(Interpreter&, Args& args) {
+  need(args, 1, "identity");
+  return args.pos[0];
+}
+
+Value tuple(Interpreter&, Args& args) { return Value::tuple(args.pos); }
+
+Value pair(Interpreter&, Args& args) {
+  need(args, 2, "=>");
+  return Value::tuple(args.pos);
+}
+
+Value error(Interpreter&, Args& args) {
+  std::string text;
+  for (const Value& v : args.pos) text += print_text(v);
+  throw UserError(text);
+}
+
+Value keys(Interpreter&, Args& args) {
+  need(args, 1, "keys");
+  const Value& v = args.pos[0];
+  if (v.kind != VKind::named_tuple) user_error("keys of {} is not supported", a_type_name(v));
+  std::vector<Value> out;
+  for (const std::string& name : v.tup().names) out.push_back(Value::symbol(name));
+  return Value::tuple(std::move(out));
+}
+
+Value values(Interpreter&, Args& args) {
+  need(args, 1, "values");
+  const Value& v = args.pos[0];
+  if (v.kind != VKind::named_tuple) user_error("values of {} is not supported", a_type_name(v));
+  return Value::tuple(v.tup().items);
+}
+
+Value getfield(Interpreter&, Args& args) {
+  need(args, 2, "getfield");
+  const Value &v = args.pos[0], &f = args.pos[1];
+  if (v.kind == VKind::object && f.kind == VKind::symbol) {
+    const StructObj& s = v.object();
+    for (size_t i = 0; i < s.fields.size(); ++i) {
+      if (s.type->fields[i] == f.text()) return s.fields[i];
+    }
+  }
+  if (v.kind == VKind::object && f.kind == VKind::integer && f.i >= 1 &&
+      f.i <= static_cast<int64_t>(v.object().fields.size())) {
+    return v.object().fields[f.i - 1];
+  }
+  user_error("getfield: no field {} in {}", show(f), a_type_name(v));
+}
+
+}  // namespace
+
+void add_core_builtins(BuiltinTable& t) {
+  t.insert(t.end(), {
+      {"print", print}, {"println", println}, {"string", string}, {"isa", isa_},
+      {"typeof", typeof_}, {"convert", convert}, {"float", float_}, {"zero", zero},
+      {"one", one}, {"identity", identity}, {"tuple", tuple}, {"=>", pair}, {"error", error},
+      {"keys", keys}, {"values", values}, {"getfield", getfield},
+  });
+}
+
+}  // namespace ytape::tracer

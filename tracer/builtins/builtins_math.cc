@@ -1,0 +1,369 @@
+// Arithmetic, comparisons and scalar math: on numbers directly, on arrays through the
+// elementwise primitives (concrete or traced), with Julia's promotion and weak literals.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "tape/error.h"
+#include "tracer/interp/interp.h"
+
+namespace ytape::tracer {
+
+namespace {
+
+bool is_scalar(const Value& v) {
+  return v.kind == VKind::integer || v.kind == VKind::float_ || v.kind == VKind::boolean;
+}
+bool is_array(const Value& v) { return v.is_tensor() && !v.tensor().number; }
+bool is_float_value(const Value& v) {
+  return v.kind == VKind::float_ || (v.is_tensor() && is_float(v.tensor().type.dtype));
+}
+// Strong values have a fixed dtype; ints, bools and untyped float literals adopt another.
+bool strong(const Value& v) { return v.is_tensor() || (v.kind == VKind::float_ && !v.weak); }
+DType dtype_of_value(const Value& v) {
+  if (v.is_tensor()) return v.tensor().type.dtype;
+  if (v.kind == VKind::float_) return v.dtype;
+  return v.kind == VKind::boolean ? DType::boolean : DType::i64;
+}
+
+bool is_comparison(Prim p) {
+  return p == Prim::eq || p == Prim::ne || p == Prim::lt || p == Prim::le || p == Prim::gt ||
+         p == Prim::ge;
+}
+
+double apply_scalar(Prim p, double x, double y) {
+  switch (p) {
+    case Prim::add: return x + y;
+    case Prim::sub: return x - y;
+    case Prim::mul: return x * y;
+    case Prim::div: return x / y;
+    case Prim::pow: return std::pow(x, y);
+    case Prim::max: return std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y);
+    case Prim::min: return std::isnan(x) || std::isnan(y) ? NAN : std::min(x, y);
+    case Prim::eq: return x == y;
+    case Prim::ne: return x != y;
+    case Prim::lt: return x < y;
+    case Prim::le: return x <= y;
+    case Prim::gt: return x > y;
+    case Prim::ge: return x >= y;
+    default: internal_error("no scalar rule for {}", prim_name(p));
+  }
+}
+
+int64_t apply_int(Prim p, int64_t x, int64_t y) {
+  switch (p) {
+    case Prim::add: return static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y));
+    case Prim::sub: return static_cast<int64_t>(static_cast<uint64_t>(x) - static_cast<uint64_t>(y));
+    case Prim::mul: return static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y));
+    case Prim::max: return std::max(x, y);
+    case Prim::min: return std::min(x, y);
+    case Prim::pow: {
+      if (y < 0) user_error("an integer to a negative integer power: write float(x)^y");
+      int64_t r = 1;
+      for (int64_t i = 0; i < y; ++i) r *= x;
+      return r;
+    }
+    default: return static_cast<int64_t>(apply_scalar(p, static_cast<double>(x), static_cast<double>(y)));
+  }
+}
+
+Value scalar_binary(Prim p, const Value& a, const Value& b) {
+  bool ints = !is_float_value(a) && !is_float_value(b);
+  if (ints && p != Prim::div) {
+    int64_t x = a.kind == VKind::boolean ? a.b : a.i, y = b.kind == VKind::boolean ? b.b : b.i;
+    if (is_comparison(p)) return Value::boolean(apply_int(p, x, y) != 0);
+    return Value::integer(apply_int(p, x, y));
+  }
+  double r = apply_scalar(p, as_double(a), as_double(b));
+  if (is_comparison(p)) return Value::boolean(r != 0);
+  DType d = result_dtype(a, b);
+  if (!is_float(d)) d = DType::f64;
+  return Value::floating(r, d, !strong(a) && !strong(b));
+}
+
+}  // namespace
+
+DType result_dtype(const Value& a, const Value& b) {
+  DType da = dtype_of_value(a), db = dtype_of_value(b);
+  bool fa = is_float(da), fb = is_float(db);
+  if (fa && fb) {
+    if (strong(a) && !strong(b)) return da;
+    if (strong(b) && !strong(a)) return db;
+    return da == DType::f64 || db == DType::f64 ? DType::f64 : DType::f32;
+  }
+  if (fa) return da;
+  if (fb) return db;
+  if (da == DType::boolean && db == DType::boolean) return DType::boolean;
+  return DType::i64;
+}
+
+Value elementwise_binary(Interpreter& in, Prim p, const Value& a, const Value& b) {
+  if (!a.is_number() && !a.is_tensor()) {
+    user_error("{} is not defined for {}", prim_name(p), a_type_name(a));
+  }
+  if (!b.is_number() && !b.is_tensor()) {
+    user_error("{} is not defined for {}", prim_name(p), a_type_name(b));
+  }
+  if (is_scalar(a) && is_scalar(b)) return scalar_binary(p, a, b);
+  DType d = result_dtype(a, b);
+  if (!is_comparison(p) && d == DType::boolean) d = DType::i64;
+  if ((p == Prim::div || p == Prim::pow) && !is_float(d)) d = DType::f64;
+  return in.prim1(p, {in.as_tensor(a, d), in.as_tensor(b, d)});
+}
+
+Value elementwise_unary(Interpreter& in, Prim p, const Value& a) {
+  if (!a.is_number() && !a.is_tensor()) {
+    user_error("{} is not defined for {}", prim_name(p), a_type_name(a));
+  }
+  bool float_only = p != Prim::neg && p != Prim::abs && p != Prim::sign && p != Prim::relu;
+  if (a.kind == VKind::integer && !float_only) {
+    switch (p) {
+      case Prim::neg: return Value::integer(-a.i);
+      case Prim::abs: return Value::integer(std::abs(a.i));
+      case Prim::sign: return Value::integer((a.i > 0) - (a.i < 0));
+      default: return Value::integer(std::max<int64_t>(a.i, 0));
+    }
+  }
+  DType d = dtype_of_value(a);
+  if (float_only && !is_float(d)) d = DType::f64;
+  if (d == DType::boolean) d = DType::i64;
+  Value r = in.prim1(p, {in.as_tensor(a, d)});
+  if (a.is_tensor()) return r;
+  // A concrete number stays a number.
+  double x = d == DType::f32 ? r.tensor().data.data<float>()[0] : r.tensor().data.data<double>()[0];
+  return Value::floating(x, d, !strong(a));
+}
+
+namespace {
+
+[[noreturn]] void array_error(std::string_view op, std::string_view dotted) {
+  user_error("'{}' of an array and a number is not defined: write '{}' to broadcast", op, dotted);
+}
+
+// `a + b`, `a - b`: numbers, or arrays of one shape (broadcasting needs the dotted form).
+Value additive(Interpreter& in, Prim p, const Value& a, const Value& b) {
+  if (!in.elementwise() && (is_array(a) || is_array(b))) {
+    std::string_view op = p == Prim::add ? "+" : "-";
+    if (!is_array(a) || !is_array(b)) array_error(op, p == Prim::add ? ".+" : ".-");
+    if (a.tensor().type.shape != b.tensor().type.shape) {
+      user_error("'{}' of arrays of shapes {} and {}: the shapes must be equal (or write '.{}' "
+                 "to broadcast)", op, shape_str(a.tensor().type.shape),
+                 shape_str(b.tensor().type.shape), op);
+    }
+  }
+  return elementwise_binary(in, p, a, b);
+}
+
+Value reshape_value(Interpreter& in, const Value& v, Shape shape) {
+  return in.prim1(Prim::reshape, {v}, {{"shape", std::move(shape)}});
+}
+
+// The matrix product of arrays: vectors are reshaped around matmul as Julia's `*` does.
+Value matrix_product(Interpreter& in, const Value& a, const Value& b) {
+  const Shape& sa = a.tensor().type.shape;
+  const Shape& sb = b.tensor().type.shape;
+  DType d = result_dtype(a, b);
+  Value x = in.as_tensor(a, d), y = in.as_tensor(b, d);
+  // Shapes are checked here, in the program's terms: matmul would name the reshaped
+  // operands, which the program never wrote.
+  if (sa.size() >= 1 && sa.size() <= 2 && sb.size() >= 1 && sb.size() <= 2) {
+    int64_t inner_a = sa.size() == 2 ? sa[1] : 1;
+    if (inner_a != sb[0]) {
+      user_error("'*' of a {} and a {}: the left side has {} column{} and the right side {} "
+                 "row{}", type_str(a.tensor().type), type_str(b.tensor().type), inner_a,
+                 inner_a == 1 ? "" : "s", sb[0], sb[0] == 1 ? "" : "s");
+    }
+  }
+  if (sa.size() == 2 && sb.size() == 2) return in.prim1(Prim::matmul, {x, y});
+  if (sa.size() == 2 && sb.size() == 1) {
+    Value r = in.prim1(Prim::matmul, {x, reshape_value(in, y, {sb[0], 1})});
+    return reshape_value(in, r, {sa[0]});
+  }
+  if (sa.size() == 1 && sb.size() == 2) {
+    return in.prim1(Prim::matmul, {reshape_value(in, x, {sa[0], 1}), y});
+  }
+  user_error("'*' of arrays of shapes {} and {}: the matrix product needs matrices or a "
+             "matrix and a vector (write '.*' to multiply elementwise)", shape_str(sa), shape_str(sb));
+}
+
+Value fold(Interpreter& in, Args& args, Value (*op)(Interpreter&, const Value&, const Value&)) {
+  Value acc = args.pos.at(0);
+  for (size_t i = 1; i < args.pos.size(); ++i) acc = op(in, acc, args.pos[i]);
+  return acc;
+}
+
+void need(const Args& args, size_t n, std::string_view name) {
+  if (args.pos.size() != n) {
+    user_error("{} takes {} argument{}, got {}", name, n, n == 1 ? "" : "s", args.pos.size());
+  }
+}
+
+Value plus(Interpreter& in, Args& args) {
+  if (args.pos.size() == 1) return args.pos[0];
+  return fold(in, args, [](Interpreter& i, const Value& a, const Value& b) {
+    return additive(i, Prim::add, a, b);
+  });
+}
+
+Value minus(Interpreter& in, Args& args) {
+  if (args.pos.size() == 1) return elementwise_unary(in, Prim::neg, args.pos[0]);
+  need(args, 2, "-");
+  return additive(in, Prim::sub, args.pos[0], args.pos[1]);
+}
+
+Value times(Interpreter& in, Args& args) {
+  return fold(in, args, [](Interpreter& i, const Value& a, const Value& b) {
+    if (!i.elementwise() && is_array(a) && is_array(b)) return matrix_product(i, a, b);
+    return elementwise_binary(i, Prim::mul, a, b);
+  });
+}
+
+Value divide(Interpreter& in, Args& args) {
+  need(args, 2, "/");
+  if (!in.elementwise() && is_array(args.pos[1])) {
+    user_error("'/' by an array is not defined: write './' to divide elementwise");
+  }
+  return elementwise_binary(in, Prim::div, args.pos[0], args.pos[1]);
+}
+
+Value power(Interpreter& in, Args& args) {
+  need(args, 2, "^");
+  const Value& x = args.pos[0];
+  const Value& y = args.pos[1];
+  if (!in.elementwise() && is_array(x)) {
+    user_error("'^' of an array is the matrix power, which is not supported: write '.^'");
+  }
+  if (y.kind == VKind::integer && x.kind != VKind::integer && y.i == 2) {
+    return elementwise_binary(in, Prim::mul, x, x);
+  }
+  return elementwise_binary(in, Prim::pow, x, y);
+}
+
+Value not_(Interpreter& in, Args& args) {
+  need(args, 1, "!");
+  const Value& x = args.pos[0];
+  if (x.kind == VKind::boolean) return Value::boolean(!x.b);
+  if (x.is_tensor() && x.tensor().type.dtype == DType::boolean) {
+    return in.prim1(Prim::eq, {x, in.as_tensor(Value::boolean(false), DType::boolean)});
+  }
+  user_error("'!' needs a Bool, got {}", a_type_name(x));
+}
+
+bool same(const Value& a, const Value& b) {
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case VKind::nothing: return true;
+    case VKind::string: case VKind::symbol: return a.text() == b.text();
+    case VKind::tuple: case VKind::named_tuple: {
+      const TupleObj &x = a.tup(), &y = b.tup();
+      if (x.items.size() != y.items.size() || x.names != y.names) return false;
+      for (size_t i = 0; i < x.items.size(); ++i) {
+        if (!same(x.items[i], y.items[i])) return false;
+      }
+      return true;
+    }
+    case VKind::range:
+      return a.rng().start == b.rng().start && a.rng().step == b.rng().step &&
+             a.rng().length() == b.rng().length();
+    default: return a.obj == b.obj;
+  }
+}
+
+template <Prim P>
+Value compare(Interpreter& in, Args& args) {
+  need(args, 2, prim_name(P));
+  const Value &a = args.pos[0], &b = args.pos[1];
+  bool numeric = (a.is_number() || a.is_tensor()) && (b.is_number() || b.is_tensor());
+  if (!numeric && (P == Prim::eq || P == Prim::ne)) return Value::boolean(same(a, b) == (P == Prim::eq));
+  if (!in.elementwise() && (is_array(a) || is_array(b))) {
+    user_error("'{}' of arrays: write the dotted form to compare elementwise", prim_name(P));
+  }
+  return elementwise_binary(in, P, a, b);
+}
+
+bool egal(const Args& args) {
+  need(args, 2, "===");
+  const Value &a = args.pos[0], &b = args.pos[1];
+  if (is_scalar(a) && is_scalar(b)) {
+    return a.kind == b.kind && as_double(a) == as_double(b) && a.dtype == b.dtype;
+  }
+  return same(a, b);
+}
+
+Value identical(Interpreter&, Args& args) { return Value::boolean(egal(args)); }
+Value not_identical(Interpreter&, Args& args) { return Value::boolean(!egal(args)); }
+
+template <Prim P>
+Value binary(Interpreter& in, Args& args) {
+  if (args.pos.size() > 2 && (P == Prim::max || P == Prim::min)) {
+    return fold(in, args, [](Interpreter& i, const Value& a, const Value& b) {
+      return elementwise_binary(i, P, a, b);
+    });
+  }
+  need(args, 2, prim_name(P));
+  if (!in.elementwise() && (is_array(args.pos[0]) || is_array(args.pos[1]))) {
+    user_error("{} of arrays: write {}.(a, b) to apply it elementwise", prim_name(P), prim_name(P));
+  }
+  return elementwise_binary(in, P, args.pos[0], args.pos[1]);
+}
+
+template <Prim P>
+Value unary(Interpreter& in, Args& args) {
+  need(args, 1, prim_name(P));
+  if (!in.elementwise() && is_array(args.pos[0])) {
+    user_error("{} of an array: write {}.(x) to apply it to each element", prim_name(P), prim_name(P));
+  }
+  return elementwise_unary(in, P, args.pos[0]);
+}
+
+Value abs2(Interpreter& in, Args& args) {
+  need(args, 1, "abs2");
+  if (!in.elementwise() && is_array(args.pos[0])) user_error("abs2 of an array: write abs2.(x)");
+  return elementwise_binary(in, Prim::mul, args.pos[0], args.pos[0]);
+}
+
+Value ifelse(Interpreter& in, Args& args) {
+  need(args, 3, "ifelse");
+  const Value& c = args.pos[0];
+  if (c.kind == VKind::boolean) return c.b ? args.pos[1] : args.pos[2];
+  DType d = result_dtype(args.pos[1], args.pos[2]);
+  return in.prim1(Prim::select, {in.as_tensor(c, DType::boolean), in.as_tensor(args.pos[1], d),
+                                 in.as_tensor(args.pos[2], d)});
+}
+
+Value int_div(Interpreter&, Args& args) {
+  need(args, 2, "÷");
+  const Value &a = args.pos[0], &b = args.pos[1];
+  if (a.kind != VKind::integer || b.kind != VKind::integer) user_error("÷ takes integers");
+  if (b.i == 0) user_error("integer division by zero");
+  return Value::integer(a.i / b.i);
+}
+
+Value rem(Interpreter&, Args& args) {
+  need(args, 2, "%");
+  const Value &a = args.pos[0], &b = args.pos[1];
+  if (a.kind != VKind::integer || b.kind != VKind::integer) user_error("% takes integers");
+  if (b.i == 0) user_error("integer division by zero");
+  return Value::integer(a.i % b.i);
+}
+
+}  // namespace
+
+void add_math_builtins(BuiltinTable& t) {
+  t.insert(t.end(), {
+      {"+", plus}, {"-", minus}, {"*", times}, {"/", divide}, {"^", power}, {"!", not_},
+      {"==", compare<Prim::eq>}, {"!=", compare<Prim::ne>}, {"<", compare<Prim::lt>},
+      {"<=", compare<Prim::le>}, {">", compare<Prim::gt>}, {">=", compare<Prim::ge>},
+      {"===", identical}, {"!==", not_identical}, {"÷", int_div}, {"div", int_div},
+      {"%", rem}, {"rem", rem}, {"max", binary<Prim::max>}, {"min", binary<Prim::min>},
+      {"abs", unary<Prim::abs>}, {"sign", unary<Prim::sign>}, {"exp", unary<Prim::exp>},
+      {"log", unary<Prim::log>}, {"log1p", unary<Prim::log1p>}, {"expm1", unary<Prim::expm1>},
+      {"sqrt", unary<Prim::sqrt>}, {"√", unary<Prim::sqrt>}, {"sin", unary<Prim::sin>},
+      {"cos", unary<Prim::cos>}, {"tan", unary<Prim::tan>}, {"tanh", unary<Prim::tanh>},
+      {"sigmoid", unary<Prim::sigmoid>}, {"σ", unary<Prim::sigmoid>},
+      {"relu", unary<Prim::relu>}, {"softplus", unary<Prim::softplus>}, {"abs2", abs2},
+      {"ifelse", ifelse},
+  });
+}
+
+}  // namespace ytape::tracer

@@ -1,0 +1,266 @@
+// The interpreter of the model language: a tree-walking evaluator over the syntax tree with
+// lexical environments. Top-level code runs concretely; while a trace is active (see
+// trace.h), primitives on traced values are recorded on the trace's tape instead.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "tape/builder.h"
+#include "tracer/interp/examples.h"
+#include "tracer/lang/source.h"
+#include "tracer/interp/value.h"
+
+namespace ytape::tracer {
+
+/// A lexical scope. Function bodies start a `function_scope`; the outermost is global.
+struct Env {
+  std::unordered_map<std::string, Value> vars;
+  std::shared_ptr<Env> parent;
+  std::vector<std::string> globals;  ///< names declared `global` in this (local) scope
+  bool function_scope = false;
+  bool global = false;
+};
+using EnvPtr = std::shared_ptr<Env>;
+
+/// A located user error: its message already names the program position and call stack,
+/// so enclosing calls pass it on unchanged.
+class ProgramError : public UserError {
+ public:
+  using UserError::UserError;
+};
+
+/// Limits that stop runaway programs cleanly.
+struct Limits {
+  int max_depth = 1000;           ///< nested calls of program functions
+  int max_includes = 100;         ///< files including one another, nested
+  int64_t max_ops = 10'000'000;   ///< ops recorded by one trace
+};
+
+class Interpreter {
+ public:
+  /// An interpreter whose globals hold the built-ins and, with `prelude`, the standard
+  /// prelude (tracer/prelude.jl: layers, activations, losses).
+  explicit Interpreter(Limits limits = {}, bool prelude = true);
+  ~Interpreter();
+
+  /// Parses and runs a file from disk (or text, for tests) at top level. Throws UserError
+  /// (syntax or runtime, located and with a call stack).
+  void run_file(const std::string& path);
+  void run_text(std::string path, std::string text);
+
+  Sources& sources() { return sources_; }
+  /// Seconds spent parsing the prelude and files so far (the rest of run_file and
+  /// run_text is running them).
+  double parse_seconds() const { return parse_seconds_; }
+  const Limits& limits() const { return limits_; }
+  void set_max_ops(int64_t n) { limits_.max_ops = n; }
+  /// Receives each line printed by concrete `print`/`println` (default: kept in output()).
+  void set_print(std::function<void(std::string_view)> print) { print_ = std::move(print); }
+  const std::string& output() const { return output_; }
+  void emit(std::string_view text);
+  /// Ends a line left open by `print` (done after each file runs).
+  void flush_output();
+
+  /// A global variable; nullptr if undefined.
+  const Value* global(const std::string& name) const;
+  /// The names of all globals (built-ins too), in no particular order.
+  std::vector<std::string> global_names() const;
+  /// Calls a function (or callable) value, as the program would.
+  Value call(const Value& f, Args args, Pos pos = {});
+  /// Calls `f` as `f.(args...)` does: built-ins act elementwise on arrays, and a user
+  /// function runs once on whole arrays with its scalar operations elementwise.
+  Value broadcast(const Value& f, Args args, Pos pos = {});
+  /// Evaluates the text of one expression at top level (tests).
+  Value eval_text(const std::string& text);
+
+  // ---- tracing --------------------------------------------------------------------------
+  /// Starts recording on `b`. `examples` holds a value for every input when complete
+  /// (`have_examples`), for data-dependent branches.
+  void begin_trace(Builder* b, TensorMap examples, bool have_examples);
+  void end_trace();
+  bool tracing() const { return builder_ != nullptr; }
+  /// The var of a value on the trace's tape: traced tensors as they are, concrete tensors
+  /// and numbers as constants.
+  Var tape_var(const Value& v);
+  /// The method of `f` a call with `args` would run, or nullptr (then a built-in runs).
+  const Method* find_method(const FunctionObj& f, const Args& args);
+
+  // ---- for built-ins ---------------------------------------------------------------------
+  /// Applies a primitive to tensor values: recorded when tracing and any is traced,
+  /// computed otherwise. `number` marks rank-0 results that stand for numbers.
+  std::vector<Value> prim(Prim p, std::span<const Value> args, const Attrs& attrs = {});
+  Value prim1(Prim p, std::span<const Value> args, const Attrs& attrs = {});
+  // A braced list of arguments (`prim1(p, {x, y})`) stays on the stack.
+  std::vector<Value> prim(Prim p, std::initializer_list<Value> args, const Attrs& attrs = {}) {
+    return prim(p, std::span<const Value>(args.begin(), args.size()), attrs);
+  }
+  Value prim1(Prim p, std::initializer_list<Value> args, const Attrs& attrs = {}) {
+    return prim1(p, std::span<const Value>(args.begin(), args.size()), attrs);
+  }
+  /// Records `p` on the trace's tape whatever its arguments (tracing only); returns the op.
+  const Op& record(Prim p, std::span<const Value> args, const Attrs& attrs);
+  /// A scalar or tensor as a tensor value of `dtype` (scalars become rank-0 numbers).
+  Value as_tensor(const Value& v, DType dtype);
+  /// The truth of a condition; a traced condition takes the branch of the example values
+  /// and records a guard, or fails without them.
+  bool truth(const Value& cond, Pos pos);
+  /// Whether arithmetic on arrays is elementwise now (inside `f.(x)` of a user function).
+  bool elementwise() const { return elementwise_ > 0; }
+  /// The position of the call being evaluated, for messages and op locations.
+  Pos here() const { return here_; }
+  [[noreturn]] void fail(Pos pos, std::string_view message) const;
+  /// A message at `pos` as fail() words it: file:line:col, the line with a caret, and the
+  /// call stack of program frames.
+  std::string located(Pos pos, std::string_view message) const;
+  /// The generator of `rand`/`randn`: `seed!(n)` restarts it; each draw takes the next
+  /// seed, so a program's random values depend only on its seed and the order of draws.
+  void seed(uint64_t s) {
+    seed_ = s;
+    draws_ = 0;
+  }
+  uint64_t next_seed();
+
+ private:
+  friend struct Eval;
+  struct Frame {
+    std::string name;
+    Pos call;
+  };
+
+  Value eval(const Expr& e, const EnvPtr& env);
+  Value eval_literal(const Expr& e, const EnvPtr& env);
+  Value eval_block(const Expr& e, const EnvPtr& env);
+  Value eval_call(const Expr& e, const EnvPtr& env);
+  Value eval_broadcast(const Expr& e, const EnvPtr& env);
+  Value eval_id(const Expr& e, const EnvPtr& env);
+  Value eval_field(const Expr& e, const EnvPtr& env);
+  Value eval_index(const Expr& e, const EnvPtr& env);
+  Value eval_collection(const Expr& e, const EnvPtr& env);
+  Value eval_array(const Expr& e, const EnvPtr& env);
+  /// Appends the values of comprehension `e` from `clause` on; `dims` gets the lengths of
+  /// that clause's iterators when it is not a filter.
+  void comprehend(const Expr& e, size_t clause, const EnvPtr& env, std::vector<Value>& out,
+                  std::vector<int64_t>* dims = nullptr);
+  Value eval_comparison(const Expr& e, const EnvPtr& env);
+  Value eval_if(const Expr& e, const EnvPtr& env);
+  Value eval_for(const Expr& e, const EnvPtr& env);
+  Value eval_while(const Expr& e, const EnvPtr& env);
+  Value eval_let(const Expr& e, const EnvPtr& env);
+  Value eval_assign(const Expr& e, const EnvPtr& env);
+  Value eval_op_assign(const Expr& e, const EnvPtr& env);
+  Value eval_function(const Expr& e, const EnvPtr& env);
+  Value eval_struct(const Expr& e, const EnvPtr& env);
+  void eval_args(const Expr& e, size_t first, const EnvPtr& env, Args& args);
+  void assign(const Expr& target, const Value& v, const EnvPtr& env);
+  void bind_local(const Expr& target, const Value& v, const EnvPtr& scope);
+  void set_var(const std::string& name, const Value& v, const EnvPtr& env, Pos pos);
+  void declare_global(const Expr& decl, const EnvPtr& env);
+  void define_global(const std::string& name, Value v);
+  std::vector<Value> iterate(const Value& v, Pos pos);
+  void run_loop(const Expr& iteration, size_t k, const Expr& body, const EnvPtr& env);
+
+  Value call_function(const FunctionObj& f, Args& args, Pos pos, const Value* self);
+  Value invoke(const Method& m, Args& args, Pos pos, const Value* self, const std::string& name);
+  void bind_params(const Method& m, Args& args, const EnvPtr& frame, Pos pos,
+                   const std::string& name);
+  const Method* select(const std::vector<Method>& methods, const Args& args, const Value* self,
+                       Pos pos, const std::string& name);
+  TypeRef eval_type(const Expr& type, const EnvPtr& env, const Function* def);
+  Value construct(const Value& type, Args& args, Pos pos);
+
+  // fail() for an error of a call itself (its keywords), raised after the callee's frame
+  // was pushed: the stack shows the caller as the innermost frame.
+  [[noreturn]] void fail_call(Pos pos, std::string_view message);
+  Var var_of(const Value& v);
+  // Fails at `pos` when including `file` would close a cycle or nest too deep.
+  void check_include(const std::string& file, Pos pos);
+  Pos op_pos() const;
+  void check_op_limit();
+  void register_builtins();
+
+  Limits limits_;
+  Sources sources_;
+  std::vector<ExprPtr> files_;  // every parsed file; methods point into them
+  // The chain of files being run, outermost first: canonical path and path as given.
+  std::vector<std::pair<std::string, std::string>> running_files_;
+  double parse_seconds_ = 0;
+  uint32_t prelude_file_ = ~uint32_t{0};  // ops recorded in the prelude take the program's line
+  EnvPtr globals_;
+  std::vector<Frame> frames_;
+  // Environments captured by closures. A closure stored in (a scope below) the
+  // environment it captures makes a reference cycle; the destructor breaks them all by
+  // emptying these.
+  std::vector<std::weak_ptr<Env>> captured_;
+  std::function<void(std::string_view)> print_;
+  std::string output_;
+  Pos here_;
+  std::vector<int64_t> ends_;  // the value of `end` in each enclosing index expression
+  std::string pending_;        // printed text not yet ended by a newline
+  int elementwise_ = 0;
+
+  // Control signals of return/break/continue: set by those nodes, consumed by the
+  // enclosing call or loop; every block stops at a set signal.
+  enum class Signal : uint8_t { none, return_, break_, continue_ };
+  Signal signal_ = Signal::none;
+  Value return_value_;
+
+  uint64_t seed_ = 0;
+  uint64_t draws_ = 0;
+  Builder* builder_ = nullptr;
+  ExampleValues examples_;  // computed on demand for data-dependent branches
+  bool have_examples_ = false;
+  std::unordered_map<const void*, std::pair<Tensor, Var>> constants_;
+  std::unordered_map<uint32_t, uint32_t> tape_files_;
+  // Number tensors made by as_tensor lately, by dtype and bits. Values are immutable, so
+  // `s * 1.0001` in a loop shares one tensor rather than allocating one per use.
+  struct NumberSlot {
+    DType dtype = DType::f32;
+    uint64_t bits = 0;
+    Value value;
+  };
+  static constexpr size_t kNumberSlots = 64;
+  std::array<NumberSlot, kNumberSlots> numbers_;
+};
+
+/// Built-in families, registered into the global environment (builtins_*.cc).
+using BuiltinTable = std::vector<std::pair<std::string, Builtin>>;
+void add_math_builtins(BuiltinTable& table);
+void add_array_builtins(BuiltinTable& table);
+void add_core_builtins(BuiltinTable& table);
+void add_reduce_builtins(BuiltinTable& table);
+void add_collection_builtins(BuiltinTable& table);
+void add_prim_builtins(BuiltinTable& table);
+
+/// The text of the standard prelude (tracer/prelude.jl, embedded at build time).
+extern const char* const kPreludeText;
+
+/// Helpers shared by the built-in families (builtins_math.cc).
+/// `a op b` for an elementwise primitive, on scalars or tensors, with Julia's promotion
+/// and weak literals.
+Value elementwise_binary(Interpreter& in, Prim p, const Value& a, const Value& b);
+Value elementwise_unary(Interpreter& in, Prim p, const Value& a);
+/// The dtype two operands combine to.
+DType result_dtype(const Value& a, const Value& b);
+/// Throws unless `args` has between `lo` and `hi` positional arguments.
+void need_args(const Args& args, size_t lo, size_t hi, std::string_view name);
+/// `v` reshaped (a primitive, so traced values stay traced).
+Value reshape_to(Interpreter& in, const Value& v, Shape shape);
+/// An integer or a tuple of integers as a list (dims, sizes).
+std::vector<int64_t> int_list(const Value& v, std::string_view what);
+/// A concrete rank-0 tensor as a number value; other values unchanged.
+Value to_scalar(const Value& v);
+/// The element dtype of an array of these numbers, with Julia's promotion.
+DType literal_dtype(const std::vector<Value>& items);
+/// A keyword argument, or nullptr.
+const Value* keyword(const Args& args, std::string_view name);
+
+}  // namespace ytape::tracer

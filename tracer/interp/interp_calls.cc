@@ -1,0 +1,483 @@
+// Calls: argument evaluation, multiple dispatch, binding of parameters, function and
+// struct definitions.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "tape/error.h"
+#include "tracer/interp/interp.h"
+
+namespace ytape::tracer {
+
+namespace {
+
+std::string strip_module(const std::string& name) {
+  size_t dot = name.rfind('.');
+  return dot == std::string::npos ? name : name.substr(dot + 1);
+}
+
+// The signature of a method for messages: "f(x::Float32, y)".
+std::string signature(const Method& m, const std::string& name) {
+  std::string out = m.receiver ? fmt::format("(::{})", m.receiver->name) : name;
+  out += '(';
+  for (size_t i = 0; i < m.def->params.size(); ++i) {
+    const Param& p = m.def->params[i];
+    if (i > 0) out += ", ";
+    out += p.name.empty() ? "_" : p.name;
+    if (p.type) out += "::" + type_text(*p.type);  // as written: AbstractArray{Float32}
+    if (p.splat) out += "...";
+  }
+  return out + ')';
+}
+
+bool accepts_count(const Function& def, size_t n) {
+  size_t required = 0;
+  bool splat = false;
+  for (const Param& p : def.params) {
+    if (p.splat) {
+      splat = true;
+    } else if (!p.default_value) {
+      ++required;
+    }
+  }
+  return n >= required && (splat || n <= def.params.size());
+}
+
+bool applicable(const Method& m, const Args& args, const Value* self) {
+  if (m.receiver && (self == nullptr || !isa(*self, *m.receiver))) return false;
+  if (!m.receiver && self != nullptr) return false;
+  if (!accepts_count(*m.def, args.pos.size())) return false;
+  for (size_t i = 0; i < args.pos.size(); ++i) {
+    size_t k = std::min(i, m.def->params.size() - 1);
+    if (k < m.types.size() && m.types[k] && !isa(args.pos[i], *m.types[k])) return false;
+  }
+  return true;
+}
+
+// a is at least as specific as b: each parameter type of a is below b's.
+bool as_specific(const Method& a, const Method& b) {
+  size_t n = std::max(a.types.size(), b.types.size());
+  for (size_t i = 0; i < n; ++i) {
+    const TypeObj* ta = i < a.types.size() ? a.types[i].get() : nullptr;
+    const TypeObj* tb = i < b.types.size() ? b.types[i].get() : nullptr;
+    if (tb == nullptr) continue;
+    if (ta == nullptr || !subtype(*ta, *tb)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void Interpreter::eval_args(const Expr& e, size_t first, const EnvPtr& env, Args& args) {
+  if (e.args.size() > first) args.pos.reserve(args.pos.size() + e.args.size() - first);
+  for (size_t i = first; i < e.args.size(); ++i) {
+    const Expr& a = *e.args[i];
+    if (a.kind == Kind::kw) {
+      args.kw.emplace_back(a.name, eval(*a.args[0], env));
+    } else if (a.kind == Kind::splat) {
+      for (Value& v : iterate(eval(*a.args[0], env), a.pos)) args.pos.push_back(std::move(v));
+    } else if (a.kind == Kind::kw_splat) {
+      Value nt = eval(*a.args[0], env);
+      if (nt.kind != VKind::named_tuple) fail(a.pos, "only a named tuple can be splatted as keywords");
+      for (size_t k = 0; k < nt.tup().items.size(); ++k) {
+        args.kw.emplace_back(nt.tup().names[k], nt.tup().items[k]);
+      }
+    } else {
+      args.pos.push_back(eval(a, env));
+    }
+    if (signal_ != Signal::none) return;
+  }
+}
+
+void Interpreter::check_include(const std::string& file, Pos pos) {
+  // Julia would recurse until its stack overflows; a cycle is never what was meant.
+  std::error_code ec;
+  std::string canonical = std::filesystem::weakly_canonical(file, ec).string();
+  auto first = std::find_if(running_files_.begin(), running_files_.end(),
+                            [&](const auto& f) { return f.first == canonical; });
+  if (first != running_files_.end()) {
+    std::string chain;
+    for (auto it = first; it != running_files_.end(); ++it) chain += it->second + " -> ";
+    fail(pos, fmt::format("include cycle: {}{}", chain, file));
+  }
+  if (static_cast<int>(running_files_.size()) >= limits_.max_includes) {
+    fail(pos, fmt::format("includes nested deeper than {} files", limits_.max_includes));
+  }
+}
+
+Value Interpreter::eval_call(const Expr& e, const EnvPtr& env) {
+  const Expr& callee = *e.args[0];
+  if (callee.kind == Kind::id && callee.name == "include") {
+    Value path = eval(*e.args.at(1), env);
+    if (path.kind != VKind::string) fail(e.pos, "include takes a file name");
+    std::string dir = sources_.file(e.pos.file).path;
+    size_t slash = dir.rfind('/');
+    dir = slash == std::string::npos ? "" : dir.substr(0, slash + 1);
+    std::string file = path.text().starts_with("/") ? path.text() : dir + path.text();
+    if (!std::ifstream(file)) {
+      fail(e.pos, fmt::format("cannot include '{}': {} (the path is relative to the including "
+                              "file)", file, std::strerror(errno)));
+    }
+    check_include(file, e.pos);
+    run_file(file);
+    return Value();
+  }
+  Value f = eval(callee, env);
+  Args args;
+  eval_args(e, 1, env, args);
+  if (signal_ != Signal::none) return Value();
+  return call(f, std::move(args), e.pos);
+}
+
+Value Interpreter::eval_broadcast(const Expr& e, const EnvPtr& env) {
+  Value f = eval(*e.args[0], env);
+  Args args;
+  eval_args(e, 1, env, args);
+  if (signal_ != Signal::none) return Value();
+  return broadcast(f, std::move(args), e.pos);
+}
+
+Value Interpreter::broadcast(const Value& f, Args args, Pos pos) {
+  ++elementwise_;
+  try {
+    Value out = call(f, std::move(args), pos);
+    --elementwise_;
+    return out;
+  } catch (...) {
+    --elementwise_;
+    throw;
+  }
+}
+
+Value Interpreter::call(const Value& f, Args args, Pos pos) {
+  Pos saved = here_;
+  if (pos.known()) here_ = pos;
+  Value out;
+  try {
+    switch (f.kind) {
+      case VKind::function: out = call_function(f.fn(), args, pos, nullptr); break;
+      case VKind::type: out = construct(f, args, pos); break;
+      case VKind::object: {
+        const Value* callable = global("#call");
+        if (callable == nullptr) fail(pos, fmt::format("{} is not callable", a_type_name(f)));
+        out = call_function(callable->fn(), args, pos, &f);
+        break;
+      }
+      default: fail(pos, fmt::format("{} is not callable", a_type_name(f)));
+    }
+  } catch (const ProgramError&) {
+    throw;
+  } catch (const UserError& e) {
+    fail(pos, e.what());
+  }
+  here_ = saved;
+  return out;
+}
+
+Value Interpreter::call_function(const FunctionObj& f, Args& args, Pos pos, const Value* self) {
+  if (f.methods.empty() && f.builtin != nullptr && self == nullptr) return f.builtin(*this, args);
+  std::string name = self != nullptr ? type_name_of(*self) : f.name;
+  const Method* m = select(f.methods, args, self, pos, name);
+  if (m != nullptr) return invoke(*m, args, pos, self, name);
+  if (f.builtin != nullptr && self == nullptr) return f.builtin(*this, args);
+  bool count_fits = false;
+  for (const Method& c : f.methods) count_fits = count_fits || accepts_count(*c.def, args.pos.size());
+  std::string message =
+      count_fits ? fmt::format("no method of {} matches the arguments (", name)
+                 : fmt::format("no method of {} takes {} positional argument{}; the call has (", name,
+                               args.pos.size(), args.pos.size() == 1 ? "" : "s");
+  for (size_t i = 0; i < args.pos.size(); ++i) {
+    message += (i > 0 ? ", " : "") + std::string("::") + type_name_of(args.pos[i]);
+  }
+  message += ")";
+  if (!f.methods.empty()) message += "; the methods are:";
+  for (const Method& c : f.methods) {
+    message += fmt::format("\n  {} at {}", signature(c, name), sources_.where(c.pos));
+  }
+  fail(pos, message);
+}
+
+const Method* Interpreter::select(const std::vector<Method>& methods, const Args& args,
+                                  const Value* self, Pos pos, const std::string& name) {
+  std::vector<const Method*> fits;
+  for (const Method& m : methods) {
+    if (applicable(m, args, self)) fits.push_back(&m);
+  }
+  std::vector<const Method*> best;
+  for (const Method* m : fits) {
+    bool beaten = false;
+    for (const Method* o : fits) {
+      if (o != m && as_specific(*o, *m) && !as_specific(*m, *o)) beaten = true;
+    }
+    if (!beaten) best.push_back(m);
+  }
+  if (best.size() <= 1) return best.empty() ? nullptr : best[0];
+  // Equally specific methods: the later definition replaces the earlier, as in Julia,
+  // when their signatures are the same.
+  const Method* last = best.back();
+  for (const Method* m : best) {
+    if (!as_specific(*m, *last) || !as_specific(*last, *m)) {
+      std::string message = fmt::format("the call of {} is ambiguous between:", name);
+      for (const Method* c : best) {
+        message += fmt::format("\n  {} at {}", signature(*c, name), sources_.where(c->pos));
+      }
+      fail(pos, message);
+    }
+  }
+  return last;
+}
+
+Value Interpreter::invoke(const Method& m, Args& args, Pos pos, const Value* self,
+                          const std::string& name) {
+  if (static_cast<int>(frames_.size()) >= limits_.max_depth) {
+    fail(pos, fmt::format("calls nest more than {} deep (runaway recursion?)", limits_.max_depth));
+  }
+  auto frame = std::make_shared<Env>();
+  frame->parent = m.env;
+  frame->function_scope = true;
+  if (self != nullptr && m.def->receiver && !m.def->receiver->name.empty()) {
+    frame->vars[m.def->receiver->name] = *self;
+  }
+  frames_.push_back({name, pos});
+  Value out;
+  try {
+    bind_params(m, args, frame, pos, name);
+    out = eval(*m.def->body, frame);
+  } catch (...) {
+    // The message already holds the stack; leave the interpreter usable.
+    frames_.pop_back();
+    signal_ = Signal::none;
+    throw;
+  }
+  if (signal_ == Signal::return_) out = std::move(return_value_);
+  signal_ = Signal::none;
+  frames_.pop_back();
+  return out;
+}
+
+void Interpreter::bind_params(const Method& m, Args& args, const EnvPtr& frame, Pos pos,
+                              const std::string& name) {
+  const Function& def = *m.def;
+  size_t next = 0;
+  for (const Param& p : def.params) {
+    Value v;
+    if (p.splat) {
+      std::vector<Value> rest(args.pos.begin() + static_cast<long>(next), args.pos.end());
+      next = args.pos.size();
+      v = Value::tuple(std::move(rest));
+    } else if (next < args.pos.size()) {
+      v = args.pos[next++];
+    } else {
+      v = eval(*p.default_value, frame);
+    }
+    if (!p.unpack.empty()) {
+      std::vector<Value> items = iterate(v, p.pos);
+      if (items.size() < p.unpack.size()) fail(p.pos, "too few values to unpack");
+      for (size_t k = 0; k < p.unpack.size(); ++k) frame->vars[p.unpack[k]] = items[k];
+    } else if (!p.name.empty()) {
+      frame->vars[p.name] = std::move(v);
+    }
+  }
+  std::vector<bool> used(args.kw.size(), false);
+  for (const Param& p : def.kwparams) {
+    if (p.splat) continue;
+    size_t k = 0;
+    while (k < args.kw.size() && args.kw[k].first != p.name) ++k;
+    if (k < args.kw.size()) {
+      frame->vars[p.name] = args.kw[k].second;
+      used[k] = true;
+    } else if (p.default_value) {
+      frame->vars[p.name] = eval(*p.default_value, frame);
+    } else {
+      fail_call(pos, fmt::format("{} requires the keyword argument '{}'", name, p.name));
+    }
+  }
+  std::vector<std::string> names;
+  std::vector<Value> rest;
+  for (size_t k = 0; k < args.kw.size(); ++k) {
+    if (used[k]) continue;
+    names.push_back(args.kw[k].first);
+    rest.push_back(args.kw[k].second);
+  }
+  if (!def.kwparams.empty() && def.kwparams.back().splat) {
+    frame->vars[def.kwparams.back().name] = Value::named_tuple(std::move(names), std::move(rest));
+  } else if (!names.empty()) {
+    fail_call(pos, fmt::format("{} has no keyword argument '{}'", name, names[0]));
+  }
+}
+
+TypeRef Interpreter::eval_type(const Expr& type, const EnvPtr& env, const Function* def) {
+  const Expr& head = type.kind == Kind::curly ? *type.args[0] : type;
+  if (head.kind == Kind::id && def != nullptr) {
+    for (const ExprPtr& w : def->where) {
+      const Expr& var = w->kind == Kind::call ? *w->args[1] : *w;
+      if (var.kind == Kind::id && var.name == head.name) {
+        return w->kind == Kind::call ? eval_type(*w->args[2], env, nullptr) : nullptr;
+      }
+    }
+  }
+  Value v = head.kind == Kind::field ? eval(*make_expr(Kind::id, head.pos, head.name), env)
+                                     : eval(head, env);
+  if (v.kind != VKind::type) fail(type.pos, fmt::format("'{}' is not a type", type_text(type)));
+  TypeRef t = v.type_ref();
+  if (type.kind != Kind::curly || t->tag != TypeTag::abstract_array) return t;
+  auto refined = std::make_shared<TypeObj>(*t);
+  for (size_t i = 1; i < type.args.size(); ++i) {
+    const Expr& p = *type.args[i];
+    if (p.kind == Kind::int_lit) {
+      refined->rank = static_cast<int>(p.int_value);
+    } else if (p.kind == Kind::id) {
+      const Value* g = global(p.name);
+      if (g != nullptr && g->kind == VKind::type && g->type_ref()->tag != TypeTag::user) {
+        TypeTag tag = g->type_ref()->tag;
+        refined->has_eltype = tag == TypeTag::float32 || tag == TypeTag::float64 ||
+                              tag == TypeTag::int64 || tag == TypeTag::boolean;
+        refined->eltype = tag == TypeTag::float32 ? DType::f32
+                          : tag == TypeTag::float64 ? DType::f64
+                          : tag == TypeTag::int64 ? DType::i64 : DType::boolean;
+      }
+    }
+  }
+  return refined;
+}
+
+Value Interpreter::eval_function(const Expr& e, const EnvPtr& env) {
+  const Function& def = *e.function;
+  Method m;
+  m.def = &def;
+  m.pos = e.pos;
+  m.env = env;
+  if (captured_.empty() || captured_.back().lock() != env) captured_.push_back(env);
+  for (const Param& p : def.params) {
+    m.types.push_back(p.type ? eval_type(*p.type, env, &def) : nullptr);
+  }
+  if (def.receiver) m.receiver = eval_type(*def.receiver->type, env, &def);
+  auto add_to = [&](const FunctionObj& f) { f.methods.push_back(m); };
+  if (e.kind == Kind::lambda || (def.name.empty() && !def.receiver)) {
+    auto f = std::make_shared<FunctionObj>();
+    f->name = "#anonymous";
+    f->methods.push_back(std::move(m));
+    Value v;
+    v.kind = VKind::function;
+    v.obj = std::move(f);
+    return v;
+  }
+  std::string name = def.receiver ? "#call" : strip_module(def.name);
+  // The nearest binding of the name: a function gains a method; a struct type gains an
+  // outer constructor. Callable-struct methods all live in the global function "#call".
+  EnvPtr home = def.receiver ? globals_ : env;
+  Value* existing = nullptr;
+  // A function defined inside a function is local to it, as in Julia: look no further
+  // than the enclosing function's scope.
+  for (Env* scope = home.get(); scope != nullptr && existing == nullptr; scope = scope->parent.get()) {
+    auto it = scope->vars.find(name);
+    if (it != scope->vars.end()) existing = &it->second;
+    if (scope->function_scope) break;
+  }
+  if (existing != nullptr && existing->kind == VKind::function) {
+    add_to(existing->fn());
+    return *existing;
+  }
+  if (existing != nullptr && existing->kind == VKind::type && existing->type_ref()->tag == TypeTag::user) {
+    const Value* ctor = global("#ctor:" + existing->type_ref()->name);
+    add_to(ctor->fn());
+    return *existing;
+  }
+  auto f = std::make_shared<FunctionObj>();
+  f->name = name;
+  f->methods.push_back(std::move(m));
+  Value v;
+  v.kind = VKind::function;
+  v.obj = std::move(f);
+  home->vars[name] = v;
+  return v;
+}
+
+Value Interpreter::eval_struct(const Expr& e, const EnvPtr& env) {
+  auto t = std::make_shared<TypeObj>();
+  t->tag = TypeTag::user;
+  const Expr* super = nullptr;
+  if (e.kind == Kind::abstract_type) {
+    t->name = e.name;
+    t->is_abstract = true;
+    if (!e.args.empty()) super = e.args[0].get();
+  } else {
+    t->name = e.struct_def->name;
+    for (const Field& f : e.struct_def->fields) {
+      t->fields.push_back(f.name);
+      // Only field types naming a known type constrain the implied constructor; type
+      // parameters (`W::Matrix{T}`) and unknown names do not.
+      const Expr* head = f.type == nullptr ? nullptr
+                         : f.type->kind == Kind::curly ? f.type->args[0].get() : f.type.get();
+      const Value* known = head != nullptr && head->kind == Kind::id ? global(head->name) : nullptr;
+      bool typed = known != nullptr && known->kind == VKind::type;
+      t->field_types.push_back(typed ? eval_type(*f.type, env, nullptr) : nullptr);
+    }
+    super = e.struct_def->supertype.get();
+  }
+  if (super != nullptr) {
+    TypeRef s = eval_type(*super, env, nullptr);
+    if (s->tag == TypeTag::user) t->super = s;
+  }
+  auto ctor = std::make_shared<FunctionObj>();
+  ctor->name = t->name;
+  Value fv;
+  fv.kind = VKind::function;
+  fv.obj = std::move(ctor);
+  define_global("#ctor:" + t->name, std::move(fv));
+  define_global(t->name, Value::type(t));
+  return Value();
+}
+
+Value Interpreter::construct(const Value& type, Args& args, Pos pos) {
+  TypeRef t = type.type_ref();
+  if (t->tag == TypeTag::user) {
+    const Value* ctor = global("#ctor:" + t->name);
+    const Method* m = ctor == nullptr ? nullptr : select(ctor->fn().methods, args, nullptr, pos, t->name);
+    // The implied positional constructor, typed by the declared field types, is more
+    // specific than an outer constructor with a splat (`Chain(layers...)`), as in Julia.
+    bool positional = args.pos.size() == t->fields.size() && args.kw.empty() && !t->is_abstract;
+    for (size_t i = 0; positional && i < args.pos.size(); ++i) {
+      positional = t->field_types[i] == nullptr || isa(args.pos[i], *t->field_types[i]);
+    }
+    bool splat = m != nullptr && !m->def->params.empty() && m->def->params.back().splat;
+    if (m != nullptr && !(splat && positional)) return invoke(*m, args, pos, nullptr, t->name);
+    if (t->is_abstract) fail(pos, fmt::format("cannot make an instance of abstract type {}", t->name));
+    if (args.pos.size() != t->fields.size() || !args.kw.empty()) {
+      fail(pos, fmt::format("{} has {} fields and takes {} positional arguments, got {}", t->name,
+                            t->fields.size(), t->fields.size(), args.pos.size()));
+    }
+    if (!positional) {
+      std::string message = fmt::format("no constructor of {} matches the arguments (", t->name);
+      for (size_t i = 0; i < args.pos.size(); ++i) {
+        message += (i > 0 ? ", ::" : "::") + type_name_of(args.pos[i]);
+      }
+      fail(pos, message + "); the fields are typed " + [&] {
+        std::string fields;
+        for (size_t i = 0; i < t->fields.size(); ++i) {
+          fields += (i > 0 ? ", " : "") + t->fields[i] +
+                    (t->field_types[i] ? "::" + t->field_types[i]->name : "");
+        }
+        return fields;
+      }());
+    }
+    Value v;
+    v.kind = VKind::object;
+    auto obj = std::make_shared<StructObj>();
+    obj->type = t;
+    obj->fields = std::move(args.pos);
+    v.obj = std::move(obj);
+    return v;
+  }
+  const Value* convert = global("convert");
+  Args conv;
+  conv.pos.push_back(type);
+  for (Value& a : args.pos) conv.pos.push_back(std::move(a));
+  return call(*convert, std::move(conv), pos);
+}
+
+}  // namespace ytape::tracer

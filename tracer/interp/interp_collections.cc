@@ -1,0 +1,187 @@
+// Collections: tuples, named tuples, ranges, array literals, comprehensions, indexing.
+#include <fmt/format.h>
+
+#include "tape/error.h"
+#include "tracer/interp/interp.h"
+
+namespace ytape::tracer {
+
+namespace {
+
+bool all_numbers(const std::vector<Value>& items) {
+  for (const Value& v : items) {
+    if (!v.is_number()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Value Interpreter::eval_collection(const Expr& e, const EnvPtr& env) {
+  switch (e.kind) {
+    case Kind::tuple: {
+      Args args;
+      eval_args(e, 0, env, args);
+      return Value::tuple(std::move(args.pos));
+    }
+    case Kind::named_tuple: {
+      Args args;
+      eval_args(e, 0, env, args);
+      std::vector<std::string> names;
+      std::vector<Value> items;
+      for (auto& [name, v] : args.kw) {
+        names.push_back(name);
+        items.push_back(std::move(v));
+      }
+      return Value::named_tuple(std::move(names), std::move(items));
+    }
+    case Kind::range: {
+      std::vector<int64_t> parts;
+      for (const ExprPtr& a : e.args) {
+        Value v = eval(*a, env);
+        if (v.kind != VKind::integer) {
+          fail(a->pos, fmt::format("range bounds must be integers, got {}", a_type_name(v)));
+        }
+        parts.push_back(v.i);
+      }
+      if (parts.size() == 2) return Value::range(parts[0], 1, parts[1]);
+      if (parts[1] == 0) fail(e.pos, "a range's step cannot be zero");
+      return Value::range(parts[0], parts[1], parts[2]);
+    }
+    case Kind::comprehension: case Kind::generator: {
+      std::vector<Value> out;
+      auto scope = std::make_shared<Env>();
+      scope->parent = env;
+      std::vector<int64_t> dims;
+      comprehend(e, 1, scope, out, &dims);
+      if (e.kind == Kind::comprehension && all_numbers(out) && !out.empty()) {
+        Args args;
+        args.pos = std::move(out);
+        Value v = call(*global("vect"), std::move(args), e.pos);
+        // `[f(i, j) for i in a, j in b]` is a length(a) x length(b) array; a filter or a
+        // second `for` makes it a vector, as in Julia.
+        if (e.args.size() == 2 && dims.size() > 1) {
+          Args shape;
+          shape.pos.push_back(std::move(v));
+          for (int64_t d : dims) shape.pos.push_back(Value::integer(d));
+          v = call(*global("reshape"), std::move(shape), e.pos);
+        }
+        return v;
+      }
+      return Value::tuple(std::move(out));
+    }
+    default: return eval_array(e, env);
+  }
+}
+
+void Interpreter::comprehend(const Expr& e, size_t clause, const EnvPtr& env,
+                             std::vector<Value>& out, std::vector<int64_t>* dims) {
+  if (clause == e.args.size()) {
+    out.push_back(eval(*e.args[0], env));
+    return;
+  }
+  const Expr& c = *e.args[clause];
+  if (c.kind == Kind::filter) {
+    if (truth(eval(*c.args[0], env), c.pos)) comprehend(e, clause + 1, env, out);
+    return;
+  }
+  // An iteration clause `i in a, j in b` runs over the product in column-major order, the
+  // first iterator fastest, as Julia's does; its ranges are evaluated once, outside it.
+  std::vector<std::vector<Value>> ranges;
+  bool empty = false;
+  for (const ExprPtr& in : c.args) {
+    ranges.push_back(iterate(eval(*in->args[1], env), in->args[1]->pos));
+    if (dims) dims->push_back(static_cast<int64_t>(ranges.back().size()));
+    empty = empty || ranges.back().empty();
+  }
+  if (empty) return;
+  std::vector<size_t> at(ranges.size(), 0);
+  while (true) {
+    auto inner = std::make_shared<Env>();
+    inner->parent = env;
+    for (size_t k = 0; k < ranges.size(); ++k) {
+      bind_local(*c.args[k]->args[0], ranges[k][at[k]], inner);
+    }
+    comprehend(e, clause + 1, inner, out);
+    size_t k = 0;
+    while (k < at.size() && ++at[k] == ranges[k].size()) at[k++] = 0;
+    if (k == at.size()) return;
+  }
+}
+
+Value Interpreter::eval_array(const Expr& e, const EnvPtr& env) {
+  if (e.kind == Kind::vect) {
+    Args args;
+    eval_args(e, 0, env, args);
+    if (!all_numbers(args.pos)) {
+      // Vectors of non-numbers (layers, tuples, arrays) are tuples here.
+      return Value::tuple(std::move(args.pos));
+    }
+    return call(*global("vect"), std::move(args), e.pos);
+  }
+  if (e.kind == Kind::typed_array) {
+    Value type = eval(*e.args[0], env);
+    Value array = eval(*e.args[1], env);
+    Args args;
+    args.pos = {type, array};
+    return call(*global("convert"), std::move(args), e.pos);
+  }
+  // A matrix literal: each row concatenated horizontally, the rows vertically.
+  Args rows;
+  for (const ExprPtr& row : e.args) {
+    Args items;
+    eval_args(*row, 0, env, items);
+    if (items.pos.size() == 1) {
+      rows.pos.push_back(std::move(items.pos[0]));
+    } else {
+      rows.pos.push_back(call(*global("hcat"), std::move(items), row->pos));
+    }
+  }
+  return call(*global("vcat"), std::move(rows), e.pos);
+}
+
+Value Interpreter::eval_index(const Expr& e, const EnvPtr& env) {
+  Value object = eval(*e.args[0], env);
+  if (object.kind == VKind::type) {
+    // `Float32[1, 2]`: a typed vector literal.
+    Args items;
+    eval_args(e, 1, env, items);
+    Value v = call(*global("vect"), std::move(items), e.pos);
+    Args args;
+    args.pos = {object, v};
+    return call(*global("convert"), std::move(args), e.pos);
+  }
+  Args args;
+  args.pos.push_back(object);
+  size_t n = e.args.size() - 1;
+  for (size_t k = 0; k < n; ++k) {
+    int64_t end = 0;
+    if (object.kind == VKind::tuple || object.kind == VKind::named_tuple) {
+      end = static_cast<int64_t>(object.tup().items.size());
+    } else if (object.kind == VKind::range) {
+      end = object.rng().length();
+    } else if (object.is_tensor()) {
+      const Shape& s = object.tensor().type.shape;
+      end = 1;
+      if (n == 1) {
+        end = object.tensor().type.size();
+      } else if (k < s.size()) {
+        end = k + 1 == n ? 1 : s[k];
+        if (k + 1 == n) {
+          for (size_t d = k; d < s.size(); ++d) end *= s[d];
+        }
+      }
+    }
+    ends_.push_back(end);
+    try {
+      args.pos.push_back(eval(*e.args[k + 1], env));
+    } catch (...) {
+      ends_.pop_back();
+      throw;
+    }
+    ends_.pop_back();
+  }
+  return call(*global("getindex"), std::move(args), e.pos);
+}
+
+}  // namespace ytape::tracer

@@ -1,0 +1,233 @@
+// Control flow, assignment and destructuring.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "tape/error.h"
+#include "tracer/interp/interp.h"
+
+namespace ytape::tracer {
+
+Value Interpreter::eval_if(const Expr& e, const EnvPtr& env) {
+  Value cond = eval(*e.args[0], env);
+  if (signal_ != Signal::none) return Value();
+  if (truth(cond, e.args[0]->pos)) return eval(*e.args[1], env);
+  if (e.args.size() > 2) return eval(*e.args[2], env);
+  return Value();
+}
+
+Value Interpreter::eval_comparison(const Expr& e, const EnvPtr& env) {
+  Value lhs = eval(*e.args[0], env);
+  Value result = Value::boolean(true);
+  for (size_t i = 1; i + 1 < e.args.size(); i += 2) {
+    Value rhs = eval(*e.args[i + 1], env);
+    Args args;
+    args.pos = {lhs, rhs};
+    result = call(eval(*e.args[i], env), std::move(args), e.args[i]->pos);
+    if (!truth(result, e.args[i]->pos)) return Value::boolean(false);
+    lhs = std::move(rhs);
+  }
+  return result;
+}
+
+std::vector<Value> Interpreter::iterate(const Value& v, Pos pos) {
+  switch (v.kind) {
+    case VKind::tuple: case VKind::named_tuple: return v.tup().items;
+    case VKind::range: {
+      const RangeObj& r = v.rng();
+      std::vector<Value> out;
+      int64_t n = r.length();
+      out.reserve(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) out.push_back(Value::integer(r.at(i)));
+      return out;
+    }
+    case VKind::integer: case VKind::float_: case VKind::boolean: return {v};
+    case VKind::string: {
+      std::vector<Value> out;
+      for (char c : v.text()) out.push_back(Value::string(std::string(1, c)));
+      return out;
+    }
+    case VKind::tensor: {
+      // The elements of a vector; the last-dimension slices of higher ranks.
+      const TensorObj& t = v.tensor();
+      if (t.type.rank() == 0) return {v};
+      const Value* index = global("getindex");
+      std::vector<Value> out;
+      int64_t n = t.type.shape.back();
+      for (int64_t i = 1; i <= n; ++i) {
+        Args args;
+        args.pos.push_back(v);
+        for (int d = 1; d < t.type.rank(); ++d) args.pos.push_back(Value::symbol(":"));
+        args.pos.push_back(Value::integer(i));
+        out.push_back(call(*index, std::move(args), pos));
+      }
+      return out;
+    }
+    default: fail(pos, fmt::format("cannot iterate over {}", a_type_name(v)));
+  }
+}
+
+void Interpreter::bind_local(const Expr& target, const Value& v, const EnvPtr& scope) {
+  // Loop variables are new in each iteration, never the variables of enclosing scopes.
+  if (target.kind == Kind::id) {
+    scope->vars[target.name] = v;
+    return;
+  }
+  if (target.kind != Kind::tuple) fail(target.pos, "a loop variable must be a name or a tuple of names");
+  std::vector<Value> items = iterate(v, target.pos);
+  if (items.size() < target.args.size()) {
+    fail(target.pos, fmt::format("cannot destructure {} values into {} names", items.size(),
+                                 target.args.size()));
+  }
+  for (size_t i = 0; i < target.args.size(); ++i) bind_local(*target.args[i], items[i], scope);
+}
+
+void Interpreter::run_loop(const Expr& iteration, size_t k, const Expr& body, const EnvPtr& env) {
+  const Expr& in = *iteration.args[k];
+  Value over = eval(*in.args[1], env);
+  // Ranges are counted rather than expanded: a long unrolled loop keeps no list of its
+  // indices.
+  bool range = over.kind == VKind::range;
+  std::vector<Value> items;
+  if (!range) items = iterate(over, in.args[1]->pos);
+  int64_t n = range ? over.rng().length() : static_cast<int64_t>(items.size());
+  EnvPtr scope;
+  for (int64_t i = 0; i < n; ++i) {
+    // Each iteration has fresh variables. Its scope is recycled when nothing (a closure)
+    // kept the previous one, which spares allocations per iteration; a scope holding just
+    // the loop variable keeps it, to be overwritten.
+    if (scope != nullptr && scope.use_count() == 1) {
+      bool just_index = scope->vars.size() == 1 && in.args[0]->kind == Kind::id &&
+                        scope->vars.begin()->first == in.args[0]->name;
+      if (!just_index) scope->vars.clear();
+      scope->globals.clear();
+    } else {
+      scope = std::make_shared<Env>();
+      scope->parent = env;
+    }
+    bind_local(*in.args[0], range ? Value::integer(over.rng().at(i)) : items[i], scope);
+    if (k + 1 < iteration.args.size()) {
+      run_loop(iteration, k + 1, body, scope);
+    } else {
+      eval_block(body, scope);
+    }
+    if (signal_ == Signal::continue_) signal_ = Signal::none;
+    if (signal_ != Signal::none) return;
+  }
+}
+
+Value Interpreter::eval_for(const Expr& e, const EnvPtr& env) {
+  run_loop(*e.args[0], 0, *e.args[1], env);
+  if (signal_ == Signal::break_) signal_ = Signal::none;
+  return Value();
+}
+
+Value Interpreter::eval_while(const Expr& e, const EnvPtr& env) {
+  while (true) {
+    Value cond = eval(*e.args[0], env);
+    if (signal_ != Signal::none || !truth(cond, e.args[0]->pos)) break;
+    auto scope = std::make_shared<Env>();
+    scope->parent = env;
+    eval_block(*e.args[1], scope);
+    if (signal_ == Signal::continue_) signal_ = Signal::none;
+    if (signal_ != Signal::none) break;
+  }
+  if (signal_ == Signal::break_) signal_ = Signal::none;
+  return Value();
+}
+
+Value Interpreter::eval_let(const Expr& e, const EnvPtr& env) {
+  auto scope = std::make_shared<Env>();
+  scope->parent = env;
+  for (const ExprPtr& binding : e.args[0]->args) {
+    if (binding->kind == Kind::assign) {
+      // `let x = x`: the value is read in the scope outside the new binding.
+      Value v = eval(*binding->args[1], scope);
+      const Expr& target = *binding->args[0];
+      scope->vars[target.kind == Kind::decl ? target.args[0]->name : target.name] = v;
+    } else {
+      scope->vars[binding->name] = Value();
+    }
+  }
+  return eval_block(*e.args[1], scope);
+}
+
+void Interpreter::assign(const Expr& target, const Value& v, const EnvPtr& env) {
+  switch (target.kind) {
+    case Kind::id: set_var(target.name, v, env, target.pos); return;
+    case Kind::decl: assign(*target.args[0], v, env); return;
+    case Kind::tuple: {
+      std::vector<Value> items = iterate(v, target.pos);
+      if (items.size() < target.args.size()) {
+        fail(target.pos, fmt::format("cannot destructure {} values into {} names", items.size(),
+                                     target.args.size()));
+      }
+      for (size_t i = 0; i < target.args.size(); ++i) assign(*target.args[i], items[i], env);
+      return;
+    }
+    case Kind::index: case Kind::field:
+      fail(target.pos, "values are immutable: build a new value instead of assigning into one");
+    default: fail(target.pos, "cannot assign to this expression");
+  }
+}
+
+Value Interpreter::eval_assign(const Expr& e, const EnvPtr& env) {
+  Value v = eval(*e.args[1], env);
+  if (signal_ != Signal::none) return Value();
+  assign(*e.args[0], v, env);
+  return v;
+}
+
+Value Interpreter::eval_op_assign(const Expr& e, const EnvPtr& env) {
+  const Expr& target = *e.args[0];
+  Value current = eval(target, env);
+  Value rhs = eval(*e.args[1], env);
+  bool dotted = e.name.size() > 1 && e.name[0] == '.';
+  std::string op = dotted ? e.name.substr(1) : e.name;
+  const Value* f = global(op);
+  if (f == nullptr) fail(e.pos, fmt::format("unknown operator '{}'", op));
+  Args args;
+  args.pos = {current, rhs};
+  if (dotted) ++elementwise_;
+  Value out;
+  try {
+    out = call(*f, std::move(args), e.pos);
+  } catch (...) {
+    if (dotted) --elementwise_;
+    throw;
+  }
+  if (dotted) --elementwise_;
+  assign(target, out, env);
+  return out;
+}
+
+Value Interpreter::eval_field(const Expr& e, const EnvPtr& env) {
+  const Expr& object = *e.args[0];
+  // `Base.f`, `Random.seed!`: module-qualified names read the global.
+  if (object.kind == Kind::id && (object.name == "Base" || object.name == "Random" ||
+                                  object.name == "NNlib" || object.name == "Flux" ||
+                                  object.name == "Prim")) {
+    const Value* g = global(object.name == "Prim" ? "Prim." + e.name : e.name);
+    if (g == nullptr) fail(e.pos, fmt::format("undefined variable '{}.{}'", object.name, e.name));
+    return *g;
+  }
+  Value v = eval(object, env);
+  if (v.kind == VKind::object) {
+    const StructObj& s = v.object();
+    for (size_t i = 0; i < s.type->fields.size(); ++i) {
+      if (s.type->fields[i] == e.name) return s.fields[i];
+    }
+    fail(e.pos, fmt::format("{} has no field '{}'; its fields are {}", s.type->name, e.name,
+                            s.type->fields.empty() ? "none" : fmt::format("{}", fmt::join(s.type->fields, ", "))));
+  }
+  if (v.kind == VKind::named_tuple) {
+    const TupleObj& t = v.tup();
+    for (size_t i = 0; i < t.names.size(); ++i) {
+      if (t.names[i] == e.name) return t.items[i];
+    }
+    fail(e.pos, fmt::format("the named tuple has no field '{}'; its fields are {}", e.name,
+                            t.names.empty() ? "none" : fmt::format("{}", fmt::join(t.names, ", "))));
+  }
+  fail(e.pos, fmt::format("{} has no field '{}'", a_type_name(v), e.name));
+}
+
+}  // namespace ytape::tracer

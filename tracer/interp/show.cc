@@ -1,0 +1,230 @@
+// Values as text, the way Julia shows and prints them: `show` (what `repr` and containers
+// use: 1.0f0, "text", :sym, Float32[1.0, 2.0]) and `print` (strings and symbols bare,
+// floats without their type: 1.0).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string>
+#include <string_view>
+
+#include "tracer/interp/value.h"
+
+namespace ytape::tracer {
+
+namespace {
+
+constexpr int64_t kMaxShown = 1000;  // elements of one array; the rest is counted
+
+// The shortest decimal digits that read back to `v` (> 0), and where the decimal point
+// goes: v = 0.DIGITS × 10^point.
+template <typename F>
+std::pair<std::string, int> shortest_digits(F v) {
+  std::string s = fmt::format("{}", v);  // shortest round trip: 0.0015, 1e-05, 1.5e+20
+  int exp = 0;
+  if (size_t e = s.find_first_of("eE"); e != std::string::npos) {
+    exp = std::stoi(s.substr(e + 1));
+    s.resize(e);
+  }
+  size_t dot = s.find('.');
+  int point = static_cast<int>(dot == std::string::npos ? s.size() : dot) + exp;
+  if (dot != std::string::npos) s.erase(dot, 1);
+  size_t lead = s.find_first_not_of('0');
+  s.erase(0, lead);
+  point -= static_cast<int>(lead);
+  s.erase(s.find_last_not_of('0') + 1);
+  return {s, point};
+}
+
+// Julia's float form: plain between 1e-4 and 1e6 (0.0015, 123456.0), otherwise with an
+// exponent (1.0e-5, 1.5e20). A typed Float32 says so: 1.0f0, 0.0015f0, 1.0f-5.
+template <typename F>
+std::string julia_float(F v, bool typed32) {
+  std::string suffix = typed32 ? "32" : "";
+  if (std::isnan(v)) return "NaN" + suffix;
+  if (std::isinf(v)) return (v < 0 ? "-Inf" : "Inf") + suffix;
+  std::string sign = std::signbit(v) ? "-" : "";
+  if (v == 0) return sign + (typed32 ? "0.0f0" : "0.0");
+  auto [digits, point] = shortest_digits(std::fabs(v));
+  int n = static_cast<int>(digits.size());
+  if (point > -4 && point <= 6) {
+    std::string out;
+    if (point <= 0) {
+      out = "0." + std::string(static_cast<size_t>(-point), '0') + digits;
+    } else if (point >= n) {
+      out = digits + std::string(static_cast<size_t>(point - n), '0') + ".0";
+    } else {
+      out = digits.substr(0, static_cast<size_t>(point)) + "." + digits.substr(static_cast<size_t>(point));
+    }
+    return sign + out + (typed32 ? "f0" : "");
+  }
+  std::string mantissa = digits.substr(0, 1) + "." + (n > 1 ? digits.substr(1) : "0");
+  return sign + mantissa + (typed32 ? "f" : "e") + std::to_string(point - 1);
+}
+
+std::string float_text(double v, DType dtype, bool typed) {
+  if (dtype == DType::f32) return julia_float(static_cast<float>(v), typed);
+  return julia_float(v, false);
+}
+
+std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '$': out += "\\$"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default: out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// Element i of an array, as Julia writes it inside the array's brackets: the array's
+// prefix already names the type, so Float32 elements have no suffix and Bools are 1/0.
+std::string element_text(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::f32: return julia_float(t.data<float>()[i], false);
+    case DType::f64: return julia_float(t.data<double>()[i], false);
+    case DType::i64: return std::to_string(t.data<int64_t>()[i]);
+    case DType::boolean: return t.data<bool>()[i] ? "1" : "0";
+  }
+  return {};
+}
+
+std::string eltype_name(DType d) {
+  switch (d) {
+    case DType::f32: return "Float32";
+    case DType::f64: return "Float64";
+    case DType::i64: return "Int64";
+    case DType::boolean: return "Bool";
+  }
+  return {};
+}
+
+// Julia's array literal syntax: [1, 2] for vectors, [1 3; 2 4] for matrices, and for
+// higher ranks the matrices separated by ";;;" (";;;;" between rank-4 blocks, ...).
+std::string array_text(const Tensor& t) {
+  bool default_eltype = t.dtype() == DType::f64 || t.dtype() == DType::i64;
+  std::string prefix = default_eltype ? "" : eltype_name(t.dtype());
+  const Shape& s = t.shape();
+  if (t.size() == 0) {
+    if (s.size() == 1) return eltype_name(t.dtype()) + "[]";
+    std::string dims;
+    for (int64_t d : s) dims += ", " + std::to_string(d);
+    return fmt::format("Array{{{}, {}}}(undef{})", eltype_name(t.dtype()), s.size(), dims);
+  }
+  std::string out = prefix + "[";
+  if (s.size() == 1) {
+    int64_t shown = std::min(t.size(), kMaxShown);
+    for (int64_t i = 0; i < shown; ++i) {
+      if (i > 0) out += ", ";
+      out += element_text(t, i);
+    }
+    if (t.size() > shown) out += fmt::format(", … {} elements", t.size());
+    return out + "]";
+  }
+  int64_t rows = s[0], cols = s[1], block = rows * cols;
+  int64_t blocks = std::min(t.size() / block, std::max<int64_t>(1, kMaxShown / block));
+  for (int64_t b = 0; b < blocks; ++b) {
+    if (b > 0) {
+      // The separator names the highest dim that changes between the two blocks.
+      int level = 3;
+      for (int64_t k = b, d = 2; d + 1 < static_cast<int64_t>(s.size()) && k % s[d] == 0; ++d) {
+        k /= s[d];
+        ++level;
+      }
+      out += std::string(static_cast<size_t>(level), ';') + " ";
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      if (r > 0) out += "; ";
+      for (int64_t c = 0; c < cols; ++c) {
+        if (c > 0) out += ' ';
+        out += element_text(t, b * block + c * rows + r);
+      }
+    }
+  }
+  if (blocks * block < t.size()) {
+    out += fmt::format(" … {} elements", t.size());
+  } else if (blocks == 1 && (s.size() > 2 || cols == 1)) {
+    // Trailing semicolons give the rank where the rows alone would not: [1; 2;;] is a
+    // 2×1 matrix, [1 3; 2 4;;;] a 2×2×1 array.
+    out += std::string(s.size(), ';');
+  }
+  return out + "]";
+}
+
+std::string items_text(const TupleObj& t, std::string_view open, std::string_view close) {
+  if (t.items.empty() && !t.names.empty()) return "NamedTuple()";
+  std::string out(open);
+  for (size_t i = 0; i < t.items.size(); ++i) {
+    if (i > 0) out += ", ";
+    if (!t.names.empty()) out += t.names[i] + " = ";
+    out += show(t.items[i]);
+  }
+  if (t.items.size() == 1 && open == "(") out += ',';
+  return out + std::string(close);
+}
+
+}  // namespace
+
+std::string show(const Value& v) {
+  switch (v.kind) {
+    case VKind::nothing: return "nothing";
+    case VKind::boolean: return v.b ? "true" : "false";
+    case VKind::integer: return std::to_string(v.i);
+    case VKind::float_: return float_text(v.f, v.dtype, true);
+    case VKind::string: return quoted(v.text());
+    case VKind::symbol: return ":" + v.text();
+    case VKind::tuple: case VKind::named_tuple: return items_text(v.tup(), "(", ")");
+    case VKind::object: {
+      TupleObj fields;
+      fields.items = v.object().fields;
+      return items_text(fields, v.object().type->name + "(", ")");
+    }
+    case VKind::function: return v.fn().name;
+    case VKind::type: return v.type_ref()->name;
+    case VKind::range: {
+      const RangeObj& r = v.rng();
+      if (r.step == 1) return fmt::format("{}:{}", r.start, r.stop);
+      return fmt::format("{}:{}:{}", r.start, r.step, r.stop);
+    }
+    case VKind::tensor: {
+      const TensorObj& t = v.tensor();
+      if (t.traced) return fmt::format("<traced {}>", type_str(t.type));
+      if (t.type.rank() > 0) return array_text(t.data);
+      switch (t.type.dtype) {
+        case DType::f32: return julia_float(t.data.data<float>()[0], true);
+        case DType::f64: return julia_float(t.data.data<double>()[0], false);
+        case DType::i64: return std::to_string(t.data.data<int64_t>()[0]);
+        case DType::boolean: return t.data.data<bool>()[0] ? "true" : "false";
+      }
+    }
+  }
+  return {};
+}
+
+std::string a_type_name(const Value& v) {
+  std::string name = type_name_of(v);
+  bool vowel = std::string_view("AEIOU").find(name[0]) != std::string_view::npos;
+  return (vowel ? "an " : "a ") + name;
+}
+
+std::string print_text(const Value& v) {
+  switch (v.kind) {
+    case VKind::string: case VKind::symbol: return v.text();
+    case VKind::float_: return float_text(v.f, v.dtype, false);
+    case VKind::tensor: {
+      const TensorObj& t = v.tensor();
+      if (!t.traced && t.type.rank() == 0 && t.type.dtype == DType::f32) {
+        return julia_float(t.data.data<float>()[0], false);
+      }
+      return show(v);
+    }
+    default: return show(v);
+  }
+}
+
+}  // namespace ytape::tracer

@@ -1,0 +1,169 @@
+// Values of the model language as the interpreter sees them. A Value is small and cheap to
+// copy: scalars live inline, everything else behind a shared pointer to an immutable
+// payload, so copies share (values are immutable; only a function's method table grows).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "runtime/tensor.h"
+#include "tape/tape.h"
+#include "tracer/lang/ast.h"
+
+namespace ytape::tracer {
+
+enum class VKind : uint8_t {
+  nothing, boolean, integer, float_, string, symbol, tuple, named_tuple, object, function,
+  range, type, tensor
+};
+
+/// The payloads behind Value::obj; which one is given by the Value's kind.
+struct Object {
+  virtual ~Object() = default;
+};
+
+struct Value;
+class Interpreter;
+struct Env;
+
+/// Positional and keyword arguments of a call.
+struct Args {
+  std::vector<Value> pos;
+  std::vector<std::pair<std::string, Value>> kw;
+};
+
+/// A built-in function: computes its result or throws UserError (the interpreter adds the
+/// program position and call stack).
+using Builtin = Value (*)(Interpreter& in, Args& args);
+
+/// The lattice of types used by dispatch and `isa`. Struct and abstract types declared by
+/// the program are `user` types with a supertype.
+enum class TypeTag : uint8_t {
+  any, number, real, abstract_float, integer, float32, float64, int64, boolean,
+  abstract_array, string, symbol, tuple, named_tuple, function, nothing, range, type,
+  user
+};
+
+struct TypeObj : Object {
+  std::string name;
+  TypeTag tag = TypeTag::any;
+  std::shared_ptr<const TypeObj> super;  ///< user types: the declared supertype, or null
+  bool is_abstract = false;
+  std::vector<std::string> fields;  ///< struct types
+  std::vector<std::shared_ptr<const TypeObj>> field_types;  ///< null where not declared
+  bool has_eltype = false;          ///< `AbstractArray{Float32}`: the element type
+  DType eltype = DType::f32;
+  int rank = -1;                    ///< `AbstractArray{T, 2}`, `Matrix`: the rank; -1 any
+};
+using TypeRef = std::shared_ptr<const TypeObj>;
+
+struct StringObj : Object {
+  std::string text;
+};
+
+/// Tuples and named tuples (names empty for a tuple).
+struct TupleObj : Object {
+  std::vector<Value> items;
+  std::vector<std::string> names;
+};
+
+/// An instance of a struct type.
+struct StructObj : Object {
+  TypeRef type;
+  std::vector<Value> fields;
+};
+
+/// One method of a user function: a definition in the program and the environment it
+/// closes over.
+struct Method {
+  const Function* def = nullptr;
+  Pos pos;  ///< of the definition, for messages
+  std::shared_ptr<Env> env;
+  std::vector<TypeRef> types;  ///< per positional parameter; null means Any
+  TypeRef receiver;            ///< callable struct methods: the struct type
+};
+
+struct FunctionObj : Object {
+  std::string name;
+  mutable std::vector<Method> methods;  ///< grows as the program defines methods
+  Builtin builtin = nullptr;            ///< tried when no user method applies
+};
+
+struct RangeObj : Object {
+  int64_t start = 1, step = 1, stop = 0;
+  int64_t length() const;
+  int64_t at(int64_t i) const { return start + i * step; }  ///< 0-based
+};
+
+/// A tensor: concrete data, or a var of the tape being traced.
+struct TensorObj : Object {
+  Type type;
+  Tensor data;          ///< concrete tensors only
+  bool traced = false;
+  Var var;              ///< traced tensors only
+  bool number = false;  ///< a rank-0 value standing for a number (a traced scalar)
+};
+
+struct Value {
+  VKind kind = VKind::nothing;
+  bool weak = false;          ///< floats: an untyped literal, which adopts a tensor's dtype
+  DType dtype = DType::f64;   ///< floats
+  bool b = false;
+  int64_t i = 0;
+  double f = 0;
+  std::shared_ptr<const Object> obj;
+
+  static Value boolean(bool v);
+  static Value integer(int64_t v);
+  static Value floating(double v, DType dtype, bool weak = false);
+  static Value string(std::string text);
+  static Value symbol(std::string name);
+  static Value tuple(std::vector<Value> items);
+  static Value named_tuple(std::vector<std::string> names, std::vector<Value> items);
+  static Value type(TypeRef t);
+  static Value range(int64_t start, int64_t step, int64_t stop);
+  static Value concrete(Tensor t, bool number = false);
+  static Value traced(Var v, Type type, bool number = false);
+
+  bool is_tensor() const { return kind == VKind::tensor; }
+  /// Numbers: ints, floats, bools, and rank-0 tensors that stand for numbers.
+  bool is_number() const;
+  const TensorObj& tensor() const { return static_cast<const TensorObj&>(*obj); }
+  const TupleObj& tup() const { return static_cast<const TupleObj&>(*obj); }
+  const StructObj& object() const { return static_cast<const StructObj&>(*obj); }
+  const FunctionObj& fn() const { return static_cast<const FunctionObj&>(*obj); }
+  const RangeObj& rng() const { return static_cast<const RangeObj&>(*obj); }
+  const TypeRef type_ref() const { return std::static_pointer_cast<const TypeObj>(obj); }
+  const std::string& text() const { return static_cast<const StringObj&>(*obj).text; }
+};
+
+/// A built-in type by tag (`Float32`, `Number`, ...).
+TypeRef builtin_type(TypeTag tag);
+/// Every built-in type name with its type, for the global environment.
+std::vector<std::pair<std::string, TypeRef>> builtin_type_names();
+/// The type of a float or tensor element: Float32, Float64, Int64 or Bool.
+TypeRef dtype_type(DType dtype);
+
+/// Whether `v isa t`.
+bool isa(const Value& v, const TypeObj& t);
+/// Whether every value of `a` is of `b` (a <: b).
+bool subtype(const TypeObj& a, const TypeObj& b);
+/// The name of the type of `v` for messages: "Int64", "Float32", "Array{Float32, 2}".
+std::string type_name_of(const Value& v);
+/// The same with its article, for messages: "an Int64", "a Float32", "an Array{Float32, 1}".
+std::string a_type_name(const Value& v);
+/// Julia's `show` (and `repr`) of a value, also used inside containers: 1, 2.5, 2.5f0,
+/// "text", :sym, (1, "a"), Dense(...), [1.0, 2.0], Float32[1.0 3.0; 2.0 4.0]. Defined in
+/// show.cc.
+std::string show(const Value& v);
+/// Julia's `print` (and `string`, `$x`): like `show`, but strings and symbols are bare and
+/// a Float32 number has no suffix (1.0).
+std::string print_text(const Value& v);
+/// A scalar value as a double (ints, floats, bools); InternalError otherwise.
+double as_double(const Value& v);
+
+}  // namespace ytape::tracer

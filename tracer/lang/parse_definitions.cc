@@ -1,0 +1,374 @@
+// Definitions: functions (long and short form, callable structs), lambdas and do blocks
+// with their parameters, type expressions, structs and abstract types.
+#include <fmt/format.h>
+
+#include "tracer/lang/parser_impl.h"
+
+namespace ytape::tracer::parse_internal {
+
+namespace {
+
+ExprPtr make_function(Kind kind, Pos pos, std::unique_ptr<Function> f) {
+  ExprPtr node = make_expr(kind, pos);
+  node->function = std::move(f);
+  return node;
+}
+
+}  // namespace
+
+// ---- functions ---------------------------------------------------------------------------
+
+ExprPtr Parser::parse_function_keyword() {
+  const Token& kw = take();
+  auto f = std::make_unique<Function>();
+  Kind kind = Kind::function;
+  if (at(Tok::ident)) {
+    f->name = parse_function_name();
+    if (!at(Tok::lparen)) fail_expected(peek(), fmt::format("'(' after '{}'", f->name));
+  } else if (at(Tok::lparen)) {
+    size_t close = matching(index());
+    const Token& next = token_at(close + 1);
+    if (close != 0 && next.kind == Tok::lparen && !next.space_before) {
+      f->receiver = parse_receiver();
+    } else {
+      kind = Kind::lambda;
+    }
+  } else {
+    fail_expected(peek(), "a function name or '(' after 'function'");
+  }
+  parse_params(*f);
+  if (at_op("::")) fail(peek().pos, "return type annotations ('f(x)::T') are not supported");
+  parse_where(*f);
+  LocalScope local(*this);
+  f->body = parse_block(&kw, {"end"});
+  expect_end(kw);
+  return make_function(kind, kw.pos, std::move(f));
+}
+
+bool Parser::at_short_definition() {
+  size_t i = index();
+  const Token& first = peek();
+  if (first.kind == Tok::ident) {
+    ++i;
+    while (token_at(i).kind == Tok::op && token_at(i).text == "." &&
+           token_at(i + 1).kind == Tok::ident) {
+      i += 2;
+    }
+  } else if (first.kind == Tok::lparen) {
+    i = matching(i);
+    if (i == 0) return false;
+    ++i;
+  } else {
+    return false;
+  }
+  if (token_at(i).kind != Tok::lparen || token_at(i).space_before) return false;
+  i = matching(i);
+  if (i == 0) return false;
+  ++i;
+  while (ctx_.newlines_ignored && token_at(i).kind == Tok::newline) ++i;
+  const Token& next = token_at(i);
+  return (next.kind == Tok::op && next.text == "=") ||
+         (next.kind == Tok::keyword && next.text == "where");
+}
+
+ExprPtr Parser::parse_short_definition() {
+  Pos pos = peek().pos;
+  auto f = std::make_unique<Function>();
+  if (at(Tok::ident)) {
+    f->name = parse_function_name();
+  } else {
+    f->receiver = parse_receiver();
+  }
+  parse_params(*f);
+  parse_where(*f);
+  if (!accept_op("=")) fail_expected(peek(), "'=' after the function signature");
+  skip_newlines();
+  LocalScope local(*this);
+  f->body = parse_statement();
+  return make_function(Kind::function, pos, std::move(f));
+}
+
+bool Parser::at_lambda_params() {
+  size_t close = matching(index());
+  if (close == 0) return false;
+  size_t i = close + 1;
+  while (ctx_.newlines_ignored && token_at(i).kind == Tok::newline) ++i;
+  return token_at(i).kind == Tok::op && token_at(i).text == "->";
+}
+
+// `x -> body` or `(a, b; k=1) -> body`; the caller has checked that `->` follows.
+ExprPtr Parser::parse_lambda() {
+  Pos pos = peek().pos;
+  auto f = std::make_unique<Function>();
+  if (at(Tok::ident)) {
+    Param param;
+    param.pos = pos;
+    param.name = take().text;
+    f->params.push_back(std::move(param));
+  } else {
+    parse_params(*f);
+  }
+  const Token& arrow = take();
+  DepthGuard guard(*this, arrow.pos);
+  skip_newlines();
+  LocalScope local(*this);
+  f->body = parse_assignment();
+  return make_function(Kind::lambda, pos, std::move(f));
+}
+
+// `call(args) do a, b ... end` passes the do block as the first argument.
+ExprPtr Parser::parse_do(ExprPtr call) {
+  const Token& kw = take();
+  auto f = std::make_unique<Function>();
+  {
+    ContextScope scope(*this, Context{});
+    while (!at(Tok::newline) && !at(Tok::semicolon) && !at(Tok::eof) && !at_kw("end")) {
+      f->params.push_back(parse_param(false));
+      if (!accept(Tok::comma)) break;
+    }
+    if (!at(Tok::newline) && !at(Tok::semicolon) && !at(Tok::eof) && !at_kw("end")) {
+      fail_expected(peek(), "',' or a newline after the 'do' parameters");
+    }
+    check_params(*f);
+  }
+  LocalScope local(*this);
+  f->body = parse_block(&kw, {"end"});
+  expect_end(kw);
+  call->args.insert(call->args.begin() + 1, make_function(Kind::lambda, kw.pos, std::move(f)));
+  return call;
+}
+
+std::string Parser::parse_function_name() {
+  std::string name = take().text;
+  while (at_op(".")) {
+    take();
+    if (!at(Tok::ident)) fail_expected(peek(), "a name after '.'");
+    name += "." + take().text;
+  }
+  return name;
+}
+
+Param Parser::parse_receiver() {
+  const Token& open = take();
+  ContextScope scope(*this, paren_context(ctx_));
+  Param receiver = parse_param(false);
+  if (!receiver.type || receiver.splat || receiver.default_value || !receiver.unpack.empty()) {
+    fail(receiver.pos, "a callable struct method is written '(m::Type)(x) = ...'");
+  }
+  expect_close(Tok::rparen, open);
+  return receiver;
+}
+
+// ---- parameters ------------------------------------------------------------------------
+
+void Parser::parse_params(Function& f) {
+  const Token& open = take();
+  ContextScope scope(*this, paren_context(ctx_));
+  bool keywords = false;
+  while (!at(Tok::rparen)) {
+    if (at(Tok::semicolon)) {
+      if (keywords) fail(peek().pos, "parameters have one ';', before the keyword parameters");
+      take();
+      keywords = true;
+      continue;
+    }
+    (keywords ? f.kwparams : f.params).push_back(parse_param(keywords));
+    if (!accept(Tok::comma) && !at(Tok::semicolon)) break;
+  }
+  expect_close(Tok::rparen, open, "','");
+  check_params(f);
+}
+
+Param Parser::parse_param(bool keyword) {
+  Param p;
+  p.pos = peek().pos;
+  if (at(Tok::lparen) && !keyword) {
+    const Token& open = take();
+    ContextScope scope(*this, paren_context(ctx_));
+    while (at(Tok::ident)) {
+      p.unpack.push_back(take().text);
+      if (!accept(Tok::comma)) break;
+    }
+    if (p.unpack.empty()) fail_expected(peek(), "a name to unpack into");
+    expect_close(Tok::rparen, open, "','");
+    return p;
+  }
+  if (accept_op("::")) {
+    if (keyword) fail(p.pos, "a keyword parameter needs a name");
+    p.type = parse_type();
+  } else if (at(Tok::ident)) {
+    p.name = take().text;
+    if (accept_op("::")) p.type = parse_type();
+  } else {
+    fail_expected(peek(), "a parameter name");
+  }
+  p.splat = accept_op("...");
+  if (at_op("=")) {
+    if (p.splat) fail(peek().pos, "a varargs parameter cannot have a default value");
+    take();
+    skip_newlines();
+    p.default_value = parse_expr();
+  }
+  return p;
+}
+
+void Parser::check_params(const Function& f) const {
+  bool defaults = false;
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    const Param& p = f.params[i];
+    if (p.splat && i + 1 != f.params.size()) {
+      fail(p.pos,
+           fmt::format("the varargs parameter '{}...' must be the last positional one", p.name));
+    }
+    if (p.default_value) {
+      defaults = true;
+    } else if (defaults && !p.splat) {
+      fail(p.pos, "a parameter without a default value cannot follow one with a default");
+    }
+  }
+  for (size_t i = 0; i + 1 < f.kwparams.size(); ++i) {
+    if (f.kwparams[i].splat) {
+      fail(f.kwparams[i].pos,
+           fmt::format("the keyword varargs '{}...' must come last", f.kwparams[i].name));
+    }
+  }
+}
+
+void Parser::parse_where(Function& f) {
+  while (accept_kw("where")) {
+    if (!at(Tok::lbrace)) {
+      f.where.push_back(parse_type_param());
+      continue;
+    }
+    const Token& open = take();
+    ContextScope scope(*this, paren_context(ctx_));
+    while (!at(Tok::rbrace)) {
+      f.where.push_back(parse_type_param());
+      if (!accept(Tok::comma)) break;
+    }
+    expect_close(Tok::rbrace, open, "','");
+  }
+}
+
+// ---- types -------------------------------------------------------------------------------
+
+ExprPtr Parser::parse_type_param() {
+  const Token& t = peek();
+  if (t.kind != Tok::ident) fail_expected(t, "a type parameter name");
+  ExprPtr name = make_expr(Kind::id, take().pos, t.text);
+  if (!at_op("<:") && !at_op(">:")) return name;
+  const Token& op = take();
+  return make_operator_call(op, std::move(name), parse_type());
+}
+
+ExprPtr Parser::parse_type() {
+  const Token& t = peek();
+  DepthGuard guard(*this, t.pos);
+  if (t.kind == Tok::op && (t.text == "<:" || t.text == ">:")) {
+    take();
+    return make_operator_call(t, parse_type());
+  }
+  if (t.kind == Tok::integer) {
+    ExprPtr e = make_expr(Kind::int_lit, take().pos);
+    e->int_value = t.int_value;
+    return e;
+  }
+  if (t.kind != Tok::ident) fail_expected(t, "a type");
+  ExprPtr type = make_expr(Kind::id, take().pos, t.text);
+  while (at_op(".") && after().kind == Tok::ident) {
+    take();
+    const Token& name = take();
+    ExprPtr field = make_expr(Kind::field, name.pos, name.text);
+    field->args.push_back(std::move(type));
+    type = std::move(field);
+  }
+  if (at(Tok::lbrace) && !peek().space_before) type = parse_curly(std::move(type));
+  return type;
+}
+
+ExprPtr Parser::parse_curly(ExprPtr head) {
+  const Token& open = take();
+  ContextScope scope(*this, paren_context(ctx_));
+  ExprPtr curly = make_expr(Kind::curly, head->pos);
+  curly->args.push_back(std::move(head));
+  while (!at(Tok::rbrace)) {
+    curly->args.push_back(parse_type());
+    if (!accept(Tok::comma)) break;
+  }
+  expect_close(Tok::rbrace, open, "','");
+  return curly;
+}
+
+// ---- structs and abstract types ----------------------------------------------------------
+
+ExprPtr Parser::parse_struct() {
+  const Token& kw = take();
+  require_top_level(kw);
+  auto s = std::make_unique<StructDef>();
+  s->is_mutable = kw.text == "mutable";
+  if (s->is_mutable && !accept_kw("struct")) fail_expected(peek(), "'struct' after 'mutable'");
+  if (!at(Tok::ident)) fail_expected(peek(), "a struct name");
+  s->name = take().text;
+  if (at(Tok::lbrace) && !peek().space_before) {
+    const Token& open = take();
+    ContextScope scope(*this, paren_context(ctx_));
+    while (!at(Tok::rbrace)) {
+      s->type_params.push_back(parse_type_param());
+      if (!accept(Tok::comma)) break;
+    }
+    expect_close(Tok::rbrace, open, "','");
+  }
+  if (accept_op("<:")) s->supertype = parse_type();
+  parse_fields(*s, kw);
+  expect_end(kw);
+  ExprPtr node = make_expr(Kind::struct_, kw.pos);
+  node->struct_def = std::move(s);
+  return node;
+}
+
+void Parser::parse_fields(StructDef& s, const Token& opener) {
+  ContextScope scope(*this, Context{});
+  while (true) {
+    while (at(Tok::newline) || at(Tok::semicolon)) take();
+    const Token& t = peek();
+    if (t.kind == Tok::eof || (t.kind == Tok::keyword && t.text == "end")) return;
+    if (t.kind == Tok::string) {  // a docstring
+      take();
+      continue;
+    }
+    if ((t.kind == Tok::keyword && t.text == "function") ||
+        (t.kind == Tok::ident && after().kind == Tok::lparen)) {
+      fail(t.pos, fmt::format("inner constructors are not supported; give '{}' fields only and "
+                              "define constructors after the struct",
+                              s.name));
+    }
+    if (t.kind != Tok::ident) {
+      if (is_closer(t)) fail_unclosed(&opener, t);
+      fail_expected(t, fmt::format("a field name or 'end' in struct '{}'", s.name));
+    }
+    for (const Field& field : s.fields) {
+      if (field.name == t.text) fail(t.pos, fmt::format("duplicate field '{}'", t.text));
+    }
+    Field field{t.pos, take().text, nullptr};
+    if (accept_op("::")) field.type = parse_type();
+    if (at_op("=")) fail(peek().pos, "struct fields cannot have default values");
+    s.fields.push_back(std::move(field));
+    if (!at(Tok::newline) && !at(Tok::semicolon) && !at_kw("end") && !at(Tok::eof)) {
+      fail(peek().pos, fmt::format("expected a newline or ';' before {}", describe(peek())));
+    }
+  }
+}
+
+ExprPtr Parser::parse_abstract() {
+  const Token& kw = take();
+  require_top_level(kw);
+  if (!at(Tok::ident) || peek().text != "type") fail_expected(peek(), "'type' after 'abstract'");
+  take();
+  if (!at(Tok::ident)) fail_expected(peek(), "a type name");
+  ExprPtr node = make_expr(Kind::abstract_type, kw.pos, take().text);
+  if (accept_op("<:")) node->args.push_back(parse_type());
+  expect_end(kw);
+  return node;
+}
+
+}  // namespace ytape::tracer::parse_internal

@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "inspect/diff.h"
+#include "io/json.h"
 #include "samples/cpp/models.h"
 #include "tape/allocator.h"
 #include "tape/builder.h"
-#include "inspect/diff.h"
-#include "io/json.h"
 
 using namespace ytape;
 

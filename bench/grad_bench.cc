@@ -44,7 +44,8 @@ int main(int argc, char** argv) {
   Tape resnet = tracer::trace(program, "loss", {"model", "image"}).tape;
   size_t ops = 0;
   double s = grad_seconds(resnet, 21, &ops);
-  fmt::print("ResNet-18: {} ops -> {} ops in {:.3f} ms (goal < 10 ms)\n\n", resnet.num_ops(), ops, s * 1e3);
+  fmt::print("ResNet-18: {} ops -> {} ops in {:.3f} ms (goal < 10 ms)\n\n", resnet.num_ops(), ops,
+             s * 1e3);
 
   fmt::print("{:>9} {:>10} {:>12}\n", "ops", "grad ops", "ns per op");
   std::vector<double> per_op;
@@ -56,8 +57,9 @@ int main(int argc, char** argv) {
                n == 1000000 ? fmt::format("   ({:.3f} s; goal < 1 s)", s) : "");
   }
   if (per_op.size() >= 2) {
-    fmt::print("\nlinearity (time per op at the largest size / at a tenth of it; goal <= 1.3): {:.2f}\n",
-               per_op.back() / per_op[per_op.size() - 2]);
+    fmt::print(
+        "\nlinearity (time per op at the largest size / at a tenth of it; goal <= 1.3): {:.2f}\n",
+        per_op.back() / per_op[per_op.size() - 2]);
   }
   return 0;
 }

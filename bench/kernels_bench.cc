@@ -249,8 +249,8 @@ Options parse_options(int argc, char** argv) {
       o.seconds = std::atof(argv[++i]);
     } else if (a == "--filter" && has_value) {
       o.filter = argv[++i];
-    } else if (a == "--kernels" && has_value && (argv[i + 1] == std::string("fast") ||
-                                                 argv[i + 1] == std::string("reference"))) {
+    } else if (a == "--kernels" && has_value &&
+               (argv[i + 1] == std::string("fast") || argv[i + 1] == std::string("reference"))) {
       o.kernels = argv[++i] == std::string("fast") ? KernelSet::fast : KernelSet::reference;
     } else {
       fmt::print(stderr,

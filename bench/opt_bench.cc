@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "grad/grad.h"
+#include "opt/optimize.h"
 #include "samples/cpp/models.h"
 #include "tape/allocator.h"
-#include "opt/optimize.h"
 #include "tracer/interp/interp.h"
 #include "tracer/trace.h"
 

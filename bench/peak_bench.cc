@@ -23,15 +23,15 @@ constexpr int kChains = 12;  // enough independent FMAs to cover the latency of 
 
 // kChains independent accumulators of `V`, each updated by one FMA per iteration. A macro,
 // not a template: each body must be compiled inside its function's target attribute.
-#define YTAPE_FMA_CHAINS(V, fma, set1)                        \
-  V b = set1(1.0000001f), c = set1(1e-7f);                    \
-  V a[kChains];                                               \
-  for (V & v : a) v = b;                                      \
-  for (long n = 0; n < kIterations; ++n) {                    \
+#define YTAPE_FMA_CHAINS(V, fma, set1)                         \
+  V b = set1(1.0000001f), c = set1(1e-7f);                     \
+  V a[kChains];                                                \
+  for (V & v : a) v = b;                                       \
+  for (long n = 0; n < kIterations; ++n) {                     \
     _Pragma("GCC unroll 12") for (V & v : a) v = fma(v, b, c); \
-  }                                                           \
-  float sink = 0;                                             \
-  for (V & v : a) sink += v[0];                               \
+  }                                                            \
+  float sink = 0;                                              \
+  for (V & v : a) sink += v[0];                                \
   return sink;
 
 __attribute__((target("avx512f"))) float run512() {

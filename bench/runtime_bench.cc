@@ -24,13 +24,13 @@
 #include <string>
 #include <vector>
 
+#include "inspect/cost.h"
+#include "io/json.h"
 #include "runtime/executor.h"
 #include "runtime/inputs.h"
 #include "runtime/parallel.h"
 #include "samples/cpp/models.h"
-#include "inspect/cost.h"
 #include "tape/error.h"
-#include "io/json.h"
 #include "tracer/trace.h"
 
 using namespace ytape;
@@ -115,7 +115,10 @@ void run_config(const std::string& config, const std::string& json, const Option
   for (int i = 0; i < repeat + 1; ++i) {  // the first run allocates buffers: not timed
     auto start = std::chrono::steady_clock::now();
     ex.run(inputs);
-    if (i > 0) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    if (i > 0)
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
   }
   double growth = peak_rss_mb() - before;
   std::sort(ms.begin(), ms.end());
@@ -123,9 +126,11 @@ void run_config(const std::string& config, const std::string& json, const Option
   double gflops = tape_flops(t) / (best * 1e-3) / 1e9;
   double ns_per_op = best * 1e6 / static_cast<double>(t.ops.size() - t.num_inputs());
   if (o.json) {
-    fmt::print("{{\"config\":\"{}\",\"threads\":{},\"median_ms\":{:.3f},\"min_ms\":{:.3f},\"gflops\":{:.2f},"
-               "\"planned_mb\":{:.1f},\"rss_growth_mb\":{:.1f},\"ns_per_op\":{:.1f}}}\n",
-               config, num_threads(), median, best, gflops, ex.planned_bytes() / 1e6, growth, ns_per_op);
+    fmt::print(
+        "{{\"config\":\"{}\",\"threads\":{},\"median_ms\":{:.3f},\"min_ms\":{:.3f},\"gflops\":{:."
+        "2f},"
+        "\"planned_mb\":{:.1f},\"rss_growth_mb\":{:.1f},\"ns_per_op\":{:.1f}}}\n",
+        config, num_threads(), median, best, gflops, ex.planned_bytes() / 1e6, growth, ns_per_op);
   } else {
     // Time per op is the executor's overhead only where ops are trivial: the scalar tape.
     bool scalar = config.starts_with("scalar");
@@ -143,11 +148,16 @@ int main(int argc, char** argv) {
   std::vector<std::string> configs;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--threads" && i + 1 < argc) o.threads = std::atoi(argv[++i]);
-    else if (arg == "--repeat" && i + 1 < argc) o.repeat = std::atoi(argv[++i]);
-    else if (arg == "--json") o.json = true;
-    else if (arg == "--program" && i + 1 < argc) o.program = argv[++i];
-    else configs.push_back(arg);
+    if (arg == "--threads" && i + 1 < argc)
+      o.threads = std::atoi(argv[++i]);
+    else if (arg == "--repeat" && i + 1 < argc)
+      o.repeat = std::atoi(argv[++i]);
+    else if (arg == "--json")
+      o.json = true;
+    else if (arg == "--program" && i + 1 < argc)
+      o.program = argv[++i];
+    else
+      configs.push_back(arg);
   }
   if (configs.empty()) configs = {"resnet18-b1", "resnet18-b8", "scalar-1e6"};
   for (const std::string& config : configs) {
@@ -157,8 +167,8 @@ int main(int argc, char** argv) {
     }
   }
   if (!o.json) {
-    fmt::print("{:<13} {:>8} {:>10} {:>10} {:>9} {:>10} {:>10} {:>9}\n", "config", "ops", "median ms",
-               "min ms", "GFLOP/s", "plan MB", "RSS+ MB", "ns/op");
+    fmt::print("{:<13} {:>8} {:>10} {:>10} {:>9} {:>10} {:>10} {:>9}\n", "config", "ops",
+               "median ms", "min ms", "GFLOP/s", "plan MB", "RSS+ MB", "ns/op");
   }
   for (const std::string& config : configs) {
     std::string json;  // the tape, traced in a child of its own

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "io/json.h"
 #include "samples/cpp/models.h"
 #include "tape/allocator.h"
 #include "tape/builder.h"
-#include "io/json.h"
 #include "tape/validate.h"
 
 using namespace ytape;
@@ -38,7 +38,8 @@ int main(int argc, char** argv) {
   for (int64_t n = 10000; n <= max_ops; n *= 10) {
     Tape t, back, copy;
     std::string json;
-    double s[5] = {seconds([&] { t = samples::scalar_chain(n); }), seconds([&] { json = write_tape_json(t); }),
+    double s[5] = {seconds([&] { t = samples::scalar_chain(n); }),
+                   seconds([&] { json = write_tape_json(t); }),
                    seconds([&] { back = read_tape_json(json, "bench"); }),
                    seconds([&] { validate(back); }), seconds([&] { copy = copy_tape(back); })};
     if (write_tape_json(copy) != json) {
@@ -47,8 +48,8 @@ int main(int argc, char** argv) {
     }
     std::vector<double> ns;
     for (double x : s) ns.push_back(x * 1e9 / static_cast<double>(n));
-    fmt::print("{:>9} {:>10.0f} {:>10.0f} {:>10.0f} {:>10.0f} {:>10.0f}   {:.1f}\n", n, ns[0], ns[1],
-               ns[2], ns[3], ns[4], json.size() / 1e6);
+    fmt::print("{:>9} {:>10.0f} {:>10.0f} {:>10.0f} {:>10.0f} {:>10.0f}   {:.1f}\n", n, ns[0],
+               ns[1], ns[2], ns[3], ns[4], json.size() / 1e6);
     per_op.push_back(ns);
   }
   if (per_op.size() >= 2) {

@@ -12,7 +12,6 @@
 // recorded ops per second of the fastest trace. Times are wall-clock; `trace cpu` is the
 // processor time of the fastest trace, steadier than wall-clock on a loaded machine.
 #include <fmt/format.h>
-
 #include <time.h>
 
 #include <algorithm>
@@ -21,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "tape/allocator.h"
 #include "io/json.h"
+#include "tape/allocator.h"
 #include "tracer/interp/interp.h"
 #include "tracer/trace.h"
 
@@ -82,9 +81,9 @@ Result run_config(const std::string& config, const Options& o) {
   r.parse_ms = program.parse_seconds() * 1000;
   r.top_ms = ms_since(start) - r.parse_ms;
   std::string entry = resnet ? "loss" : "f";
-  std::vector<std::string> args =
-      resnet ? std::vector<std::string>{"model", "image"}
-             : std::vector<std::string>{"x", std::to_string(o.iterations)};
+  std::vector<std::string> args = resnet
+                                      ? std::vector<std::string>{"model", "image"}
+                                      : std::vector<std::string>{"x", std::to_string(o.iterations)};
   tracer::TraceOptions options;
   options.max_ops = limits.max_ops;
   int repeat = o.repeat > 0 ? o.repeat : resnet ? 20 : 3;
@@ -117,14 +116,20 @@ int main(int argc, char** argv) {
   std::vector<std::string> configs;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--repeat" && i + 1 < argc) o.repeat = std::atoi(argv[++i]);
-    else if (arg == "--iterations" && i + 1 < argc) o.iterations = std::atoll(argv[++i]);
-    else if (arg == "--program" && i + 1 < argc) o.program_dir = argv[++i];
-    else if (arg == "--json") o.json = true;
-    else if (arg == "resnet18" || arg == "scalar-loop") configs.push_back(arg);
+    if (arg == "--repeat" && i + 1 < argc)
+      o.repeat = std::atoi(argv[++i]);
+    else if (arg == "--iterations" && i + 1 < argc)
+      o.iterations = std::atoll(argv[++i]);
+    else if (arg == "--program" && i + 1 < argc)
+      o.program_dir = argv[++i];
+    else if (arg == "--json")
+      o.json = true;
+    else if (arg == "resnet18" || arg == "scalar-loop")
+      configs.push_back(arg);
     else {
-      fmt::print(stderr, "usage: bench_trace [--repeat R] [--iterations N] [--program DIR] "
-                         "[--json] [resnet18] [scalar-loop]\n");
+      fmt::print(stderr,
+                 "usage: bench_trace [--repeat R] [--iterations N] [--program DIR] "
+                 "[--json] [resnet18] [scalar-loop]\n");
       return 2;
     }
   }
@@ -145,15 +150,18 @@ int main(int argc, char** argv) {
     double per_second = static_cast<double>(r.ops) / (r.min_ms * 1e-3);
     double ns_per_op = r.min_ms * 1e6 / static_cast<double>(r.ops);
     if (o.json) {
-      fmt::print("{{\"config\":\"{}\",\"ops\":{},\"parse_ms\":{:.3f},\"top_level_ms\":{:.3f},"
-                 "\"trace_median_ms\":{:.3f},\"trace_min_ms\":{:.3f},\"trace_cpu_ms\":{:.3f},"
-                 "\"write_ms\":{:.3f},\"ops_per_s\":{:.0f},\"ns_per_op\":{:.1f}}}\n",
-                 config, r.ops, r.parse_ms, r.top_ms, r.median_ms, r.min_ms, r.cpu_ms, r.write_ms,
-                 per_second, ns_per_op);
+      fmt::print(
+          "{{\"config\":\"{}\",\"ops\":{},\"parse_ms\":{:.3f},\"top_level_ms\":{:.3f},"
+          "\"trace_median_ms\":{:.3f},\"trace_min_ms\":{:.3f},\"trace_cpu_ms\":{:.3f},"
+          "\"write_ms\":{:.3f},\"ops_per_s\":{:.0f},\"ns_per_op\":{:.1f}}}\n",
+          config, r.ops, r.parse_ms, r.top_ms, r.median_ms, r.min_ms, r.cpu_ms, r.write_ms,
+          per_second, ns_per_op);
     } else {
-      fmt::print("{:<12} {:>8} {:>9.2f} {:>9.2f} {:>10.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} "
-                 "{:>7.0f}\n", config, r.ops, r.parse_ms, r.top_ms, r.median_ms, r.min_ms, r.cpu_ms,
-                 r.write_ms, per_second / 1e6, ns_per_op);
+      fmt::print(
+          "{:<12} {:>8} {:>9.2f} {:>9.2f} {:>10.2f} {:>9.2f} {:>9.2f} {:>9.2f} {:>9.2f} "
+          "{:>7.0f}\n",
+          config, r.ops, r.parse_ms, r.top_ms, r.median_ms, r.min_ms, r.cpu_ms, r.write_ms,
+          per_second / 1e6, ns_per_op);
     }
   }
   return 0;

@@ -9,12 +9,12 @@
 #include <limits>
 #include <optional>
 
-#include "grad/grad.h"
 #include "check/kinks.h"
+#include "grad/grad.h"
+#include "opt/promote.h"
 #include "runtime/executor.h"
 #include "runtime/random.h"
 #include "tape/error.h"
-#include "opt/promote.h"
 
 namespace ytape::grad {
 
@@ -201,7 +201,8 @@ GradcheckResult gradcheck(const Tape& t, const TensorMap& inputs, const Gradchec
     if (!chosen[i]) continue;
     const Tensor& grad = outs[next_grad++];
     const std::string& name = p.ops[i].name;
-    auto it = std::find_if(values.begin(), values.end(), [&](const auto& v) { return v.first == name; });
+    auto it =
+        std::find_if(values.begin(), values.end(), [&](const auto& v) { return v.first == name; });
     if (it == values.end()) user_error("no value given for input '{}'", name);
     if (it->second.dtype() != DType::f64) continue;
     todo.emplace_back(static_cast<size_t>(it - values.begin()), &grad);

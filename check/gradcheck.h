@@ -3,8 +3,8 @@
 
 #include <cstdint>
 #include <functional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/tensor.h"
@@ -22,7 +22,7 @@ struct GradcheckOptions {
   /// each value of f, over 2 eps).
   double rtol = 1e-5;
   double atol = 1e-7;
-  uint64_t seed = 0;             ///< for the directions and the output seeds
+  uint64_t seed = 0;  ///< for the directions and the output seeds
   /// Called after each element or direction checked with the input's name, the checks done
   /// and the checks in all (for a progress line); may be empty.
   std::function<void(std::string_view input, int64_t done, int64_t total)> progress;

@@ -23,8 +23,9 @@ Run setup_check(CLI::App& sub) {
     Tape t = load_tape(*path);
     validate(t);
     size_t inputs = t.num_inputs();
-    fmt::print("{}: valid tape {}: {}, {}, {}\n", source_name(*path), t.name, plural(inputs, "input"),
-               plural(t.ops.size() - inputs, "op"), plural(t.outputs.size(), "output"));
+    fmt::print("{}: valid tape {}: {}, {}, {}\n", source_name(*path), t.name,
+               plural(inputs, "input"), plural(t.ops.size() - inputs, "op"),
+               plural(t.outputs.size(), "output"));
     return kOk;
   };
 }

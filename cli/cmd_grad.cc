@@ -26,8 +26,7 @@ Run setup_grad(CLI::App& sub) {
   sub.add_option("--wrt", o->grad.wrt,
                  "Inputs to differentiate with respect to: names or dotted prefixes "
                  "(default: every float input)");
-  sub.add_flag("--vjp", o->grad.vjp,
-               "Vector-Jacobian product: add a seed input per float output");
+  sub.add_flag("--vjp", o->grad.vjp, "Vector-Jacobian product: add a seed input per float output");
   sub.add_option("-o,--output", o->out, "Write the gradient tape here instead of standard output");
   sub.add_flag("--stats", o->stats, "Print op counts and the time of each phase");
   return [o] {
@@ -40,10 +39,11 @@ Run setup_grad(CLI::App& sub) {
     write_file(o->out, write_tape_json(g));
     if (o->stats) {
       using ms = std::chrono::duration<double, std::milli>;
-      fmt::print(stderr, "read: {:.3f} ms\ngrad: {:.3f} ms ({} ops -> {} ops, {} rules)\n"
-                 "write: {:.3f} ms\n", ms(loaded - start).count(), ms(done - loaded).count(),
-                 stats.forward_ops, stats.ops, stats.rules,
-                 ms(std::chrono::steady_clock::now() - done).count());
+      fmt::print(stderr,
+                 "read: {:.3f} ms\ngrad: {:.3f} ms ({} ops -> {} ops, {} rules)\n"
+                 "write: {:.3f} ms\n",
+                 ms(loaded - start).count(), ms(done - loaded).count(), stats.forward_ops,
+                 stats.ops, stats.rules, ms(std::chrono::steady_clock::now() - done).count());
     }
     return kOk;
   };

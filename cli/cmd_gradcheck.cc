@@ -2,10 +2,10 @@
 
 #include <memory>
 
+#include "check/gradcheck.h"
 #include "cli/commands.h"
 #include "cli/io.h"
 #include "cli/progress.h"
-#include "check/gradcheck.h"
 
 namespace ytape::cli {
 
@@ -25,8 +25,10 @@ Run setup_gradcheck(CLI::App& sub) {
   sub.add_option("TAPE", o->tape, "Tape in JSON form, or - for standard input")->required();
   sub.add_option("--inputs", o->inputs, "Input values: a .safetensors or .json file");
   sub.add_flag("--random", o->random, "Make up the inputs not given, deterministically");
-  sub.add_option("--seed", c.seed, "Seed for --random, the directions and output seeds (default 0)");
-  sub.add_option("--wrt", c.wrt, "Inputs to check: names or dotted prefixes (default: every float input)");
+  sub.add_option("--seed", c.seed,
+                 "Seed for --random, the directions and output seeds (default 0)");
+  sub.add_option("--wrt", c.wrt,
+                 "Inputs to check: names or dotted prefixes (default: every float input)");
   sub.add_option("--directions", c.directions,
                  "Random directions per input larger than --max-elements (default 3)")
       ->check(positive());
@@ -43,7 +45,8 @@ Run setup_gradcheck(CLI::App& sub) {
     grad::GradcheckOptions options = o->check;
     options.progress = [&](std::string_view input, int64_t done, int64_t total) {
       progress.update(fmt::format("gradcheck: {}/{} checks ({:.0f}%), {}", done, total,
-                                  100.0 * static_cast<double>(done) / static_cast<double>(total), input));
+                                  100.0 * static_cast<double>(done) / static_cast<double>(total),
+                                  input));
     };
     grad::GradcheckResult r = grad::gradcheck(t, inputs, options);
     progress.done();

@@ -35,12 +35,16 @@ void print_outputs(const Tape& t, const std::vector<Tensor>& outs) {
 Run setup_run(CLI::App& sub) {
   auto o = std::make_shared<RunOptions>();
   sub.add_option("TAPE", o->tape, "Tape in JSON form, or - for standard input")->required();
-  sub.add_option("--inputs", o->inputs, "Input values: a .safetensors file, or a .json file of name -> nested arrays");
+  sub.add_option("--inputs", o->inputs,
+                 "Input values: a .safetensors file, or a .json file of name -> nested arrays");
   sub.add_flag("--random", o->random, "Make up the inputs not given, deterministically");
-  sub.add_option("--seed", o->seed, "Seed of --random and key of the tape's random ops (default 0: the seeds the tape records)");
+  sub.add_option(
+      "--seed", o->seed,
+      "Seed of --random and key of the tape's random ops (default 0: the seeds the tape records)");
   sub.add_option("-o,--output", o->out, "Write the outputs to this safetensors file");
   sub.add_flag("--profile", o->profile, "Print time per primitive and the most costly ops");
-  sub.add_option("--repeat", o->repeat, "Run N times and report the median time")->check(positive());
+  sub.add_option("--repeat", o->repeat, "Run N times and report the median time")
+      ->check(positive());
   add_execution_options(sub, o->execution);
   return [o] {
     ExecutorOptions options = o->execution.apply();
@@ -55,7 +59,9 @@ Run setup_run(CLI::App& sub) {
       outs.clear();  // the last run's outputs must not stay alive during the next
       auto start = std::chrono::steady_clock::now();
       outs = executor.run(inputs);
-      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
     }
     if (o->out.empty()) {
       print_outputs(t, outs);

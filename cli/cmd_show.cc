@@ -16,7 +16,8 @@ Run setup_show(CLI::App& sub) {
   auto o = std::make_shared<Options>();
   sub.add_option("TAPE", o->tape, "Tape in JSON form, or - for standard input")->required();
   sub.add_flag("--json", o->json, "Print the canonical JSON form instead of text");
-  sub.add_option("-o,--output", o->out, "Write to this file (atomically) instead of standard output");
+  sub.add_option("-o,--output", o->out,
+                 "Write to this file (atomically) instead of standard output");
   return [o] {
     Tape t = load_tape(o->tape);
     write_file(o->out, o->json ? write_tape_json(t) : print_tape(t));

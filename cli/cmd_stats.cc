@@ -2,8 +2,8 @@
 
 #include "cli/commands.h"
 #include "cli/io.h"
-#include "runtime/executor.h"
 #include "inspect/stats.h"
+#include "runtime/executor.h"
 
 namespace ytape::cli {
 

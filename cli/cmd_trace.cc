@@ -5,8 +5,8 @@
 
 #include "cli/commands.h"
 #include "cli/io.h"
-#include "runtime/tensor_file.h"
 #include "io/json.h"
+#include "runtime/tensor_file.h"
 #include "tracer/trace.h"
 
 namespace ytape::cli {
@@ -21,7 +21,8 @@ struct TraceCliOptions {
 };
 
 double ms_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
 }
 
 }  // namespace
@@ -63,9 +64,10 @@ Run setup_trace(CLI::App& sub) {
       write_file(o->save_inputs, {reinterpret_cast<const char*>(bytes.data()), bytes.size()});
     }
     if (o->stats) {
-      fmt::print(stderr, "parse: {:.3f} ms\ntop level: {:.3f} ms\ntrace: {:.3f} ms ({} ops)\n"
-                 "write: {:.3f} ms\n", parse_ms, top_ms, trace_ms, traced.tape.num_ops(),
-                 ms_since(start));
+      fmt::print(stderr,
+                 "parse: {:.3f} ms\ntop level: {:.3f} ms\ntrace: {:.3f} ms ({} ops)\n"
+                 "write: {:.3f} ms\n",
+                 parse_ms, top_ms, trace_ms, traced.tape.num_ops(), ms_since(start));
     }
     return kOk;
   };

@@ -109,8 +109,9 @@ CLI::Validator one_of(std::vector<std::string> words) {
 }
 
 void add_execution_options(CLI::App& sub, ExecutionChoice& choice) {
-  sub.add_option("--kernels", choice.kernels,
-                 "fast (default: oneDNN for f32 convolutions) or reference (ytape's own kernels only)")
+  sub.add_option(
+         "--kernels", choice.kernels,
+         "fast (default: oneDNN for f32 convolutions) or reference (ytape's own kernels only)")
       ->check(one_of({"fast", "reference"}));
   sub.add_option("--layouts", choice.layouts,
                  "blocked (default: images stay channel-blocked between the kernels that allow it) "

@@ -1,7 +1,7 @@
 #include "cli/io.h"
 
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,13 +10,15 @@
 #include <cstring>
 #include <filesystem>
 
+#include "io/json.h"
 #include "runtime/inputs.h"
 #include "tape/error.h"
-#include "io/json.h"
 
 namespace ytape::cli {
 
-std::string source_name(const std::string& path) { return path == "-" ? "<stdin>" : path; }
+std::string source_name(const std::string& path) {
+  return path == "-" ? "<stdin>" : path;
+}
 
 TensorMap gather_inputs(const Tape& t, const std::string& path, bool random, uint64_t seed) {
   TensorMap inputs;

@@ -7,6 +7,7 @@
 #include "grad/backprop.h"
 #include "grad/rules.h"
 #include "tape/error.h"
+#include "tape/validate.h"
 
 namespace ytape::grad {
 
@@ -46,14 +47,18 @@ void check_outputs(const Tape& t, bool vjp) {
   if (t.outputs.empty()) user_error("tape '{}' has no output to differentiate", t.name);
   if (vjp) return;
   if (t.outputs.size() > 1) {
-    user_error("tape '{}' has {} outputs; the gradient needs one scalar output (use --vjp "
-               "to differentiate several)", t.name, t.outputs.size());
+    user_error(
+        "tape '{}' has {} outputs; the gradient needs one scalar output (use --vjp "
+        "to differentiate several)",
+        t.name, t.outputs.size());
   }
   const Output& o = t.outputs[0];
   const Type& type = t.type(o.var);
   if (!is_float(type.dtype) || type.rank() != 0) {
-    user_error("output '{}' has type {}; the gradient needs a float scalar (use --vjp for "
-               "a vector-Jacobian product)", o.name, type_str(type));
+    user_error(
+        "output '{}' has type {}; the gradient needs a float scalar (use --vjp for "
+        "a vector-Jacobian product)",
+        o.name, type_str(type));
   }
 }
 
@@ -87,8 +92,8 @@ Tape gradient(const Tape& t, const GradOptions& options, GradStats* stats) {
   std::vector<Var> seeds;
   for (const Output& o : t.outputs) {
     bool differentiated = options.vjp && is_float(t.type(o.var).dtype);
-    seeds.push_back(differentiated ? b.input(fresh_name("seed.", o.name, input_names), t.type(o.var))
-                                   : Var{});
+    seeds.push_back(
+        differentiated ? b.input(fresh_name("seed.", o.name, input_names), t.type(o.var)) : Var{});
   }
 
   bp.forward();
@@ -113,6 +118,7 @@ Tape gradient(const Tape& t, const GradOptions& options, GradStats* stats) {
     b.output(c ? *c : zeros(b, t.type(op.outs[0])), fresh_name("grad.", op.name, output_names));
   }
   Tape result = b.finish();
+  check_made(result, "grad");
   if (stats) *stats = {t.num_ops(), bp.rules_applied(), result.num_ops()};
   return result;
 }

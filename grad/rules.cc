@@ -1,5 +1,7 @@
 #include "grad/rules.h"
 
+#include <fmt/format.h>
+
 #include <string>
 
 #include "grad/backprop.h"
@@ -22,13 +24,13 @@ const RuleTable& rules() {
   return table;
 }
 
-Var scalar(Builder& b, Var like, double value) { return b.constant(b.type(like).dtype, value); }
+Var scalar(Builder& b, Var like, double value) {
+  return b.constant(b.type(like).dtype, value);
+}
 
 Var zeros(Builder& b, const Type& type) {
   return b.call1(Prim::fill, {}, {{"value", 0.0}, {"dtype", type.dtype}, {"shape", type.shape}});
 }
-
-Var or_zeros(Builder& b, const Cotangent& c, Var y) { return c ? *c : zeros(b, b.type(y)); }
 
 Var keep_dims(Builder& b, Var x, const Shape& shape, std::span<const int64_t> dims) {
   Shape kept = shape;
@@ -55,10 +57,10 @@ std::vector<Cotangent> vjp_by_expansion(Builder& b, const RuleArgs& r, Expansion
   Builder mini;
   std::vector<Var> args;
   for (size_t i = 0; i < r.x.size(); ++i) {
-    args.push_back(mini.input("x" + std::to_string(i + 1), b.type(r.x[i])));
+    args.push_back(mini.input(fmt::format("x{}", i + 1), b.type(r.x[i])));
   }
   std::vector<Var> outs = expand(mini, r.op, args);
-  for (size_t k = 0; k < outs.size(); ++k) mini.output(outs[k], "y" + std::to_string(k + 1));
+  for (size_t k = 0; k < outs.size(); ++k) mini.output(outs[k], fmt::format("y{}", k + 1));
   Tape t = mini.finish();
 
   Backprop bp(b, t);

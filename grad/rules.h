@@ -17,11 +17,11 @@ using Cotangent = std::optional<Var>;
 
 /// What a rule sees of one forward op. Vars are those of the tape being built.
 struct RuleArgs {
-  const Op& op;                    ///< the op being differentiated (its prim and attributes)
-  std::span<const Var> x;          ///< its arguments
-  std::span<const Var> y;          ///< its outputs (those of its variant, if it has one)
-  std::span<const Cotangent> dy;   ///< one cotangent per output; at least one is set
-  const std::vector<bool>& need;   ///< per argument: whether its cotangent is wanted
+  const Op& op;                   ///< the op being differentiated (its prim and attributes)
+  std::span<const Var> x;         ///< its arguments
+  std::span<const Var> y;         ///< its outputs (those of its variant, if it has one)
+  std::span<const Cotangent> dy;  ///< one cotangent per output; at least one is set
+  const std::vector<bool>& need;  ///< per argument: whether its cotangent is wanted
 };
 
 /// Returns one cotangent per argument, each either of the argument's type or of a shape
@@ -59,8 +59,6 @@ void register_norm_rules(RuleTable& t);
 Var scalar(Builder& b, Var like, double value);
 /// Zeros of `type` (a `fill`).
 Var zeros(Builder& b, const Type& type);
-/// The cotangent `c`, or zeros of `y`'s type when it is symbolically zero.
-Var or_zeros(Builder& b, const Cotangent& c, Var y);
 /// `x` (the result of reducing `dims` of a tensor of `shape`) reshaped to keep those dims
 /// as size 1, so that it broadcasts against the unreduced tensor.
 Var keep_dims(Builder& b, Var x, const Shape& shape, std::span<const int64_t> dims);

@@ -20,7 +20,8 @@ double op_flops(const Tape& t, const Op& op) {
       int64_t k = op.attrs.get_bool("transpose_a") ? a.shape[0] : a.shape[1];
       return 2.0 * static_cast<double>(t.type(op.outs[0]).size()) * static_cast<double>(k);
     }
-    case Prim::conv2d: return conv_flops(t.type(op.outs[0]), t.type(op.args[1]).shape);
+    case Prim::conv2d:
+      return conv_flops(t.type(op.outs[0]), t.type(op.args[1]).shape);
     case Prim::conv2d_backward_input:  // the transposed convolution of dy with w
       return conv_flops(t.type(op.args[0]), t.type(op.args[1]).shape);
     case Prim::conv2d_backward_filter:

@@ -8,9 +8,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "io/json_lexer.h"
 #include "tape/attrs.h"
 #include "tape/builder.h"
-#include "io/json_lexer.h"
 
 namespace ytape::json_internal {
 

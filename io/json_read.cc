@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <unordered_set>
 
-#include "tape/builder.h"
 #include "io/json.h"
 #include "io/json_lexer.h"
 #include "io/json_ops.h"
+#include "tape/builder.h"
 
 namespace ytape {
 

@@ -5,8 +5,8 @@
 #include <iterator>
 #include <span>
 
-#include "tape/error.h"
 #include "io/json.h"
+#include "tape/error.h"
 
 namespace ytape {
 

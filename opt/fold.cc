@@ -3,11 +3,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "opt/splat.h"
 #include "runtime/executor.h"
 #include "runtime/kernels/kernel.h"
 #include "tape/builder.h"
 #include "tape/error.h"
-#include "opt/splat.h"
 
 namespace ytape {
 

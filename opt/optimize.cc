@@ -5,11 +5,12 @@
 #include <algorithm>
 #include <chrono>
 
-#include "tape/error.h"
 #include "opt/cse.h"
 #include "opt/dce.h"
 #include "opt/fold.h"
 #include "opt/simplify.h"
+#include "tape/error.h"
+#include "tape/validate.h"
 
 namespace ytape {
 
@@ -60,6 +61,7 @@ Tape optimize(Tape t, const OptimizeOptions& options, std::vector<PassRun>* log)
     ++runs;
     if (r.tape) {
       t = std::move(*r.tape);
+      check_made(t, pass.name);
       ++version;
     }
     if (!r.tape || pass.idempotent) clean[k] = version;

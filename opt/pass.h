@@ -21,10 +21,4 @@ struct PassResult {
   size_t changed = 0;
 };
 
-/// The tape after a pass: the pass's new tape, or a copy of `input` when it changed
-/// nothing.
-inline Tape result_tape(const Tape& input, PassResult r) {
-  return r.tape ? std::move(*r.tape) : input;
-}
-
 }  // namespace ytape

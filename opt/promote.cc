@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "tape/builder.h"
+#include "tape/validate.h"
 
 namespace ytape {
 
@@ -47,8 +48,8 @@ Tape promote_to_f64(const Tape& t) {
         break;
       case OpKind::constant: {
         const Type& type = t.type(op.outs[0]);
-        map.set(op.outs[0], b.constant(promoted(type),
-                                       type.dtype == DType::f32 ? widen(op.value) : op.value));
+        map.set(op.outs[0],
+                b.constant(promoted(type), type.dtype == DType::f32 ? widen(op.value) : op.value));
         break;
       }
       case OpKind::call: {
@@ -59,7 +60,9 @@ Tape promote_to_f64(const Tape& t) {
     }
   }
   for (const Output& o : t.outputs) b.output(map[o.var], o.name);
-  return b.finish();
+  Tape promoted_tape = b.finish();
+  check_made(promoted_tape, "promotion to f64");
+  return promoted_tape;
 }
 
 }  // namespace ytape

@@ -4,8 +4,8 @@
 #include <span>
 #include <vector>
 
-#include "tape/builder.h"
 #include "opt/splat.h"
+#include "tape/builder.h"
 
 namespace ytape {
 

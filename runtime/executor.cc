@@ -166,8 +166,8 @@ int Executor::in_place_slot(const Step& step, Var out, size_t index,
   for (Var a : args(step)) {
     const Type& at = tape_.type(a);
     if (slot_of_[a.id] != kNoSlot && last_use[a.id] == index && !is_output[a.id] &&
-        layout_of_[a.id] == layout_of_[out.id] &&
-        at.shape == type.shape && dtype_size(at.dtype) == dtype_size(type.dtype)) {
+        layout_of_[a.id] == layout_of_[out.id] && at.shape == type.shape &&
+        dtype_size(at.dtype) == dtype_size(type.dtype)) {
       return slot_of_[a.id];
     }
   }
@@ -306,8 +306,8 @@ void Executor::fail(const Step& step, const std::exception& e) const {
     bool located = !loc.empty() && message.rfind(loc, 0) == 0;
     user_error("op {}{}: {}", index + 1, loc.empty() || located ? "" : " at " + loc, e.what());
   }
-  user_error("op {} ({}){}: {}", index + 1, print_op(tape_, *step.op), loc.empty() ? "" : " at " + loc,
-             e.what());
+  user_error("op {} ({}){}: {}", index + 1, print_op(tape_, *step.op),
+             loc.empty() ? "" : " at " + loc, e.what());
 }
 
 std::vector<Tensor> Executor::run(const TensorMap& inputs) {
@@ -315,7 +315,8 @@ std::vector<Tensor> Executor::run(const TensorMap& inputs) {
   if (!allocated_) {
     for (int64_t bytes : slot_bytes_) slots_.push_back(allocate_buffer(bytes));
     for (size_t v = 0; v < slot_of_.size(); ++v) {
-      if (slot_of_[v] != kNoSlot) values_[v] = Tensor::view(tape_.types[v], slots_[slot_of_[v]].get());
+      if (slot_of_[v] != kNoSlot)
+        values_[v] = Tensor::view(tape_.types[v], slots_[slot_of_[v]].get());
     }
     if (!reorders_.empty()) reorder_buffer_ = allocate_buffer(reorder_bytes_);
     for (Reorder& r : reorders_) {
@@ -339,9 +340,13 @@ std::vector<Tensor> Executor::run(const TensorMap& inputs) {
     const Step& s = steps_[i];
     const Layout* layouts =
         s.layouts_begin == kNoLayouts ? nullptr : step_layouts_.data() + s.layouts_begin;
-    KernelCall call{*s.op, {arg_ptrs_.data() + s.args_begin, s.num_args},
-                    {out_ptrs_.data() + s.outs_begin, s.num_outs}, &context_, layouts};
-    auto start = profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    KernelCall call{*s.op,
+                    {arg_ptrs_.data() + s.args_begin, s.num_args},
+                    {out_ptrs_.data() + s.outs_begin, s.num_outs},
+                    &context_,
+                    layouts};
+    auto start =
+        profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     try {
       for (size_t r = s.reorders_begin; r < s.reorders_end; ++r) {
         Reorder& re = reorders_[r];
@@ -352,7 +357,8 @@ std::vector<Tensor> Executor::run(const TensorMap& inputs) {
       fail(s, e);
     }
     if (profiling_) {
-      times_[i].seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      times_[i].seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
   }
   std::vector<Tensor> outs;

@@ -102,11 +102,11 @@ class Executor {
  private:
   struct Step {
     Kernel kernel;
-    const Op* op;    // attributes and messages; see PlannedStep::op
-    int entry;       // in the kernel table: the primitive, or the fusion
+    const Op* op;                   // attributes and messages; see PlannedStep::op
+    int entry;                      // in the kernel table: the primitive, or the fusion
     size_t args_begin, outs_begin;  // into arg_vars_ and arg_ptrs_, out_vars_ and out_ptrs_
     uint32_t num_args, num_outs;
-    size_t layouts_begin;           // into step_layouts_, or kNoLayouts when all are plain
+    size_t layouts_begin;                 // into step_layouts_, or kNoLayouts when all are plain
     size_t reorders_begin, reorders_end;  // into reorders_
     size_t fused_begin, fused_end;        // into fused_ops_
   };
@@ -123,8 +123,12 @@ class Executor {
 
   void plan_steps(bool fusion);
   void add_step(Kernel k, const Op* op, int entry, const VarList& args, const VarList& outs);
-  std::span<const Var> args(const Step& s) const { return {arg_vars_.data() + s.args_begin, s.num_args}; }
-  std::span<const Var> outs(const Step& s) const { return {out_vars_.data() + s.outs_begin, s.num_outs}; }
+  std::span<const Var> args(const Step& s) const {
+    return {arg_vars_.data() + s.args_begin, s.num_args};
+  }
+  std::span<const Var> outs(const Step& s) const {
+    return {out_vars_.data() + s.outs_begin, s.num_outs};
+  }
   std::string_view step_name(const Step& s) const;
   void plan_layouts(bool blocked);
   Layout output_layout(const Step& step, const std::vector<bool>& is_output) const;
@@ -138,9 +142,9 @@ class Executor {
 
   const Tape& tape_;
   const KernelTable& table_;
-  std::vector<Tensor> values_;          // one per var
-  std::vector<int> slot_of_;            // buffer slot per var, -1 for inputs and constants
-  std::vector<int64_t> slot_bytes_;     // capacity per slot
+  std::vector<Tensor> values_;       // one per var
+  std::vector<int> slot_of_;         // buffer slot per var, -1 for inputs and constants
+  std::vector<int64_t> slot_bytes_;  // capacity per slot
   std::vector<std::shared_ptr<void>> slots_;
   std::vector<uint32_t> fresh_outputs_;  // computed outputs: a new tensor each run
   std::vector<Step> steps_;
@@ -148,9 +152,9 @@ class Executor {
   std::vector<const Tensor*> arg_ptrs_;
   std::vector<Tensor*> out_ptrs_;
   std::vector<const Op*> fused_ops_;
-  std::vector<Layout> layout_of_;    // per var
+  std::vector<Layout> layout_of_;     // per var
   std::vector<Layout> step_layouts_;  // per step: its args' layouts as passed, then its outputs'
-  std::deque<Reorder> reorders_;  // a deque: arg_ptrs_ points into it
+  std::deque<Reorder> reorders_;      // a deque: arg_ptrs_ points into it
   int64_t reorder_bytes_ = 0;
   std::shared_ptr<void> reorder_buffer_;
   std::vector<OpTime> times_;

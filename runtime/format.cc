@@ -13,10 +13,14 @@ namespace {
 
 double at(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
-    case DType::f32: return t.data<float>()[i];
-    case DType::f64: return t.data<double>()[i];
-    case DType::i64: return static_cast<double>(t.data<int64_t>()[i]);
-    case DType::boolean: return t.data<bool>()[i] ? 1 : 0;
+    case DType::f32:
+      return t.data<float>()[i];
+    case DType::f64:
+      return t.data<double>()[i];
+    case DType::i64:
+      return static_cast<double>(t.data<int64_t>()[i]);
+    case DType::boolean:
+      return t.data<bool>()[i] ? 1 : 0;
   }
   return 0;
 }
@@ -25,10 +29,14 @@ double at(const Tensor& t, int64_t i) {
 
 std::string element_str(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
-    case DType::f32: return float32_str(t.data<float>()[i]);
-    case DType::f64: return float_str(t.data<double>()[i]);
-    case DType::i64: return fmt::format("{}", t.data<int64_t>()[i]);
-    case DType::boolean: return t.data<bool>()[i] ? "true" : "false";
+    case DType::f32:
+      return float32_str(t.data<float>()[i]);
+    case DType::f64:
+      return float_str(t.data<double>()[i]);
+    case DType::i64:
+      return fmt::format("{}", t.data<int64_t>()[i]);
+    case DType::boolean:
+      return t.data<bool>()[i] ? "true" : "false";
   }
   return {};
 }
@@ -69,7 +77,7 @@ std::string summary_str(const Tensor& t) {
   int64_t counted = t.size() - nans;
   out += counted == 0 ? "  all NaN"
                       : fmt::format("  min {:.6g} max {:.6g} mean {:.6g} norm {:.6g}", lo, hi,
-                                                   sum / counted, std::sqrt(squares));
+                                    sum / counted, std::sqrt(squares));
   if (nans > 0 && counted > 0) out += fmt::format(" ({} NaN)", nans);
   return out;
 }

@@ -107,8 +107,12 @@ class Matcher {
     Var z, grad;
     if (op.prim == Prim::batchnorm_backward && available(Fusion::relu_mask_batchnorm_backward) &&
         relu_mask(op.args[0], true, &select, &gt, &z, &grad)) {
-      g = {Fusion::relu_mask_batchnorm_backward, &op, i, {index(select), index(gt)},
-           {grad, op.args[1], op.args[2], op.args[3], op.args[4], z}, op.outs};
+      g = {Fusion::relu_mask_batchnorm_backward,
+           &op,
+           i,
+           {index(select), index(gt)},
+           {grad, op.args[1], op.args[2], op.args[3], op.args[4], z},
+           op.outs};
       return true;
     }
     if (op.prim == Prim::select && available(Fusion::relu_backward) &&
@@ -128,7 +132,8 @@ class Matcher {
     }
     const Op* add = sole_producer(op.args[0], Prim::add);
     if (add != nullptr && available(Fusion::add_relu) &&
-        t_.type(add->args[0]) == t_.type(op.args[0]) && t_.type(add->args[1]) == t_.type(op.args[0])) {
+        t_.type(add->args[0]) == t_.type(op.args[0]) &&
+        t_.type(add->args[1]) == t_.type(op.args[0])) {
       g = {Fusion::add_relu, add, i, {index(add)}, add->args, op.outs};
       return true;
     }

@@ -12,7 +12,8 @@ namespace {
 
 std::unordered_map<std::string_view, const Type*> input_types(const Tape& t) {
   std::unordered_map<std::string_view, const Type*> types;
-  for (size_t i = 0; i < t.num_inputs(); ++i) types.emplace(t.ops[i].name, &t.type(t.ops[i].outs[0]));
+  for (size_t i = 0; i < t.num_inputs(); ++i)
+    types.emplace(t.ops[i].name, &t.type(t.ops[i].outs[0]));
   return types;
 }
 
@@ -33,10 +34,12 @@ TensorMap load_inputs(std::string_view content, std::string_view source, const T
       return it == types.end() ? nullptr : it->second;
     });
   } else {
-    inputs = read_safetensors({reinterpret_cast<const uint8_t*>(content.data()), content.size()}, source);
+    inputs = read_safetensors({reinterpret_cast<const uint8_t*>(content.data()), content.size()},
+                              source);
   }
   for (const auto& [name, tensor] : inputs) {
-    if (!types.contains(name)) user_error("{}: '{}' is not an input of tape {}", source, name, t.name);
+    if (!types.contains(name))
+      user_error("{}: '{}' is not an input of tape {}", source, name, t.name);
   }
   return inputs;
 }
@@ -52,10 +55,18 @@ TensorMap complete_inputs(const Tape& t, TensorMap given, uint64_t seed) {
     uint64_t stream = seed ^ name_hash(op.name);
     for (int64_t k = 0; k < x.size(); ++k) {
       switch (x.dtype()) {
-        case DType::f32: x.data<float>()[k] = 2 * uniform_f32(stream, k) - 1; break;
-        case DType::f64: x.data<double>()[k] = 2 * uniform_f64(stream, k) - 1; break;
-        case DType::i64: x.data<int64_t>()[k] = 1; break;
-        case DType::boolean: x.data<bool>()[k] = true; break;
+        case DType::f32:
+          x.data<float>()[k] = 2 * uniform_f32(stream, k) - 1;
+          break;
+        case DType::f64:
+          x.data<double>()[k] = 2 * uniform_f64(stream, k) - 1;
+          break;
+        case DType::i64:
+          x.data<int64_t>()[k] = 1;
+          break;
+        case DType::boolean:
+          x.data<bool>()[k] = true;
+          break;
       }
     }
     out.emplace_back(op.name, std::move(x));

@@ -1,8 +1,8 @@
 #include "runtime/parallel.h"
 
-#include <algorithm>
 #include <omp.h>
 
+#include <algorithm>
 #include <exception>
 #include <thread>
 
@@ -40,7 +40,9 @@ void set_num_threads(int n) {
   openblas_set_num_threads(n);
 }
 
-int num_threads() { return state().threads; }
+int num_threads() {
+  return state().threads;
+}
 
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
   if (n <= 0) return;

@@ -57,8 +57,8 @@ std::string plan_str(const Tape& t, const Executor& e) {
   std::vector<Line> lines;
   size_t widths[3] = {2, 6, 15};
   for (const PlannedStep& p : plan) {
-    Line l{fmt::format("{} = {}({})", vars_str(p.outs), p.name, vars_str(p.args)),
-           p.kernel, layouts_str(p.reads) + " -> " + layouts_str(p.writes)};
+    Line l{fmt::format("{} = {}({})", vars_str(p.outs), p.name, vars_str(p.args)), p.kernel,
+           layouts_str(p.reads) + " -> " + layouts_str(p.writes)};
     widths[0] = std::max(widths[0], std::min<size_t>(l.op.size(), 60));
     widths[1] = std::max(widths[1], l.kernel.size());
     widths[2] = std::max(widths[2], l.io.size());

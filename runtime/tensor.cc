@@ -1,7 +1,7 @@
 #include "runtime/tensor.h"
 
-#include <cstdlib>
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 namespace ytape {

@@ -88,10 +88,22 @@ std::shared_ptr<void> allocate_buffer(int64_t bytes);
 /// The dtype that stores C++ type T.
 template <typename T>
 constexpr DType dtype_of();
-template <> constexpr DType dtype_of<float>() { return DType::f32; }
-template <> constexpr DType dtype_of<double>() { return DType::f64; }
-template <> constexpr DType dtype_of<int64_t>() { return DType::i64; }
-template <> constexpr DType dtype_of<bool>() { return DType::boolean; }
+template <>
+constexpr DType dtype_of<float>() {
+  return DType::f32;
+}
+template <>
+constexpr DType dtype_of<double>() {
+  return DType::f64;
+}
+template <>
+constexpr DType dtype_of<int64_t>() {
+  return DType::i64;
+}
+template <>
+constexpr DType dtype_of<bool>() {
+  return DType::boolean;
+}
 
 template <typename T>
 void Tensor::check() const {

@@ -33,11 +33,21 @@ std::string quoted(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
@@ -52,12 +62,18 @@ std::string quoted(std::string_view s) {
 
 std::string attr_value_str(const AttrValue& v) {
   switch (attr_kind(v)) {
-    case AttrKind::int_: return fmt::format("{}", std::get<int64_t>(v));
-    case AttrKind::ints: return fmt::format("[{}]", fmt::join(std::get<std::vector<int64_t>>(v), ","));
-    case AttrKind::float_: return float_str(std::get<double>(v));
-    case AttrKind::bool_: return std::get<bool>(v) ? "true" : "false";
-    case AttrKind::string: return quoted(std::get<std::string>(v));
-    case AttrKind::dtype: return std::string(dtype_name(std::get<DType>(v)));
+    case AttrKind::int_:
+      return fmt::format("{}", std::get<int64_t>(v));
+    case AttrKind::ints:
+      return fmt::format("[{}]", fmt::join(std::get<std::vector<int64_t>>(v), ","));
+    case AttrKind::float_:
+      return float_str(std::get<double>(v));
+    case AttrKind::bool_:
+      return std::get<bool>(v) ? "true" : "false";
+    case AttrKind::string:
+      return quoted(std::get<std::string>(v));
+    case AttrKind::dtype:
+      return std::string(dtype_name(std::get<DType>(v)));
   }
   internal_error("bad attribute kind");
 }
@@ -98,7 +114,9 @@ const std::vector<int64_t>& Attrs::get_ints(std::string_view n) const {
 double Attrs::get_float(std::string_view n) const {
   return std::get<double>(get(n, AttrKind::float_));
 }
-bool Attrs::get_bool(std::string_view n) const { return std::get<bool>(get(n, AttrKind::bool_)); }
+bool Attrs::get_bool(std::string_view n) const {
+  return std::get<bool>(get(n, AttrKind::bool_));
+}
 const std::string& Attrs::get_string(std::string_view n) const {
   return std::get<std::string>(get(n, AttrKind::string));
 }

@@ -18,7 +18,9 @@ using AttrValue = std::variant<int64_t, std::vector<int64_t>, double, bool, std:
 
 /// "int", "ints", "float", "bool", "string", "dtype".
 std::string_view attr_kind_name(AttrKind k);
-inline AttrKind attr_kind(const AttrValue& v) { return static_cast<AttrKind>(v.index()); }
+inline AttrKind attr_kind(const AttrValue& v) {
+  return static_cast<AttrKind>(v.index());
+}
 
 /// Text form of a value: 3, [1,2], 0.5 (shortest round trip), true, "text", f32.
 std::string attr_value_str(const AttrValue& v);

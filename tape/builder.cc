@@ -8,7 +8,9 @@
 
 namespace ytape {
 
-Builder::Builder(std::string name) { tape_.name = std::move(name); }
+Builder::Builder(std::string name) {
+  tape_.name = std::move(name);
+}
 
 Builder Builder::like(const Tape& t) {
   Builder b(t.name);
@@ -90,10 +92,22 @@ Var Builder::constant(DType dtype, double value, Shape shape) {
   std::vector<uint8_t> bytes(n * size);
   uint8_t element[8];
   switch (dtype) {
-    case DType::f32: { float f = static_cast<float>(value); std::memcpy(element, &f, 4); break; }
-    case DType::f64: std::memcpy(element, &value, 8); break;
-    case DType::i64: { auto i = static_cast<int64_t>(value); std::memcpy(element, &i, 8); break; }
-    case DType::boolean: element[0] = value != 0; break;
+    case DType::f32: {
+      float f = static_cast<float>(value);
+      std::memcpy(element, &f, 4);
+      break;
+    }
+    case DType::f64:
+      std::memcpy(element, &value, 8);
+      break;
+    case DType::i64: {
+      auto i = static_cast<int64_t>(value);
+      std::memcpy(element, &i, 8);
+      break;
+    }
+    case DType::boolean:
+      element[0] = value != 0;
+      break;
   }
   for (int64_t i = 0; i < n; ++i) std::memcpy(bytes.data() + i * size, element, size);
   return constant(std::move(type), std::move(bytes));
@@ -120,8 +134,9 @@ const std::vector<Type>& Builder::infer(Prim p, const VarList& args, const Attrs
     }
     if (same) return memo->outs;
   }
-  // Inference reads the argument types side by side. Most ops have one or two arguments:
-  // one is read in place and two are gathered on the stack, sparing the heap.
+  // Inference reads the argument types side by side, as a span. One argument is read in
+  // place; more are copied next to each other (two into a local pair, which spares a
+  // vector but not the copies of their shapes).
   std::span<const Type> arg_types;
   Type two[2];
   std::vector<Type> many;

@@ -56,23 +56,56 @@ class Builder {
   Tape finish();
 
   // Shorthands, so that code over the builder reads like math.
-#define YTAPE_UNARY(p) \
-  Var p(Var x) { return call1(Prim::p, {x}); }
-#define YTAPE_BINARY(p) \
-  Var p(Var x, Var y) { return call1(Prim::p, {x, y}); }
-  YTAPE_UNARY(neg) YTAPE_UNARY(exp) YTAPE_UNARY(log) YTAPE_UNARY(log1p) YTAPE_UNARY(expm1)
-  YTAPE_UNARY(sqrt) YTAPE_UNARY(abs) YTAPE_UNARY(sign) YTAPE_UNARY(sin) YTAPE_UNARY(cos)
-  YTAPE_UNARY(tan) YTAPE_UNARY(tanh) YTAPE_UNARY(sigmoid) YTAPE_UNARY(relu)
+#define YTAPE_UNARY(p)          \
+  Var p(Var x) {                \
+    return call1(Prim::p, {x}); \
+  }
+#define YTAPE_BINARY(p)            \
+  Var p(Var x, Var y) {            \
+    return call1(Prim::p, {x, y}); \
+  }
+  YTAPE_UNARY(neg)
+  YTAPE_UNARY(exp)
+  YTAPE_UNARY(log)
+  YTAPE_UNARY(log1p)
+  YTAPE_UNARY(expm1)
+  YTAPE_UNARY(sqrt)
+  YTAPE_UNARY(abs)
+  YTAPE_UNARY(sign)
+  YTAPE_UNARY(sin)
+  YTAPE_UNARY(cos)
+  YTAPE_UNARY(tan)
+  YTAPE_UNARY(tanh)
+  YTAPE_UNARY(sigmoid)
+  YTAPE_UNARY(relu)
   YTAPE_UNARY(softplus)
-  YTAPE_BINARY(add) YTAPE_BINARY(sub) YTAPE_BINARY(mul) YTAPE_BINARY(div) YTAPE_BINARY(pow)
-  YTAPE_BINARY(max) YTAPE_BINARY(min) YTAPE_BINARY(eq) YTAPE_BINARY(ne) YTAPE_BINARY(lt)
-  YTAPE_BINARY(le) YTAPE_BINARY(gt) YTAPE_BINARY(ge)
+  YTAPE_BINARY(add)
+  YTAPE_BINARY(sub)
+  YTAPE_BINARY(mul)
+  YTAPE_BINARY(div)
+  YTAPE_BINARY(pow)
+  YTAPE_BINARY(max)
+  YTAPE_BINARY(min)
+  YTAPE_BINARY(eq)
+  YTAPE_BINARY(ne)
+  YTAPE_BINARY(lt)
+  YTAPE_BINARY(le)
+  YTAPE_BINARY(gt)
+  YTAPE_BINARY(ge)
 #undef YTAPE_UNARY
 #undef YTAPE_BINARY
-  Var select(Var c, Var x, Var y) { return call1(Prim::select, {c, x, y}); }
-  Var convert(Var x, DType dtype) { return call1(Prim::convert, {x}, {{"dtype", dtype}}); }
-  Var sum(Var x, std::vector<int64_t> dims) { return call1(Prim::sum, {x}, {{"dims", std::move(dims)}}); }
-  Var reshape(Var x, Shape shape) { return call1(Prim::reshape, {x}, {{"shape", std::move(shape)}}); }
+  Var select(Var c, Var x, Var y) {
+    return call1(Prim::select, {c, x, y});
+  }
+  Var convert(Var x, DType dtype) {
+    return call1(Prim::convert, {x}, {{"dtype", dtype}});
+  }
+  Var sum(Var x, std::vector<int64_t> dims) {
+    return call1(Prim::sum, {x}, {{"dims", std::move(dims)}});
+  }
+  Var reshape(Var x, Shape shape) {
+    return call1(Prim::reshape, {x}, {{"shape", std::move(shape)}});
+  }
   Var broadcast_to(Var x, Shape shape) {
     return call1(Prim::broadcast_to, {x}, {{"shape", std::move(shape)}});
   }

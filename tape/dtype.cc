@@ -11,7 +11,9 @@ constexpr std::string_view kNames[kNumDTypes] = {"f32", "f64", "i64", "bool"};
 constexpr int kSizes[kNumDTypes] = {4, 8, 8, 1};
 }  // namespace
 
-std::string_view dtype_name(DType t) { return kNames[static_cast<int>(t)]; }
+std::string_view dtype_name(DType t) {
+  return kNames[static_cast<int>(t)];
+}
 
 bool parse_dtype(std::string_view name, DType* out) {
   for (int i = 0; i < kNumDTypes; ++i) {
@@ -23,7 +25,9 @@ bool parse_dtype(std::string_view name, DType* out) {
   return false;
 }
 
-int dtype_size(DType t) { return kSizes[static_cast<int>(t)]; }
+int dtype_size(DType t) {
+  return kSizes[static_cast<int>(t)];
+}
 
 int64_t num_elements(const Shape& shape) {
   int64_t n = 1;
@@ -45,7 +49,9 @@ std::string shape_problem(const Shape& shape) {
   return {};
 }
 
-std::string shape_str(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ",")); }
+std::string shape_str(const Shape& shape) {
+  return fmt::format("[{}]", fmt::join(shape, ","));
+}
 
 std::string type_str(const Type& t) {
   return fmt::format("{}{}", dtype_name(t.dtype), shape_str(t.shape));

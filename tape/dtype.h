@@ -19,9 +19,13 @@ std::string_view dtype_name(DType t);
 bool parse_dtype(std::string_view name, DType* out);
 /// Size of one element in bytes (bool is one byte).
 int dtype_size(DType t);
-inline bool is_float(DType t) { return t == DType::f32 || t == DType::f64; }
+inline bool is_float(DType t) {
+  return t == DType::f32 || t == DType::f64;
+}
 /// Floats and i64: the types arithmetic is defined on.
-inline bool is_numeric(DType t) { return t != DType::boolean; }
+inline bool is_numeric(DType t) {
+  return t != DType::boolean;
+}
 
 /// Dimensions of a column-major tensor, first dimension fastest. Empty for a scalar.
 using Shape = std::vector<int64_t>;

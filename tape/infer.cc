@@ -34,6 +34,8 @@ std::vector<Type> infer_types(Prim p, std::span<const Type> args, const Attrs& a
   return rule(p, args, attrs);
 }
 
-bool has_infer_rule(Prim p) { return table().rules[static_cast<int>(p)] != nullptr; }
+bool has_infer_rule(Prim p) {
+  return table().rules[static_cast<int>(p)] != nullptr;
+}
 
 }  // namespace ytape

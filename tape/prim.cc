@@ -21,7 +21,8 @@ AttrValue parse_default(AttrKind kind, std::string_view text) {
     return v;
   };
   switch (kind) {
-    case AttrKind::int_: return to_int(text);
+    case AttrKind::int_:
+      return to_int(text);
     case AttrKind::ints: {
       std::vector<int64_t> v;
       std::string_view body = text.substr(1, text.size() - 2);
@@ -33,9 +34,12 @@ AttrValue parse_default(AttrKind kind, std::string_view text) {
       }
       return v;
     }
-    case AttrKind::float_: return std::stod(std::string(text));
-    case AttrKind::bool_: return text == "true";
-    case AttrKind::string: return std::string(text.substr(1, text.size() - 2));
+    case AttrKind::float_:
+      return std::stod(std::string(text));
+    case AttrKind::bool_:
+      return text == "true";
+    case AttrKind::string:
+      return std::string(text.substr(1, text.size() - 2));
     case AttrKind::dtype: {
       DType d{};
       if (!parse_dtype(text, &d)) internal_error("ops.def: bad dtype '{}'", text);
@@ -59,7 +63,8 @@ std::vector<AttrSpec> parse_schema(std::string_view text) {
     text.remove_prefix(std::min(end + 1, text.size()));
     size_t colon = item.find(':');
     size_t eq = item.find('=');
-    std::string_view kind_name = item.substr(colon + 1, eq == std::string_view::npos ? eq : eq - colon - 1);
+    std::string_view kind_name =
+        item.substr(colon + 1, eq == std::string_view::npos ? eq : eq - colon - 1);
     AttrSpec spec{std::string(item.substr(0, colon)), AttrKind::int_, std::nullopt};
     bool found = false;
     for (int k = 0; k <= static_cast<int>(AttrKind::dtype); ++k) {
@@ -69,7 +74,8 @@ std::vector<AttrSpec> parse_schema(std::string_view text) {
       }
     }
     if (!found) internal_error("ops.def: bad attribute kind '{}'", kind_name);
-    if (eq != std::string_view::npos) spec.default_value = parse_default(spec.kind, item.substr(eq + 1));
+    if (eq != std::string_view::npos)
+      spec.default_value = parse_default(spec.kind, item.substr(eq + 1));
     specs.push_back(std::move(spec));
   }
   return specs;
@@ -83,9 +89,9 @@ struct Registry {
   Registry() {
     using namespace prim_flags;
     constexpr int VARIADIC = kVariadic;
-#define X(name_, family_, arity_, outputs_, flags_, attrs_)                            \
-  infos.push_back(PrimInfo{#name_, Family::family_, arity_, outputs_, flags_,          \
-                           parse_schema(attrs_)});                                     \
+#define X(name_, family_, arity_, outputs_, flags_, attrs_)                               \
+  infos.push_back(                                                                        \
+      PrimInfo{#name_, Family::family_, arity_, outputs_, flags_, parse_schema(attrs_)}); \
   prims.push_back(Prim::name_);
 #include "tape/ops.def"
 #undef X
@@ -103,12 +109,14 @@ const Registry& registry() {
 
 std::string_view family_name(Family f) {
   static constexpr std::string_view kNames[kNumFamilies] = {
-      "elementwise", "reduce", "shape", "index", "linalg",
+      "elementwise", "reduce", "shape", "index",    "linalg",
       "conv",        "pool",   "norm",  "creation", "effect"};
   return kNames[static_cast<int>(f)];
 }
 
-const PrimInfo& prim_info(Prim p) { return registry().infos[static_cast<size_t>(p)]; }
+const PrimInfo& prim_info(Prim p) {
+  return registry().infos[static_cast<size_t>(p)];
+}
 
 std::optional<Prim> find_prim(std::string_view name) {
   const auto& m = registry().by_name;
@@ -117,7 +125,9 @@ std::optional<Prim> find_prim(std::string_view name) {
   return it->second;
 }
 
-std::span<const Prim> all_prims() { return registry().prims; }
+std::span<const Prim> all_prims() {
+  return registry().prims;
+}
 
 Attrs normalize_attrs(Prim p, const Attrs& attrs) {
   const PrimInfo& info = prim_info(p);
@@ -135,7 +145,8 @@ Attrs normalize_attrs(Prim p, const Attrs& attrs) {
   for (const AttrSpec& spec : info.attrs) {
     const AttrValue* v = attrs.find(spec.name);
     if (v == nullptr) {
-      if (!spec.default_value) user_error("needs attribute '{}' ({})", spec.name, attr_kind_name(spec.kind));
+      if (!spec.default_value)
+        user_error("needs attribute '{}' ({})", spec.name, attr_kind_name(spec.kind));
       out.push_back({spec.name, *spec.default_value});
       continue;
     }

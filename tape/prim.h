@@ -26,7 +26,16 @@ inline constexpr int kNumPrims = 0
 
 /// Rule families: each stage splits its per-primitive rules into files of these names.
 enum class Family : uint8_t {
-  elementwise, reduce, shape, index, linalg, conv, pool, norm, creation, effect
+  elementwise,
+  reduce,
+  shape,
+  index,
+  linalg,
+  conv,
+  pool,
+  norm,
+  creation,
+  effect
 };
 inline constexpr int kNumFamilies = 10;
 std::string_view family_name(Family f);
@@ -67,7 +76,9 @@ struct PrimInfo {
 };
 
 const PrimInfo& prim_info(Prim p);
-inline std::string_view prim_name(Prim p) { return prim_info(p).name; }
+inline std::string_view prim_name(Prim p) {
+  return prim_info(p).name;
+}
 /// Looks a primitive up by name; nullopt if there is none.
 std::optional<Prim> find_prim(std::string_view name);
 /// Every primitive in op-list order.

@@ -60,7 +60,9 @@ std::string shown_attrs(const Op& op) {
 
 }  // namespace
 
-std::string var_str(Var v) { return fmt::format("%{}", v.id + 1); }
+std::string var_str(Var v) {
+  return fmt::format("%{}", v.id + 1);
+}
 
 std::string print_op(const Tape& t, const Op& op) {
   std::string out;
@@ -104,7 +106,8 @@ std::string print_op(const Tape& t, const Op& op) {
 
 std::string print_tape(const Tape& t) {
   std::string out = fmt::format("tape {}\n", t.name);
-  for (const auto& [key, value] : t.meta) out += fmt::format("  meta {} = {}\n", key, quoted(value));
+  for (const auto& [key, value] : t.meta)
+    out += fmt::format("  meta {} = {}\n", key, quoted(value));
   for (const Op& op : t.ops) {
     out += "  ";
     out += print_op(t, op);

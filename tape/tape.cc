@@ -20,10 +20,23 @@ std::string Tape::loc_str(Loc loc) const {
 double literal_at(const Op& op, DType dtype, int64_t i) {
   const uint8_t* p = op.value.data() + i * dtype_size(dtype);
   switch (dtype) {
-    case DType::f32: { float v; std::memcpy(&v, p, 4); return v; }
-    case DType::f64: { double v; std::memcpy(&v, p, 8); return v; }
-    case DType::i64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
-    case DType::boolean: return *p ? 1.0 : 0.0;
+    case DType::f32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DType::f64: {
+      double v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    case DType::i64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return static_cast<double>(v);
+    }
+    case DType::boolean:
+      return *p ? 1.0 : 0.0;
   }
   return 0;
 }
@@ -36,13 +49,15 @@ std::string literal_str(const Op& op, DType dtype, int64_t i) {
       std::memcpy(&v, p, 4);
       return float32_str(v);
     }
-    case DType::f64: return float_str(literal_at(op, dtype, i));
+    case DType::f64:
+      return float_str(literal_at(op, dtype, i));
     case DType::i64: {
       int64_t v;
       std::memcpy(&v, p, 8);
       return fmt::format("{}", v);
     }
-    case DType::boolean: return *p ? "true" : "false";
+    case DType::boolean:
+      return *p ? "true" : "false";
   }
   return {};
 }

@@ -28,10 +28,12 @@ class Validator {
     std::unordered_set<std::string_view> names;
     for (const Output& o : t_.outputs) {
       if (o.var.id >= next_) {
-        user_error("tape {}: output '{}' is {}, which no op defines", t_.name, o.name, var_str(o.var));
+        user_error("tape {}: output '{}' is {}, which no op defines", t_.name, o.name,
+                   var_str(o.var));
       }
       if (!names.insert(o.name).second) {
-        user_error("tape {}: two outputs are named '{}'; give each output its own name", t_.name, o.name);
+        user_error("tape {}: two outputs are named '{}'; give each output its own name", t_.name,
+                   o.name);
       }
     }
   }
@@ -42,16 +44,22 @@ class Validator {
     const Op& op = t_.ops[index_];
     std::string loc = t_.loc_str(op.loc);
     user_error("tape {}: op {} ({}){}: {}", t_.name, index_ + 1, print_op(t_, op),
-               loc.empty() ? "" : " at " + loc,
-               fmt::format(format, std::forward<Args>(args)...));
+               loc.empty() ? "" : " at " + loc, fmt::format(format, std::forward<Args>(args)...));
   }
 
   void check_op(const Op& op) {
-    if (op.loc.file > t_.files.size()) fail("its location names file {}, which the tape does not list", op.loc.file);
+    if (op.loc.file > t_.files.size())
+      fail("its location names file {}, which the tape does not list", op.loc.file);
     switch (op.kind) {
-      case OpKind::input: check_input(op); break;
-      case OpKind::constant: check_constant(op); break;
-      case OpKind::call: check_call(op); break;
+      case OpKind::input:
+        check_input(op);
+        break;
+      case OpKind::constant:
+        check_constant(op);
+        break;
+      case OpKind::call:
+        check_call(op);
+        break;
     }
   }
 
@@ -59,7 +67,8 @@ class Validator {
     if (seen_call_) fail("inputs must come before every other op; move it to the top");
     if (op.outs.size() != 1 || !op.args.empty()) fail("an input has one output and no arguments");
     if (op.name.empty()) fail("an input needs a name");
-    if (!input_names_.insert(op.name).second) fail("another input is named '{}'; rename one", op.name);
+    if (!input_names_.insert(op.name).second)
+      fail("another input is named '{}'; rename one", op.name);
     define_outs(op);
     check_shape(op.outs[0]);
   }
@@ -93,7 +102,8 @@ class Validator {
     }
     for (Var a : op.args) {
       if (a.id >= t_.types.size()) fail("{} is never defined", var_str(a));
-      if (a.id >= next_) fail("{} is used before it is defined; move its definition up", var_str(a));
+      if (a.id >= next_)
+        fail("{} is used before it is defined; move its definition up", var_str(a));
     }
     std::string problem = attrs_problem(op.prim, op.attrs);
     if (!problem.empty()) fail("{}", problem);
@@ -121,7 +131,8 @@ class Validator {
 
   void define_outs(const Op& op) {
     for (Var v : op.outs) {
-      if (v.id < next_) fail("{} is already defined by an earlier op; each var is defined once", var_str(v));
+      if (v.id < next_)
+        fail("{} is already defined by an earlier op; each var is defined once", var_str(v));
       if (v.id != next_) {
         fail("it defines {} where {} comes next; vars are numbered densely in definition order",
              var_str(v), var_str(Var{next_}));
@@ -145,6 +156,17 @@ class Validator {
 
 }  // namespace
 
-void validate(const Tape& t) { Validator(t).run(); }
+void validate(const Tape& t) {
+  Validator(t).run();
+}
+
+void check_made(const Tape& t, std::string_view stage) {
+  if constexpr (!kCheckTapes) return;
+  try {
+    validate(t);
+  } catch (const UserError& e) {
+    internal_error("{} made an invalid tape: {}", stage, e.what());
+  }
+}
 
 }  // namespace ytape

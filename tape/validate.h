@@ -2,6 +2,8 @@
 // and nowhere else needs to check it again.
 #pragma once
 
+#include <string_view>
+
 #include "tape/tape.h"
 
 namespace ytape {
@@ -19,5 +21,18 @@ namespace ytape {
 /// Throws UserError on the first violation, naming the op (1-based position and text
 /// form), its source location, what is wrong and how to fix it.
 void validate(const Tape& t);
+
+/// Whether transformations check the tapes they make: in debug builds and in the sanitizer
+/// builds (YTAPE_CHECK_TAPES), which CI runs every test in; release builds trust them.
+#if defined(YTAPE_CHECK_TAPES) || !defined(NDEBUG)
+inline constexpr bool kCheckTapes = true;
+#else
+inline constexpr bool kCheckTapes = false;
+#endif
+
+/// With kCheckTapes, validates `t`, the tape `stage` (a transformation: "grad", a pass's
+/// name) made; a violation is then an InternalError naming the stage, as a transformation
+/// that makes an invalid tape from a valid one is a bug of ytape, not of its input.
+void check_made(const Tape& t, std::string_view stage);
 
 }  // namespace ytape

@@ -34,11 +34,13 @@ void Tracer::fail(Where at, std::string_view message) const {
 void Tracer::check_arg(const Traced& v, std::string_view what, Where at) const {
   if (v.tracer() == nullptr) {
     fail(at, fmt::format("{}: an empty Traced value (default-constructed): give it a value "
-                         "first", what));
+                         "first",
+                         what));
   }
   if (v.tracer() != this) {
     fail(at, fmt::format("{}: a value of another Tracer; each Tracer records its own tape, and "
-                         "values of two tracers cannot be combined", what));
+                         "values of two tracers cannot be combined",
+                         what));
   }
 }
 
@@ -107,9 +109,7 @@ Tape Tracer::finish() {
   check_open();
   finished_ = true;
   Tape t = builder_.finish();
-#ifndef NDEBUG
-  validate(t);  // the builder makes valid tapes; debug builds check the claim
-#endif
+  check_made(t, "the C++ tracer");
   return t;
 }
 
@@ -146,11 +146,13 @@ Tracer& tracer_of(const Operand& a, const Operand& b, std::string_view op) {
   if (a.traced() == nullptr || b.traced() == nullptr) return t;
   if (b.traced()->tracer() == nullptr) {
     t.fail(at, fmt::format("{}: an empty Traced value (default-constructed): give it a value "
-                           "first", op));
+                           "first",
+                           op));
   }
   if (b.traced()->tracer() != &t) {
     t.fail(at, fmt::format("{} of values of two different Tracers: each Tracer records its "
-                           "own tape, and values of two tracers cannot be combined", op));
+                           "own tape, and values of two tracers cannot be combined",
+                           op));
   }
   return t;
 }
@@ -207,8 +209,8 @@ Traced same_shape(Prim p, std::string_view op, std::string_view hint, const Oper
   const Traced* y = b.traced();
   if (x != nullptr && y != nullptr && x->rank() > 0 && y->rank() > 0 && x->shape() != y->shape()) {
     t.fail(a.where(), fmt::format("'{}' of shapes {} and {}: the shapes must be equal, or one "
-                                  "side a scalar ({})", op, shape_str(x->shape()),
-                                  shape_str(y->shape()), hint));
+                                  "side a scalar ({})",
+                                  op, shape_str(x->shape()), shape_str(y->shape()), hint));
   }
   return binary(p, a, b);
 }
@@ -266,8 +268,8 @@ Traced operator-(Operand a, Operand b) {
   return same_shape(Prim::sub, "-", "sub(a, b) broadcasts", a, b);
 }
 Traced operator*(Operand a, Operand b) {
-  return same_shape(Prim::mul, "*", "mul(a, b) broadcasts; matmul(a, b) is the matrix product",
-                    a, b);
+  return same_shape(Prim::mul, "*", "mul(a, b) broadcasts; matmul(a, b) is the matrix product", a,
+                    b);
 }
 Traced operator/(Operand a, Operand b) {
   return same_shape(Prim::div, "/", "div(a, b) broadcasts", a, b);
@@ -278,18 +280,38 @@ Traced operator-(Operand x) {
   return unary(Prim::neg, *x.traced(), x.where());
 }
 
-Traced& operator+=(Traced& a, Operand b) { return a = Operand(a, b.where()) + b; }
-Traced& operator-=(Traced& a, Operand b) { return a = Operand(a, b.where()) - b; }
-Traced& operator*=(Traced& a, Operand b) { return a = Operand(a, b.where()) * b; }
-Traced& operator/=(Traced& a, Operand b) { return a = Operand(a, b.where()) / b; }
+Traced& operator+=(Traced& a, Operand b) {
+  return a = Operand(a, b.where()) + b;
+}
+Traced& operator-=(Traced& a, Operand b) {
+  return a = Operand(a, b.where()) - b;
+}
+Traced& operator*=(Traced& a, Operand b) {
+  return a = Operand(a, b.where()) * b;
+}
+Traced& operator/=(Traced& a, Operand b) {
+  return a = Operand(a, b.where()) / b;
+}
 
 // ---- broadcasting -----------------------------------------------------------------------
 
-#define YTAPE_BINARY(p) \
-  Traced p(Operand a, Operand b) { return binary(Prim::p, a, b); }
-YTAPE_BINARY(add) YTAPE_BINARY(sub) YTAPE_BINARY(mul) YTAPE_BINARY(div) YTAPE_BINARY(pow)
-YTAPE_BINARY(max) YTAPE_BINARY(min) YTAPE_BINARY(eq) YTAPE_BINARY(ne) YTAPE_BINARY(lt)
-YTAPE_BINARY(le) YTAPE_BINARY(gt) YTAPE_BINARY(ge)
+#define YTAPE_BINARY(p)            \
+  Traced p(Operand a, Operand b) { \
+    return binary(Prim::p, a, b);  \
+  }
+YTAPE_BINARY(add)
+YTAPE_BINARY(sub)
+YTAPE_BINARY(mul)
+YTAPE_BINARY(div)
+YTAPE_BINARY(pow)
+YTAPE_BINARY(max)
+YTAPE_BINARY(min)
+YTAPE_BINARY(eq)
+YTAPE_BINARY(ne)
+YTAPE_BINARY(lt)
+YTAPE_BINARY(le)
+YTAPE_BINARY(gt)
+YTAPE_BINARY(ge)
 #undef YTAPE_BINARY
 
 Traced ifelse(const Traced& c, Operand a, Operand b) {
@@ -304,14 +326,29 @@ Traced ifelse(const Traced& c, Operand a, Operand b) {
 
 // ---- elementwise functions --------------------------------------------------------------
 
-#define YTAPE_UNARY(p) \
-  Traced p(const Traced& x, Where at) { return unary(Prim::p, x, at); }
-YTAPE_UNARY(abs) YTAPE_UNARY(sign) YTAPE_UNARY(exp) YTAPE_UNARY(log) YTAPE_UNARY(log1p)
-YTAPE_UNARY(expm1) YTAPE_UNARY(sqrt) YTAPE_UNARY(sin) YTAPE_UNARY(cos) YTAPE_UNARY(tan)
-YTAPE_UNARY(tanh) YTAPE_UNARY(sigmoid) YTAPE_UNARY(relu) YTAPE_UNARY(softplus)
+#define YTAPE_UNARY(p)                  \
+  Traced p(const Traced& x, Where at) { \
+    return unary(Prim::p, x, at);       \
+  }
+YTAPE_UNARY(abs)
+YTAPE_UNARY(sign)
+YTAPE_UNARY(exp)
+YTAPE_UNARY(log)
+YTAPE_UNARY(log1p)
+YTAPE_UNARY(expm1)
+YTAPE_UNARY(sqrt)
+YTAPE_UNARY(sin)
+YTAPE_UNARY(cos)
+YTAPE_UNARY(tan)
+YTAPE_UNARY(tanh)
+YTAPE_UNARY(sigmoid)
+YTAPE_UNARY(relu)
+YTAPE_UNARY(softplus)
 #undef YTAPE_UNARY
 
-Traced abs2(const Traced& x, Where at) { return binary(Prim::mul, Operand(x, at), Operand(x, at)); }
+Traced abs2(const Traced& x, Where at) {
+  return binary(Prim::mul, Operand(x, at), Operand(x, at));
+}
 
 Traced leakyrelu(const Traced& x, double a, Where at) {
   Traced ax = binary(Prim::mul, Operand(a, at), Operand(x, at));
@@ -351,14 +388,30 @@ Traced matmul(const Traced& a, const Traced& b, Where at) {
   return t.call1(Prim::matmul, {x, y}, {}, at);
 }
 
-Traced sum(const Traced& x, Where at) { return reduce(Prim::sum, x, nullptr, at); }
-Traced maximum(const Traced& x, Where at) { return reduce(Prim::maximum, x, nullptr, at); }
-Traced minimum(const Traced& x, Where at) { return reduce(Prim::minimum, x, nullptr, at); }
-Traced mean(const Traced& x, Where at) { return mean_of(x, nullptr, at); }
-Traced sum(const Traced& x, Dims dims, Where at) { return reduce(Prim::sum, x, &dims, at); }
-Traced maximum(const Traced& x, Dims dims, Where at) { return reduce(Prim::maximum, x, &dims, at); }
-Traced minimum(const Traced& x, Dims dims, Where at) { return reduce(Prim::minimum, x, &dims, at); }
-Traced mean(const Traced& x, Dims dims, Where at) { return mean_of(x, &dims, at); }
+Traced sum(const Traced& x, Where at) {
+  return reduce(Prim::sum, x, nullptr, at);
+}
+Traced maximum(const Traced& x, Where at) {
+  return reduce(Prim::maximum, x, nullptr, at);
+}
+Traced minimum(const Traced& x, Where at) {
+  return reduce(Prim::minimum, x, nullptr, at);
+}
+Traced mean(const Traced& x, Where at) {
+  return mean_of(x, nullptr, at);
+}
+Traced sum(const Traced& x, Dims dims, Where at) {
+  return reduce(Prim::sum, x, &dims, at);
+}
+Traced maximum(const Traced& x, Dims dims, Where at) {
+  return reduce(Prim::maximum, x, &dims, at);
+}
+Traced minimum(const Traced& x, Dims dims, Where at) {
+  return reduce(Prim::minimum, x, &dims, at);
+}
+Traced mean(const Traced& x, Dims dims, Where at) {
+  return mean_of(x, &dims, at);
+}
 
 Traced softmax(const Traced& x, Dims dims, Where at) {
   return owner(x, at).call1(Prim::softmax, {x}, {{"dims", std::move(dims)}}, at);
@@ -406,8 +459,8 @@ Traced permutedims(const Traced& x, Dims perm, Where at) {
 Traced transpose(const Traced& x, Where at) {
   Tracer& t = owner(x, at);
   if (x.rank() > 2) {
-    t.fail(at, fmt::format("transpose needs a vector or a matrix, got shape {}",
-                           shape_str(x.shape())));
+    t.fail(at,
+           fmt::format("transpose needs a vector or a matrix, got shape {}", shape_str(x.shape())));
   }
   if (x.rank() == 0) return x;
   if (x.rank() == 1) return reshape(x, {1, x.shape()[0]}, at);

@@ -34,7 +34,9 @@ std::string suggestion(Interpreter& program, const std::string& name, bool funct
   for (const std::string& g : program.global_names()) {
     const Value& v = *program.global(g);
     bool is_function = v.kind == VKind::function && !v.fn().methods.empty();
-    if (is_function != function || (!function && (v.kind == VKind::function || v.kind == VKind::type))) continue;
+    if (is_function != function ||
+        (!function && (v.kind == VKind::function || v.kind == VKind::type)))
+      continue;
     size_t d = edit_distance(name, g);
     if (d < best_distance || (d == best_distance && !best.empty() && g < best)) {
       best = g;
@@ -62,30 +64,38 @@ Value parse_arg(Interpreter& program, const std::string& text) {
   std::string why;
   if (text.find('[') != std::string::npos) {
     if (parse_type(text, &type, &why)) return Value::traced(Var{kNoVar}, type, type.rank() == 0);
-    user_error("argument '{}' is not a valid type ({}); write a type as f32[3,4] or f64[]", text, why);
+    user_error("argument '{}' is not a valid type ({}); write a type as f32[3,4] or f64[]", text,
+               why);
   }
   if (const Value* g = program.global(text)) return *g;
   char* end = nullptr;
   double number = std::strtod(text.c_str(), &end);
-  if (!text.empty() && end == text.c_str() + text.size()) return Value::floating(number, DType::f64);
-  user_error("argument '{}' is not a global of the program, a type such as f32[3,4], or a "
-             "literal (an integer, true/false, a \"string\" or a float){}", text,
-             suggestion(program, text, false));
+  if (!text.empty() && end == text.c_str() + text.size())
+    return Value::floating(number, DType::f64);
+  user_error(
+      "argument '{}' is not a global of the program, a type such as f32[3,4], or a "
+      "literal (an integer, true/false, a \"string\" or a float){}",
+      text, suggestion(program, text, false));
 }
 
 // Whether `v` holds only static scalars: integers, booleans, strings, symbols and ranges,
 // possibly in (nested) tuples.
 bool all_static(const Value& v) {
   switch (v.kind) {
-    case VKind::integer: case VKind::boolean: case VKind::string: case VKind::symbol:
+    case VKind::integer:
+    case VKind::boolean:
+    case VKind::string:
+    case VKind::symbol:
     case VKind::range:
       return true;
-    case VKind::tuple: case VKind::named_tuple:
+    case VKind::tuple:
+    case VKind::named_tuple:
       for (const Value& item : v.tup().items) {
         if (!all_static(item)) return false;
       }
       return true;
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -118,7 +128,8 @@ struct Lifter {
         }
         return Value::traced(var, x.type, x.number);
       }
-      case VKind::tuple: case VKind::named_tuple: {
+      case VKind::tuple:
+      case VKind::named_tuple: {
         const TupleObj& t = v.tup();
         if (!t.items.empty() && all_static(v)) {
           // One entry per tuple: `static.conv1.stride = (2, 2)` reads better than one
@@ -131,7 +142,8 @@ struct Lifter {
           std::string name = t.names.empty() ? std::to_string(i + 1) : t.names[i];
           items.push_back(lift(t.items[i], path + "." + name));
         }
-        return t.names.empty() ? Value::tuple(std::move(items)) : Value::named_tuple(t.names, std::move(items));
+        return t.names.empty() ? Value::tuple(std::move(items))
+                               : Value::named_tuple(t.names, std::move(items));
       }
       case VKind::object: {
         const StructObj& s = v.object();
@@ -144,33 +156,42 @@ struct Lifter {
         out.obj = std::move(obj);
         return out;
       }
-      case VKind::integer: case VKind::boolean: case VKind::string: case VKind::symbol:
+      case VKind::integer:
+      case VKind::boolean:
+      case VKind::string:
+      case VKind::symbol:
       case VKind::range:
         b.add_meta("static." + path, show(v));
         return v;
-      default: return v;
+      default:
+        return v;
     }
   }
 };
 
 void add_outputs(Interpreter& in, Builder& b, const Value& v, const std::string& name) {
   switch (v.kind) {
-    case VKind::tuple: case VKind::named_tuple: {
+    case VKind::tuple:
+    case VKind::named_tuple: {
       const TupleObj& t = v.tup();
       for (size_t i = 0; i < t.items.size(); ++i) {
-        add_outputs(in, b, t.items[i], name + "." + (t.names.empty() ? std::to_string(i + 1) : t.names[i]));
+        add_outputs(in, b, t.items[i],
+                    name + "." + (t.names.empty() ? std::to_string(i + 1) : t.names[i]));
       }
       return;
     }
     case VKind::object: {
       const StructObj& s = v.object();
-      for (size_t i = 0; i < s.fields.size(); ++i) add_outputs(in, b, s.fields[i], name + "." + s.type->fields[i]);
+      for (size_t i = 0; i < s.fields.size(); ++i)
+        add_outputs(in, b, s.fields[i], name + "." + s.type->fields[i]);
       return;
     }
-    case VKind::nothing: return;
+    case VKind::nothing:
+      return;
     default:
       if (!v.is_number() && !v.is_tensor()) {
-        user_error("the entry returns {} at '{}', which cannot be a tape output", a_type_name(v), name);
+        user_error("the entry returns {} at '{}', which cannot be a tape output", a_type_name(v),
+                   name);
       }
       b.output(in.tape_var(v), name);
   }
@@ -201,7 +222,8 @@ std::vector<std::string> param_names(Interpreter& program, const Value& f, const
 Traced trace(Interpreter& program, const std::string& entry, const std::vector<std::string>& args,
              const TraceOptions& options) {
   const Value* f = program.global(entry);
-  if (f == nullptr) user_error("the program defines no function '{}'{}", entry, suggestion(program, entry, true));
+  if (f == nullptr)
+    user_error("the program defines no function '{}'{}", entry, suggestion(program, entry, true));
   Args call_args;
   for (const std::string& a : args) call_args.pos.push_back(parse_arg(program, a));
   std::vector<std::string> names = param_names(program, *f, call_args);
@@ -222,9 +244,7 @@ Traced trace(Interpreter& program, const std::string& entry, const std::vector<s
   }
   program.end_trace();
   Tape tape = b.finish();
-#ifndef NDEBUG
-  validate(tape);  // the builder makes valid tapes; debug builds check the claim
-#endif
+  check_made(tape, "trace");
   return {std::move(tape), std::move(lifter.examples)};
 }
 

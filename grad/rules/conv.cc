@@ -12,7 +12,9 @@ using Dx = std::vector<Cotangent>;
 Attrs conv_attrs(const RuleArgs& r, const Shape& shape) {
   return with_attr(without_attr(r.op.attrs, "shape"), "shape", shape);
 }
-Attrs conv2d_attrs(const RuleArgs& r) { return without_attr(r.op.attrs, "shape"); }
+Attrs conv2d_attrs(const RuleArgs& r) {
+  return without_attr(r.op.attrs, "shape");
+}
 
 // y = conv2d(x, w): dx = backward_input(g, w), dw = backward_filter(x, g)
 Dx conv2d_vjp(Builder& b, const RuleArgs& r) {

@@ -8,19 +8,33 @@ namespace {
 
 using Dx = std::vector<Cotangent>;
 
-Var g_of(const RuleArgs& r) { return *r.dy[0]; }
-Var x_of(const RuleArgs& r) { return r.x[0]; }
-Var z_of(const RuleArgs& r) { return r.y[0]; }
+Var g_of(const RuleArgs& r) {
+  return *r.dy[0];
+}
+Var x_of(const RuleArgs& r) {
+  return r.x[0];
+}
+Var z_of(const RuleArgs& r) {
+  return r.y[0];
+}
 
 // g masked by c: select(c, g, 0).
-Var where(Builder& b, Var c, Var g) { return b.select(c, g, scalar(b, g, 0)); }
+Var where(Builder& b, Var c, Var g) {
+  return b.select(c, g, scalar(b, g, 0));
+}
 
 // dx = -g
-Dx neg_vjp(Builder& b, const RuleArgs& r) { return {b.neg(g_of(r))}; }
+Dx neg_vjp(Builder& b, const RuleArgs& r) {
+  return {b.neg(g_of(r))};
+}
 // dx = g * z
-Dx exp_vjp(Builder& b, const RuleArgs& r) { return {b.mul(g_of(r), z_of(r))}; }
+Dx exp_vjp(Builder& b, const RuleArgs& r) {
+  return {b.mul(g_of(r), z_of(r))};
+}
 // dx = g / x
-Dx log_vjp(Builder& b, const RuleArgs& r) { return {b.div(g_of(r), x_of(r))}; }
+Dx log_vjp(Builder& b, const RuleArgs& r) {
+  return {b.div(g_of(r), x_of(r))};
+}
 // dx = g / (1 + x)
 Dx log1p_vjp(Builder& b, const RuleArgs& r) {
   Var x = x_of(r);
@@ -37,11 +51,17 @@ Dx sqrt_vjp(Builder& b, const RuleArgs& r) {
   return {b.div(b.mul(g_of(r), scalar(b, z, 0.5)), z)};
 }
 // dx = g * sign(x)  (0 at 0)
-Dx abs_vjp(Builder& b, const RuleArgs& r) { return {b.mul(g_of(r), b.sign(x_of(r)))}; }
+Dx abs_vjp(Builder& b, const RuleArgs& r) {
+  return {b.mul(g_of(r), b.sign(x_of(r)))};
+}
 // dx = g * cos(x)
-Dx sin_vjp(Builder& b, const RuleArgs& r) { return {b.mul(g_of(r), b.cos(x_of(r)))}; }
+Dx sin_vjp(Builder& b, const RuleArgs& r) {
+  return {b.mul(g_of(r), b.cos(x_of(r)))};
+}
 // dx = -(g * sin(x))
-Dx cos_vjp(Builder& b, const RuleArgs& r) { return {b.neg(b.mul(g_of(r), b.sin(x_of(r))))}; }
+Dx cos_vjp(Builder& b, const RuleArgs& r) {
+  return {b.neg(b.mul(g_of(r), b.sin(x_of(r))))};
+}
 // dx = g * (1 + z^2)
 Dx tan_vjp(Builder& b, const RuleArgs& r) {
   Var z = z_of(r);
@@ -64,10 +84,14 @@ Dx relu_vjp(Builder& b, const RuleArgs& r) {
   return {where(b, b.gt(z, scalar(b, z, 0)), g_of(r))};
 }
 // dx = g * sigmoid(x)
-Dx softplus_vjp(Builder& b, const RuleArgs& r) { return {b.mul(g_of(r), b.sigmoid(x_of(r)))}; }
+Dx softplus_vjp(Builder& b, const RuleArgs& r) {
+  return {b.mul(g_of(r), b.sigmoid(x_of(r)))};
+}
 
 // dx = g, dy = g
-Dx add_vjp(Builder&, const RuleArgs& r) { return {g_of(r), g_of(r)}; }
+Dx add_vjp(Builder&, const RuleArgs& r) {
+  return {g_of(r), g_of(r)};
+}
 // dx = g, dy = -g
 Dx sub_vjp(Builder& b, const RuleArgs& r) {
   return {g_of(r), r.need[1] ? Cotangent(b.neg(g_of(r))) : std::nullopt};
@@ -103,8 +127,12 @@ Dx extremum_vjp(Builder& b, const RuleArgs& r, Var first_wins) {
   if (r.need[1]) dx[1] = b.select(first_wins, scalar(b, g, 0), g);
   return dx;
 }
-Dx max_vjp(Builder& b, const RuleArgs& r) { return extremum_vjp(b, r, b.ge(r.x[0], r.x[1])); }
-Dx min_vjp(Builder& b, const RuleArgs& r) { return extremum_vjp(b, r, b.le(r.x[0], r.x[1])); }
+Dx max_vjp(Builder& b, const RuleArgs& r) {
+  return extremum_vjp(b, r, b.ge(r.x[0], r.x[1]));
+}
+Dx min_vjp(Builder& b, const RuleArgs& r) {
+  return extremum_vjp(b, r, b.le(r.x[0], r.x[1]));
+}
 
 // dc = none, dx = select(c, g, 0), dy = select(c, 0, g)
 Dx select_vjp(Builder& b, const RuleArgs& r) {

@@ -24,6 +24,8 @@ Dx matmul_vjp(Builder& b, const RuleArgs& r) {
 
 }  // namespace
 
-void register_linalg_rules(RuleTable& t) { t.add(Prim::matmul, matmul_vjp); }
+void register_linalg_rules(RuleTable& t) {
+  t.add(Prim::matmul, matmul_vjp);
+}
 
 }  // namespace ytape::grad

@@ -63,8 +63,7 @@ std::vector<Var> expand_backward(Builder& b, const Op&, std::span<const Var> a) 
 // cotangent; otherwise through the expansion.
 Dx batchnorm_vjp(Builder& b, const RuleArgs& r) {
   if (r.dy[1] || r.dy[2]) return vjp_by_expansion(b, r, expand_forward);
-  std::vector<Var> d =
-      b.call(Prim::batchnorm_backward, {*r.dy[0], r.x[0], r.x[1], r.y[1], r.y[2]});
+  std::vector<Var> d = b.call(Prim::batchnorm_backward, {*r.dy[0], r.x[0], r.x[1], r.y[1], r.y[2]});
   return {d[0], d[1], d[2]};
 }
 

@@ -11,8 +11,8 @@ using Dx = std::vector<Cotangent>;
 // dx = g added at the winners' indices
 Dx max_pool_vjp(Builder& b, const RuleArgs& r) {
   if (!r.dy[0]) return {std::nullopt};  // the indices have no cotangent
-  return {b.call1(Prim::max_pool2d_backward, {*r.dy[0], r.y[1]},
-                  {{"shape", b.type(r.x[0]).shape}})};
+  return {
+      b.call1(Prim::max_pool2d_backward, {*r.dy[0], r.y[1]}, {{"shape", b.type(r.x[0]).shape}})};
 }
 
 // d(dy) = g read at the indices: gather over each flattened (W, H) plane

@@ -8,7 +8,9 @@ namespace {
 
 using Dx = std::vector<Cotangent>;
 
-const std::vector<int64_t>& dims_of(const RuleArgs& r) { return r.op.attrs.get_ints("dims"); }
+const std::vector<int64_t>& dims_of(const RuleArgs& r) {
+  return r.op.attrs.get_ints("dims");
+}
 
 Var keep(Builder& b, const RuleArgs& r, Var v) {
   return keep_dims(b, v, b.type(r.x[0]).shape, dims_of(r));

@@ -21,7 +21,9 @@ Dx permutedims_vjp(Builder& b, const RuleArgs& r) {
 }
 
 // dx = g, summed over the broadcast dims by the driver
-Dx broadcast_to_vjp(Builder&, const RuleArgs& r) { return {*r.dy[0]}; }
+Dx broadcast_to_vjp(Builder&, const RuleArgs& r) {
+  return {*r.dy[0]};
+}
 
 // dx = g padded back into place: start-1 zeros before, step-1 between, the rest after
 Dx slice_vjp(Builder& b, const RuleArgs& r) {
@@ -35,8 +37,9 @@ Dx slice_vjp(Builder& b, const RuleArgs& r) {
     interior[d] = step[d] - 1;
     hi[d] = in[d] - lo[d] - out[d] - std::max<int64_t>(out[d] - 1, 0) * interior[d];
   }
-  return {b.call1(Prim::pad, {*r.dy[0]},
-                  {{"lo", std::move(lo)}, {"hi", std::move(hi)}, {"interior", std::move(interior)}})};
+  return {
+      b.call1(Prim::pad, {*r.dy[0]},
+              {{"lo", std::move(lo)}, {"hi", std::move(hi)}, {"interior", std::move(interior)}})};
 }
 
 // dxᵢ = the slice of g along dim that xᵢ filled
@@ -51,8 +54,9 @@ Dx concat_vjp(Builder& b, const RuleArgs& r) {
       std::vector<int64_t> start(out.size(), 1), stop = out, step(out.size(), 1);
       start[dim - 1] = offset + 1;
       stop[dim - 1] = offset + n;
-      dx[i] = b.call1(Prim::slice, {*r.dy[0]},
-                      {{"start", std::move(start)}, {"stop", std::move(stop)}, {"step", std::move(step)}});
+      dx[i] = b.call1(
+          Prim::slice, {*r.dy[0]},
+          {{"start", std::move(start)}, {"stop", std::move(stop)}, {"step", std::move(step)}});
     }
     offset += n;
   }
@@ -70,8 +74,9 @@ Dx pad_vjp(Builder& b, const RuleArgs& r) {
     step[d] = interior[d] + 1;
     stop[d] = in[d] == 0 ? lo[d] : start[d] + (in[d] - 1) * step[d];
   }
-  return {b.call1(Prim::slice, {*r.dy[0]},
-                  {{"start", std::move(start)}, {"stop", std::move(stop)}, {"step", std::move(step)}})};
+  return {
+      b.call1(Prim::slice, {*r.dy[0]},
+              {{"start", std::move(start)}, {"stop", std::move(stop)}, {"step", std::move(step)}})};
 }
 
 }  // namespace

@@ -4,8 +4,8 @@
 
 #include "runtime/executor.h"
 #include "runtime/kernels/common.h"
-#include "runtime/random.h"
 #include "runtime/parallel.h"
+#include "runtime/random.h"
 
 namespace ytape {
 

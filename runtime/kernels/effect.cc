@@ -20,7 +20,8 @@ void print(const KernelCall& call) {
     }
   } else {
     size_t next = 0, pos = 0;
-    for (size_t hole = format.find("{}"); hole != std::string::npos; hole = format.find("{}", pos)) {
+    for (size_t hole = format.find("{}"); hole != std::string::npos;
+         hole = format.find("{}", pos)) {
       line.append(format, pos, hole - pos);
       line += values_str(*call.args[next++]);
       pos = hole + 2;
@@ -36,7 +37,8 @@ void print(const KernelCall& call) {
 }
 
 void guard(const KernelCall& call) {
-  if (!call.args[0]->data<bool>()[0]) user_error("guard failed: {}", call.op.attrs.get_string("message"));
+  if (!call.args[0]->data<bool>()[0])
+    user_error("guard failed: {}", call.op.attrs.get_string("message"));
 }
 
 }  // namespace

@@ -59,10 +59,10 @@ enum class BlockedOut : uint8_t { never, always, follow, same };
 /// each takes and in what order the fused kernel sees their tensors). Each saves passes
 /// over memory and gives the bits the ops give one by one.
 enum class Fusion : uint8_t {
-  batchnorm_relu,            ///< relu(batchnorm[_with_stats](x, ...)): the relu as it writes
+  batchnorm_relu,                ///< relu(batchnorm[_with_stats](x, ...)): the relu as it writes
   relu_mask_batchnorm_backward,  ///< batchnorm_backward(select(gt(z, 0), g, 0), ...)
-  relu_backward,             ///< select(gt(z, 0), g, 0): the mask is never stored
-  add_relu,                  ///< relu(add(a, b)) of same-shape floats
+  relu_backward,                 ///< select(gt(z, 0), g, 0): the mask is never stored
+  add_relu,                      ///< relu(add(a, b)) of same-shape floats
 };
 inline constexpr int kNumFusions = 4;
 /// The name `ytape plan` and `--profile` give a fused step, e.g. "batchnorm+relu".

@@ -222,7 +222,8 @@ void batchnorm_forward_blocked(const KernelCall& call, T* mean_out, T* invstd_ou
         alpha[l] = static_cast<T>(invstd * static_cast<double>(scale[c]));
         beta[l] = static_cast<T>(static_cast<double>(bias[c]) - mean[l] * alpha[l]);
       }
-      for_block(g, b, [&](int64_t i, int64_t l) { y[i] = normalized<Relu>(x[i], alpha[l], beta[l]); });
+      for_block(g, b,
+                [&](int64_t i, int64_t l) { y[i] = normalized<Relu>(x[i], alpha[l], beta[l]); });
     }
   });
 }

@@ -2,7 +2,9 @@
 
 namespace ytape {
 
-std::string describe_own_kernel(const Tape&, const Op&, const Layout*) { return "ytape"; }
+std::string describe_own_kernel(const Tape&, const Op&, const Layout*) {
+  return "ytape";
+}
 
 namespace {
 

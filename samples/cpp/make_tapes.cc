@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <string>
 
-#include "samples/cpp/models.h"
 #include "io/json.h"
+#include "samples/cpp/models.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

@@ -14,7 +14,9 @@ namespace {
 // Locations point at the lines of this file that create the ops.
 constexpr const char* kFile = "samples/cpp/models.cc";
 
-Type f32(Shape s) { return {DType::f32, std::move(s)}; }
+Type f32(Shape s) {
+  return {DType::f32, std::move(s)};
+}
 using Ints = std::vector<int64_t>;
 
 // y = x * W + b for x (in, batch), W (in, out) as PyTorch's (out, in) reversed.
@@ -41,7 +43,8 @@ Tape mlp(int64_t batch) {
   const int64_t sizes[] = {784, 256, 256, 10};
   std::vector<Var> w, bias;
   for (int l = 0; l < 3; ++l) {
-    w.push_back(b.input(fmt::format("model.layers.{}.weight", l + 1), f32({sizes[l], sizes[l + 1]})));
+    w.push_back(
+        b.input(fmt::format("model.layers.{}.weight", l + 1), f32({sizes[l], sizes[l + 1]})));
     bias.push_back(b.input(fmt::format("model.layers.{}.bias", l + 1), f32({sizes[l + 1]})));
   }
   Var h = x;
@@ -79,7 +82,8 @@ struct ResNetBuilder {
     Var w = param(name + ".weight", {k, k, cin, cout});
     if (declaring) return x;
     int64_t p = k / 2;
-    return b.call1(Prim::conv2d, {x, w}, {{"stride", Ints{stride, stride}}, {"pad", Ints{p, p, p, p}}});
+    return b.call1(Prim::conv2d, {x, w},
+                   {{"stride", Ints{stride, stride}}, {"pad", Ints{p, p, p, p}}});
   }
 
   Var bn(Var x, const std::string& name, int64_t c) {
@@ -101,7 +105,8 @@ struct ResNetBuilder {
     y = bn(conv(y, name + ".conv2", 3, cout, cout, 1), name + ".bn2", cout);
     Var skip = x;
     if (stride != 1 || cin != cout) {
-      skip = bn(conv(x, name + ".downsample.1", 1, cin, cout, stride), name + ".downsample.2", cout);
+      skip =
+          bn(conv(x, name + ".downsample.1", 1, cin, cout, stride), name + ".downsample.2", cout);
     }
     return relu(add(y, skip));
   }
@@ -110,8 +115,8 @@ struct ResNetBuilder {
     at(__LINE__);
     Var x = relu(bn(conv(image, "model.conv1", 7, 3, 64, 2), "model.bn1", 64));
     if (!declaring) {
-      x = b.call1(Prim::max_pool2d, {x}, {{"window", Ints{3, 3}}, {"stride", Ints{2, 2}},
-                                          {"pad", Ints{1, 1, 1, 1}}});
+      x = b.call1(Prim::max_pool2d, {x},
+                  {{"window", Ints{3, 3}}, {"stride", Ints{2, 2}}, {"pad", Ints{1, 1, 1, 1}}});
     }
     const int64_t widths[] = {64, 64, 128, 256, 512};
     for (int layer = 1; layer <= 4; ++layer) {

@@ -47,6 +47,8 @@ int64_t window_positions(int64_t in, int64_t lo, int64_t hi, int64_t size, int64
                          int64_t stride);
 
 /// A single result.
-inline std::vector<Type> one(DType dtype, Shape shape) { return {Type{dtype, std::move(shape)}}; }
+inline std::vector<Type> one(DType dtype, Shape shape) {
+  return {Type{dtype, std::move(shape)}};
+}
 
 }  // namespace ytape::shapes

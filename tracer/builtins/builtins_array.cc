@@ -29,7 +29,8 @@ std::vector<int64_t> int_list(const Value& v, std::string_view what) {
       return out;
     }
     for (const Value& item : v.tup().items) {
-      if (item.kind != VKind::integer) user_error("{} must be integers, got {}", what, a_type_name(item));
+      if (item.kind != VKind::integer)
+        user_error("{} must be integers, got {}", what, a_type_name(item));
       out.push_back(item.i);
     }
     return out;
@@ -41,10 +42,14 @@ Value to_scalar(const Value& v) {
   if (!v.is_tensor() || v.tensor().traced || v.tensor().type.rank() != 0) return v;
   const Tensor& t = v.tensor().data;
   switch (t.dtype()) {
-    case DType::f32: return Value::floating(t.data<float>()[0], DType::f32);
-    case DType::f64: return Value::floating(t.data<double>()[0], DType::f64);
-    case DType::i64: return Value::integer(t.data<int64_t>()[0]);
-    case DType::boolean: return Value::boolean(t.data<bool>()[0]);
+    case DType::f32:
+      return Value::floating(t.data<float>()[0], DType::f32);
+    case DType::f64:
+      return Value::floating(t.data<double>()[0], DType::f64);
+    case DType::i64:
+      return Value::integer(t.data<int64_t>()[0]);
+    case DType::boolean:
+      return Value::boolean(t.data<bool>()[0]);
   }
   return v;
 }
@@ -73,7 +78,9 @@ const Value* keyword(const Args& args, std::string_view name) {
 
 namespace {
 
-bool is_array(const Value& v) { return v.is_tensor() && !v.tensor().number; }
+bool is_array(const Value& v) {
+  return v.is_tensor() && !v.tensor().number;
+}
 
 Value concat(Interpreter& in, const std::vector<Value>& parts, int64_t dim) {
   DType d = literal_dtype(parts);
@@ -98,10 +105,18 @@ Value vect(Interpreter& in, Args& args) {
       Value x = to_scalar(args.pos[i]);
       double v = as_double(x);
       switch (d) {
-        case DType::f32: t.data<float>()[i] = static_cast<float>(v); break;
-        case DType::f64: t.data<double>()[i] = v; break;
-        case DType::i64: t.data<int64_t>()[i] = x.kind == VKind::integer ? x.i : static_cast<int64_t>(v); break;
-        case DType::boolean: t.data<bool>()[i] = v != 0; break;
+        case DType::f32:
+          t.data<float>()[i] = static_cast<float>(v);
+          break;
+        case DType::f64:
+          t.data<double>()[i] = v;
+          break;
+        case DType::i64:
+          t.data<int64_t>()[i] = x.kind == VKind::integer ? x.i : static_cast<int64_t>(v);
+          break;
+        case DType::boolean:
+          t.data<bool>()[i] = v != 0;
+          break;
       }
     }
     return Value::concrete(std::move(t));
@@ -132,7 +147,8 @@ Value hcat(Interpreter& in, Args& args) {
 Value vcat(Interpreter& in, Args& args) {
   need_args(args, 1, 1 << 30, "vcat");
   bool vectors = true;
-  for (const Value& v : args.pos) vectors = vectors && (!is_array(v) || v.tensor().type.rank() == 1);
+  for (const Value& v : args.pos)
+    vectors = vectors && (!is_array(v) || v.tensor().type.rank() == 1);
   if (vectors) {
     std::vector<Value> parts;
     DType d = literal_dtype(args.pos);
@@ -151,7 +167,8 @@ Value cat(Interpreter& in, Args& args) {
   std::vector<Value> parts;
   DType d = literal_dtype(args.pos);
   int64_t rank = dims->i;
-  for (const Value& v : args.pos) rank = std::max<int64_t>(rank, in.as_tensor(v, d).tensor().type.rank());
+  for (const Value& v : args.pos)
+    rank = std::max<int64_t>(rank, in.as_tensor(v, d).tensor().type.rank());
   for (const Value& v : args.pos) {
     Value t = in.as_tensor(v, d);
     Shape s = t.tensor().type.shape;
@@ -180,7 +197,8 @@ Slice index_slice(const Value& idx, int64_t size, size_t dim) {
     int64_t last = r.at(r.length() - 1);
     if (r.step < 0) user_error("indexing with a decreasing range is not supported");
     if (r.start < 1 || last > size) {
-      user_error("range {}:{} is out of bounds for dimension {} of size {}", r.start, last, dim + 1, size);
+      user_error("range {}:{} is out of bounds for dimension {} of size {}", r.start, last, dim + 1,
+                 size);
     }
     return {r.start, last, r.step, true};
   }
@@ -194,11 +212,13 @@ Value index_array(const Value& idx, int64_t size, size_t dim) {
   const TensorObj& t = idx.tensor();
   if (t.type.dtype == DType::boolean) {
     if (t.traced) {
-      user_error("indexing with a traced Bool mask gives an array whose size depends on the "
-                 "data; use ifelse.(mask, x, 0) to keep the shape");
+      user_error(
+          "indexing with a traced Bool mask gives an array whose size depends on the "
+          "data; use ifelse.(mask, x, 0) to keep the shape");
     }
     if (t.type.size() != size) {
-      user_error("a Bool mask of {} elements indexes dimension {} of size {}", t.type.size(), dim + 1, size);
+      user_error("a Bool mask of {} elements indexes dimension {} of size {}", t.type.size(),
+                 dim + 1, size);
     }
     std::vector<int64_t> hits;
     for (int64_t i = 0; i < size; ++i) {
@@ -273,7 +293,8 @@ Value index_tensor(Interpreter& in, const Value& x, const std::vector<Value>& id
   }
   Value v = reshape_to(in, x, view);
   bool whole = true;
-  for (size_t d = 0; d < n; ++d) whole = whole && start[d] == 1 && stop[d] == view[d] && step[d] == 1;
+  for (size_t d = 0; d < n; ++d)
+    whole = whole && start[d] == 1 && stop[d] == view[d] && step[d] == 1;
   if (!whole) v = in.prim1(Prim::slice, {v}, {{"start", start}, {"stop", stop}, {"step", step}});
   v = gather_indices(in, v, arrays);
   Value out = reshape_to(in, v, kept);
@@ -321,7 +342,8 @@ Value getindex(Interpreter& in, Args& args) {
     return Value::integer(x.rng().at(s.start - 1));
   }
   if (x.is_tensor()) return index_tensor(in, x, idx);
-  if (x.is_number() && (idx.empty() || (idx.size() == 1 && idx[0].kind == VKind::integer && idx[0].i == 1))) {
+  if (x.is_number() &&
+      (idx.empty() || (idx.size() == 1 && idx[0].kind == VKind::integer && idx[0].i == 1))) {
     return x;
   }
   user_error("{} cannot be indexed", a_type_name(x));
@@ -352,10 +374,15 @@ Value length(Interpreter&, Args& args) {
   need_args(args, 1, 1, "length");
   const Value& x = args.pos[0];
   switch (x.kind) {
-    case VKind::tuple: case VKind::named_tuple: return Value::integer(static_cast<int64_t>(x.tup().items.size()));
-    case VKind::range: return Value::integer(x.rng().length());
-    case VKind::string: return Value::integer(static_cast<int64_t>(x.text().size()));
-    case VKind::tensor: return Value::integer(x.tensor().type.size());
+    case VKind::tuple:
+    case VKind::named_tuple:
+      return Value::integer(static_cast<int64_t>(x.tup().items.size()));
+    case VKind::range:
+      return Value::integer(x.rng().length());
+    case VKind::string:
+      return Value::integer(static_cast<int64_t>(x.text().size()));
+    case VKind::tensor:
+      return Value::integer(x.tensor().type.size());
     default:
       if (x.is_number()) return Value::integer(1);
       user_error("length of {} is not defined", a_type_name(x));
@@ -433,11 +460,20 @@ Value transpose(Interpreter& in, Args& args) {
 
 void add_array_builtins(BuiltinTable& t) {
   t.insert(t.end(), {
-      {"vect", vect}, {"hcat", hcat}, {"vcat", vcat}, {"cat", cat}, {"getindex", getindex},
-      {"size", size}, {"length", length}, {"ndims", ndims}, {"reshape", reshape},
-      {"permutedims", permutedims}, {"transpose", transpose}, {"adjoint", transpose},
-      {"'", transpose},
-  });
+                        {"vect", vect},
+                        {"hcat", hcat},
+                        {"vcat", vcat},
+                        {"cat", cat},
+                        {"getindex", getindex},
+                        {"size", size},
+                        {"length", length},
+                        {"ndims", ndims},
+                        {"reshape", reshape},
+                        {"permutedims", permutedims},
+                        {"transpose", transpose},
+                        {"adjoint", transpose},
+                        {"'", transpose},
+                    });
 }
 
 }  // namespace ytape::tracer

@@ -12,14 +12,18 @@ namespace {
 // The items of a collection argument: tuples, named tuples, ranges, vectors.
 std::vector<Value> items_of(Interpreter& in, const Value& v) {
   switch (v.kind) {
-    case VKind::tuple: case VKind::named_tuple: return v.tup().items;
+    case VKind::tuple:
+    case VKind::named_tuple:
+      return v.tup().items;
     case VKind::range: {
       std::vector<Value> out;
       for (int64_t i = 0; i < v.rng().length(); ++i) out.push_back(Value::integer(v.rng().at(i)));
       return out;
     }
     case VKind::tensor: {
-      if (v.tensor().type.rank() != 1) user_error("iterating over an array of rank {} is not supported here", v.tensor().type.rank());
+      if (v.tensor().type.rank() != 1)
+        user_error("iterating over an array of rank {} is not supported here",
+                   v.tensor().type.rank());
       std::vector<Value> out;
       for (int64_t i = 1; i <= v.tensor().type.shape[0]; ++i) {
         Args a;
@@ -28,7 +32,8 @@ std::vector<Value> items_of(Interpreter& in, const Value& v) {
       }
       return out;
     }
-    default: user_error("expected a collection (tuple, range, vector), got {}", a_type_name(v));
+    default:
+      user_error("expected a collection (tuple, range, vector), got {}", a_type_name(v));
   }
 }
 
@@ -77,7 +82,8 @@ Value ntuple(Interpreter& in, Args& args) {
   need_args(args, 2, 2, "ntuple");
   if (args.pos[1].kind != VKind::integer) user_error("ntuple(f, n) needs an integer n");
   std::vector<Value> out;
-  for (int64_t i = 1; i <= args.pos[1].i; ++i) out.push_back(call_with(in, args.pos[0], {Value::integer(i)}));
+  for (int64_t i = 1; i <= args.pos[1].i; ++i)
+    out.push_back(call_with(in, args.pos[0], {Value::integer(i)}));
   return Value::tuple(std::move(out));
 }
 
@@ -102,7 +108,8 @@ Value enumerate(Interpreter& in, Args& args) {
   need_args(args, 1, 1, "enumerate");
   std::vector<Value> out;
   int64_t i = 1;
-  for (Value& v : items_of(in, args.pos[0])) out.push_back(Value::tuple({Value::integer(i++), std::move(v)}));
+  for (Value& v : items_of(in, args.pos[0]))
+    out.push_back(Value::tuple({Value::integer(i++), std::move(v)}));
   return Value::tuple(std::move(out));
 }
 
@@ -155,7 +162,7 @@ Value in_(Interpreter& in, Args& args) {
   return Value::boolean(false);
 }
 
-Value foreach(Interpreter& in, Args& args) {
+Value foreach (Interpreter& in, Args & args) {
   map(in, args);
   return Value();
 }
@@ -164,11 +171,20 @@ Value foreach(Interpreter& in, Args& args) {
 
 void add_collection_builtins(BuiltinTable& t) {
   t.insert(t.end(), {
-      {"map", map}, {"foldl", foldl}, {"reduce", foldl}, {"ntuple", ntuple}, {"zip", zip},
-      {"enumerate", enumerate}, {"first", first}, {"last", last}, {"collect", collect},
-      {"reverse", reverse}, {"foreach", foreach}, {"isempty", isempty},
-      {"in", in_},
-  });
+                        {"map", map},
+                        {"foldl", foldl},
+                        {"reduce", foldl},
+                        {"ntuple", ntuple},
+                        {"zip", zip},
+                        {"enumerate", enumerate},
+                        {"first", first},
+                        {"last", last},
+                        {"collect", collect},
+                        {"reverse", reverse},
+                        {"foreach", foreach},
+                        {"isempty", isempty},
+                        {"in", in_},
+                    });
 }
 
 }  // namespace ytape::tracer

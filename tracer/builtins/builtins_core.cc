@@ -56,8 +56,12 @@ Value print_values(Interpreter& in, Args& args, bool newline) {
   return Value();
 }
 
-Value print(Interpreter& in, Args& args) { return print_values(in, args, false); }
-Value println(Interpreter& in, Args& args) { return print_values(in, args, true); }
+Value print(Interpreter& in, Args& args) {
+  return print_values(in, args, false);
+}
+Value println(Interpreter& in, Args& args) {
+  return print_values(in, args, true);
+}
 
 Value string(Interpreter&, Args& args) {
   std::string text;
@@ -84,11 +88,20 @@ Value typeof_(Interpreter&, Args& args) {
 
 bool type_dtype(const TypeObj& t, DType* d) {
   switch (t.tag) {
-    case TypeTag::float32: *d = DType::f32; return true;
-    case TypeTag::float64: *d = DType::f64; return true;
-    case TypeTag::int64: *d = DType::i64; return true;
-    case TypeTag::boolean: *d = DType::boolean; return true;
-    default: return false;
+    case TypeTag::float32:
+      *d = DType::f32;
+      return true;
+    case TypeTag::float64:
+      *d = DType::f64;
+      return true;
+    case TypeTag::int64:
+      *d = DType::i64;
+      return true;
+    case TypeTag::boolean:
+      *d = DType::boolean;
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -100,13 +113,17 @@ Value convert(Interpreter& in, Args& args) {
   const Value& x = args.pos[1];
   if (isa(x, t) && !(x.kind == VKind::float_ && x.weak)) return x;
   DType d;
-  if (!type_dtype(t, &d) && t.tag == TypeTag::abstract_array && t.has_eltype) d = t.eltype;
-  else if (!type_dtype(t, &d)) user_error("cannot convert {} to {}", a_type_name(x), t.name);
+  if (!type_dtype(t, &d) && t.tag == TypeTag::abstract_array && t.has_eltype)
+    d = t.eltype;
+  else if (!type_dtype(t, &d))
+    user_error("cannot convert {} to {}", a_type_name(x), t.name);
   if (x.is_tensor()) return in.as_tensor(x, d);
   if (!x.is_number()) user_error("cannot convert {} to {}", a_type_name(x), t.name);
   double v = as_double(x);
   switch (d) {
-    case DType::f32: case DType::f64: return Value::floating(v, d);
+    case DType::f32:
+    case DType::f64:
+      return Value::floating(v, d);
     case DType::i64:
       if (v != std::trunc(v)) user_error("InexactError: {} is not an integer", show(x));
       return Value::integer(x.kind == VKind::integer ? x.i : static_cast<int64_t>(v));
@@ -120,7 +137,8 @@ Value convert(Interpreter& in, Args& args) {
 Value float_(Interpreter& in, Args& args) {
   need(args, 1, "float");
   const Value& x = args.pos[0];
-  if (x.kind == VKind::integer || x.kind == VKind::boolean) return Value::floating(as_double(x), DType::f64, true);
+  if (x.kind == VKind::integer || x.kind == VKind::boolean)
+    return Value::floating(as_double(x), DType::f64, true);
   if (x.is_tensor() && !is_float(x.tensor().type.dtype)) return in.as_tensor(x, DType::f64);
   return x;
 }
@@ -152,7 +170,9 @@ Value identity(Interpreter&, Args& args) {
   return args.pos[0];
 }
 
-Value tuple(Interpreter&, Args& args) { return Value::tuple(args.pos); }
+Value tuple(Interpreter&, Args& args) {
+  return Value::tuple(args.pos);
+}
 
 Value pair(Interpreter&, Args& args) {
   need(args, 2, "=>");
@@ -201,11 +221,23 @@ Value getfield(Interpreter&, Args& args) {
 
 void add_core_builtins(BuiltinTable& t) {
   t.insert(t.end(), {
-      {"print", print}, {"println", println}, {"string", string}, {"isa", isa_},
-      {"typeof", typeof_}, {"convert", convert}, {"float", float_}, {"zero", zero},
-      {"one", one}, {"identity", identity}, {"tuple", tuple}, {"=>", pair}, {"error", error},
-      {"keys", keys}, {"values", values}, {"getfield", getfield},
-  });
+                        {"print", print},
+                        {"println", println},
+                        {"string", string},
+                        {"isa", isa_},
+                        {"typeof", typeof_},
+                        {"convert", convert},
+                        {"float", float_},
+                        {"zero", zero},
+                        {"one", one},
+                        {"identity", identity},
+                        {"tuple", tuple},
+                        {"=>", pair},
+                        {"error", error},
+                        {"keys", keys},
+                        {"values", values},
+                        {"getfield", getfield},
+                    });
 }
 
 }  // namespace ytape::tracer

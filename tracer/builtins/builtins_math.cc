@@ -14,12 +14,16 @@ namespace {
 bool is_scalar(const Value& v) {
   return v.kind == VKind::integer || v.kind == VKind::float_ || v.kind == VKind::boolean;
 }
-bool is_array(const Value& v) { return v.is_tensor() && !v.tensor().number; }
+bool is_array(const Value& v) {
+  return v.is_tensor() && !v.tensor().number;
+}
 bool is_float_value(const Value& v) {
   return v.kind == VKind::float_ || (v.is_tensor() && is_float(v.tensor().type.dtype));
 }
 // Strong values have a fixed dtype; ints, bools and untyped float literals adopt another.
-bool strong(const Value& v) { return v.is_tensor() || (v.kind == VKind::float_ && !v.weak); }
+bool strong(const Value& v) {
+  return v.is_tensor() || (v.kind == VKind::float_ && !v.weak);
+}
 DType dtype_of_value(const Value& v) {
   if (v.is_tensor()) return v.tensor().type.dtype;
   if (v.kind == VKind::float_) return v.dtype;
@@ -33,37 +37,57 @@ bool is_comparison(Prim p) {
 
 double apply_scalar(Prim p, double x, double y) {
   switch (p) {
-    case Prim::add: return x + y;
-    case Prim::sub: return x - y;
-    case Prim::mul: return x * y;
-    case Prim::div: return x / y;
-    case Prim::pow: return std::pow(x, y);
-    case Prim::max: return std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y);
-    case Prim::min: return std::isnan(x) || std::isnan(y) ? NAN : std::min(x, y);
-    case Prim::eq: return x == y;
-    case Prim::ne: return x != y;
-    case Prim::lt: return x < y;
-    case Prim::le: return x <= y;
-    case Prim::gt: return x > y;
-    case Prim::ge: return x >= y;
-    default: internal_error("no scalar rule for {}", prim_name(p));
+    case Prim::add:
+      return x + y;
+    case Prim::sub:
+      return x - y;
+    case Prim::mul:
+      return x * y;
+    case Prim::div:
+      return x / y;
+    case Prim::pow:
+      return std::pow(x, y);
+    case Prim::max:
+      return std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y);
+    case Prim::min:
+      return std::isnan(x) || std::isnan(y) ? NAN : std::min(x, y);
+    case Prim::eq:
+      return x == y;
+    case Prim::ne:
+      return x != y;
+    case Prim::lt:
+      return x < y;
+    case Prim::le:
+      return x <= y;
+    case Prim::gt:
+      return x > y;
+    case Prim::ge:
+      return x >= y;
+    default:
+      internal_error("no scalar rule for {}", prim_name(p));
   }
 }
 
 int64_t apply_int(Prim p, int64_t x, int64_t y) {
   switch (p) {
-    case Prim::add: return static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y));
-    case Prim::sub: return static_cast<int64_t>(static_cast<uint64_t>(x) - static_cast<uint64_t>(y));
-    case Prim::mul: return static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y));
-    case Prim::max: return std::max(x, y);
-    case Prim::min: return std::min(x, y);
+    case Prim::add:
+      return static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y));
+    case Prim::sub:
+      return static_cast<int64_t>(static_cast<uint64_t>(x) - static_cast<uint64_t>(y));
+    case Prim::mul:
+      return static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y));
+    case Prim::max:
+      return std::max(x, y);
+    case Prim::min:
+      return std::min(x, y);
     case Prim::pow: {
       if (y < 0) user_error("an integer to a negative integer power: write float(x)^y");
       int64_t r = 1;
       for (int64_t i = 0; i < y; ++i) r *= x;
       return r;
     }
-    default: return static_cast<int64_t>(apply_scalar(p, static_cast<double>(x), static_cast<double>(y)));
+    default:
+      return static_cast<int64_t>(apply_scalar(p, static_cast<double>(x), static_cast<double>(y)));
   }
 }
 
@@ -118,10 +142,14 @@ Value elementwise_unary(Interpreter& in, Prim p, const Value& a) {
   bool float_only = p != Prim::neg && p != Prim::abs && p != Prim::sign && p != Prim::relu;
   if (a.kind == VKind::integer && !float_only) {
     switch (p) {
-      case Prim::neg: return Value::integer(-a.i);
-      case Prim::abs: return Value::integer(std::abs(a.i));
-      case Prim::sign: return Value::integer((a.i > 0) - (a.i < 0));
-      default: return Value::integer(std::max<int64_t>(a.i, 0));
+      case Prim::neg:
+        return Value::integer(-a.i);
+      case Prim::abs:
+        return Value::integer(std::abs(a.i));
+      case Prim::sign:
+        return Value::integer((a.i > 0) - (a.i < 0));
+      default:
+        return Value::integer(std::max<int64_t>(a.i, 0));
     }
   }
   DType d = dtype_of_value(a);
@@ -146,9 +174,10 @@ Value additive(Interpreter& in, Prim p, const Value& a, const Value& b) {
     std::string_view op = p == Prim::add ? "+" : "-";
     if (!is_array(a) || !is_array(b)) array_error(op, p == Prim::add ? ".+" : ".-");
     if (a.tensor().type.shape != b.tensor().type.shape) {
-      user_error("'{}' of arrays of shapes {} and {}: the shapes must be equal (or write '.{}' "
-                 "to broadcast)", op, shape_str(a.tensor().type.shape),
-                 shape_str(b.tensor().type.shape), op);
+      user_error(
+          "'{}' of arrays of shapes {} and {}: the shapes must be equal (or write '.{}' "
+          "to broadcast)",
+          op, shape_str(a.tensor().type.shape), shape_str(b.tensor().type.shape), op);
     }
   }
   return elementwise_binary(in, p, a, b);
@@ -169,9 +198,11 @@ Value matrix_product(Interpreter& in, const Value& a, const Value& b) {
   if (sa.size() >= 1 && sa.size() <= 2 && sb.size() >= 1 && sb.size() <= 2) {
     int64_t inner_a = sa.size() == 2 ? sa[1] : 1;
     if (inner_a != sb[0]) {
-      user_error("'*' of a {} and a {}: the left side has {} column{} and the right side {} "
-                 "row{}", type_str(a.tensor().type), type_str(b.tensor().type), inner_a,
-                 inner_a == 1 ? "" : "s", sb[0], sb[0] == 1 ? "" : "s");
+      user_error(
+          "'*' of a {} and a {}: the left side has {} column{} and the right side {} "
+          "row{}",
+          type_str(a.tensor().type), type_str(b.tensor().type), inner_a, inner_a == 1 ? "" : "s",
+          sb[0], sb[0] == 1 ? "" : "s");
     }
   }
   if (sa.size() == 2 && sb.size() == 2) return in.prim1(Prim::matmul, {x, y});
@@ -182,8 +213,10 @@ Value matrix_product(Interpreter& in, const Value& a, const Value& b) {
   if (sa.size() == 1 && sb.size() == 2) {
     return in.prim1(Prim::matmul, {reshape_value(in, x, {sa[0], 1}), y});
   }
-  user_error("'*' of arrays of shapes {} and {}: the matrix product needs matrices or a "
-             "matrix and a vector (write '.*' to multiply elementwise)", shape_str(sa), shape_str(sb));
+  user_error(
+      "'*' of arrays of shapes {} and {}: the matrix product needs matrices or a "
+      "matrix and a vector (write '.*' to multiply elementwise)",
+      shape_str(sa), shape_str(sb));
 }
 
 Value fold(Interpreter& in, Args& args, Value (*op)(Interpreter&, const Value&, const Value&)) {
@@ -252,9 +285,13 @@ Value not_(Interpreter& in, Args& args) {
 bool same(const Value& a, const Value& b) {
   if (a.kind != b.kind) return false;
   switch (a.kind) {
-    case VKind::nothing: return true;
-    case VKind::string: case VKind::symbol: return a.text() == b.text();
-    case VKind::tuple: case VKind::named_tuple: {
+    case VKind::nothing:
+      return true;
+    case VKind::string:
+    case VKind::symbol:
+      return a.text() == b.text();
+    case VKind::tuple:
+    case VKind::named_tuple: {
       const TupleObj &x = a.tup(), &y = b.tup();
       if (x.items.size() != y.items.size() || x.names != y.names) return false;
       for (size_t i = 0; i < x.items.size(); ++i) {
@@ -265,7 +302,8 @@ bool same(const Value& a, const Value& b) {
     case VKind::range:
       return a.rng().start == b.rng().start && a.rng().step == b.rng().step &&
              a.rng().length() == b.rng().length();
-    default: return a.obj == b.obj;
+    default:
+      return a.obj == b.obj;
   }
 }
 
@@ -274,7 +312,8 @@ Value compare(Interpreter& in, Args& args) {
   need(args, 2, prim_name(P));
   const Value &a = args.pos[0], &b = args.pos[1];
   bool numeric = (a.is_number() || a.is_tensor()) && (b.is_number() || b.is_tensor());
-  if (!numeric && (P == Prim::eq || P == Prim::ne)) return Value::boolean(same(a, b) == (P == Prim::eq));
+  if (!numeric && (P == Prim::eq || P == Prim::ne))
+    return Value::boolean(same(a, b) == (P == Prim::eq));
   if (!in.elementwise() && (is_array(a) || is_array(b))) {
     user_error("'{}' of arrays: write the dotted form to compare elementwise", prim_name(P));
   }
@@ -290,8 +329,12 @@ bool egal(const Args& args) {
   return same(a, b);
 }
 
-Value identical(Interpreter&, Args& args) { return Value::boolean(egal(args)); }
-Value not_identical(Interpreter&, Args& args) { return Value::boolean(!egal(args)); }
+Value identical(Interpreter&, Args& args) {
+  return Value::boolean(egal(args));
+}
+Value not_identical(Interpreter&, Args& args) {
+  return Value::boolean(!egal(args));
+}
 
 template <Prim P>
 Value binary(Interpreter& in, Args& args) {
@@ -311,7 +354,8 @@ template <Prim P>
 Value unary(Interpreter& in, Args& args) {
   need(args, 1, prim_name(P));
   if (!in.elementwise() && is_array(args.pos[0])) {
-    user_error("{} of an array: write {}.(x) to apply it to each element", prim_name(P), prim_name(P));
+    user_error("{} of an array: write {}.(x) to apply it to each element", prim_name(P),
+               prim_name(P));
   }
   return elementwise_unary(in, P, args.pos[0]);
 }
@@ -351,19 +395,45 @@ Value rem(Interpreter&, Args& args) {
 
 void add_math_builtins(BuiltinTable& t) {
   t.insert(t.end(), {
-      {"+", plus}, {"-", minus}, {"*", times}, {"/", divide}, {"^", power}, {"!", not_},
-      {"==", compare<Prim::eq>}, {"!=", compare<Prim::ne>}, {"<", compare<Prim::lt>},
-      {"<=", compare<Prim::le>}, {">", compare<Prim::gt>}, {">=", compare<Prim::ge>},
-      {"===", identical}, {"!==", not_identical}, {"÷", int_div}, {"div", int_div},
-      {"%", rem}, {"rem", rem}, {"max", binary<Prim::max>}, {"min", binary<Prim::min>},
-      {"abs", unary<Prim::abs>}, {"sign", unary<Prim::sign>}, {"exp", unary<Prim::exp>},
-      {"log", unary<Prim::log>}, {"log1p", unary<Prim::log1p>}, {"expm1", unary<Prim::expm1>},
-      {"sqrt", unary<Prim::sqrt>}, {"√", unary<Prim::sqrt>}, {"sin", unary<Prim::sin>},
-      {"cos", unary<Prim::cos>}, {"tan", unary<Prim::tan>}, {"tanh", unary<Prim::tanh>},
-      {"sigmoid", unary<Prim::sigmoid>}, {"σ", unary<Prim::sigmoid>},
-      {"relu", unary<Prim::relu>}, {"softplus", unary<Prim::softplus>}, {"abs2", abs2},
-      {"ifelse", ifelse},
-  });
+                        {"+", plus},
+                        {"-", minus},
+                        {"*", times},
+                        {"/", divide},
+                        {"^", power},
+                        {"!", not_},
+                        {"==", compare<Prim::eq>},
+                        {"!=", compare<Prim::ne>},
+                        {"<", compare<Prim::lt>},
+                        {"<=", compare<Prim::le>},
+                        {">", compare<Prim::gt>},
+                        {">=", compare<Prim::ge>},
+                        {"===", identical},
+                        {"!==", not_identical},
+                        {"÷", int_div},
+                        {"div", int_div},
+                        {"%", rem},
+                        {"rem", rem},
+                        {"max", binary<Prim::max>},
+                        {"min", binary<Prim::min>},
+                        {"abs", unary<Prim::abs>},
+                        {"sign", unary<Prim::sign>},
+                        {"exp", unary<Prim::exp>},
+                        {"log", unary<Prim::log>},
+                        {"log1p", unary<Prim::log1p>},
+                        {"expm1", unary<Prim::expm1>},
+                        {"sqrt", unary<Prim::sqrt>},
+                        {"√", unary<Prim::sqrt>},
+                        {"sin", unary<Prim::sin>},
+                        {"cos", unary<Prim::cos>},
+                        {"tan", unary<Prim::tan>},
+                        {"tanh", unary<Prim::tanh>},
+                        {"sigmoid", unary<Prim::sigmoid>},
+                        {"σ", unary<Prim::sigmoid>},
+                        {"relu", unary<Prim::relu>},
+                        {"softplus", unary<Prim::softplus>},
+                        {"abs2", abs2},
+                        {"ifelse", ifelse},
+                    });
 }
 
 }  // namespace ytape::tracer

@@ -15,7 +15,8 @@ AttrValue attr_of(const AttrSpec& spec, const Value& v, std::string_view prim) {
     case AttrKind::int_:
       if (v.kind == VKind::integer) return v.i;
       break;
-    case AttrKind::ints: return int_list(v, spec.name);
+    case AttrKind::ints:
+      return int_list(v, spec.name);
     case AttrKind::float_:
       if (v.kind == VKind::integer || v.kind == VKind::float_) return as_double(v);
       break;
@@ -28,11 +29,16 @@ AttrValue attr_of(const AttrSpec& spec, const Value& v, std::string_view prim) {
     case AttrKind::dtype:
       if (v.kind == VKind::type) {
         switch (v.type_ref()->tag) {
-          case TypeTag::float32: return DType::f32;
-          case TypeTag::float64: return DType::f64;
-          case TypeTag::int64: return DType::i64;
-          case TypeTag::boolean: return DType::boolean;
-          default: break;
+          case TypeTag::float32:
+            return DType::f32;
+          case TypeTag::float64:
+            return DType::f64;
+          case TypeTag::int64:
+            return DType::i64;
+          case TypeTag::boolean:
+            return DType::boolean;
+          default:
+            break;
         }
       }
       break;
@@ -61,7 +67,8 @@ Value apply_prim(Interpreter& in, Args& args, Prim p) {
     }
   }
   std::vector<Value> tensors;
-  for (const Value& a : args.pos) tensors.push_back(in.as_tensor(a, a.is_tensor() ? a.tensor().type.dtype : d));
+  for (const Value& a : args.pos)
+    tensors.push_back(in.as_tensor(a, a.is_tensor() ? a.tensor().type.dtype : d));
   std::vector<Value> outs = in.prim(p, tensors, attrs);
   if (outs.empty()) return Value();
   if (outs.size() == 1) return outs[0];
@@ -80,7 +87,7 @@ void add_prim_builtins(BuiltinTable& t) {
 #define X(name, family, arity, outputs, flags, attrs) {"Prim." #name, prim_builtin<Prim::name>},
 #include "tape/ops.def"
 #undef X
-  });
+                    });
 }
 
 }  // namespace ytape::tracer

@@ -86,9 +86,15 @@ Value reduction(Interpreter& in, Args& args, Prim p, const char* op) {
   return reduce_array(in, p, x, keyword(args, "dims"));
 }
 
-Value sum(Interpreter& in, Args& args) { return reduction(in, args, Prim::sum, "+"); }
-Value maximum(Interpreter& in, Args& args) { return reduction(in, args, Prim::maximum, "max"); }
-Value minimum(Interpreter& in, Args& args) { return reduction(in, args, Prim::minimum, "min"); }
+Value sum(Interpreter& in, Args& args) {
+  return reduction(in, args, Prim::sum, "+");
+}
+Value maximum(Interpreter& in, Args& args) {
+  return reduction(in, args, Prim::maximum, "max");
+}
+Value minimum(Interpreter& in, Args& args) {
+  return reduction(in, args, Prim::minimum, "min");
+}
 
 Value mean(Interpreter& in, Args& args) {
   Value total = sum(in, args);
@@ -117,11 +123,16 @@ std::pair<DType, Shape> type_and_dims(const Args& args, size_t first, DType fall
   size_t i = first;
   if (i < args.pos.size() && args.pos[i].kind == VKind::type) {
     TypeTag tag = args.pos[i].type_ref()->tag;
-    if (tag == TypeTag::float32) d = DType::f32;
-    else if (tag == TypeTag::float64) d = DType::f64;
-    else if (tag == TypeTag::int64) d = DType::i64;
-    else if (tag == TypeTag::boolean) d = DType::boolean;
-    else user_error("unsupported element type {}", args.pos[i].type_ref()->name);
+    if (tag == TypeTag::float32)
+      d = DType::f32;
+    else if (tag == TypeTag::float64)
+      d = DType::f64;
+    else if (tag == TypeTag::int64)
+      d = DType::i64;
+    else if (tag == TypeTag::boolean)
+      d = DType::boolean;
+    else
+      user_error("unsupported element type {}", args.pos[i].type_ref()->name);
     ++i;
   }
   Shape shape;
@@ -159,7 +170,8 @@ Value prod_along(Interpreter& in, Value x, int64_t d) {
   }
   while (n > 1) {
     int64_t half = n / 2;
-    Value p = in.prim1(Prim::mul, {slice_dim(in, x, d, 1, half), slice_dim(in, x, d, half + 1, 2 * half)});
+    Value p = in.prim1(Prim::mul,
+                       {slice_dim(in, x, d, 1, half), slice_dim(in, x, d, half + 1, 2 * half)});
     if (n % 2 == 1) p = in.prim1(Prim::concat, {p, slice_dim(in, x, d, n, n)}, {{"dim", d}});
     x = p;
     n = half + n % 2;
@@ -228,7 +240,9 @@ Value fill(Interpreter& in, Args& args) {
   need_args(args, 1, 1 << 30, "fill");
   Value v = args.pos[0];
   if (!v.is_number() || v.is_tensor()) user_error("fill takes a number first");
-  DType d = v.kind == VKind::float_ ? v.dtype : v.kind == VKind::boolean ? DType::boolean : DType::i64;
+  DType d = v.kind == VKind::float_    ? v.dtype
+            : v.kind == VKind::boolean ? DType::boolean
+                                       : DType::i64;
   auto [unused, shape] = type_and_dims(args, 1, d);
   return filled(in, d, shape, as_double(v));
 }
@@ -249,8 +263,12 @@ Value random(Interpreter& in, Args& args, Prim p) {
   return number ? to_scalar(Value::concrete(v.tensor().data, true)) : v;
 }
 
-Value rand(Interpreter& in, Args& args) { return random(in, args, Prim::rand); }
-Value randn(Interpreter& in, Args& args) { return random(in, args, Prim::randn); }
+Value rand(Interpreter& in, Args& args) {
+  return random(in, args, Prim::rand);
+}
+Value randn(Interpreter& in, Args& args) {
+  return random(in, args, Prim::randn);
+}
 
 Value seed(Interpreter& in, Args& args) {
   need_args(args, 1, 1, "seed!");
@@ -263,10 +281,18 @@ Value seed(Interpreter& in, Args& args) {
 
 void add_reduce_builtins(BuiltinTable& t) {
   t.insert(t.end(), {
-      {"sum", sum}, {"maximum", maximum}, {"minimum", minimum}, {"mean", mean},
-      {"zeros", zeros}, {"ones", ones}, {"fill", fill}, {"rand", rand}, {"randn", randn},
-      {"seed!", seed}, {"prod", prod},
-  });
+                        {"sum", sum},
+                        {"maximum", maximum},
+                        {"minimum", minimum},
+                        {"mean", mean},
+                        {"zeros", zeros},
+                        {"ones", ones},
+                        {"fill", fill},
+                        {"rand", rand},
+                        {"randn", randn},
+                        {"seed!", seed},
+                        {"prod", prod},
+                    });
 }
 
 }  // namespace ytape::tracer

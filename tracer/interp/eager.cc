@@ -12,7 +12,8 @@ std::vector<Tensor> run_eager(Prim p, const std::vector<Tensor>& args, const Att
   Builder b;
   std::vector<Var> vars;
   vars.reserve(args.size());
-  for (size_t i = 0; i < args.size(); ++i) vars.push_back(b.input(std::to_string(i), args[i].type()));
+  for (size_t i = 0; i < args.size(); ++i)
+    vars.push_back(b.input(std::to_string(i), args[i].type()));
   std::vector<Var> outs_vars = b.call(p, vars, attrs);
   const Tape& t = b.tape();
   const Op& op = t.ops.back();

@@ -37,10 +37,10 @@ class ExampleValues {
   void run_op(const Tape& tape, const Op& op);
 
   std::unordered_map<std::string, Tensor> inputs_;
-  std::vector<uint32_t> def_;    // var id -> index of the op defining it
-  std::vector<Tensor> values_;   // var id -> value, once computed
-  std::vector<bool> known_;      // var id -> whether values_ holds it
-  size_t indexed_ = 0;           // ops of the tape already in def_
+  std::vector<uint32_t> def_;   // var id -> index of the op defining it
+  std::vector<Tensor> values_;  // var id -> value, once computed
+  std::vector<bool> known_;     // var id -> whether values_ holds it
+  size_t indexed_ = 0;          // ops of the tape already in def_
   int64_t ops_run_ = 0;
 };
 

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 
 #include "runtime/random.h"
 #include "tape/error.h"
@@ -65,7 +65,9 @@ void Interpreter::register_builtins() {
   globals_->vars["NaN32"] = Value::floating(NAN, DType::f32);
 }
 
-uint64_t Interpreter::next_seed() { return random_bits(seed_, draws_++); }
+uint64_t Interpreter::next_seed() {
+  return random_bits(seed_, draws_++);
+}
 
 void Interpreter::emit(std::string_view text) {
   // `print` without a newline is kept until the line ends.
@@ -175,19 +177,23 @@ namespace {
 // Inline, since every variable lookup asks it of every scope it passes, and nearly all
 // scopes declare nothing global.
 inline bool declares_global(const Env& scope, const std::string& name) {
-  if (scope.globals.empty()) [[likely]] return false;
+  if (scope.globals.empty()) [[likely]]
+    return false;
   return std::find(scope.globals.begin(), scope.globals.end(), name) != scope.globals.end();
 }
 
 // Whether `v` holds a traced tensor, which must not outlive its trace in a global.
 bool holds_traced(const Value& v) {
   switch (v.kind) {
-    case VKind::tensor: return v.tensor().traced;
-    case VKind::tuple: case VKind::named_tuple:
+    case VKind::tensor:
+      return v.tensor().traced;
+    case VKind::tuple:
+    case VKind::named_tuple:
       return std::any_of(v.tup().items.begin(), v.tup().items.end(), holds_traced);
     case VKind::object:
       return std::any_of(v.object().fields.begin(), v.object().fields.end(), holds_traced);
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -213,7 +219,8 @@ void Interpreter::set_var(const std::string& name, const Value& v, const EnvPtr&
       if (crossed_function) break;
       if (tracing() && holds_traced(v)) {
         fail(pos, fmt::format("cannot assign a traced value to the global '{}': traced values "
-                              "exist only while the entry runs; return it instead", name));
+                              "exist only while the entry runs; return it instead",
+                              name));
       }
       globals_->vars[name] = v;
       return;
@@ -234,20 +241,25 @@ void Interpreter::declare_global(const Expr& decl, const EnvPtr& env) {
   bool assigns = decl.kind == Kind::assign || decl.kind == Kind::op_assign;
   const Expr* target = assigns ? decl.args[0].get() : &decl;
   if (target->kind == Kind::decl) target = target->args[0].get();
-  if (target->kind != Kind::id) fail(decl.pos, "'global' declares names: write 'global x' or 'global x = v'");
+  if (target->kind != Kind::id)
+    fail(decl.pos, "'global' declares names: write 'global x' or 'global x = v'");
   if (!env->global && !declares_global(*env, target->name)) env->globals.push_back(target->name);
   if (assigns) eval(decl, env);
 }
 
 Value Interpreter::eval_literal(const Expr& e, const EnvPtr& env) {
   switch (e.kind) {
-    case Kind::int_lit: return Value::integer(e.int_value);
+    case Kind::int_lit:
+      return Value::integer(e.int_value);
     case Kind::float_lit:
       return e.float32 ? Value::floating(e.float_value, DType::f32)
                        : Value::floating(e.float_value, DType::f64, true);
-    case Kind::bool_lit: return Value::boolean(e.int_value != 0);
-    case Kind::string_lit: return Value::string(e.name);
-    case Kind::symbol: return Value::symbol(e.name);
+    case Kind::bool_lit:
+      return Value::boolean(e.int_value != 0);
+    case Kind::string_lit:
+      return Value::string(e.name);
+    case Kind::symbol:
+      return Value::symbol(e.name);
     case Kind::interp: {
       std::string text;
       for (const ExprPtr& piece : e.args) {
@@ -256,47 +268,79 @@ Value Interpreter::eval_literal(const Expr& e, const EnvPtr& env) {
       }
       return Value::string(std::move(text));
     }
-    default: return Value();
+    default:
+      return Value();
   }
 }
 
 Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
   switch (e.kind) {
-    case Kind::int_lit: case Kind::float_lit: case Kind::bool_lit: case Kind::string_lit:
-    case Kind::symbol: case Kind::nothing: case Kind::interp:
+    case Kind::int_lit:
+    case Kind::float_lit:
+    case Kind::bool_lit:
+    case Kind::string_lit:
+    case Kind::symbol:
+    case Kind::nothing:
+    case Kind::interp:
       return eval_literal(e, env);
-    case Kind::id: return eval_id(e, env);
+    case Kind::id:
+      return eval_id(e, env);
     case Kind::end:
       if (ends_.empty()) fail(e.pos, "'end' as an index outside of indexing");
       return Value::integer(ends_.back());
-    case Kind::colon: return Value::symbol(":");
-    case Kind::call: return eval_call(e, env);
-    case Kind::broadcast: return eval_broadcast(e, env);
-    case Kind::field: return eval_field(e, env);
-    case Kind::index: return eval_index(e, env);
-    case Kind::tuple: case Kind::named_tuple: case Kind::vect: case Kind::matrix:
-    case Kind::range: case Kind::comprehension: case Kind::generator: case Kind::typed_array:
+    case Kind::colon:
+      return Value::symbol(":");
+    case Kind::call:
+      return eval_call(e, env);
+    case Kind::broadcast:
+      return eval_broadcast(e, env);
+    case Kind::field:
+      return eval_field(e, env);
+    case Kind::index:
+      return eval_index(e, env);
+    case Kind::tuple:
+    case Kind::named_tuple:
+    case Kind::vect:
+    case Kind::matrix:
+    case Kind::range:
+    case Kind::comprehension:
+    case Kind::generator:
+    case Kind::typed_array:
       return eval_collection(e, env);
-    case Kind::and_: case Kind::or_: {
+    case Kind::and_:
+    case Kind::or_: {
       Value lhs = eval(*e.args[0], env);
       if (signal_ != Signal::none) return Value();
       bool l = truth(lhs, e.args[0]->pos);
       if (l == (e.kind == Kind::or_)) return Value::boolean(l);
       return eval(*e.args[1], env);
     }
-    case Kind::comparison: return eval_comparison(e, env);
-    case Kind::if_: return eval_if(e, env);
-    case Kind::for_: return eval_for(e, env);
-    case Kind::while_: return eval_while(e, env);
-    case Kind::let: return eval_let(e, env);
-    case Kind::block: return eval_block(e, env);
-    case Kind::assign: return eval_assign(e, env);
-    case Kind::op_assign: return eval_op_assign(e, env);
+    case Kind::comparison:
+      return eval_comparison(e, env);
+    case Kind::if_:
+      return eval_if(e, env);
+    case Kind::for_:
+      return eval_for(e, env);
+    case Kind::while_:
+      return eval_while(e, env);
+    case Kind::let:
+      return eval_let(e, env);
+    case Kind::block:
+      return eval_block(e, env);
+    case Kind::assign:
+      return eval_assign(e, env);
+    case Kind::op_assign:
+      return eval_op_assign(e, env);
     case Kind::dot_assign:
-      fail(e.pos, "'.=' writes into an array, and arrays are immutable here: write "
-                  "'x = f.(...)' to make a new one");
-    case Kind::break_: signal_ = Signal::break_; return Value();
-    case Kind::continue_: signal_ = Signal::continue_; return Value();
+      fail(e.pos,
+           "'.=' writes into an array, and arrays are immutable here: write "
+           "'x = f.(...)' to make a new one");
+    case Kind::break_:
+      signal_ = Signal::break_;
+      return Value();
+    case Kind::continue_:
+      signal_ = Signal::continue_;
+      return Value();
     case Kind::return_: {
       Value v = e.args.empty() ? Value() : eval(*e.args[0], env);
       if (signal_ != Signal::none) return Value();
@@ -304,9 +348,14 @@ Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
       signal_ = Signal::return_;
       return Value();
     }
-    case Kind::function: case Kind::lambda: return eval_function(e, env);
-    case Kind::struct_: case Kind::abstract_type: return eval_struct(e, env);
-    case Kind::const_: return eval(*e.args[0], env);
+    case Kind::function:
+    case Kind::lambda:
+      return eval_function(e, env);
+    case Kind::struct_:
+    case Kind::abstract_type:
+      return eval_struct(e, env);
+    case Kind::const_:
+      return eval(*e.args[0], env);
     case Kind::global:
       for (const ExprPtr& a : e.args) declare_global(*a, env);
       return Value();
@@ -321,9 +370,13 @@ Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
       }
       return Value();
     }
-    case Kind::decl: return eval(*e.args[0], env);
-    case Kind::using_: case Kind::import_: return Value();
-    default: fail(e.pos, fmt::format("'{}' is not supported here", kind_name(e.kind)));
+    case Kind::decl:
+      return eval(*e.args[0], env);
+    case Kind::using_:
+    case Kind::import_:
+      return Value();
+    default:
+      fail(e.pos, fmt::format("'{}' is not supported here", kind_name(e.kind)));
   }
 }
 
@@ -372,7 +425,9 @@ Var Interpreter::var_of(const Value& v) {
 Var Interpreter::tape_var(const Value& v) {
   if (v.is_tensor()) return var_of(v);
   if (!v.is_number()) user_error("{} is not a tensor or a number", a_type_name(v));
-  DType d = v.kind == VKind::float_ ? v.dtype : v.kind == VKind::boolean ? DType::boolean : DType::i64;
+  DType d = v.kind == VKind::float_    ? v.dtype
+            : v.kind == VKind::boolean ? DType::boolean
+                                       : DType::i64;
   return var_of(as_tensor(v, d));
 }
 
@@ -465,14 +520,22 @@ Value Interpreter::as_tensor(const Value& v, DType dtype) {
   double x = as_double(v);
   uint8_t element[8] = {};
   switch (dtype) {
-    case DType::f32: { float f = static_cast<float>(x); std::memcpy(element, &f, 4); break; }
-    case DType::f64: std::memcpy(element, &x, 8); break;
+    case DType::f32: {
+      float f = static_cast<float>(x);
+      std::memcpy(element, &f, 4);
+      break;
+    }
+    case DType::f64:
+      std::memcpy(element, &x, 8);
+      break;
     case DType::i64: {
       int64_t i = v.kind == VKind::integer ? v.i : static_cast<int64_t>(x);
       std::memcpy(element, &i, 8);
       break;
     }
-    case DType::boolean: element[0] = x != 0; break;
+    case DType::boolean:
+      element[0] = x != 0;
+      break;
   }
   uint64_t bits;
   std::memcpy(&bits, element, 8);
@@ -496,21 +559,23 @@ bool Interpreter::truth(const Value& cond, Pos pos) {
   const TensorObj& t = cond.tensor();
   if (!t.traced) return t.data.data<bool>()[0];
   if (!have_examples_) {
-    fail(pos, "this condition depends on a traced input, and the trace has no example values "
-              "to choose a branch; give example values (a global of the program as the "
-              "argument) or compute both sides and choose with ifelse(c, a, b)");
+    fail(pos,
+         "this condition depends on a traced input, and the trace has no example values "
+         "to choose a branch; give example values (a global of the program as the "
+         "argument) or compute both sides and choose with ifelse(c, a, b)");
   }
   // Only the condition's cone runs, and values stay cached across conditions: rerunning
   // the whole tape at each branch would make a trace with many branches quadratic.
   bool value = examples_.value(builder_->tape(), t.var).data<bool>()[0];
   here_ = pos;
-  Value guarded = value ? cond : prim1(Prim::eq, {cond, as_tensor(Value::boolean(false), DType::boolean)});
+  Value guarded =
+      value ? cond : prim1(Prim::eq, {cond, as_tensor(Value::boolean(false), DType::boolean)});
   // The message shows the program line and the calls that led there, as errors at trace
   // time do: a run failing far from the program must still say which branch it was.
-  std::string message = located(
-      pos, fmt::format("this condition was {} when the program was traced and is {} now; "
-                       "trace again with these inputs",
-                       value ? "true" : "false", value ? "false" : "true"));
+  std::string message =
+      located(pos, fmt::format("this condition was {} when the program was traced and is {} now; "
+                               "trace again with these inputs",
+                               value ? "true" : "false", value ? "false" : "true"));
   prim(Prim::guard, {guarded}, {{"message", message}});
   return value;
 }

@@ -16,8 +16,8 @@
 
 #include "tape/builder.h"
 #include "tracer/interp/examples.h"
-#include "tracer/lang/source.h"
 #include "tracer/interp/value.h"
+#include "tracer/lang/source.h"
 
 namespace ytape::tracer {
 
@@ -40,9 +40,9 @@ class ProgramError : public UserError {
 
 /// Limits that stop runaway programs cleanly.
 struct Limits {
-  int max_depth = 1000;           ///< nested calls of program functions
-  int max_includes = 100;         ///< files including one another, nested
-  int64_t max_ops = 10'000'000;   ///< ops recorded by one trace
+  int max_depth = 1000;          ///< nested calls of program functions
+  int max_includes = 100;        ///< files including one another, nested
+  int64_t max_ops = 10'000'000;  ///< ops recorded by one trace
 };
 
 class Interpreter {

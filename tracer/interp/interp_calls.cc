@@ -82,7 +82,8 @@ void Interpreter::eval_args(const Expr& e, size_t first, const EnvPtr& env, Args
       for (Value& v : iterate(eval(*a.args[0], env), a.pos)) args.pos.push_back(std::move(v));
     } else if (a.kind == Kind::kw_splat) {
       Value nt = eval(*a.args[0], env);
-      if (nt.kind != VKind::named_tuple) fail(a.pos, "only a named tuple can be splatted as keywords");
+      if (nt.kind != VKind::named_tuple)
+        fail(a.pos, "only a named tuple can be splatted as keywords");
       for (size_t k = 0; k < nt.tup().items.size(); ++k) {
         args.kw.emplace_back(nt.tup().names[k], nt.tup().items[k]);
       }
@@ -120,7 +121,8 @@ Value Interpreter::eval_call(const Expr& e, const EnvPtr& env) {
     std::string file = path.text().starts_with("/") ? path.text() : dir + path.text();
     if (!std::ifstream(file)) {
       fail(e.pos, fmt::format("cannot include '{}': {} (the path is relative to the including "
-                              "file)", file, std::strerror(errno)));
+                              "file)",
+                              file, std::strerror(errno)));
     }
     check_include(file, e.pos);
     run_file(file);
@@ -159,15 +161,20 @@ Value Interpreter::call(const Value& f, Args args, Pos pos) {
   Value out;
   try {
     switch (f.kind) {
-      case VKind::function: out = call_function(f.fn(), args, pos, nullptr); break;
-      case VKind::type: out = construct(f, args, pos); break;
+      case VKind::function:
+        out = call_function(f.fn(), args, pos, nullptr);
+        break;
+      case VKind::type:
+        out = construct(f, args, pos);
+        break;
       case VKind::object: {
         const Value* callable = global("#call");
         if (callable == nullptr) fail(pos, fmt::format("{} is not callable", a_type_name(f)));
         out = call_function(callable->fn(), args, pos, &f);
         break;
       }
-      default: fail(pos, fmt::format("{} is not callable", a_type_name(f)));
+      default:
+        fail(pos, fmt::format("{} is not callable", a_type_name(f)));
     }
   } catch (const ProgramError&) {
     throw;
@@ -185,11 +192,12 @@ Value Interpreter::call_function(const FunctionObj& f, Args& args, Pos pos, cons
   if (m != nullptr) return invoke(*m, args, pos, self, name);
   if (f.builtin != nullptr && self == nullptr) return f.builtin(*this, args);
   bool count_fits = false;
-  for (const Method& c : f.methods) count_fits = count_fits || accepts_count(*c.def, args.pos.size());
+  for (const Method& c : f.methods)
+    count_fits = count_fits || accepts_count(*c.def, args.pos.size());
   std::string message =
       count_fits ? fmt::format("no method of {} matches the arguments (", name)
-                 : fmt::format("no method of {} takes {} positional argument{}; the call has (", name,
-                               args.pos.size(), args.pos.size() == 1 ? "" : "s");
+                 : fmt::format("no method of {} takes {} positional argument{}; the call has (",
+                               name, args.pos.size(), args.pos.size() == 1 ? "" : "s");
   for (size_t i = 0; i < args.pos.size(); ++i) {
     message += (i > 0 ? ", " : "") + std::string("::") + type_name_of(args.pos[i]);
   }
@@ -336,9 +344,10 @@ TypeRef Interpreter::eval_type(const Expr& type, const EnvPtr& env, const Functi
         TypeTag tag = g->type_ref()->tag;
         refined->has_eltype = tag == TypeTag::float32 || tag == TypeTag::float64 ||
                               tag == TypeTag::int64 || tag == TypeTag::boolean;
-        refined->eltype = tag == TypeTag::float32 ? DType::f32
+        refined->eltype = tag == TypeTag::float32   ? DType::f32
                           : tag == TypeTag::float64 ? DType::f64
-                          : tag == TypeTag::int64 ? DType::i64 : DType::boolean;
+                          : tag == TypeTag::int64   ? DType::i64
+                                                    : DType::boolean;
       }
     }
   }
@@ -373,7 +382,8 @@ Value Interpreter::eval_function(const Expr& e, const EnvPtr& env) {
   Value* existing = nullptr;
   // A function defined inside a function is local to it, as in Julia: look no further
   // than the enclosing function's scope.
-  for (Env* scope = home.get(); scope != nullptr && existing == nullptr; scope = scope->parent.get()) {
+  for (Env* scope = home.get(); scope != nullptr && existing == nullptr;
+       scope = scope->parent.get()) {
     auto it = scope->vars.find(name);
     if (it != scope->vars.end()) existing = &it->second;
     if (scope->function_scope) break;
@@ -382,7 +392,8 @@ Value Interpreter::eval_function(const Expr& e, const EnvPtr& env) {
     add_to(existing->fn());
     return *existing;
   }
-  if (existing != nullptr && existing->kind == VKind::type && existing->type_ref()->tag == TypeTag::user) {
+  if (existing != nullptr && existing->kind == VKind::type &&
+      existing->type_ref()->tag == TypeTag::user) {
     const Value* ctor = global("#ctor:" + existing->type_ref()->name);
     add_to(ctor->fn());
     return *existing;
@@ -411,8 +422,9 @@ Value Interpreter::eval_struct(const Expr& e, const EnvPtr& env) {
       t->fields.push_back(f.name);
       // Only field types naming a known type constrain the implied constructor; type
       // parameters (`W::Matrix{T}`) and unknown names do not.
-      const Expr* head = f.type == nullptr ? nullptr
-                         : f.type->kind == Kind::curly ? f.type->args[0].get() : f.type.get();
+      const Expr* head = f.type == nullptr             ? nullptr
+                         : f.type->kind == Kind::curly ? f.type->args[0].get()
+                                                       : f.type.get();
       const Value* known = head != nullptr && head->kind == Kind::id ? global(head->name) : nullptr;
       bool typed = known != nullptr && known->kind == VKind::type;
       t->field_types.push_back(typed ? eval_type(*f.type, env, nullptr) : nullptr);
@@ -437,7 +449,8 @@ Value Interpreter::construct(const Value& type, Args& args, Pos pos) {
   TypeRef t = type.type_ref();
   if (t->tag == TypeTag::user) {
     const Value* ctor = global("#ctor:" + t->name);
-    const Method* m = ctor == nullptr ? nullptr : select(ctor->fn().methods, args, nullptr, pos, t->name);
+    const Method* m =
+        ctor == nullptr ? nullptr : select(ctor->fn().methods, args, nullptr, pos, t->name);
     // The implied positional constructor, typed by the declared field types, is more
     // specific than an outer constructor with a splat (`Chain(layers...)`), as in Julia.
     bool positional = args.pos.size() == t->fields.size() && args.kw.empty() && !t->is_abstract;
@@ -446,7 +459,8 @@ Value Interpreter::construct(const Value& type, Args& args, Pos pos) {
     }
     bool splat = m != nullptr && !m->def->params.empty() && m->def->params.back().splat;
     if (m != nullptr && !(splat && positional)) return invoke(*m, args, pos, nullptr, t->name);
-    if (t->is_abstract) fail(pos, fmt::format("cannot make an instance of abstract type {}", t->name));
+    if (t->is_abstract)
+      fail(pos, fmt::format("cannot make an instance of abstract type {}", t->name));
     if (args.pos.size() != t->fields.size() || !args.kw.empty()) {
       fail(pos, fmt::format("{} has {} fields and takes {} positional arguments, got {}", t->name,
                             t->fields.size(), t->fields.size(), args.pos.size()));
@@ -456,14 +470,15 @@ Value Interpreter::construct(const Value& type, Args& args, Pos pos) {
       for (size_t i = 0; i < args.pos.size(); ++i) {
         message += (i > 0 ? ", ::" : "::") + type_name_of(args.pos[i]);
       }
-      fail(pos, message + "); the fields are typed " + [&] {
-        std::string fields;
-        for (size_t i = 0; i < t->fields.size(); ++i) {
-          fields += (i > 0 ? ", " : "") + t->fields[i] +
-                    (t->field_types[i] ? "::" + t->field_types[i]->name : "");
-        }
-        return fields;
-      }());
+      fail(
+          pos, message + "); the fields are typed " + [&] {
+            std::string fields;
+            for (size_t i = 0; i < t->fields.size(); ++i) {
+              fields += (i > 0 ? ", " : "") + t->fields[i] +
+                        (t->field_types[i] ? "::" + t->field_types[i]->name : "");
+            }
+            return fields;
+          }());
     }
     Value v;
     v.kind = VKind::object;

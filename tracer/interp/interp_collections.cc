@@ -48,7 +48,8 @@ Value Interpreter::eval_collection(const Expr& e, const EnvPtr& env) {
       if (parts[1] == 0) fail(e.pos, "a range's step cannot be zero");
       return Value::range(parts[0], parts[1], parts[2]);
     }
-    case Kind::comprehension: case Kind::generator: {
+    case Kind::comprehension:
+    case Kind::generator: {
       std::vector<Value> out;
       auto scope = std::make_shared<Env>();
       scope->parent = env;
@@ -70,7 +71,8 @@ Value Interpreter::eval_collection(const Expr& e, const EnvPtr& env) {
       }
       return Value::tuple(std::move(out));
     }
-    default: return eval_array(e, env);
+    default:
+      return eval_array(e, env);
   }
 }
 

@@ -31,7 +31,9 @@ Value Interpreter::eval_comparison(const Expr& e, const EnvPtr& env) {
 
 std::vector<Value> Interpreter::iterate(const Value& v, Pos pos) {
   switch (v.kind) {
-    case VKind::tuple: case VKind::named_tuple: return v.tup().items;
+    case VKind::tuple:
+    case VKind::named_tuple:
+      return v.tup().items;
     case VKind::range: {
       const RangeObj& r = v.rng();
       std::vector<Value> out;
@@ -40,7 +42,10 @@ std::vector<Value> Interpreter::iterate(const Value& v, Pos pos) {
       for (int64_t i = 0; i < n; ++i) out.push_back(Value::integer(r.at(i)));
       return out;
     }
-    case VKind::integer: case VKind::float_: case VKind::boolean: return {v};
+    case VKind::integer:
+    case VKind::float_:
+    case VKind::boolean:
+      return {v};
     case VKind::string: {
       std::vector<Value> out;
       for (char c : v.text()) out.push_back(Value::string(std::string(1, c)));
@@ -62,7 +67,8 @@ std::vector<Value> Interpreter::iterate(const Value& v, Pos pos) {
       }
       return out;
     }
-    default: fail(pos, fmt::format("cannot iterate over {}", a_type_name(v)));
+    default:
+      fail(pos, fmt::format("cannot iterate over {}", a_type_name(v)));
   }
 }
 
@@ -72,7 +78,8 @@ void Interpreter::bind_local(const Expr& target, const Value& v, const EnvPtr& s
     scope->vars[target.name] = v;
     return;
   }
-  if (target.kind != Kind::tuple) fail(target.pos, "a loop variable must be a name or a tuple of names");
+  if (target.kind != Kind::tuple)
+    fail(target.pos, "a loop variable must be a name or a tuple of names");
   std::vector<Value> items = iterate(v, target.pos);
   if (items.size() < target.args.size()) {
     fail(target.pos, fmt::format("cannot destructure {} values into {} names", items.size(),
@@ -153,8 +160,12 @@ Value Interpreter::eval_let(const Expr& e, const EnvPtr& env) {
 
 void Interpreter::assign(const Expr& target, const Value& v, const EnvPtr& env) {
   switch (target.kind) {
-    case Kind::id: set_var(target.name, v, env, target.pos); return;
-    case Kind::decl: assign(*target.args[0], v, env); return;
+    case Kind::id:
+      set_var(target.name, v, env, target.pos);
+      return;
+    case Kind::decl:
+      assign(*target.args[0], v, env);
+      return;
     case Kind::tuple: {
       std::vector<Value> items = iterate(v, target.pos);
       if (items.size() < target.args.size()) {
@@ -164,9 +175,11 @@ void Interpreter::assign(const Expr& target, const Value& v, const EnvPtr& env) 
       for (size_t i = 0; i < target.args.size(); ++i) assign(*target.args[i], items[i], env);
       return;
     }
-    case Kind::index: case Kind::field:
+    case Kind::index:
+    case Kind::field:
       fail(target.pos, "values are immutable: build a new value instead of assigning into one");
-    default: fail(target.pos, "cannot assign to this expression");
+    default:
+      fail(target.pos, "cannot assign to this expression");
   }
 }
 
@@ -203,9 +216,9 @@ Value Interpreter::eval_op_assign(const Expr& e, const EnvPtr& env) {
 Value Interpreter::eval_field(const Expr& e, const EnvPtr& env) {
   const Expr& object = *e.args[0];
   // `Base.f`, `Random.seed!`: module-qualified names read the global.
-  if (object.kind == Kind::id && (object.name == "Base" || object.name == "Random" ||
-                                  object.name == "NNlib" || object.name == "Flux" ||
-                                  object.name == "Prim")) {
+  if (object.kind == Kind::id &&
+      (object.name == "Base" || object.name == "Random" || object.name == "NNlib" ||
+       object.name == "Flux" || object.name == "Prim")) {
     const Value* g = global(object.name == "Prim" ? "Prim." + e.name : e.name);
     if (g == nullptr) fail(e.pos, fmt::format("undefined variable '{}.{}'", object.name, e.name));
     return *g;
@@ -216,16 +229,19 @@ Value Interpreter::eval_field(const Expr& e, const EnvPtr& env) {
     for (size_t i = 0; i < s.type->fields.size(); ++i) {
       if (s.type->fields[i] == e.name) return s.fields[i];
     }
-    fail(e.pos, fmt::format("{} has no field '{}'; its fields are {}", s.type->name, e.name,
-                            s.type->fields.empty() ? "none" : fmt::format("{}", fmt::join(s.type->fields, ", "))));
+    fail(e.pos,
+         fmt::format(
+             "{} has no field '{}'; its fields are {}", s.type->name, e.name,
+             s.type->fields.empty() ? "none" : fmt::format("{}", fmt::join(s.type->fields, ", "))));
   }
   if (v.kind == VKind::named_tuple) {
     const TupleObj& t = v.tup();
     for (size_t i = 0; i < t.names.size(); ++i) {
       if (t.names[i] == e.name) return t.items[i];
     }
-    fail(e.pos, fmt::format("the named tuple has no field '{}'; its fields are {}", e.name,
-                            t.names.empty() ? "none" : fmt::format("{}", fmt::join(t.names, ", "))));
+    fail(e.pos,
+         fmt::format("the named tuple has no field '{}'; its fields are {}", e.name,
+                     t.names.empty() ? "none" : fmt::format("{}", fmt::join(t.names, ", "))));
   }
   fail(e.pos, fmt::format("{} has no field '{}'", a_type_name(v), e.name));
 }

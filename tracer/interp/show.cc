@@ -53,7 +53,8 @@ std::string julia_float(F v, bool typed32) {
     } else if (point >= n) {
       out = digits + std::string(static_cast<size_t>(point - n), '0') + ".0";
     } else {
-      out = digits.substr(0, static_cast<size_t>(point)) + "." + digits.substr(static_cast<size_t>(point));
+      out = digits.substr(0, static_cast<size_t>(point)) + "." +
+            digits.substr(static_cast<size_t>(point));
     }
     return sign + out + (typed32 ? "f0" : "");
   }
@@ -70,13 +71,26 @@ std::string quoted(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '$': out += "\\$"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default: out += c;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '$':
+        out += "\\$";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        out += c;
     }
   }
   return out + "\"";
@@ -86,20 +100,28 @@ std::string quoted(const std::string& text) {
 // prefix already names the type, so Float32 elements have no suffix and Bools are 1/0.
 std::string element_text(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
-    case DType::f32: return julia_float(t.data<float>()[i], false);
-    case DType::f64: return julia_float(t.data<double>()[i], false);
-    case DType::i64: return std::to_string(t.data<int64_t>()[i]);
-    case DType::boolean: return t.data<bool>()[i] ? "1" : "0";
+    case DType::f32:
+      return julia_float(t.data<float>()[i], false);
+    case DType::f64:
+      return julia_float(t.data<double>()[i], false);
+    case DType::i64:
+      return std::to_string(t.data<int64_t>()[i]);
+    case DType::boolean:
+      return t.data<bool>()[i] ? "1" : "0";
   }
   return {};
 }
 
 std::string eltype_name(DType d) {
   switch (d) {
-    case DType::f32: return "Float32";
-    case DType::f64: return "Float64";
-    case DType::i64: return "Int64";
-    case DType::boolean: return "Bool";
+    case DType::f32:
+      return "Float32";
+    case DType::f64:
+      return "Float64";
+    case DType::i64:
+      return "Int64";
+    case DType::boolean:
+      return "Bool";
   }
   return {};
 }
@@ -172,20 +194,30 @@ std::string items_text(const TupleObj& t, std::string_view open, std::string_vie
 
 std::string show(const Value& v) {
   switch (v.kind) {
-    case VKind::nothing: return "nothing";
-    case VKind::boolean: return v.b ? "true" : "false";
-    case VKind::integer: return std::to_string(v.i);
-    case VKind::float_: return float_text(v.f, v.dtype, true);
-    case VKind::string: return quoted(v.text());
-    case VKind::symbol: return ":" + v.text();
-    case VKind::tuple: case VKind::named_tuple: return items_text(v.tup(), "(", ")");
+    case VKind::nothing:
+      return "nothing";
+    case VKind::boolean:
+      return v.b ? "true" : "false";
+    case VKind::integer:
+      return std::to_string(v.i);
+    case VKind::float_:
+      return float_text(v.f, v.dtype, true);
+    case VKind::string:
+      return quoted(v.text());
+    case VKind::symbol:
+      return ":" + v.text();
+    case VKind::tuple:
+    case VKind::named_tuple:
+      return items_text(v.tup(), "(", ")");
     case VKind::object: {
       TupleObj fields;
       fields.items = v.object().fields;
       return items_text(fields, v.object().type->name + "(", ")");
     }
-    case VKind::function: return v.fn().name;
-    case VKind::type: return v.type_ref()->name;
+    case VKind::function:
+      return v.fn().name;
+    case VKind::type:
+      return v.type_ref()->name;
     case VKind::range: {
       const RangeObj& r = v.rng();
       if (r.step == 1) return fmt::format("{}:{}", r.start, r.stop);
@@ -196,10 +228,14 @@ std::string show(const Value& v) {
       if (t.traced) return fmt::format("<traced {}>", type_str(t.type));
       if (t.type.rank() > 0) return array_text(t.data);
       switch (t.type.dtype) {
-        case DType::f32: return julia_float(t.data.data<float>()[0], true);
-        case DType::f64: return julia_float(t.data.data<double>()[0], false);
-        case DType::i64: return std::to_string(t.data.data<int64_t>()[0]);
-        case DType::boolean: return t.data.data<bool>()[0] ? "true" : "false";
+        case DType::f32:
+          return julia_float(t.data.data<float>()[0], true);
+        case DType::f64:
+          return julia_float(t.data.data<double>()[0], false);
+        case DType::i64:
+          return std::to_string(t.data.data<int64_t>()[0]);
+        case DType::boolean:
+          return t.data.data<bool>()[0] ? "true" : "false";
       }
     }
   }
@@ -214,8 +250,11 @@ std::string a_type_name(const Value& v) {
 
 std::string print_text(const Value& v) {
   switch (v.kind) {
-    case VKind::string: case VKind::symbol: return v.text();
-    case VKind::float_: return float_text(v.f, v.dtype, false);
+    case VKind::string:
+    case VKind::symbol:
+      return v.text();
+    case VKind::float_:
+      return float_text(v.f, v.dtype, false);
     case VKind::tensor: {
       const TensorObj& t = v.tensor();
       if (!t.traced && t.type.rank() == 0 && t.type.dtype == DType::f32) {
@@ -223,7 +262,8 @@ std::string print_text(const Value& v) {
       }
       return show(v);
     }
-    default: return show(v);
+    default:
+      return show(v);
   }
 }
 

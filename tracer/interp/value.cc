@@ -106,9 +106,14 @@ Value Value::traced(Var v, Type type, bool number) {
 
 bool Value::is_number() const {
   switch (kind) {
-    case VKind::boolean: case VKind::integer: case VKind::float_: return true;
-    case VKind::tensor: return tensor().number;
-    default: return false;
+    case VKind::boolean:
+    case VKind::integer:
+    case VKind::float_:
+      return true;
+    case VKind::tensor:
+      return tensor().number;
+    default:
+      return false;
   }
 }
 
@@ -172,10 +177,14 @@ TypeTag builtin_super(TypeTag tag) {
 
 TypeTag dtype_tag(DType d) {
   switch (d) {
-    case DType::f32: return TypeTag::float32;
-    case DType::f64: return TypeTag::float64;
-    case DType::i64: return TypeTag::int64;
-    case DType::boolean: return TypeTag::boolean;
+    case DType::f32:
+      return TypeTag::float32;
+    case DType::f64:
+      return TypeTag::float64;
+    case DType::i64:
+      return TypeTag::int64;
+    case DType::boolean:
+      return TypeTag::boolean;
   }
   return TypeTag::any;
 }
@@ -204,8 +213,11 @@ std::vector<std::pair<std::string, TypeRef>> builtin_type_names() {
   out.emplace_back("Int", builtin_type(TypeTag::int64));
   out.emplace_back("AbstractRange", builtin_type(TypeTag::range));
   out.emplace_back("AbstractString", builtin_type(TypeTag::string));
-  for (auto [name, rank] : {std::pair{"Array", -1}, {"Vector", 1}, {"Matrix", 2},
-                            {"AbstractVector", 1}, {"AbstractMatrix", 2}}) {
+  for (auto [name, rank] : {std::pair{"Array", -1},
+                            {"Vector", 1},
+                            {"Matrix", 2},
+                            {"AbstractVector", 1},
+                            {"AbstractMatrix", 2}}) {
     auto t = std::make_shared<TypeObj>(*builtin_type(TypeTag::abstract_array));
     t->name = name;
     t->rank = rank;
@@ -214,7 +226,9 @@ std::vector<std::pair<std::string, TypeRef>> builtin_type_names() {
   return out;
 }
 
-TypeRef dtype_type(DType dtype) { return builtin_type(dtype_tag(dtype)); }
+TypeRef dtype_type(DType dtype) {
+  return builtin_type(dtype_tag(dtype));
+}
 
 bool subtype(const TypeObj& a, const TypeObj& b) {
   if (b.tag == TypeTag::any) return true;
@@ -231,18 +245,30 @@ bool subtype(const TypeObj& a, const TypeObj& b) {
 
 bool isa(const Value& v, const TypeObj& t) {
   switch (v.kind) {
-    case VKind::boolean: return subtype(*builtin_type(TypeTag::boolean), t);
-    case VKind::integer: return subtype(*builtin_type(TypeTag::int64), t);
-    case VKind::float_: return subtype(*dtype_type(v.dtype), t);
-    case VKind::string: return subtype(*builtin_type(TypeTag::string), t);
-    case VKind::symbol: return subtype(*builtin_type(TypeTag::symbol), t);
-    case VKind::tuple: return subtype(*builtin_type(TypeTag::tuple), t);
-    case VKind::named_tuple: return subtype(*builtin_type(TypeTag::named_tuple), t);
-    case VKind::function: return subtype(*builtin_type(TypeTag::function), t);
-    case VKind::nothing: return subtype(*builtin_type(TypeTag::nothing), t);
-    case VKind::range: return subtype(*builtin_type(TypeTag::range), t);
-    case VKind::type: return subtype(*builtin_type(TypeTag::type), t);
-    case VKind::object: return subtype(*v.object().type, t);
+    case VKind::boolean:
+      return subtype(*builtin_type(TypeTag::boolean), t);
+    case VKind::integer:
+      return subtype(*builtin_type(TypeTag::int64), t);
+    case VKind::float_:
+      return subtype(*dtype_type(v.dtype), t);
+    case VKind::string:
+      return subtype(*builtin_type(TypeTag::string), t);
+    case VKind::symbol:
+      return subtype(*builtin_type(TypeTag::symbol), t);
+    case VKind::tuple:
+      return subtype(*builtin_type(TypeTag::tuple), t);
+    case VKind::named_tuple:
+      return subtype(*builtin_type(TypeTag::named_tuple), t);
+    case VKind::function:
+      return subtype(*builtin_type(TypeTag::function), t);
+    case VKind::nothing:
+      return subtype(*builtin_type(TypeTag::nothing), t);
+    case VKind::range:
+      return subtype(*builtin_type(TypeTag::range), t);
+    case VKind::type:
+      return subtype(*builtin_type(TypeTag::type), t);
+    case VKind::object:
+      return subtype(*v.object().type, t);
     case VKind::tensor: {
       const TensorObj& x = v.tensor();
       if (x.number) return subtype(*dtype_type(x.type.dtype), t);
@@ -258,34 +284,45 @@ bool isa(const Value& v, const TypeObj& t) {
 
 std::string type_name_of(const Value& v) {
   switch (v.kind) {
-    case VKind::boolean: return "Bool";
-    case VKind::integer: return "Int64";
-    case VKind::float_: return v.dtype == DType::f32 ? "Float32" : "Float64";
-    case VKind::object: return v.object().type->name;
-    case VKind::function: return fmt::format("typeof({})", v.fn().name);
-    case VKind::type: return fmt::format("Type{{{}}}", v.type_ref()->name);
+    case VKind::boolean:
+      return "Bool";
+    case VKind::integer:
+      return "Int64";
+    case VKind::float_:
+      return v.dtype == DType::f32 ? "Float32" : "Float64";
+    case VKind::object:
+      return v.object().type->name;
+    case VKind::function:
+      return fmt::format("typeof({})", v.fn().name);
+    case VKind::type:
+      return fmt::format("Type{{{}}}", v.type_ref()->name);
     case VKind::tensor: {
       const TensorObj& x = v.tensor();
       std::string el = dtype_type(x.type.dtype)->name;
       if (x.number) return el;
       return fmt::format("Array{{{}, {}}}", el, x.type.rank());
     }
-    default: return builtin_type(v.kind == VKind::string      ? TypeTag::string
-                                 : v.kind == VKind::symbol    ? TypeTag::symbol
-                                 : v.kind == VKind::tuple     ? TypeTag::tuple
-                                 : v.kind == VKind::range     ? TypeTag::range
-                                 : v.kind == VKind::nothing   ? TypeTag::nothing
-                                                              : TypeTag::named_tuple)
-        ->name;
+    default:
+      return builtin_type(v.kind == VKind::string    ? TypeTag::string
+                          : v.kind == VKind::symbol  ? TypeTag::symbol
+                          : v.kind == VKind::tuple   ? TypeTag::tuple
+                          : v.kind == VKind::range   ? TypeTag::range
+                          : v.kind == VKind::nothing ? TypeTag::nothing
+                                                     : TypeTag::named_tuple)
+          ->name;
   }
 }
 
 double as_double(const Value& v) {
   switch (v.kind) {
-    case VKind::boolean: return v.b ? 1 : 0;
-    case VKind::integer: return static_cast<double>(v.i);
-    case VKind::float_: return v.f;
-    default: internal_error("as_double of a {}", type_name_of(v));
+    case VKind::boolean:
+      return v.b ? 1 : 0;
+    case VKind::integer:
+      return static_cast<double>(v.i);
+    case VKind::float_:
+      return v.f;
+    default:
+      internal_error("as_double of a {}", type_name_of(v));
   }
 }
 

@@ -17,8 +17,19 @@
 namespace ytape::tracer {
 
 enum class VKind : uint8_t {
-  nothing, boolean, integer, float_, string, symbol, tuple, named_tuple, object, function,
-  range, type, tensor
+  nothing,
+  boolean,
+  integer,
+  float_,
+  string,
+  symbol,
+  tuple,
+  named_tuple,
+  object,
+  function,
+  range,
+  type,
+  tensor
 };
 
 /// The payloads behind Value::obj; which one is given by the Value's kind.
@@ -43,8 +54,24 @@ using Builtin = Value (*)(Interpreter& in, Args& args);
 /// The lattice of types used by dispatch and `isa`. Struct and abstract types declared by
 /// the program are `user` types with a supertype.
 enum class TypeTag : uint8_t {
-  any, number, real, abstract_float, integer, float32, float64, int64, boolean,
-  abstract_array, string, symbol, tuple, named_tuple, function, nothing, range, type,
+  any,
+  number,
+  real,
+  abstract_float,
+  integer,
+  float32,
+  float64,
+  int64,
+  boolean,
+  abstract_array,
+  string,
+  symbol,
+  tuple,
+  named_tuple,
+  function,
+  nothing,
+  range,
+  type,
   user
 };
 
@@ -53,11 +80,11 @@ struct TypeObj : Object {
   TypeTag tag = TypeTag::any;
   std::shared_ptr<const TypeObj> super;  ///< user types: the declared supertype, or null
   bool is_abstract = false;
-  std::vector<std::string> fields;  ///< struct types
+  std::vector<std::string> fields;                          ///< struct types
   std::vector<std::shared_ptr<const TypeObj>> field_types;  ///< null where not declared
-  bool has_eltype = false;          ///< `AbstractArray{Float32}`: the element type
+  bool has_eltype = false;  ///< `AbstractArray{Float32}`: the element type
   DType eltype = DType::f32;
-  int rank = -1;                    ///< `AbstractArray{T, 2}`, `Matrix`: the rank; -1 any
+  int rank = -1;  ///< `AbstractArray{T, 2}`, `Matrix`: the rank; -1 any
 };
 using TypeRef = std::shared_ptr<const TypeObj>;
 
@@ -102,7 +129,7 @@ struct RangeObj : Object {
 /// A tensor: concrete data, or a var of the tape being traced.
 struct TensorObj : Object {
   Type type;
-  Tensor data;          ///< concrete tensors only
+  Tensor data;  ///< concrete tensors only
   bool traced = false;
   Var var;              ///< traced tensors only
   bool number = false;  ///< a rank-0 value standing for a number (a traced scalar)
@@ -110,8 +137,8 @@ struct TensorObj : Object {
 
 struct Value {
   VKind kind = VKind::nothing;
-  bool weak = false;          ///< floats: an untyped literal, which adopts a tensor's dtype
-  DType dtype = DType::f64;   ///< floats
+  bool weak = false;         ///< floats: an untyped literal, which adopts a tensor's dtype
+  DType dtype = DType::f64;  ///< floats
   bool b = false;
   int64_t i = 0;
   double f = 0;

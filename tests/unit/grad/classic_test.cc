@@ -23,10 +23,18 @@ std::vector<double> doubles(const Tensor& t) {
   std::vector<double> out;
   for (int64_t i = 0; i < t.size(); ++i) {
     switch (t.dtype()) {
-      case DType::f32: out.push_back(t.data<float>()[i]); break;
-      case DType::f64: out.push_back(t.data<double>()[i]); break;
-      case DType::i64: out.push_back(static_cast<double>(t.data<int64_t>()[i])); break;
-      case DType::boolean: out.push_back(t.data<bool>()[i]); break;
+      case DType::f32:
+        out.push_back(t.data<float>()[i]);
+        break;
+      case DType::f64:
+        out.push_back(t.data<double>()[i]);
+        break;
+      case DType::i64:
+        out.push_back(static_cast<double>(t.data<int64_t>()[i]));
+        break;
+      case DType::boolean:
+        out.push_back(t.data<bool>()[i]);
+        break;
     }
   }
   return out;
@@ -63,17 +71,22 @@ TEST_CASE("a constant function has zero gradients") {
 }
 
 TEST_CASE("indexing gives one-hot masks") {
-  std::string program = "x = reshape([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0], 2, 3, 2)\n"
-                        "first(x) = x[1]\nat(x) = x[1, 2, 1]\ncolumn(x) = sum(x[:, 1, :])\n";
-  CHECK(gradient_values(program, "first", {"x"})["grad.x"] == D{1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+  std::string program =
+      "x = reshape([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0], 2, 3, 2)\n"
+      "first(x) = x[1]\nat(x) = x[1, 2, 1]\ncolumn(x) = sum(x[:, 1, :])\n";
+  CHECK(gradient_values(program, "first", {"x"})["grad.x"] ==
+        D{1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
   CHECK(gradient_values(program, "at", {"x"})["grad.x"] == D{0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0});
-  CHECK(gradient_values(program, "column", {"x"})["grad.x"] == D{1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0});
+  CHECK(gradient_values(program, "column", {"x"})["grad.x"] ==
+        D{1, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0});
 }
 
 TEST_CASE("broadcast arguments get gradients of their own shape") {
-  std::string program = "a = reshape([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0], 3, 4)\nv = [1.0, 2.0, 3.0]\n"
-                        "col = reshape([1.0, 2.0, 3.0], 3, 1)\nrow = reshape([1.0, 2.0, 3.0, 4.0], 1, 4)\n"
-                        "s(x, y) = sum(x .+ y)\np(x, y) = sum(x .* y)\n";
+  std::string program =
+      "a = reshape([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0], 3, 4)\nv = "
+      "[1.0, 2.0, 3.0]\n"
+      "col = reshape([1.0, 2.0, 3.0], 3, 1)\nrow = reshape([1.0, 2.0, 3.0, 4.0], 1, 4)\n"
+      "s(x, y) = sum(x .+ y)\np(x, y) = sum(x .* y)\n";
   CHECK(gradient_values(program, "s", {"a", "v"})["grad.y"] == D{4, 4, 4});
   CHECK(gradient_values(program, "s", {"a", "col"})["grad.y"] == D{4, 4, 4});
   CHECK(gradient_values(program, "s", {"a", "row"})["grad.y"] == D{3, 3, 3, 3});
@@ -86,15 +99,17 @@ TEST_CASE("broadcast arguments get gradients of their own shape") {
 }
 
 TEST_CASE("a struct built and read inside the function") {
-  std::string program = "struct Point\n  x\n  y\nend\n"
-                        "function f(x)\n  p = Point(x, x)\n  2 * p.x + 5 * p.y\nend\nx = 3.0\n";
+  std::string program =
+      "struct Point\n  x\n  y\nend\n"
+      "function f(x)\n  p = Point(x, x)\n  2 * p.x + 5 * p.y\nend\nx = 3.0\n";
   CHECK(gradient_values(program, "f", {"x"})["grad.x"] == D{7});
 }
 
 TEST_CASE("fan-out accumulates") {
   // d/dx (x*x + sin(x)*x) = 2x + cos(x) x + sin(x)
   Values v = gradient_values("x = 0.5\nf(x) = x * x + sin(x) * x", "f", {"x"});
-  CHECK(v["grad.x"][0] == doctest::Approx(1.0 + std::cos(0.5) * 0.5 + std::sin(0.5)).epsilon(1e-15));
+  CHECK(v["grad.x"][0] ==
+        doctest::Approx(1.0 + std::cos(0.5) * 0.5 + std::sin(0.5)).epsilon(1e-15));
 }
 
 TEST_CASE("--wrt takes names and dotted prefixes") {
@@ -128,8 +143,10 @@ TEST_CASE("the gradient's errors") {
   Var x = b.input("x", Type{DType::f32, {3}});
   b.output(b.exp(x), "y");
   Tape t = b.finish();
-  CHECK_THROWS_WITH_AS(gradient(t), "output 'y' has type f32[3]; the gradient needs a float scalar "
-                       "(use --vjp for a vector-Jacobian product)", UserError);
+  CHECK_THROWS_WITH_AS(gradient(t),
+                       "output 'y' has type f32[3]; the gradient needs a float scalar "
+                       "(use --vjp for a vector-Jacobian product)",
+                       UserError);
   CHECK_THROWS_WITH_AS(gradient(t, {{"z"}, true}),
                        "--wrt 'z' matches no input of tape 'f' (its inputs: x)", UserError);
   Tape v = gradient(t, {{}, true});

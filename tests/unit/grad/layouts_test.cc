@@ -3,11 +3,10 @@
 // keeping most activations blocked and reordering only at a few places; fusion changes no
 // bit of them.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "grad/grad.h"
 #include "runtime/executor.h"

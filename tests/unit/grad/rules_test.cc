@@ -1,14 +1,15 @@
 // Every differentiable primitive's rule against central differences in f64, on shapes
 // with broadcasting, size-1 and rank-0 cases; then the same for second derivatives.
+#include "grad/rules.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <functional>
 #include <set>
 
-#include "grad/grad.h"
 #include "check/gradcheck.h"
-#include "grad/rules.h"
+#include "grad/grad.h"
 #include "runtime/random.h"
 #include "tape/builder.h"
 #include "tape/print.h"
@@ -33,9 +34,15 @@ struct Case {
   std::function<std::vector<Var>(Builder&, const std::vector<Var>&)> build;
 };
 
-Arg f64(Shape s, Gen g = Gen::away) { return {Type{DType::f64, std::move(s)}, g}; }
-Arg index(Shape s, int64_t max) { return {Type{DType::i64, std::move(s)}, Gen::index, max}; }
-Arg boolean(Shape s) { return {Type{DType::boolean, std::move(s)}, Gen::boolean}; }
+Arg f64(Shape s, Gen g = Gen::away) {
+  return {Type{DType::f64, std::move(s)}, g};
+}
+Arg index(Shape s, int64_t max) {
+  return {Type{DType::i64, std::move(s)}, Gen::index, max};
+}
+Arg boolean(Shape s) {
+  return {Type{DType::boolean, std::move(s)}, Gen::boolean};
+}
 
 std::vector<Var> op(Builder& b, Prim p, const std::vector<Var>& x, const Attrs& attrs = {}) {
   return b.call(p, x, attrs);
@@ -48,7 +55,9 @@ Case unary(Prim p, Shape s, Gen g = Gen::away) {
 
 Case binary(Prim p, Shape a, Shape c, Gen g = Gen::away) {
   std::string label = fmt::format("{}{}{}", prim_name(p), shape_str(a), shape_str(c));
-  return {label, {f64(a, g), f64(c, g)}, [p](Builder& b, const std::vector<Var>& x) { return op(b, p, x); }};
+  return {label, {f64(a, g), f64(c, g)}, [p](Builder& b, const std::vector<Var>& x) {
+            return op(b, p, x);
+          }};
 }
 
 Case with(Prim p, std::vector<Arg> args, Attrs attrs, std::string note = "") {
@@ -61,12 +70,13 @@ using Ints = std::vector<int64_t>;
 
 std::vector<Case> elementwise_cases() {
   std::vector<Case> cases;
-  for (Prim p : {Prim::neg, Prim::exp, Prim::expm1, Prim::abs, Prim::sin, Prim::cos,
-                 Prim::tanh, Prim::sigmoid, Prim::relu, Prim::softplus}) {
+  for (Prim p : {Prim::neg, Prim::exp, Prim::expm1, Prim::abs, Prim::sin, Prim::cos, Prim::tanh,
+                 Prim::sigmoid, Prim::relu, Prim::softplus}) {
     cases.push_back(unary(p, {3, 4}));
     cases.push_back(unary(p, {}));
   }
-  for (Prim p : {Prim::log, Prim::log1p, Prim::sqrt}) cases.push_back(unary(p, {3, 2}, Gen::positive));
+  for (Prim p : {Prim::log, Prim::log1p, Prim::sqrt})
+    cases.push_back(unary(p, {3, 2}, Gen::positive));
   cases.push_back(unary(Prim::tan, {3, 2}, Gen::small));
   for (Prim p : {Prim::add, Prim::sub, Prim::mul, Prim::div, Prim::max, Prim::min}) {
     cases.push_back(binary(p, {3, 4}, {3, 4}));
@@ -102,17 +112,21 @@ std::vector<Case> shape_cases() {
   cases.push_back(with(Prim::slice, {f64({7, 5})},
                        {{"start", Ints{2, 1}}, {"stop", Ints{7, 5}}, {"step", Ints{2, 2}}}));
   cases.push_back(with(Prim::slice, {f64({4, 3})},
-                       {{"start", Ints{3, 1}}, {"stop", Ints{2, 3}}, {"step", Ints{1, 1}}}, "empty"));
-  cases.push_back(with(Prim::concat, {f64({2, 3}), f64({2, 1}), f64({2, 2})}, {{"dim", int64_t{2}}}));
-  cases.push_back(with(Prim::pad, {f64({3, 2})},
-                       {{"lo", Ints{1, 0}}, {"hi", Ints{2, 1}}, {"interior", Ints{1, 2}}, {"value", 1.5}}));
+                       {{"start", Ints{3, 1}}, {"stop", Ints{2, 3}}, {"step", Ints{1, 1}}},
+                       "empty"));
+  cases.push_back(
+      with(Prim::concat, {f64({2, 3}), f64({2, 1}), f64({2, 2})}, {{"dim", int64_t{2}}}));
+  cases.push_back(
+      with(Prim::pad, {f64({3, 2})},
+           {{"lo", Ints{1, 0}}, {"hi", Ints{2, 1}}, {"interior", Ints{1, 2}}, {"value", 1.5}}));
   return cases;
 }
 
 std::vector<Case> index_cases() {
   std::vector<Case> cases;
   cases.push_back(with(Prim::gather, {f64({4, 3}), index({2, 3}, 4)}, {{"dim", int64_t{1}}}));
-  cases.push_back(with(Prim::gather, {f64({4, 3}), index({1, 5}, 3)}, {{"dim", int64_t{2}}}, "broadcast"));
+  cases.push_back(
+      with(Prim::gather, {f64({4, 3}), index({1, 5}, 3)}, {{"dim", int64_t{2}}}, "broadcast"));
   cases.push_back(with(Prim::scatter_add, {f64({2, 3}), index({2, 3}, 4)},
                        {{"dim", int64_t{1}}, {"size", int64_t{4}}}));
   return cases;
@@ -125,12 +139,15 @@ std::vector<Case> linalg_cases() {
   cases.push_back(with(Prim::matmul, {f64({4, 3}), f64({4, 2})}, mm(true, false), "ta"));
   cases.push_back(with(Prim::matmul, {f64({3, 4}), f64({2, 4})}, mm(false, true), "tb"));
   cases.push_back(with(Prim::matmul, {f64({4, 3}), f64({2, 4})}, mm(true, true), "ta tb"));
-  cases.push_back(with(Prim::matmul, {f64({3, 4, 2}), f64({4, 5, 2})}, mm(false, false), "batched"));
+  cases.push_back(
+      with(Prim::matmul, {f64({3, 4, 2}), f64({4, 5, 2})}, mm(false, false), "batched"));
   return cases;
 }
 
 Attrs conv_geometry() {
-  return {{"stride", Ints{2, 1}}, {"pad", Ints{1, 0, 1, 1}}, {"dilation", Ints{1, 2}},
+  return {{"stride", Ints{2, 1}},
+          {"pad", Ints{1, 0, 1, 1}},
+          {"dilation", Ints{1, 2}},
           {"groups", int64_t{2}}};
 }
 
@@ -143,7 +160,8 @@ std::vector<Case> conv_cases() {
   in.set("shape", Ints{6, 5, 4, 2});
   filter.set("shape", Ints{3, 2, 2, 4});
   cases.push_back(with(Prim::conv2d_backward_input, {f64({3, 5, 4, 2}), f64({3, 2, 2, 4})}, in));
-  cases.push_back(with(Prim::conv2d_backward_filter, {f64({6, 5, 4, 2}), f64({3, 5, 4, 2})}, filter));
+  cases.push_back(
+      with(Prim::conv2d_backward_filter, {f64({6, 5, 4, 2}), f64({3, 5, 4, 2})}, filter));
   return cases;
 }
 
@@ -168,9 +186,9 @@ std::vector<Case> norm_cases() {
   cases.push_back(with(Prim::batchnorm, {f64({3, 4, 2, 2}), f64({2}), f64({2})}, eps, "WHCN"));
   cases.push_back(with(Prim::batchnorm, {f64({3, 5}), f64({3}), f64({3})}, eps, "(C,N)"));
   cases.push_back(with(Prim::batchnorm_with_stats, {f64({3, 4, 2, 2}), f64({2}), f64({2})}, eps));
-  cases.push_back(with(Prim::batchnorm_backward,
-                       {f64({3, 4, 2, 2}), f64({3, 4, 2, 2}), f64({2}), f64({2}), f64({2}, Gen::positive)},
-                       {}));
+  cases.push_back(with(
+      Prim::batchnorm_backward,
+      {f64({3, 4, 2, 2}), f64({3, 4, 2, 2}), f64({2}), f64({2}), f64({2}, Gen::positive)}, {}));
   return cases;
 }
 
@@ -186,7 +204,8 @@ std::vector<Case> all_cases() {
 Tape case_tape(const Case& c) {
   Builder b(c.label);
   std::vector<Var> x;
-  for (size_t i = 0; i < c.args.size(); ++i) x.push_back(b.input(fmt::format("x{}", i + 1), c.args[i].type));
+  for (size_t i = 0; i < c.args.size(); ++i)
+    x.push_back(b.input(fmt::format("x{}", i + 1), c.args[i].type));
   std::vector<Var> outs = c.build(b, x);
   for (size_t k = 0; k < outs.size(); ++k) b.output(outs[k], fmt::format("y{}", k + 1));
   return b.finish();
@@ -197,11 +216,21 @@ Tensor values(const Arg& a, uint64_t seed) {
   for (int64_t i = 0; i < t.size(); ++i) {
     double u = uniform_f64(seed, i);  // [0, 1)
     switch (a.gen) {
-      case Gen::away: t.data<double>()[i] = (u < 0.5 ? -1 : 1) * (0.2 + 2 * std::abs(u - 0.5) * 1.5); break;
-      case Gen::positive: t.data<double>()[i] = 0.3 + 1.5 * u; break;
-      case Gen::small: t.data<double>()[i] = 2 * u - 1; break;
-      case Gen::index: t.data<int64_t>()[i] = 1 + static_cast<int64_t>(u * a.max_index); break;
-      case Gen::boolean: t.data<bool>()[i] = u < 0.5; break;
+      case Gen::away:
+        t.data<double>()[i] = (u < 0.5 ? -1 : 1) * (0.2 + 2 * std::abs(u - 0.5) * 1.5);
+        break;
+      case Gen::positive:
+        t.data<double>()[i] = 0.3 + 1.5 * u;
+        break;
+      case Gen::small:
+        t.data<double>()[i] = 2 * u - 1;
+        break;
+      case Gen::index:
+        t.data<int64_t>()[i] = 1 + static_cast<int64_t>(u * a.max_index);
+        break;
+      case Gen::boolean:
+        t.data<bool>()[i] = u < 0.5;
+        break;
     }
   }
   return t;
@@ -209,7 +238,8 @@ Tensor values(const Arg& a, uint64_t seed) {
 
 TensorMap case_inputs(const Case& c, const Tape& t) {
   TensorMap inputs;
-  for (size_t i = 0; i < c.args.size(); ++i) inputs.emplace_back(t.ops[i].name, values(c.args[i], 100 + i));
+  for (size_t i = 0; i < c.args.size(); ++i)
+    inputs.emplace_back(t.ops[i].name, values(c.args[i], 100 + i));
   return inputs;
 }
 

@@ -5,11 +5,11 @@
 #include <cmath>
 
 #include "grad/grad.h"
+#include "io/json.h"
+#include "opt/promote.h"
 #include "runtime/executor.h"
 #include "runtime/inputs.h"
 #include "runtime/random.h"
-#include "io/json.h"
-#include "opt/promote.h"
 #include "tape/validate.h"
 #include "tracer/interp/interp.h"
 #include "tracer/trace.h"
@@ -33,25 +33,25 @@ std::vector<Tensor> tail(std::vector<Tensor> outs, size_t skip) {
 
 TEST_CASE("the Hessian of Rosenbrock's function") {
   tracer::Interpreter in;
-  in.run_text("r.jl",
-              "rosenbrock(x) = sum(100 .* (x[2:end] .- x[1:end-1] .^ 2) .^ 2 .+ (1 .- x[1:end-1]) .^ 2)\n"
-              "x = [-1.2, 1.0, 0.5]\n");
+  in.run_text(
+      "r.jl",
+      "rosenbrock(x) = sum(100 .* (x[2:end] .- x[1:end-1] .^ 2) .^ 2 .+ (1 .- x[1:end-1]) .^ 2)\n"
+      "x = [-1.2, 1.0, 0.5]\n");
   Tape f = tracer::trace(in, "rosenbrock", {"x"}).tape;
-  Tape g = gradient(f);                  // outputs: out, grad.x
-  Tape h = gradient(g, {{"x"}, true});   // seeds: seed.out, seed.grad.x; outputs + grad.grad.x
+  Tape g = gradient(f);                 // outputs: out, grad.x
+  Tape h = gradient(g, {{"x"}, true});  // seeds: seed.out, seed.grad.x; outputs + grad.grad.x
   validate(h);
   Executor run(h);
   std::vector<double> x = {-1.2, 1.0, 0.5};
   // Row i of the Hessian is the VJP of the gradient with the unit vector e_i.
-  double expected[3][3] = {
-      {1200 * x[0] * x[0] - 400 * x[1] + 2, -400 * x[0], 0},
-      {-400 * x[0], 200 + 1200 * x[1] * x[1] - 400 * x[2] + 2, -400 * x[1]},
-      {0, -400 * x[1], 200}};
+  double expected[3][3] = {{1200 * x[0] * x[0] - 400 * x[1] + 2, -400 * x[0], 0},
+                           {-400 * x[0], 200 + 1200 * x[1] * x[1] - 400 * x[2] + 2, -400 * x[1]},
+                           {0, -400 * x[1], 200}};
   for (int i = 0; i < 3; ++i) {
     std::vector<double> e(3, 0);
     e[i] = 1;
-    std::vector<Tensor> outs =
-        run.run({{"x", vec(x)}, {"seed.out", Tensor(Type{DType::f64, {}})}, {"seed.grad.x", vec(e)}});
+    std::vector<Tensor> outs = run.run(
+        {{"x", vec(x)}, {"seed.out", Tensor(Type{DType::f64, {}})}, {"seed.grad.x", vec(e)}});
     REQUIRE(h.outputs[2].name == "grad.grad.x");
     for (int j = 0; j < 3; ++j) {
       CAPTURE(i);
@@ -98,7 +98,8 @@ TEST_CASE("a Hessian-vector product of the MLP matches a difference of its gradi
     for (size_t i = 0; i < x.size(); ++i) {
       Tensor t = x[i].second.clone();
       if (t.dtype() == DType::f64) {
-        for (int64_t k = 0; k < t.size(); ++k) t.data<double>()[k] += step * v[i].second.data<double>()[k];
+        for (int64_t k = 0; k < t.size(); ++k)
+          t.data<double>()[k] += step * v[i].second.data<double>()[k];
       }
       y.emplace_back(x[i].first, t);
     }

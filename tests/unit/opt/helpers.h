@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "tape/builder.h"
 #include "opt/pass.h"
+#include "tape/builder.h"
 #include "tape/print.h"
 #include "tape/validate.h"
 

@@ -4,8 +4,8 @@
 #include <doctest/doctest.h>
 
 #include "helpers.h"
-#include "tape/error.h"
 #include "io/json.h"
+#include "tape/error.h"
 
 namespace ytape::passes_test {
 

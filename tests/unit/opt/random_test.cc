@@ -9,10 +9,10 @@
 #include <random>
 
 #include "helpers.h"
-#include "runtime/executor.h"
-#include "runtime/inputs.h"
 #include "io/json.h"
 #include "opt/optimize.h"
+#include "runtime/executor.h"
+#include "runtime/inputs.h"
 
 namespace ytape::passes_test {
 

@@ -10,11 +10,11 @@
 
 #include "grad/grad.h"
 #include "helpers.h"
+#include "io/json.h"
+#include "opt/optimize.h"
 #include "runtime/executor.h"
 #include "runtime/inputs.h"
 #include "samples/cpp/models.h"
-#include "io/json.h"
-#include "opt/optimize.h"
 #include "tracer/interp/interp.h"
 #include "tracer/trace.h"
 

@@ -73,8 +73,8 @@ struct Refs {
 Refs references(const ConvCase& c, const std::vector<double>& x, const std::vector<double>& w,
                 const std::vector<double>& dy) {
   Refs r{std::vector<double>(dy.size()), std::vector<double>(x.size()),
-         std::vector<double>(w.size()), std::vector<double>(dy.size()),
-         std::vector<double>(x.size()), std::vector<double>(w.size())};
+         std::vector<double>(w.size()),  std::vector<double>(dy.size()),
+         std::vector<double>(x.size()),  std::vector<double>(w.size())};
   for_each_term(c, [&](int64_t yi, int64_t xi, int64_t wi) {
     r.y[yi] += w[wi] * x[xi];
     r.dx[xi] += w[wi] * dy[yi];
@@ -107,8 +107,7 @@ void check_case(const ConvCase& c, DType dtype, KernelSet set, uint64_t seed) {
   double tol = dtype == DType::f32 ? 2e-6 : 1e-14;
   Tensor y = run_op1(Prim::conv2d, {x, w}, c.attrs(), set);
   Tensor dx = run_op1(Prim::conv2d_backward_input, {dy, w}, c.attrs_with_shape(c.x), set);
-  Tensor dw =
-      run_op1(Prim::conv2d_backward_filter, {x, dy}, c.attrs_with_shape(c.w_shape()), set);
+  Tensor dw = run_op1(Prim::conv2d_backward_filter, {x, dy}, c.attrs_with_shape(c.w_shape()), set);
   check_close_scaled(y, ref.y, ref.y_scale, tol, tol);
   check_close_scaled(dx, ref.dx, ref.dx_scale, tol, tol);
   check_close_scaled(dw, ref.dw, ref.dw_scale, tol, tol);
@@ -174,9 +173,9 @@ std::vector<ConvCase> cases() {
 TEST_CASE("conv2d and its gradients match the naive reference") {
   uint64_t seed = 100;
   for (const ConvCase& c : cases()) {
-    for (auto [dtype, set] : {std::pair{DType::f32, KernelSet::fast},
-                              std::pair{DType::f32, KernelSet::reference},
-                              std::pair{DType::f64, KernelSet::fast}}) {
+    for (auto [dtype, set] :
+         {std::pair{DType::f32, KernelSet::fast}, std::pair{DType::f32, KernelSet::reference},
+          std::pair{DType::f64, KernelSet::fast}}) {
       CAPTURE(shape_str(c.x));
       CAPTURE(c.kw);
       CAPTURE(c.kh);

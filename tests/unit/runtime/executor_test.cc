@@ -168,8 +168,8 @@ TEST_CASE("print goes to the run's printer; a failing guard stops the run") {
   ex.set_print([&](std::string_view line) { lines.emplace_back(line); });
   ex.run({{"x", make_tensor(f32({}), {4})}});
   CHECK(lines == std::vector<std::string>{"x=4.0 sqrt=2.0", "4.0 4.0"});
-  CHECK_THROWS_WITH_AS(ex.run({{"x", make_tensor(f32({}), {-1})}}),
-                       "op 4: guard failed: x > 0", UserError);
+  CHECK_THROWS_WITH_AS(ex.run({{"x", make_tensor(f32({}), {-1})}}), "op 4: guard failed: x > 0",
+                       UserError);
 }
 
 TEST_CASE("profiling records the time of every call") {

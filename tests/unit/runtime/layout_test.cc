@@ -102,19 +102,21 @@ TEST_CASE("max pooling and its gradient on blocked images match their plain runs
     CAPTURE(c.window);
     Attrs attrs{{"window", c.window}, {"stride", c.stride}, {"pad", c.pad}};
     std::vector<Tensor> want = testing::run_op(Prim::max_pool2d_with_indices, {x}, attrs);
-    std::vector<Tensor> got = testing::run_op_in_layouts(Prim::max_pool2d_with_indices, {x},
-                                                         attrs, {L::c16, L::c16, L::plain});
+    std::vector<Tensor> got = testing::run_op_in_layouts(Prim::max_pool2d_with_indices, {x}, attrs,
+                                                         {L::c16, L::c16, L::plain});
     testing::check_equal(got[0], testing::to_doubles(want[0]));
     testing::check_equal(got[1], testing::to_doubles(want[1]));
-    testing::check_equal(testing::run_op_in_layouts(Prim::max_pool2d, {x}, attrs, {L::c16, L::c16})[0],
-                         testing::to_doubles(want[0]));
+    testing::check_equal(
+        testing::run_op_in_layouts(Prim::max_pool2d, {x}, attrs, {L::c16, L::c16})[0],
+        testing::to_doubles(want[0]));
 
     Tensor dy = testing::random_tensor(want[0].type(), 8);
     Attrs shape{{"shape", image}};
     std::vector<Tensor> args{dy, want[1]};
-    testing::check_equal(testing::run_op_in_layouts(Prim::max_pool2d_backward, args, shape,
-                                                    {L::c16, L::plain, L::c16})[0],
-                         testing::to_doubles(testing::run_op(Prim::max_pool2d_backward, args, shape)[0]));
+    testing::check_equal(
+        testing::run_op_in_layouts(Prim::max_pool2d_backward, args, shape,
+                                   {L::c16, L::plain, L::c16})[0],
+        testing::to_doubles(testing::run_op(Prim::max_pool2d_backward, args, shape)[0]));
   }
 }
 

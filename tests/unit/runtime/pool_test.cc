@@ -72,11 +72,11 @@ MaxRef max_reference(const PoolCase& c, const std::vector<double>& x) {
 std::vector<PoolCase> cases() {
   return {
       {{6, 5, 2, 1}, {2, 2}, {2, 2}},
-      {{7, 6, 3, 2}, {3, 3}, {2, 2}, {1, 1, 1, 1}},        // ResNet's stem pool
-      {{9, 7, 2, 2}, {3, 2}, {2, 1}, {1, 0, 0, 1}},        // rectangular, asymmetric pad
-      {{8, 8, 2, 1}, {2, 3}, {3, 2}, {1, 1, 2, 0}},        // stride larger than the window
-      {{5, 4, 3, 1}, {5, 4}, {1, 1}},                      // one global window
-      {{40, 36, 12, 1}, {3, 3}, {2, 2}, {1, 1, 1, 1}},     // large enough for threads
+      {{7, 6, 3, 2}, {3, 3}, {2, 2}, {1, 1, 1, 1}},     // ResNet's stem pool
+      {{9, 7, 2, 2}, {3, 2}, {2, 1}, {1, 0, 0, 1}},     // rectangular, asymmetric pad
+      {{8, 8, 2, 1}, {2, 3}, {3, 2}, {1, 1, 2, 0}},     // stride larger than the window
+      {{5, 4, 3, 1}, {5, 4}, {1, 1}},                   // one global window
+      {{40, 36, 12, 1}, {3, 3}, {2, 2}, {1, 1, 1, 1}},  // large enough for threads
   };
 }
 

@@ -1,6 +1,7 @@
+#include "tape/builder.h"
+
 #include <doctest/doctest.h>
 
-#include "tape/builder.h"
 #include "tape/error.h"
 #include "tape/print.h"
 #include "tape/validate.h"
@@ -9,7 +10,9 @@ using namespace ytape;
 
 namespace {
 
-Type f32(Shape s) { return Type{DType::f32, std::move(s)}; }
+Type f32(Shape s) {
+  return Type{DType::f32, std::move(s)};
+}
 
 }  // namespace
 
@@ -53,9 +56,9 @@ TEST_CASE("inputs come first and have unique names") {
 TEST_CASE("multi-output and zero-output ops") {
   Builder b("f");
   Var x = b.input("x", f32({4, 4, 1, 1}));
-  std::vector<Var> outs = b.call(Prim::max_pool2d_with_indices, {x},
-                                 {{"window", std::vector<int64_t>{2, 2}},
-                                  {"stride", std::vector<int64_t>{2, 2}}});
+  std::vector<Var> outs =
+      b.call(Prim::max_pool2d_with_indices, {x},
+             {{"window", std::vector<int64_t>{2, 2}}, {"stride", std::vector<int64_t>{2, 2}}});
   REQUIRE(outs.size() == 2);
   CHECK(type_str(b.type(outs[1])) == "i64[2,2,1,1]");
   CHECK(b.call(Prim::print, {x}).empty());
@@ -102,9 +105,9 @@ TEST_CASE("copying a tape remaps every var in one pass") {
 TEST_CASE("record returns the op it appended") {
   Builder b("f");
   Var x = b.input("x", f32({2}));
-  const Op& op = b.record(Prim::max_pool2d_with_indices, {b.reshape(x, {2, 1, 1, 1})},
-                          {{"window", std::vector<int64_t>{2, 1}},
-                           {"stride", std::vector<int64_t>{2, 1}}});
+  const Op& op =
+      b.record(Prim::max_pool2d_with_indices, {b.reshape(x, {2, 1, 1, 1})},
+               {{"window", std::vector<int64_t>{2, 1}}, {"stride", std::vector<int64_t>{2, 1}}});
   CHECK(op.prim == Prim::max_pool2d_with_indices);
   REQUIRE(op.outs.size() == 2);
   CHECK(op.outs[1].id == 3);

@@ -1,7 +1,8 @@
+#include "tape/dtype.h"
+
 #include <doctest/doctest.h>
 
 #include "tape/attrs.h"
-#include "tape/dtype.h"
 #include "tape/error.h"
 #include "tape/prim.h"
 
@@ -47,8 +48,9 @@ TEST_CASE("bad types are refused with a reason") {
   CHECK_FALSE(parse_type("f32[-3]", &t, &why));
   CHECK(why == "bad type 'f32[-3]': dimension -3 is negative");
   CHECK_FALSE(parse_type("f32[1000000000,1000000000]", &t, &why));
-  CHECK(why == "bad type 'f32[1000000000,1000000000]': shape [1000000000,1000000000] has more "
-               "than 2^48 elements");
+  CHECK(why ==
+        "bad type 'f32[1000000000,1000000000]': shape [1000000000,1000000000] has more "
+        "than 2^48 elements");
   CHECK_FALSE(parse_type("f32[99999999999999999999]", &t, &why));
   CHECK(why == "bad dimension '99999999999999999999' in type 'f32[99999999999999999999]'");
 }
@@ -79,13 +81,18 @@ TEST_CASE("attribute values print") {
 }
 
 TEST_CASE("the op list is consistent") {
-  CHECK(all_prims().size() == static_cast<size_t>(kNumPrims));
+  int index = 0;
   for (Prim p : all_prims()) {
     CAPTURE(prim_name(p));
+    CHECK(static_cast<int>(p) == index++);  // each once, in the list's order
     CHECK(find_prim(prim_name(p)) == p);
     const PrimInfo& info = prim_info(p);
-    CHECK((info.arity == kVariadic || info.arity >= 0));
-    CHECK(info.outputs >= 0);
+    if (info.arity == kVariadic) CHECK((p == Prim::concat || p == Prim::print));
+    if (info.elementwise()) {  // unary, binary or select, one value out
+      CHECK(info.arity >= 1);
+      CHECK(info.arity <= 3);
+      CHECK(info.outputs == 1);
+    }
     // Effects are the only ops without outputs: an op nobody can read must not be pure.
     if (info.outputs == 0) CHECK(info.effectful());
   }
@@ -104,8 +111,9 @@ TEST_CASE("attributes are normalized against the schema") {
   CHECK(a.get_ints("pad") == std::vector<int64_t>{0, 0, 0, 0});
   CHECK(a.get_int("groups") == 2);
   CHECK(attrs_problem(Prim::conv2d, a) == "");
-  Attrs f = normalize_attrs(Prim::fill, {{"shape", std::vector<int64_t>{2}}, {"dtype", DType::f32},
-                                         {"value", int64_t{1}}});
+  Attrs f = normalize_attrs(
+      Prim::fill,
+      {{"shape", std::vector<int64_t>{2}}, {"dtype", DType::f32}, {"value", int64_t{1}}});
   CHECK(f.get_float("value") == 1.0);
   CHECK_THROWS_WITH_AS(normalize_attrs(Prim::sum, {}), "needs attribute 'dims' (ints)", UserError);
   CHECK_THROWS_WITH_AS(normalize_attrs(Prim::sum, {{"dims", int64_t{1}}}),

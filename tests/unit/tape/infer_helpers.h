@@ -14,7 +14,6 @@
 
 namespace ytape::testing {
 
-
 using Ints = std::vector<int64_t>;
 
 inline constexpr int64_t k2to48 = int64_t{1} << 48;

@@ -1,7 +1,8 @@
+#include "tape/print.h"
+
 #include <doctest/doctest.h>
 
 #include "tape/builder.h"
-#include "tape/print.h"
 
 using namespace ytape;
 
@@ -13,9 +14,9 @@ TEST_CASE("the text form of a tape") {
   Var s = b.sin(x);
   Var two = b.constant(DType::f32, 2.0);
   Var m = b.mul(s, two);
-  std::vector<Var> pooled = b.call(Prim::max_pool2d_with_indices, {m},
-                                   {{"window", std::vector<int64_t>{2, 2}},
-                                    {"stride", std::vector<int64_t>{2, 2}}});
+  std::vector<Var> pooled =
+      b.call(Prim::max_pool2d_with_indices, {m},
+             {{"window", std::vector<int64_t>{2, 2}}, {"stride", std::vector<int64_t>{2, 2}}});
   b.set_loc({});
   Var total = b.sum(pooled[0], {1, 2, 3, 4});
   b.call(Prim::print, {total}, {{"format", std::string("loss = {}")}});
@@ -48,8 +49,8 @@ TEST_CASE("constants of every dtype print exactly") {
   Var z = b.constant(DType::boolean, 1);
   Var n = b.constant(DType::f64, 0.0 / 0.0);
   Var inf = b.constant(DType::f32, -1.0 / 0.0);
-  Var creation = b.call1(Prim::fill, {}, {{"value", 1.0}, {"dtype", DType::f32},
-                                          {"shape", std::vector<int64_t>{2}}});
+  Var creation = b.call1(
+      Prim::fill, {}, {{"value", 1.0}, {"dtype", DType::f32}, {"shape", std::vector<int64_t>{2}}});
   Tape t = b.finish();
   CHECK(print_op(t, t.ops[f.id]) == "%1 = const(0.1)::f32[]");
   CHECK(print_op(t, t.ops[d.id]) == "%2 = const(0.1)::f64[]");

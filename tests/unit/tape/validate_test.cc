@@ -1,14 +1,17 @@
+#include "tape/validate.h"
+
 #include <doctest/doctest.h>
 
 #include "tape/builder.h"
 #include "tape/error.h"
-#include "tape/validate.h"
 
 using namespace ytape;
 
 namespace {
 
-Type f32(Shape s) { return Type{DType::f32, std::move(s)}; }
+Type f32(Shape s) {
+  return Type{DType::f32, std::move(s)};
+}
 
 // in %1 x, in %2 y, %3 = add(%1, %2), %4 = sum(%3; dims=[1]) at m.jl:3, out %4.
 Tape sample() {
@@ -24,7 +27,9 @@ Tape sample() {
 
 }  // namespace
 
-TEST_CASE("a built tape is valid") { validate(sample()); }
+TEST_CASE("a built tape is valid") {
+  validate(sample());
+}
 
 TEST_CASE("validator: use before definition") {
   Tape t = sample();
@@ -38,8 +43,8 @@ TEST_CASE("validator: use before definition") {
 TEST_CASE("validator: a var that is never defined") {
   Tape t = sample();
   t.ops[2].args[0] = Var{41};
-  CHECK_THROWS_WITH_AS(validate(t), "tape f: op 3 (%3 = add(%42, %2)::f32[3]): %42 is never defined",
-                       UserError);
+  CHECK_THROWS_WITH_AS(validate(t),
+                       "tape f: op 3 (%3 = add(%42, %2)::f32[3]): %42 is never defined", UserError);
 }
 
 TEST_CASE("validator: a var defined twice") {
@@ -55,10 +60,11 @@ TEST_CASE("validator: numbering that is not dense") {
   Tape t = sample();
   t.types.push_back(f32({}));
   t.ops[3].outs[0] = Var{4};
-  CHECK_THROWS_WITH_AS(validate(t),
-                       "tape f: op 4 (%5 = sum(%3; dims=[1])::f32[]) at m.jl:3: it defines %5 where "
-                       "%4 comes next; vars are numbered densely in definition order",
-                       UserError);
+  CHECK_THROWS_WITH_AS(
+      validate(t),
+      "tape f: op 4 (%5 = sum(%3; dims=[1])::f32[]) at m.jl:3: it defines %5 where "
+      "%4 comes next; vars are numbered densely in definition order",
+      UserError);
 }
 
 TEST_CASE("validator: a type with no op") {
@@ -103,14 +109,15 @@ TEST_CASE("validator: wrong arity and output count") {
 TEST_CASE("validator: attributes against the schema") {
   Tape t = sample();
   t.ops[3].attrs = Attrs{};
-  CHECK_THROWS_WITH_AS(validate(t),
-                       "tape f: op 4 (%4 = sum(%3)::f32[]) at m.jl:3: needs attribute 'dims' (ints)",
-                       UserError);
+  CHECK_THROWS_WITH_AS(
+      validate(t), "tape f: op 4 (%4 = sum(%3)::f32[]) at m.jl:3: needs attribute 'dims' (ints)",
+      UserError);
   t.ops[3].attrs = Attrs{{"dims", int64_t{1}}};
-  CHECK_THROWS_WITH_AS(validate(t),
-                       "tape f: op 4 (%4 = sum(%3; dims=1)::f32[]) at m.jl:3: attribute 'dims' must be "
-                       "ints, not int 1",
-                       UserError);
+  CHECK_THROWS_WITH_AS(
+      validate(t),
+      "tape f: op 4 (%4 = sum(%3; dims=1)::f32[]) at m.jl:3: attribute 'dims' must be "
+      "ints, not int 1",
+      UserError);
   t.ops[3].attrs = Attrs{{"dims", std::vector<int64_t>{2}}};
   CHECK_THROWS_WITH_AS(validate(t),
                        "tape f: op 4 (%4 = sum(%3; dims=[2])::f32[]) at m.jl:3: dims=[2]: dim 2 is "
@@ -143,7 +150,8 @@ TEST_CASE("validator: inputs first, named, unique") {
                        "tape f: op 2 (in  %2::f32[3] x): another input is named 'x'; rename one",
                        UserError);
   t.ops[1].name = "";
-  CHECK_THROWS_WITH_AS(validate(t), "tape f: op 2 (in  %2::f32[3] ): an input needs a name", UserError);
+  CHECK_THROWS_WITH_AS(validate(t), "tape f: op 2 (in  %2::f32[3] ): an input needs a name",
+                       UserError);
 }
 
 TEST_CASE("validator: constants hold exactly their elements") {
@@ -175,7 +183,8 @@ TEST_CASE("validator: absurd shapes") {
 TEST_CASE("validator: outputs") {
   Tape t = sample();
   t.outputs.push_back({Var{9}, "extra"});
-  CHECK_THROWS_WITH_AS(validate(t), "tape f: output 'extra' is %10, which no op defines", UserError);
+  CHECK_THROWS_WITH_AS(validate(t), "tape f: output 'extra' is %10, which no op defines",
+                       UserError);
   t = sample();
   t.outputs.push_back({Var{2}, "loss"});
   CHECK_THROWS_WITH_AS(validate(t),

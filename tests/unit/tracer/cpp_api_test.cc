@@ -1,7 +1,8 @@
 // The C++ tracing API against the model language: each C++ program must record the tape
 // the language records for the same program, op for op; and its errors.
-#include <doctest/doctest.h>
+#include "tracer/cpp_api.h"
 
+#include <doctest/doctest.h>
 #include <fmt/format.h>
 
 #include <functional>
@@ -13,7 +14,6 @@
 #include "tape/error.h"
 #include "tape/print.h"
 #include "tape/validate.h"
-#include "tracer/cpp_api.h"
 #include "tracer/interp/interp.h"
 #include "tracer/trace.h"
 
@@ -101,7 +101,9 @@ TEST_CASE("operators are the elementwise ops, with weak number literals") {
       {"f(x, y) = x * y", {"f32[]", "f32[3]"}, [](V a) { return a[0] * a[1]; }},
       {"f(x) = sum(x) / 2", {"f32[3]"}, [](V a) { return sum(a[0]) / 2.0; }},
       {"f(x) = x ./ 2", {"i64[3]"}, [](V a) { return a[0] / 2.0; }},
-      {"f(x, y) = x .* y", {"f32[2]", "f32[2]"}, [](V a) {
+      {"f(x, y) = x .* y",
+       {"f32[2]", "f32[2]"},
+       [](V a) {
          Traced z = a[0];
          z *= a[1];
          return z;
@@ -120,7 +122,8 @@ TEST_CASE("named binary functions broadcast and promote as the dotted operators"
       {"f(x) = x .^ 3.0", {"f32[3]"}, [](V a) { return pow(a[0], 3.0); }},
       {"f(x, y) = x .< y", {"f32[3]", "f32[3]"}, [](V a) { return lt(a[0], a[1]); }},
       {"f(x) = x .== 1.0", {"f32[3]"}, [](V a) { return eq(a[0], 1.0); }},
-      {"f(x) = ifelse.(x .> 0.0, x, 0.0)", {"f32[3]"},
+      {"f(x) = ifelse.(x .> 0.0, x, 0.0)",
+       {"f32[3]"},
        [](V a) { return ifelse(gt(a[0], 0.0), a[0], 0.0); }},
   });
 }
@@ -128,16 +131,18 @@ TEST_CASE("named binary functions broadcast and promote as the dotted operators"
 TEST_CASE("elementwise functions, activations and conversions") {
   using Unary = Traced (*)(const Traced&, Where);
   const std::pair<const char*, Unary> unaries[] = {
-      {"abs", cpp::abs}, {"sign", cpp::sign}, {"exp", cpp::exp}, {"log", cpp::log},
-      {"log1p", cpp::log1p}, {"expm1", cpp::expm1}, {"sqrt", cpp::sqrt}, {"sin", cpp::sin},
-      {"cos", cpp::cos}, {"tan", cpp::tan}, {"tanh", cpp::tanh}, {"sigmoid", cpp::sigmoid},
-      {"relu", cpp::relu}, {"softplus", cpp::softplus}, {"abs2", cpp::abs2},
+      {"abs", cpp::abs},     {"sign", cpp::sign},         {"exp", cpp::exp},
+      {"log", cpp::log},     {"log1p", cpp::log1p},       {"expm1", cpp::expm1},
+      {"sqrt", cpp::sqrt},   {"sin", cpp::sin},           {"cos", cpp::cos},
+      {"tan", cpp::tan},     {"tanh", cpp::tanh},         {"sigmoid", cpp::sigmoid},
+      {"relu", cpp::relu},   {"softplus", cpp::softplus}, {"abs2", cpp::abs2},
       {"swish", cpp::swish},
   };
   std::vector<Case> cases;
   for (auto [name, f] : unaries) {
-    cases.push_back({fmt::format("f(x) = {}.(x)", name), {"f32[2,3]"},
-                     [f](V a) { return f(a[0], Where::current()); }});
+    cases.push_back({fmt::format("f(x) = {}.(x)", name), {"f32[2,3]"}, [f](V a) {
+                       return f(a[0], Where::current());
+                     }});
   }
   cases.push_back({"f(x) = exp.(x)", {"i64[3]"}, [](V a) { return exp(a[0]); }});
   cases.push_back({"f(x) = abs.(x)", {"bool[3]"}, [](V a) { return abs(a[0]); }});
@@ -152,7 +157,8 @@ TEST_CASE("matmul is the language's * of arrays") {
       {"f(x, y) = x * y", {"f32[3,4]", "f32[4]"}, [](V a) { return matmul(a[0], a[1]); }},
       {"f(x, y) = x * y", {"f32[3]", "f32[1,4]"}, [](V a) { return matmul(a[0], a[1]); }},
       {"f(x, y) = x * y", {"f32[3,4]", "f64[4,2]"}, [](V a) { return matmul(a[0], a[1]); }},
-      {"f(x, y, z) = relu.(x * y .+ z)", {"f32[4,3]", "f32[3,2]", "f32[4]"},
+      {"f(x, y, z) = relu.(x * y .+ z)",
+       {"f32[4,3]", "f32[3,2]", "f32[4]"},
        [](V a) { return relu(add(matmul(a[0], a[1]), a[2])); }},
   });
 }
@@ -162,10 +168,19 @@ TEST_CASE("reductions keep the reduced dims as Julia does") {
   check_cases({
       {"f(x) = sum(x)", x, [](V a) { return sum(a[0]); }},
       {"f(x) = sum(x; dims=2)", x, [](V a) { return sum(a[0], {2}); }},
-      {"f(x) = sum(x; dims=(3, 1))", x, [](V a) { return sum(a[0], {3, 1}); }},
-      {"f(x) = sum(x; dims=(2, 5))", x, [](V a) { return sum(a[0], {2, 5}); }},
+      {"f(x) = sum(x; dims=(3, 1))", x,
+       [](V a) {
+         return sum(a[0], {3, 1});
+       }},
+      {"f(x) = sum(x; dims=(2, 5))", x,
+       [](V a) {
+         return sum(a[0], {2, 5});
+       }},
       {"f(x) = mean(x)", x, [](V a) { return mean(a[0]); }},
-      {"f(x) = mean(x; dims=(2, 3))", x, [](V a) { return mean(a[0], {2, 3}); }},
+      {"f(x) = mean(x; dims=(2, 3))", x,
+       [](V a) {
+         return mean(a[0], {2, 3});
+       }},
       {"f(x) = maximum(x; dims=1)", x, [](V a) { return maximum(a[0], {1}); }},
       {"f(x) = minimum(x)", x, [](V a) { return minimum(a[0]); }},
       {"f(x) = sum(x)", {"bool[3]"}, [](V a) { return sum(a[0]); }},
@@ -175,21 +190,35 @@ TEST_CASE("reductions keep the reduced dims as Julia does") {
 
 TEST_CASE("shapes, softmax, gather, losses and any primitive") {
   check_cases({
-      {"f(x) = reshape(x, 4, :)", {"f32[2,3,4]"}, [](V a) { return reshape(a[0], {4, -1}); }},
-      {"f(x) = reshape(x, 2, 3, 4)", {"f32[2,3,4]"}, [](V a) { return reshape(a[0], {2, 3, 4}); }},
-      {"f(x) = permutedims(x, (2, 1, 3))", {"f32[2,3,4]"},
-       [](V a) { return permutedims(a[0], {2, 1, 3}); }},
+      {"f(x) = reshape(x, 4, :)",
+       {"f32[2,3,4]"},
+       [](V a) {
+         return reshape(a[0], {4, -1});
+       }},
+      {"f(x) = reshape(x, 2, 3, 4)",
+       {"f32[2,3,4]"},
+       [](V a) {
+         return reshape(a[0], {2, 3, 4});
+       }},
+      {"f(x) = permutedims(x, (2, 1, 3))",
+       {"f32[2,3,4]"},
+       [](V a) {
+         return permutedims(a[0], {2, 1, 3});
+       }},
       {"f(x) = x'", {"f32[2,3]"}, [](V a) { return transpose(a[0]); }},
       {"f(x) = transpose(x)", {"f32[3]"}, [](V a) { return transpose(a[0]); }},
       {"f(x) = softmax(x)", {"f32[3,4]"}, [](V a) { return softmax(a[0]); }},
       {"f(x) = logsoftmax(x; dims=2)", {"f32[3,4]"}, [](V a) { return logsoftmax(a[0], {2}); }},
       {"f(x) = logsumexp(x; dims=1)", {"f32[3,4]"}, [](V a) { return logsumexp(a[0]); }},
-      {"f(x, y) = Prim.gather(x, y; dim=1)", {"f32[3,4]", "i64[1,4]"},
+      {"f(x, y) = Prim.gather(x, y; dim=1)",
+       {"f32[3,4]", "i64[1,4]"},
        [](V a) { return gather(a[0], a[1], 1); }},
-      {"f(x, y) = crossentropy(x, y)", {"f32[10,4]", "i64[4]"},
+      {"f(x, y) = crossentropy(x, y)",
+       {"f32[10,4]", "i64[4]"},
        [](V a) { return crossentropy(a[0], a[1]); }},
       {"f(x, y) = mse(x, y)", {"f32[3,4]", "f32[3,4]"}, [](V a) { return mse(a[0], a[1]); }},
-      {"f(x, y) = Prim.conv2d(x, y; stride=(2, 2))", {"f32[8,8,3,1]", "f32[3,3,3,4]"},
+      {"f(x, y) = Prim.conv2d(x, y; stride=(2, 2))",
+       {"f32[8,8,3,1]", "f32[3,3,3,4]"},
        [](V a) {
          return a[0].tracer()->call1(Prim::conv2d, {a[0], a[1]}, {{"stride", Dims{2, 2}}});
        }},
@@ -232,14 +261,16 @@ TEST_CASE("a shape mismatch names both shapes and the C++ line") {
   Traced x = t.input("x", type_of("f32[2,3]"));
   Traced y = t.input("y", type_of("f32[3,2]"));
   int line = __LINE__ + 1;
-  CHECK(error_of([&] { x * y; }) ==
+  CHECK(error_of([&] { x* y; }) ==
         fmt::format("cpp_api_test.cc:{}: '*' of shapes [2,3] and [3,2]: the shapes must be equal, "
                     "or one side a scalar (mul(a, b) broadcasts; matmul(a, b) is the matrix "
-                    "product)", line));
+                    "product)",
+                    line));
   line = __LINE__ + 1;
   CHECK(error_of([&] { add(x, y); }) ==
         fmt::format("cpp_api_test.cc:{}: add: shapes f32[2,3] and f32[3,2] do not broadcast "
-                    "(dim 1: 2 vs 3)", line));
+                    "(dim 1: 2 vs 3)",
+                    line));
   CHECK_THROWS_WITH_AS(x + y, doctest::Contains("'+' of shapes [2,3] and [3,2]"), UserError);
   CHECK_THROWS_WITH_AS(matmul(x, x), doctest::Contains("matmul:"), UserError);
   CHECK_THROWS_WITH_AS(matmul(sum(x), x), doctest::Contains("matmul of shapes [] and [2,3]"),

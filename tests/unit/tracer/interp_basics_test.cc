@@ -104,12 +104,14 @@ TEST_CASE("tuples, named tuples and destructuring") {
 
 TEST_CASE("arrays: literals, arithmetic and shapes") {
   CHECK(eval_show("", "[1.0, 2.0] .+ 1") == "[2.0, 3.0]");
-  CHECK(eval_show("", "x = Float32[1, 2, 3]; typeof(x[1]), x .* 2.0") == "(Float32, Float32[2.0, 4.0, 6.0])");
+  CHECK(eval_show("", "x = Float32[1, 2, 3]; typeof(x[1]), x .* 2.0") ==
+        "(Float32, Float32[2.0, 4.0, 6.0])");
   CHECK(eval_show("", "A = [1.0 2.0; 3.0 4.0]; A * [1.0, 1.0]") == "[3.0, 7.0]");
   CHECK(eval_show("", "A = [1.0 2.0; 3.0 4.0]; size(A'), A'[1, 2]") == "((2, 2), 3.0)");
   CHECK(eval_show("", "x = reshape(collect(1:6), 2, :); size(x), x[2, 3], x[:, 2]") ==
         "((2, 3), 6, [3, 4])");
-  CHECK(eval_show("", "x = [1.0, 2.0, 3.0]; sum(x), maximum(x), sum(abs2.(x))") == "(6.0, 3.0, 14.0)");
+  CHECK(eval_show("", "x = [1.0, 2.0, 3.0]; sum(x), maximum(x), sum(abs2.(x))") ==
+        "(6.0, 3.0, 14.0)");
   CHECK(eval_show("", "x = [1.0 2.0; 3.0 4.0]; sum(x; dims=1)") == "[4.0 6.0]");
   CHECK(eval_show("", "size(sum(ones(2, 3); dims=2))") == "(2, 1)");
   CHECK(eval_show("", "mean([1.0, 2.0, 3.0, 6.0])") == "3.0");
@@ -129,15 +131,18 @@ pick(a; first=true) = first ? a[1] : a[end]
   CHECK(eval_show("", "Int(2.0), Float32(1), float(3), 1 isa Number, \"s\" isa Number") ==
         "(2, 1.0f0, 3.0, true, false)");
   CHECK(eval_show("", "n = 3; \"n = $n, twice $(2n)\"") == "\"n = 3, twice 6\"");
-  CHECK(eval_show("", "collect(1:2:7), reverse((1, 2)), length(10:-2:1)") == "([1, 3, 5, 7], (2, 1), 5)");
+  CHECK(eval_show("", "collect(1:2:7), reverse((1, 2)), length(10:-2:1)") ==
+        "([1, 3, 5, 7], (2, 1), 5)");
   CHECK(eval_show("", "size(zeros(Float32, (2, 3))), fill(1f0, 2), vcat(1.0, 2.0)") ==
         "((2, 3), Float32[1.0, 1.0], [1.0, 2.0])");
   CHECK(eval_show("", "x = [1.0, 2.0]; size([x; x]), size([x x]), size(hcat(x, x)')") ==
         "((4,), (2, 2), (2, 2))");
   CHECK(eval_show("", "false || 1 > 0, true && false, !true") == "(true, false, false)");
   CHECK(run_error("x = [1.0]; x[1] = 2.0").find("values are immutable") != std::string::npos);
-  CHECK(run_error("f(; k) = k\nf()").find("f requires the keyword argument 'k'") != std::string::npos);
-  CHECK(run_error("f(x) = x\nf(1; k=2)").find("f has no keyword argument 'k'") != std::string::npos);
+  CHECK(run_error("f(; k) = k\nf()").find("f requires the keyword argument 'k'") !=
+        std::string::npos);
+  CHECK(run_error("f(x) = x\nf(1; k=2)").find("f has no keyword argument 'k'") !=
+        std::string::npos);
 }
 
 TEST_CASE("random numbers are reproducible from the seed") {

@@ -28,7 +28,8 @@ rows(x) = (prod(x; dims=1), prod(x; dims=2), prod(x; dims=(1, 2)), prod(abs2, x;
   // Halving: 15 elements take 4 muls (7 + 4 + 2 + 1 products), not 14.
   std::string text = trace_text(program, "whole", {"x"});
   size_t muls = 0;
-  for (size_t at = text.find("mul("); at != std::string::npos; at = text.find("mul(", at + 1)) ++muls;
+  for (size_t at = text.find("mul("); at != std::string::npos; at = text.find("mul(", at + 1))
+    ++muls;
   CHECK(muls == 4);
 }
 
@@ -38,8 +39,8 @@ TEST_CASE("indexing with index arrays gathers") {
         "([3 1; 6 4], [5 6], [4, 6])");
   CHECK(eval_show("", "x = [1 2 3; 4 5 6]; x[[1 2; 2 1]]") == "[1 4; 4 1]");
   CHECK(eval_show("", "(:a, :b, :c)[[3, 1]]") == "(:c, :a)");
-  CHECK(run_error("x = [1, 2, 3]; x[[1, 4]]").find("index 4 is out of bounds for dimension 1 of size 3") !=
-        std::string::npos);
+  CHECK(run_error("x = [1, 2, 3]; x[[1, 4]]")
+            .find("index 4 is out of bounds for dimension 1 of size 3") != std::string::npos);
   CHECK(run_error("x = [1, 2, 3]; x[[1.0]]").find("an index array must hold integers or Bools") !=
         std::string::npos);
   std::string program = R"(
@@ -52,7 +53,8 @@ by_label(x, labels) = sum(x[labels, :])
   check_trace_matches(program, "by_label", {"x", "labels"});
   std::string text = trace_text(program, "by_label", {"x", "labels"});
   CHECK(text.find("gather(%1, %3; dim=1)::f32[3,3]") != std::string::npos);
-  CHECK(trace_error("f(x) = x[x .> 0]", "f", {"f32[3]"}).find("a traced Bool mask") != std::string::npos);
+  CHECK(trace_error("f(x) = x[x .> 0]", "f", {"f32[3]"}).find("a traced Bool mask") !=
+        std::string::npos);
 }
 
 TEST_CASE("global declarations in functions assign globals") {
@@ -108,7 +110,8 @@ println("a", :b, " ", ("a", :b, 1 == 1), " ", (x = 1f0,), " ", "$(2f0) $((2f0,))
         "Float32[1.0 2.0; 3.0 4.0] [1 3; 2 4;;; 5 7; 6 8]\n"
         "ab (\"a\", :b, true) (x = 1.0f0,) 2.0 (2.0f0,)\n");
   // Traced values print at run time; Float32 arrays say so.
-  std::string text = trace_text("f(x) = (println(\"x = \", x, \" \", (sum(x), 1f0)); x)", "f", {"f32[2]"});
+  std::string text =
+      trace_text("f(x) = (println(\"x = \", x, \" \", (sum(x), 1f0)); x)", "f", {"f32[2]"});
   CHECK(text.find("format=\"x = Float32{} ({}, 1.0f0)\"") != std::string::npos);
 }
 

@@ -83,10 +83,22 @@ inline void check_trace_matches(const std::string& program, const std::string& e
     for (int64_t k = 0; k < want.size(); ++k) {
       double a, b;
       switch (want.dtype()) {
-        case DType::f32: a = want.data<float>()[k]; b = outs[i].data<float>()[k]; break;
-        case DType::f64: a = want.data<double>()[k]; b = outs[i].data<double>()[k]; break;
-        case DType::i64: a = static_cast<double>(want.data<int64_t>()[k]); b = static_cast<double>(outs[i].data<int64_t>()[k]); break;
-        default: a = want.data<bool>()[k]; b = outs[i].data<bool>()[k]; break;
+        case DType::f32:
+          a = want.data<float>()[k];
+          b = outs[i].data<float>()[k];
+          break;
+        case DType::f64:
+          a = want.data<double>()[k];
+          b = outs[i].data<double>()[k];
+          break;
+        case DType::i64:
+          a = static_cast<double>(want.data<int64_t>()[k]);
+          b = static_cast<double>(outs[i].data<int64_t>()[k]);
+          break;
+        default:
+          a = want.data<bool>()[k];
+          b = outs[i].data<bool>()[k];
+          break;
       }
       CHECK(b == doctest::Approx(a).epsilon(1e-5));
     }

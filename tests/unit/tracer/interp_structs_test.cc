@@ -29,19 +29,26 @@ apply(layers, x) = foldl((h, l) -> l(h), layers; init=x)
 }  // namespace
 
 TEST_CASE("structs: constructors, fields, callable structs") {
-  CHECK(eval_show(kLayers, "d = Dense(2, 3); size(d.W), d.b") == "((3, 2), Float32[0.0, 0.0, 0.0])");
+  CHECK(eval_show(kLayers, "d = Dense(2, 3); size(d.W), d.b") ==
+        "((3, 2), Float32[0.0, 0.0, 0.0])");
   CHECK(eval_show(kLayers, "d = Dense(2, 3); d(Float32[1, 2])") == "Float32[3.0, 3.0, 3.0]");
   CHECK(eval_show(kLayers, "Scale(2f0)(3f0)") == "6.0f0");
-  CHECK(eval_show(kLayers, "apply((Dense(2, 2), Scale(0.5f0)), Float32[1, 1])") == "Float32[1.0, 1.0]");
-  CHECK(run_error(std::string(kLayers) + "Dense(1, 2).V").find("Dense has no field 'V'") != std::string::npos);
-  CHECK(run_error(std::string(kLayers) + "Dense(1.0)").find(
-            "Dense has 2 fields and takes 2 positional arguments, got 1") != std::string::npos);
+  CHECK(eval_show(kLayers, "apply((Dense(2, 2), Scale(0.5f0)), Float32[1, 1])") ==
+        "Float32[1.0, 1.0]");
+  CHECK(run_error(std::string(kLayers) + "Dense(1, 2).V").find("Dense has no field 'V'") !=
+        std::string::npos);
+  CHECK(run_error(std::string(kLayers) + "Dense(1.0)")
+            .find("Dense has 2 fields and takes 2 positional arguments, got 1") !=
+        std::string::npos);
 }
 
 TEST_CASE("dispatch picks the most specific method") {
-  CHECK(eval_show(kLayers, "describe(Dense(1, 1)), describe(Scale(1))") == "(\"dense\", \"a layer\")");
-  CHECK(eval_show(kLayers, "describe(1), describe(1.5), describe(\"s\")") == "(\"number\", \"float\", \"something\")");
-  CHECK(eval_show(kLayers, "describe(ones(Float32, 2)), describe(ones(2))") == "(\"f32 array\", \"something\")");
+  CHECK(eval_show(kLayers, "describe(Dense(1, 1)), describe(Scale(1))") ==
+        "(\"dense\", \"a layer\")");
+  CHECK(eval_show(kLayers, "describe(1), describe(1.5), describe(\"s\")") ==
+        "(\"number\", \"float\", \"something\")");
+  CHECK(eval_show(kLayers, "describe(ones(Float32, 2)), describe(ones(2))") ==
+        "(\"f32 array\", \"something\")");
   std::string ambiguous = "f(x::Number, y) = 1\nf(x, y::Number) = 2\nf(1, 2)";
   CHECK(run_error(ambiguous).find("t.jl:3:1: the call of f is ambiguous between:\n"
                                   "  f(x::Number, y) at t.jl:1:1\n"
@@ -95,8 +102,10 @@ cat3(x) = (vcat(x, x), hcat(x, x), cat(x, x; dims=3), [x; x])
   check_trace_matches(program, "pick", {"x"});
   check_trace_matches(program, "cat3", {"x"});
   std::string text = trace_text(program, "loss", {"model", "x"});
-  CHECK(text.find("in  %1::f32[4,3] model.1.W\n  in  %2::f32[4] model.1.b\n  in  %3::f32[] model.2.s\n") !=
-        std::string::npos);
+  CHECK(
+      text.find(
+          "in  %1::f32[4,3] model.1.W\n  in  %2::f32[4] model.1.b\n  in  %3::f32[] model.2.s\n") !=
+      std::string::npos);
 }
 
 }  // namespace ytape::tracer::testing

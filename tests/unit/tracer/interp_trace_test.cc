@@ -87,13 +87,14 @@ f(x) = sum(x) > 0 ? sum(x) : -sum(x)
   CHECK(executor.run(t.inputs).at(0).data<double>()[0] == 1.0);
   Tensor other(Type{DType::f64, {2}});
   other.data<double>()[0] = 5;
-  CHECK_THROWS_WITH_AS(executor.run({{"x", other}}),
-                       doctest::Contains("t.jl:3:15: this condition was false when the program was traced and is "
-                                         "true now; trace again with these inputs\n"
-                                         "f(x) = sum(x) > 0 ? sum(x) : -sum(x)\n"
-                                         "              ^\n"
-                                         "  in f"),
-                       UserError);
+  CHECK_THROWS_WITH_AS(
+      executor.run({{"x", other}}),
+      doctest::Contains("t.jl:3:15: this condition was false when the program was traced and is "
+                        "true now; trace again with these inputs\n"
+                        "f(x) = sum(x) > 0 ? sum(x) : -sum(x)\n"
+                        "              ^\n"
+                        "  in f"),
+      UserError);
   CHECK(trace_error(program, "f", {"f64[2]"}) ==
         "t.jl:3:15: this condition depends on a traced input, and the trace has no example "
         "values to choose a branch; give example values (a global of the program as the "
@@ -110,9 +111,13 @@ TEST_CASE("errors name the line, show a caret and the call stack") {
         "           ^\n"
         "  in f called at t.jl:2:8\n"
         "  in g called at t.jl:3:1");
-  CHECK(run_error("f(x::Float32) = x\nf(1)").find("t.jl:2:1: no method of f matches the arguments (::Int64); the methods are:\n") == 0);
-  CHECK(run_error("f(n) = f(n + 1)\nf(1)").find("calls nest more than 1000 deep") != std::string::npos);
-  CHECK(run_error("[1.0, 2.0] + [1.0, 2.0, 3.0]").find("the shapes must be equal") != std::string::npos);
+  CHECK(run_error("f(x::Float32) = x\nf(1)")
+            .find("t.jl:2:1: no method of f matches the arguments (::Int64); the methods are:\n") ==
+        0);
+  CHECK(run_error("f(n) = f(n + 1)\nf(1)").find("calls nest more than 1000 deep") !=
+        std::string::npos);
+  CHECK(run_error("[1.0, 2.0] + [1.0, 2.0, 3.0]").find("the shapes must be equal") !=
+        std::string::npos);
   CHECK(trace_error("f(x) = sum(x .* [1.0, 2.0])", "f", {"f64[3]"}).find("t.jl:1:14: mul: ") == 0);
 }
 
@@ -132,7 +137,8 @@ TEST_CASE("traced print becomes a print op") {
 
 TEST_CASE("random draws inside a trace are ops drawn by each run, never frozen samples") {
   Interpreter in;
-  in.run_text("t.jl", "noisy(x) = x .+ randn(Float32, size(x)) .* rand(Float32)\nx = zeros(Float32, 4)");
+  in.run_text("t.jl",
+              "noisy(x) = x .+ randn(Float32, size(x)) .* rand(Float32)\nx = zeros(Float32, 4)");
   Traced t = trace(in, "noisy", {"x"});
   validate(t.tape);
   std::string text = print_tape(t.tape);

@@ -56,8 +56,8 @@ std::vector<Cotangent> vjp_by_expansion(Builder& b, const RuleArgs& r, Expansion
   // the same driver, so its rules need no second implementation.
   Builder mini;
   std::vector<Var> args;
-  for (size_t i = 0; i < r.x.size(); ++i) {
-    args.push_back(mini.input(fmt::format("x{}", i + 1), b.type(r.x[i])));
+  for (size_t i = 0; i < r.args.size(); ++i) {
+    args.push_back(mini.input(fmt::format("x{}", i + 1), b.type(r.args[i])));
   }
   std::vector<Var> outs = expand(mini, r.op, args);
   for (size_t k = 0; k < outs.size(); ++k) mini.output(outs[k], fmt::format("y{}", k + 1));
@@ -65,14 +65,14 @@ std::vector<Cotangent> vjp_by_expansion(Builder& b, const RuleArgs& r, Expansion
 
   Backprop bp(b, t);
   bp.set_fixed_loc(b.loc());
-  for (size_t i = 0; i < r.x.size(); ++i) bp.bind_input(t.ops[i].outs[0], r.x[i], r.need[i]);
+  for (size_t i = 0; i < r.args.size(); ++i) bp.bind_input(t.ops[i].outs[0], r.args[i], r.need[i]);
   bp.forward();
-  for (size_t k = 0; k < t.outputs.size() && k < r.dy.size(); ++k) {
-    if (r.dy[k]) bp.seed(t.outputs[k].var, *r.dy[k]);
+  for (size_t k = 0; k < t.outputs.size() && k < r.cots.size(); ++k) {
+    if (r.cots[k]) bp.seed(t.outputs[k].var, *r.cots[k]);
   }
   bp.backward();
   std::vector<Cotangent> dx;
-  for (size_t i = 0; i < r.x.size(); ++i) dx.push_back(bp.cotangent(t.ops[i].outs[0]));
+  for (size_t i = 0; i < r.args.size(); ++i) dx.push_back(bp.cotangent(t.ops[i].outs[0]));
   return dx;
 }
 

@@ -17,11 +17,11 @@ using Cotangent = std::optional<Var>;
 
 /// What a rule sees of one forward op. Vars are those of the tape being built.
 struct RuleArgs {
-  const Op& op;                   ///< the op being differentiated (its prim and attributes)
-  std::span<const Var> x;         ///< its arguments
-  std::span<const Var> y;         ///< its outputs (those of its variant, if it has one)
-  std::span<const Cotangent> dy;  ///< one cotangent per output; at least one is set
-  const std::vector<bool>& need;  ///< per argument: whether its cotangent is wanted
+  const Op& op;                     ///< the op being differentiated (its prim and attributes)
+  std::span<const Var> args;        ///< its arguments
+  std::span<const Var> outs;        ///< its outputs (those of its variant, if it has one)
+  std::span<const Cotangent> cots;  ///< one cotangent per output; at least one is set
+  const std::vector<bool>& need;    ///< per argument: whether its cotangent is wanted
 };
 
 /// Returns one cotangent per argument, each either of the argument's type or of a shape

@@ -18,7 +18,7 @@ Attrs conv2d_attrs(const RuleArgs& r) {
 
 // y = conv2d(x, w): dx = backward_input(g, w), dw = backward_filter(x, g)
 Dx conv2d_vjp(Builder& b, const RuleArgs& r) {
-  Var x = r.x[0], w = r.x[1], g = *r.dy[0];
+  Var x = r.args[0], w = r.args[1], g = *r.cots[0];
   Dx dx(2);
   if (r.need[0]) {
     dx[0] = b.call1(Prim::conv2d_backward_input, {g, w}, conv_attrs(r, b.type(x).shape));
@@ -31,7 +31,7 @@ Dx conv2d_vjp(Builder& b, const RuleArgs& r) {
 
 // z = backward_input(dy, w): d(dy) = conv2d(g, w), dw = backward_filter(g, dy)
 Dx backward_input_vjp(Builder& b, const RuleArgs& r) {
-  Var dy = r.x[0], w = r.x[1], g = *r.dy[0];
+  Var dy = r.args[0], w = r.args[1], g = *r.cots[0];
   Dx dx(2);
   if (r.need[0]) dx[0] = b.call1(Prim::conv2d, {g, w}, conv2d_attrs(r));
   if (r.need[1]) {
@@ -42,7 +42,7 @@ Dx backward_input_vjp(Builder& b, const RuleArgs& r) {
 
 // z = backward_filter(x, dy): dx = backward_input(dy, g), d(dy) = conv2d(x, g)
 Dx backward_filter_vjp(Builder& b, const RuleArgs& r) {
-  Var x = r.x[0], dy = r.x[1], g = *r.dy[0];
+  Var x = r.args[0], dy = r.args[1], g = *r.cots[0];
   Dx dx(2);
   if (r.need[0]) {
     dx[0] = b.call1(Prim::conv2d_backward_input, {dy, g}, conv_attrs(r, b.type(x).shape));

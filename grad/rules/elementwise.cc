@@ -9,13 +9,13 @@ namespace {
 using Dx = std::vector<Cotangent>;
 
 Var g_of(const RuleArgs& r) {
-  return *r.dy[0];
+  return *r.cots[0];
 }
 Var x_of(const RuleArgs& r) {
-  return r.x[0];
+  return r.args[0];
 }
 Var z_of(const RuleArgs& r) {
-  return r.y[0];
+  return r.outs[0];
 }
 
 // g masked by c: select(c, g, 0).
@@ -99,20 +99,20 @@ Dx sub_vjp(Builder& b, const RuleArgs& r) {
 // dx = g * y, dy = g * x
 Dx mul_vjp(Builder& b, const RuleArgs& r) {
   Dx dx(2);
-  if (r.need[0]) dx[0] = b.mul(g_of(r), r.x[1]);
-  if (r.need[1]) dx[1] = b.mul(g_of(r), r.x[0]);
+  if (r.need[0]) dx[0] = b.mul(g_of(r), r.args[1]);
+  if (r.need[1]) dx[1] = b.mul(g_of(r), r.args[0]);
   return dx;
 }
 // dx = g / y, dy = -(g * z) / y
 Dx div_vjp(Builder& b, const RuleArgs& r) {
   Dx dx(2);
-  if (r.need[0]) dx[0] = b.div(g_of(r), r.x[1]);
-  if (r.need[1]) dx[1] = b.neg(b.div(b.mul(g_of(r), z_of(r)), r.x[1]));
+  if (r.need[0]) dx[0] = b.div(g_of(r), r.args[1]);
+  if (r.need[1]) dx[1] = b.neg(b.div(b.mul(g_of(r), z_of(r)), r.args[1]));
   return dx;
 }
 // dx = g * y * x^(y-1), dy = g * z * log(x)
 Dx pow_vjp(Builder& b, const RuleArgs& r) {
-  Var x = r.x[0], y = r.x[1];
+  Var x = r.args[0], y = r.args[1];
   Dx dx(2);
   if (r.need[0]) dx[0] = b.mul(g_of(r), b.mul(y, b.pow(x, b.sub(y, scalar(b, y, 1)))));
   if (r.need[1]) dx[1] = b.mul(b.mul(g_of(r), z_of(r)), b.log(x));
@@ -128,15 +128,15 @@ Dx extremum_vjp(Builder& b, const RuleArgs& r, Var first_wins) {
   return dx;
 }
 Dx max_vjp(Builder& b, const RuleArgs& r) {
-  return extremum_vjp(b, r, b.ge(r.x[0], r.x[1]));
+  return extremum_vjp(b, r, b.ge(r.args[0], r.args[1]));
 }
 Dx min_vjp(Builder& b, const RuleArgs& r) {
-  return extremum_vjp(b, r, b.le(r.x[0], r.x[1]));
+  return extremum_vjp(b, r, b.le(r.args[0], r.args[1]));
 }
 
 // dc = none, dx = select(c, g, 0), dy = select(c, 0, g)
 Dx select_vjp(Builder& b, const RuleArgs& r) {
-  Var c = r.x[0], g = g_of(r);
+  Var c = r.args[0], g = g_of(r);
   Dx dx(3);
   if (r.need[1]) dx[1] = where(b, c, g);
   if (r.need[2]) dx[2] = b.select(c, scalar(b, g, 0), g);

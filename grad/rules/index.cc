@@ -10,14 +10,14 @@ using Dx = std::vector<Cotangent>;
 // dx = scatter_add(g, idx; dim, size = size(x, dim))
 Dx gather_vjp(Builder& b, const RuleArgs& r) {
   int64_t dim = r.op.attrs.get_int("dim");
-  int64_t size = b.type(r.x[0]).shape[dim - 1];
-  return {b.call1(Prim::scatter_add, {*r.dy[0], r.x[1]}, {{"dim", dim}, {"size", size}}),
+  int64_t size = b.type(r.args[0]).shape[dim - 1];
+  return {b.call1(Prim::scatter_add, {*r.cots[0], r.args[1]}, {{"dim", dim}, {"size", size}}),
           std::nullopt};
 }
 
 // dy = gather(g, idx; dim)
 Dx scatter_add_vjp(Builder& b, const RuleArgs& r) {
-  return {b.call1(Prim::gather, {*r.dy[0], r.x[1]}, {{"dim", r.op.attrs.get_int("dim")}}),
+  return {b.call1(Prim::gather, {*r.cots[0], r.args[1]}, {{"dim", r.op.attrs.get_int("dim")}}),
           std::nullopt};
 }
 

@@ -15,7 +15,7 @@ Var matmul(Builder& b, Var x, Var y, bool tx, bool ty) {
 // dB = op(A)ᵀ G, or Gᵀ op(A) when B is transposed.
 Dx matmul_vjp(Builder& b, const RuleArgs& r) {
   bool ta = r.op.attrs.get_bool("transpose_a"), tb = r.op.attrs.get_bool("transpose_b");
-  Var a = r.x[0], bm = r.x[1], g = *r.dy[0];
+  Var a = r.args[0], bm = r.args[1], g = *r.cots[0];
   Dx dx(2);
   if (r.need[0]) dx[0] = ta ? matmul(b, bm, g, tb, true) : matmul(b, g, bm, false, !tb);
   if (r.need[1]) dx[1] = tb ? matmul(b, g, a, true, ta) : matmul(b, a, g, !ta, false);

@@ -62,8 +62,9 @@ std::vector<Var> expand_backward(Builder& b, const Op&, std::span<const Var> a) 
 // (dx, dscale, dbias) = batchnorm_backward(g, x, scale, mean, invstd) when only y has a
 // cotangent; otherwise through the expansion.
 Dx batchnorm_vjp(Builder& b, const RuleArgs& r) {
-  if (r.dy[1] || r.dy[2]) return vjp_by_expansion(b, r, expand_forward);
-  std::vector<Var> d = b.call(Prim::batchnorm_backward, {*r.dy[0], r.x[0], r.x[1], r.y[1], r.y[2]});
+  if (r.cots[1] || r.cots[2]) return vjp_by_expansion(b, r, expand_forward);
+  std::vector<Var> d =
+      b.call(Prim::batchnorm_backward, {*r.cots[0], r.args[0], r.args[1], r.outs[1], r.outs[2]});
   return {d[0], d[1], d[2]};
 }
 

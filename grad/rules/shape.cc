@@ -9,7 +9,7 @@ using Dx = std::vector<Cotangent>;
 
 // dx = reshape(g, shape of x)
 Dx reshape_vjp(Builder& b, const RuleArgs& r) {
-  return {b.reshape(*r.dy[0], b.type(r.x[0]).shape)};
+  return {b.reshape(*r.cots[0], b.type(r.args[0]).shape)};
 }
 
 // dx = permutedims(g, inverse of perm)
@@ -17,18 +17,18 @@ Dx permutedims_vjp(Builder& b, const RuleArgs& r) {
   const std::vector<int64_t>& perm = r.op.attrs.get_ints("perm");
   std::vector<int64_t> inverse(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i] - 1] = static_cast<int64_t>(i) + 1;
-  return {b.call1(Prim::permutedims, {*r.dy[0]}, {{"perm", std::move(inverse)}})};
+  return {b.call1(Prim::permutedims, {*r.cots[0]}, {{"perm", std::move(inverse)}})};
 }
 
 // dx = g, summed over the broadcast dims by the driver
 Dx broadcast_to_vjp(Builder&, const RuleArgs& r) {
-  return {*r.dy[0]};
+  return {*r.cots[0]};
 }
 
 // dx = g padded back into place: start-1 zeros before, step-1 between, the rest after
 Dx slice_vjp(Builder& b, const RuleArgs& r) {
-  const Shape& in = b.type(r.x[0]).shape;
-  const Shape& out = b.type(r.y[0]).shape;
+  const Shape& in = b.type(r.args[0]).shape;
+  const Shape& out = b.type(r.outs[0]).shape;
   const std::vector<int64_t>& start = r.op.attrs.get_ints("start");
   const std::vector<int64_t>& step = r.op.attrs.get_ints("step");
   std::vector<int64_t> lo(in.size()), hi(in.size()), interior(in.size());
@@ -38,24 +38,24 @@ Dx slice_vjp(Builder& b, const RuleArgs& r) {
     hi[d] = in[d] - lo[d] - out[d] - std::max<int64_t>(out[d] - 1, 0) * interior[d];
   }
   return {
-      b.call1(Prim::pad, {*r.dy[0]},
+      b.call1(Prim::pad, {*r.cots[0]},
               {{"lo", std::move(lo)}, {"hi", std::move(hi)}, {"interior", std::move(interior)}})};
 }
 
 // dxᵢ = the slice of g along dim that xᵢ filled
 Dx concat_vjp(Builder& b, const RuleArgs& r) {
   int64_t dim = r.op.attrs.get_int("dim");
-  const Shape& out = b.type(r.y[0]).shape;
-  Dx dx(r.x.size());
+  const Shape& out = b.type(r.outs[0]).shape;
+  Dx dx(r.args.size());
   int64_t offset = 0;
-  for (size_t i = 0; i < r.x.size(); ++i) {
-    int64_t n = b.type(r.x[i]).shape[dim - 1];
+  for (size_t i = 0; i < r.args.size(); ++i) {
+    int64_t n = b.type(r.args[i]).shape[dim - 1];
     if (r.need[i]) {
       std::vector<int64_t> start(out.size(), 1), stop = out, step(out.size(), 1);
       start[dim - 1] = offset + 1;
       stop[dim - 1] = offset + n;
       dx[i] = b.call1(
-          Prim::slice, {*r.dy[0]},
+          Prim::slice, {*r.cots[0]},
           {{"start", std::move(start)}, {"stop", std::move(stop)}, {"step", std::move(step)}});
     }
     offset += n;
@@ -65,7 +65,7 @@ Dx concat_vjp(Builder& b, const RuleArgs& r) {
 
 // dx = the elements of g that x's elements became: slice from lo+1 by interior+1
 Dx pad_vjp(Builder& b, const RuleArgs& r) {
-  const Shape& in = b.type(r.x[0]).shape;
+  const Shape& in = b.type(r.args[0]).shape;
   const std::vector<int64_t>& lo = r.op.attrs.get_ints("lo");
   const std::vector<int64_t>& interior = r.op.attrs.get_ints("interior");
   std::vector<int64_t> start(in.size()), stop(in.size()), step(in.size());
@@ -75,7 +75,7 @@ Dx pad_vjp(Builder& b, const RuleArgs& r) {
     stop[d] = in[d] == 0 ? lo[d] : start[d] + (in[d] - 1) * step[d];
   }
   return {
-      b.call1(Prim::slice, {*r.dy[0]},
+      b.call1(Prim::slice, {*r.cots[0]},
               {{"start", std::move(start)}, {"stop", std::move(stop)}, {"step", std::move(step)}})};
 }
 

@@ -90,26 +90,8 @@ Var Builder::constant(DType dtype, double value, Shape shape) {
   int64_t n = type.size();
   int size = dtype_size(dtype);
   std::vector<uint8_t> bytes(n * size);
-  uint8_t element[8];
-  switch (dtype) {
-    case DType::f32: {
-      float f = static_cast<float>(value);
-      std::memcpy(element, &f, 4);
-      break;
-    }
-    case DType::f64:
-      std::memcpy(element, &value, 8);
-      break;
-    case DType::i64: {
-      auto i = static_cast<int64_t>(value);
-      std::memcpy(element, &i, 8);
-      break;
-    }
-    case DType::boolean:
-      element[0] = value != 0;
-      break;
-  }
-  for (int64_t i = 0; i < n; ++i) std::memcpy(bytes.data() + i * size, element, size);
+  std::array<uint8_t, 8> element = scalar_bytes(dtype, value);
+  for (int64_t i = 0; i < n; ++i) std::memcpy(bytes.data() + i * size, element.data(), size);
   return constant(std::move(type), std::move(bytes));
 }
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cstring>
+#include <limits>
 
 namespace ytape {
 
@@ -27,6 +29,38 @@ bool parse_dtype(std::string_view name, DType* out) {
 
 int dtype_size(DType t) {
   return kSizes[static_cast<int>(t)];
+}
+
+std::array<uint8_t, 8> scalar_bytes(int64_t value) {
+  std::array<uint8_t, 8> bytes{};
+  std::memcpy(bytes.data(), &value, 8);
+  return bytes;
+}
+
+std::array<uint8_t, 8> scalar_bytes(DType dtype, double value) {
+  std::array<uint8_t, 8> bytes{};
+  switch (dtype) {
+    case DType::f32: {
+      float f = static_cast<float>(value);
+      std::memcpy(bytes.data(), &f, 4);
+      break;
+    }
+    case DType::f64:
+      std::memcpy(bytes.data(), &value, 8);
+      break;
+    case DType::i64: {
+      constexpr double lo = -0x1p63, hi = 0x1p63;
+      int64_t i = value != value ? 0
+                  : value <= lo  ? std::numeric_limits<int64_t>::min()
+                  : value >= hi  ? std::numeric_limits<int64_t>::max()
+                                 : static_cast<int64_t>(value);
+      return scalar_bytes(i);
+    }
+    case DType::boolean:
+      bytes[0] = value != 0;
+      break;
+  }
+  return bytes;
 }
 
 int64_t num_elements(const Shape& shape) {

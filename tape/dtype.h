@@ -1,6 +1,7 @@
 // Element types, static shapes and the type of a tape value.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -19,6 +20,13 @@ std::string_view dtype_name(DType t);
 bool parse_dtype(std::string_view name, DType* out);
 /// Size of one element in bytes (bool is one byte).
 int dtype_size(DType t);
+
+/// The bytes of one element of `dtype` holding `value`, as `convert` makes it: rounded to
+/// f32; truncated toward zero for i64, NaN giving 0 and values beyond the range the
+/// nearest end; value != 0 for bool. The first dtype_size(dtype) bytes are the element.
+std::array<uint8_t, 8> scalar_bytes(DType dtype, double value);
+/// An i64 element holding `value` exactly (doubles hold integers exactly up to 2^53).
+std::array<uint8_t, 8> scalar_bytes(int64_t value);
 inline bool is_float(DType t) {
   return t == DType::f32 || t == DType::f64;
 }

@@ -1,7 +1,6 @@
 #include "tracer/interp/examples.h"
 
-#include "runtime/executor.h"
-#include "runtime/kernels/kernel.h"
+#include "runtime/eval.h"
 #include "tape/error.h"
 
 namespace ytape::tracer {
@@ -49,17 +48,9 @@ void ExampleValues::run_op(const Tape& tape, const Op& op) {
       values_[out0.id] = Tensor::of_bytes(tape.type(out0), op.value);
       break;
     case OpKind::call: {
-      Kernel kernel = kernel_table().kernels[static_cast<int>(op.prim)];
-      if (kernel == nullptr) internal_error("no kernel for primitive {}", prim_name(op.prim));
       std::vector<const Tensor*> args;
       for (Var a : op.args) args.push_back(&values_[a.id]);
-      std::vector<Tensor> outs;
-      for (Var o : op.outs) outs.push_back(Tensor::uninitialized(tape.type(o)));
-      std::vector<Tensor*> out_ptrs;
-      for (Tensor& o : outs) out_ptrs.push_back(&o);
-      RunContext context;
-      context.print = [](std::string_view) {};
-      kernel(KernelCall{op, args, out_ptrs, &context});
+      std::vector<Tensor> outs = evaluate(tape, op, args);  // print is silent here
       for (size_t i = 0; i < outs.size(); ++i) values_[op.outs[i].id] = std::move(outs[i]);
       break;
     }

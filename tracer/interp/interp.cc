@@ -517,34 +517,17 @@ Value Interpreter::as_tensor(const Value& v, DType dtype) {
   if (!v.is_number()) {
     throw UserError(fmt::format("expected a number or an array, got {}", a_type_name(v)));
   }
-  double x = as_double(v);
-  uint8_t element[8] = {};
-  switch (dtype) {
-    case DType::f32: {
-      float f = static_cast<float>(x);
-      std::memcpy(element, &f, 4);
-      break;
-    }
-    case DType::f64:
-      std::memcpy(element, &x, 8);
-      break;
-    case DType::i64: {
-      int64_t i = v.kind == VKind::integer ? v.i : static_cast<int64_t>(x);
-      std::memcpy(element, &i, 8);
-      break;
-    }
-    case DType::boolean:
-      element[0] = x != 0;
-      break;
-  }
+  std::array<uint8_t, 8> element = dtype == DType::i64 && v.kind == VKind::integer
+                                       ? scalar_bytes(v.i)
+                                       : scalar_bytes(dtype, as_double(v));
   uint64_t bits;
-  std::memcpy(&bits, element, 8);
+  std::memcpy(&bits, element.data(), 8);
   NumberSlot& slot = numbers_[(bits * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(dtype)) >> 58];
   static_assert(kNumberSlots == 64, "the slot is the top 6 bits of the hash");
   bool hit = slot.value.kind == VKind::tensor && slot.dtype == dtype && slot.bits == bits;
   if (hit) return slot.value;
   Tensor t = Tensor::uninitialized(Type{dtype, {}});
-  std::memcpy(t.raw(), element, static_cast<size_t>(dtype_size(dtype)));
+  std::memcpy(t.raw(), element.data(), static_cast<size_t>(dtype_size(dtype)));
   slot = {dtype, bits, Value::concrete(std::move(t), true)};
   return slot.value;
 }

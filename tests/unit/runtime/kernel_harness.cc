@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 
+#include "runtime/eval.h"
 #include "runtime/kernels/kernel.h"
 #include "tape/builder.h"
 
@@ -27,8 +28,8 @@ std::vector<Tensor> run_op_in_layouts(Prim p, std::vector<Tensor> args, const At
   b.call(p, vars, attrs);
   Tape tape = b.finish();
   const Op& op = tape.ops.back();
-  Kernel kernel = kernel_table(set).kernels[static_cast<int>(p)];
-  if (kernel == nullptr) FAIL("no kernel for " << prim_name(p));
+  if (kernel_table(set).kernels[static_cast<int>(p)] == nullptr)
+    FAIL("no kernel for " << prim_name(p));
   auto layout = [&](size_t i) { return i < layouts.size() ? layouts[i] : Layout::plain; };
   std::vector<Tensor> laid_out;  // the arguments in their layouts
   for (size_t i = 0; i < args.size(); ++i) {
@@ -49,7 +50,10 @@ std::vector<Tensor> run_op_in_layouts(Prim p, std::vector<Tensor> args, const At
   for (Tensor& o : outs) out_ptrs.push_back(&o);
   std::vector<Layout> all;
   for (size_t i = 0; i < args.size() + outs.size(); ++i) all.push_back(layout(i));
-  kernel(KernelCall{op, arg_ptrs, out_ptrs, nullptr, layouts.empty() ? nullptr : all.data()});
+  EvalOptions options;
+  options.kernels = set;
+  options.layouts = layouts.empty() ? nullptr : all.data();
+  evaluate_into(op, arg_ptrs, out_ptrs, options);
   for (size_t i = 0; i < outs.size(); ++i) {
     Tensor plain = Tensor::uninitialized(outs[i].type());
     relayout(outs[i], layout(args.size() + i), plain, Layout::plain);

@@ -2,6 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <cstring>
+#include <limits>
+
 #include "tape/attrs.h"
 #include "tape/error.h"
 #include "tape/prim.h"
@@ -122,4 +126,25 @@ TEST_CASE("attributes are normalized against the schema") {
                        "has no attribute 'dim' (it takes dims)", UserError);
   CHECK_THROWS_WITH_AS(normalize_attrs(Prim::add, {{"dim", int64_t{1}}}),
                        "takes no attributes, but 'dim' is given", UserError);
+}
+
+TEST_CASE("scalar_bytes encodes one element as convert would") {
+  auto f32 = [](double v) {
+    float f;
+    std::memcpy(&f, scalar_bytes(DType::f32, v).data(), 4);
+    return f;
+  };
+  auto i64 = [](std::array<uint8_t, 8> bytes) {
+    int64_t i;
+    std::memcpy(&i, bytes.data(), 8);
+    return i;
+  };
+  CHECK(f32(0.1) == 0.1f);
+  CHECK(i64(scalar_bytes(DType::i64, -2.9)) == -2);
+  CHECK(i64(scalar_bytes(DType::i64, std::nan(""))) == 0);
+  CHECK(i64(scalar_bytes(DType::i64, 1e300)) == std::numeric_limits<int64_t>::max());
+  CHECK(i64(scalar_bytes(DType::i64, -1e300)) == std::numeric_limits<int64_t>::min());
+  CHECK(i64(scalar_bytes(int64_t{(1LL << 53) + 1})) == (1LL << 53) + 1);  // not via a double
+  CHECK(scalar_bytes(DType::boolean, 0.5)[0] == 1);
+  CHECK(scalar_bytes(DType::boolean, 0.0)[0] == 0);
 }

@@ -46,7 +46,7 @@ void Backprop::copy_call(size_t index, const Op& op) {
   if (prim_info(op.prim).differentiable()) {
     for (Var a : op.args) active = active || active_[a.id];
   }
-  std::optional<Prim> variant = active ? rules_.variant_of(op.prim) : std::nullopt;
+  std::optional<Prim> variant = active ? variant_of(op.prim) : std::nullopt;
   const Op& copy = b_.record(variant ? *variant : op.prim, map_.map(op.args), op.attrs);
   for (size_t k = 0; k < op.outs.size(); ++k) {
     map_.set(op.outs[k], copy.outs[k]);
@@ -88,7 +88,7 @@ void Backprop::differentiate(size_t index, const Op& op) {
     x_.push_back(map_[a]);
     need_.push_back(active_[a.id]);
   }
-  Prim rule_prim = variant != variants_.end() ? *rules_.variant_of(op.prim) : op.prim;
+  Prim rule_prim = variant != variants_.end() ? *variant_of(op.prim) : op.prim;
   VjpRule rule = rules_.rule(rule_prim);
   if (rule == nullptr) internal_error("no gradient rule for '{}'", prim_name(rule_prim));
   b_.set_loc(fixed_loc_ ? *fixed_loc_ : op.loc);

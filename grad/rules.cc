@@ -11,14 +11,9 @@ namespace ytape::grad {
 const RuleTable& rules() {
   static const RuleTable table = [] {
     RuleTable t;
-    register_elementwise_rules(t);
-    register_reduce_rules(t);
-    register_shape_rules(t);
-    register_index_rules(t);
-    register_linalg_rules(t);
-    register_conv_rules(t);
-    register_pool_rules(t);
-    register_norm_rules(t);
+#define FAMILY(f) register_##f##_rules(t);
+#include "tape/families.def"
+#undef FAMILY
     return t;
   }();
   return table;

@@ -29,29 +29,23 @@ struct RuleArgs {
 /// arguments not in `need` are ignored, so a rule need not compute them.
 using VjpRule = std::vector<Cotangent> (*)(Builder& b, const RuleArgs& r);
 
-/// The rules of every primitive: a VJP, or a multi-output variant whose VJP applies
-/// (the forward op is emitted as the variant so that the rule can read what it saves).
+/// The rules of every primitive. A plain primitive with a multi-output variant
+/// (variant_of, tape/ops.def) has none of its own: the forward op is emitted as the
+/// variant, whose rule reads what it saves.
 struct RuleTable {
   std::array<VjpRule, kNumPrims> vjp{};
-  std::array<std::optional<Prim>, kNumPrims> variant{};
 
   void add(Prim p, VjpRule rule) { vjp[static_cast<size_t>(p)] = rule; }
-  void add_variant(Prim p, Prim variant_prim) { variant[static_cast<size_t>(p)] = variant_prim; }
   VjpRule rule(Prim p) const { return vjp[static_cast<size_t>(p)]; }
-  std::optional<Prim> variant_of(Prim p) const { return variant[static_cast<size_t>(p)]; }
 };
 
 /// The table, filled on first use by the register_* calls below.
 const RuleTable& rules();
 
-void register_elementwise_rules(RuleTable& t);
-void register_reduce_rules(RuleTable& t);
-void register_shape_rules(RuleTable& t);
-void register_index_rules(RuleTable& t);
-void register_linalg_rules(RuleTable& t);
-void register_conv_rules(RuleTable& t);
-void register_pool_rules(RuleTable& t);
-void register_norm_rules(RuleTable& t);
+/// One registration function per family (grad/rules/<family>.cc).
+#define FAMILY(f) void register_##f##_rules(RuleTable& t);
+#include "tape/families.def"
+#undef FAMILY
 
 // Helpers shared by the rules.
 

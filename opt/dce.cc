@@ -15,9 +15,7 @@ Prim narrowed(const Op& op, const std::vector<bool>& used) {
   bool extras_used = false;
   for (size_t k = 1; k < op.outs.size(); ++k) extras_used = extras_used || used[op.outs[k].id];
   if (extras_used) return op.prim;
-  if (op.prim == Prim::max_pool2d_with_indices) return Prim::max_pool2d;
-  if (op.prim == Prim::batchnorm_with_stats) return Prim::batchnorm;
-  return op.prim;
+  return plain_form(op.prim).value_or(op.prim);
 }
 
 bool always_kept(const Op& op) {

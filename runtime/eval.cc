@@ -7,8 +7,8 @@
 
 namespace ytape {
 
-void evaluate_into(const Op& op, std::span<const Tensor* const> args,
-                   std::span<Tensor* const> outs, const EvalOptions& options) {
+void evaluate_into(const Op& op, std::span<const Tensor* const> args, std::span<Tensor* const> outs,
+                   const EvalOptions& options) {
   Kernel kernel = kernel_table(options.kernels).kernels[KernelTable::entry(op.prim)];
   if (kernel == nullptr) user_error("no kernel for primitive {}", prim_name(op.prim));
   static const RunContext kSilent{[](std::string_view) {}, 0};

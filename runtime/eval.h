@@ -26,8 +26,8 @@ struct EvalOptions {
 /// Runs the kernel of `op` (a call) on `args` into `outs`, both of the types its tape
 /// records for them. Throws UserError when the primitive has no kernel in the set, and
 /// whatever UserError the kernel raises for its data (an index out of range).
-void evaluate_into(const Op& op, std::span<const Tensor* const> args,
-                   std::span<Tensor* const> outs, const EvalOptions& options = {});
+void evaluate_into(const Op& op, std::span<const Tensor* const> args, std::span<Tensor* const> outs,
+                   const EvalOptions& options = {});
 
 /// evaluate_into on new (uninitialized, then written) plain outputs, returned in order.
 std::vector<Tensor> evaluate(const Tape& t, const Op& op, std::span<const Tensor* const> args,

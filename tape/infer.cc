@@ -8,16 +8,9 @@ namespace {
 
 InferTable make_table() {
   InferTable t;
-  register_elementwise_infer(t);
-  register_reduce_infer(t);
-  register_shape_infer(t);
-  register_index_infer(t);
-  register_linalg_infer(t);
-  register_conv_infer(t);
-  register_pool_infer(t);
-  register_norm_infer(t);
-  register_creation_infer(t);
-  register_effect_infer(t);
+#define FAMILY(f) register_##f##_infer(t);
+#include "tape/families.def"
+#undef FAMILY
   return t;
 }
 

@@ -30,15 +30,8 @@ struct InferTable {
 };
 
 // One registration function per family (tape/infer/<family>.cc).
-void register_elementwise_infer(InferTable& t);
-void register_reduce_infer(InferTable& t);
-void register_shape_infer(InferTable& t);
-void register_index_infer(InferTable& t);
-void register_linalg_infer(InferTable& t);
-void register_conv_infer(InferTable& t);
-void register_pool_infer(InferTable& t);
-void register_norm_infer(InferTable& t);
-void register_creation_infer(InferTable& t);
-void register_effect_infer(InferTable& t);
+#define FAMILY(f) void register_##f##_infer(InferTable& t);
+#include "tape/families.def"
+#undef FAMILY
 
 }  // namespace ytape

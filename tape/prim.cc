@@ -109,9 +109,31 @@ const Registry& registry() {
 
 std::string_view family_name(Family f) {
   static constexpr std::string_view kNames[kNumFamilies] = {
-      "elementwise", "reduce", "shape", "index",    "linalg",
-      "conv",        "pool",   "norm",  "creation", "effect"};
+#define FAMILY(f) #f,
+#include "tape/families.def"
+#undef FAMILY
+  };
   return kNames[static_cast<int>(f)];
+}
+
+std::optional<Prim> plain_form(Prim variant) {
+#define X(name, family, arity, outputs, flags, attrs)
+#define VARIANT(v, plain) \
+  if (variant == Prim::v) return Prim::plain;
+#include "tape/ops.def"
+#undef VARIANT
+#undef X
+  return std::nullopt;
+}
+
+std::optional<Prim> variant_of(Prim plain) {
+#define X(name, family, arity, outputs, flags, attrs)
+#define VARIANT(v, plain_prim) \
+  if (plain == Prim::plain_prim) return Prim::v;
+#include "tape/ops.def"
+#undef VARIANT
+#undef X
+  return std::nullopt;
 }
 
 const PrimInfo& prim_info(Prim p) {

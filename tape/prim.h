@@ -26,19 +26,23 @@ inline constexpr int kNumPrims = 0
 
 /// Rule families: each stage splits its per-primitive rules into files of these names.
 enum class Family : uint8_t {
-  elementwise,
-  reduce,
-  shape,
-  index,
-  linalg,
-  conv,
-  pool,
-  norm,
-  creation,
-  effect
+#define FAMILY(f) f,
+#include "tape/families.def"
+#undef FAMILY
 };
-inline constexpr int kNumFamilies = 10;
+inline constexpr int kNumFamilies = 0
+#define FAMILY(f) +1
+#include "tape/families.def"
+#undef FAMILY
+    ;
 std::string_view family_name(Family f);
+
+/// The plain primitive whose output a multi-output variant computes first
+/// (max_pool2d_with_indices -> max_pool2d), for the VARIANT rows of ops.def; nullopt for
+/// any other primitive.
+std::optional<Prim> plain_form(Prim variant);
+/// The multi-output variant of a plain primitive (batchnorm -> batchnorm_with_stats).
+std::optional<Prim> variant_of(Prim plain);
 
 /// Flags of a primitive (bit set).
 namespace prim_flags {

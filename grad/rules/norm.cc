@@ -75,7 +75,6 @@ Dx batchnorm_backward_vjp(Builder& b, const RuleArgs& r) {
 }  // namespace
 
 void register_norm_rules(RuleTable& t) {
-  t.add_variant(Prim::batchnorm, Prim::batchnorm_with_stats);
   t.add(Prim::batchnorm_with_stats, batchnorm_vjp);
   t.add(Prim::batchnorm_backward, batchnorm_backward_vjp);
 }

@@ -112,15 +112,9 @@ struct KernelTable {
 /// The table of every registered kernel of `set` (built once).
 const KernelTable& kernel_table(KernelSet set = KernelSet::fast);
 
-void register_elementwise_kernels(KernelTable& t);
-void register_reduce_kernels(KernelTable& t);
-void register_shape_kernels(KernelTable& t);
-void register_index_kernels(KernelTable& t);
-void register_linalg_kernels(KernelTable& t);
-void register_conv_kernels(KernelTable& t);
-void register_pool_kernels(KernelTable& t);
-void register_norm_kernels(KernelTable& t);
-void register_creation_kernels(KernelTable& t);
-void register_effect_kernels(KernelTable& t);
+/// One registration function per family (runtime/kernels/<family>.cc).
+#define FAMILY(f) void register_##f##_kernels(KernelTable& t);
+#include "tape/families.def"
+#undef FAMILY
 
 }  // namespace ytape

@@ -10,16 +10,9 @@ namespace {
 
 KernelTable make_table(KernelSet set) {
   KernelTable t(set);
-  register_elementwise_kernels(t);
-  register_reduce_kernels(t);
-  register_shape_kernels(t);
-  register_index_kernels(t);
-  register_linalg_kernels(t);
-  register_conv_kernels(t);
-  register_pool_kernels(t);
-  register_norm_kernels(t);
-  register_creation_kernels(t);
-  register_effect_kernels(t);
+#define FAMILY(f) register_##f##_kernels(t);
+#include "tape/families.def"
+#undef FAMILY
   return t;
 }
 

@@ -99,6 +99,15 @@ TEST_CASE("the op list is consistent") {
     }
     // Effects are the only ops without outputs: an op nobody can read must not be pure.
     if (info.outputs == 0) CHECK(info.effectful());
+    // A multi-output variant takes its plain form's arguments and attributes, and adds
+    // outputs after the plain one.
+    if (std::optional<Prim> plain = plain_form(p)) {
+      CHECK(variant_of(*plain) == p);
+      CHECK(prim_info(*plain).arity == info.arity);
+      CHECK(prim_info(*plain).outputs < info.outputs);
+      CHECK(prim_info(*plain).attrs.size() == info.attrs.size());
+      CHECK_FALSE(plain_form(*plain).has_value());
+    }
   }
   CHECK_FALSE(find_prim("input").has_value());
   CHECK_FALSE(find_prim("const").has_value());
@@ -147,4 +156,12 @@ TEST_CASE("scalar_bytes encodes one element as convert would") {
   CHECK(i64(scalar_bytes(int64_t{(1LL << 53) + 1})) == (1LL << 53) + 1);  // not via a double
   CHECK(scalar_bytes(DType::boolean, 0.5)[0] == 1);
   CHECK(scalar_bytes(DType::boolean, 0.0)[0] == 0);
+}
+
+TEST_CASE("the op list's variants map both ways") {
+  CHECK(plain_form(Prim::max_pool2d_with_indices) == Prim::max_pool2d);
+  CHECK(variant_of(Prim::batchnorm) == Prim::batchnorm_with_stats);
+  CHECK_FALSE(plain_form(Prim::batchnorm).has_value());
+  CHECK_FALSE(variant_of(Prim::add).has_value());
+  CHECK(family_name(prim_info(Prim::conv2d).family) == "conv");
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs the whole test suite twice: in release, and under
-# AddressSanitizer + UndefinedBehaviorSanitizer.
+# AddressSanitizer + UndefinedBehaviorSanitizer; then each fuzz target briefly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -16,3 +16,6 @@ for kind in release asan; do
       ctest --test-dir "build/$kind" --output-on-failure -j "$(nproc)"
   )
 done
+# The fuzz targets, a short run each from the bundled corpus (scripts/fuzz.sh runs longer).
+echo "== fuzz"
+scripts/fuzz.sh all "${YTAPE_FUZZ_SECONDS:-20}"

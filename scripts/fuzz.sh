@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with Clang (build/fuzz, ASan + UBSan) and runs TARGET (or
+# all three) for SECONDS each (default 60), starting from the bundled samples and test
+# inputs; a crash's input and report land in build/fuzz/findings/TARGET/. Exit 1 if any
+# target found one.
+# usage: scripts/fuzz.sh [tape_json|tensor_file|program|all] [SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+which=${1:-all}
+seconds=${2:-60}
+case $which in
+  all) targets=(tape_json tensor_file program) ;;
+  tape_json | tensor_file | program) targets=("$which") ;;
+  *) echo "fuzz: unknown target '$which' (tape_json, tensor_file, program or all)"; exit 2 ;;
+esac
+scripts/setup.sh
+# Clang with its libFuzzer runtime, and its OpenMP (the runtime's loops use OpenMP).
+missing=()
+for p in clang-14 libclang-rt-14-dev libomp-14-dev; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "fuzz: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_COMPILER=clang++-14 -DYTAPE_FUZZ=ON -DYTAPE_TESTS=OFF -DYTAPE_BENCH=OFF >/dev/null
+cmake --build build/fuzz --target "${targets[@]/#/fuzz_}" | tail -n 1
+
+status=0
+for target in "${targets[@]}"; do
+  corpus=build/fuzz/corpus/$target findings=build/fuzz/findings/$target
+  mkdir -p "$corpus" "$findings"
+  case $target in
+    tape_json) cp samples/tapes/*.json samples/golden/*.json tests/cli/malformed/*.json "$corpus"/ 2>/dev/null || true ;;
+    tensor_file) cp tests/cli/run/*.safetensors tests/cli/run/*.json "$corpus"/ 2>/dev/null || true ;;
+    program) cp samples/*.jl tracer/prelude.jl "$corpus"/ 2>/dev/null || true ;;
+  esac
+  echo "== fuzz_$target for ${seconds}s"
+  if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      "build/fuzz/fuzz/fuzz_$target" "$corpus" -max_total_time="$seconds" -rss_limit_mb=4096 \
+      -max_len=65536 -artifact_prefix="$findings/" -print_final_stats=1 2>"build/fuzz/$target.log"; then
+    echo "fuzz: fuzz_$target found a failure; its input is in $findings/, its report in build/fuzz/$target.log"
+    tail -n 40 "build/fuzz/$target.log"
+    status=1
+  else
+    grep -E "stat::number_of_executed_units|cov:" "build/fuzz/$target.log" | tail -n 2
+  fi
+done
+exit $status

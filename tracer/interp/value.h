@@ -37,9 +37,51 @@ struct Object {
   virtual ~Object() = default;
 };
 
-struct Value;
 class Interpreter;
 struct Env;
+struct TypeObj;
+struct TensorObj;
+struct TupleObj;
+struct StructObj;
+struct FunctionObj;
+struct RangeObj;
+using TypeRef = std::shared_ptr<const TypeObj>;
+
+// Defined before the objects that hold values (tuples, structs, arguments), which keep
+// them in vectors: a vector's element type must be complete where the vector is used.
+struct Value {
+  VKind kind = VKind::nothing;
+  bool weak = false;         ///< floats: an untyped literal, which adopts a tensor's dtype
+  DType dtype = DType::f64;  ///< floats
+  bool b = false;
+  int64_t i = 0;
+  double f = 0;
+  std::shared_ptr<const Object> obj;
+
+  static Value boolean(bool v);
+  static Value integer(int64_t v);
+  static Value floating(double v, DType dtype, bool weak = false);
+  static Value string(std::string text);
+  static Value symbol(std::string name);
+  static Value tuple(std::vector<Value> items);
+  static Value named_tuple(std::vector<std::string> names, std::vector<Value> items);
+  static Value type(TypeRef t);
+  static Value range(int64_t start, int64_t step, int64_t stop);
+  static Value concrete(Tensor t, bool number = false);
+  static Value traced(Var v, Type type, bool number = false);
+
+  bool is_tensor() const { return kind == VKind::tensor; }
+  /// Numbers: ints, floats, bools, and rank-0 tensors that stand for numbers.
+  bool is_number() const;
+  // The object, by kind (defined below, once the object types are complete).
+  const TensorObj& tensor() const;
+  const TupleObj& tup() const;
+  const StructObj& object() const;
+  const FunctionObj& fn() const;
+  const RangeObj& rng() const;
+  const TypeRef type_ref() const;
+  const std::string& text() const;
+};
 
 /// Positional and keyword arguments of a call.
 struct Args {
@@ -86,8 +128,6 @@ struct TypeObj : Object {
   DType eltype = DType::f32;
   int rank = -1;  ///< `AbstractArray{T, 2}`, `Matrix`: the rank; -1 any
 };
-using TypeRef = std::shared_ptr<const TypeObj>;
-
 struct StringObj : Object {
   std::string text;
 };
@@ -135,38 +175,27 @@ struct TensorObj : Object {
   bool number = false;  ///< a rank-0 value standing for a number (a traced scalar)
 };
 
-struct Value {
-  VKind kind = VKind::nothing;
-  bool weak = false;         ///< floats: an untyped literal, which adopts a tensor's dtype
-  DType dtype = DType::f64;  ///< floats
-  bool b = false;
-  int64_t i = 0;
-  double f = 0;
-  std::shared_ptr<const Object> obj;
-
-  static Value boolean(bool v);
-  static Value integer(int64_t v);
-  static Value floating(double v, DType dtype, bool weak = false);
-  static Value string(std::string text);
-  static Value symbol(std::string name);
-  static Value tuple(std::vector<Value> items);
-  static Value named_tuple(std::vector<std::string> names, std::vector<Value> items);
-  static Value type(TypeRef t);
-  static Value range(int64_t start, int64_t step, int64_t stop);
-  static Value concrete(Tensor t, bool number = false);
-  static Value traced(Var v, Type type, bool number = false);
-
-  bool is_tensor() const { return kind == VKind::tensor; }
-  /// Numbers: ints, floats, bools, and rank-0 tensors that stand for numbers.
-  bool is_number() const;
-  const TensorObj& tensor() const { return static_cast<const TensorObj&>(*obj); }
-  const TupleObj& tup() const { return static_cast<const TupleObj&>(*obj); }
-  const StructObj& object() const { return static_cast<const StructObj&>(*obj); }
-  const FunctionObj& fn() const { return static_cast<const FunctionObj&>(*obj); }
-  const RangeObj& rng() const { return static_cast<const RangeObj&>(*obj); }
-  const TypeRef type_ref() const { return std::static_pointer_cast<const TypeObj>(obj); }
-  const std::string& text() const { return static_cast<const StringObj&>(*obj).text; }
-};
+inline const TensorObj& Value::tensor() const {
+  return static_cast<const TensorObj&>(*obj);
+}
+inline const TupleObj& Value::tup() const {
+  return static_cast<const TupleObj&>(*obj);
+}
+inline const StructObj& Value::object() const {
+  return static_cast<const StructObj&>(*obj);
+}
+inline const FunctionObj& Value::fn() const {
+  return static_cast<const FunctionObj&>(*obj);
+}
+inline const RangeObj& Value::rng() const {
+  return static_cast<const RangeObj&>(*obj);
+}
+inline const TypeRef Value::type_ref() const {
+  return std::static_pointer_cast<const TypeObj>(obj);
+}
+inline const std::string& Value::text() const {
+  return static_cast<const StringObj&>(*obj).text;
+}
 
 /// A built-in type by tag (`Float32`, `Number`, ...).
 TypeRef builtin_type(TypeTag tag);

@@ -93,12 +93,12 @@ int main(int argc, char** argv) {
     std::string text;
     Timing t_same = time_of([&] { same = diff_tapes(a, a2); });
     Timing t_diff = time_of([&] { d = diff_tapes(a, b); });
-    Timing t_text = time_of([&] { text = diff_text(a, b, d, {"a.json", "b.json"}); });
+    Timing t_text = time_of([&] { text = diff_str(a, b, d, {"a.json", "b.json"}); });
     Timing t_all = time_of([&] {
       Tape ra = read_tape_json(json_a, "a.json");
       Tape rb = read_tape_json(json_b, "b.json");
       TapeDiff rd = diff_tapes(ra, rb);
-      text = diff_text(ra, rb, rd, {"a.json", "b.json"});
+      text = diff_str(ra, rb, rd, {"a.json", "b.json"});
     });
     if (!same.same() || d.ops.size() != 2 || d.outputs.size() != 1) {
       fmt::print(stderr, "unexpected diff at {} ops: {} op and {} output differences\n", n,

@@ -27,7 +27,7 @@ Run setup_diff(CLI::App& sub) {
     DiffLabels labels{source_name(o->a), source_name(o->b)};
     write_file("", o->json   ? diff_json(a, b, d, labels)
                    : o->stat ? diff_stat(a, b, d)
-                             : diff_text(a, b, d, labels));
+                             : diff_str(a, b, d, labels));
     return d.same() ? kOk : kNegative;
   };
 }

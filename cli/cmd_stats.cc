@@ -14,7 +14,7 @@ Run setup_stats(CLI::App& sub) {
     Tape t = load_tape(*path);
     // Planning allocates nothing and runs nothing: it only assigns buffers by liveness.
     int64_t plan_bytes = Executor(t).planned_bytes();
-    write_file("", stats_text(tape_stats(t), plan_bytes));
+    write_file("", stats_str(tape_stats(t), plan_bytes));
     return kOk;
   };
 }

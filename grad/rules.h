@@ -35,7 +35,7 @@ using VjpRule = std::vector<Cotangent> (*)(Builder& b, const RuleArgs& r);
 struct RuleTable {
   std::array<VjpRule, kNumPrims> vjp{};
 
-  void add(Prim p, VjpRule rule) { vjp[static_cast<size_t>(p)] = rule; }
+  void set(Prim p, VjpRule rule) { vjp[static_cast<size_t>(p)] = rule; }
   VjpRule rule(Prim p) const { return vjp[static_cast<size_t>(p)]; }
 };
 

@@ -81,7 +81,7 @@ struct DiffLabels {
 /// The text report: "--- A" and "+++ B", then one line per difference in the text form of
 /// tape/print.h, "-" for A and "+" for B, each op with its source location; a changed op is
 /// a "-" line followed by a "+" line. Empty when nothing differs, not even names or metadata.
-std::string diff_text(const Tape& a, const Tape& b, const TapeDiff& d, const DiffLabels& labels);
+std::string diff_str(const Tape& a, const Tape& b, const TapeDiff& d, const DiffLabels& labels);
 
 /// Counts of removed and added ops per primitive ("input" and "const" for those ops), a
 /// changed op counting as one of each, then a summary line. Empty when the tapes are the same.

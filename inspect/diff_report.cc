@@ -151,7 +151,7 @@ std::string json_lines(const std::vector<T>& items, F line) {
 
 }  // namespace
 
-std::string diff_text(const Tape& a, const Tape& b, const TapeDiff& d, const DiffLabels& labels) {
+std::string diff_str(const Tape& a, const Tape& b, const TapeDiff& d, const DiffLabels& labels) {
   if (d.same() && !d.name_differs && d.meta.empty()) return {};
   std::string out = fmt::format("--- {}\n+++ {}\n", labels.a, labels.b);
   if (d.name_differs) out += fmt::format("- tape {}\n+ tape {}\n", a.name, b.name);

@@ -118,7 +118,7 @@ TapeStats tape_stats(const Tape& t) {
   return s;
 }
 
-std::string stats_text(const TapeStats& s, int64_t plan_bytes) {
+std::string stats_str(const TapeStats& s, int64_t plan_bytes) {
   std::string out = fmt::format("tape {}: {}, {}, {}, {}\n", s.name, plural(s.inputs, "input"),
                                 plural(s.constants, "constant"), plural(s.calls, "call"),
                                 plural(s.outputs, "output"));

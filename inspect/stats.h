@@ -47,7 +47,7 @@ TapeStats tape_stats(const Tape& t);
 /// The report of `ytape stats`. `plan_bytes` is the memory of the buffers the runtime's plan
 /// keeps for intermediate values at once (`Executor::planned_bytes`), or negative when
 /// unknown; the runtime needs it, the inputs, the constants and the outputs.
-std::string stats_text(const TapeStats& s, int64_t plan_bytes);
+std::string stats_str(const TapeStats& s, int64_t plan_bytes);
 
 /// 1234567 as "1,234,567".
 std::string grouped(int64_t n);

@@ -54,9 +54,9 @@ Dx backward_filter_vjp(Builder& b, const RuleArgs& r) {
 }  // namespace
 
 void register_conv_rules(RuleTable& t) {
-  t.add(Prim::conv2d, conv2d_vjp);
-  t.add(Prim::conv2d_backward_input, backward_input_vjp);
-  t.add(Prim::conv2d_backward_filter, backward_filter_vjp);
+  t.set(Prim::conv2d, conv2d_vjp);
+  t.set(Prim::conv2d_backward_input, backward_input_vjp);
+  t.set(Prim::conv2d_backward_filter, backward_filter_vjp);
 }
 
 }  // namespace ytape::grad

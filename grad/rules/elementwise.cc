@@ -152,29 +152,29 @@ Dx convert_vjp(Builder& b, const RuleArgs& r) {
 }  // namespace
 
 void register_elementwise_rules(RuleTable& t) {
-  t.add(Prim::neg, neg_vjp);
-  t.add(Prim::exp, exp_vjp);
-  t.add(Prim::log, log_vjp);
-  t.add(Prim::log1p, log1p_vjp);
-  t.add(Prim::expm1, expm1_vjp);
-  t.add(Prim::sqrt, sqrt_vjp);
-  t.add(Prim::abs, abs_vjp);
-  t.add(Prim::sin, sin_vjp);
-  t.add(Prim::cos, cos_vjp);
-  t.add(Prim::tan, tan_vjp);
-  t.add(Prim::tanh, tanh_vjp);
-  t.add(Prim::sigmoid, sigmoid_vjp);
-  t.add(Prim::relu, relu_vjp);
-  t.add(Prim::softplus, softplus_vjp);
-  t.add(Prim::add, add_vjp);
-  t.add(Prim::sub, sub_vjp);
-  t.add(Prim::mul, mul_vjp);
-  t.add(Prim::div, div_vjp);
-  t.add(Prim::pow, pow_vjp);
-  t.add(Prim::max, max_vjp);
-  t.add(Prim::min, min_vjp);
-  t.add(Prim::select, select_vjp);
-  t.add(Prim::convert, convert_vjp);
+  t.set(Prim::neg, neg_vjp);
+  t.set(Prim::exp, exp_vjp);
+  t.set(Prim::log, log_vjp);
+  t.set(Prim::log1p, log1p_vjp);
+  t.set(Prim::expm1, expm1_vjp);
+  t.set(Prim::sqrt, sqrt_vjp);
+  t.set(Prim::abs, abs_vjp);
+  t.set(Prim::sin, sin_vjp);
+  t.set(Prim::cos, cos_vjp);
+  t.set(Prim::tan, tan_vjp);
+  t.set(Prim::tanh, tanh_vjp);
+  t.set(Prim::sigmoid, sigmoid_vjp);
+  t.set(Prim::relu, relu_vjp);
+  t.set(Prim::softplus, softplus_vjp);
+  t.set(Prim::add, add_vjp);
+  t.set(Prim::sub, sub_vjp);
+  t.set(Prim::mul, mul_vjp);
+  t.set(Prim::div, div_vjp);
+  t.set(Prim::pow, pow_vjp);
+  t.set(Prim::max, max_vjp);
+  t.set(Prim::min, min_vjp);
+  t.set(Prim::select, select_vjp);
+  t.set(Prim::convert, convert_vjp);
 }
 
 }  // namespace ytape::grad

@@ -24,8 +24,8 @@ Dx scatter_add_vjp(Builder& b, const RuleArgs& r) {
 }  // namespace
 
 void register_index_rules(RuleTable& t) {
-  t.add(Prim::gather, gather_vjp);
-  t.add(Prim::scatter_add, scatter_add_vjp);
+  t.set(Prim::gather, gather_vjp);
+  t.set(Prim::scatter_add, scatter_add_vjp);
 }
 
 }  // namespace ytape::grad

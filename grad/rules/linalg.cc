@@ -25,7 +25,7 @@ Dx matmul_vjp(Builder& b, const RuleArgs& r) {
 }  // namespace
 
 void register_linalg_rules(RuleTable& t) {
-  t.add(Prim::matmul, matmul_vjp);
+  t.set(Prim::matmul, matmul_vjp);
 }
 
 }  // namespace ytape::grad

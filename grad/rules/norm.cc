@@ -75,8 +75,8 @@ Dx batchnorm_backward_vjp(Builder& b, const RuleArgs& r) {
 }  // namespace
 
 void register_norm_rules(RuleTable& t) {
-  t.add(Prim::batchnorm_with_stats, batchnorm_vjp);
-  t.add(Prim::batchnorm_backward, batchnorm_backward_vjp);
+  t.set(Prim::batchnorm_with_stats, batchnorm_vjp);
+  t.set(Prim::batchnorm_backward, batchnorm_backward_vjp);
 }
 
 }  // namespace ytape::grad

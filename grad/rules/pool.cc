@@ -39,10 +39,10 @@ Dx avg_pool_backward_vjp(Builder& b, const RuleArgs& r) {
 }  // namespace
 
 void register_pool_rules(RuleTable& t) {
-  t.add(Prim::max_pool2d_with_indices, max_pool_vjp);
-  t.add(Prim::max_pool2d_backward, max_pool_backward_vjp);
-  t.add(Prim::avg_pool2d, avg_pool_vjp);
-  t.add(Prim::avg_pool2d_backward, avg_pool_backward_vjp);
+  t.set(Prim::max_pool2d_with_indices, max_pool_vjp);
+  t.set(Prim::max_pool2d_backward, max_pool_backward_vjp);
+  t.set(Prim::avg_pool2d, avg_pool_vjp);
+  t.set(Prim::avg_pool2d_backward, avg_pool_backward_vjp);
 }
 
 }  // namespace ytape::grad

@@ -46,11 +46,11 @@ Dx log_softmax_vjp(Builder& b, const RuleArgs& r) {
 }  // namespace
 
 void register_reduce_rules(RuleTable& t) {
-  t.add(Prim::sum, sum_vjp);
-  t.add(Prim::maximum, extremum_vjp);
-  t.add(Prim::minimum, extremum_vjp);
-  t.add(Prim::softmax, softmax_vjp);
-  t.add(Prim::log_softmax, log_softmax_vjp);
+  t.set(Prim::sum, sum_vjp);
+  t.set(Prim::maximum, extremum_vjp);
+  t.set(Prim::minimum, extremum_vjp);
+  t.set(Prim::softmax, softmax_vjp);
+  t.set(Prim::log_softmax, log_softmax_vjp);
 }
 
 }  // namespace ytape::grad

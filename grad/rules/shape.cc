@@ -82,12 +82,12 @@ Dx pad_vjp(Builder& b, const RuleArgs& r) {
 }  // namespace
 
 void register_shape_rules(RuleTable& t) {
-  t.add(Prim::reshape, reshape_vjp);
-  t.add(Prim::permutedims, permutedims_vjp);
-  t.add(Prim::broadcast_to, broadcast_to_vjp);
-  t.add(Prim::slice, slice_vjp);
-  t.add(Prim::concat, concat_vjp);
-  t.add(Prim::pad, pad_vjp);
+  t.set(Prim::reshape, reshape_vjp);
+  t.set(Prim::permutedims, permutedims_vjp);
+  t.set(Prim::broadcast_to, broadcast_to_vjp);
+  t.set(Prim::slice, slice_vjp);
+  t.set(Prim::concat, concat_vjp);
+  t.set(Prim::pad, pad_vjp);
 }
 
 }  // namespace ytape::grad

@@ -28,7 +28,7 @@ std::string signature(const Method& m, const std::string& name) {
     const Param& p = m.def->params[i];
     if (i > 0) out += ", ";
     out += p.name.empty() ? "_" : p.name;
-    if (p.type) out += "::" + type_text(*p.type);  // as written: AbstractArray{Float32}
+    if (p.type) out += "::" + type_expr_str(*p.type);  // as written: AbstractArray{Float32}
     if (p.splat) out += "...";
   }
   return out + ')';
@@ -330,7 +330,7 @@ TypeRef Interpreter::eval_type(const Expr& type, const EnvPtr& env, const Functi
   }
   Value v = head.kind == Kind::field ? eval(*make_expr(Kind::id, head.pos, head.name), env)
                                      : eval(head, env);
-  if (v.kind != VKind::type) fail(type.pos, fmt::format("'{}' is not a type", type_text(type)));
+  if (v.kind != VKind::type) fail(type.pos, fmt::format("'{}' is not a type", type_expr_str(type)));
   TypeRef t = v.type_ref();
   if (type.kind != Kind::curly || t->tag != TypeTag::abstract_array) return t;
   auto refined = std::make_shared<TypeObj>(*t);

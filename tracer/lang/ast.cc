@@ -72,7 +72,7 @@ void print_bare(const Expr& e, std::string& out) {
 std::string param_text(const Param& p) {
   std::string out = p.name;
   if (!p.unpack.empty()) out = fmt::format("({})", fmt::join(p.unpack, ","));
-  if (p.type) out += "::" + type_text(*p.type);
+  if (p.type) out += "::" + type_expr_str(*p.type);
   if (p.splat) out += "...";
   if (p.default_value) out += "=" + to_sexpr(*p.default_value);
   return out;
@@ -97,7 +97,7 @@ void print_function(const Expr& e, std::string& out) {
   if (!f.kwparams.empty()) print_params(f.kwparams, ";", out);
   if (!f.where.empty()) {
     out += " (where";
-    for (const ExprPtr& w : f.where) out += " " + type_text(*w);
+    for (const ExprPtr& w : f.where) out += " " + type_expr_str(*w);
     out += ')';
   }
   out += ' ';
@@ -111,15 +111,15 @@ void print_struct(const Expr& e, std::string& out) {
   out += s.name;
   if (!s.type_params.empty()) {
     std::vector<std::string> params;
-    for (const ExprPtr& p : s.type_params) params.push_back(type_text(*p));
+    for (const ExprPtr& p : s.type_params) params.push_back(type_expr_str(*p));
     out += fmt::format("{{{}}}", fmt::join(params, ", "));
   }
-  if (s.supertype) out += " <: " + type_text(*s.supertype);
+  if (s.supertype) out += " <: " + type_expr_str(*s.supertype);
   out += " (";
   for (size_t i = 0; i < s.fields.size(); ++i) {
     if (i > 0) out += ' ';
     out += s.fields[i].name;
-    if (s.fields[i].type) out += "::" + type_text(*s.fields[i].type);
+    if (s.fields[i].type) out += "::" + type_expr_str(*s.fields[i].type);
   }
   out += "))";
 }
@@ -205,25 +205,25 @@ std::string to_sexpr(const Expr& expr) {
   return out;
 }
 
-std::string type_text(const Expr& type) {
+std::string type_expr_str(const Expr& type) {
   switch (type.kind) {
     case Kind::id:
       return type.name;
     case Kind::int_lit:
       return fmt::format("{}", type.int_value);
     case Kind::field:
-      return type_text(*type.args[0]) + "." + type.name;
+      return type_expr_str(*type.args[0]) + "." + type.name;
     case Kind::curly: {
       std::vector<std::string> params;
-      for (size_t i = 1; i < type.args.size(); ++i) params.push_back(type_text(*type.args[i]));
-      return fmt::format("{}{{{}}}", type_text(*type.args[0]), fmt::join(params, ", "));
+      for (size_t i = 1; i < type.args.size(); ++i) params.push_back(type_expr_str(*type.args[i]));
+      return fmt::format("{}{{{}}}", type_expr_str(*type.args[0]), fmt::join(params, ", "));
     }
     case Kind::call: {
       const Expr& callee = *type.args[0];
       bool bound = callee.kind == Kind::id && (callee.name == "<:" || callee.name == ">:");
-      if (bound && type.args.size() == 2) return callee.name + type_text(*type.args[1]);
+      if (bound && type.args.size() == 2) return callee.name + type_expr_str(*type.args[1]);
       if (bound && type.args.size() == 3) {
-        return type_text(*type.args[1]) + callee.name + type_text(*type.args[2]);
+        return type_expr_str(*type.args[1]) + callee.name + type_expr_str(*type.args[2]);
       }
       return to_sexpr(type);
     }

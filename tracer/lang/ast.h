@@ -102,6 +102,6 @@ std::string to_sexpr(const Expr& expr);
 
 /// A type expression as Julia text: `AbstractArray{Float32, 4}`, `Base.Foo`, `<:Real`,
 /// `T<:Real`. Other expressions print as S-expressions.
-std::string type_text(const Expr& type);
+std::string type_expr_str(const Expr& type);
 
 }  // namespace ytape::tracer

@@ -50,7 +50,7 @@ Tape net(const Net& n) {
 }
 
 std::string text(const Tape& a, const Tape& b) {
-  return diff_text(a, b, diff_tapes(a, b), {"a.json", "b.json"});
+  return diff_str(a, b, diff_tapes(a, b), {"a.json", "b.json"});
 }
 
 }  // namespace
@@ -413,7 +413,7 @@ TEST_CASE("diff: random tapes against random reorderings of themselves, and one 
     REQUIRE(changed >= 0);
     Tape c = shuffled(random_dag(seed, 2000, changed), seed * 11);
     TapeDiff e = diff_tapes(a, c);
-    if (e.ops.size() != 1) MESSAGE(diff_text(a, c, e, {}));
+    if (e.ops.size() != 1) MESSAGE(diff_str(a, c, e, {}));
     REQUIRE(e.ops.size() == 1);
     CHECK(e.ops[0].change == Change::changed);
     CHECK(a.ops[e.ops[0].a].prim == Prim::sin);

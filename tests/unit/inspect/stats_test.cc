@@ -45,7 +45,7 @@ TEST_CASE("stats: counts, FLOPs and parameters") {
 }
 
 TEST_CASE("stats: the report") {
-  CHECK(stats_text(tape_stats(layer()), 64) ==
+  CHECK(stats_str(tape_stats(layer()), 64) ==
         "tape layer: 4 inputs, 1 constant, 5 calls, 2 outputs\n"
         "\n"
         "primitive      ops  FLOPs   share\n"

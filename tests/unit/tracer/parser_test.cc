@@ -325,7 +325,7 @@ TEST_CASE("kind names come from the one list") {
   CHECK(kind_name(Kind::assign) == "=");
   CHECK(kind_name(Kind::lambda) == "->");
   CHECK(kind_name(Kind::import_) == "import");
-  CHECK(type_text(*parse_text(*std::make_unique<Sources>(), "t.jl", "x::Base.Vec{<:Real}")
-                       ->args[0]
-                       ->args[1]) == "Base.Vec{<:Real}");
+  CHECK(type_expr_str(*parse_text(*std::make_unique<Sources>(), "t.jl", "x::Base.Vec{<:Real}")
+                           ->args[0]
+                           ->args[1]) == "Base.Vec{<:Real}");
 }

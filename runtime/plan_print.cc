@@ -21,6 +21,10 @@ std::string vars_str(const VarList& vars) {
   return out;
 }
 
+std::string op_str(const Op& op) {
+  return fmt::format("{} = {}({})", vars_str(op.outs), prim_name(op.prim), vars_str(op.args));
+}
+
 std::string layouts_str(const std::vector<Layout>& layouts) {
   std::string out;
   for (Layout l : layouts) out += fmt::format("{}{}", out.empty() ? "" : " ", layout_name(l));
@@ -75,6 +79,11 @@ std::string plan_str(const Tape& t, const Executor& e) {
                          layout_name(to));
     }
     out += row(i + 1, lines[i], buffers_str(e, plan[i].buffers));
+    if (!plan[i].fused.empty()) {  // the tape's ops the fused step runs, its own first
+      std::string ops = op_str(*plan[i].op);
+      for (const Op* op : plan[i].fused) ops += "; " + op_str(*op);
+      out += fmt::format("{:>5}  fuses {}\n", "", ops);
+    }
   }
   return out;
 }

@@ -83,6 +83,9 @@ TEST_CASE("ytape plan shows the kernels, layouts and reorders of ResNet-18") {
   CHECK(plan.find("plain plain -> c16") != std::string::npos);
   CHECK(plan.find("c16 plain -> c16") != std::string::npos);
   CHECK(plan.find("oneDNN ") != std::string::npos);
+  // Batch norm and the relu after it run as one step, which names both ops.
+  CHECK(plan.find("= batchnorm+relu(") != std::string::npos);
+  CHECK(plan.find(" fuses %") != std::string::npos);
   CHECK(plan.find("to plain for the next step\n") != std::string::npos);
   CHECK(plan.find(fmt::format("{} values kept blocked, {} reorders per run",
                               std::count(e.layouts().begin(), e.layouts().end(), Layout::c16),

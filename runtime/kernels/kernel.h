@@ -64,7 +64,7 @@ enum class Fusion : uint8_t {
   relu_backward,                 ///< select(gt(z, 0), g, 0): the mask is never stored
   add_relu,                      ///< relu(add(a, b)) of same-shape floats
 };
-inline constexpr int kNumFusions = 4;
+inline constexpr int kNumFusions = static_cast<int>(Fusion::add_relu) + 1;  // add_relu is last
 /// The name `ytape plan` and `--profile` give a fused step, e.g. "batchnorm+relu".
 std::string_view fusion_name(Fusion f);
 

@@ -60,12 +60,16 @@ void add_conv(std::vector<Case>& cases, int64_t in, int64_t cin, int64_t cout, i
               int64_t stride, int count, bool input_grad) {
   int64_t pad = k / 2, out = (in + 2 * pad - k) / stride + 1;
   Type x = f32({in, in, cin, 1}), w = f32({k, k, cin, cout}), y = f32({out, out, cout, 1});
-  Attrs attrs{{"stride", pair(stride)}, {"pad", std::vector<int64_t>{pad, pad, pad, pad}}};
+  const std::vector<int64_t> pads{pad, pad, pad, pad};
+  Attrs attrs = AttrsOf<Prim::conv2d>{.stride = pair(stride), .pad = pads}.to_attrs();
   std::string name = fmt::format("{}x{}/{} {}->{} @{}", k, k, stride, cin, cout, in);
   double flops = 2.0 * out * out * cout * k * k * cin;
-  Attrs with_x = attrs, with_w = attrs;
-  with_x.set("shape", x.shape);
-  with_w.set("shape", w.shape);
+  Attrs with_x =
+      AttrsOf<Prim::conv2d_backward_input>{.shape = x.shape, .stride = pair(stride), .pad = pads}
+          .to_attrs();
+  Attrs with_w =
+      AttrsOf<Prim::conv2d_backward_filter>{.shape = w.shape, .stride = pair(stride), .pad = pads}
+          .to_attrs();
   add(cases, "conv2d " + name, Prim::conv2d, {x, w}, y, attrs, count, true).flops = flops;
   add(cases, "conv2d_bwd_input " + name, Prim::conv2d_backward_input, {y, w}, x, with_x,
       input_grad ? count : 0, false)
@@ -84,17 +88,23 @@ void add_batchnorm(std::vector<Case>& cases, int64_t size, int64_t c, int count)
 }
 
 void add_pools(std::vector<Case>& cases) {
-  Attrs pool{{"window", pair(3)}, {"stride", pair(2)}, {"pad", std::vector<int64_t>{1, 1, 1, 1}}};
+  Attrs pool = AttrsOf<Prim::max_pool2d_with_indices>{
+      .window = pair(3),
+      .stride = pair(2),
+      .pad = {1, 1, 1,
+              1}}.to_attrs();
   Type px = f32({112, 112, 64, 1}), py = f32({56, 56, 64, 1});
   add(cases, "max_pool2d 3x3/2 112x112x64", Prim::max_pool2d_with_indices, {px}, py, pool, 1, true);
   add(cases, "max_pool2d_bwd 3x3/2 112x112x64", Prim::max_pool2d_backward,
-      {py, Type{DType::i64, py.shape}}, px, {{"shape", px.shape}}, 1, false)
+      {py, Type{DType::i64, py.shape}}, px,
+      AttrsOf<Prim::max_pool2d_backward>{.shape = px.shape}.to_attrs(), 1, false)
       .hint = pool;
   // The global average pool before the classifier.
-  Attrs global{{"window", pair(7)}, {"stride", pair(7)}};
+  Attrs global = AttrsOf<Prim::avg_pool2d>{.window = pair(7), .stride = pair(7)}.to_attrs();
   Type gx = f32({7, 7, 512, 1}), gy = f32({1, 1, 512, 1});
-  Attrs global_bwd = global;
-  global_bwd.set("shape", gx.shape);
+  Attrs global_bwd =
+      AttrsOf<Prim::avg_pool2d_backward>{.shape = gx.shape, .window = pair(7), .stride = pair(7)}
+          .to_attrs();
   add(cases, "avg_pool2d 7x7 7x7x512", Prim::avg_pool2d, {gx}, gy, global, 1, true);
   add(cases, "avg_pool2d_bwd 7x7 7x7x512", Prim::avg_pool2d_backward, {gy}, gx, global_bwd, 1,
       false);
@@ -105,11 +115,11 @@ void add_matmuls(std::vector<Case>& cases) {
   Type w = f32({1000, 512}), f = f32({512, 1}), o = f32({1000, 1});
   double flops = 2.0 * 1000 * 512;
   add(cases, "matmul 1000x512 * 512x1", Prim::matmul, {w, f}, o, {}, 1, true).flops = flops;
-  add(cases, "matmul dW 1000x1 * (512x1)'", Prim::matmul, {o, f}, w, {{"transpose_b", true}}, 1,
-      false)
+  add(cases, "matmul dW 1000x1 * (512x1)'", Prim::matmul, {o, f}, w,
+      AttrsOf<Prim::matmul>{.transpose_b = true}.to_attrs(), 1, false)
       .flops = flops;
-  add(cases, "matmul dx (1000x512)' * 1000x1", Prim::matmul, {w, o}, f, {{"transpose_a", true}}, 1,
-      false)
+  add(cases, "matmul dx (1000x512)' * 1000x1", Prim::matmul, {w, o}, f,
+      AttrsOf<Prim::matmul>{.transpose_a = true}.to_attrs(), 1, false)
       .flops = flops;
 }
 

@@ -35,7 +35,7 @@ std::optional<Var> decision(Builder& b, const Op& op, const VarMap& map,
     case Prim::maximum:
     case Prim::minimum: {
       Var x = arg(0);
-      return b.eq(x, keep_dims(b, outs[0], b.type(x).shape, op.attrs.get_ints("dims")));
+      return b.eq(x, keep_dims(b, outs[0], b.type(x).shape, reduce_dims(op.prim, op.attrs)));
     }
     case Prim::max_pool2d:
       return b.call(Prim::max_pool2d_with_indices, {arg(0)}, op.attrs)[1];

@@ -120,8 +120,8 @@ Var Backprop::unbroadcast(Var cot, const Type& to, const Op& op) {
     if (m != 1) mismatch();
     dims.push_back(d);
   }
-  Var summed = dims.empty() ? cot : b_.sum(cot, std::move(dims));
-  return b_.type(summed).shape == to.shape ? summed : b_.reshape(summed, to.shape);
+  Var summed = dims.empty() ? cot : b_.sum(cot, {.dims = std::move(dims)});
+  return b_.type(summed).shape == to.shape ? summed : b_.reshape(summed, {.shape = to.shape});
 }
 
 Cotangent Backprop::cotangent(Var v) const {

@@ -24,26 +24,13 @@ Var scalar(Builder& b, Var like, double value) {
 }
 
 Var zeros(Builder& b, const Type& type) {
-  return b.call1(Prim::fill, {}, {{"value", 0.0}, {"dtype", type.dtype}, {"shape", type.shape}});
+  return b.fill({.value = 0, .dtype = type.dtype, .shape = type.shape});
 }
 
 Var keep_dims(Builder& b, Var x, const Shape& shape, std::span<const int64_t> dims) {
   Shape kept = shape;
   for (int64_t d : dims) kept[d - 1] = 1;
-  return b.type(x).shape == kept ? x : b.reshape(x, std::move(kept));
-}
-
-Attrs with_attr(Attrs attrs, std::string_view name, AttrValue value) {
-  attrs.set(name, std::move(value));
-  return attrs;
-}
-
-Attrs without_attr(const Attrs& attrs, std::string_view name) {
-  Attrs out;
-  for (const Attr& a : attrs) {
-    if (a.name != name) out.push_back(a);
-  }
-  return out;
+  return b.type(x).shape == kept ? x : b.reshape(x, {.shape = std::move(kept)});
 }
 
 std::vector<Cotangent> vjp_by_expansion(Builder& b, const RuleArgs& r, Expansion expand) {

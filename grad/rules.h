@@ -56,10 +56,6 @@ Var zeros(Builder& b, const Type& type);
 /// `x` (the result of reducing `dims` of a tensor of `shape`) reshaped to keep those dims
 /// as size 1, so that it broadcasts against the unreduced tensor.
 Var keep_dims(Builder& b, Var x, const Shape& shape, std::span<const int64_t> dims);
-/// `attrs` with `name` set to `value`.
-Attrs with_attr(Attrs attrs, std::string_view name, AttrValue value);
-/// `attrs` without `name`.
-Attrs without_attr(const Attrs& attrs, std::string_view name);
 
 /// The VJP of an op defined by an expansion into other primitives: `expand` builds the
 /// op's outputs from its arguments on a builder; the expansion is replayed on `b` and

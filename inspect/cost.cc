@@ -17,7 +17,7 @@ double op_flops(const Tape& t, const Op& op) {
   switch (op.prim) {
     case Prim::matmul: {
       const Type& a = t.type(op.args[0]);
-      int64_t k = op.attrs.get_bool("transpose_a") ? a.shape[0] : a.shape[1];
+      int64_t k = attrs_of<Prim::matmul>(op.attrs).transpose_a ? a.shape[0] : a.shape[1];
       return 2.0 * static_cast<double>(t.type(op.outs[0]).size()) * static_cast<double>(k);
     }
     case Prim::conv2d:
@@ -25,7 +25,7 @@ double op_flops(const Tape& t, const Op& op) {
     case Prim::conv2d_backward_input:  // the transposed convolution of dy with w
       return conv_flops(t.type(op.args[0]), t.type(op.args[1]).shape);
     case Prim::conv2d_backward_filter:
-      return conv_flops(t.type(op.args[1]), op.attrs.get_ints("shape"));
+      return conv_flops(t.type(op.args[1]), attrs_of<Prim::conv2d_backward_filter>(op.attrs).shape);
     default: {
       double n = 0;
       for (Var o : op.outs) n += static_cast<double>(t.type(o).size());

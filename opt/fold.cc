@@ -50,7 +50,7 @@ Var emit(Builder& b, const Type& type, const Tensor& value) {
   std::vector<uint8_t> bytes = bytes_of(value);
   if (type.size() > 1) {
     if (std::optional<double> v = splat_value(bytes, type.dtype)) {
-      return b.call1(Prim::fill, {}, {{"value", *v}, {"dtype", type.dtype}, {"shape", type.shape}});
+      return b.fill({.value = *v, .dtype = type.dtype, .shape = type.shape});
     }
   }
   return b.constant(type, std::move(bytes));

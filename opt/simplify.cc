@@ -44,7 +44,8 @@ class Facts {
   // The value of every element of `v` when it is a splat (see splat_value).
   std::optional<double> splat(Var v) const {
     const Op& op = def(v);
-    if (op.kind == OpKind::call && op.prim == Prim::fill) return op.attrs.get_float("value");
+    if (op.kind == OpKind::call && op.prim == Prim::fill)
+      return attrs_of<Prim::fill>(op.attrs).value;
     if (op.kind != OpKind::constant) return std::nullopt;
     Splat& s = splat_[v.id];
     if (!s.known) s = {true, splat_value(op.value, type(v).dtype)};
@@ -76,15 +77,16 @@ struct Rewrite {
   Attrs attrs;
 
   static Rewrite to_var(Var v) { return {var, v, {}, {}, {}}; }
-  static Rewrite to_op(Prim p, std::vector<Var> args, Attrs attrs) {
-    return {op, {}, p, std::move(args), std::move(attrs)};
+  template <Prim P>
+  static Rewrite to_op(std::vector<Var> args, const AttrsOf<P>& attrs) {
+    return {op, {}, P, std::move(args), attrs.to_attrs()};
   }
 };
 
 // x reshaped to `shape`, or x itself when it has that shape.
 Rewrite reshaped(const Facts& f, Var x, const Shape& shape) {
   if (f.type(x).shape == shape) return Rewrite::to_var(x);
-  return Rewrite::to_op(Prim::reshape, {x}, {{"shape", shape}});
+  return Rewrite::to_op<Prim::reshape>({x}, {.shape = shape});
 }
 
 // x as a value of type `z`, which x broadcasts to (an elementwise op's result type).
@@ -92,11 +94,11 @@ Rewrite same_as(const Facts& f, Var x, const Type& z) {
   const Type& tx = f.type(x);
   if (tx.dtype != z.dtype) return {};
   if (tx.size() == z.size()) return reshaped(f, x, z.shape);
-  return Rewrite::to_op(Prim::broadcast_to, {x}, {{"shape", z.shape}});
+  return Rewrite::to_op<Prim::broadcast_to>({x}, {.shape = z.shape});
 }
 
 Rewrite fill_like(double value, const Type& z) {
-  return Rewrite::to_op(Prim::fill, {}, {{"value", value}, {"dtype", z.dtype}, {"shape", z.shape}});
+  return Rewrite::to_op<Prim::fill>({}, {.value = value, .dtype = z.dtype, .shape = z.shape});
 }
 
 // x + 0, 0 + x, x - 0: x (the sign of -0.0 + 0.0 aside, see simplify.h).
@@ -143,14 +145,14 @@ bool is_identity(const std::vector<int64_t>& perm) {
 
 // permutedims(permutedims(x, p), q) = permutedims(x, r) with r[i] = p[q[i]].
 Rewrite permutedims_rule(const Facts& f, const Op& op, std::span<const Var> a, const Type& z) {
-  const std::vector<int64_t>& q = op.attrs.get_ints("perm");
+  const std::vector<int64_t> q = attrs_of<Prim::permutedims>(op.attrs).perm;
   if (is_identity(q)) return Rewrite::to_var(a[0]);
   if (const Op* inner = f.def_call(a[0], Prim::permutedims)) {
-    const std::vector<int64_t>& p = inner->attrs.get_ints("perm");
+    const std::vector<int64_t> p = attrs_of<Prim::permutedims>(inner->attrs).perm;
     std::vector<int64_t> r(q.size());
     for (size_t i = 0; i < q.size(); ++i) r[i] = p[q[i] - 1];
     if (is_identity(r)) return Rewrite::to_var(inner->args[0]);
-    return Rewrite::to_op(Prim::permutedims, {inner->args[0]}, {{"perm", std::move(r)}});
+    return Rewrite::to_op<Prim::permutedims>({inner->args[0]}, {.perm = std::move(r)});
   }
   return of_splat(f, a[0], z);
 }
@@ -184,7 +186,7 @@ Rewrite broadcast_to_rule(const Facts& f, std::span<const Var> a, const Type& z)
 
 // A reduction over no dims is the identity; over dims of size 1 a reshape.
 Rewrite reduction(const Facts& f, const Op& op, std::span<const Var> a, const Type& z) {
-  const std::vector<int64_t>& dims = op.attrs.get_ints("dims");
+  const std::vector<int64_t> dims = reduce_dims(op.prim, op.attrs);
   if (dims.empty()) return Rewrite::to_var(a[0]);
   const Shape& shape = f.type(a[0]).shape;
   for (int64_t d : dims) {

@@ -302,7 +302,7 @@ void Executor::fail(const Step& step, const std::exception& e) const {
   if (step.op->prim == Prim::guard) {
     // A guard's message is written for the program's author and often names its source
     // line already; the op's text would only repeat it.
-    std::string message = step.op->attrs.get_string("message");
+    std::string message = attrs_of<Prim::guard>(step.op->attrs).message;
     bool located = !loc.empty() && message.rfind(loc, 0) == 0;
     user_error("op {}{}: {}", index + 1, loc.empty() || located ? "" : " at " + loc, e.what());
   }

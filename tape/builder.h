@@ -9,6 +9,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "tape/op_attrs.h"
 #include "tape/tape.h"
 
 namespace ytape {
@@ -55,60 +56,58 @@ class Builder {
   /// Finishes and returns the tape; the builder is empty afterwards.
   Tape finish();
 
-  // Shorthands, so that code over the builder reads like math.
-#define YTAPE_UNARY(p)          \
-  Var p(Var x) {                \
-    return call1(Prim::p, {x}); \
+  // Shorthands, one per primitive, generated from ops.def, so that code over the builder
+  // reads like math: b.add(x, y), b.sum(x, {.dims = {1}}), b.concat({x, y}, {.dim = 2}).
+  // A primitive with one output returns it; the others return all of theirs.
+#define YTAPE_RESULT_0 std::vector<Var>
+#define YTAPE_RESULT_1 Var
+#define YTAPE_RESULT_2 std::vector<Var>
+#define YTAPE_RESULT_3 std::vector<Var>
+#define YTAPE_CALL_0 call
+#define YTAPE_CALL_1 call1
+#define YTAPE_CALL_2 call
+#define YTAPE_CALL_3 call
+#define YTAPE_SHORTHAND_0(p, n)                            \
+  YTAPE_RESULT_##n p(const AttrsOf<Prim::p>& attrs = {}) { \
+    return YTAPE_CALL_##n(Prim::p, {}, attrs.to_attrs());  \
   }
-#define YTAPE_BINARY(p)            \
-  Var p(Var x, Var y) {            \
-    return call1(Prim::p, {x, y}); \
+#define YTAPE_SHORTHAND_1(p, n)                                   \
+  YTAPE_RESULT_##n p(Var x, const AttrsOf<Prim::p>& attrs = {}) { \
+    return YTAPE_CALL_##n(Prim::p, {x}, attrs.to_attrs());        \
   }
-  YTAPE_UNARY(neg)
-  YTAPE_UNARY(exp)
-  YTAPE_UNARY(log)
-  YTAPE_UNARY(log1p)
-  YTAPE_UNARY(expm1)
-  YTAPE_UNARY(sqrt)
-  YTAPE_UNARY(abs)
-  YTAPE_UNARY(sign)
-  YTAPE_UNARY(sin)
-  YTAPE_UNARY(cos)
-  YTAPE_UNARY(tan)
-  YTAPE_UNARY(tanh)
-  YTAPE_UNARY(sigmoid)
-  YTAPE_UNARY(relu)
-  YTAPE_UNARY(softplus)
-  YTAPE_BINARY(add)
-  YTAPE_BINARY(sub)
-  YTAPE_BINARY(mul)
-  YTAPE_BINARY(div)
-  YTAPE_BINARY(pow)
-  YTAPE_BINARY(max)
-  YTAPE_BINARY(min)
-  YTAPE_BINARY(eq)
-  YTAPE_BINARY(ne)
-  YTAPE_BINARY(lt)
-  YTAPE_BINARY(le)
-  YTAPE_BINARY(gt)
-  YTAPE_BINARY(ge)
-#undef YTAPE_UNARY
-#undef YTAPE_BINARY
-  Var select(Var c, Var x, Var y) {
-    return call1(Prim::select, {c, x, y});
+#define YTAPE_SHORTHAND_2(p, n)                                          \
+  YTAPE_RESULT_##n p(Var x, Var y, const AttrsOf<Prim::p>& attrs = {}) { \
+    return YTAPE_CALL_##n(Prim::p, {x, y}, attrs.to_attrs());            \
   }
-  Var convert(Var x, DType dtype) {
-    return call1(Prim::convert, {x}, {{"dtype", dtype}});
+#define YTAPE_SHORTHAND_3(p, n)                                                 \
+  YTAPE_RESULT_##n p(Var x, Var y, Var z, const AttrsOf<Prim::p>& attrs = {}) { \
+    return YTAPE_CALL_##n(Prim::p, {x, y, z}, attrs.to_attrs());                \
   }
-  Var sum(Var x, std::vector<int64_t> dims) {
-    return call1(Prim::sum, {x}, {{"dims", std::move(dims)}});
+#define YTAPE_SHORTHAND_5(p, n)                                                                    \
+  YTAPE_RESULT_##n p(Var x1, Var x2, Var x3, Var x4, Var x5, const AttrsOf<Prim::p>& attrs = {}) { \
+    return YTAPE_CALL_##n(Prim::p, {x1, x2, x3, x4, x5}, attrs.to_attrs());                        \
   }
-  Var reshape(Var x, Shape shape) {
-    return call1(Prim::reshape, {x}, {{"shape", std::move(shape)}});
+#define YTAPE_SHORTHAND_VARIADIC(p, n)                                 \
+  YTAPE_RESULT_##n p(VarList xs, const AttrsOf<Prim::p>& attrs = {}) { \
+    return YTAPE_CALL_##n(Prim::p, std::move(xs), attrs.to_attrs());   \
   }
-  Var broadcast_to(Var x, Shape shape) {
-    return call1(Prim::broadcast_to, {x}, {{"shape", std::move(shape)}});
-  }
+#define X(prim, family, arity, outputs, flags, attributes) YTAPE_SHORTHAND_##arity(prim, outputs)
+#include "tape/ops.def"
+#undef X
+#undef YTAPE_SHORTHAND_0
+#undef YTAPE_SHORTHAND_1
+#undef YTAPE_SHORTHAND_2
+#undef YTAPE_SHORTHAND_3
+#undef YTAPE_SHORTHAND_5
+#undef YTAPE_SHORTHAND_VARIADIC
+#undef YTAPE_RESULT_0
+#undef YTAPE_RESULT_1
+#undef YTAPE_RESULT_2
+#undef YTAPE_RESULT_3
+#undef YTAPE_CALL_0
+#undef YTAPE_CALL_1
+#undef YTAPE_CALL_2
+#undef YTAPE_CALL_3
 
  private:
   [[noreturn]] void fail(Prim p, const std::string& why) const;

@@ -3,83 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <unordered_map>
 
 #include "tape/error.h"
+#include "tape/op_attrs.h"
 
 namespace ytape {
 
 namespace {
-
-// Parses a default value written in ops.def; the strings are ours, so a failure is a bug.
-AttrValue parse_default(AttrKind kind, std::string_view text) {
-  auto to_int = [&](std::string_view t) {
-    int64_t v = 0;
-    auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-    if (ec != std::errc() || end != t.data() + t.size()) internal_error("ops.def: bad int '{}'", t);
-    return v;
-  };
-  switch (kind) {
-    case AttrKind::int_:
-      return to_int(text);
-    case AttrKind::ints: {
-      std::vector<int64_t> v;
-      std::string_view body = text.substr(1, text.size() - 2);
-      while (!body.empty()) {
-        size_t comma = body.find(',');
-        v.push_back(to_int(body.substr(0, comma)));
-        if (comma == std::string_view::npos) break;
-        body.remove_prefix(comma + 1);
-      }
-      return v;
-    }
-    case AttrKind::float_:
-      return std::stod(std::string(text));
-    case AttrKind::bool_:
-      return text == "true";
-    case AttrKind::string:
-      return std::string(text.substr(1, text.size() - 2));
-    case AttrKind::dtype: {
-      DType d{};
-      if (!parse_dtype(text, &d)) internal_error("ops.def: bad dtype '{}'", text);
-      return d;
-    }
-  }
-  internal_error("bad attribute kind");
-}
-
-// "a:ints,b:int=1" -> specs. Commas inside [...] belong to the default value.
-std::vector<AttrSpec> parse_schema(std::string_view text) {
-  std::vector<AttrSpec> specs;
-  while (!text.empty()) {
-    size_t end = 0;
-    int depth = 0;
-    while (end < text.size() && (text[end] != ',' || depth > 0)) {
-      depth += text[end] == '[' ? 1 : text[end] == ']' ? -1 : 0;
-      ++end;
-    }
-    std::string_view item = text.substr(0, end);
-    text.remove_prefix(std::min(end + 1, text.size()));
-    size_t colon = item.find(':');
-    size_t eq = item.find('=');
-    std::string_view kind_name =
-        item.substr(colon + 1, eq == std::string_view::npos ? eq : eq - colon - 1);
-    AttrSpec spec{std::string(item.substr(0, colon)), AttrKind::int_, std::nullopt};
-    bool found = false;
-    for (int k = 0; k <= static_cast<int>(AttrKind::dtype); ++k) {
-      if (attr_kind_name(static_cast<AttrKind>(k)) == kind_name) {
-        spec.kind = static_cast<AttrKind>(k);
-        found = true;
-      }
-    }
-    if (!found) internal_error("ops.def: bad attribute kind '{}'", kind_name);
-    if (eq != std::string_view::npos)
-      spec.default_value = parse_default(spec.kind, item.substr(eq + 1));
-    specs.push_back(std::move(spec));
-  }
-  return specs;
-}
 
 struct Registry {
   std::vector<PrimInfo> infos;
@@ -89,12 +20,17 @@ struct Registry {
   Registry() {
     using namespace prim_flags;
     constexpr int VARIADIC = kVariadic;
+#define ATTR(kind, name) AttrSpec{#name, YTAPE_ATTR_KIND_##kind, std::nullopt},
+#define ATTR_OR(kind, name, dflt)         \
+  AttrSpec{#name, YTAPE_ATTR_KIND_##kind, \
+           AttrValue(YTAPE_ATTR_TYPE_##kind{YTAPE_ATTR_UNPAREN dflt})},
 #define X(name_, family_, arity_, outputs_, flags_, attrs_)                               \
-  infos.push_back(                                                                        \
-      PrimInfo{#name_, Family::family_, arity_, outputs_, flags_, parse_schema(attrs_)}); \
+  infos.push_back(PrimInfo{#name_, Family::family_, arity_, outputs_, flags_, {attrs_}}); \
   prims.push_back(Prim::name_);
 #include "tape/ops.def"
 #undef X
+#undef ATTR_OR
+#undef ATTR
     (void)VARIADIC;
     for (size_t i = 0; i < infos.size(); ++i) by_name.emplace(infos[i].name, prims[i]);
   }

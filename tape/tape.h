@@ -8,6 +8,7 @@
 
 #include "tape/attrs.h"
 #include "tape/dtype.h"
+#include "tape/op_attrs.h"
 #include "tape/prim.h"
 #include "tape/var.h"
 

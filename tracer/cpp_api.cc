@@ -239,7 +239,7 @@ Traced reduce(Prim p, const Traced& x, const Dims* dims, Where at) {
   std::sort(inside.begin(), inside.end());
   inside.erase(std::unique(inside.begin(), inside.end()), inside.end());
   Traced v = p == Prim::sum && x.dtype() == DType::boolean ? convert(x, DType::i64, at) : x;
-  Traced r = t.call1(p, {v}, {{"dims", inside}}, at);
+  Traced r = t.call1(p, {v}, reduce_attrs(p, inside), at);
   if (dims == nullptr) return r;
   Shape kept = x.shape();
   for (int64_t d : inside) kept[d - 1] = 1;
@@ -363,7 +363,7 @@ Traced swish(const Traced& x, Where at) {
 Traced convert(const Traced& x, DType dtype, Where at) {
   Tracer& t = owner(x, at);
   if (x.dtype() == dtype) return x;
-  return t.call1(Prim::convert, {x}, {{"dtype", dtype}}, at);
+  return t.call1<Prim::convert>({x}, {.dtype = dtype}, at);
 }
 
 // ---- linear algebra, reductions, shapes ----------------------------------------------------
@@ -414,11 +414,11 @@ Traced mean(const Traced& x, Dims dims, Where at) {
 }
 
 Traced softmax(const Traced& x, Dims dims, Where at) {
-  return owner(x, at).call1(Prim::softmax, {x}, {{"dims", std::move(dims)}}, at);
+  return owner(x, at).call1<Prim::softmax>({x}, {.dims = std::move(dims)}, at);
 }
 
 Traced logsoftmax(const Traced& x, Dims dims, Where at) {
-  return owner(x, at).call1(Prim::log_softmax, {x}, {{"dims", std::move(dims)}}, at);
+  return owner(x, at).call1<Prim::log_softmax>({x}, {.dims = std::move(dims)}, at);
 }
 
 Traced logsumexp(const Traced& x, Dims dims, Where at) {
@@ -449,11 +449,11 @@ Traced reshape(const Traced& x, Shape shape, Where at) {
     shape[colon] = total / known;
   }
   if (shape == x.shape()) return x;
-  return t.call1(Prim::reshape, {x}, {{"shape", std::move(shape)}}, at);
+  return t.call1<Prim::reshape>({x}, {.shape = std::move(shape)}, at);
 }
 
 Traced permutedims(const Traced& x, Dims perm, Where at) {
-  return owner(x, at).call1(Prim::permutedims, {x}, {{"perm", std::move(perm)}}, at);
+  return owner(x, at).call1<Prim::permutedims>({x}, {.perm = std::move(perm)}, at);
 }
 
 Traced transpose(const Traced& x, Where at) {
@@ -468,7 +468,7 @@ Traced transpose(const Traced& x, Where at) {
 }
 
 Traced gather(const Traced& x, const Traced& idx, int64_t dim, Where at) {
-  return owner(x, at).call1(Prim::gather, {x, idx}, {{"dim", dim}}, at);
+  return owner(x, at).call1<Prim::gather>({x, idx}, {.dim = dim}, at);
 }
 
 // ---- losses -------------------------------------------------------------------------------

@@ -63,6 +63,10 @@ class Tracer {
                            Where at = Where::current());
   Traced call1(Prim p, const std::vector<Traced>& args, const Attrs& attrs = {},
                Where at = Where::current());
+  /// The same with typed attributes: `call1<Prim::reshape>({x}, {.shape = {2, 3}})`.
+  template <Prim P>
+  Traced call1(const std::vector<Traced>& args, const AttrsOf<P>& attrs,
+               Where at = Where::current());
 
   const Tape& tape() const { return builder_.tape(); }
   /// Returns the tape. The tracer is spent afterwards: using it or its values throws.
@@ -113,6 +117,11 @@ class Traced {
 /// as `2.0` is in the language: it takes the dtype of the traced operand (f64 beside an
 /// integer or bool one). Converts implicitly, recording where the expression is written.
 /// A parameter type only: it points to the value it was made from, so never keep one.
+template <Prim P>
+Traced Tracer::call1(const std::vector<Traced>& args, const AttrsOf<P>& attrs, Where at) {
+  return call1(P, args, attrs.to_attrs(), at);
+}
+
 class Operand {
  public:
   Operand(const Traced& v, Where at = Where::current()) : traced_(&v), at_(at) {}

@@ -146,7 +146,7 @@ Dx select_vjp(Builder& b, const RuleArgs& r) {
 Dx convert_vjp(Builder& b, const RuleArgs& r) {
   DType from = b.type(x_of(r)).dtype;
   if (!is_float(from)) return {std::nullopt};
-  return {b.convert(g_of(r), from)};
+  return {b.convert(g_of(r), {.dtype = from})};
 }
 
 }  // namespace

@@ -8,13 +8,14 @@ namespace {
 using Dx = std::vector<Cotangent>;
 
 Var matmul(Builder& b, Var x, Var y, bool tx, bool ty) {
-  return b.call1(Prim::matmul, {x, y}, {{"transpose_a", tx}, {"transpose_b", ty}});
+  return b.matmul(x, y, {.transpose_a = tx, .transpose_b = ty});
 }
 
 // dA = G op(B)ᵀ, or op(B) Gᵀ when A is transposed;
 // dB = op(A)ᵀ G, or Gᵀ op(A) when B is transposed.
 Dx matmul_vjp(Builder& b, const RuleArgs& r) {
-  bool ta = r.op.attrs.get_bool("transpose_a"), tb = r.op.attrs.get_bool("transpose_b");
+  const auto attrs = attrs_of<Prim::matmul>(r.op.attrs);
+  bool ta = attrs.transpose_a, tb = attrs.transpose_b;
   Var a = r.args[0], bm = r.args[1], g = *r.cots[0];
   Dx dx(2);
   if (r.need[0]) dx[0] = ta ? matmul(b, bm, g, tb, true) : matmul(b, g, bm, false, !tb);

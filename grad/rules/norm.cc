@@ -36,12 +36,15 @@ Channels channels(const Shape& x) {
 std::vector<Var> expand_forward(Builder& b, const Op& op, std::span<const Var> a) {
   Var x = a[0], scale = a[1], bias = a[2];
   Channels c = channels(b.type(x).shape);
-  Var mean = b.div(b.sum(x, c.dims), scalar(b, x, c.count));
-  Var centered = b.sub(x, b.reshape(mean, c.kept));
-  Var var = b.div(b.sum(b.mul(centered, centered), c.dims), scalar(b, x, c.count));
-  Var invstd = b.div(scalar(b, x, 1), b.sqrt(b.add(var, scalar(b, x, op.attrs.get_float("eps")))));
-  Var y = b.add(b.mul(b.mul(centered, b.reshape(invstd, c.kept)), b.reshape(scale, c.kept)),
-                b.reshape(bias, c.kept));
+  Var mean = b.div(b.sum(x, {.dims = c.dims}), scalar(b, x, c.count));
+  Var centered = b.sub(x, b.reshape(mean, {.shape = c.kept}));
+  Var var = b.div(b.sum(b.mul(centered, centered), {.dims = c.dims}), scalar(b, x, c.count));
+  Var invstd =
+      b.div(scalar(b, x, 1),
+            b.sqrt(b.add(var, scalar(b, x, attrs_of<Prim::batchnorm_with_stats>(op.attrs).eps))));
+  Var y = b.add(b.mul(b.mul(centered, b.reshape(invstd, {.shape = c.kept})),
+                      b.reshape(scale, {.shape = c.kept})),
+                b.reshape(bias, {.shape = c.kept}));
   return {y, mean, invstd};
 }
 
@@ -49,10 +52,10 @@ std::vector<Var> expand_forward(Builder& b, const Op& op, std::span<const Var> a
 std::vector<Var> expand_backward(Builder& b, const Op&, std::span<const Var> a) {
   Var dy = a[0], x = a[1], scale = a[2], mean = a[3], invstd = a[4];
   Channels c = channels(b.type(x).shape);
-  auto keep = [&](Var v) { return b.reshape(v, c.kept); };
-  Var dbias = b.sum(dy, c.dims);
+  auto keep = [&](Var v) { return b.reshape(v, {.shape = c.kept}); };
+  Var dbias = b.sum(dy, {.dims = c.dims});
   Var xhat = b.mul(b.sub(x, keep(mean)), keep(invstd));
-  Var dscale = b.sum(b.mul(dy, xhat), c.dims);
+  Var dscale = b.sum(b.mul(dy, xhat), {.dims = c.dims});
   Var m = scalar(b, x, c.count);
   Var inner = b.sub(b.sub(dy, keep(b.div(dbias, m))), b.mul(xhat, keep(b.div(dscale, m))));
   Var dx = b.mul(keep(b.mul(scale, invstd)), inner);

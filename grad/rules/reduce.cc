@@ -8,8 +8,8 @@ namespace {
 
 using Dx = std::vector<Cotangent>;
 
-const std::vector<int64_t>& dims_of(const RuleArgs& r) {
-  return r.op.attrs.get_ints("dims");
+std::vector<int64_t> dims_of(const RuleArgs& r) {
+  return reduce_dims(r.op.prim, r.op.attrs);
 }
 
 Var keep(Builder& b, const RuleArgs& r, Var v) {
@@ -18,14 +18,14 @@ Var keep(Builder& b, const RuleArgs& r, Var v) {
 
 // dx = broadcast(keep(g))
 Dx sum_vjp(Builder& b, const RuleArgs& r) {
-  return {b.broadcast_to(keep(b, r, *r.cots[0]), b.type(r.args[0]).shape)};
+  return {b.broadcast_to(keep(b, r, *r.cots[0]), {.shape = b.type(r.args[0]).shape})};
 }
 
 // dx = g / n where x equals the extremum (n: how many elements tie for it), else 0
 Dx extremum_vjp(Builder& b, const RuleArgs& r) {
   Var x = r.args[0];
   Var hit = b.eq(x, keep(b, r, r.outs[0]));
-  Var count = b.sum(b.convert(hit, b.type(x).dtype), dims_of(r));
+  Var count = b.sum(b.convert(hit, {.dtype = b.type(x).dtype}), {.dims = dims_of(r)});
   Var share = keep(b, r, b.div(*r.cots[0], count));
   return {b.select(hit, share, scalar(b, x, 0))};
 }
@@ -33,14 +33,14 @@ Dx extremum_vjp(Builder& b, const RuleArgs& r) {
 // dx = z * (g - keep(sum(g * z)))
 Dx softmax_vjp(Builder& b, const RuleArgs& r) {
   Var z = r.outs[0], g = *r.cots[0];
-  Var dot = b.sum(b.mul(g, z), dims_of(r));
+  Var dot = b.sum(b.mul(g, z), {.dims = dims_of(r)});
   return {b.mul(z, b.sub(g, keep(b, r, dot)))};
 }
 
 // dx = g - exp(z) * keep(sum(g))
 Dx log_softmax_vjp(Builder& b, const RuleArgs& r) {
   Var z = r.outs[0], g = *r.cots[0];
-  return {b.sub(g, b.mul(b.exp(z), keep(b, r, b.sum(g, dims_of(r)))))};
+  return {b.sub(g, b.mul(b.exp(z), keep(b, r, b.sum(g, {.dims = dims_of(r)}))))};
 }
 
 }  // namespace

@@ -16,10 +16,10 @@
 
 namespace ytape {
 
-ConvGeom conv_geom(const Attrs& attrs, const Type& x, const Type& w, const Type& y) {
-  const std::vector<int64_t>& stride = attrs.get_ints("stride");
-  const std::vector<int64_t>& pad = attrs.get_ints("pad");
-  const std::vector<int64_t>& dilation = attrs.get_ints("dilation");
+ConvGeom conv_geom(const ConvAttrs& attrs, const Type& x, const Type& w, const Type& y) {
+  const std::vector<int64_t>& stride = attrs.stride;
+  const std::vector<int64_t>& pad = attrs.pad;
+  const std::vector<int64_t>& dilation = attrs.dilation;
   auto dim = [](const Type& t, size_t d) { return d <= t.shape.size() ? t.shape[d - 1] : 1; };
   ConvGeom g{};
   g.in_w = dim(x, 1), g.in_h = dim(x, 2), g.in_c = dim(x, 3), g.batch = dim(x, 4);
@@ -28,13 +28,13 @@ ConvGeom conv_geom(const Attrs& attrs, const Type& x, const Type& w, const Type&
   g.stride_w = stride[0], g.stride_h = stride[1];
   g.dil_w = dilation[0], g.dil_h = dilation[1];
   g.pad_w = pad[0], g.pad_w_hi = pad[1], g.pad_h = pad[2], g.pad_h_hi = pad[3];
-  g.groups = attrs.get_int("groups");
+  g.groups = attrs.groups;
   g.direct = g.k_w == 1 && g.k_h == 1 && g.stride_w == 1 && g.stride_h == 1 &&
              std::all_of(pad.begin(), pad.end(), [](int64_t p) { return p == 0; });
   return g;
 }
 
-ConvGeom conv_geom(const Attrs& attrs, const Tensor& x, const Tensor& w, const Tensor& y) {
+ConvGeom conv_geom(const ConvAttrs& attrs, const Tensor& x, const Tensor& w, const Tensor& y) {
   return conv_geom(attrs, x.type(), w.type(), y.type());
 }
 
@@ -130,7 +130,7 @@ void conv2d(const KernelCall& call) {
   const Tensor& x = *call.args[0];
   const Tensor& w = *call.args[1];
   Tensor& y = *call.outs[0];
-  ConvGeom g = conv_geom(call.op.attrs, x, w, y);
+  ConvGeom g = conv_geom(attrs_of<Prim::conv2d>(call.op.attrs), x, w, y);
   for (int64_t n = 0; n < g.batch; ++n) {
     correlate(g, x.data<T>() + n * g.in_c * g.in_plane(), w.data<T>(),
               y.data<T>() + n * g.out_c * g.out_plane());
@@ -143,7 +143,7 @@ void conv2d_backward_input(const KernelCall& call) {
   const Tensor& dy = *call.args[0];
   const Tensor& w = *call.args[1];
   Tensor& dx = *call.outs[0];
-  ConvGeom g = conv_geom(call.op.attrs, dx, w, dy);
+  ConvGeom g = conv_geom(attrs_of<Prim::conv2d_backward_input>(call.op.attrs), dx, w, dy);
   int64_t p = g.out_plane(), kg = g.group_k(), og = g.group_out();
   for (int64_t n = 0; n < g.batch; ++n) {
     const T* dyn = dy.data<T>() + n * g.out_c * p;
@@ -163,7 +163,7 @@ void conv2d_backward_filter(const KernelCall& call) {
   const Tensor& x = *call.args[0];
   const Tensor& dy = *call.args[1];
   Tensor& dw = *call.outs[0];
-  ConvGeom g = conv_geom(call.op.attrs, x, dw, dy);
+  ConvGeom g = conv_geom(attrs_of<Prim::conv2d_backward_filter>(call.op.attrs), x, dw, dy);
   int64_t p = g.out_plane(), kg = g.group_k(), og = g.group_out();
   if (g.batch == 0) std::fill_n(dw.data<T>(), dw.size(), T(0));
   for (int64_t n = 0; n < g.batch; ++n) {
@@ -207,6 +207,18 @@ constexpr ConvRoles roles(onednn::ConvKind kind) {
   return {0, 1, 2};
 }
 
+constexpr Prim prim_of(onednn::ConvKind kind) {
+  switch (kind) {
+    case onednn::ConvKind::forward:
+      return Prim::conv2d;
+    case onednn::ConvKind::backward_input:
+      return Prim::conv2d_backward_input;
+    case onednn::ConvKind::backward_filter:
+      return Prim::conv2d_backward_filter;
+  }
+  return Prim::conv2d;
+}
+
 // The f32 kernels go to oneDNN where it has an implementation for the geometry: its JIT
 // direct convolutions use AVX-512 where OpenBLAS is held to AVX2, and take the dense part
 // of a batch-1 ResNet-18 pass from 22 to 14 ms forward and from 39 to 28 ms backward
@@ -219,7 +231,9 @@ void conv_fast(const KernelCall& call) {
   Layout l[] = {call.arg_layout(0), call.arg_layout(1), call.out_layout(0)};
   Tensor& out = *call.outs[0];
   if (out.dtype() == DType::f32 &&
-      onednn::convolve(Kind, conv_geom(call.op.attrs, *t[r.image], *t[r.weights], *t[r.output]),
+      onednn::convolve(Kind,
+                       conv_geom(attrs_of<prim_of(Kind)>(call.op.attrs), *t[r.image], *t[r.weights],
+                                 *t[r.output]),
                        {l[r.image], l[r.output]}, t[0]->data<float>(), t[1]->data<float>(),
                        out.data<float>())) {
     return;
@@ -236,9 +250,9 @@ std::string describe_fast(const Tape& tape, const Op& op, const Layout* layouts)
   if (t[2]->dtype != DType::f32) return "ytape";
   Layout l[3];
   for (size_t i = 0; i < 3; ++i) l[i] = layouts != nullptr ? layouts[i] : Layout::plain;
-  std::string impl =
-      onednn::conv_impl(Kind, conv_geom(op.attrs, *t[r.image], *t[r.weights], *t[r.output]),
-                        {l[r.image], l[r.output]});
+  std::string impl = onednn::conv_impl(
+      Kind, conv_geom(attrs_of<prim_of(Kind)>(op.attrs), *t[r.image], *t[r.weights], *t[r.output]),
+      {l[r.image], l[r.output]});
   return impl.empty() ? "ytape" : "oneDNN " + impl;
 }
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "runtime/tensor.h"
-#include "tape/attrs.h"
+#include "tape/op_attrs.h"
 
 namespace ytape {
 
@@ -30,11 +30,20 @@ struct ConvGeom {
   int64_t group_out() const { return out_c / groups; }
 };
 
-/// The geometry of a conv op from its attributes and its tensors, which the executor has
-/// checked against the shape rule: x the image, w the weights, y the output (or the
-/// output's gradient).
-ConvGeom conv_geom(const Attrs& attrs, const Tensor& x, const Tensor& w, const Tensor& y);
-/// The same from the tensors' types.
-ConvGeom conv_geom(const Attrs& attrs, const Type& x, const Type& w, const Type& y);
+/// The stride, pad, dilation and groups that conv2d and its two gradients share.
+struct ConvAttrs {
+  std::vector<int64_t> stride, pad, dilation;
+  int64_t groups;
+  /// From the attributes of any of the three ops.
+  template <class A>
+  ConvAttrs(const A& a) : stride(a.stride), pad(a.pad), dilation(a.dilation), groups(a.groups) {}
+};
+
+/// The geometry of a conv op from its attributes and its tensors' types, which the
+/// executor has checked against the shape rule: x the image, w the weights, y the output
+/// (or the output's gradient).
+ConvGeom conv_geom(const ConvAttrs& attrs, const Type& x, const Type& w, const Type& y);
+/// The same from the tensors.
+ConvGeom conv_geom(const ConvAttrs& attrs, const Tensor& x, const Tensor& w, const Tensor& y);
 
 }  // namespace ytape

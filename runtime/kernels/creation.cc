@@ -20,7 +20,7 @@ void fill_with(Tensor& out, T value) {
 
 void fill_kernel(const KernelCall& call) {
   Tensor& out = *call.outs[0];
-  double v = call.op.attrs.get_float("value");
+  double v = attrs_of<Prim::fill>(call.op.attrs).value;
   switch (out.dtype()) {
     case DType::f32:
       return fill_with(out, static_cast<float>(v));
@@ -50,7 +50,7 @@ void iota_rows(Tensor& out, int64_t dim) {
 
 void iota_kernel(const KernelCall& call) {
   Tensor& out = *call.outs[0];
-  int64_t dim = call.op.attrs.get_int("dim");
+  int64_t dim = attrs_of<Prim::iota>(call.op.attrs).dim;
   switch (DType d = out.dtype()) {
     case DType::f32:
       return iota_rows<float>(out, dim);
@@ -78,14 +78,15 @@ float normal_f32(uint64_t seed, uint64_t i) {
   return static_cast<float>(normal_f64(seed, i));
 }
 
+template <Prim P>
 void random_kernel(const KernelCall& call) {
   Tensor& out = *call.outs[0];
-  auto seed = static_cast<uint64_t>(call.op.attrs.get_int("seed"));
+  auto seed = static_cast<uint64_t>(attrs_of<P>(call.op.attrs).seed);
   // Key 0 keeps the op's own stream, which is what the tracer's top level draws eagerly.
   if (call.context != nullptr && call.context->random_key != 0) {
     seed = random_bits(call.context->random_key, seed);
   }
-  const bool normal = call.op.prim == Prim::randn;
+  constexpr bool normal = P == Prim::randn;
   switch (DType d = out.dtype()) {
     case DType::f32:
       return normal ? draw_all<float, normal_f32>(out, seed)
@@ -103,8 +104,8 @@ void random_kernel(const KernelCall& call) {
 void register_creation_kernels(KernelTable& t) {
   t.set(Prim::fill, fill_kernel);
   t.set(Prim::iota, iota_kernel);
-  t.set(Prim::rand, random_kernel);
-  t.set(Prim::randn, random_kernel);
+  t.set(Prim::rand, random_kernel<Prim::rand>);
+  t.set(Prim::randn, random_kernel<Prim::randn>);
 }
 
 }  // namespace ytape

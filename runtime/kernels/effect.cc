@@ -11,7 +11,7 @@ namespace {
 
 // With an empty format the values are joined by spaces; otherwise each "{}" takes one.
 void print(const KernelCall& call) {
-  const std::string& format = call.op.attrs.get_string("format");
+  const std::string format = attrs_of<Prim::print>(call.op.attrs).format;
   std::string line;
   if (format.empty()) {
     for (size_t i = 0; i < call.args.size(); ++i) {
@@ -38,7 +38,7 @@ void print(const KernelCall& call) {
 
 void guard(const KernelCall& call) {
   if (!call.args[0]->data<bool>()[0])
-    user_error("guard failed: {}", call.op.attrs.get_string("message"));
+    user_error("guard failed: {}", attrs_of<Prim::guard>(call.op.attrs).message);
 }
 
 }  // namespace

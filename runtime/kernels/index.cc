@@ -83,7 +83,7 @@ void gather_kernel(const KernelCall& call) {
   const Tensor& x = *call.args[0];
   const Tensor& idx = *call.args[1];
   Tensor& out = *call.outs[0];
-  const int64_t dim = call.op.attrs.get_int("dim");
+  const int64_t dim = attrs_of<Prim::gather>(call.op.attrs).dim;
   const int64_t limit = x.dim(static_cast<int>(dim));
   if (int64_t bad = first_bad(idx, limit); bad >= 0) {
     bad_index(call, idx, bad, limit,
@@ -121,8 +121,9 @@ void scatter_typed(const Tensor& y, const Tensor& idx, int64_t dim, Tensor& out)
 void scatter_add_kernel(const KernelCall& call) {
   const Tensor& y = *call.args[0];
   const Tensor& idx = *call.args[1];
-  const int64_t dim = call.op.attrs.get_int("dim");
-  const int64_t size = call.op.attrs.get_int("size");
+  const auto attrs = attrs_of<Prim::scatter_add>(call.op.attrs);
+  const int64_t dim = attrs.dim;
+  const int64_t size = attrs.size;
   if (int64_t bad = first_bad(idx, size); bad >= 0) {
     bad_index(call, idx, bad, size, fmt::format("size={} at dim={}", size, dim));
   }

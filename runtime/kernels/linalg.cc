@@ -122,8 +122,9 @@ void matmul(const KernelCall& call) {
   const Tensor& a = *call.args[0];
   const Tensor& b = *call.args[1];
   Tensor& out = *call.outs[0];
-  bool ta = call.op.attrs.get_bool("transpose_a");
-  bool tb = call.op.attrs.get_bool("transpose_b");
+  const auto attrs = attrs_of<Prim::matmul>(call.op.attrs);
+  bool ta = attrs.transpose_a;
+  bool tb = attrs.transpose_b;
   int64_t m = out.dim(1), n = out.dim(2), k = ta ? a.dim(1) : a.dim(2);
   int64_t batch = 1;
   for (int d = 3; d <= out.rank(); ++d) batch *= out.dim(d);

@@ -191,13 +191,19 @@ void block_sums(const BlockedGeom& g, const T* x, int64_t b, double* out, Term t
   }
 }
 
+// The eps of batchnorm or batchnorm_with_stats, whose forward kernels are one.
+double batchnorm_eps(const Op& op) {
+  return op.prim == Prim::batchnorm ? attrs_of<Prim::batchnorm>(op.attrs).eps
+                                    : attrs_of<Prim::batchnorm_with_stats>(op.attrs).eps;
+}
+
 template <bool Relu, typename T>
 void batchnorm_forward_blocked(const KernelCall& call, T* mean_out, T* invstd_out) {
   const T* x = call.args[0]->data<T>();
   const T* scale = call.args[1]->data<T>();
   const T* bias = call.args[2]->data<T>();
   T* y = call.outs[0]->data<T>();
-  double eps = call.op.attrs.get_float("eps");
+  double eps = batchnorm_eps(call.op);
   BlockedGeom g = blocked_geom(*call.args[0]);
   double m = static_cast<double>(g.per_channel());
   int64_t work = 3 * kChannelBlock * g.per_channel();
@@ -240,7 +246,7 @@ void batchnorm_forward(const KernelCall& call, T* mean_out, T* invstd_out) {
   const T* scale = call.args[1]->data<T>();
   const T* bias = call.args[2]->data<T>();
   T* py = call.outs[0]->data<T>();
-  double eps = call.op.attrs.get_float("eps");
+  double eps = batchnorm_eps(call.op);
   NormGeom g = norm_geom(x);
   dense::parallel_work(g.channels, 3 * g.per_channel(), [&](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {

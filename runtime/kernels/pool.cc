@@ -34,11 +34,13 @@ struct PoolGeom {
   }
 };
 
-// x is the unpooled tensor, y the pooled one.
-PoolGeom pool_geom(const Attrs& attrs, const Tensor& x, const Tensor& y) {
-  const std::vector<int64_t>& window = attrs.get_ints("window");
-  const std::vector<int64_t>& stride = attrs.get_ints("stride");
-  const std::vector<int64_t>& pad = attrs.get_ints("pad");
+// x is the unpooled tensor, y the pooled one; `attrs` are those of any pooling op that has
+// a window.
+template <class PoolAttrs>
+PoolGeom pool_geom(const PoolAttrs& attrs, const Tensor& x, const Tensor& y) {
+  const std::vector<int64_t>& window = attrs.window;
+  const std::vector<int64_t>& stride = attrs.stride;
+  const std::vector<int64_t>& pad = attrs.pad;
   PoolGeom g{};
   g.in_w = x.dim(1), g.in_h = x.dim(2), g.planes = x.dim(3) * x.dim(4);
   g.out_w = y.dim(1), g.out_h = y.dim(2);
@@ -46,6 +48,21 @@ PoolGeom pool_geom(const Attrs& attrs, const Tensor& x, const Tensor& y) {
   g.stride_w = stride[0], g.stride_h = stride[1];
   g.pad_w = pad[0], g.pad_h = pad[2];
   return g;
+}
+
+PoolGeom pool_geom(const Op& op, const Tensor& x, const Tensor& y) {
+  switch (op.prim) {
+    case Prim::max_pool2d:
+      return pool_geom(attrs_of<Prim::max_pool2d>(op.attrs), x, y);
+    case Prim::max_pool2d_with_indices:
+      return pool_geom(attrs_of<Prim::max_pool2d_with_indices>(op.attrs), x, y);
+    case Prim::avg_pool2d:
+      return pool_geom(attrs_of<Prim::avg_pool2d>(op.attrs), x, y);
+    case Prim::avg_pool2d_backward:
+      return pool_geom(attrs_of<Prim::avg_pool2d_backward>(op.attrs), x, y);
+    default:
+      internal_error("{} has no pooling window", prim_name(op.prim));
+  }
 }
 
 // One output row of one plane, computed tap by tap: each tap of the window updates the
@@ -96,7 +113,7 @@ void max_pool_row(const PoolGeom& g, const T* x, int64_t oh, T* best,
 template <typename T>
 void max_pool(const KernelCall& call, bool with_indices) {
   const Tensor& x = *call.args[0];
-  PoolGeom g = pool_geom(call.op.attrs, x, *call.outs[0]);
+  PoolGeom g = pool_geom(call.op, x, *call.outs[0]);
   // Taps are numbered in 32 bits for f32, to share vector lanes with the values.
   if (g.win_w * g.win_h > std::numeric_limits<int32_t>::max()) {
     user_error("max pooling window {}x{} is too large", g.win_w, g.win_h);
@@ -159,7 +176,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void max_pool_block
 // 1-based as the plain kernel writes them.
 void max_pool_blocked(const KernelCall& call, bool with_indices) {
   const Tensor& x = *call.args[0];
-  PoolGeom g = pool_geom(call.op.attrs, x, *call.outs[0]);
+  PoolGeom g = pool_geom(call.op, x, *call.outs[0]);
   int64_t blocks = x.dim(3) / kChannelBlock;
   const float* px = x.data<float>();
   float* py = call.outs[0]->data<float>();
@@ -271,7 +288,7 @@ void max_pool2d_backward(const KernelCall& call) {
 template <typename T>
 void avg_pool2d(const KernelCall& call) {
   const Tensor& x = *call.args[0];
-  PoolGeom g = pool_geom(call.op.attrs, x, *call.outs[0]);
+  PoolGeom g = pool_geom(call.op, x, *call.outs[0]);
   const T* px = x.data<T>();
   T* py = call.outs[0]->data<T>();
   T scale = T(1) / static_cast<T>(g.win_w * g.win_h);
@@ -299,7 +316,7 @@ template <typename T>
 void avg_pool2d_backward(const KernelCall& call) {
   const Tensor& dy = *call.args[0];
   Tensor& dx = *call.outs[0];
-  PoolGeom g = pool_geom(call.op.attrs, dx, dy);
+  PoolGeom g = pool_geom(call.op, dx, dy);
   const T* pdy = dy.data<T>();
   T* pdx = dx.data<T>();
   T scale = T(1) / static_cast<T>(g.win_w * g.win_h);

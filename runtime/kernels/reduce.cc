@@ -209,11 +209,11 @@ void reduce_into(const Tensor& x, const std::vector<int64_t>& dims, T* out, int6
   }
 }
 
-template <template <typename> class Op>
+template <Prim P, template <typename> class Op>
 void reduction_kernel(const KernelCall& call) {
   const Tensor& x = *call.args[0];
   Tensor& out = *call.outs[0];
-  const std::vector<int64_t>& dims = call.op.attrs.get_ints("dims");
+  const std::vector<int64_t> dims = attrs_of<P>(call.op.attrs).dims;
   switch (DType d = x.dtype()) {
     case DType::f32:
       return reduce_into<Op<float>>(x, dims, out.data<float>(), out.size());
@@ -262,7 +262,7 @@ void argmax_typed(const Tensor& x, int64_t dim, Tensor& out) {
 
 void argmax_kernel(const KernelCall& call) {
   const Tensor& x = *call.args[0];
-  const int64_t dim = call.op.attrs.get_int("dim");
+  const int64_t dim = attrs_of<Prim::argmax>(call.op.attrs).dim;
   switch (DType d = x.dtype()) {
     case DType::f32:
       return argmax_typed<float>(x, dim, *call.outs[0]);
@@ -330,10 +330,11 @@ void normalize_typed(const Tensor& x, const std::vector<int64_t>& dims, bool log
   }
 }
 
+template <Prim P>
 void normalize_kernel(const KernelCall& call) {
   const Tensor& x = *call.args[0];
-  const std::vector<int64_t>& dims = call.op.attrs.get_ints("dims");
-  const bool log = call.op.prim == Prim::log_softmax;
+  const std::vector<int64_t> dims = attrs_of<P>(call.op.attrs).dims;
+  constexpr bool log = P == Prim::log_softmax;
   switch (DType d = x.dtype()) {
     case DType::f32:
       return normalize_typed<float>(x, dims, log, *call.outs[0]);
@@ -347,12 +348,12 @@ void normalize_kernel(const KernelCall& call) {
 }  // namespace
 
 void register_reduce_kernels(KernelTable& t) {
-  t.set(Prim::sum, reduction_kernel<Sum>);
-  t.set(Prim::maximum, reduction_kernel<Max>);
-  t.set(Prim::minimum, reduction_kernel<Min>);
+  t.set(Prim::sum, reduction_kernel<Prim::sum, Sum>);
+  t.set(Prim::maximum, reduction_kernel<Prim::maximum, Max>);
+  t.set(Prim::minimum, reduction_kernel<Prim::minimum, Min>);
   t.set(Prim::argmax, argmax_kernel);
-  t.set(Prim::softmax, normalize_kernel);
-  t.set(Prim::log_softmax, normalize_kernel);
+  t.set(Prim::softmax, normalize_kernel<Prim::softmax>);
+  t.set(Prim::log_softmax, normalize_kernel<Prim::log_softmax>);
 }
 
 }  // namespace ytape

@@ -23,7 +23,7 @@ void reshape_kernel(const KernelCall& call) {
 void permutedims_kernel(const KernelCall& call) {
   const Tensor& x = *call.args[0];
   Tensor& out = *call.outs[0];
-  const std::vector<int64_t>& perm = call.op.attrs.get_ints("perm");
+  const std::vector<int64_t> perm = attrs_of<Prim::permutedims>(call.op.attrs).perm;
   const int r = out.rank();
   Scratch<8> xs(r), os(r), is(r);
   contiguous_strides(x.shape(), xs.data());
@@ -49,8 +49,9 @@ void slice_kernel(const KernelCall& call) {
   const Tensor& x = *call.args[0];
   Tensor& out = *call.outs[0];
   if (out.size() == 0) return;  // an empty range may start past the end
-  const std::vector<int64_t>& start = call.op.attrs.get_ints("start");
-  const std::vector<int64_t>& step = call.op.attrs.get_ints("step");
+  const auto attrs = attrs_of<Prim::slice>(call.op.attrs);
+  const std::vector<int64_t>& start = attrs.start;
+  const std::vector<int64_t>& step = attrs.step;
   const int r = out.rank();
   Scratch<8> xs(r), os(r), is(r);
   contiguous_strides(x.shape(), xs.data());
@@ -68,7 +69,7 @@ void slice_kernel(const KernelCall& call) {
 // Each argument is copied into its block of the output, at its offset along dim.
 void concat_kernel(const KernelCall& call) {
   Tensor& out = *call.outs[0];
-  const int64_t dim = call.op.attrs.get_int("dim");
+  const int64_t dim = attrs_of<Prim::concat>(call.op.attrs).dim;
   const int r = out.rank();
   const int elem = dtype_size(out.dtype());
   Scratch<8> os(r), is(r);
@@ -104,9 +105,10 @@ void fill_value(Tensor& t, double value) {
 void pad_kernel(const KernelCall& call) {
   const Tensor& x = *call.args[0];
   Tensor& out = *call.outs[0];
-  const std::vector<int64_t>& lo = call.op.attrs.get_ints("lo");
-  const std::vector<int64_t>& interior = call.op.attrs.get_ints("interior");
-  fill_value(out, call.op.attrs.get_float("value"));
+  const auto attrs = attrs_of<Prim::pad>(call.op.attrs);
+  const std::vector<int64_t>& lo = attrs.lo;
+  const std::vector<int64_t>& interior = attrs.interior;
+  fill_value(out, attrs.value);
   if (x.size() == 0) return;
   const int r = out.rank();
   const int elem = dtype_size(x.dtype());

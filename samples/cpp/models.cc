@@ -21,15 +21,15 @@ using Ints = std::vector<int64_t>;
 
 // y = x * W + b for x (in, batch), W (in, out) as PyTorch's (out, in) reversed.
 Var linear(Builder& b, Var x, Var w, Var bias) {
-  Var y = b.call1(Prim::matmul, {w, x}, {{"transpose_a", true}});
+  Var y = b.matmul(w, x, {.transpose_a = true});
   return b.add(y, bias);
 }
 
 Var mean_cross_entropy(Builder& b, Var logits, Var labels, int64_t batch) {
-  Var logp = b.call1(Prim::log_softmax, {logits}, {{"dims", Ints{1}}});
-  Var idx = b.reshape(labels, {1, batch});
-  Var picked = b.call1(Prim::gather, {logp, idx}, {{"dim", int64_t{1}}});
-  Var total = b.sum(picked, {1, 2});
+  Var logp = b.log_softmax(logits, {.dims = {1}});
+  Var idx = b.reshape(labels, {.shape = {1, batch}});
+  Var picked = b.gather(logp, idx, {.dim = 1});
+  Var total = b.sum(picked, {.dims = {1, 2}});
   return b.mul(total, b.constant(DType::f32, -1.0 / static_cast<double>(batch)));
 }
 
@@ -82,15 +82,14 @@ struct ResNetBuilder {
     Var w = param(name + ".weight", {k, k, cin, cout});
     if (declaring) return x;
     int64_t p = k / 2;
-    return b.call1(Prim::conv2d, {x, w},
-                   {{"stride", Ints{stride, stride}}, {"pad", Ints{p, p, p, p}}});
+    return b.conv2d(x, w, {.stride = {stride, stride}, .pad = {p, p, p, p}});
   }
 
   Var bn(Var x, const std::string& name, int64_t c) {
     Var scale = param(name + ".weight", {c});
     Var shift = param(name + ".bias", {c});
     if (declaring) return x;
-    return b.call1(Prim::batchnorm, {x, scale, shift});
+    return b.batchnorm(x, scale, shift);
   }
 
   Var relu(Var x) { return declaring ? x : b.relu(x); }
@@ -115,8 +114,7 @@ struct ResNetBuilder {
     at(__LINE__);
     Var x = relu(bn(conv(image, "model.conv1", 7, 3, 64, 2), "model.bn1", 64));
     if (!declaring) {
-      x = b.call1(Prim::max_pool2d, {x},
-                  {{"window", Ints{3, 3}}, {"stride", Ints{2, 2}}, {"pad", Ints{1, 1, 1, 1}}});
+      x = b.max_pool2d(x, {.window = {3, 3}, .stride = {2, 2}, .pad = {1, 1, 1, 1}});
     }
     const int64_t widths[] = {64, 64, 128, 256, 512};
     for (int layer = 1; layer <= 4; ++layer) {
@@ -131,9 +129,9 @@ struct ResNetBuilder {
     Var bias = param("model.fc.bias", {1000});
     if (declaring) return x;
     at(__LINE__);
-    Var pooled = b.mul(b.sum(x, {1, 2}), b.constant(DType::f32, 1.0 / 49));
-    Var logits = linear(b, b.reshape(pooled, {512, batch}), w, bias);
-    return b.sum(logits, {1, 2});
+    Var pooled = b.mul(b.sum(x, {.dims = {1, 2}}), b.constant(DType::f32, 1.0 / 49));
+    Var logits = linear(b, b.reshape(pooled, {.shape = {512, batch}}), w, bias);
+    return b.sum(logits, {.dims = {1, 2}});
   }
 };
 

@@ -72,8 +72,7 @@ void require_each_at_least(const std::vector<int64_t>& v, int64_t min, std::stri
   }
 }
 
-Type shape_attr_type(DType dtype, const Attrs& attrs, size_t rank) {
-  const Shape& shape = attrs.get_ints("shape");
+Type shape_attr_type(DType dtype, const Shape& shape, size_t rank) {
   require_length(shape, rank, "shape");
   require_sane(shape, "shape");
   return Type{dtype, shape};

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "tape/attrs.h"
 #include "tape/dtype.h"
 #include "tape/error.h"
+#include "tape/op_attrs.h"
 #include "tape/prim.h"
 
 namespace ytape::shapes {
@@ -35,7 +35,7 @@ void require_sane(const Shape& shape, std::string_view attr);
 void require_each_at_least(const std::vector<int64_t>& v, int64_t min, std::string_view attr);
 /// `dtype` with the `shape` attribute (a gradient's x or w), which must be a sane shape of
 /// rank `rank`.
-Type shape_attr_type(DType dtype, const Attrs& attrs, size_t rank);
+Type shape_attr_type(DType dtype, const Shape& shape, size_t rank);
 /// Throws unless `value` is exact in `dtype`: an integer for i64, 0 or 1 for bool.
 void require_exact(double value, DType dtype, std::string_view attr);
 

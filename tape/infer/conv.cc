@@ -10,23 +10,23 @@ namespace {
 
 using namespace shapes;
 
-void require_conv_attrs(const Attrs& attrs) {
-  require_length(attrs.get_ints("stride"), 2, "stride");
-  require_each_at_least(attrs.get_ints("stride"), 1, "stride");
-  require_length(attrs.get_ints("pad"), 4, "pad");
-  require_each_at_least(attrs.get_ints("pad"), 0, "pad");
-  require_length(attrs.get_ints("dilation"), 2, "dilation");
-  require_each_at_least(attrs.get_ints("dilation"), 1, "dilation");
-  int64_t groups = attrs.get_int("groups");
-  if (groups < 1) user_error("groups={} must be positive", groups);
-}
-
-// conv2d's output (W', H', Cout, N) for x and w of one float dtype.
-Shape conv_output(const Type& x, const Type& w, const Attrs& attrs) {
+// conv2d's output (W', H', Cout, N) for x and w of one float dtype, with the geometry
+// (stride, pad, dilation, groups) of any of the three convolution ops.
+template <class ConvAttrs>
+Shape conv_output(const Type& x, const Type& w, const ConvAttrs& attrs) {
   require_rank(x, 4, "x (W, H, C, N)");
   require_rank(w, 4, "w (kw, kh, cin/groups, cout)");
-  require_conv_attrs(attrs);
-  int64_t groups = attrs.get_int("groups");
+  const std::vector<int64_t>& stride = attrs.stride;
+  const std::vector<int64_t>& pad = attrs.pad;
+  const std::vector<int64_t>& dilation = attrs.dilation;
+  const int64_t groups = attrs.groups;
+  require_length(stride, 2, "stride");
+  require_each_at_least(stride, 1, "stride");
+  require_length(pad, 4, "pad");
+  require_each_at_least(pad, 0, "pad");
+  require_length(dilation, 2, "dilation");
+  require_each_at_least(dilation, 1, "dilation");
+  if (groups < 1) user_error("groups={} must be positive", groups);
   int64_t cin = x.shape[2], cout = w.shape[3];
   if (cin % groups != 0) {
     user_error("groups={} does not divide the {} channels of x {}", groups, cin, type_str(x));
@@ -40,9 +40,6 @@ Shape conv_output(const Type& x, const Type& w, const Attrs& attrs) {
                type_str(w), w.shape[2], type_str(x), cin / groups, groups);
   }
   if (w.shape[0] < 1 || w.shape[1] < 1) user_error("the kernel of w {} is empty", type_str(w));
-  const std::vector<int64_t>& stride = attrs.get_ints("stride");
-  const std::vector<int64_t>& pad = attrs.get_ints("pad");
-  const std::vector<int64_t>& dilation = attrs.get_ints("dilation");
   Shape out{0, 0, cout, x.shape[3]};
   for (int i = 0; i < 2; ++i) {
     out[i] = window_positions(x.shape[i], pad[2 * i], pad[2 * i + 1], w.shape[i], dilation[i],
@@ -59,7 +56,7 @@ Shape conv_output(const Type& x, const Type& w, const Attrs& attrs) {
 std::vector<Type> conv2d(Prim, std::span<const Type> a, const Attrs& attrs) {
   require_same_dtype(a);
   require_float(a[0], "the arguments");
-  return one(a[0].dtype, conv_output(a[0], a[1], attrs));
+  return one(a[0].dtype, conv_output(a[0], a[1], attrs_of<Prim::conv2d>(attrs)));
 }
 
 void require_dy(const Type& dy, const Shape& expected, const Type& x, const Type& w) {
@@ -75,8 +72,9 @@ std::vector<Type> backward_input(Prim, std::span<const Type> a, const Attrs& att
   require_float(a[0], "the arguments");
   const Type& dy = a[0];
   const Type& w = a[1];
-  Type x = shape_attr_type(dy.dtype, attrs, 4);
-  require_dy(dy, conv_output(x, w, attrs), x, w);
+  const auto at = attrs_of<Prim::conv2d_backward_input>(attrs);
+  Type x = shape_attr_type(dy.dtype, at.shape, 4);
+  require_dy(dy, conv_output(x, w, at), x, w);
   return {x};
 }
 
@@ -86,8 +84,9 @@ std::vector<Type> backward_filter(Prim, std::span<const Type> a, const Attrs& at
   require_float(a[0], "the arguments");
   const Type& x = a[0];
   const Type& dy = a[1];
-  Type w = shape_attr_type(x.dtype, attrs, 4);
-  require_dy(dy, conv_output(x, w, attrs), x, w);
+  const auto at = attrs_of<Prim::conv2d_backward_filter>(attrs);
+  Type w = shape_attr_type(x.dtype, at.shape, 4);
+  require_dy(dy, conv_output(x, w, at), x, w);
   return {w};
 }
 

@@ -10,28 +10,26 @@ namespace {
 using namespace shapes;
 
 std::vector<Type> fill(Prim, std::span<const Type>, const Attrs& attrs) {
-  DType dtype = attrs.get_dtype("dtype");
-  const Shape& shape = attrs.get_ints("shape");
-  require_sane(shape, "shape");
-  require_exact(attrs.get_float("value"), dtype, "value");
-  return one(dtype, shape);
+  const auto at = attrs_of<Prim::fill>(attrs);
+  require_sane(at.shape, "shape");
+  require_exact(at.value, at.dtype, "value");
+  return one(at.dtype, at.shape);
 }
 
 std::vector<Type> iota(Prim, std::span<const Type>, const Attrs& attrs) {
-  DType dtype = attrs.get_dtype("dtype");
-  const Shape& shape = attrs.get_ints("shape");
-  require_sane(shape, "shape");
-  if (!is_numeric(dtype)) user_error("dtype must be numeric, got bool");
-  require_dim(attrs.get_int("dim"), static_cast<int>(shape.size()), "dim");
-  return one(dtype, shape);
+  const auto at = attrs_of<Prim::iota>(attrs);
+  require_sane(at.shape, "shape");
+  if (!is_numeric(at.dtype)) user_error("dtype must be numeric, got bool");
+  require_dim(at.dim, static_cast<int>(at.shape.size()), "dim");
+  return one(at.dtype, at.shape);
 }
 
+template <Prim P>
 std::vector<Type> random(Prim, std::span<const Type>, const Attrs& attrs) {
-  DType dtype = attrs.get_dtype("dtype");
-  const Shape& shape = attrs.get_ints("shape");
-  require_sane(shape, "shape");
-  if (!is_float(dtype)) user_error("dtype must be f32 or f64, got {}", dtype_name(dtype));
-  return one(dtype, shape);
+  const auto at = attrs_of<P>(attrs);
+  require_sane(at.shape, "shape");
+  if (!is_float(at.dtype)) user_error("dtype must be f32 or f64, got {}", dtype_name(at.dtype));
+  return one(at.dtype, at.shape);
 }
 
 }  // namespace
@@ -39,8 +37,8 @@ std::vector<Type> random(Prim, std::span<const Type>, const Attrs& attrs) {
 void register_creation_infer(InferTable& t) {
   t.set(Prim::fill, fill);
   t.set(Prim::iota, iota);
-  t.set(Prim::rand, random);
-  t.set(Prim::randn, random);
+  t.set(Prim::rand, random<Prim::rand>);
+  t.set(Prim::randn, random<Prim::randn>);
 }
 
 }  // namespace ytape

@@ -12,7 +12,7 @@ using namespace shapes;
 
 // print(xs...; format): each "{}" in a non-empty format takes one argument, in order.
 std::vector<Type> print(Prim, std::span<const Type> a, const Attrs& attrs) {
-  const std::string& format = attrs.get_string("format");
+  const std::string format = attrs_of<Prim::print>(attrs).format;
   if (format.empty()) return {};
   size_t holes = 0;
   for (size_t i = format.find("{}"); i != std::string::npos; i = format.find("{}", i + 2)) ++holes;

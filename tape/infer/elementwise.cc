@@ -58,7 +58,7 @@ std::vector<Type> select(Prim, std::span<const Type> a, const Attrs&) {
 }
 
 std::vector<Type> convert(Prim, std::span<const Type> a, const Attrs& attrs) {
-  return one(attrs.get_dtype("dtype"), a[0].shape);
+  return one(attrs_of<Prim::convert>(attrs).dtype, a[0].shape);
 }
 
 }  // namespace

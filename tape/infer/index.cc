@@ -27,7 +27,7 @@ void require_index(const Type& data, const Type& idx, int64_t dim) {
 
 // out has x's shape except at `dim`, where it has idx's size.
 std::vector<Type> gather(Prim, std::span<const Type> a, const Attrs& attrs) {
-  int64_t dim = attrs.get_int("dim");
+  int64_t dim = attrs_of<Prim::gather>(attrs).dim;
   require_index(a[0], a[1], dim);
   Shape out = a[0].shape;
   out[dim - 1] = a[1].shape[dim - 1];
@@ -38,7 +38,8 @@ std::vector<Type> gather(Prim, std::span<const Type> a, const Attrs& attrs) {
 std::vector<Type> scatter_add(Prim, std::span<const Type> a, const Attrs& attrs) {
   const Type& y = a[0];
   const Type& idx = a[1];
-  int64_t dim = attrs.get_int("dim");
+  const auto at = attrs_of<Prim::scatter_add>(attrs);
+  const int64_t dim = at.dim;
   require_numeric(y, "y");
   require_index(y, idx, dim);
   if (idx.shape[dim - 1] != y.shape[dim - 1]) {
@@ -46,7 +47,7 @@ std::vector<Type> scatter_add(Prim, std::span<const Type> a, const Attrs& attrs)
                idx.shape[dim - 1], y.shape[dim - 1]);
   }
   Shape out = y.shape;
-  out[dim - 1] = attrs.get_int("size");
+  out[dim - 1] = at.size;
   require_sane(out, "size");
   return one(y.dtype, out);
 }

@@ -18,8 +18,9 @@ std::vector<Type> matmul(Prim, std::span<const Type> a, const Attrs& attrs) {
                  i == 0 ? "a" : "b", type_str(a[i]));
     }
   }
-  bool ta = attrs.get_bool("transpose_a");
-  bool tb = attrs.get_bool("transpose_b");
+  const auto at = attrs_of<Prim::matmul>(attrs);
+  bool ta = at.transpose_a;
+  bool tb = at.transpose_b;
   int64_t m = a[0].shape[ta ? 1 : 0], k = a[0].shape[ta ? 0 : 1];
   int64_t kb = a[1].shape[tb ? 1 : 0], n = a[1].shape[tb ? 0 : 1];
   if (k != kb) {

@@ -25,18 +25,18 @@ void require_per_channel(const Type& t, const Type& channels, const Type& x, con
   }
 }
 
-void require_eps(const Attrs& attrs) {
-  double eps = attrs.get_float("eps");
+void require_eps(double eps) {
   if (!(eps >= 0)) user_error("eps={} must be non-negative", float_str(eps));
 }
 
 // batchnorm(x, scale, bias) and batchnorm_with_stats, which adds mean and invstd.
-std::vector<Type> batchnorm(Prim p, std::span<const Type> a, const Attrs& attrs) {
+template <Prim P>
+std::vector<Type> batchnorm(Prim, std::span<const Type> a, const Attrs& attrs) {
   Type c = channel_type(a[0]);
   require_per_channel(a[1], c, a[0], "scale");
   require_per_channel(a[2], c, a[0], "bias");
-  require_eps(attrs);
-  if (p == Prim::batchnorm) return {a[0]};
+  require_eps(attrs_of<P>(attrs).eps);
+  if (P == Prim::batchnorm) return {a[0]};
   return {a[0], c, c};
 }
 
@@ -54,8 +54,8 @@ std::vector<Type> batchnorm_backward(Prim, std::span<const Type> a, const Attrs&
 }  // namespace
 
 void register_norm_infer(InferTable& t) {
-  t.set(Prim::batchnorm, batchnorm);
-  t.set(Prim::batchnorm_with_stats, batchnorm);
+  t.set(Prim::batchnorm, batchnorm<Prim::batchnorm>);
+  t.set(Prim::batchnorm_with_stats, batchnorm<Prim::batchnorm_with_stats>);
   t.set(Prim::batchnorm_backward, batchnorm_backward);
 }
 

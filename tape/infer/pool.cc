@@ -10,12 +10,14 @@ namespace {
 using namespace shapes;
 
 // The output (W', H', C, N) of pooling x (W, H, C, N) with the window, stride and pad
-// attributes. Every window must hold at least one element of x, not only padding.
-Shape pool_output(const Type& x, const Attrs& attrs) {
+// attributes of any pooling op. Every window must hold at least one element of x, not only
+// padding.
+template <class PoolAttrs>
+Shape pool_output(const Type& x, const PoolAttrs& attrs) {
   require_rank(x, 4, "x (W, H, C, N)");
-  const std::vector<int64_t>& window = attrs.get_ints("window");
-  const std::vector<int64_t>& stride = attrs.get_ints("stride");
-  const std::vector<int64_t>& pad = attrs.get_ints("pad");
+  const std::vector<int64_t>& window = attrs.window;
+  const std::vector<int64_t>& stride = attrs.stride;
+  const std::vector<int64_t>& pad = attrs.pad;
   require_length(window, 2, "window");
   require_each_at_least(window, 1, "window");
   require_length(stride, 2, "stride");
@@ -44,14 +46,15 @@ Shape pool_output(const Type& x, const Attrs& attrs) {
 }
 
 // max_pool2d, avg_pool2d.
+template <Prim P>
 std::vector<Type> pool(Prim, std::span<const Type> a, const Attrs& attrs) {
   require_float(a[0], "x");
-  return one(a[0].dtype, pool_output(a[0], attrs));
+  return one(a[0].dtype, pool_output(a[0], attrs_of<P>(attrs)));
 }
 
 std::vector<Type> max_pool_with_indices(Prim, std::span<const Type> a, const Attrs& attrs) {
   require_float(a[0], "x");
-  Shape out = pool_output(a[0], attrs);
+  Shape out = pool_output(a[0], attrs_of<Prim::max_pool2d_with_indices>(attrs));
   return {Type{a[0].dtype, out}, Type{DType::i64, out}};
 }
 
@@ -65,7 +68,7 @@ std::vector<Type> max_pool_backward(Prim, std::span<const Type> a, const Attrs& 
   if (idx.shape != dy.shape) {
     user_error("dy {} and idx {} must have one shape", type_str(dy), type_str(idx));
   }
-  Type x = shape_attr_type(dy.dtype, attrs, 4);
+  Type x = shape_attr_type(dy.dtype, attrs_of<Prim::max_pool2d_backward>(attrs).shape, 4);
   if (x.shape[2] != dy.shape[2] || x.shape[3] != dy.shape[3]) {
     user_error("shape={} must have the C and N of dy {}", shape_str(x.shape), type_str(dy));
   }
@@ -75,8 +78,9 @@ std::vector<Type> max_pool_backward(Prim, std::span<const Type> a, const Attrs& 
 std::vector<Type> avg_pool_backward(Prim, std::span<const Type> a, const Attrs& attrs) {
   const Type& dy = a[0];
   require_float(dy, "dy");
-  Type x = shape_attr_type(dy.dtype, attrs, 4);
-  Shape expected = pool_output(x, attrs);
+  const auto at = attrs_of<Prim::avg_pool2d_backward>(attrs);
+  Type x = shape_attr_type(dy.dtype, at.shape, 4);
+  Shape expected = pool_output(x, at);
   if (dy.shape != expected) {
     user_error("dy {} must have shape {}, the output of avg_pool2d for x {}", type_str(dy),
                shape_str(expected), shape_str(x.shape));
@@ -87,10 +91,10 @@ std::vector<Type> avg_pool_backward(Prim, std::span<const Type> a, const Attrs& 
 }  // namespace
 
 void register_pool_infer(InferTable& t) {
-  t.set(Prim::max_pool2d, pool);
+  t.set(Prim::max_pool2d, pool<Prim::max_pool2d>);
   t.set(Prim::max_pool2d_with_indices, max_pool_with_indices);
   t.set(Prim::max_pool2d_backward, max_pool_backward);
-  t.set(Prim::avg_pool2d, pool);
+  t.set(Prim::avg_pool2d, pool<Prim::avg_pool2d>);
   t.set(Prim::avg_pool2d_backward, avg_pool_backward);
 }
 

@@ -34,14 +34,15 @@ Shape drop(const Shape& shape, const std::vector<bool>& dropped) {
 }
 
 // sum, maximum, minimum.
+template <Prim P>
 std::vector<Type> reduction(Prim, std::span<const Type> a, const Attrs& attrs) {
   require_numeric(a[0], "the argument");
-  return one(a[0].dtype, drop(a[0].shape, named_dims(a[0], attrs.get_ints("dims"))));
+  return one(a[0].dtype, drop(a[0].shape, named_dims(a[0], attrs_of<P>(attrs).dims)));
 }
 
 std::vector<Type> argmax(Prim, std::span<const Type> a, const Attrs& attrs) {
   require_numeric(a[0], "the argument");
-  int64_t dim = attrs.get_int("dim");
+  int64_t dim = attrs_of<Prim::argmax>(attrs).dim;
   require_dim(dim, a[0].rank(), "dim");
   if (a[0].shape[dim - 1] == 0) {
     user_error("dim={} of {} is empty, so it has no maximum", dim, type_str(a[0]));
@@ -52,18 +53,22 @@ std::vector<Type> argmax(Prim, std::span<const Type> a, const Attrs& attrs) {
 }
 
 // softmax, log_softmax.
+template <Prim P>
 std::vector<Type> normalize(Prim, std::span<const Type> a, const Attrs& attrs) {
   require_float(a[0], "the argument");
-  named_dims(a[0], attrs.get_ints("dims"));
+  named_dims(a[0], attrs_of<P>(attrs).dims);
   return {a[0]};
 }
 
 }  // namespace
 
 void register_reduce_infer(InferTable& t) {
-  for (Prim p : {Prim::sum, Prim::maximum, Prim::minimum}) t.set(p, reduction);
+  t.set(Prim::sum, reduction<Prim::sum>);
+  t.set(Prim::maximum, reduction<Prim::maximum>);
+  t.set(Prim::minimum, reduction<Prim::minimum>);
   t.set(Prim::argmax, argmax);
-  for (Prim p : {Prim::softmax, Prim::log_softmax}) t.set(p, normalize);
+  t.set(Prim::softmax, normalize<Prim::softmax>);
+  t.set(Prim::log_softmax, normalize<Prim::log_softmax>);
 }
 
 }  // namespace ytape

@@ -12,7 +12,7 @@ namespace {
 using namespace shapes;
 
 std::vector<Type> reshape(Prim, std::span<const Type> a, const Attrs& attrs) {
-  const Shape& shape = attrs.get_ints("shape");
+  const Shape shape = attrs_of<Prim::reshape>(attrs).shape;
   require_sane(shape, "shape");
   if (num_elements(shape) != a[0].size()) {
     user_error("shape={} has {} elements, but {} has {}", shape_str(shape), num_elements(shape),
@@ -32,7 +32,7 @@ bool is_permutation(const std::vector<int64_t>& perm, int rank) {
 }
 
 std::vector<Type> permutedims(Prim, std::span<const Type> a, const Attrs& attrs) {
-  const std::vector<int64_t>& perm = attrs.get_ints("perm");
+  const std::vector<int64_t> perm = attrs_of<Prim::permutedims>(attrs).perm;
   if (!is_permutation(perm, a[0].rank())) {
     user_error("perm={} is not a permutation of 1..{}", shape_str(perm), a[0].rank());
   }
@@ -42,7 +42,7 @@ std::vector<Type> permutedims(Prim, std::span<const Type> a, const Attrs& attrs)
 }
 
 std::vector<Type> broadcast_to(Prim, std::span<const Type> a, const Attrs& attrs) {
-  const Shape& shape = attrs.get_ints("shape");
+  const Shape shape = attrs_of<Prim::broadcast_to>(attrs).shape;
   require_sane(shape, "shape");
   const Type& x = a[0];
   if (x.shape.size() > shape.size()) {
@@ -61,12 +61,10 @@ std::vector<Type> broadcast_to(Prim, std::span<const Type> a, const Attrs& attrs
 // Julia's x[start:step:stop, ...]; an empty range is written stop = start - 1.
 std::vector<Type> slice(Prim, std::span<const Type> a, const Attrs& attrs) {
   const Type& x = a[0];
-  const std::vector<int64_t>& start = attrs.get_ints("start");
-  const std::vector<int64_t>& stop = attrs.get_ints("stop");
-  const std::vector<int64_t>& step = attrs.get_ints("step");
-  for (const char* name : {"start", "stop", "step"}) {
-    require_length(attrs.get_ints(name), x.rank(), name);
-  }
+  const auto [start, stop, step] = attrs_of<Prim::slice>(attrs);
+  require_length(start, x.rank(), "start");
+  require_length(stop, x.rank(), "stop");
+  require_length(step, x.rank(), "step");
   require_each_at_least(start, 1, "start");
   require_each_at_least(step, 1, "step");
   Shape out(x.rank());
@@ -89,7 +87,7 @@ std::vector<Type> slice(Prim, std::span<const Type> a, const Attrs& attrs) {
 std::vector<Type> concat(Prim, std::span<const Type> a, const Attrs& attrs) {
   if (a.empty()) user_error("needs at least one argument");
   require_same_dtype(a);
-  int64_t dim = attrs.get_int("dim");
+  int64_t dim = attrs_of<Prim::concat>(attrs).dim;
   Shape out = a[0].shape;
   for (const Type& t : a) {
     if (t.rank() != a[0].rank()) {
@@ -114,14 +112,15 @@ std::vector<Type> concat(Prim, std::span<const Type> a, const Attrs& attrs) {
 // Per dim: lo + n + max(n - 1, 0) * interior + hi.
 std::vector<Type> pad(Prim, std::span<const Type> a, const Attrs& attrs) {
   const Type& x = a[0];
-  const std::vector<int64_t>& lo = attrs.get_ints("lo");
-  const std::vector<int64_t>& hi = attrs.get_ints("hi");
-  const std::vector<int64_t>& interior = attrs.get_ints("interior");
-  for (const char* name : {"lo", "hi", "interior"}) {
-    require_length(attrs.get_ints(name), x.rank(), name);
-    require_each_at_least(attrs.get_ints(name), 0, name);
-  }
-  require_exact(attrs.get_float("value"), x.dtype, "value");
+  const auto [lo, hi, interior, value] = attrs_of<Prim::pad>(attrs);
+  auto require_pads = [&](const std::vector<int64_t>& v, const char* name) {
+    require_length(v, x.rank(), name);
+    require_each_at_least(v, 0, name);
+  };
+  require_pads(lo, "lo");
+  require_pads(hi, "hi");
+  require_pads(interior, "interior");
+  require_exact(value, x.dtype, "value");
   Shape out(x.rank());
   for (int i = 0; i < x.rank(); ++i) {
     int64_t gaps = std::max<int64_t>(x.shape[i] - 1, 0);

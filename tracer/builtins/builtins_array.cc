@@ -17,7 +17,7 @@ void need_args(const Args& args, size_t lo, size_t hi, std::string_view name) {
 
 Value reshape_to(Interpreter& in, const Value& v, Shape shape) {
   if (v.tensor().type.shape == shape) return v;
-  return in.prim1(Prim::reshape, {v}, {{"shape", std::move(shape)}});
+  return in.prim1<Prim::reshape>({v}, {.shape = std::move(shape)});
 }
 
 std::vector<int64_t> int_list(const Value& v, std::string_view what) {
@@ -87,7 +87,7 @@ Value concat(Interpreter& in, const std::vector<Value>& parts, int64_t dim) {
   std::vector<Value> args;
   for (const Value& p : parts) args.push_back(in.as_tensor(p, d));
   if (args.size() == 1) return args[0];
-  return in.prim1(Prim::concat, args, {{"dim", dim}});
+  return in.prim1<Prim::concat>(args, {.dim = dim});
 }
 
 // A vector of numbers: concrete data when all are concrete, else a concat of the traced.
@@ -250,7 +250,7 @@ Value gather_indices(Interpreter& in, Value v, const std::vector<Value>& arrays)
     Shape along(n, 1);
     along[d] = arrays[d].tensor().type.size();
     Value idx = reshape_to(in, arrays[d], along);
-    v = in.prim1(Prim::gather, {v, idx}, {{"dim", static_cast<int64_t>(d + 1)}});
+    v = in.prim1<Prim::gather>({v, idx}, {.dim = static_cast<int64_t>(d + 1)});
   }
   return v;
 }
@@ -295,7 +295,7 @@ Value index_tensor(Interpreter& in, const Value& x, const std::vector<Value>& id
   bool whole = true;
   for (size_t d = 0; d < n; ++d)
     whole = whole && start[d] == 1 && stop[d] == view[d] && step[d] == 1;
-  if (!whole) v = in.prim1(Prim::slice, {v}, {{"start", start}, {"stop", stop}, {"step", step}});
+  if (!whole) v = in.prim1<Prim::slice>({v}, {.start = start, .stop = stop, .step = step});
   v = gather_indices(in, v, arrays);
   Value out = reshape_to(in, v, kept);
   if (kept.empty()) {
@@ -443,7 +443,7 @@ Value permutedims(Interpreter& in, Args& args) {
   } else {
     user_error("permutedims(x) needs a permutation for an array of rank {}", rank);
   }
-  return in.prim1(Prim::permutedims, {x}, {{"perm", perm}});
+  return in.prim1<Prim::permutedims>({x}, {.perm = perm});
 }
 
 Value transpose(Interpreter& in, Args& args) {

@@ -52,7 +52,7 @@ Value print_values(Interpreter& in, Args& args, bool newline) {
   std::string format;
   std::vector<Value> tensors;
   for (const Value& v : args.pos) print_piece(v, true, format, tensors);
-  in.prim(Prim::print, tensors, {{"format", format}});
+  in.prim<Prim::print>(tensors, {.format = format});
   return Value();
 }
 

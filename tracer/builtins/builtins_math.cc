@@ -184,7 +184,7 @@ Value additive(Interpreter& in, Prim p, const Value& a, const Value& b) {
 }
 
 Value reshape_value(Interpreter& in, const Value& v, Shape shape) {
-  return in.prim1(Prim::reshape, {v}, {{"shape", std::move(shape)}});
+  return in.prim1<Prim::reshape>({v}, {.shape = std::move(shape)});
 }
 
 // The matrix product of arrays: vectors are reshaped around matmul as Julia's `*` does.

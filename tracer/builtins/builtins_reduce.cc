@@ -48,7 +48,7 @@ Value reduce_array(Interpreter& in, Prim p, const Value& x, const Value* dims_va
   }
   std::sort(inside.begin(), inside.end());
   inside.erase(std::unique(inside.begin(), inside.end()), inside.end());
-  Value r = in.prim1(p, {v}, {{"dims", inside}});
+  Value r = in.prim1(p, {v}, reduce_attrs(p, inside));
   if (dims_value == nullptr) {
     const TensorObj& t = r.tensor();
     return to_scalar(t.traced ? Value::traced(t.var, t.type, true) : Value::concrete(t.data, true));
@@ -146,7 +146,7 @@ std::pair<DType, Shape> type_and_dims(const Args& args, size_t first, DType fall
 }
 
 Value filled(Interpreter& in, DType d, Shape shape, double value) {
-  Value v = in.prim1(Prim::fill, {}, {{"value", value}, {"dtype", d}, {"shape", std::move(shape)}});
+  Value v = in.prim1<Prim::fill>({}, {.value = value, .dtype = d, .shape = std::move(shape)});
   return v;
 }
 
@@ -155,7 +155,7 @@ Value slice_dim(Interpreter& in, const Value& x, int64_t d, int64_t lo, int64_t 
   std::vector<int64_t> start(s.size(), 1), stop(s.begin(), s.end()), step(s.size(), 1);
   start[d - 1] = lo;
   stop[d - 1] = hi;
-  return in.prim1(Prim::slice, {x}, {{"start", start}, {"stop", stop}, {"step", step}});
+  return in.prim1<Prim::slice>({x}, {.start = start, .stop = stop, .step = step});
 }
 
 // The product along dim `d`, kept as size 1. There is no product primitive: the dim is
@@ -172,7 +172,7 @@ Value prod_along(Interpreter& in, Value x, int64_t d) {
     int64_t half = n / 2;
     Value p = in.prim1(Prim::mul,
                        {slice_dim(in, x, d, 1, half), slice_dim(in, x, d, half + 1, 2 * half)});
-    if (n % 2 == 1) p = in.prim1(Prim::concat, {p, slice_dim(in, x, d, n, n)}, {{"dim", d}});
+    if (n % 2 == 1) p = in.prim1<Prim::concat>({p, slice_dim(in, x, d, n, n)}, {.dim = d});
     x = p;
     n = half + n % 2;
   }
@@ -247,27 +247,28 @@ Value fill(Interpreter& in, Args& args) {
   return filled(in, d, shape, as_double(v));
 }
 
-Value random(Interpreter& in, Args& args, Prim p) {
+template <Prim P>
+Value random(Interpreter& in, Args& args) {
   auto [d, shape] = type_and_dims(args, 0, DType::f64);
-  if (!is_float(d)) user_error("{} draws floats: give Float32 or Float64", prim_name(p));
+  if (!is_float(d)) user_error("{} draws floats: give Float32 or Float64", prim_name(P));
   bool number = shape.empty() && args.pos.size() <= 1;
   auto seed = static_cast<int64_t>(in.next_seed() >> 1);
-  Attrs attrs{{"dtype", d}, {"shape", shape}, {"seed", seed}};
+  Attrs attrs = AttrsOf<P>{.dtype = d, .shape = shape, .seed = seed}.to_attrs();
   if (in.tracing()) {
     // Inside a trace a draw is an op of the tape, never a frozen sample: each run draws
     // from its own random key.
-    Var v = in.record(p, {}, attrs).outs.front();
+    Var v = in.record(P, {}, attrs).outs.front();
     return Value::traced(v, Type{d, shape}, number);
   }
-  Value v = in.prim1(p, {}, attrs);
+  Value v = in.prim1(P, {}, attrs);
   return number ? to_scalar(Value::concrete(v.tensor().data, true)) : v;
 }
 
 Value rand(Interpreter& in, Args& args) {
-  return random(in, args, Prim::rand);
+  return random<Prim::rand>(in, args);
 }
 Value randn(Interpreter& in, Args& args) {
-  return random(in, args, Prim::randn);
+  return random<Prim::randn>(in, args);
 }
 
 Value seed(Interpreter& in, Args& args) {

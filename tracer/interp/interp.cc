@@ -512,7 +512,7 @@ const Op& Interpreter::record(Prim p, std::span<const Value> args, const Attrs& 
 Value Interpreter::as_tensor(const Value& v, DType dtype) {
   if (v.is_tensor()) {
     if (v.tensor().type.dtype == dtype) return v;
-    return prim1(Prim::convert, {v}, {{"dtype", dtype}});
+    return prim1<Prim::convert>({v}, {.dtype = dtype});
   }
   if (!v.is_number()) {
     throw UserError(fmt::format("expected a number or an array, got {}", a_type_name(v)));
@@ -559,7 +559,7 @@ bool Interpreter::truth(const Value& cond, Pos pos) {
       located(pos, fmt::format("this condition was {} when the program was traced and is {} now; "
                                "trace again with these inputs",
                                value ? "true" : "false", value ? "false" : "true"));
-  prim(Prim::guard, {guarded}, {{"message", message}});
+  prim<Prim::guard>({guarded}, {.message = message});
   return value;
 }
 

@@ -106,6 +106,23 @@ class Interpreter {
   Value prim1(Prim p, std::initializer_list<Value> args, const Attrs& attrs = {}) {
     return prim1(p, std::span<const Value>(args.begin(), args.size()), attrs);
   }
+  /// The same with typed attributes: `prim1<Prim::reshape>({x}, {.shape = {2, 3}})`.
+  template <Prim P>
+  std::vector<Value> prim(std::span<const Value> args, const AttrsOf<P>& attrs) {
+    return prim(P, args, attrs.to_attrs());
+  }
+  template <Prim P>
+  Value prim1(std::span<const Value> args, const AttrsOf<P>& attrs) {
+    return prim1(P, args, attrs.to_attrs());
+  }
+  template <Prim P>
+  std::vector<Value> prim(std::initializer_list<Value> args, const AttrsOf<P>& attrs) {
+    return prim(P, args, attrs.to_attrs());
+  }
+  template <Prim P>
+  Value prim1(std::initializer_list<Value> args, const AttrsOf<P>& attrs) {
+    return prim1(P, args, attrs.to_attrs());
+  }
   /// Records `p` on the trace's tape whatever its arguments (tracing only); returns the op.
   const Op& record(Prim p, std::span<const Value> args, const Attrs& attrs);
   /// A scalar or tensor as a tensor value of `dtype` (scalars become rank-0 numbers).

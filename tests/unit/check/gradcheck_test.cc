@@ -19,7 +19,7 @@ namespace {
 Tape sum_of(Prim f, int64_t n) {
   Builder b("loss");
   Var x = b.input("x", Type{DType::f64, {n}});
-  b.output(b.sum(b.call1(f, {x}), {1}), "loss");
+  b.output(b.sum(b.call1(f, {x}), {.dims = {1}}), "loss");
   return b.finish();
 }
 
@@ -35,9 +35,9 @@ TEST_CASE("with_decisions adds one decision output per choice, after the outputs
   Builder b("f");
   Var x = b.input("x", Type{DType::f64, {2, 3}});
   Var r = b.relu(x);
-  Var m = b.call1(Prim::maximum, {r}, {{"dims", std::vector<int64_t>{1}}});
+  Var m = b.maximum(r, {.dims = std::vector<int64_t>{1}});
   Var s = b.sin(m);
-  b.output(b.sum(b.max(s, b.constant(DType::f64, 0.5)), {1}), "y");
+  b.output(b.sum(b.max(s, b.constant(DType::f64, 0.5)), {.dims = {1}}), "y");
   Tape t = with_decisions(b.finish());
   validate(t);
   REQUIRE(t.outputs.size() == 4);
@@ -80,7 +80,7 @@ TEST_CASE("two kinks crossed at once are seen, though their signs flip together"
   Var x = b.input("x", Type{DType::f64, {1}});
   Var shifted = b.sub(x, b.constant(DType::f64, 2e-7));
   Var y = b.add(b.relu(x), b.mul(b.constant(DType::f64, 3.0), b.relu(shifted)));
-  b.output(b.sum(y, {1}), "loss");
+  b.output(b.sum(y, {.dims = {1}}), "loss");
   GradcheckResult r = gradcheck(b.finish(), values({5e-8}), {});
   INFO(gradcheck_table(r));
   CHECK(r.ok);
@@ -93,7 +93,7 @@ TEST_CASE("a difference that disagrees with the gradient fails") {
   // which zero tolerances must not accept.
   Builder b("loss");
   Var x = b.input("x", Type{DType::f64, {2}});
-  b.output(b.sum(b.mul(x, b.sin(x)), {1}), "loss");
+  b.output(b.sum(b.mul(x, b.sin(x)), {.dims = {1}}), "loss");
   GradcheckOptions o;
   o.eps = 1e-2;
   o.rtol = 0;

@@ -127,7 +127,7 @@ TEST_CASE("integer inputs get zeros; only active ops get rules") {
   Var n = b.input("n", Type{DType::i64, {3}});
   Var c = b.input("c", Type{DType::f64, {3}});
   Var unused = b.exp(c);  // depends on no differentiated input
-  Var y = b.sum(b.mul(b.mul(x, b.convert(n, DType::f64)), unused), {1});
+  Var y = b.sum(b.mul(b.mul(x, b.convert(n, {.dtype = DType::f64})), unused), {.dims = {1}});
   b.output(y, "y");
   Tape t = b.finish();
   GradStats stats;

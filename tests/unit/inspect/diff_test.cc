@@ -44,7 +44,7 @@ Tape net(const Net& n) {
   Var z = b.add(a, h2);
   Var c = b.constant(DType::f32, n.scale);
   Var s = b.mul(z, c);
-  Var total = b.sum(s, {1, 2});
+  Var total = b.sum(s, {.dims = {1, 2}});
   b.output(total, "loss");
   return b.finish();
 }

@@ -10,11 +10,10 @@ TEST_CASE("dot: nodes, clusters by source line, multi-output edges, outputs") {
   Builder b("pool");
   Var x = b.input("img \"a\"", {DType::f32, {2, 2, 1, 1}});
   b.set_loc({b.intern_file("net.jl"), 7});
-  std::vector<Var> p =
-      b.call(Prim::max_pool2d_with_indices, {x},
-             {{"window", std::vector<int64_t>{2, 2}}, {"stride", std::vector<int64_t>{2, 2}}});
+  std::vector<Var> p = b.max_pool2d_with_indices(
+      x, {.window = std::vector<int64_t>{2, 2}, .stride = std::vector<int64_t>{2, 2}});
   b.set_loc({});
-  Var s = b.sum(p[0], {1, 2, 3, 4});
+  Var s = b.sum(p[0], {.dims = {1, 2, 3, 4}});
   b.set_loc({b.intern_file("net.jl"), 7});
   Var m = b.mul(s, b.constant(DType::f32, 2.0));
   b.output(m, "y");

@@ -14,9 +14,9 @@ Tape layer() {
   Var bias = b.input("model.dense.bias", {DType::f32, {4}});
   Var x = b.input("x", {DType::f32, {3, 2}});
   b.input("labels", {DType::i64, {2}});
-  Var h = b.add(b.call1(Prim::matmul, {w, x}), bias);
+  Var h = b.add(b.matmul(w, x), bias);
   Var y = b.mul(b.relu(h), b.constant(DType::f32, 0.5));
-  b.output(b.sum(y, {1, 2}), "loss");
+  b.output(b.sum(y, {.dims = {1, 2}}), "loss");
   b.output(x, "x");
   return b.finish();
 }

@@ -47,11 +47,11 @@ Tape sample() {
   b.set_loc({b.intern_file("samples/model.jl"), 3});
   Var s = b.sin(x);
   b.set_loc({});
-  b.convert(s, DType::f64);
-  b.call1(Prim::fill, {}, {{"value", 0.5}, {"dtype", DType::f32}, {"shape", Shape{2}}});
-  std::vector<Var> pooled = b.call(Prim::max_pool2d_with_indices, {img},
-                                   {{"window", Shape{2, 2}}, {"stride", Shape{2, 2}}});
-  b.call(Prim::print, {s}, {{"format", std::string("s={}")}});
+  b.convert(s, {.dtype = DType::f64});
+  b.fill({.value = 0.5, .dtype = DType::f32, .shape = Shape{2}});
+  std::vector<Var> pooled =
+      b.max_pool2d_with_indices(img, {.window = Shape{2, 2}, .stride = Shape{2, 2}});
+  b.print({s}, {.format = std::string("s={}")});
   b.output(s, "y");
   b.output(pooled[1], "where");
   (void)c;
@@ -138,11 +138,9 @@ TEST_CASE("json: floats, integers and strings survive a round trip exactly") {
              bytes_of<double>({5e-324, 1.7976931348623157e308, 0.1 + 0.2, 1e21}));
   b.constant({DType::i64, {2}}, bytes_of<int64_t>({INT64_MIN, 0}));
   b.constant({DType::f32, {0, 3}}, {});
-  Var f = b.call1(Prim::fill, {},
-                  {{"value", -std::numeric_limits<double>::infinity()},
-                   {"dtype", DType::f64},
-                   {"shape", Shape{}}});
-  b.call(Prim::guard, {b.lt(x, x)}, {{"message", std::string("line 1\nline \"2\"")}});
+  Var f = b.fill(
+      {.value = -std::numeric_limits<double>::infinity(), .dtype = DType::f64, .shape = Shape{}});
+  b.guard(b.lt(x, x), {.message = std::string("line 1\nline \"2\"")});
   b.output(f, "f \xe2\x86\x92 g");
   std::string text = write_tape_json(b.finish());
   CHECK(text.find(R"("value":[1e-45,-0.0,3.4028235e+38,1e-10,16777216.0,0.33333334])") !=
@@ -164,24 +162,22 @@ TEST_CASE("json: attributes of every kind and ops of every family survive a roun
   Var w = b.input("w", f32({3, 3, 2, 4}));
   Var a = b.input("a", f32({3, 5}));
   Var scale = b.input("scale", f32({4}));
-  Var conv = b.call1(Prim::conv2d, {img, w}, {{"pad", Shape{1, 1, 1, 1}}});
+  Var conv = b.conv2d(img, w, {.pad = Shape{1, 1, 1, 1}});
   b.set_loc({b.intern_file("samples/other \"file\".jl"), 7});
-  std::vector<Var> bn = b.call(Prim::batchnorm_with_stats, {conv, scale, scale}, {{"eps", 1e-3}});
-  Var pooled =
-      b.call1(Prim::avg_pool2d, {bn[0]}, {{"window", Shape{2, 2}}, {"stride", Shape{2, 2}}});
-  Var flat = b.reshape(pooled, {36, 1});
-  Var mm = b.call1(Prim::matmul, {a, a}, {{"transpose_a", true}});
-  Var padded = b.call1(Prim::pad, {mm},
-                       {{"lo", Shape{1, 0}},
-                        {"hi", Shape{0, 2}},
-                        {"interior", Shape{0, 0}},
-                        {"value", std::numeric_limits<double>::quiet_NaN()}});
-  Var idx = b.call1(Prim::iota, {}, {{"dtype", DType::i64}, {"shape", Shape{1, 5}}, {"dim", 2}});
-  Var picked = b.call1(Prim::gather, {mm, idx}, {{"dim", 1}});
-  Var total = b.sum(b.add(b.sum(flat, {1, 2}), b.sum(picked, {1, 2})), {});
+  std::vector<Var> bn = b.batchnorm_with_stats(conv, scale, scale, {.eps = 1e-3});
+  Var pooled = b.avg_pool2d(bn[0], {.window = Shape{2, 2}, .stride = Shape{2, 2}});
+  Var flat = b.reshape(pooled, {.shape = {36, 1}});
+  Var mm = b.matmul(a, a, {.transpose_a = true});
+  Var padded = b.pad(mm, {.lo = Shape{1, 0},
+                          .hi = Shape{0, 2},
+                          .interior = Shape{0, 0},
+                          .value = std::numeric_limits<double>::quiet_NaN()});
+  Var idx = b.iota({.dtype = DType::i64, .shape = Shape{1, 5}, .dim = 2});
+  Var picked = b.gather(mm, idx, {.dim = 1});
+  Var total =
+      b.sum(b.add(b.sum(flat, {.dims = {1, 2}}), b.sum(picked, {.dims = {1, 2}})), {.dims = {}});
   b.set_loc({});
-  b.call(Prim::guard, {b.lt(total, b.constant(DType::f32, 1e30))},
-         {{"message", std::string("big")}});
+  b.guard(b.lt(total, b.constant(DType::f32, 1e30)), {.message = std::string("big")});
   b.output(total, "loss");
   b.output(padded, "padded");
   b.output(bn[2], "invstd");

@@ -83,8 +83,8 @@ TEST_CASE("cse merges constants of the same type and bits only") {
 TEST_CASE("cse compares attributes, float ones bit for bit") {
   Builder b("t");
   Var x = b.input("x", f32({2, 3}));
-  Var s1 = b.sum(x, {1});
-  Var s2 = b.sum(x, {2});
+  Var s1 = b.sum(x, {.dims = {1}});
+  Var s2 = b.sum(x, {.dims = {2}});
   Var zero = fill(b, 0.0, DType::f32, {3});
   Var minus_zero = fill(b, -0.0, DType::f32, {3});
   b.output(s1, "a");
@@ -119,11 +119,11 @@ TEST_CASE("effectful and random ops never merge, even with equal arguments") {
   Var r2 = b.call1(Prim::rand, {}, draw);
   Var n1 = b.call1(Prim::randn, {}, draw);
   Var n2 = b.call1(Prim::randn, {}, draw);
-  b.call(Prim::print, {x});
-  b.call(Prim::print, {x});
+  b.print({x});
+  b.print({x});
   Var c = b.gt(x, x);
-  b.call(Prim::guard, {c}, {{"message", std::string("no")}});
-  b.call(Prim::guard, {c}, {{"message", std::string("no")}});
+  b.guard(c, {.message = std::string("no")});
+  b.guard(c, {.message = std::string("no")});
   Var r = b.add(r1, r2);
   Var n = b.add(n1, n2);
   b.output(b.add(r, n), "y");

@@ -42,11 +42,11 @@ TEST_CASE("dce reports what it removed, and nothing on a tape without dead ops")
 TEST_CASE("effectful ops and what they read survive dce, in order") {
   Builder b("t");
   Var x = b.input("x", f32({2}));
-  Var total = b.sum(b.exp(x), {1});
-  b.call(Prim::print, {total}, {{"format", std::string("total = {}")}});
+  Var total = b.sum(b.exp(x), {.dims = {1}});
+  b.print({total}, {.format = std::string("total = {}")});
   Var positive = b.gt(total, b.constant(DType::f32, 0.0));
-  b.call(Prim::guard, {positive}, {{"message", std::string("total must be positive")}});
-  b.call1(Prim::rand, {}, {{"dtype", DType::f32}, {"shape", Shape{2}}, {"seed", int64_t{7}}});
+  b.guard(positive, {.message = std::string("total must be positive")});
+  b.rand({.dtype = DType::f32, .shape = Shape{2}, .seed = int64_t{7}});
   b.output(x, "x");
   CHECK(after(eliminate_dead_code, b.finish()) == "unchanged");
 }
@@ -56,9 +56,9 @@ TEST_CASE("dce narrows a multi-output variant whose extra outputs nothing reads"
   Var x = b.input("x", f32({4, 4, 1, 1}));
   Var scale = b.input("scale", f32({1}));
   Var bias = b.input("bias", f32({1}));
-  std::vector<Var> pooled = b.call(Prim::max_pool2d_with_indices, {x},
-                                   {{"window", Shape{2, 2}}, {"stride", Shape{2, 2}}});
-  std::vector<Var> normed = b.call(Prim::batchnorm_with_stats, {pooled[0], scale, bias});
+  std::vector<Var> pooled =
+      b.max_pool2d_with_indices(x, {.window = Shape{2, 2}, .stride = Shape{2, 2}});
+  std::vector<Var> normed = b.batchnorm_with_stats(pooled[0], scale, bias);
   b.output(normed[0], "y");
   CHECK(after(eliminate_dead_code, b.finish()) ==
         "tape t\n"
@@ -73,8 +73,8 @@ TEST_CASE("dce narrows a multi-output variant whose extra outputs nothing reads"
 TEST_CASE("dce keeps a multi-output op whole when any extra output is read") {
   Builder b("t");
   Var x = b.input("x", f32({4, 4, 1, 1}));
-  std::vector<Var> pooled = b.call(Prim::max_pool2d_with_indices, {x},
-                                   {{"window", Shape{2, 2}}, {"stride", Shape{2, 2}}});
+  std::vector<Var> pooled =
+      b.max_pool2d_with_indices(x, {.window = Shape{2, 2}, .stride = Shape{2, 2}});
   b.output(pooled[1], "indices");
   CHECK(after(eliminate_dead_code, b.finish()) == "unchanged");
 }

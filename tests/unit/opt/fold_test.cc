@@ -40,7 +40,7 @@ TEST_CASE("fold writes a result of one value repeated as a fill, and reads fills
   Var scalar = b.constant(DType::f32, 0.25);
   Var sum = b.add(ones, scalar);
   b.output(sum, "sum");
-  b.output(b.reshape(scalar, {1}), "one");
+  b.output(b.reshape(scalar, {.shape = {1}}), "one");
   CHECK(after(fold_constants, b.finish()) ==
         "tape t\n"
         "  %1 = fill(value=1.0, dtype=f32, shape=[2,3])::f32[2,3]\n"
@@ -55,10 +55,8 @@ TEST_CASE("fold turns small iotas into constants, and leaves fills and large ops
   Builder b("t");
   Var x = b.input("x", f32({65}));
   Var small = fill(b, 0.0, DType::f32, {3});
-  Var index =
-      b.call1(Prim::iota, {}, {{"dtype", DType::i64}, {"shape", Shape{3}}, {"dim", int64_t{1}}});
-  Var large =
-      b.call1(Prim::iota, {}, {{"dtype", DType::f32}, {"shape", Shape{65}}, {"dim", int64_t{1}}});
+  Var index = b.iota({.dtype = DType::i64, .shape = Shape{3}, .dim = int64_t{1}});
+  Var large = b.iota({.dtype = DType::f32, .shape = Shape{65}, .dim = int64_t{1}});
   b.output(small, "small");
   b.output(index, "index");
   b.output(b.add(x, large), "y");
@@ -79,18 +77,17 @@ TEST_CASE("fold leaves ops reading or making more than kFoldMaxElements elements
   Var big = b.constant(DType::f32, 2.0, {kFoldMaxElements + 1});
   Var scalar = b.constant(DType::f32, 2.0);
   b.output(b.neg(big), "a");
-  b.output(b.broadcast_to(scalar, {kFoldMaxElements + 1}), "b");
+  b.output(b.broadcast_to(scalar, {.shape = {kFoldMaxElements + 1}}), "b");
   CHECK(after(fold_constants, b.finish()) == "unchanged");
 }
 
 TEST_CASE("fold leaves random and effectful ops, and ops whose kernel rejects the constants") {
   Builder b("t");
-  Var r =
-      b.call1(Prim::rand, {}, {{"dtype", DType::f32}, {"shape", Shape{2}}, {"seed", int64_t{1}}});
+  Var r = b.rand({.dtype = DType::f32, .shape = Shape{2}, .seed = int64_t{1}});
   Var table = b.constant(DType::f32, 1.0, {3, 1});
   Var bad = b.constant(DType::i64, 9.0, {1, 1});  // index 9 of 3 rows: fails at run time
-  Var g = b.call1(Prim::gather, {table, bad}, {{"dim", int64_t{1}}});
-  b.call(Prim::print, {table});
+  Var g = b.gather(table, bad, {.dim = int64_t{1}});
+  b.print({table});
   b.output(b.neg(g), "g");
   b.output(r, "r");
   CHECK(after(fold_constants, b.finish()) == "unchanged");
@@ -101,8 +98,8 @@ TEST_CASE("folded values are the very bits a run computes") {
   Var c = floats(b, {0.7f, -1.3f, 2.9f, 0.1f, 5.5f});
   Var e = b.sigmoid(b.tanh(b.exp(b.sin(c))));
   Var scale = b.constant(DType::f32, 3.3);
-  Var s = b.call1(Prim::softmax, {b.mul(e, scale)}, {{"dims", Shape{1}}});
-  b.output(b.call1(Prim::log_softmax, {s}, {{"dims", Shape{1}}}), "y");
+  Var s = b.softmax(b.mul(e, scale), {.dims = Shape{1}});
+  b.output(b.log_softmax(s, {.dims = Shape{1}}), "y");
   Tape t = b.finish();
   PassResult r = fold_constants(t);
   REQUIRE(r.tape);

@@ -25,9 +25,9 @@ Tape busy_tape() {
   Var five = b.add(two, three);
   Var term = b.mul(s2, five);
   b.cos(x);
-  Var there = b.reshape(b.add(scaled, term), {2, 2});
-  Var back = b.reshape(there, {4});
-  b.output(b.sum(back, {1}), "loss");
+  Var there = b.reshape(b.add(scaled, term), {.shape = {2, 2}});
+  Var back = b.reshape(there, {.shape = {4}});
+  b.output(b.sum(back, {.dims = {1}}), "loss");
   return b.finish();
 }
 

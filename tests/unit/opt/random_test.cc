@@ -52,7 +52,7 @@ class RandomTape {
         if (how == 0) to = {b_.type(x).size()};
         if (how == 1) std::reverse(to.begin(), to.end());
         if (how == 2) to.push_back(1);
-        return b_.reshape(x, to);
+        return b_.reshape(x, {.shape = to});
       }
       case 2: {  // broadcast: a size-1 dim grows, or a new trailing dim
         Shape to = s;
@@ -61,14 +61,14 @@ class RandomTape {
           *one = 2;
         else
           to.push_back(static_cast<int64_t>(1 + pick(2)));
-        return b_.broadcast_to(x, to);
+        return b_.broadcast_to(x, {.shape = to});
       }
       case 3: {  // a sum over some dims, maybe none, maybe of size 1
         std::vector<int64_t> dims;
         for (int d = 1; d <= static_cast<int>(s.size()); ++d) {
           if (pick(3) == 0) dims.push_back(d);
         }
-        return b_.sum(x, dims);
+        return b_.sum(x, {.dims = dims});
       }
       case 4:
         return b_.neg(x);

@@ -84,8 +84,8 @@ TEST_CASE("neg(neg(x)) and convert to x's own dtype are x") {
   Builder b("t");
   Var x = b.input("x", f32({2}));
   b.output(b.neg(b.neg(b.neg(b.neg(x)))), "four");
-  b.output(b.convert(x, DType::f32), "same");
-  b.output(b.convert(x, DType::f64), "wider");
+  b.output(b.convert(x, {.dtype = DType::f32}), "same");
+  b.output(b.convert(x, {.dtype = DType::f64}), "wider");
   CHECK(after(simplify, b.finish()) ==
         "tape t\n"
         "  in  %1::f32[2] x\n"
@@ -100,9 +100,9 @@ TEST_CASE("neg(neg(x)) and convert to x's own dtype are x") {
 TEST_CASE("chains of reshapes collapse, and a reshape to x's shape is x") {
   Builder b("t");
   Var x = b.input("x", f32({2, 6}));
-  Var r = b.reshape(b.reshape(b.reshape(x, {3, 4}), {12}), {4, 3});
+  Var r = b.reshape(b.reshape(b.reshape(x, {.shape = {3, 4}}), {.shape = {12}}), {.shape = {4, 3}});
   b.output(r, "r");
-  b.output(b.reshape(b.reshape(x, {12}), {2, 6}), "back");
+  b.output(b.reshape(b.reshape(x, {.shape = {12}}), {.shape = {2, 6}}), "back");
   CHECK(after(simplify, b.finish()) ==
         "tape t\n"
         "  in  %1::f32[2,6] x\n"
@@ -118,14 +118,14 @@ TEST_CASE("permutedims compose, and cancel") {
   Builder b("t");
   Var x = b.input("x", f32({2, 3, 4}));
   Attrs p{{"perm", Shape{2, 3, 1}}};
-  Var once = b.call1(Prim::permutedims, {x}, p);                              // [3,4,2]
-  Var twice = b.call1(Prim::permutedims, {once}, p);                          // [4,2,3]
-  Var thrice = b.call1(Prim::permutedims, {twice}, p);                        // x
-  Var swap = b.call1(Prim::permutedims, {once}, {{"perm", Shape{2, 1, 3}}});  // [4,3,2]
+  Var once = b.call1(Prim::permutedims, {x}, p);             // [3,4,2]
+  Var twice = b.call1(Prim::permutedims, {once}, p);         // [4,2,3]
+  Var thrice = b.call1(Prim::permutedims, {twice}, p);       // x
+  Var swap = b.permutedims(once, {.perm = Shape{2, 1, 3}});  // [4,3,2]
   b.output(thrice, "x");
   b.output(twice, "twice");
   b.output(swap, "swap");
-  b.output(b.call1(Prim::permutedims, {x}, {{"perm", Shape{1, 2, 3}}}), "identity");
+  b.output(b.permutedims(x, {.perm = Shape{1, 2, 3}}), "identity");
   CHECK(after(simplify, b.finish()) ==
         "tape t\n"
         "  in  %1::f32[2,3,4] x\n"
@@ -141,9 +141,9 @@ TEST_CASE("permutedims compose, and cancel") {
 TEST_CASE("broadcast_to: to x's shape is x, to as many elements a reshape, twice once") {
   Builder b("t");
   Var x = b.input("x", f32({3}));
-  b.output(b.broadcast_to(x, {3}), "same");
-  b.output(b.broadcast_to(x, {3, 1}), "column");
-  b.output(b.broadcast_to(b.broadcast_to(x, {3, 2}), {3, 2, 5}), "twice");
+  b.output(b.broadcast_to(x, {.shape = {3}}), "same");
+  b.output(b.broadcast_to(x, {.shape = {3, 1}}), "column");
+  b.output(b.broadcast_to(b.broadcast_to(x, {.shape = {3, 2}}), {.shape = {3, 2, 5}}), "twice");
   CHECK(after(simplify, b.finish()) ==
         "tape t\n"
         "  in  %1::f32[3] x\n"
@@ -158,8 +158,8 @@ TEST_CASE("broadcast_to: to x's shape is x, to as many elements a reshape, twice
 TEST_CASE("a fill reshaped, permuted or broadcast is a fill of the new shape") {
   Builder b("t");
   Var zeros = fill(b, 0.0, DType::f32, {2, 3});
-  b.output(b.broadcast_to(b.reshape(zeros, {6, 1}), {6, 4}), "z");
-  b.output(b.call1(Prim::permutedims, {zeros}, {{"perm", Shape{2, 1}}}), "t");
+  b.output(b.broadcast_to(b.reshape(zeros, {.shape = {6, 1}}), {.shape = {6, 4}}), "z");
+  b.output(b.permutedims(zeros, {.perm = Shape{2, 1}}), "t");
   CHECK(after(simplify, b.finish()) ==
         "tape t\n"
         "  %1 = fill(value=0.0, dtype=f32, shape=[2,3])::f32[2,3]\n"
@@ -173,10 +173,10 @@ TEST_CASE("a fill reshaped, permuted or broadcast is a fill of the new shape") {
 TEST_CASE("a splat constant reshaped or broadcast is a fill; other constants stay") {
   Builder b("t");
   Var seed = b.constant(DType::f32, 1.0);
-  Var one = b.reshape(seed, {1, 1});
-  b.output(b.broadcast_to(one, {1000, 1}), "ones");
+  Var one = b.reshape(seed, {.shape = {1, 1}});
+  b.output(b.broadcast_to(one, {.shape = {1000, 1}}), "ones");
   Var mixed = floats(b, {1.0, 2.0});
-  b.output(b.broadcast_to(mixed, {2, 3}), "mixed");
+  b.output(b.broadcast_to(mixed, {.shape = {2, 3}}), "mixed");
   CHECK(after(simplify, b.finish()) ==
         "tape t\n"
         "  %1 = const(1.0)::f32[]\n"
@@ -193,10 +193,12 @@ TEST_CASE("a broadcast of a reshape in trailing dims of size 1 broadcasts the or
   Var s = b.input("s", f32());
   Var v = b.input("v", f32({3}));
   Var m = b.input("m", f32({3, 1, 1}));
-  b.output(b.broadcast_to(b.reshape(s, {1}), {3}), "scalar");
-  b.output(b.broadcast_to(b.reshape(v, {3, 1}), {3, 4}), "column");
-  b.output(b.broadcast_to(b.reshape(v, {1, 3}), {2, 3}), "row");  // not trailing: stays
-  b.output(b.broadcast_to(b.reshape(m, {3}), {3, 4}), "higher");  // m's rank 3 > 2: stays
+  b.output(b.broadcast_to(b.reshape(s, {.shape = {1}}), {.shape = {3}}), "scalar");
+  b.output(b.broadcast_to(b.reshape(v, {.shape = {3, 1}}), {.shape = {3, 4}}), "column");
+  b.output(b.broadcast_to(b.reshape(v, {.shape = {1, 3}}), {.shape = {2, 3}}),
+           "row");  // not trailing: stays
+  b.output(b.broadcast_to(b.reshape(m, {.shape = {3}}), {.shape = {3, 4}}),
+           "higher");  // m's rank 3 > 2: stays
   CHECK(after(simplify, b.finish()) ==
         "tape t\n"
         "  in  %1::f32[] s\n"
@@ -219,11 +221,11 @@ TEST_CASE("a broadcast of a reshape in trailing dims of size 1 broadcasts the or
 TEST_CASE("reductions over no dims are x, over dims of size 1 a reshape") {
   Builder b("t");
   Var x = b.input("x", f32({3, 1, 1}));
-  b.output(b.sum(x, {}), "none");
-  b.output(b.sum(x, {3, 2}), "ones");
-  b.output(b.call1(Prim::maximum, {x}, {{"dims", Shape{2}}}), "max");
-  b.output(b.call1(Prim::minimum, {x}, {{"dims", Shape{}}}), "min");
-  b.output(b.sum(x, {1, 2}), "real");
+  b.output(b.sum(x, {.dims = {}}), "none");
+  b.output(b.sum(x, {.dims = {3, 2}}), "ones");
+  b.output(b.maximum(x, {.dims = Shape{2}}), "max");
+  b.output(b.minimum(x, {.dims = Shape{}}), "min");
+  b.output(b.sum(x, {.dims = {1, 2}}), "real");
   CHECK(after(simplify, b.finish()) ==
         "tape t\n"
         "  in  %1::f32[3,1,1] x\n"
@@ -279,9 +281,9 @@ TEST_CASE("simplify keeps the location of the op it rewrites into a new one") {
   Builder b("t");
   Var x = b.input("x", f32({4}));
   b.set_loc({b.intern_file("m.jl"), 5});
-  Var r = b.reshape(x, {2, 2});
+  Var r = b.reshape(x, {.shape = {2, 2}});
   b.set_loc({b.intern_file("m.jl"), 6});
-  b.output(b.reshape(r, {1, 4}), "y");
+  b.output(b.reshape(r, {.shape = {1, 4}}), "y");
   CHECK(after(simplify, b.finish()) ==
         "tape t\n"
         "  in  %1::f32[4] x\n"

@@ -80,7 +80,7 @@ TEST_CASE("the fast conv kernels match the reference at every ResNet-18 shape") 
       // oneDNN, not a fallback, computes these.
       Tensor y0(Type{DType::f32, ys});
       Attrs full = normalize_attrs(Prim::conv2d, attrs);
-      ConvGeom g = conv_geom(full, x, w, y0);
+      ConvGeom g = conv_geom(attrs_of<Prim::conv2d>(full), x, w, y0);
       std::string impl = onednn::conv_impl(onednn::ConvKind::forward, g, {});
       CHECK(!impl.empty());
 

@@ -25,7 +25,7 @@ Tape sample() {
   Var m = b.mul(x, y);
   Var z = b.add(b.relu(m), b.sin(m));
   b.output(z, "z");
-  b.output(b.sum(z, {1}), "w");
+  b.output(b.sum(z, {.dims = {1}}), "w");
   return b.finish();
 }
 
@@ -79,7 +79,7 @@ TEST_CASE("buffers are reused by liveness, in place for elementwise ops") {
   Builder b("chain");
   Var v = b.input("x", f32({1000}));
   for (int i = 0; i < 25; ++i) v = b.tanh(b.relu(b.add(v, v)));
-  b.output(b.sum(v, {1}), "s");
+  b.output(b.sum(v, {.dims = {1}}), "s");
   Tape t = b.finish();
   Executor ex(t);
   CHECK(ex.planned_bytes() <= 2 * 4000);
@@ -138,7 +138,7 @@ TEST_CASE("errors inside a kernel name the op and its location") {
   Var table = b.input("table", f32({3, 2}));
   Var idx = b.input("idx", {DType::i64, {1, 2}});
   b.set_loc({b.intern_file("model.jl"), 4});
-  b.output(b.call1(Prim::gather, {table, idx}, {{"dim", int64_t{1}}}), "picked");
+  b.output(b.gather(table, idx, {.dim = int64_t{1}}), "picked");
   Tape t = b.finish();
   Executor ex(t);
   auto run = [&](std::vector<double> labels) {
@@ -159,9 +159,9 @@ TEST_CASE("print goes to the run's printer; a failing guard stops the run") {
   Builder b("f");
   Var x = b.input("x", f32({}));
   Var positive = b.gt(x, b.constant(DType::f32, 0.0));
-  b.call(Prim::guard, {positive}, {{"message", std::string("x > 0")}});
-  b.call(Prim::print, {x, b.sqrt(x)}, {{"format", std::string("x={} sqrt={}")}});
-  b.call(Prim::print, {x, x});
+  b.guard(positive, {.message = std::string("x > 0")});
+  b.print({x, b.sqrt(x)}, {.format = std::string("x={} sqrt={}")});
+  b.print({x, x});
   Tape t = b.finish();
   Executor ex(t);
   std::vector<std::string> lines;

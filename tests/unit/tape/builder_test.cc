@@ -22,7 +22,7 @@ TEST_CASE("the builder numbers vars densely and infers types") {
   Var y = b.input("y", f32({3}));
   Var s = b.sin(x);
   Var m = b.mul(s, y);
-  Var total = b.sum(m, {1});
+  Var total = b.sum(m, {.dims = {1}});
   b.output(total, "loss");
   Tape t = b.finish();
   CHECK(x.id == 0);
@@ -56,12 +56,11 @@ TEST_CASE("inputs come first and have unique names") {
 TEST_CASE("multi-output and zero-output ops") {
   Builder b("f");
   Var x = b.input("x", f32({4, 4, 1, 1}));
-  std::vector<Var> outs =
-      b.call(Prim::max_pool2d_with_indices, {x},
-             {{"window", std::vector<int64_t>{2, 2}}, {"stride", std::vector<int64_t>{2, 2}}});
+  std::vector<Var> outs = b.max_pool2d_with_indices(
+      x, {.window = std::vector<int64_t>{2, 2}, .stride = std::vector<int64_t>{2, 2}});
   REQUIRE(outs.size() == 2);
   CHECK(type_str(b.type(outs[1])) == "i64[2,2,1,1]");
-  CHECK(b.call(Prim::print, {x}).empty());
+  CHECK(b.print({x}).empty());
   validate(b.tape());
 }
 
@@ -106,13 +105,14 @@ TEST_CASE("record returns the op it appended") {
   Builder b("f");
   Var x = b.input("x", f32({2}));
   const Op& op =
-      b.record(Prim::max_pool2d_with_indices, {b.reshape(x, {2, 1, 1, 1})},
+      b.record(Prim::max_pool2d_with_indices, {b.reshape(x, {.shape = {2, 1, 1, 1}})},
                {{"window", std::vector<int64_t>{2, 1}}, {"stride", std::vector<int64_t>{2, 1}}});
   CHECK(op.prim == Prim::max_pool2d_with_indices);
   REQUIRE(op.outs.size() == 2);
   CHECK(op.outs[1].id == 3);
   CHECK(type_str(b.type(op.outs[0])) == "f32[1,1,1,1]");
-  CHECK(op.attrs.get_ints("pad") == std::vector<int64_t>{0, 0, 0, 0});  // normalized
+  CHECK(attrs_of<Prim::max_pool2d_with_indices>(op.attrs).pad ==
+        std::vector<int64_t>{0, 0, 0, 0});  // normalized
 }
 
 TEST_CASE("inference on numbers is remembered by dtype, and failures never are") {

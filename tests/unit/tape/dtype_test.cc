@@ -8,6 +8,7 @@
 
 #include "tape/attrs.h"
 #include "tape/error.h"
+#include "tape/op_attrs.h"
 #include "tape/prim.h"
 
 using namespace ytape;
@@ -120,14 +121,16 @@ TEST_CASE("the op list is consistent") {
 TEST_CASE("attributes are normalized against the schema") {
   Attrs a = normalize_attrs(Prim::conv2d, {{"groups", int64_t{2}}});
   REQUIRE(a.size() == 4);
-  CHECK(a.get_ints("stride") == std::vector<int64_t>{1, 1});
-  CHECK(a.get_ints("pad") == std::vector<int64_t>{0, 0, 0, 0});
-  CHECK(a.get_int("groups") == 2);
+  const auto conv = attrs_of<Prim::conv2d>(a);
+  CHECK(conv.stride == std::vector<int64_t>{1, 1});
+  CHECK(conv.pad == std::vector<int64_t>{0, 0, 0, 0});
+  CHECK(conv.dilation == std::vector<int64_t>{1, 1});
+  CHECK(conv.groups == 2);
   CHECK(attrs_problem(Prim::conv2d, a) == "");
   Attrs f = normalize_attrs(
       Prim::fill,
       {{"shape", std::vector<int64_t>{2}}, {"dtype", DType::f32}, {"value", int64_t{1}}});
-  CHECK(f.get_float("value") == 1.0);
+  CHECK(attrs_of<Prim::fill>(f).value == 1.0);
   CHECK_THROWS_WITH_AS(normalize_attrs(Prim::sum, {}), "needs attribute 'dims' (ints)", UserError);
   CHECK_THROWS_WITH_AS(normalize_attrs(Prim::sum, {{"dims", int64_t{1}}}),
                        "attribute 'dims' must be ints, not int 1", UserError);
@@ -164,4 +167,39 @@ TEST_CASE("the op list's variants map both ways") {
   CHECK_FALSE(plain_form(Prim::batchnorm).has_value());
   CHECK_FALSE(variant_of(Prim::add).has_value());
   CHECK(family_name(prim_info(Prim::conv2d).family) == "conv");
+}
+
+// The struct of P lists the schema's attributes in order with the schema's defaults, and
+// reads back what it writes.
+template <Prim P>
+void check_attrs_struct() {
+  CAPTURE(prim_name(P));
+  const AttrsOf<P> defaults{};
+  Attrs written = defaults.to_attrs();
+  const std::vector<AttrSpec>& schema = prim_info(P).attrs;
+  REQUIRE(written.size() == schema.size());
+  size_t i = 0;
+  for (const Attr& a : written) {
+    CAPTURE(a.name);
+    CHECK(a.name == schema[i].name);
+    CHECK(attr_kind(a.value) == schema[i].kind);
+    if (schema[i].default_value) CHECK(a.value == *schema[i].default_value);
+    ++i;
+  }
+  CHECK(AttrsOf<P>::from(written) == defaults);
+}
+
+TEST_CASE("each primitive's attribute struct matches its schema") {
+#define X(p, family, arity, outputs, flags, attrs) check_attrs_struct<Prim::p>();
+#include "tape/ops.def"
+#undef X
+  // A set field is written, and read back.
+  AttrsOf<Prim::conv2d> conv{.stride = {2, 2}, .groups = 4};
+  Attrs written = conv.to_attrs();
+  CHECK(attr_value_str(*written.find("stride")) == "[2,2]");
+  CHECK(attr_value_str(*written.find("groups")) == "4");
+  CHECK(attrs_of<Prim::conv2d>(written) == conv);
+  CHECK(attrs_problem(Prim::conv2d, written) == "");
+  // Reading attributes of another primitive is a bug, reported as one.
+  CHECK_THROWS_AS(attrs_of<Prim::conv2d>(AttrsOf<Prim::max_pool2d>{}.to_attrs()), InternalError);
 }

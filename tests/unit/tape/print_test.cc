@@ -14,14 +14,13 @@ TEST_CASE("the text form of a tape") {
   Var s = b.sin(x);
   Var two = b.constant(DType::f32, 2.0);
   Var m = b.mul(s, two);
-  std::vector<Var> pooled =
-      b.call(Prim::max_pool2d_with_indices, {m},
-             {{"window", std::vector<int64_t>{2, 2}}, {"stride", std::vector<int64_t>{2, 2}}});
+  std::vector<Var> pooled = b.max_pool2d_with_indices(
+      m, {.window = std::vector<int64_t>{2, 2}, .stride = std::vector<int64_t>{2, 2}});
   b.set_loc({});
-  Var total = b.sum(pooled[0], {1, 2, 3, 4});
-  b.call(Prim::print, {total}, {{"format", std::string("loss = {}")}});
-  Var c = b.call1(Prim::conv2d, {x, b.constant(DType::f32, 0.5, {3, 3, 1, 2})},
-                  {{"pad", std::vector<int64_t>{1, 1, 1, 1}}});
+  Var total = b.sum(pooled[0], {.dims = {1, 2, 3, 4}});
+  b.print({total}, {.format = std::string("loss = {}")});
+  Var c = b.conv2d(x, b.constant(DType::f32, 0.5, {3, 3, 1, 2}),
+                   {.pad = std::vector<int64_t>{1, 1, 1, 1}});
   b.output(total, "loss");
   b.output(c, "features");
   CHECK(print_tape(b.finish()) ==

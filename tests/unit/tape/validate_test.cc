@@ -20,7 +20,7 @@ Tape sample() {
   Var y = b.input("y", f32({3}));
   Var s = b.add(x, y);
   b.set_loc({b.intern_file("m.jl"), 3});
-  Var total = b.sum(s, {1});
+  Var total = b.sum(s, {.dims = {1}});
   b.output(total, "loss");
   return b.finish();
 }

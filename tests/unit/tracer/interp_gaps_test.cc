@@ -159,7 +159,7 @@ unused(x) = (y = exp.(x); sum(x) > 0 ? x : -x)
   Builder b("probe");
   Var x = b.input("x", Type{DType::f64, {3}});
   Var e = b.exp(x);
-  Var total = b.sum(x, {1});
+  Var total = b.sum(x, {.dims = {1}});
   Var positive = b.gt(total, b.constant(DType::f64, 0));
   ExampleValues values;
   Tensor example(Type{DType::f64, {3}});

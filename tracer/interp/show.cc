@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "tracer/interp/value.h"
+#include "tracer/lang/ast.h"
 
 namespace ytape::tracer {
 
@@ -65,35 +66,6 @@ std::string julia_float(F v, bool typed32) {
 std::string float_text(double v, DType dtype, bool typed) {
   if (dtype == DType::f32) return julia_float(static_cast<float>(v), typed);
   return julia_float(v, false);
-}
-
-std::string quoted(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '$':
-        out += "\\$";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out + "\"";
 }
 
 // Element i of an array, as Julia writes it inside the array's brackets: the array's
@@ -203,7 +175,7 @@ std::string show(const Value& v) {
     case VKind::float_:
       return float_text(v.f, v.dtype, true);
     case VKind::string:
-      return quoted(v.text());
+      return julia_quoted(v.text());
     case VKind::symbol:
       return ":" + v.text();
     case VKind::tuple:

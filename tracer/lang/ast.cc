@@ -21,36 +21,6 @@ std::string number_text(const Expr& e) {
   return text;
 }
 
-std::string quoted(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '$':
-        out += "\\$";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + '"';
-}
-
 void print(const Expr& e, std::string& out);
 
 void print_children(const Expr& e, size_t first, std::string& out) {
@@ -136,11 +106,11 @@ void print(const Expr& e, std::string& out) {
       out += e.int_value ? "(bool true)" : "(bool false)";
       return;
     case Kind::string_lit:
-      out += "(string " + quoted(e.name) + ")";
+      out += "(string " + julia_quoted(e.name) + ")";
       return;
     case Kind::using_:
     case Kind::import_:
-      out += fmt::format("({} {})", kind_name(e.kind), quoted(e.name));
+      out += fmt::format("({} {})", kind_name(e.kind), julia_quoted(e.name));
       return;
     case Kind::function:
     case Kind::lambda:
@@ -186,6 +156,39 @@ void print(const Expr& e, std::string& out) {
 }
 
 }  // namespace
+
+std::string julia_quoted(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '$':
+        out += "\\$";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + '"';
+}
 
 std::string_view kind_name(Kind kind) {
   return kKindNames[static_cast<size_t>(kind)];

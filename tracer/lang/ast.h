@@ -100,6 +100,10 @@ ExprPtr make_expr(Kind kind, Pos pos, std::string name = {});
 /// fields and types print as Julia text (`b::Int=(int 1)`, `xs...`).
 std::string to_sexpr(const Expr& expr);
 
+/// `text` as a Julia string literal: quotes, `\\`, `\$`, `\n`, `\t`, `\r` escaped and other
+/// control characters as `\xNN`.
+std::string julia_quoted(std::string_view text);
+
 /// A type expression as Julia text: `AbstractArray{Float32, 4}`, `Base.Foo`, `<:Real`,
 /// `T<:Real`. Other expressions print as S-expressions.
 std::string type_expr_str(const Expr& type);

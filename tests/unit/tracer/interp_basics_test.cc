@@ -160,4 +160,9 @@ TEST_CASE("print and println write lines") {
   CHECK(in.output() == "a1 b\n2.5(1, 2)\n");
 }
 
+TEST_CASE("strings show as Julia literals, escapes included") {
+  CHECK(eval_show("", R"(("a\"b", "\$x", "1\n2\t3\r"))") == R"(("a\"b", "\$x", "1\n2\t3\r"))");
+  CHECK(eval_show("", R"("a\x01")") == R"("a\x01")");
+}
+
 }  // namespace ytape::tracer::testing

@@ -7,9 +7,11 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
+#include "cli/signals.h"
 #include "io/json.h"
 #include "runtime/inputs.h"
 #include "tape/error.h"
@@ -84,6 +86,13 @@ fs::path follow_links(const std::string& path) {
   user_error("cannot write {}: {}", path, std::strerror(ELOOP));
 }
 
+// Fault injection for the command-line tests: with YTAPE_TEST_STALL_WRITE=SECONDS a write
+// stops halfway for that long, so that a test can signal ytape while a temporary file is
+// half-written.
+void stall_for_tests() {
+  if (const char* s = std::getenv("YTAPE_TEST_STALL_WRITE")) ::sleep(std::atoi(s));
+}
+
 }  // namespace
 
 void write_file(const std::string& path, std::string_view content) {
@@ -100,15 +109,25 @@ void write_file(const std::string& path, std::string_view content) {
   }
   fs::path target = follow_links(path);
   fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmp = (dir / ("." + target.filename().string() + ".XXXXXX")).string();
+  std::string name = ".";  // appended, not `"." + ...`, which GCC 12 warns of wrongly
+  name += target.filename().string();
+  name += ".XXXXXX";
+  std::string tmp = (dir / name).string();
+  // Registered before it exists: a signal from here on removes it (or finds nothing).
+  set_pending_file(tmp.c_str());
   int fd = mkstemp(tmp.data());
-  if (fd < 0) user_error("cannot write {}: {}", path, std::strerror(errno));
+  if (fd < 0) {
+    set_pending_file(nullptr);
+    user_error("cannot write {}: {}", path, std::strerror(errno));
+  }
   // mkstemp creates the file private: give it the mode of the file it replaces, or the
   // usual mode of a new file.
   mode_t mask = umask(0);
   umask(mask);
   fchmod(fd, exists ? existing.st_mode & 07777 : 0666 & ~mask);
-  bool ok = write_all(fd, content);
+  bool ok = write_all(fd, content.substr(0, content.size() / 2));
+  stall_for_tests();
+  ok = ok && write_all(fd, content.substr(content.size() / 2));
   int error = errno;
   if (ok && ::close(fd) != 0) {
     ok = false;
@@ -120,10 +139,9 @@ void write_file(const std::string& path, std::string_view content) {
     ok = false;
     error = errno;
   }
-  if (!ok) {
-    std::remove(tmp.c_str());
-    user_error("cannot write {}: {}", path, std::strerror(error));
-  }
+  if (!ok) std::remove(tmp.c_str());
+  set_pending_file(nullptr);
+  if (!ok) user_error("cannot write {}: {}", path, std::strerror(error));
 }
 
 Tape load_tape(const std::string& path) {

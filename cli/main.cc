@@ -1,12 +1,15 @@
 // ytape: the command-line tool. The only place that prints errors and chooses exit codes.
 #include <fmt/format.h>
+#include <sys/resource.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <new>
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/signals.h"
 #include "tape/allocator.h"
 #include "tape/error.h"
 
@@ -44,9 +47,8 @@ int run(int argc, char** argv) {
   return kBadInput;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// Runs the command and reports what went wrong, as the exit status says.
+int run_and_report(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const ytape::UserError& e) {
@@ -56,10 +58,28 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "ytape: internal error (a bug in ytape, please report it): {}\n", e.what());
     return kInternal;
   } catch (const std::bad_alloc&) {
-    fmt::print(stderr, "ytape: error: out of memory\n");
+    fmt::print(stderr,
+               "ytape: error: out of memory: the work needs more than this machine or its limit "
+               "(ulimit -v) allows\n");
     return kBadInput;
   } catch (const std::exception& e) {
     fmt::print(stderr, "ytape: internal error (a bug in ytape, please report it): {}\n", e.what());
     return kInternal;
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  install_signal_handlers();
+  int status = run_and_report(argc, argv);
+  // Under an address-space limit, an OpenBLAS thread that could not get its buffer retries
+  // forever, and OpenBLAS joins its threads when the process exits normally: end at once.
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(status);
+  }
+  return status;
 }

@@ -1,7 +1,12 @@
 // Kernels of the linalg family: matmul over OpenBLAS, and the gemm wrapper the other
 // dense families share.
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <climits>
+#include <fstream>
+#include <mutex>
 
 #include "runtime/kernels/dense.h"
 
@@ -34,9 +39,43 @@ bool gemm_degenerate(int64_t m, int64_t n, int64_t k, T beta, T* c, int64_t ldc)
   return true;
 }
 
+// The address space the process holds now, from /proc/self/statm (0 if unknown).
+uint64_t mapped_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t pages = 0;
+  statm >> pages;
+  return pages * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+// OpenBLAS takes a 128 MB buffer (BUFFER_SIZE in its memory.c, on x86-64) at the first
+// call from a thread and keeps it; when the allocation fails it retries forever, so under
+// a tight `ulimit -v` that call would hang. Checked before it, then made with a 1x1 product.
+void reserve_buffer() {
+  constexpr uint64_t kBuffer = 128ull << 20, kSlack = 32ull << 20;
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    uint64_t needed = mapped_bytes() + kBuffer + kSlack;
+    if (needed > limit.rlim_cur) {
+      user_error(
+          "out of memory: the limit of ulimit -v {} kB leaves too little for OpenBLAS's 128 MB "
+          "buffer ({} kB are needed); raise the limit",
+          limit.rlim_cur >> 10, needed >> 10);
+    }
+  }
+  float a = 1, b = 1, c = 0;
+  cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1);
+}
+
+// Before every BLAS call: the buffer is reserved at the first.
+void blas_ready() {
+  static std::once_flag once;
+  std::call_once(once, reserve_buffer);
+}
+
 void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, float alpha,
                const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
                int64_t ldc) {
+  blas_ready();
   cblas_sgemm(CblasColMajor, ta, tb, blas_size(m), blas_size(n), blas_size(k), alpha, a,
               blas_size(lda), b, blas_size(ldb), beta, c, blas_size(ldc));
 }
@@ -44,18 +83,21 @@ void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int
 void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k,
                double alpha, const double* a, int64_t lda, const double* b, int64_t ldb,
                double beta, double* c, int64_t ldc) {
+  blas_ready();
   cblas_dgemm(CblasColMajor, ta, tb, blas_size(m), blas_size(n), blas_size(k), alpha, a,
               blas_size(lda), b, blas_size(ldb), beta, c, blas_size(ldc));
 }
 
 void blas_gemv(CBLAS_TRANSPOSE ta, int64_t rows, int64_t cols, float alpha, const float* a,
                int64_t lda, const float* x, int64_t incx, float beta, float* y, int64_t incy) {
+  blas_ready();
   cblas_sgemv(CblasColMajor, ta, blas_size(rows), blas_size(cols), alpha, a, blas_size(lda), x,
               blas_size(incx), beta, y, blas_size(incy));
 }
 
 void blas_gemv(CBLAS_TRANSPOSE ta, int64_t rows, int64_t cols, double alpha, const double* a,
                int64_t lda, const double* x, int64_t incx, double beta, double* y, int64_t incy) {
+  blas_ready();
   cblas_dgemv(CblasColMajor, ta, blas_size(rows), blas_size(cols), alpha, a, blas_size(lda), x,
               blas_size(incx), beta, y, blas_size(incy));
 }

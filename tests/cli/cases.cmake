@@ -24,6 +24,8 @@ cli_test(show_json_round_trip_resnet EXIT 0 STDOUT ${CASES}/../../samples/tapes/
 cli_test(check_summary EXIT 0 STDOUT ${CASES}/expected/mlp_check.txt COMMAND ${YTAPE} check ${MLP})
 cli_test(output_is_atomic EXIT 0 COMMAND bash ${CASES}/atomic.sh ${YTAPE} ${MLP})
 cli_test(output_targets EXIT 0 COMMAND bash ${CASES}/output_targets.sh ${YTAPE} ${MLP})
+cli_test(faults EXIT 0 COMMAND bash ${CASES}/faults.sh ${YTAPE} ${MLP} ../../samples/tapes/resnet18.json
+         ${YTAPE_SANITIZE})
 cli_test(sample_tapes_up_to_date EXIT 0
          COMMAND bash ${CASES}/samples_golden.sh $<TARGET_FILE:make_tapes> ${CASES}/../../samples/tapes)
 

@@ -125,9 +125,13 @@ void write_file(const std::string& path, std::string_view content) {
   mode_t mask = umask(0);
   umask(mask);
   fchmod(fd, exists ? existing.st_mode & 07777 : 0666 & ~mask);
-  bool ok = write_all(fd, content.substr(0, content.size() / 2));
-  stall_for_tests();
-  ok = ok && write_all(fd, content.substr(content.size() / 2));
+  // In two halves, with the fault-injection hook between them.
+  size_t half = content.size() / 2;
+  bool ok = write_all(fd, content.substr(0, half));
+  if (ok) {
+    stall_for_tests();
+    ok = write_all(fd, content.substr(half));
+  }
   int error = errno;
   if (ok && ::close(fd) != 0) {
     ok = false;

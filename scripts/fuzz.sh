@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with Clang (build/fuzz, ASan + UBSan) and runs TARGET (or
-# all three) for SECONDS each (default 60), starting from the bundled samples and test
+# all five) for SECONDS each (default 60), starting from the bundled samples and test
 # inputs; a crash's input and report land in build/fuzz/findings/TARGET/. Exit 1 if any
 # target found one.
-# usage: scripts/fuzz.sh [tape_json|tensor_file|program|all] [SECONDS]
+# usage: scripts/fuzz.sh [tape_json|tensor_file|program|diff|valid_tape|all] [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which=${1:-all}
 seconds=${2:-60}
 case $which in
-  all) targets=(tape_json tensor_file program) ;;
-  tape_json | tensor_file | program) targets=("$which") ;;
-  *) echo "fuzz: unknown target '$which' (tape_json, tensor_file, program or all)"; exit 2 ;;
+  all) targets=(tape_json tensor_file program diff valid_tape) ;;
+  tape_json | tensor_file | program | diff | valid_tape) targets=("$which") ;;
+  *)
+    echo "fuzz: unknown target '$which' (tape_json, tensor_file, program, diff, valid_tape or all)"
+    exit 2
+    ;;
 esac
 scripts/setup.sh
 # Clang with its libFuzzer runtime, and its OpenMP (the runtime's loops use OpenMP).
@@ -38,6 +41,11 @@ for target in "${targets[@]}"; do
     tape_json) cp samples/tapes/*.json samples/golden/*.json tests/cli/malformed/*.json "$corpus"/ 2>/dev/null || true ;;
     tensor_file) cp tests/cli/run/*.safetensors tests/cli/run/*.json "$corpus"/ 2>/dev/null || true ;;
     program) cp samples/*.jl tracer/prelude.jl "$corpus"/ 2>/dev/null || true ;;
+    diff) # the diff tests' tapes, each paired with the one it was edited from (NUL between)
+      for f in tests/cli/diff/*.json; do
+        { cat tests/cli/diff/layer.json; printf '\0'; cat "$f"; } >"$corpus/$(basename "$f")"
+      done ;;
+    valid_tape) for i in $(seq 16); do printf 'seed %d of the valid-tape target' "$i" >"$corpus/seed$i"; done ;;
   esac
   echo "== fuzz_$target for ${seconds}s"
   if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -90,7 +90,7 @@ TEST_CASE("two kinks crossed at once are seen, though their signs flip together"
 
 TEST_CASE("a difference that disagrees with the gradient fails") {
   // A step far too large for sum(x sin x): the central difference is off by O(eps^2),
-  // which zero tolerances must not accept.
+  // which zero tolerances must not accept, nor the retries at 10 and 100 eps.
   Builder b("loss");
   Var x = b.input("x", Type{DType::f64, {2}});
   b.output(b.sum(b.mul(x, b.sin(x)), {.dims = {1}}), "loss");
@@ -101,6 +101,19 @@ TEST_CASE("a difference that disagrees with the gradient fails") {
   GradcheckResult r = gradcheck(b.finish(), values({0.7, -1.2}), o);
   CHECK_FALSE(r.ok);
   CHECK(gradcheck_table(r).find("FAIL") != std::string::npos);
+}
+
+TEST_CASE("rounding noise from terms that cancel inside f is outgrown with a larger step") {
+  // f = Σ (10⁶ x + sin x) - 10⁶ x: f's value is small, but its terms are 10⁶, so the
+  // difference at eps 1e-6 carries noise of about 6e-5, above the tolerance; at 100 eps
+  // the noise is 6e-7 and the truncation error 1e-9.
+  Builder b("loss");
+  Var x = b.input("x", Type{DType::f64, {2}});
+  Var big = b.mul(x, b.constant(DType::f64, 1e6));
+  b.output(b.sum(b.sub(b.add(big, b.sin(x)), big), {.dims = {1}}), "loss");
+  Tape t = b.finish();
+  GradcheckResult r = gradcheck(t, values({0.3, 1.2}), {});
+  CHECK_MESSAGE(r.ok, gradcheck_table(r));
 }
 
 TEST_CASE("NaN is reported as NaN, not as an error of 0") {

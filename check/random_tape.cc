@@ -1,0 +1,288 @@
+#include "check/random_tape.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "tape/builder.h"
+#include "tape/error.h"
+
+namespace ytape::check {
+
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+// Draws ops onto a builder. Each draw picks a family and builds one op (with the helper
+// ops its domain needs); when the builder refuses it (shapes that do not fit), the draw
+// is dropped and another is made, so every tape is valid by construction.
+class Generator {
+ public:
+  static constexpr size_t kInputs = 5;
+
+  Generator(const Choose& choose, DType dtype) : choose_(choose), dtype_(dtype), b_("random") {
+    for (auto [name, shape] : {std::pair<const char*, Shape>{"x", {3, 4}},
+                               {"v", {4}},
+                               {"img", {5, 5, 2, 1}},
+                               {"w", {3, 3, 2, 3}},
+                               {"c", {2}}}) {
+      pool_.push_back(b_.input(name, Type{dtype, shape}));
+    }
+  }
+
+  Tape make(int ops) {
+    for (int added = 0, tries = 0; added < ops && tries < 8 * ops; ++tries) {
+      try {
+        pool_.push_back(draw());
+        ++added;
+      } catch (const UserError&) {
+        // Refused: the helper ops drawn for it stay behind, unread (DCE removes them).
+      }
+    }
+    // Every value drawn reaches the loss, so that every op's gradient rule takes part.
+    Var loss = b_.constant(dtype_, 0.0);
+    for (size_t k = kInputs; k < pool_.size(); ++k) {
+      loss = b_.add(loss, b_.sum(pool_[k], {.dims = all_dims(pool_[k])}));
+    }
+    b_.output(loss, "loss");
+    return b_.finish();
+  }
+
+ private:
+  uint64_t pick(uint64_t n) { return n <= 1 ? 0 : choose_(n) % n; }
+  template <class T>
+  T one_of(std::initializer_list<T> items) {
+    return items.begin()[pick(items.size())];
+  }
+  // A float var, most often a recent one.
+  Var any() {
+    size_t recent = std::min<size_t>(pool_.size(), 6);
+    return pick(3) == 0 ? pool_[pick(pool_.size())] : pool_[pool_.size() - 1 - pick(recent)];
+  }
+  const Shape& shape(Var v) const { return b_.type(v).shape; }
+  int rank(Var v) const { return static_cast<int>(shape(v).size()); }
+  Ints all_dims(Var v) const {
+    Ints dims(shape(v).size());
+    std::iota(dims.begin(), dims.end(), 1);
+    return dims;
+  }
+  int64_t dim_of(Var v) { return static_cast<int64_t>(pick(shape(v).size())) + 1; }
+  Var scalar(double value) { return b_.constant(dtype_, value); }
+  // x² + 1: positive, for log, sqrt, pow's base and divisors.
+  Var positive(Var x) { return b_.add(b_.mul(x, x), scalar(1)); }
+
+  Var draw() {
+    switch (pick(11)) {
+      case 0:
+        return unary(any());
+      case 1:
+        return binary(any(), any());
+      case 2: {  // a choice between two values
+        Var x = any(), y = any();
+        Var c =
+            b_.call1(one_of({Prim::eq, Prim::ne, Prim::lt, Prim::le, Prim::gt, Prim::ge}), {x, y});
+        return b_.select(c, x, y);
+      }
+      case 3:
+        return reduce(any());
+      case 4:
+        return reshape(any());
+      case 5:
+        return slice_or_pad(any());
+      case 6:
+        return index(any());
+      case 7: {  // x xᵀ or xᵀ x
+        Var x = any();
+        bool left = pick(2);
+        return b_.matmul(x, x, {.transpose_a = left, .transpose_b = !left});
+      }
+      case 8:
+        return image(any());
+      case 9: {  // created values: a fill or an iota the shape of x, added to it
+        Var x = any();
+        if (pick(2)) return b_.add(x, b_.fill({.value = 0.5, .dtype = dtype_, .shape = shape(x)}));
+        return b_.mul(x, b_.iota({.dtype = dtype_, .shape = shape(x), .dim = dim_of(x)}));
+      }
+      default:
+        return b_.add(any(), scalar(static_cast<double>(pick(7)) - 3));
+    }
+  }
+
+  Var unary(Var x) {
+    switch (pick(15)) {
+      case 0:
+        return b_.neg(x);
+      case 1:
+        return b_.exp(b_.tanh(x));
+      case 2:
+        return b_.expm1(b_.tanh(x));
+      case 3:
+        return b_.log(positive(x));
+      case 4:
+        return b_.log1p(b_.mul(x, x));
+      case 5:
+        return b_.sqrt(positive(x));
+      case 6:
+        return b_.tan(b_.mul(b_.tanh(x), scalar(0.5)));
+      default:
+        return b_.call1(one_of({Prim::abs, Prim::sign, Prim::sin, Prim::cos, Prim::tanh,
+                                Prim::sigmoid, Prim::relu, Prim::softplus}),
+                        {x});
+    }
+  }
+
+  // Broadcasting ones when the shapes allow; the builder refuses the others.
+  Var binary(Var x, Var y) {
+    switch (pick(4)) {
+      case 0:
+        return b_.div(x, positive(y));
+      case 1:
+        return b_.pow(positive(x), b_.tanh(y));
+      default:
+        return b_.call1(one_of({Prim::add, Prim::sub, Prim::mul, Prim::max, Prim::min}), {x, y});
+    }
+  }
+
+  // Over a random non-empty set of dims.
+  Var reduce(Var x) {
+    Ints dims;
+    for (int64_t d = 1; d <= rank(x); ++d) {
+      if (pick(2)) dims.push_back(d);
+    }
+    if (dims.empty() && rank(x) > 0) dims.push_back(dim_of(x));
+    Prim p = one_of({Prim::sum, Prim::maximum, Prim::minimum, Prim::softmax, Prim::log_softmax});
+    return b_.call1(p, {x}, reduce_attrs(p, dims));
+  }
+
+  Var reshape(Var x) {
+    Shape s = shape(x);
+    switch (pick(4)) {
+      case 0:
+        return b_.reshape(x, {.shape = {b_.type(x).size()}});
+      case 1:
+        std::reverse(s.begin(), s.end());
+        return b_.reshape(x, {.shape = s});
+      case 2: {
+        Ints perm = all_dims(x);
+        for (size_t i = perm.size(); i > 1; --i) std::swap(perm[i - 1], perm[pick(i)]);
+        return b_.permutedims(x, {.perm = perm});
+      }
+      default:  // a size-1 dim grows to 2, or a trailing one is added
+        auto one = std::find(s.begin(), s.end(), 1);
+        if (one != s.end()) {
+          *one = 2;
+        } else {
+          s.push_back(2);
+        }
+        return b_.broadcast_to(x, {.shape = s});
+    }
+  }
+
+  Var slice_or_pad(Var x) {
+    const Shape& s = shape(x);
+    Ints start(s.size()), stop(s.size()), step(s.size()), lo(s.size()), hi(s.size()),
+        interior(s.size());
+    for (size_t d = 0; d < s.size(); ++d) {
+      start[d] = 1 + static_cast<int64_t>(pick(s[d]));
+      stop[d] = start[d] + static_cast<int64_t>(pick(s[d] - start[d] + 1));
+      step[d] = 1 + static_cast<int64_t>(pick(2));
+      lo[d] = static_cast<int64_t>(pick(2));
+      hi[d] = static_cast<int64_t>(pick(2));
+      interior[d] = static_cast<int64_t>(pick(2));
+    }
+    switch (pick(3)) {
+      case 0:
+        return b_.slice(x, {.start = start, .stop = stop, .step = step});
+      case 1:
+        return b_.pad(x, {.lo = lo, .hi = hi, .interior = interior, .value = 0.25});
+      default:
+        return b_.concat({x, b_.neg(x)}, {.dim = dim_of(x)});
+    }
+  }
+
+  // An i64 constant of `shape` with values in 1..n.
+  Var indices(const Shape& shape, int64_t n) {
+    Type t{DType::i64, shape};
+    std::vector<uint8_t> bytes(static_cast<size_t>(t.size()) * sizeof(int64_t));
+    for (int64_t i = 0; i < t.size(); ++i) {
+      int64_t v = 1 + static_cast<int64_t>(pick(static_cast<uint64_t>(n)));
+      std::memcpy(bytes.data() + i * sizeof v, &v, sizeof v);
+    }
+    return b_.constant(t, std::move(bytes));
+  }
+
+  // gather and scatter_add at random indices, or x's largest values along a dim (argmax).
+  Var index(Var x) {
+    if (rank(x) == 0) user_error("no dim to index");
+    int64_t dim = dim_of(x);
+    Shape s = shape(x);
+    int64_t n = s[dim - 1];
+    switch (pick(3)) {
+      case 0: {
+        Shape is = s;
+        is[dim - 1] = 1 + static_cast<int64_t>(pick(3));
+        return b_.gather(x, indices(is, n), {.dim = dim});
+      }
+      case 1: {
+        int64_t size = n + static_cast<int64_t>(pick(2));
+        return b_.scatter_add(x, indices(s, size), {.dim = dim, .size = size});
+      }
+      default: {
+        Var best = b_.argmax(x, {.dim = dim});
+        Shape kept = s;
+        kept[dim - 1] = 1;
+        return b_.gather(x, b_.reshape(best, {.shape = kept}), {.dim = dim});
+      }
+    }
+  }
+
+  // The conv, pool and norm families, on images (WHCN) such as img.
+  Var image(Var x) {
+    int64_t p = static_cast<int64_t>(pick(2)), s = 1 + static_cast<int64_t>(pick(2));
+    switch (pick(4)) {
+      case 0: {
+        int64_t d = 1 + static_cast<int64_t>(pick(2));
+        return b_.conv2d(x, pool_[3], {.stride = {s, s}, .pad = {p, p, p, p}, .dilation = {d, d}});
+      }
+      case 1:
+        return b_.max_pool2d(x, {.window = {2, 2}, .stride = {s, s}, .pad = {p, p, p, p}});
+      case 2:
+        return b_.avg_pool2d(x, {.window = {2, 2}, .stride = {s, s}, .pad = {p, p, p, p}});
+      default:
+        return b_.batchnorm(x, b_.add(pool_[4], scalar(2)), pool_[4]);
+    }
+  }
+
+  const Choose& choose_;
+  DType dtype_;
+  Builder b_;
+  std::vector<Var> pool_;  // the float values drawn so far, inputs first
+};
+
+}  // namespace
+
+Tape random_tape(const Choose& choose, const RandomTapeOptions& options) {
+  if (!is_float(options.dtype)) internal_error("random tapes are of f32 or f64");
+  return Generator(choose, options.dtype).make(options.ops);
+}
+
+bool has_jumps(const Tape& t) {
+  return std::any_of(t.ops.begin(), t.ops.end(), [](const Op& op) {
+    if (op.kind != OpKind::call) return false;
+    switch (op.prim) {
+      case Prim::sign:
+      case Prim::eq:
+      case Prim::ne:
+      case Prim::lt:
+      case Prim::le:
+      case Prim::gt:
+      case Prim::ge:
+      case Prim::argmax:
+        return true;
+      default:
+        return false;
+    }
+  });
+}
+
+}  // namespace ytape::check

@@ -1,0 +1,154 @@
+// Random-tape differential tests: on tapes drawn from every op family (check/random_tape.h),
+// each stage is checked against another that computes the same thing. YTAPE_RANDOM_TAPES
+// sets how many tapes and YTAPE_RANDOM_FIRST the first seed (scripts/soak.sh runs many more
+// than the default).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "check/gradcheck.h"
+#include "check/random_tape.h"
+#include "grad/grad.h"
+#include "inspect/diff.h"
+#include "io/json.h"
+#include "opt/optimize.h"
+#include "opt/promote.h"
+#include "runtime/executor.h"
+#include "runtime/inputs.h"
+#include "tape/builder.h"
+#include "tape/validate.h"
+
+namespace ytape::check {
+
+namespace {
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr ? std::atoi(v) : fallback;
+}
+
+Choose chooser(std::mt19937_64& rng) {
+  return [&rng](uint64_t n) { return rng() % n; };
+}
+
+std::vector<Tensor> run(const Tape& t, const TensorMap& inputs) {
+  return Executor(t).run(inputs);
+}
+
+bool same_bits(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].type() != b[i].type()) return false;
+    if (std::memcmp(a[i].raw(), b[i].raw(), static_cast<size_t>(a[i].bytes())) != 0) return false;
+  }
+  return true;
+}
+
+// Every output element within tol * (1 + |b|) of the other's; f32 values are widened.
+bool close(const std::vector<Tensor>& a, const std::vector<Tensor>& b, double tol) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].shape() != b[i].shape()) return false;
+    for (int64_t k = 0; k < a[i].size(); ++k) {
+      double x = a[i].dtype() == DType::f32 ? a[i].data<float>()[k] : a[i].data<double>()[k];
+      double y = b[i].dtype() == DType::f32 ? b[i].data<float>()[k] : b[i].data<double>()[k];
+      if (!(std::abs(x - y) <= tol * (1 + std::abs(y)))) return false;
+    }
+  }
+  return true;
+}
+
+// The same tape with its inputs and its other ops in another order that respects the data
+// flow, so renumbered throughout.
+Tape shuffled(const Tape& t, std::mt19937_64& rng) {
+  Builder b = Builder::like(t);
+  VarMap map(t);
+  std::vector<size_t> inputs, rest;
+  for (size_t i = 0; i < t.ops.size(); ++i)
+    (t.ops[i].kind == OpKind::input ? inputs : rest).push_back(i);
+  std::shuffle(inputs.begin(), inputs.end(), rng);
+  for (size_t i : inputs) copy_op(b, t, t.ops[i], map);
+  while (!rest.empty()) {
+    std::vector<size_t> ready;
+    for (size_t k = 0; k < rest.size(); ++k) {
+      const Op& op = t.ops[rest[k]];
+      if (std::all_of(op.args.begin(), op.args.end(), [&](Var a) { return map.has(a); })) {
+        ready.push_back(k);
+      }
+    }
+    size_t k = ready[rng() % ready.size()];
+    copy_op(b, t, t.ops[rest[k]], map);
+    rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(k));
+  }
+  for (const Output& o : t.outputs) b.output(map[o.var], o.name);
+  return b.finish();
+}
+
+// The f32 values of `inputs`, widened for the promoted tape.
+TensorMap widened(const TensorMap& inputs) {
+  TensorMap out;
+  for (const auto& [name, t] : inputs) {
+    Tensor w(Type{DType::f64, t.shape()});
+    for (int64_t k = 0; k < t.size(); ++k) w.data<double>()[k] = t.data<float>()[k];
+    out.emplace_back(name, std::move(w));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("random tapes: every stage agrees with another that computes the same") {
+  const int count = env_int("YTAPE_RANDOM_TAPES", 60);
+  const int first_seed = env_int("YTAPE_RANDOM_FIRST", 1);
+  int second_order = 0, precision = 0;
+  for (int seed = first_seed; seed < first_seed + count; ++seed) {
+    CAPTURE(seed);
+    std::mt19937_64 rng(static_cast<uint64_t>(seed));
+    Tape t = random_tape(chooser(rng), {.dtype = DType::f64, .ops = 12});
+    REQUIRE_NOTHROW(validate(t));
+
+    // The JSON form is canonical: read back, it writes the same bytes.
+    std::string json = write_tape_json(t);
+    CHECK(write_tape_json(read_tape_json(json, "random.json")) == json);
+
+    // A renumbered, reordered copy computes the same thing.
+    CHECK(diff_tapes(t, shuffled(t, rng)).same());
+
+    // The passes keep every bit of every output.
+    TensorMap in = complete_inputs(t, {}, static_cast<uint64_t>(seed));
+    std::vector<Tensor> out = run(t, in);
+    CHECK(same_bits(run(optimize(t), in), out));
+
+    // The gradient matches central differences, and grad of opt is opt of grad.
+    grad::GradcheckOptions options;
+    options.seed = static_cast<uint64_t>(seed);
+    grad::GradcheckResult first = grad::gradcheck(t, in, options);
+    CHECK_MESSAGE(first.ok, grad::gradcheck_table(first));
+    Tape g = grad::gradient(t);
+    CHECK(close(run(grad::gradient(optimize(t)), in), run(optimize(g), in), 1e-12));
+
+    // Second order: the gradient tape's own gradient, on every fourth tape.
+    if (seed % 4 == 0) {
+      grad::GradcheckResult second = grad::gradcheck(g, in, options);
+      CHECK_MESSAGE(second.ok, grad::gradcheck_table(second));
+      ++second_order;
+    }
+
+    // The same draws in f32 agree with their f64 promotion, unless an op jumps.
+    std::mt19937_64 rng32(static_cast<uint64_t>(seed));
+    Tape t32 = random_tape(chooser(rng32), {.dtype = DType::f32, .ops = 12});
+    if (!has_jumps(t32)) {
+      TensorMap in32 = complete_inputs(t32, {}, static_cast<uint64_t>(seed));
+      CHECK(close(run(t32, in32), run(promote_to_f64(t32), widened(in32)), 1e-3));
+      ++precision;
+    }
+  }
+  MESSAGE(count << " random tapes; " << second_order << " checked to second order; " << precision
+                << " compared in f32 and f64");
+  CHECK(precision > count / 4);  // most tapes have no jumps
+}
+
+}  // namespace ytape::check

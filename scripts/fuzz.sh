@@ -47,10 +47,29 @@ for target in "${targets[@]}"; do
       done ;;
     valid_tape) for i in $(seq 16); do printf 'seed %d of the valid-tape target' "$i" >"$corpus/seed$i"; done ;;
   esac
+  # A dictionary of the input's tokens, taken from the sources so that it follows them.
+  dict=build/fuzz/$target.dict
+  case $target in
+    tape_json | diff)
+      {
+        grep -ohE '"[a-z_]+":' samples/tapes/*.json samples/golden/*.json | sort -u |
+          sed 's/^"\(.*\)":$/"\\"\1\\":"/'
+        sed -n 's/^X(\([a-z0-9_]*\),.*/"\\"\1\\""/p' tape/ops.def
+        printf '"%s"\n' '\"input\"' '\"const\"' 'f32[' 'f64[' 'i64[' 'bool[' true false null
+      } >"$dict" ;;
+    program)
+      {
+        sed -n '/kKeywords = {/,/};/p' tracer/lang/lexer.cc | grep -oE '"[a-z]+"'
+        printf '"%s"\n' '==' '!=' '<=' '>=' '&&' '||' '->' '=>' '::' '<:' '|>' '...' \
+          '.+' '.*' '.=' '+=' '^' "'" '@.' '\\\"' '$(' '[' ']' '(' ')' '{' '}' ';' '#' '#='
+      } >"$dict" ;;
+    *) dict="" ;;
+  esac
   echo "== fuzz_$target for ${seconds}s"
   if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       "build/fuzz/fuzz/fuzz_$target" "$corpus" -max_total_time="$seconds" -rss_limit_mb=4096 \
-      -max_len=65536 -artifact_prefix="$findings/" -print_final_stats=1 2>"build/fuzz/$target.log"; then
+      -max_len=65536 -artifact_prefix="$findings/" -print_final_stats=1 ${dict:+-dict="$dict"} \
+      2>"build/fuzz/$target.log"; then
     echo "fuzz: fuzz_$target found a failure; its input is in $findings/, its report in build/fuzz/$target.log"
     tail -n 40 "build/fuzz/$target.log"
     status=1

@@ -1,17 +1,41 @@
 #include "runtime/tensor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
 namespace ytape {
 
+namespace {
+
+std::atomic<int64_t> live_bytes{0};
+std::atomic<int64_t> memory_limit{INT64_MAX};
+
+}  // namespace
+
+void set_tensor_memory_limit(int64_t bytes) {
+  memory_limit = bytes;
+}
+
 std::shared_ptr<void> allocate_buffer(int64_t bytes) {
   // aligned_alloc needs a size that is a multiple of the alignment; never ask for zero.
   size_t padded = std::max<size_t>((static_cast<size_t>(bytes) + 63) / 64 * 64, 64);
+  auto size = static_cast<int64_t>(padded);
+  if (live_bytes.fetch_add(size) + size > memory_limit) {
+    live_bytes -= size;
+    user_error("out of memory allocating {} bytes (tensors may take {} bytes in all)", bytes,
+               memory_limit.load());
+  }
   void* p = std::aligned_alloc(64, padded);
-  if (p == nullptr) user_error("out of memory allocating {} bytes", bytes);
-  return std::shared_ptr<void>(p, std::free);
+  if (p == nullptr) {
+    live_bytes -= size;
+    user_error("out of memory allocating {} bytes", bytes);
+  }
+  return std::shared_ptr<void>(p, [size](void* q) {
+    live_bytes -= size;
+    std::free(q);
+  });
 }
 
 Tensor Tensor::uninitialized(Type type) {

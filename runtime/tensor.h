@@ -84,6 +84,10 @@ using TensorMap = std::vector<std::pair<std::string, Tensor>>;
 /// A 64-byte aligned buffer of at least `bytes` bytes (not cleared). Throws UserError when
 /// memory runs out.
 std::shared_ptr<void> allocate_buffer(int64_t bytes);
+/// Caps the bytes of all tensor buffers alive at once (allocate_buffer); an allocation
+/// beyond it is a UserError, as when memory runs out. None by default; the fuzz targets
+/// set one, so that a fuzzed program asking for huge tensors ends in an error.
+void set_tensor_memory_limit(int64_t bytes);
 
 /// The dtype that stores C++ type T.
 template <typename T>

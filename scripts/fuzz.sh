@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with Clang (build/fuzz, ASan + UBSan) and runs TARGET (or
-# all five) for SECONDS each (default 60), starting from the bundled samples and test
+# all six) for SECONDS each (default 60), starting from the bundled samples and test
 # inputs; a crash's input and report land in build/fuzz/findings/TARGET/. Exit 1 if any
 # target found one.
-# usage: scripts/fuzz.sh [tape_json|tensor_file|program|diff|valid_tape|all] [SECONDS]
+# usage: scripts/fuzz.sh [tape_json|tensor_file|program|trace|diff|valid_tape|all] [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which=${1:-all}
 seconds=${2:-60}
 case $which in
-  all) targets=(tape_json tensor_file program diff valid_tape) ;;
-  tape_json | tensor_file | program | diff | valid_tape) targets=("$which") ;;
+  all) targets=(tape_json tensor_file program trace diff valid_tape) ;;
+  tape_json | tensor_file | program | trace | diff | valid_tape) targets=("$which") ;;
   *)
-    echo "fuzz: unknown target '$which' (tape_json, tensor_file, program, diff, valid_tape or all)"
+    echo "fuzz: unknown target '$which' (tape_json, tensor_file, program, trace, diff, valid_tape or all)"
     exit 2
     ;;
 esac
@@ -40,7 +40,7 @@ for target in "${targets[@]}"; do
   case $target in
     tape_json) cp samples/tapes/*.json samples/golden/*.json tests/cli/malformed/*.json "$corpus"/ 2>/dev/null || true ;;
     tensor_file) cp tests/cli/run/*.safetensors tests/cli/run/*.json "$corpus"/ 2>/dev/null || true ;;
-    program) cp samples/*.jl tracer/prelude.jl "$corpus"/ 2>/dev/null || true ;;
+    program | trace) cp samples/*.jl tracer/prelude.jl tests/errors/*.jl "$corpus"/ 2>/dev/null || true ;;
     diff) # the diff tests' tapes, each paired with the one it was edited from (NUL between)
       for f in tests/cli/diff/*.json; do
         { cat tests/cli/diff/layer.json; printf '\0'; cat "$f"; } >"$corpus/$(basename "$f")"
@@ -57,7 +57,7 @@ for target in "${targets[@]}"; do
         sed -n 's/^X(\([a-z0-9_]*\),.*/"\\"\1\\""/p' tape/ops.def
         printf '"%s"\n' '\"input\"' '\"const\"' 'f32[' 'f64[' 'i64[' 'bool[' true false null
       } >"$dict" ;;
-    program)
+    program | trace)
       {
         sed -n '/kKeywords = {/,/};/p' tracer/lang/lexer.cc | grep -oE '"[a-z]+"'
         printf '"%s"\n' '==' '!=' '<=' '>=' '&&' '||' '->' '=>' '::' '<:' '|>' '...' \

@@ -274,6 +274,9 @@ Value Interpreter::eval_literal(const Expr& e, const EnvPtr& env) {
 }
 
 Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
+  if (++steps_ > limits_.max_steps) {
+    fail(e.pos, fmt::format("the program ran more than {} steps", limits_.max_steps));
+  }
   switch (e.kind) {
     case Kind::int_lit:
     case Kind::float_lit:

@@ -43,6 +43,9 @@ struct Limits {
   int max_depth = 1000;          ///< nested calls of program functions
   int max_includes = 100;        ///< files including one another, nested
   int64_t max_ops = 10'000'000;  ///< ops recorded by one trace
+  /// Expressions evaluated in all (loop bodies and calls included). None by default; the
+  /// fuzz target sets one, so that a program that loops forever ends in an error.
+  int64_t max_steps = INT64_MAX;
 };
 
 class Interpreter {
@@ -232,6 +235,7 @@ class Interpreter {
 
   uint64_t seed_ = 0;
   uint64_t draws_ = 0;
+  int64_t steps_ = 0;  // expressions evaluated, against limits_.max_steps
   Builder* builder_ = nullptr;
   ExampleValues examples_;  // computed on demand for data-dependent branches
   bool have_examples_ = false;

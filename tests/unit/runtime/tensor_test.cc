@@ -20,5 +20,21 @@ TEST_CASE("Tensor::of_bytes copies a constant's bytes and refuses a wrong count"
   CHECK_THROWS_AS(Tensor::of_bytes({DType::f64, {2}}, bytes), InternalError);
 }
 
+TEST_CASE("a tensor memory limit refuses what would exceed it, and frees count") {
+  set_tensor_memory_limit(1 << 20);
+  struct Unlimit {
+    ~Unlimit() { set_tensor_memory_limit(INT64_MAX); }
+  } unlimit;  // also when a check throws
+  {
+    Tensor a(Type{DType::f32, {128 * 1024}});  // 512 kB
+    CHECK_THROWS_WITH_AS(Tensor(Type{DType::f32, {192 * 1024}}),
+                         "out of memory allocating 786432 bytes (tensors may take 1048576 "
+                         "bytes in all)",
+                         UserError);
+    Tensor b(Type{DType::f32, {64 * 1024}});  // fits beside a
+  }
+  Tensor c(Type{DType::f32, {200 * 1024}});  // a and b are freed
+}
+
 }  // namespace
 }  // namespace ytape

@@ -160,6 +160,14 @@ TEST_CASE("print and println write lines") {
   CHECK(in.output() == "a1 b\n2.5(1, 2)\n");
 }
 
+TEST_CASE("a step limit ends a program that loops forever") {
+  Limits limits;
+  limits.max_steps = 10'000;
+  Interpreter in(limits);
+  CHECK_THROWS_WITH_AS(in.run_text("t.jl", "i = 0\nwhile true\n  i += 1\nend"),
+                       doctest::Contains("the program ran more than 10000 steps"), UserError);
+}
+
 TEST_CASE("strings show as Julia literals, escapes included") {
   CHECK(eval_show("", R"(("a\"b", "\$x", "1\n2\t3\r"))") == R"(("a\"b", "\$x", "1\n2\t3\r"))");
   CHECK(eval_show("", R"("a\x01")") == R"("a\x01")");

@@ -30,7 +30,10 @@ std::shared_ptr<void> allocate_buffer(int64_t bytes) {
   void* p = std::aligned_alloc(64, padded);
   if (p == nullptr) {
     live_bytes -= size;
-    user_error("out of memory allocating {} bytes", bytes);
+    user_error(
+        "out of memory allocating {} bytes: more than this machine or its limit "
+        "(ulimit -v) allows",
+        bytes);
   }
   return std::shared_ptr<void>(p, [size](void* q) {
     live_bytes -= size;

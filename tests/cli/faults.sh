@@ -8,7 +8,7 @@ ytape=$1 sample=$2 large=$3 sanitized=$4
 dir=$(mktemp -d)
 chmod 755 "$dir"
 trap 'chmod -R u+w "$dir"; rm -rf "$dir"' EXIT
-fail() { echo "faults.sh: $*"; exit 1; }
+fail() { echo "faults.sh: $*" >&2; exit 1; }
 
 # expect STATUS PATTERN CMD...: the command exits with STATUS and writes exactly one line,
 # matching PATTERN, to standard error.

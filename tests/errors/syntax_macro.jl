@@ -1,2 +1,2 @@
 # trace: -f f f32[2]
-f(x) = @show x
+f(x) = @time x

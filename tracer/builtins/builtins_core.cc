@@ -40,6 +40,12 @@ void print_piece(const Value& v, bool top, std::string& format, std::vector<Valu
   format += top ? print_text(v) : show(v);
 }
 
+// Records a print op, also of static text only: the tape prints it on every run, as the
+// function would on every call, and not once while it is traced.
+void record_print(Interpreter& in, const std::vector<Value>& tensors, const std::string& format) {
+  in.record(Prim::print, tensors, AttrsOf<Prim::print>{.format = format}.to_attrs());
+}
+
 // When tracing, printing is an effect of the tape: one `print` op per call, with the
 // static parts in its format and the tensors as arguments.
 Value print_values(Interpreter& in, Args& args, bool newline) {
@@ -52,7 +58,7 @@ Value print_values(Interpreter& in, Args& args, bool newline) {
   std::string format;
   std::vector<Value> tensors;
   for (const Value& v : args.pos) print_piece(v, true, format, tensors);
-  in.prim<Prim::print>(tensors, {.format = format});
+  record_print(in, tensors, format);
   return Value();
 }
 
@@ -185,6 +191,34 @@ Value error(Interpreter&, Args& args) {
   throw UserError(text);
 }
 
+// `@assert c` (the parser passes c, its source text and the message, if any): true goes on;
+// a traced condition is decided on the example values and guarded, as `if` is.
+Value assert_macro(Interpreter& in, Args& args) {
+  const Value& c = args.pos[0];
+  bool is_bool = c.kind == VKind::boolean ||
+                 (c.is_tensor() && c.tensor().number && c.tensor().type.dtype == DType::boolean);
+  if (!is_bool) user_error("@assert takes a Bool condition, got {}", a_type_name(c));
+  if (in.truth(c, in.here())) return Value();
+  std::string message = args.pos.size() > 2 ? print_text(args.pos[2]) : args.pos[1].text();
+  throw UserError("AssertionError: " + message);
+}
+
+// `@show e` (the parser passes e's source text and value): prints "e = " and the value as
+// Julia's show writes it, and returns the value.
+Value show_macro(Interpreter& in, Args& args) {
+  const Value& v = args.pos[1];
+  if (!in.tracing()) {
+    in.emit(args.pos[0].text() + " = " + show(v) + "\n");
+    return v;
+  }
+  std::string format;
+  std::vector<Value> tensors;
+  print_piece(Value::string(args.pos[0].text() + " = "), true, format, tensors);
+  print_piece(v, false, format, tensors);
+  record_print(in, tensors, format);
+  return v;
+}
+
 Value keys(Interpreter&, Args& args) {
   need(args, 1, "keys");
   const Value& v = args.pos[0];
@@ -234,6 +268,8 @@ void add_core_builtins(BuiltinTable& t) {
                         {"tuple", tuple},
                         {"=>", pair},
                         {"error", error},
+                        {"@assert", assert_macro},
+                        {"@show", show_macro},
                         {"keys", keys},
                         {"values", values},
                         {"getfield", getfield},

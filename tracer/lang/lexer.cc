@@ -117,6 +117,7 @@ class Lexer {
   void lex_radix_number(bool space);
   void set_number_value(Token& token) const;
   void lex_quote(bool space);
+  void lex_macro(bool space);
   void lex_operator(bool space);
   void lex_string(bool space);
   void lex_string_escape(std::string& out);
@@ -265,7 +266,7 @@ void Lexer::lex_token(bool space) {
     emit(kPunctTok[k], pos, begin, space).text = c;
     return;
   }
-  if (c == '@') fail(pos, "macros (@name) are not supported");
+  if (c == '@') return lex_macro(space);
   if (c == '$') fail(pos, "'$' is only allowed inside strings, for interpolation");
   if (c == '`') fail(pos, "command literals (`...`) are not supported");
   lex_operator(space);
@@ -280,6 +281,22 @@ void Lexer::lex_word(bool space) {
   std::string_view word = text_.substr(begin, i_ - begin);
   Token& token = emit(is_keyword(word) ? Tok::keyword : Tok::ident, pos, begin, space);
   token.text = word;
+}
+
+// `@name`, and `@.`; the parser knows which macros there are.
+void Lexer::lex_macro(bool space) {
+  Pos pos = here();
+  size_t begin = i_;
+  advance();
+  if (peek() == '.') {
+    advance();
+  } else if (at_ident_char(true)) {
+    while (i_ < end_ && at_ident_char(i_ == begin + 1)) advance_char();
+  } else {
+    fail(pos, "expected a macro name after '@', as in '@assert' or '@.'");
+  }
+  Token& token = emit(Tok::macro, pos, begin, space);
+  token.text.assign(text_.data() + begin, i_ - begin);
 }
 
 void Lexer::lex_quote(bool space) {
@@ -368,7 +385,7 @@ void Lexer::lex_number(bool space) {
     digits();
   }
   Token& token = emit(is_float ? Tok::floating : Tok::integer, pos, begin, space);
-  token.text = text_.substr(begin, i_ - begin);
+  token.text.assign(text_.data() + begin, i_ - begin);
   token.float32 = f32;
   set_number_value(token);
 }

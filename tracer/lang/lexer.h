@@ -20,6 +20,7 @@ enum class Tok : uint8_t {
   integer,   ///< int_value
   floating,  ///< float_value; float32 for `1f0`-style literals
   string,    ///< text: the unescaped contents; parts when it interpolates
+  macro,     ///< text: `@` and the macro's name ("@assert", "@.")
   op,        ///< text: the operator, canonical (`≤` is "<=", `∈` is "in"), dotted forms
              ///< keep their dot (".+", ".="); "." is field access or a dot call
   lparen,
@@ -64,7 +65,7 @@ bool is_keyword(std::string_view word);
 
 /// The tokens of file `file`, ending with one eof token. Throws UserError (formatted by
 /// Sources::format) on an unexpected character, a bad number, an unterminated string or
-/// `#=` comment (pointing at where it starts), a character literal or a macro call.
+/// `#=` comment (pointing at where it starts), a character literal or an `@` without a name.
 std::vector<Token> lex(const Sources& sources, uint32_t file);
 
 /// The tokens of bytes [begin, end) of file `file`, whose first byte is at `start`; used

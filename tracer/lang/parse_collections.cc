@@ -44,6 +44,8 @@ ExprPtr Parser::parse_primary() {
       return make_expr(Kind::id, take().pos, t.text);
     case Tok::keyword:
       return parse_keyword();
+    case Tok::macro:
+      return parse_macro();
     case Tok::lparen:
       return at_lambda_params() ? parse_lambda() : parse_parenthesized();
     case Tok::lbracket:

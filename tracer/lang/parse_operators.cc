@@ -359,6 +359,10 @@ ExprPtr Parser::parse_field_or_dot_call(ExprPtr e) {
   take();
   const Token& t = peek();
   if (t.kind == Tok::lparen && !t.space_before) return parse_call(std::move(e), Kind::broadcast);
+  // `Flux.@functor T`: a macro by its module's name is the macro.
+  if (t.kind == Tok::macro && !t.space_before && (e->kind == Kind::id || e->kind == Kind::field)) {
+    return parse_macro();
+  }
   if (t.kind != Tok::ident || t.space_before) fail_expected(t, "a field name or '(' after '.'");
   ExprPtr field = make_expr(Kind::field, take().pos, t.text);
   field->args.push_back(std::move(e));

@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tracer/lang/ast.h"
@@ -144,6 +145,15 @@ class Parser {
   ExprPtr parse_index(ExprPtr object);
   ExprPtr parse_string();
   ExprPtr parse_colon();
+
+  // ---- macros (parse_macros.cc) ----------------------------------------------------------
+  /// A macro call, rewritten into what it stands for (`@. a + b` is `a .+ b`, `@inbounds e`
+  /// is `e`); an unknown macro is an error naming the supported ones.
+  ExprPtr parse_macro();
+  /// The arguments of the macro call before peek(), each with its source text.
+  std::vector<std::pair<ExprPtr, std::string>> parse_macro_args();
+  /// The source text of tokens [first, end).
+  std::string source_text(size_t first, size_t end) const;
 
   // ---- definitions (parse_definitions.cc) -----------------------------------------------
   ExprPtr parse_function_keyword();

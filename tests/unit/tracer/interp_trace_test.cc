@@ -133,6 +133,9 @@ TEST_CASE("the op limit stops runaway traces") {
 TEST_CASE("traced print becomes a print op") {
   std::string text = trace_text("f(x) = (println(\"x = \", x); x)", "f", {"f32[2]"});
   CHECK(text.find("print(%1; format=\"x = Float32{}\")") != std::string::npos);
+  // Static text too is printed by each run, not once while tracing.
+  text = trace_text("f(x) = (println(\"step \", 1); x)", "f", {"f32[2]"});
+  CHECK(text.find("print(format=\"step 1\")") != std::string::npos);
 }
 
 TEST_CASE("random draws inside a trace are ops drawn by each run, never frozen samples") {

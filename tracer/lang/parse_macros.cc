@@ -1,0 +1,163 @@
+// Macro calls. There are no macro definitions: each supported macro is rewritten here into
+// the syntax it stands for, so the interpreter never sees one.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <array>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "tape/strings.h"
+#include "tracer/lang/parser_impl.h"
+
+namespace ytape::tracer::parse_internal {
+
+namespace {
+
+// Macros whose expansion is their one argument: hints to Julia's compiler, and `@views`,
+// whose views are copies here (values are never written through a view).
+constexpr std::array<std::string_view, 7> kIdentity = {
+    "@inline", "@noinline", "@inbounds", "@views", "@fastmath", "@simd", "@propagate_inbounds"};
+// Flux's declarations that a struct's fields are its parameters: every field already is.
+constexpr std::array<std::string_view, 3> kLayer = {"@functor", "@layer", "@treelike"};
+
+bool one_of(std::string_view name, std::span<const std::string_view> names) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// `@. e`: every call and operator in `e` broadcast, `=` and `op=` too. Names, literals,
+// indexing and field access stay as they are.
+void dotify(Expr& e) {
+  switch (e.kind) {
+    case Kind::call:
+      // The adjoint `x'` stays: Julia's @. leaves it.
+      if (e.args[0]->kind != Kind::id || e.args[0]->name != "'") e.kind = Kind::broadcast;
+      for (size_t i = 1; i < e.args.size(); ++i) dotify(*e.args[i]);
+      return;
+    case Kind::op_assign:
+      if (e.name.front() != '.') e.name = "." + e.name;
+      break;
+    case Kind::function:
+    case Kind::struct_:
+      return;
+    case Kind::lambda:
+      dotify(*e.function->body);
+      return;
+    default:
+      break;
+  }
+  for (ExprPtr& a : e.args) dotify(*a);
+}
+
+}  // namespace
+
+std::string Parser::source_text(size_t first, size_t end) const {
+  if (end <= first) return "";
+  const Token &a = token_at(first), &b = token_at(end - 1);
+  const std::string& text = sources_.file(file_).text;
+  return text.substr(a.offset, b.offset + b.length - a.offset);
+}
+
+std::vector<std::pair<ExprPtr, std::string>> Parser::parse_macro_args() {
+  std::vector<std::pair<ExprPtr, std::string>> args;
+  if (at(Tok::lparen) && !peek().space_before) {
+    // `@m(a, b)`: comma-separated, as the arguments of a call.
+    const Token& open = take();
+    ContextScope scope(*this, paren_context(ctx_));
+    while (!at(Tok::rparen)) {
+      size_t first = index();
+      ExprPtr arg = parse_assignment();
+      args.emplace_back(std::move(arg), source_text(first, index()));
+      if (!accept(Tok::comma)) break;
+    }
+    expect_close(Tok::rparen, open, "','");
+    return args;
+  }
+  // `@m a b`: arguments separated by spaces, as the elements of `[a b]`, to the end of the
+  // statement; inside brackets a comma ends them too, at top level it makes a tuple.
+  bool nested = ctx_.newlines_ignored || ctx_.space_sensitive;
+  Context spaced = ctx_;
+  spaced.space_sensitive = true;
+  ContextScope scope(*this, spaced);
+  while (!at_statement_end()) {
+    size_t first = index();
+    ExprPtr arg = nested ? parse_assignment() : parse_statement();
+    args.emplace_back(std::move(arg), source_text(first, index()));
+  }
+  return args;
+}
+
+ExprPtr Parser::parse_macro() {
+  const Token& m = take();
+  std::string name = m.text;
+  std::vector<std::pair<ExprPtr, std::string>> args = parse_macro_args();
+  auto need = [&](size_t lo, size_t hi, std::string_view usage) {
+    if (args.size() < lo || args.size() > hi) {
+      fail(m.pos, fmt::format("{} takes {}, as in '{}'", name,
+                              lo == hi ? "one argument" : fmt::format("{} to {} arguments", lo, hi),
+                              usage));
+    }
+  };
+  if (one_of(name, kIdentity)) {
+    need(1, 1, name + " for i in 1:n ... end");
+    return std::move(args[0].first);
+  }
+  if (name == "@view") {
+    need(1, 1, "@view x[:, 1]");
+    if (args[0].first->kind != Kind::index)
+      fail(m.pos, "@view takes an indexing, as in '@view x[:, 1]'");
+    return std::move(args[0].first);
+  }
+  if (name == "@.") {
+    need(1, 1, "@. y = a * x + b");
+    dotify(*args[0].first);
+    return std::move(args[0].first);
+  }
+  if (name == "@assert") {
+    // (call @assert condition "condition's text" [message]), run by the built-in `@assert`.
+    need(1, 2, "@assert n > 0 \"n must be positive\"");
+    ExprPtr call = make_expr(Kind::call, m.pos);
+    call->args.push_back(make_expr(Kind::id, m.pos, name));
+    call->args.push_back(std::move(args[0].first));
+    call->args.push_back(make_expr(Kind::string_lit, m.pos, args[0].second));
+    if (args.size() == 2) call->args.push_back(std::move(args[1].first));
+    return call;
+  }
+  if (name == "@show") {
+    // A block of (call @show "text" value) for each argument: its value is the last one's.
+    need(1, 64, "@show x y");
+    ExprPtr block = make_expr(Kind::block, m.pos);
+    for (auto& [arg, text] : args) {
+      ExprPtr call = make_expr(Kind::call, m.pos);
+      call->args.push_back(make_expr(Kind::id, m.pos, name));
+      call->args.push_back(make_expr(Kind::string_lit, m.pos, text));
+      call->args.push_back(std::move(arg));
+      block->args.push_back(std::move(call));
+    }
+    return block;
+  }
+  if (one_of(name, kLayer)) {
+    need(1, 8, name + " MyLayer");
+    if (args[0].first->kind != Kind::id && args[0].first->kind != Kind::field) {
+      fail(m.pos, fmt::format("{} takes the name of a struct, as in '{} MyLayer'", name, name));
+    }
+    return make_expr(Kind::nothing, m.pos);
+  }
+  // A suggestion only for a near miss (a letter in four wrong at most): @time is no @simd.
+  std::vector<std::string_view> known = {"@.", "@assert", "@show", "@view"};
+  known.insert(known.end(), kIdentity.begin(), kIdentity.end());
+  known.insert(known.end(), kLayer.begin(), kLayer.end());
+  std::string_view best;
+  size_t best_distance = name.size() / 4 + 1;
+  for (std::string_view k : known) {
+    size_t d = edit_distance(name, k);
+    if (d < best_distance) best_distance = d, best = k;
+  }
+  fail(m.pos, fmt::format("the macro {} is not supported{}; the supported ones are {}", name,
+                          best.empty() ? "" : fmt::format(" (did you mean {}?)", best),
+                          fmt::join(known, ", ")));
+}
+
+}  // namespace ytape::tracer::parse_internal

@@ -55,9 +55,10 @@ struct GradcheckResult {
 /// difference lie on different pieces (some op chose differently, or a guard failed at one),
 /// the step is retried at eps/10, eps/100 and eps/1000, and a random direction is redrawn
 /// twice more; a check that crosses a kink every time is counted in `kinks`, not compared.
-/// A difference that disagrees is measured again at 10 eps and 100 eps (on one piece), and
-/// the check passes if either agrees: rounding noise in f, which terms that cancel inside
-/// f make larger than f's value shows, shrinks as the step grows; a wrong gradient does not.
+/// A difference that disagrees is measured again at 10 eps, 100 eps, eps/10 and eps/100 (on
+/// one piece), and the check passes if one agrees: rounding noise in f, which terms that
+/// cancel inside f make larger than f's value shows, shrinks as the step grows; truncation
+/// error (eps² f''' / 6) shrinks as it falls; a wrong gradient stays wrong at every step.
 /// The verdict is a pure function of the tape, the inputs and the options.
 GradcheckResult gradcheck(const Tape& t, const TensorMap& inputs, const GradcheckOptions& options);
 

@@ -20,7 +20,8 @@ class Generator {
  public:
   static constexpr size_t kInputs = 5;
 
-  Generator(const Choose& choose, DType dtype) : choose_(choose), dtype_(dtype), b_("random") {
+  Generator(const Choose& choose, DType dtype, bool exact)
+      : choose_(choose), dtype_(dtype), exact_(exact), b_("random") {
     for (auto [name, shape] : {std::pair<const char*, Shape>{"x", {3, 4}},
                                {"v", {4}},
                                {"img", {5, 5, 2, 1}},
@@ -33,7 +34,7 @@ class Generator {
   Tape make(int ops) {
     for (int added = 0, tries = 0; added < ops && tries < 8 * ops; ++tries) {
       try {
-        pool_.push_back(draw());
+        pool_.push_back(exact_ ? draw_exact() : draw());
         ++added;
       } catch (const UserError&) {
         // Refused: the helper ops drawn for it stay behind, unread (DCE removes them).
@@ -54,7 +55,7 @@ class Generator {
   T one_of(std::initializer_list<T> items) {
     return items.begin()[pick(items.size())];
   }
-  // A float var, most often a recent one.
+  // A var drawn so far, most often a recent one.
   Var any() {
     size_t recent = std::min<size_t>(pool_.size(), 6);
     return pick(3) == 0 ? pool_[pick(pool_.size())] : pool_[pool_.size() - 1 - pick(recent)];
@@ -98,15 +99,56 @@ class Generator {
       }
       case 8:
         return image(any());
-      case 9: {  // created values: a fill or an iota the shape of x, added to it
-        Var x = any();
-        if (pick(2)) return b_.add(x, b_.fill({.value = 0.5, .dtype = dtype_, .shape = shape(x)}));
-        return b_.mul(x, b_.iota({.dtype = dtype_, .shape = shape(x), .dim = dim_of(x)}));
-      }
+      case 9:
+        return created(any());
       default:
         return b_.add(any(), scalar(static_cast<double>(pick(7)) - 3));
     }
   }
+
+  // The integer arithmetic of the elementwise, reduce, shape, index and creation
+  // families, and bools from comparisons.
+  Var draw_exact() {
+    switch (pick(9)) {
+      case 0:
+        return b_.call1(one_of({Prim::neg, Prim::abs, Prim::sign, Prim::relu}), {any()});
+      case 1:  // products grow: each is kept within ±1000
+        return bounded(b_.call1(one_of({Prim::add, Prim::sub, Prim::mul, Prim::max, Prim::min}),
+                                {any(), any()}));
+      case 2: {  // a choice, or the agreement of two comparisons as 0 or 1
+        Var x = any(), y = any();
+        Var c = b_.call1(one_of({Prim::lt, Prim::le, Prim::gt, Prim::ge}), {x, y});
+        if (pick(2)) return b_.select(c, x, y);
+        Var d = b_.call1(one_of({Prim::eq, Prim::ne}), {c, b_.gt(y, scalar(0))});
+        return b_.convert(d, {.dtype = dtype_});
+      }
+      case 3: {
+        Var x = any();
+        Ints dims = all_dims(x);
+        if (!dims.empty() && pick(2)) dims = {dim_of(x)};
+        Prim p = one_of({Prim::sum, Prim::maximum, Prim::minimum});
+        return bounded(b_.call1(p, {x}, reduce_attrs(p, dims)));
+      }
+      case 4:
+        return reshape(any());
+      case 5:
+        return slice_or_pad(any());
+      case 6:
+        return index(any());
+      case 7:
+        return created(any());
+      default:
+        return b_.add(any(), scalar(static_cast<double>(pick(7)) - 3));
+    }
+  }
+  // Created values: a fill or an iota the shape of x, added to it or multiplying it.
+  Var created(Var x) {
+    if (pick(2)) {
+      return b_.add(x, b_.fill({.value = exact_ ? 2 : 0.5, .dtype = dtype_, .shape = shape(x)}));
+    }
+    return b_.mul(x, b_.iota({.dtype = dtype_, .shape = shape(x), .dim = dim_of(x)}));
+  }
+  Var bounded(Var x) { return b_.max(b_.min(x, scalar(1000)), scalar(-1000)); }
 
   Var unary(Var x) {
     switch (pick(15)) {
@@ -194,7 +236,7 @@ class Generator {
       case 0:
         return b_.slice(x, {.start = start, .stop = stop, .step = step});
       case 1:
-        return b_.pad(x, {.lo = lo, .hi = hi, .interior = interior, .value = 0.25});
+        return b_.pad(x, {.lo = lo, .hi = hi, .interior = interior, .value = exact_ ? 2 : 0.25});
       default:
         return b_.concat({x, b_.neg(x)}, {.dim = dim_of(x)});
     }
@@ -255,15 +297,18 @@ class Generator {
 
   const Choose& choose_;
   DType dtype_;
+  bool exact_;
   Builder b_;
-  std::vector<Var> pool_;  // the float values drawn so far, inputs first
+  std::vector<Var> pool_;  // the values drawn so far, inputs first
 };
 
 }  // namespace
 
 Tape random_tape(const Choose& choose, const RandomTapeOptions& options) {
-  if (!is_float(options.dtype)) internal_error("random tapes are of f32 or f64");
-  return Generator(choose, options.dtype).make(options.ops);
+  if (!is_float(options.dtype) && !(options.exact && options.dtype == DType::i64)) {
+    internal_error("random tapes are of f32 or f64, or exact ones of i64");
+  }
+  return Generator(choose, options.dtype, options.exact).make(options.ops);
 }
 
 bool has_jumps(const Tape& t) {

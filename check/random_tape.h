@@ -1,6 +1,6 @@
 // Random type-correct tapes, for differential tests (tests/unit/check/) and the structured
 // fuzz target (fuzz/valid_tape.cc): small tensors through ops of every family but the
-// effects, with broadcasting, in one float dtype.
+// effects, with broadcasting, in one dtype.
 #pragma once
 
 #include <cstdint>
@@ -15,8 +15,13 @@ namespace ytape::check {
 using Choose = std::function<uint64_t(uint64_t n)>;
 
 struct RandomTapeOptions {
-  DType dtype = DType::f64;  ///< f32 or f64: the inputs' and the float ops' dtype
-  int ops = 10;              ///< ops added after the inputs (attempts that fail are redrawn)
+  /// The inputs' and the ops' dtype: f32 or f64, or i64 for `exact` tapes.
+  DType dtype = DType::f64;
+  int ops = 10;  ///< ops added after the inputs (attempts that fail are redrawn)
+  /// Only ops whose results are exact on integers (no float math, division, matmul,
+  /// convolution, pooling or norm), their values kept within ±1000: the same choices
+  /// then give the same tape in i64 and in f64, and on integer inputs the same values.
+  bool exact = false;
 };
 
 /// A valid tape with inputs x (a matrix), v (a vector), img (a WHCN image), w (conv

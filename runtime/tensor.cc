@@ -14,6 +14,15 @@ std::atomic<int64_t> memory_limit{INT64_MAX};
 
 }  // namespace
 
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.type() == b.type() && std::memcmp(a.raw(), b.raw(), static_cast<size_t>(a.bytes())) == 0;
+}
+
+bool same_bits(std::span<const Tensor> a, std::span<const Tensor> b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const Tensor& x, const Tensor& y) { return same_bits(x, y); });
+}
+
 void set_tensor_memory_limit(int64_t bytes) {
   memory_limit = bytes;
 }

@@ -81,6 +81,11 @@ class Tensor {
 /// Named tensors, in order: inputs, outputs, the contents of a tensor file.
 using TensorMap = std::vector<std::pair<std::string, Tensor>>;
 
+/// Whether `a` and `b` have the same type and bytes: equal to the bit, NaNs and -0 too.
+bool same_bits(const Tensor& a, const Tensor& b);
+/// Whether the lists are as long and each pair has the same bits.
+bool same_bits(std::span<const Tensor> a, std::span<const Tensor> b);
+
 /// A 64-byte aligned buffer of at least `bytes` bytes (not cleared). Throws UserError when
 /// memory runs out.
 std::shared_ptr<void> allocate_buffer(int64_t bytes);

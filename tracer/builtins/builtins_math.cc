@@ -370,6 +370,10 @@ Value ifelse(Interpreter& in, Args& args) {
   need(args, 3, "ifelse");
   const Value& c = args.pos[0];
   if (c.kind == VKind::boolean) return c.b ? args.pos[1] : args.pos[2];
+  // As in Julia, the condition is a Bool: ifelse(0.5, a, b) is an error, not a cast.
+  if (!(c.is_number() || c.is_tensor()) || dtype_of_value(c) != DType::boolean) {
+    user_error("ifelse takes a Bool condition (or a Bool array), got {}", a_type_name(c));
+  }
   DType d = result_dtype(args.pos[1], args.pos[2]);
   return in.prim1(Prim::select, {in.as_tensor(c, DType::boolean), in.as_tensor(args.pos[1], d),
                                  in.as_tensor(args.pos[2], d)});

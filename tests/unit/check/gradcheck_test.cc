@@ -116,6 +116,18 @@ TEST_CASE("rounding noise from terms that cancel inside f is outgrown with a lar
   CHECK_MESSAGE(r.ok, gradcheck_table(r));
 }
 
+TEST_CASE("truncation error where f''' is large is outgrown with a smaller step") {
+  // f = Σ cos(10⁴ x): f' is -10⁴ sin(10⁴ x) and f''' is 10¹² sin(10⁴ x), so the central
+  // difference errs by eps² f''' / 6, 1.7e-5 of f' at eps 1e-6 (above the tolerance) and
+  // 1.7e-7 of it at eps/10.
+  Builder b("loss");
+  Var x = b.input("x", Type{DType::f64, {2}});
+  b.output(b.sum(b.cos(b.mul(x, b.constant(DType::f64, 1e4))), {.dims = {1}}), "loss");
+  Tape t = b.finish();
+  GradcheckResult r = gradcheck(t, values({0.3, 1.2}), {});
+  CHECK_MESSAGE(r.ok, gradcheck_table(r));
+}
+
 TEST_CASE("NaN is reported as NaN, not as an error of 0") {
   Tape t = sum_of(Prim::sqrt, 2);
   GradcheckResult r = gradcheck(t, values({-1.0, 4.0}), {});

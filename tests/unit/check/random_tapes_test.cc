@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <random>
 
 #include "check/gradcheck.h"
@@ -36,15 +35,6 @@ Choose chooser(std::mt19937_64& rng) {
 
 std::vector<Tensor> run(const Tape& t, const TensorMap& inputs) {
   return Executor(t).run(inputs);
-}
-
-bool same_bits(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].type() != b[i].type()) return false;
-    if (std::memcmp(a[i].raw(), b[i].raw(), static_cast<size_t>(a[i].bytes())) != 0) return false;
-  }
-  return true;
 }
 
 // Every output element within tol * (1 + |b|) of the other's; f32 values are widened.
@@ -98,10 +88,54 @@ TensorMap widened(const TensorMap& inputs) {
   return out;
 }
 
+// Small integers for every input of `t`, as i64 or as f64.
+TensorMap integer_inputs(const Tape& t, DType dtype, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  TensorMap out;
+  for (size_t i = 0; i < t.num_inputs(); ++i) {
+    const Op& op = t.ops[i];
+    Tensor x(t.type(op.outs[0]));
+    for (int64_t k = 0; k < x.size(); ++k) {
+      auto v = static_cast<int64_t>(rng() % 9) - 4;
+      if (dtype == DType::i64) {
+        x.data<int64_t>()[k] = v;
+      } else {
+        x.data<double>()[k] = static_cast<double>(v);
+      }
+    }
+    out.emplace_back(op.name, std::move(x));
+  }
+  return out;
+}
+
 }  // namespace
 
+TEST_CASE("random integer tapes: i64 runs give what the same tape gives in f64") {
+  const int count = env_int("YTAPE_RANDOM_TAPES", 300);
+  const int first_seed = env_int("YTAPE_RANDOM_FIRST", 1);
+  for (int seed = first_seed; seed < first_seed + count; ++seed) {
+    CAPTURE(seed);
+    std::mt19937_64 rng(static_cast<uint64_t>(seed)), rng64(static_cast<uint64_t>(seed));
+    Tape t = random_tape(chooser(rng), {.dtype = DType::i64, .ops = 12, .exact = true});
+    Tape t64 = random_tape(chooser(rng64), {.dtype = DType::f64, .ops = 12, .exact = true});
+    REQUIRE_NOTHROW(validate(t));
+    std::string json = write_tape_json(t);
+    CHECK(write_tape_json(read_tape_json(json, "random.json")) == json);
+    CHECK(diff_tapes(t, shuffled(t, rng)).same());
+
+    TensorMap in = integer_inputs(t, DType::i64, static_cast<uint64_t>(seed));
+    std::vector<Tensor> out = run(t, in);
+    CHECK(same_bits(run(optimize(t), in), out));
+    std::vector<Tensor> out64 =
+        run(t64, integer_inputs(t64, DType::f64, static_cast<uint64_t>(seed)));
+    REQUIRE(out.size() == 1);
+    REQUIRE(out64.size() == 1);
+    CHECK(static_cast<double>(out[0].data<int64_t>()[0]) == out64[0].data<double>()[0]);
+  }
+}
+
 TEST_CASE("random tapes: every stage agrees with another that computes the same") {
-  const int count = env_int("YTAPE_RANDOM_TAPES", 60);
+  const int count = env_int("YTAPE_RANDOM_TAPES", 300);
   const int first_seed = env_int("YTAPE_RANDOM_FIRST", 1);
   int second_order = 0, precision = 0;
   for (int seed = first_seed; seed < first_seed + count; ++seed) {

@@ -36,10 +36,6 @@ Tensor tensor_of(Shape shape, std::initializer_list<T> values) {
   return t;
 }
 
-bool same(const Tensor& a, const Tensor& b) {
-  return a.type() == b.type() && std::memcmp(a.raw(), b.raw(), a.bytes()) == 0;
-}
-
 TensorMap read(std::string_view header, const Bytes& data = {}) {
   Bytes f = file_of(header, data);
   return read_safetensors(f, "w.safetensors");
@@ -67,7 +63,7 @@ TEST_CASE("safetensors round trip of every dtype, rank 0 and empty tensors") {
   REQUIRE(by_name.size() == tensors.size());
   for (const auto& [name, t] : tensors) {
     CAPTURE(name);
-    CHECK(same(by_name.at(name), t));
+    CHECK(same_bits(by_name.at(name), t));
   }
   // Data order: i64, f64, f32, bool, then by name; empty tensors sit between their neighbours.
   std::vector<std::string> names;
@@ -89,7 +85,7 @@ TEST_CASE("safetensors writes the reference library's bytes: reversed shape, sam
   TensorMap back = read_safetensors(expected, "ref");
   REQUIRE(back.size() == 1);
   CHECK(back[0].first == "attn.0");
-  CHECK(same(back[0].second, t));
+  CHECK(same_bits(back[0].second, t));
   // test_empty: no tensors is "{}" padded to 8 bytes.
   CHECK(write_safetensors({}) == Bytes{8, 0, 0, 0, 0, 0, 0, 0, '{', '}', 32, 32, 32, 32, 32, 32});
 }
@@ -127,7 +123,7 @@ TEST_CASE("safetensors reads a file as the reference Python library writes it") 
   TensorMap tensors = read(header, data);
   REQUIRE(tensors.size() == 2);
   CHECK(tensors[0].first == "bias");
-  CHECK(same(tensors[0].second, tensor_of<float>({2}, {0.5, -0.5})));
+  CHECK(same_bits(tensors[0].second, tensor_of<float>({2}, {0.5, -0.5})));
   // numpy's weight[j][i] (row j, column i) is ytape's w[i+1, j+1], at (i) + 3 * (j).
   const Tensor& w = tensors[1].second;
   CHECK(tensors[1].first == "weight");
@@ -295,10 +291,10 @@ TEST_CASE("json inputs: nesting is row-major, numbers f64, booleans bool") {
       R"({"x": [[1, 2, 3], [4, 5, 6]], "s": 2.5, "b": [true, false], "e": [], "ee": [[], []]})");
   REQUIRE(t.size() == 5);
   CHECK(t[0].first == "x");
-  CHECK(same(t[0].second, tensor_of<double>({3, 2}, {1, 2, 3, 4, 5, 6})));
+  CHECK(same_bits(t[0].second, tensor_of<double>({3, 2}, {1, 2, 3, 4, 5, 6})));
   CHECK(t[1].first == "s");
-  CHECK(same(t[1].second, tensor_of<double>({}, {2.5})));
-  CHECK(same(t[2].second, tensor_of<bool>({2}, {true, false})));
+  CHECK(same_bits(t[1].second, tensor_of<double>({}, {2.5})));
+  CHECK(same_bits(t[2].second, tensor_of<bool>({2}, {true, false})));
   CHECK(t[3].second.type() == Type{DType::f64, {0}});
   CHECK(t[4].second.type() == Type{DType::f64, {0, 2}});
   CHECK(read_json("{}").empty());
@@ -316,12 +312,12 @@ TEST_CASE("json inputs convert to the wanted type") {
       "m": [false], "z": [], "zz": [[], []], "big": [3.4028235e38, -1e-50], "other": 1})",
                 want);
   REQUIRE(t.size() == 7);
-  CHECK(same(t[0].second, tensor_of<float>({3, 2}, {1, 2, 3, 4, 5, 6.5})));
-  CHECK(same(t[1].second, tensor_of<int64_t>({4}, {1, -2, 3, INT64_MIN})));
-  CHECK(same(t[2].second, tensor_of<bool>({1}, {false})));
+  CHECK(same_bits(t[0].second, tensor_of<float>({3, 2}, {1, 2, 3, 4, 5, 6.5})));
+  CHECK(same_bits(t[1].second, tensor_of<int64_t>({4}, {1, -2, 3, INT64_MIN})));
+  CHECK(same_bits(t[2].second, tensor_of<bool>({1}, {false})));
   CHECK(t[3].second.type() == want["z"]);
   CHECK(t[4].second.type() == want["zz"]);
-  CHECK(same(t[5].second, tensor_of<float>({2}, {FLT_MAX, -0.0f})));
+  CHECK(same_bits(t[5].second, tensor_of<float>({2}, {FLT_MAX, -0.0f})));
   CHECK(t[6].second.type() == Type{DType::f64, {}});
 }
 

@@ -138,6 +138,13 @@ pick(a; first=true) = first ? a[1] : a[end]
   CHECK(eval_show("", "x = [1.0, 2.0]; size([x; x]), size([x x]), size(hcat(x, x)')") ==
         "((4,), (2, 2), (2, 2))");
   CHECK(eval_show("", "false || 1 > 0, true && false, !true") == "(true, false, false)");
+  CHECK(eval_show("", "ifelse(1 > 0, 1.5, 2.5), ifelse([true, false], [1, 2], 0)") ==
+        "(1.5, [1, 0])");
+  // The condition is a Bool, as in Julia; it was once cast from any number.
+  CHECK(run_error("ifelse(0.5, 1.0, 2.0)").find("ifelse takes a Bool condition") !=
+        std::string::npos);
+  CHECK(run_error("ifelse([1.0, 0.0], 1.0, 2.0)").find("ifelse takes a Bool condition") !=
+        std::string::npos);
   CHECK(run_error("x = [1.0]; x[1] = 2.0").find("values are immutable") != std::string::npos);
   CHECK(run_error("f(; k) = k\nf()").find("f requires the keyword argument 'k'") !=
         std::string::npos);

@@ -24,6 +24,34 @@ end
 
 flatten(x) = reshape(x, :, size(x, ndims(x)))
 
+# ---- Base, Statistics and LinearAlgebra ----------------------------------------------------
+
+|>(x, f) = f(x)
+∘(f, g) = (xs...; kws...) -> f(g(xs...; kws...))
+isnothing(x) = x === nothing
+iszero(x) = x == zero(x)
+vec(x) = reshape(x, :)
+clamp(x, lo, hi) = min(max(x, lo), hi)
+dot(a, b) = sum(a .* b)
+
+# The p-norm of all elements (2 by default; 1 and Inf too).
+function norm(x, p::Real=2)
+  p == 2 && return sqrt(sum(abs2.(x)))
+  p == 1 && return sum(abs.(x))
+  p == Inf && return maximum(abs.(x))
+  sum(abs.(x) .^ p)^(1 / p)
+end
+
+# The variance and standard deviation, of all elements or along dims, corrected (n - 1) by
+# default, as in Statistics.
+function var(x; dims=nothing, corrected::Bool=true)
+  m = dims === nothing ? mean(x) : mean(x; dims=dims)
+  n = length(x) ÷ length(m)
+  squares = dims === nothing ? sum(abs2.(x .- m)) : sum(abs2.(x .- m); dims=dims)
+  squares ./ (corrected ? n - 1 : n)
+end
+std(x; dims=nothing, corrected::Bool=true) = sqrt.(var(x; dims=dims, corrected=corrected))
+
 # ---- activations (scalar functions: broadcast them, as relu.(x)) ----------------------------
 
 leakyrelu(x, a=0.01f0) = max(a * x, x)

@@ -453,7 +453,15 @@ Value transpose(Interpreter& in, Args& args) {
   if (!x.is_tensor() || x.tensor().type.rank() > 2) {
     user_error("transpose needs a vector or a matrix, got {}", a_type_name(x));
   }
-  return permutedims(in, args);
+  const TensorObj& t = x.tensor();
+  if (t.adjoint_vector) return reshape_to(in, x, {t.type.shape[1]});
+  Value r = permutedims(in, args);
+  if (t.type.rank() == 1) {
+    auto row = std::make_shared<TensorObj>(r.tensor());
+    row->adjoint_vector = true;
+    r.obj = std::move(row);
+  }
+  return r;
 }
 
 }  // namespace

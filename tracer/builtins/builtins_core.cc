@@ -1,6 +1,8 @@
 // Core built-ins: printing, types and conversion, tuples and small collection functions.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "tape/error.h"
 #include "tracer/interp/interp.h"
 
@@ -81,17 +83,6 @@ Value isa_(Interpreter&, Args& args) {
   return Value::boolean(isa(args.pos[0], *args.pos[1].type_ref()));
 }
 
-Value typeof_(Interpreter&, Args& args) {
-  need(args, 1, "typeof");
-  const Value& v = args.pos[0];
-  if (v.kind == VKind::object) return Value::type(v.object().type);
-  if (v.kind == VKind::float_) return Value::type(dtype_type(v.dtype));
-  if (v.kind == VKind::integer) return Value::type(builtin_type(TypeTag::int64));
-  if (v.kind == VKind::boolean) return Value::type(builtin_type(TypeTag::boolean));
-  if (v.is_tensor() && v.tensor().number) return Value::type(dtype_type(v.tensor().type.dtype));
-  user_error("typeof of {} is not supported", a_type_name(v));
-}
-
 bool type_dtype(const TypeObj& t, DType* d) {
   switch (t.tag) {
     case TypeTag::float32:
@@ -109,6 +100,51 @@ bool type_dtype(const TypeObj& t, DType* d) {
     default:
       return false;
   }
+}
+
+Value typeof_(Interpreter&, Args& args) {
+  need(args, 1, "typeof");
+  const Value& v = args.pos[0];
+  if (v.kind == VKind::object) return Value::type(v.object().type);
+  if (v.kind == VKind::float_) return Value::type(dtype_type(v.dtype));
+  if (v.kind == VKind::integer) return Value::type(builtin_type(TypeTag::int64));
+  if (v.kind == VKind::boolean) return Value::type(builtin_type(TypeTag::boolean));
+  if (v.is_tensor() && v.tensor().number) return Value::type(dtype_type(v.tensor().type.dtype));
+  user_error("typeof of {} is not supported", a_type_name(v));
+}
+
+// The element type of an array, or a number's type.
+Value eltype(Interpreter& in, Args& args) {
+  need(args, 1, "eltype");
+  const Value& v = args.pos[0];
+  if (v.is_tensor()) return Value::type(dtype_type(v.tensor().type.dtype));
+  return typeof_(in, args);
+}
+
+// eps(Float32), eps(Float64), eps(): the spacing of floats at 1; eps(x): at x.
+Value eps(Interpreter&, Args& args) {
+  if (args.pos.empty()) return Value::floating(0x1p-52, DType::f64);
+  need(args, 1, "eps");
+  const Value& v = args.pos[0];
+  DType d;
+  if (v.kind == VKind::type && type_dtype(*v.type_ref(), &d) && is_float(d)) {
+    return Value::floating(d == DType::f32 ? 0x1p-23 : 0x1p-52, d);
+  }
+  if (v.kind == VKind::float_) {
+    double x = std::abs(v.f);
+    double spacing = v.dtype == DType::f32
+                         ? static_cast<double>(std::nextafter(static_cast<float>(x), INFINITY) -
+                                               static_cast<float>(x))
+                         : std::nextafter(x, INFINITY) - x;
+    return Value::floating(spacing, v.dtype);
+  }
+  user_error("eps takes Float32, Float64 or a float number, got {}", a_type_name(v));
+}
+
+// Julia's repr: the value as `show` writes it, in a string.
+Value repr(Interpreter&, Args& args) {
+  need(args, 1, "repr");
+  return Value::string(show(args.pos[0]));
 }
 
 // convert(T, x) and T(x): numbers and arrays to an element type.
@@ -254,26 +290,16 @@ Value getfield(Interpreter&, Args& args) {
 }  // namespace
 
 void add_core_builtins(BuiltinTable& t) {
-  t.insert(t.end(), {
-                        {"print", print},
-                        {"println", println},
-                        {"string", string},
-                        {"isa", isa_},
-                        {"typeof", typeof_},
-                        {"convert", convert},
-                        {"float", float_},
-                        {"zero", zero},
-                        {"one", one},
-                        {"identity", identity},
-                        {"tuple", tuple},
-                        {"=>", pair},
-                        {"error", error},
-                        {"@assert", assert_macro},
-                        {"@show", show_macro},
-                        {"keys", keys},
-                        {"values", values},
-                        {"getfield", getfield},
-                    });
+  t.insert(
+      t.end(),
+      {
+          {"print", print},          {"println", println},  {"string", string}, {"isa", isa_},
+          {"typeof", typeof_},       {"eltype", eltype},    {"eps", eps},       {"repr", repr},
+          {"convert", convert},      {"float", float_},     {"zero", zero},     {"one", one},
+          {"identity", identity},    {"tuple", tuple},      {"=>", pair},       {"error", error},
+          {"@assert", assert_macro}, {"@show", show_macro}, {"keys", keys},     {"values", values},
+          {"getfield", getfield},
+      });
 }
 
 }  // namespace ytape::tracer

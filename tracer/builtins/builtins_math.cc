@@ -208,6 +208,12 @@ Value matrix_product(Interpreter& in, const Value& a, const Value& b) {
   if (sa.size() == 2 && sb.size() == 2) return in.prim1(Prim::matmul, {x, y});
   if (sa.size() == 2 && sb.size() == 1) {
     Value r = in.prim1(Prim::matmul, {x, reshape_value(in, y, {sb[0], 1})});
+    if (a.tensor().adjoint_vector) {  // x'y is a number, as in Julia
+      Value n = reshape_value(in, r, {});
+      const TensorObj& t = n.tensor();
+      return to_scalar(t.traced ? Value::traced(t.var, t.type, true)
+                                : Value::concrete(t.data, true));
+    }
     return reshape_value(in, r, {sa[0]});
   }
   if (sa.size() == 1 && sb.size() == 2) {

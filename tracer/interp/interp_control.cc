@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "tape/error.h"
 #include "tracer/interp/interp.h"
 
@@ -213,14 +215,39 @@ Value Interpreter::eval_op_assign(const Expr& e, const EnvPtr& env) {
   return out;
 }
 
+namespace {
+
+// The modules whose names qualify the functions they hold here: `Base.sum`,
+// `Flux.Losses.mse`, `Statistics.mean`. All name the one set of globals (the prelude's
+// functions and the program's), at any depth.
+bool is_module(std::string_view name) {
+  static constexpr std::string_view kModules[] = {
+      "Base",          "Core",      "Random",   "NNlib", "Flux",       "Statistics",
+      "LinearAlgebra", "Losses",    "Functors", "Math",  "Optimisers", "Zygote",
+      "Broadcast",     "Iterators", "MLUtils",  "Layers"};
+  return std::find(std::begin(kModules), std::end(kModules), name) != std::end(kModules);
+}
+
+bool is_module_path(const Expr& e) {
+  if (e.kind == Kind::id) return is_module(e.name);
+  return e.kind == Kind::field && is_module(e.name) && is_module_path(*e.args[0]);
+}
+
+// `Flux.Losses` as written.
+std::string path_text(const Expr& e) {
+  return e.kind == Kind::id ? e.name : path_text(*e.args[0]) + "." + e.name;
+}
+
+}  // namespace
+
 Value Interpreter::eval_field(const Expr& e, const EnvPtr& env) {
   const Expr& object = *e.args[0];
-  // `Base.f`, `Random.seed!`: module-qualified names read the global.
-  if (object.kind == Kind::id &&
-      (object.name == "Base" || object.name == "Random" || object.name == "NNlib" ||
-       object.name == "Flux" || object.name == "Prim")) {
-    const Value* g = global(object.name == "Prim" ? "Prim." + e.name : e.name);
-    if (g == nullptr) fail(e.pos, fmt::format("undefined variable '{}.{}'", object.name, e.name));
+  // `Prim.conv2d` is the primitive; `Base.f` and `Flux.Losses.mse` read the global f.
+  bool prim = object.kind == Kind::id && object.name == "Prim";
+  if (prim || is_module_path(object)) {
+    const Value* g = global(prim ? "Prim." + e.name : e.name);
+    if (g == nullptr)
+      fail(e.pos, fmt::format("undefined variable '{}.{}'", path_text(object), e.name));
     return *g;
   }
   Value v = eval(object, env);

@@ -173,6 +173,9 @@ struct TensorObj : Object {
   bool traced = false;
   Var var;              ///< traced tensors only
   bool number = false;  ///< a rank-0 value standing for a number (a traced scalar)
+  /// `x'` of a vector: a 1×n matrix that, as Julia's Adjoint, `*` contracts with a vector
+  /// to a number (`x'y`) and whose own adjoint is the vector again.
+  bool adjoint_vector = false;
 };
 
 inline const TensorObj& Value::tensor() const {

@@ -179,7 +179,10 @@ bool Lexer::at_ident_char(bool first) const {
   if (!first && c == '!') return peek(1) != '=';
   if (static_cast<unsigned char>(c) < 0x80) return false;
   size_t length = 0;
-  return is_unicode_letter(code_point(i_, &length));
+  uint32_t cp = code_point(i_, &length);
+  // ¹ ² ³ sit apart from the other superscripts, among Latin-1's symbols: `σ²` is a name.
+  if (!first && (cp == 0xB2 || cp == 0xB3 || cp == 0xB9)) return true;
+  return is_unicode_letter(cp);
 }
 
 std::vector<Token> Lexer::run() {

@@ -22,7 +22,7 @@ ExprPtr Parser::parse_function_keyword() {
   const Token& kw = take();
   auto f = std::make_unique<Function>();
   Kind kind = Kind::function;
-  if (at(Tok::ident)) {
+  if (at(Tok::ident) || (at(Tok::op) && is_function_operator(peek().text))) {
     f->name = parse_function_name();
     if (!at(Tok::lparen)) fail_expected(peek(), fmt::format("'(' after '{}'", f->name));
   } else if (at(Tok::lparen)) {
@@ -54,6 +54,8 @@ bool Parser::at_short_definition() {
            token_at(i + 1).kind == Tok::ident) {
       i += 2;
     }
+  } else if (first.kind == Tok::op && is_function_operator(first.text)) {
+    ++i;  // a method of an operator: `|>(x, f) = f(x)`
   } else if (first.kind == Tok::lparen) {
     i = matching(i);
     if (i == 0) return false;
@@ -74,7 +76,7 @@ bool Parser::at_short_definition() {
 ExprPtr Parser::parse_short_definition() {
   Pos pos = peek().pos;
   auto f = std::make_unique<Function>();
-  if (at(Tok::ident)) {
+  if (at(Tok::ident) || at(Tok::op)) {
     f->name = parse_function_name();
   } else {
     f->receiver = parse_receiver();

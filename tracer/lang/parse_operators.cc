@@ -253,11 +253,15 @@ ExprPtr Parser::parse_unary() {
   return make_operator_call(op, parse_unary());
 }
 
-// `2x`, `2x^2`, `2(x + 1)`: a number literal directly followed by a name or '(' multiplies.
+// `2x`, `2x^2`, `2(x + 1)`: a number literal directly followed by a name or '(' multiplies;
+// so does an adjoint, as in `x'x` and `x'y`.
 ExprPtr Parser::parse_juxtaposition() {
   bool number = at(Tok::integer) || at(Tok::floating);
   ExprPtr lhs = parse_power();
-  if (!number || (lhs->kind != Kind::int_lit && lhs->kind != Kind::float_lit)) return lhs;
+  bool literal = number && (lhs->kind == Kind::int_lit || lhs->kind == Kind::float_lit);
+  bool adjoint =
+      lhs->kind == Kind::call && lhs->args[0]->kind == Kind::id && lhs->args[0]->name == "'";
+  if (!literal && !adjoint) return lhs;
   const Token& t = peek();
   if (t.space_before || (t.kind != Tok::ident && t.kind != Tok::lparen)) return lhs;
   ExprPtr node = make_expr(Kind::call, lhs->pos);
@@ -276,12 +280,15 @@ ExprPtr Parser::parse_power() {
   return make_operator_call(op, std::move(base), parse_unary());
 }
 
+bool is_function_operator(std::string_view op) {
+  return !is_dotted(op) && op != "&&" && op != "||" && op != ":" &&
+         (level_of(op) != kNone || is_prefix_op(op) || op == "^" || op == "=>");
+}
+
 bool Parser::operator_is_value() {
   const Token& t = peek();
   std::string_view op = t.text;
-  bool function = !is_dotted(op) && op != "&&" && op != "||" && op != ":" &&
-                  (level_of(op) != kNone || is_prefix_op(op) || op == "^" || op == "=>");
-  if (!function) return false;
+  if (!is_function_operator(op)) return false;
   size_t next_index = after_index();
   const Token& next = token_at(next_index);
   switch (next.kind) {

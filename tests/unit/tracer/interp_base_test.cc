@@ -1,0 +1,67 @@
+// Names of Base, Statistics and LinearAlgebra that models use, as Julia defines them.
+#include <doctest/doctest.h>
+
+#include "check/gradcheck.h"
+#include "tests/unit/tracer/interp_helpers.h"
+
+namespace ytape::tracer::testing {
+
+TEST_CASE("pipes, composition and operator methods") {
+  CHECK(eval_show("x = [1.0, 2.0, 3.0]", "x |> sum, (x |> reverse)[1]") == "(6.0, 3.0)");
+  CHECK(eval_show("", "(sin ∘ cos)(1.0) == sin(cos(1.0)), (exp ∘ abs2)(2.0) == exp(4.0)") ==
+        "(true, true)");
+  // A program may define methods of operators, as the prelude does for |> and ∘.
+  CHECK(eval_show("⋅(a, b) = a + 2b\nfunction ⊻(a, b)\n  a * b\nend", "1 ⋅ 2, ⊻(2, 3)") ==
+        "(5, 6)");
+}
+
+TEST_CASE("small Base functions") {
+  CHECK(eval_show("x = Float32[1, 2]", "eltype(x), eltype(1.0), eltype([1, 2])") ==
+        "(Float32, Float64, Int64)");
+  CHECK(eval_show("", "eps(Float32), eps(Float64), eps(), eps(1000.0), eps(1f0)") ==
+        "(1.1920929f-7, 2.220446049250313e-16, 2.220446049250313e-16, 1.1368683772161603e-13, "
+        "1.1920929f-7)");
+  CHECK(eval_show("", "iszero(0.0), iszero(1), isnothing(nothing), isnothing(0)") ==
+        "(true, false, true, false)");
+  CHECK(eval_show("x = [1.0 2.0; 3.0 4.0]", "vec(x)") == "[1.0, 3.0, 2.0, 4.0]");
+  CHECK(eval_show("", "clamp(5, 1, 3), clamp(-1.5, -1.0, 1.0), clamp.([0.5, 2.0], 1.0, 1.5)") ==
+        "(3, -1.0, [1.0, 1.5])");
+  CHECK(eval_show("", "repr(\"a\"), repr(1f0), repr((1, :b))") ==
+        "(\"\\\"a\\\"\", \"1.0f0\", \"(1, :b)\")");
+}
+
+TEST_CASE("Statistics and LinearAlgebra, also under their module names") {
+  std::string x = "x = [1.0, 2.0, 4.0]; m = [1.0 2.0; 3.0 5.0]";
+  CHECK(eval_show(x, "var(x), std(x), var(x; corrected=false)") ==
+        "(2.333333333333333, 1.5275252316519465, 1.5555555555555554)");
+  CHECK(eval_show(x, "var(m; dims=1), std(m; dims=2)") ==
+        "([2.0 4.5], [0.7071067811865476; 1.4142135623730951;;])");
+  CHECK(eval_show(x, "norm(x), norm(x, 1), norm(x, Inf), dot(x, x)") ==
+        "(4.58257569495584, 7.0, 4.0, 21.0)");
+  CHECK(eval_show(x, "Statistics.mean(x), LinearAlgebra.norm(x) == norm(x), Base.sum(x)") ==
+        "(2.3333333333333335, true, 7.0)");
+  CHECK(eval_show(x, "Flux.Losses.mse(x, 2x), NNlib.relu(-1.0), Base.Math.sin(0.0)") ==
+        "(7.0, 0.0, 0.0)");
+  CHECK(run_error("Flux.Losses.nope(1)").find("undefined variable 'Flux.Losses.nope'") !=
+        std::string::npos);
+}
+
+TEST_CASE("the adjoint of a vector contracts with a vector to a number, as in Julia") {
+  std::string p = "x = [1.0, 2.0]; y = [3.0, 4.0]; f(x, y) = x'y + x' * y";
+  CHECK(eval_show(p, "x'y, x' * y, size(x'), size((x')'), x' * [1.0 2.0; 3.0 4.0]") ==
+        "(11.0, 11.0, (1, 2), (2,), [7.0 10.0])");
+  check_trace_matches(p, "f", {"x", "y"});
+  CHECK(eval_show("σ² = 2.0; x³ = 3", "σ² + x³") == "5.0");
+}
+
+TEST_CASE("the gradients of var, std and norm match finite differences") {
+  Interpreter in;
+  in.run_text("t.jl",
+              "f(x) = var(x) + std(x; dims=1)[1] + norm(x) + norm(x, 1) + x'x\n"
+              "x = [0.3, -1.2, 2.5, 0.7]");
+  Traced t = trace(in, "f", {"x"});
+  grad::GradcheckResult r = grad::gradcheck(t.tape, t.inputs, {});
+  CHECK_MESSAGE(r.ok, grad::gradcheck_table(r));
+}
+
+}  // namespace ytape::tracer::testing

@@ -127,7 +127,8 @@ class ProgramGen {
       case 0:
         return fmt::format("{}({})", one_of({"sum", "maximum", "minimum", "mean"}), v());
       case 1:
-        return fmt::format("{}[end]", any_vec());
+        return pick(2) ? fmt::format("{}[end]", any_vec())
+                       : fmt::format("({}'{})", any_vec(), any_vec());
       case 2:
         return fmt::format("sum({}[2:3])", any_vec());
       case 3:

@@ -19,7 +19,7 @@ struct RandomProgramOptions {
 /// entry `f(x)` and a global example vector `x`. The body of `f` binds vectors and numbers
 /// with broadcasting, dotted and scalar arithmetic, user functions, closures with `map` and
 /// `sum(f, v)`, comprehensions, indexing by ranges, integers and index arrays, `vcat`,
-/// matrix products of reshaped vectors, `ifelse`, tuples and destructuring, struct fields,
+/// matrix products of reshaped vectors, `x'y`, `ifelse`, tuples and destructuring, struct fields,
 /// `let` blocks, `for` and `while` loops over static counters, conditionals on static
 /// values, `+=`, and the macros `@.`, `@inbounds` and `@assert` (on traced values, so
 /// guarded); it returns the sum of every value it bound. Functions of restricted domain get

@@ -109,7 +109,9 @@ Value typeof_(Interpreter&, Args& args) {
   if (v.kind == VKind::float_) return Value::type(dtype_type(v.dtype));
   if (v.kind == VKind::integer) return Value::type(builtin_type(TypeTag::int64));
   if (v.kind == VKind::boolean) return Value::type(builtin_type(TypeTag::boolean));
-  if (v.is_tensor() && v.tensor().number) return Value::type(dtype_type(v.tensor().type.dtype));
+  if (v.is_tensor() && (v.tensor().number || v.tensor().element)) {
+    return Value::type(dtype_type(v.tensor().type.dtype));
+  }
   user_error("typeof of {} is not supported", a_type_name(v));
 }
 

@@ -17,6 +17,24 @@ bool is_scalar(const Value& v) {
 bool is_array(const Value& v) {
   return v.is_tensor() && !v.tensor().number;
 }
+
+// Whether arithmetic here is elementwise: inside a built-in's broadcast, or on the elements
+// of a user function's broadcast (TensorObj::element).
+bool pointwise(const Interpreter& in, const Value& a, const Value& b = Value()) {
+  return in.elementwise() || is_element(a) || is_element(b);
+}
+
+// Julia calls a broadcast function per element, so an element met with another whole
+// array makes an array of arrays, which tapes do not hold.
+void check_elements(const Value& a, const Value& b) {
+  bool ea = is_element(a), eb = is_element(b);
+  if (ea == eb || !is_array(ea ? b : a)) return;
+  user_error(
+      "a function broadcast with f.(x) combines an element of x with the whole {} it "
+      "reaches otherwise, which Julia would make an array of arrays; pass that array to "
+      "the broadcast as an argument too, or write the loop out",
+      type_str((ea ? b : a).tensor().type));
+}
 bool is_float_value(const Value& v) {
   return v.kind == VKind::float_ || (v.is_tensor() && is_float(v.tensor().type.dtype));
 }
@@ -129,10 +147,12 @@ Value elementwise_binary(Interpreter& in, Prim p, const Value& a, const Value& b
     user_error("{} is not defined for {}", prim_name(p), a_type_name(b));
   }
   if (is_scalar(a) && is_scalar(b)) return scalar_binary(p, a, b);
+  check_elements(a, b);
   DType d = result_dtype(a, b);
   if (!is_comparison(p) && d == DType::boolean) d = DType::i64;
   if ((p == Prim::div || p == Prim::pow) && !is_float(d)) d = DType::f64;
-  return in.prim1(p, {in.as_tensor(a, d), in.as_tensor(b, d)});
+  Value r = in.prim1(p, {in.as_tensor(a, d), in.as_tensor(b, d)});
+  return is_element(a) || is_element(b) ? with_element(std::move(r), true) : r;
 }
 
 Value elementwise_unary(Interpreter& in, Prim p, const Value& a) {
@@ -156,7 +176,7 @@ Value elementwise_unary(Interpreter& in, Prim p, const Value& a) {
   if (float_only && !is_float(d)) d = DType::f64;
   if (d == DType::boolean) d = DType::i64;
   Value r = in.prim1(p, {in.as_tensor(a, d)});
-  if (a.is_tensor()) return r;
+  if (a.is_tensor()) return with_element(std::move(r), is_element(a));
   // A concrete number stays a number.
   double x = d == DType::f32 ? r.tensor().data.data<float>()[0] : r.tensor().data.data<double>()[0];
   return Value::floating(x, d, !strong(a));
@@ -170,7 +190,7 @@ namespace {
 
 // `a + b`, `a - b`: numbers, or arrays of one shape (broadcasting needs the dotted form).
 Value additive(Interpreter& in, Prim p, const Value& a, const Value& b) {
-  if (!in.elementwise() && (is_array(a) || is_array(b))) {
+  if (!pointwise(in, a, b) && (is_array(a) || is_array(b))) {
     std::string_view op = p == Prim::add ? "+" : "-";
     if (!is_array(a) || !is_array(b)) array_error(op, p == Prim::add ? ".+" : ".-");
     if (a.tensor().type.shape != b.tensor().type.shape) {
@@ -252,14 +272,14 @@ Value minus(Interpreter& in, Args& args) {
 
 Value times(Interpreter& in, Args& args) {
   return fold(in, args, [](Interpreter& i, const Value& a, const Value& b) {
-    if (!i.elementwise() && is_array(a) && is_array(b)) return matrix_product(i, a, b);
+    if (!pointwise(i, a, b) && is_array(a) && is_array(b)) return matrix_product(i, a, b);
     return elementwise_binary(i, Prim::mul, a, b);
   });
 }
 
 Value divide(Interpreter& in, Args& args) {
   need(args, 2, "/");
-  if (!in.elementwise() && is_array(args.pos[1])) {
+  if (!pointwise(in, args.pos[0], args.pos[1]) && is_array(args.pos[1])) {
     user_error("'/' by an array is not defined: write './' to divide elementwise");
   }
   return elementwise_binary(in, Prim::div, args.pos[0], args.pos[1]);
@@ -269,7 +289,7 @@ Value power(Interpreter& in, Args& args) {
   need(args, 2, "^");
   const Value& x = args.pos[0];
   const Value& y = args.pos[1];
-  if (!in.elementwise() && is_array(x)) {
+  if (!pointwise(in, x, y) && is_array(x)) {
     user_error("'^' of an array is the matrix power, which is not supported: write '.^'");
   }
   if (y.kind == VKind::integer && x.kind != VKind::integer && y.i == 2) {
@@ -320,7 +340,7 @@ Value compare(Interpreter& in, Args& args) {
   bool numeric = (a.is_number() || a.is_tensor()) && (b.is_number() || b.is_tensor());
   if (!numeric && (P == Prim::eq || P == Prim::ne))
     return Value::boolean(same(a, b) == (P == Prim::eq));
-  if (!in.elementwise() && (is_array(a) || is_array(b))) {
+  if (!pointwise(in, a, b) && (is_array(a) || is_array(b))) {
     user_error("'{}' of arrays: write the dotted form to compare elementwise", prim_name(P));
   }
   return elementwise_binary(in, P, a, b);
@@ -350,7 +370,8 @@ Value binary(Interpreter& in, Args& args) {
     });
   }
   need(args, 2, prim_name(P));
-  if (!in.elementwise() && (is_array(args.pos[0]) || is_array(args.pos[1]))) {
+  if (!pointwise(in, args.pos[0], args.pos[1]) &&
+      (is_array(args.pos[0]) || is_array(args.pos[1]))) {
     user_error("{} of arrays: write {}.(a, b) to apply it elementwise", prim_name(P), prim_name(P));
   }
   return elementwise_binary(in, P, args.pos[0], args.pos[1]);
@@ -359,7 +380,7 @@ Value binary(Interpreter& in, Args& args) {
 template <Prim P>
 Value unary(Interpreter& in, Args& args) {
   need(args, 1, prim_name(P));
-  if (!in.elementwise() && is_array(args.pos[0])) {
+  if (!pointwise(in, args.pos[0]) && is_array(args.pos[0])) {
     user_error("{} of an array: write {}.(x) to apply it to each element", prim_name(P),
                prim_name(P));
   }
@@ -368,7 +389,8 @@ Value unary(Interpreter& in, Args& args) {
 
 Value abs2(Interpreter& in, Args& args) {
   need(args, 1, "abs2");
-  if (!in.elementwise() && is_array(args.pos[0])) user_error("abs2 of an array: write abs2.(x)");
+  if (!pointwise(in, args.pos[0]) && is_array(args.pos[0]))
+    user_error("abs2 of an array: write abs2.(x)");
   return elementwise_binary(in, Prim::mul, args.pos[0], args.pos[0]);
 }
 
@@ -381,8 +403,10 @@ Value ifelse(Interpreter& in, Args& args) {
     user_error("ifelse takes a Bool condition (or a Bool array), got {}", a_type_name(c));
   }
   DType d = result_dtype(args.pos[1], args.pos[2]);
-  return in.prim1(Prim::select, {in.as_tensor(c, DType::boolean), in.as_tensor(args.pos[1], d),
-                                 in.as_tensor(args.pos[2], d)});
+  Value r = in.prim1(Prim::select, {in.as_tensor(c, DType::boolean), in.as_tensor(args.pos[1], d),
+                                    in.as_tensor(args.pos[2], d)});
+  bool element = is_element(c) || is_element(args.pos[1]) || is_element(args.pos[2]);
+  return with_element(std::move(r), element);
 }
 
 Value int_div(Interpreter&, Args& args) {

@@ -61,6 +61,8 @@ Value reduce_array(Interpreter& in, Prim p, const Value& x, const Value* dims_va
 Value reduction(Interpreter& in, Args& args, Prim p, const char* op) {
   need_args(args, 1, 2, prim_name(p));
   Value x = args.pos.back();
+  // A number, or one element of a broadcast function's argument, is its own sum.
+  bool one = x.is_number() || is_element(x);
   if (args.pos.size() == 2) {
     // sum(f, x): f applied elementwise first.
     if (x.kind == VKind::tuple || x.kind == VKind::range) {
@@ -81,7 +83,7 @@ Value reduction(Interpreter& in, Args& args, Prim p, const char* op) {
     for (int64_t i = 0; i < x.rng().length(); ++i) items.push_back(Value::integer(x.rng().at(i)));
     return fold_values(in, op, items);
   }
-  if (x.is_number()) return x;
+  if (one) return x;
   if (!x.is_tensor()) user_error("{} of {} is not defined", prim_name(p), a_type_name(x));
   return reduce_array(in, p, x, keyword(args, "dims"));
 }
@@ -101,7 +103,7 @@ Value mean(Interpreter& in, Args& args) {
   const Value& x = args.pos.back();
   int64_t count = 1;
   if (x.kind == VKind::tuple) count = static_cast<int64_t>(x.tup().items.size());
-  if (x.is_tensor()) {
+  if (x.is_tensor() && !is_element(x)) {
     const Shape& shape = x.tensor().type.shape;
     const Value* dims = keyword(args, "dims");
     if (dims == nullptr) {
@@ -204,7 +206,9 @@ Value prod_array(Interpreter& in, const Value& x, const Value* dims_value) {
 Value prod(Interpreter& in, Args& args) {
   need_args(args, 1, 2, "prod");
   Value x = args.pos.back();
+  bool element = is_element(x);
   if (args.pos.size() == 2 && x.is_tensor()) x = call_elementwise(in, args.pos[0], {x});
+  if (element) return x;
   if (x.is_tensor() && !x.tensor().number) return prod_array(in, x, keyword(args, "dims"));
   if (x.is_number()) return args.pos.size() == 2 ? call_elementwise(in, args.pos[0], {x}) : x;
   std::vector<Value> items;

@@ -7,8 +7,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "tape/error.h"
+#include "tape/infer/common.h"
 #include "tracer/interp/interp.h"
 
 namespace ytape::tracer {
@@ -144,6 +146,30 @@ Value Interpreter::eval_broadcast(const Expr& e, const EnvPtr& env) {
 }
 
 Value Interpreter::broadcast(const Value& f, Args args, Pos pos) {
+  // A user function (or callable struct) runs once on the whole arrays, each marked as
+  // standing for its elements, so that its arithmetic on them is elementwise while the
+  // arrays it captures keep their meaning; built-ins are elementwise on their arguments.
+  bool user = f.kind == VKind::object || (f.kind == VKind::function && !f.fn().methods.empty());
+  if (user) {
+    // Inside another such broadcast the result stands for elements still.
+    bool nested = std::any_of(args.pos.begin(), args.pos.end(), is_element);
+    std::optional<Type> shape;  // of the broadcast, if it has arrays
+    for (Value& a : args.pos) {
+      if (!a.is_tensor() || a.tensor().number) continue;
+      const Type& t = a.tensor().type;
+      shape = shape ? Type{t.dtype, shapes::broadcast_shapes(*shape, t)} : t;
+      a = with_element(std::move(a), true);
+    }
+    Value out = with_element(call(f, std::move(args), pos), nested);
+    if (nested || !shape || !out.is_number()) return out;
+    // A result that does not depend on the elements fills the broadcast's shape, as
+    // Julia's `(t -> 1.0).(x)` does.
+    DType d = out.kind == VKind::boolean   ? DType::boolean
+              : out.kind == VKind::integer ? DType::i64
+              : out.kind == VKind::float_  ? out.dtype
+                                           : out.tensor().type.dtype;
+    return prim1<Prim::broadcast_to>({as_tensor(out, d)}, {.shape = shape->shape});
+  }
   ++elementwise_;
   try {
     Value out = call(f, std::move(args), pos);

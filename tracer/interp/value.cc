@@ -6,6 +6,14 @@
 
 namespace ytape::tracer {
 
+Value with_element(Value v, bool on) {
+  if (!v.is_tensor() || v.tensor().element == on) return v;
+  auto t = std::make_shared<TensorObj>(v.tensor());
+  t->element = on;
+  v.obj = std::move(t);
+  return v;
+}
+
 Value Value::boolean(bool v) {
   Value out;
   out.kind = VKind::boolean;
@@ -271,7 +279,8 @@ bool isa(const Value& v, const TypeObj& t) {
       return subtype(*v.object().type, t);
     case VKind::tensor: {
       const TensorObj& x = v.tensor();
-      if (x.number) return subtype(*dtype_type(x.type.dtype), t);
+      // An element of a broadcast function's argument is a number, as Julia dispatches it.
+      if (x.number || x.element) return subtype(*dtype_type(x.type.dtype), t);
       TypeObj array = *builtin_type(TypeTag::abstract_array);
       array.has_eltype = true;
       array.eltype = x.type.dtype;

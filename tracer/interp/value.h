@@ -176,11 +176,23 @@ struct TensorObj : Object {
   /// `x'` of a vector: a 1×n matrix that, as Julia's Adjoint, `*` contracts with a vector
   /// to a number (`x'y`) and whose own adjoint is the vector again.
   bool adjoint_vector = false;
+  /// Inside `f.(x)` for a user function f: x, or a value computed elementwise from it,
+  /// standing for each of its elements (Julia calls f once per element; ytape once on
+  /// the whole array). Arithmetic on elements is elementwise, a reduction of one is the
+  /// element itself; arrays f reaches otherwise (captured ones) keep their meaning.
+  bool element = false;
 };
 
 inline const TensorObj& Value::tensor() const {
   return static_cast<const TensorObj&>(*obj);
 }
+/// Whether `v` is an array standing for its elements (TensorObj::element).
+inline bool is_element(const Value& v) {
+  return v.is_tensor() && v.tensor().element;
+}
+/// `v` with TensorObj::element set to `on` (a tensor value; others are returned as they are).
+Value with_element(Value v, bool on);
+
 inline const TupleObj& Value::tup() const {
   return static_cast<const TupleObj&>(*obj);
 }

@@ -89,6 +89,29 @@ x = Float32[1, -2, 3]
   check_trace_matches(program, "f", {"x"});
 }
 
+TEST_CASE(
+    "a broadcast user function sees elements: it dispatches, reduces and captures as Julia's") {
+  std::string program = R"(
+inc_mul(a::Real, b::Real) = a * (b + 1.0)
+inc_mul(A::AbstractArray, B::AbstractArray) = inc_mul.(A, B)
+x = [1.0, 2.0]; y = [3.0, 4.0]; W = [1.0 2.0; 3.0 4.0]
+g(t) = t - mean(x)
+h(t) = t * sum(t) + prod(t)
+k(t) = t * W
+f(x, y) = sum(inc_mul(x, y)) + sum(map(t -> t * (x'y), x)) + sum(g.(y)) + sum(h.(x))
+)";
+  // Dispatch on the elements' types: once recursed until the call limit.
+  CHECK(eval_show(program, "inc_mul(x, y)") == "[4.0, 10.0]");
+  // A reduction of an element is the element; captured arrays keep their meaning.
+  CHECK(eval_show(program, "(sum ∘ abs2).(x), map(t -> t * (x'y), x), g.(y), h.(x)") ==
+        "([1.0, 4.0], [11.0, 22.0], [1.5, 2.5], [2.0, 6.0])");
+  CHECK(eval_show(program, "(t -> t isa Real).(x), (t -> 2).(x), (t -> sum(y)).(x)") ==
+        "(Bool[1, 1], [2, 2], [7.0, 7.0])");
+  CHECK(run_error(program + "k.(x)").find("combines an element of x with the whole f64[2,2]") !=
+        std::string::npos);
+  check_trace_matches(program, "f", {"x", "y"});
+}
+
 TEST_CASE("traced structs, dispatch and indexing compute what the interpreter computes") {
   std::string program = std::string(kLayers) + R"(
 seed!(3)

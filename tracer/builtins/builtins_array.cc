@@ -38,6 +38,12 @@ std::vector<int64_t> int_list(const Value& v, std::string_view what) {
   user_error("{} must be an integer or a tuple of integers, got {}", what, a_type_name(v));
 }
 
+Value range_array(const RangeObj& r) {
+  Tensor values(Type{DType::i64, {r.length()}});
+  for (int64_t k = 0; k < r.length(); ++k) values.data<int64_t>()[k] = r.at(k);
+  return Value::concrete(std::move(values));
+}
+
 Value to_scalar(const Value& v) {
   if (!v.is_tensor() || v.tensor().traced || v.tensor().type.rank() != 0) return v;
   const Tensor& t = v.tensor().data;
@@ -195,7 +201,6 @@ Slice index_slice(const Value& idx, int64_t size, size_t dim) {
     const RangeObj& r = idx.rng();
     if (r.length() == 0) return {1, 0, 1, true};
     int64_t last = r.at(r.length() - 1);
-    if (r.step < 0) user_error("indexing with a decreasing range is not supported");
     if (r.start < 1 || last > size) {
       user_error("range {}:{} is out of bounds for dimension {} of size {}", r.start, last, dim + 1,
                  size);
@@ -276,6 +281,10 @@ Value index_tensor(Interpreter& in, const Value& x, const std::vector<Value>& id
   Shape kept;
   for (size_t d = 0; d < n; ++d) {
     Value i = to_scalar(idx[d]);
+    // `end:-1:1`: the positions it picks, as an index array (a gather).
+    if (i.kind == VKind::range && i.rng().step < 0 && i.rng().length() > 0) {
+      i = range_array(i.rng());
+    }
     if (i.is_tensor() && (!i.tensor().number || i.tensor().traced)) {
       arrays[d] = index_array(i, view[d], d);
       const Shape& s = arrays[d].tensor().type.shape;

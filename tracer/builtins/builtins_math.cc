@@ -140,6 +140,9 @@ DType result_dtype(const Value& a, const Value& b) {
 }
 
 Value elementwise_binary(Interpreter& in, Prim p, const Value& a, const Value& b) {
+  // Arithmetic on a range is on its values: (1:3) .+ 1 is [2, 3, 4].
+  if (a.kind == VKind::range) return elementwise_binary(in, p, range_array(a.rng()), b);
+  if (b.kind == VKind::range) return elementwise_binary(in, p, a, range_array(b.rng()));
   if (!a.is_number() && !a.is_tensor()) {
     user_error("{} is not defined for {}", prim_name(p), a_type_name(a));
   }
@@ -156,6 +159,7 @@ Value elementwise_binary(Interpreter& in, Prim p, const Value& a, const Value& b
 }
 
 Value elementwise_unary(Interpreter& in, Prim p, const Value& a) {
+  if (a.kind == VKind::range) return elementwise_unary(in, p, range_array(a.rng()));
   if (!a.is_number() && !a.is_tensor()) {
     user_error("{} is not defined for {}", prim_name(p), a_type_name(a));
   }

@@ -513,6 +513,7 @@ const Op& Interpreter::record(Prim p, std::span<const Value> args, const Attrs& 
 }
 
 Value Interpreter::as_tensor(const Value& v, DType dtype) {
+  if (v.kind == VKind::range) return as_tensor(range_array(v.rng()), dtype);  // [1:n; m]
   if (v.is_tensor()) {
     if (v.tensor().type.dtype == dtype) return v;
     return prim1<Prim::convert>({v}, {.dtype = dtype});

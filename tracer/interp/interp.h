@@ -166,6 +166,8 @@ class Interpreter {
   Value eval_index(const Expr& e, const EnvPtr& env);
   Value eval_collection(const Expr& e, const EnvPtr& env);
   Value eval_array(const Expr& e, const EnvPtr& env);
+  /// `a:s:b` with a float among them: its Float64 values, as Julia's range has them.
+  Value float_range(const std::vector<Value>& parts, Pos pos);
   /// Appends the values of comprehension `e` from `clause` on; `dims` gets the lengths of
   /// that clause's iterators when it is not a filter.
   void comprehend(const Expr& e, size_t clause, const EnvPtr& env, std::vector<Value>& out,
@@ -279,6 +281,8 @@ Value reshape_to(Interpreter& in, const Value& v, Shape shape);
 std::vector<int64_t> int_list(const Value& v, std::string_view what);
 /// A concrete rank-0 tensor as a number value; other values unchanged.
 Value to_scalar(const Value& v);
+/// A range's values as a concrete Int64 vector (`collect(r)`).
+Value range_array(const RangeObj& r);
 /// The element dtype of an array of these numbers, with Julia's promotion.
 DType literal_dtype(const std::vector<Value>& items);
 /// A keyword argument, or nullptr.

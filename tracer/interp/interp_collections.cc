@@ -1,6 +1,9 @@
 // Collections: tuples, named tuples, ranges, array literals, comprehensions, indexing.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "tape/error.h"
 #include "tracer/interp/interp.h"
 
@@ -15,7 +18,44 @@ bool all_numbers(const std::vector<Value>& items) {
   return true;
 }
 
+// The decimal scale 10^m (m <= 15) at which x is an integer, or 0.
+double decimal_scale(double x) {
+  double scale = 1;
+  for (int m = 0; m <= 15; ++m, scale *= 10) {
+    double scaled = x * scale;
+    if (std::abs(scaled) < 0x1p52 && std::nearbyint(scaled) / scale == x) return scale;
+  }
+  return 0;
+}
+
 }  // namespace
+
+Value Interpreter::float_range(const std::vector<Value>& parts, Pos pos) {
+  double start = as_double(parts[0]), stop = as_double(parts.back());
+  double step = parts.size() == 3 ? as_double(parts[1]) : 1;
+  if (step == 0) fail(pos, "a range's step cannot be zero");
+  if (!std::isfinite(start) || !std::isfinite(step) || !std::isfinite(stop)) {
+    fail(pos, "a range's bounds and step must be finite");
+  }
+  // As Julia does for decimal literals: when start, step and stop are n/10^m, the length
+  // and the elements come from those integers, so 0:0.1:0.3 ends at 0.3, not at
+  // 0.30000000000000004; other ranges step in doubles.
+  double scale = std::max({decimal_scale(start), decimal_scale(step), decimal_scale(stop)});
+  bool exact = scale != 0 && decimal_scale(start) != 0 && decimal_scale(step) != 0 &&
+               decimal_scale(stop) != 0;
+  double a = std::nearbyint(start * scale), s = std::nearbyint(step * scale),
+         b = std::nearbyint(stop * scale);
+  double count =
+      exact ? std::floor((b - a) / s) + 1 : std::floor((stop - start) / step + 1e-10) + 1;
+  if (count > (1 << 24)) fail(pos, fmt::format("a float range of {} elements is too long", count));
+  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
+  Tensor t(Type{DType::f64, {n}});
+  for (int64_t k = 0; k < n; ++k) {
+    t.data<double>()[k] =
+        exact ? (a + static_cast<double>(k) * s) / scale : start + static_cast<double>(k) * step;
+  }
+  return Value::concrete(std::move(t));
+}
 
 Value Interpreter::eval_collection(const Expr& e, const EnvPtr& env) {
   switch (e.kind) {
@@ -36,14 +76,19 @@ Value Interpreter::eval_collection(const Expr& e, const EnvPtr& env) {
       return Value::named_tuple(std::move(names), std::move(items));
     }
     case Kind::range: {
-      std::vector<int64_t> parts;
+      std::vector<Value> values;
+      bool floats = false;
       for (const ExprPtr& a : e.args) {
-        Value v = eval(*a, env);
-        if (v.kind != VKind::integer) {
-          fail(a->pos, fmt::format("range bounds must be integers, got {}", a_type_name(v)));
+        values.push_back(eval(*a, env));
+        const Value& v = values.back();
+        if (v.kind != VKind::integer && v.kind != VKind::float_) {
+          fail(a->pos, fmt::format("range bounds must be numbers, got {}", a_type_name(v)));
         }
-        parts.push_back(v.i);
+        floats = floats || v.kind == VKind::float_;
       }
+      if (floats) return float_range(values, e.pos);
+      std::vector<int64_t> parts;
+      for (const Value& v : values) parts.push_back(v.i);
       if (parts.size() == 2) return Value::range(parts[0], 1, parts[1]);
       if (parts[1] == 0) fail(e.pos, "a range's step cannot be zero");
       return Value::range(parts[0], parts[1], parts[2]);

@@ -64,4 +64,19 @@ TEST_CASE("the gradients of var, std and norm match finite differences") {
   CHECK_MESSAGE(r.ok, grad::gradcheck_table(r));
 }
 
+TEST_CASE("ranges: arithmetic, floats, reversed indexing and concatenation") {
+  CHECK(eval_show("", "(1:3) .+ 1, 2 .* (1:3), (1:3) .^ 2, -(1:2)") ==
+        "([2, 3, 4], [2, 4, 6], [1, 4, 9], [-1, -2])");
+  // Float ranges of decimals end where Julia's do: 0.3, not 0.30000000000000004.
+  CHECK(
+      eval_show("", "collect(0:0.1:0.3), collect(0.0:3.0), collect(2.0:-0.5:0), length(0:0.1:1)") ==
+      "([0.0, 0.1, 0.2, 0.3], [0.0, 1.0, 2.0, 3.0], [2.0, 1.5, 1.0, 0.5, 0.0], 11)");
+  CHECK(eval_show("s = 0.0; for t in 0:0.25:0.5; s += t; end", "s") == "0.75");
+  CHECK(eval_show("N = 4; x = [1.0 2.0 3.0; 4.0 5.0 6.0]",
+                  "[1:N-2; N], vcat(1:2, 0.5), x[:, end:-1:1], x[2, 3:-2:1]") ==
+        "([1, 2, 4], [1.0, 2.0, 0.5], [3.0 2.0 1.0; 6.0 5.0 4.0], [6.0, 4.0])");
+  check_trace_matches("f(x) = x[end:-1:1] .* (1:3)\nx = [1.0, 2.0, 3.0]", "f", {"x"});
+  CHECK(run_error("r = 0.0:0.0:1.0").find("a range's step cannot be zero") != std::string::npos);
+}
+
 }  // namespace ytape::tracer::testing

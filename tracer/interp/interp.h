@@ -82,6 +82,8 @@ class Interpreter {
   /// Calls `f` as `f.(args...)` does: built-ins act elementwise on arrays, and a user
   /// function runs once on whole arrays with its scalar operations elementwise.
   Value broadcast(const Value& f, Args args, Pos pos = {});
+  /// broadcast() with a tuple among the arguments: a tuple of f's results on the items.
+  Value broadcast_tuples(const Value& f, Args args, Pos pos);
   /// Evaluates the text of one expression at top level (tests).
   Value eval_text(const std::string& text);
 

@@ -146,6 +146,10 @@ Value Interpreter::eval_broadcast(const Expr& e, const EnvPtr& env) {
 }
 
 Value Interpreter::broadcast(const Value& f, Args args, Pos pos) {
+  if (std::any_of(args.pos.begin(), args.pos.end(),
+                  [](const Value& a) { return a.kind == VKind::tuple; })) {
+    return broadcast_tuples(f, std::move(args), pos);
+  }
   // A user function (or callable struct) runs once on the whole arrays, each marked as
   // standing for its elements, so that its arithmetic on them is elementwise while the
   // arrays it captures keep their meaning; built-ins are elementwise on their arguments.
@@ -179,6 +183,30 @@ Value Interpreter::broadcast(const Value& f, Args args, Pos pos) {
     --elementwise_;
     throw;
   }
+}
+
+Value Interpreter::broadcast_tuples(const Value& f, Args args, Pos pos) {
+  // As Julia's: f is called on the items, a tuple of one item or a non-tuple stretching.
+  size_t n = 1;
+  for (const Value& a : args.pos) {
+    if (a.kind != VKind::tuple || a.tup().items.size() == 1) continue;
+    size_t k = a.tup().items.size();
+    if (n != 1 && k != n) {
+      fail(pos, fmt::format("broadcasting tuples of lengths {} and {}: they must match", n, k));
+    }
+    n = k;
+  }
+  std::vector<Value> out;
+  for (size_t i = 0; i < n; ++i) {
+    Args item;
+    item.kw = args.kw;
+    for (const Value& a : args.pos) {
+      bool tuple = a.kind == VKind::tuple;
+      item.pos.push_back(tuple ? a.tup().items.at(a.tup().items.size() == 1 ? 0 : i) : a);
+    }
+    out.push_back(call(f, std::move(item), pos));
+  }
+  return Value::tuple(std::move(out));
 }
 
 Value Interpreter::call(const Value& f, Args args, Pos pos) {

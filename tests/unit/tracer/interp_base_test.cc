@@ -64,6 +64,13 @@ TEST_CASE("the gradients of var, std and norm match finite differences") {
   CHECK_MESSAGE(r.ok, grad::gradcheck_table(r));
 }
 
+TEST_CASE("broadcasting over tuples calls the function on their items") {
+  CHECK(eval_show("x = (1.0, 2.0)", "x .+ 1, (1, 2) .* (3, 4), abs.((-1, 2)), (1,) .+ (1, 2)") ==
+        "((2.0, 3.0), (3, 8), (1, 2), (2, 3))");
+  CHECK(run_error("(1, 2) .+ (1, 2, 3)").find("broadcasting tuples of lengths 2 and 3") !=
+        std::string::npos);
+}
+
 TEST_CASE("ranges: arithmetic, floats, reversed indexing and concatenation") {
   CHECK(eval_show("", "(1:3) .+ 1, 2 .* (1:3), (1:3) .^ 2, -(1:2)") ==
         "([2, 3, 4], [2, 4, 6], [1, 4, 9], [-1, -2])");

@@ -27,8 +27,8 @@ bool one_of(std::string_view name, std::span<const std::string_view> names) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-// `@. e`: every call and operator in `e` broadcast, `=` and `op=` too. Names, literals,
-// indexing and field access stay as they are.
+// `@. e`: every call and operator in `e` broadcast, updates too (`s += x` is `s .+= x`);
+// `y = ...` binds y to the broadcast result. Names, literals, indexing and fields stay.
 void dotify(Expr& e) {
   switch (e.kind) {
     case Kind::call:

@@ -56,6 +56,22 @@ std(x; dims=nothing, corrected::Bool=true) = sqrt.(var(x; dims=dims, corrected=c
 
 leakyrelu(x, a=0.01f0) = max(a * x, x)
 swish(x) = x * sigmoid(x)
+# The unused side of each ifelse stays finite (expm1 of min(x, 0)), so that its zero
+# gradient does not multiply an overflow into NaN.
+elu(x, α=1) = ifelse(x > 0, x, α * expm1(min(x, 0)))
+celu(x, α=1) = ifelse(x >= 0, x, α * expm1(min(x, 0) / α))
+selu(x) = 1.0507009873554804 * ifelse(x > 0, x, 1.6732632423543772 * expm1(min(x, 0)))
+# NNlib's gelu, the tanh approximation of x Φ(x).
+gelu(x) = 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x^3)))
+logσ(x) = -softplus(-x)
+logsigmoid(x) = logσ(x)
+relu6(x) = min(relu(x), 6)
+hardtanh(x) = clamp(x, -1, 1)
+hardσ(x) = clamp((x + 3) / 6, 0, 1)
+hardsigmoid(x) = hardσ(x)
+mish(x) = x * tanh(softplus(x))
+tanhshrink(x) = x - tanh(x)
+softsign(x) = x / (1 + abs(x))
 
 softmax(x; dims=1) = Prim.softmax(x; dims=dims)
 logsoftmax(x; dims=1) = Prim.log_softmax(x; dims=dims)
@@ -75,6 +91,15 @@ end
 logitcrossentropy(logits, labels) = crossentropy(logits, labels)
 
 mse(ŷ, y) = mean(abs2.(ŷ .- y))
+
+# One-hot columns, as Flux's: onehotbatch(labels, classes)[i, j] is labels[j] == classes[i].
+onehotbatch(labels, classes) = reshape(collect(classes), :, 1) .== reshape(labels, 1, :)
+onehot(label, classes) = collect(classes) .== label
+# The class of each column of scores: the label at its largest value (the first of ties).
+function onecold(y, labels=1:size(y, 1))
+  p = Prim.argmax(y; dim=1)
+  labels == 1:size(y, 1) ? p : collect(labels)[p]
+end
 
 # ---- layers -------------------------------------------------------------------------------
 

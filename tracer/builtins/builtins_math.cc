@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <numeric>
 
 #include "tape/error.h"
 #include "tracer/interp/interp.h"
@@ -337,6 +338,22 @@ bool same(const Value& a, const Value& b) {
   }
 }
 
+// `a == b` of arrays, as Julia's: one Bool, true when the shapes are equal and so is every
+// element (NaN unequal to itself, -0.0 equal to 0.0); traced when either is.
+Value arrays_equal(Interpreter& in, const Value& a, const Value& b) {
+  if (!is_array(a) || !is_array(b) || a.tensor().type.shape != b.tensor().type.shape) {
+    return Value::boolean(false);
+  }
+  Value unequal = in.as_tensor(elementwise_binary(in, Prim::ne, a, b), DType::i64);
+  std::vector<int64_t> dims(a.tensor().type.shape.size());
+  std::iota(dims.begin(), dims.end(), 1);
+  Value count = in.prim1<Prim::sum>({unequal}, {.dims = dims});
+  const TensorObj& t = count.tensor();
+  Value n =
+      t.traced ? Value::traced(t.var, t.type, true) : to_scalar(Value::concrete(t.data, true));
+  return elementwise_binary(in, Prim::eq, n, Value::integer(0));
+}
+
 template <Prim P>
 Value compare(Interpreter& in, Args& args) {
   need(args, 2, prim_name(P));
@@ -344,6 +361,13 @@ Value compare(Interpreter& in, Args& args) {
   bool numeric = (a.is_number() || a.is_tensor()) && (b.is_number() || b.is_tensor());
   if (!numeric && (P == Prim::eq || P == Prim::ne))
     return Value::boolean(same(a, b) == (P == Prim::eq));
+  if ((P == Prim::eq || P == Prim::ne) && !pointwise(in, a, b) && (is_array(a) || is_array(b))) {
+    Value equal = arrays_equal(in, a, b);
+    if (P == Prim::eq) return equal;
+    Args negated;
+    negated.pos = {equal};
+    return in.call(*in.global("!"), std::move(negated), in.here());
+  }
   if (!pointwise(in, a, b) && (is_array(a) || is_array(b))) {
     user_error("'{}' of arrays: write the dotted form to compare elementwise", prim_name(P));
   }

@@ -148,12 +148,26 @@ void Interpreter::fail_call(Pos pos, std::string_view message) {
 }
 
 std::string Interpreter::located(Pos pos, std::string_view message) const {
-  std::string text = sources_.format(pos, message);
+  // An error inside the prelude points at the program's call that reached it, and names
+  // the prelude's line after: the program's line is the one to change.
+  size_t shown = frames_.size();
+  std::string inside;
+  if (pos.file == prelude_file_ && prelude_file_ != ~uint32_t{0}) {
+    size_t i = shown;
+    while (i > 0 && frames_[i - 1].call.file == prelude_file_) --i;
+    if (i > 0 && frames_[i - 1].call.known()) {
+      inside = fmt::format("\n  in the prelude's {} at {}", frames_[shown - 1].name,
+                           sources_.where(pos));
+      pos = frames_[i - 1].call;
+      shown = i - 1;
+    }
+  }
+  std::string text = sources_.format(pos, message) + inside;
   // Deep stacks (runaway recursion) show their innermost and outermost frames only.
   constexpr size_t kShown = 10;
-  for (size_t i = frames_.size(); i-- > 0;) {
-    if (frames_.size() > 2 * kShown && i + kShown < frames_.size() && i >= kShown) {
-      text += fmt::format("\n  ... {} more frames", frames_.size() - 2 * kShown);
+  for (size_t i = shown; i-- > 0;) {
+    if (shown > 2 * kShown && i + kShown < shown && i >= kShown) {
+      text += fmt::format("\n  ... {} more frames", shown - 2 * kShown);
       i = kShown - 1;
     }
     const Frame& f = frames_[i];

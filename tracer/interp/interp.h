@@ -168,6 +168,8 @@ class Interpreter {
   Value eval_index(const Expr& e, const EnvPtr& env);
   Value eval_collection(const Expr& e, const EnvPtr& env);
   Value eval_array(const Expr& e, const EnvPtr& env);
+  /// The message of a call of struct type `t` that no constructor takes, listing them.
+  std::string no_constructor(const TypeObj& t, const Value* ctor, const Args& args);
   /// `a:s:b` with a float among them: its Float64 values, as Julia's range has them.
   Value float_range(const std::vector<Value>& parts, Pos pos);
   /// Appends the values of comprehension `e` from `clause` on; `dims` gets the lengths of

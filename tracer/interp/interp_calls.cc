@@ -499,6 +499,28 @@ Value Interpreter::eval_struct(const Expr& e, const EnvPtr& env) {
   return Value();
 }
 
+// "no constructor of Conv takes the arguments (::Array{Float32, 4}, ...); the
+// constructors are:" and each, the implied one of the fields first.
+std::string Interpreter::no_constructor(const TypeObj& t, const Value* ctor, const Args& args) {
+  std::string message = fmt::format("no constructor of {} takes the arguments (", t.name);
+  for (size_t i = 0; i < args.pos.size(); ++i) {
+    message += (i > 0 ? ", ::" : "::") + type_name_of(args.pos[i]);
+  }
+  if (!args.kw.empty()) message += args.pos.empty() ? "; keywords" : "; and keywords";
+  message += fmt::format("); the constructors are:\n  {}(", t.name);
+  for (size_t i = 0; i < t.fields.size(); ++i) {
+    message +=
+        (i > 0 ? ", " : "") + t.fields[i] + (t.field_types[i] ? "::" + t.field_types[i]->name : "");
+  }
+  message += "), one argument per field";
+  if (ctor != nullptr) {
+    for (const Method& c : ctor->fn().methods) {
+      message += fmt::format("\n  {} at {}", signature(c, t.name), sources_.where(c.pos));
+    }
+  }
+  return message;
+}
+
 Value Interpreter::construct(const Value& type, Args& args, Pos pos) {
   TypeRef t = type.type_ref();
   if (t->tag == TypeTag::user) {
@@ -515,24 +537,8 @@ Value Interpreter::construct(const Value& type, Args& args, Pos pos) {
     if (m != nullptr && !(splat && positional)) return invoke(*m, args, pos, nullptr, t->name);
     if (t->is_abstract)
       fail(pos, fmt::format("cannot make an instance of abstract type {}", t->name));
-    if (args.pos.size() != t->fields.size() || !args.kw.empty()) {
-      fail(pos, fmt::format("{} has {} fields and takes {} positional arguments, got {}", t->name,
-                            t->fields.size(), t->fields.size(), args.pos.size()));
-    }
-    if (!positional) {
-      std::string message = fmt::format("no constructor of {} matches the arguments (", t->name);
-      for (size_t i = 0; i < args.pos.size(); ++i) {
-        message += (i > 0 ? ", ::" : "::") + type_name_of(args.pos[i]);
-      }
-      fail(
-          pos, message + "); the fields are typed " + [&] {
-            std::string fields;
-            for (size_t i = 0; i < t->fields.size(); ++i) {
-              fields += (i > 0 ? ", " : "") + t->fields[i] +
-                        (t->field_types[i] ? "::" + t->field_types[i]->name : "");
-            }
-            return fields;
-          }());
+    if (args.pos.size() != t->fields.size() || !args.kw.empty() || !positional) {
+      fail(pos, no_constructor(*t, ctor, args));
     }
     Value v;
     v.kind = VKind::object;

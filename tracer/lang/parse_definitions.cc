@@ -54,6 +54,12 @@ bool Parser::at_short_definition() {
            token_at(i + 1).kind == Tok::ident) {
       i += 2;
     }
+    // `Base.:*(a, b) = ...`: a method of an operator, by its module.
+    if (token_at(i).kind == Tok::op && token_at(i).text == "." && token_at(i + 1).kind == Tok::op &&
+        token_at(i + 1).text == ":" && token_at(i + 2).kind == Tok::op &&
+        is_function_operator(token_at(i + 2).text)) {
+      i += 3;
+    }
   } else if (first.kind == Tok::op && is_function_operator(first.text)) {
     ++i;  // a method of an operator: `|>(x, f) = f(x)`
   } else if (first.kind == Tok::lparen) {
@@ -142,8 +148,13 @@ ExprPtr Parser::parse_do(ExprPtr call) {
 
 std::string Parser::parse_function_name() {
   std::string name = take().text;
-  while (at_op(".")) {
-    take();
+  while (accept_op(".")) {
+    if (accept_op(":")) {  // `Base.:*`
+      if (!at(Tok::op) || !is_function_operator(peek().text)) {
+        fail_expected(peek(), "an operator after '.:', as in 'Base.:*'");
+      }
+      return name + "." + take().text;
+    }
     if (!at(Tok::ident)) fail_expected(peek(), "a name after '.'");
     name += "." + take().text;
   }

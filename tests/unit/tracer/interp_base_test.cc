@@ -13,6 +13,11 @@ TEST_CASE("pipes, composition and operator methods") {
   // A program may define methods of operators, as the prelude does for |> and ∘.
   CHECK(eval_show("⋅(a, b) = a + 2b\nfunction ⊻(a, b)\n  a * b\nend", "1 ⋅ 2, ⊻(2, 3)") ==
         "(5, 6)");
+  std::string money =
+      "struct Money\n  v\nend\nBase.:+(a::Money, b::Money) = Money(a.v + b.v)\n"
+      "function Base.:*(k::Real, m::Money)\n  Money(k * m.v)\nend";
+  CHECK(eval_show(money, "(Money(1) + Money(2)).v, (2 * Money(3)).v, 1 + 2, [1.0] .* 2") ==
+        "(3, 6, 3, [2.0])");
 }
 
 TEST_CASE("small Base functions") {
@@ -54,14 +59,36 @@ TEST_CASE("the adjoint of a vector contracts with a vector to a number, as in Ju
   CHECK(eval_show("σ² = 2.0; x³ = 3", "σ² + x³") == "5.0");
 }
 
-TEST_CASE("the gradients of var, std and norm match finite differences") {
+namespace {
+
+// Traces f of `program` on its global x and checks the gradient against finite differences.
+void check_gradient(const std::string& program) {
   Interpreter in;
-  in.run_text("t.jl",
-              "f(x) = var(x) + std(x; dims=1)[1] + norm(x) + norm(x, 1) + x'x\n"
-              "x = [0.3, -1.2, 2.5, 0.7]");
+  in.run_text("t.jl", program);
   Traced t = trace(in, "f", {"x"});
   grad::GradcheckResult r = grad::gradcheck(t.tape, t.inputs, {});
   CHECK_MESSAGE(r.ok, grad::gradcheck_table(r));
+}
+
+}  // namespace
+
+TEST_CASE("the gradients of var, std and norm match finite differences") {
+  check_gradient(
+      "f(x) = var(x) + std(x; dims=1)[1] + norm(x) + norm(x, 1) + x'x\n"
+      "x = [0.3, -1.2, 2.5, 0.7]");
+}
+
+TEST_CASE("== of arrays is one Bool, as Julia's") {
+  CHECK(eval_show("x = [1.0, 2.0]",
+                  "x == [1.0, 2.0], x == [1.0, 3.0], x != [1.0, 3.0], x == [1.0, 2.0, 3.0], "
+                  "x == 1.0, [NaN] == [NaN], [-0.0] == [0.0], [1 2] == [1.0 2.0]") ==
+        "(true, false, true, false, false, false, true, true)");
+  // Traced: decided on the example values and guarded, as any traced condition.
+  Interpreter in;
+  in.run_text("t.jl", "f(x) = x == [1.0, 2.0] ? 1.0 : sum(x)\nx = [1.0, 2.0]");
+  Traced t = trace(in, "f", {"x"});
+  validate(t.tape);
+  CHECK(print_tape(t.tape).find("guard(") != std::string::npos);
 }
 
 TEST_CASE("broadcasting over tuples calls the function on their items") {
@@ -84,6 +111,31 @@ TEST_CASE("ranges: arithmetic, floats, reversed indexing and concatenation") {
         "([1, 2, 4], [1.0, 2.0, 0.5], [3.0 2.0 1.0; 6.0 5.0 4.0], [6.0, 4.0])");
   check_trace_matches("f(x) = x[end:-1:1] .* (1:3)\nx = [1.0, 2.0, 3.0]", "f", {"x"});
   CHECK(run_error("r = 0.0:0.0:1.0").find("a range's step cannot be zero") != std::string::npos);
+}
+
+TEST_CASE("NNlib's activations: values, and gradients against finite differences") {
+  CHECK(eval_show("x = [-2.0, 0.5]",
+                  "elu.(x), selu.(x), gelu(1.0), logσ(-100.0), relu6(7.0), hardσ(0.0), "
+                  "softsign(1.0)") ==
+        "([-0.8646647167633873, 0.5], [-1.520166468595695, 0.5253504936777402], "
+        "0.8411919906082768, -100.0, 6.0, 0.5, 0.5)");
+  // The unused side of elu's ifelse stays finite: no NaN in the value or the gradient.
+  CHECK(eval_show("", "elu.(Float32[100]), celu.(Float32[-100])") ==
+        "(Float32[100.0], Float32[-1.0])");
+  check_gradient(
+      "acts = (elu, celu, selu, gelu, logσ, relu6, hardtanh, hardσ, mish, tanhshrink, "
+      "softsign, leakyrelu, swish)\n"
+      "f(x) = sum(sum(a.(x)) for a in acts) + sum(elu.(100 .* x))\n"
+      "x = [-2.3, -0.7, 0.4, 1.9, 7.5]");
+}
+
+TEST_CASE("onehotbatch and onecold, as Flux's") {
+  CHECK(eval_show("y = [0.1 0.9; 0.8 0.2]",
+                  "onehotbatch([1, 3], 1:3), onehot(2, 1:3), onecold(y), onecold(y, (10, 20)), "
+                  "onecold([0.1, 0.3, 0.2])") ==
+        "(Bool[1 0; 0 0; 0 1], Bool[0, 1, 0], [2, 1], [20, 10], 2)");
+  check_trace_matches("f(y) = sum(onehotbatch(onecold(y), 1:2) .* y)\ny = [0.1 0.9; 0.8 0.2]", "f",
+                      {"y"});
 }
 
 }  // namespace ytape::tracer::testing

@@ -38,6 +38,11 @@ std::vector<int64_t> int_list(const Value& v, std::string_view what) {
   user_error("{} must be an integer or a tuple of integers, got {}", what, a_type_name(v));
 }
 
+Value as_number(const Value& rank0) {
+  const TensorObj& t = rank0.tensor();
+  return t.traced ? Value::traced(t.var, t.type, true) : to_scalar(Value::concrete(t.data, true));
+}
+
 Value range_array(const RangeObj& r) {
   Tensor values(Type{DType::i64, {r.length()}});
   for (int64_t k = 0; k < r.length(); ++k) values.data<int64_t>()[k] = r.at(k);

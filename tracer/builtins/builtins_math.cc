@@ -233,12 +233,7 @@ Value matrix_product(Interpreter& in, const Value& a, const Value& b) {
   if (sa.size() == 2 && sb.size() == 2) return in.prim1(Prim::matmul, {x, y});
   if (sa.size() == 2 && sb.size() == 1) {
     Value r = in.prim1(Prim::matmul, {x, reshape_value(in, y, {sb[0], 1})});
-    if (a.tensor().adjoint_vector) {  // x'y is a number, as in Julia
-      Value n = reshape_value(in, r, {});
-      const TensorObj& t = n.tensor();
-      return to_scalar(t.traced ? Value::traced(t.var, t.type, true)
-                                : Value::concrete(t.data, true));
-    }
+    if (a.tensor().adjoint_vector) return as_number(reshape_value(in, r, {}));  // x'y
     return reshape_value(in, r, {sa[0]});
   }
   if (sa.size() == 1 && sb.size() == 2) {
@@ -347,11 +342,8 @@ Value arrays_equal(Interpreter& in, const Value& a, const Value& b) {
   Value unequal = in.as_tensor(elementwise_binary(in, Prim::ne, a, b), DType::i64);
   std::vector<int64_t> dims(a.tensor().type.shape.size());
   std::iota(dims.begin(), dims.end(), 1);
-  Value count = in.prim1<Prim::sum>({unequal}, {.dims = dims});
-  const TensorObj& t = count.tensor();
-  Value n =
-      t.traced ? Value::traced(t.var, t.type, true) : to_scalar(Value::concrete(t.data, true));
-  return elementwise_binary(in, Prim::eq, n, Value::integer(0));
+  Value count = as_number(in.prim1<Prim::sum>({unequal}, {.dims = dims}));
+  return elementwise_binary(in, Prim::eq, count, Value::integer(0));
 }
 
 template <Prim P>

@@ -50,8 +50,7 @@ Value reduce_array(Interpreter& in, Prim p, const Value& x, const Value* dims_va
   inside.erase(std::unique(inside.begin(), inside.end()), inside.end());
   Value r = in.prim1(p, {v}, reduce_attrs(p, inside));
   if (dims_value == nullptr) {
-    const TensorObj& t = r.tensor();
-    return to_scalar(t.traced ? Value::traced(t.var, t.type, true) : Value::concrete(t.data, true));
+    return as_number(r);
   }
   Shape kept = shape;
   for (int64_t d : inside) kept[d - 1] = 1;
@@ -189,8 +188,7 @@ Value prod_array(Interpreter& in, const Value& x, const Value* dims_value) {
   if (dims_value == nullptr || (dims_value->kind == VKind::symbol && dims_value->text() == ":")) {
     v = prod_along(in, reshape_to(in, v, {v.tensor().type.size()}), 1);
     v = reshape_to(in, in.as_tensor(v, dtype), {});
-    const TensorObj& t = v.tensor();
-    return to_scalar(t.traced ? Value::traced(t.var, t.type, true) : Value::concrete(t.data, true));
+    return as_number(v);
   }
   std::vector<int64_t> dims = int_list(*dims_value, "dims");
   std::sort(dims.begin(), dims.end());

@@ -285,6 +285,9 @@ Value reshape_to(Interpreter& in, const Value& v, Shape shape);
 std::vector<int64_t> int_list(const Value& v, std::string_view what);
 /// A concrete rank-0 tensor as a number value; other values unchanged.
 Value to_scalar(const Value& v);
+/// A rank-0 tensor value (a reduction's result) as a number: a scalar when concrete, a
+/// traced value standing for a number otherwise.
+Value as_number(const Value& rank0);
 /// A range's values as a concrete Int64 vector (`collect(r)`).
 Value range_array(const RangeObj& r);
 /// The element dtype of an array of these numbers, with Julia's promotion.

@@ -366,12 +366,12 @@ Value getindex(Interpreter& in, Args& args) {
 Value size(Interpreter&, Args& args) {
   need_args(args, 1, 2, "size");
   const Value& x = args.pos[0];
-  Shape s;
-  if (x.is_tensor()) {
+  Shape s;  // an element of a broadcast function's argument is a number: size ()
+  if (x.is_tensor() && !is_element(x)) {
     s = x.tensor().type.shape;
   } else if (x.kind == VKind::tuple || x.kind == VKind::range) {
     s = {x.kind == VKind::range ? x.rng().length() : static_cast<int64_t>(x.tup().items.size())};
-  } else if (!x.is_number()) {
+  } else if (!x.is_number() && !is_element(x)) {
     user_error("size of {} is not defined", a_type_name(x));
   }
   if (args.pos.size() == 2) {
@@ -396,7 +396,7 @@ Value length(Interpreter&, Args& args) {
     case VKind::string:
       return Value::integer(static_cast<int64_t>(x.text().size()));
     case VKind::tensor:
-      return Value::integer(x.tensor().type.size());
+      return Value::integer(is_element(x) ? 1 : x.tensor().type.size());
     default:
       if (x.is_number()) return Value::integer(1);
       user_error("length of {} is not defined", a_type_name(x));
@@ -406,8 +406,8 @@ Value length(Interpreter&, Args& args) {
 Value ndims(Interpreter&, Args& args) {
   need_args(args, 1, 1, "ndims");
   const Value& x = args.pos[0];
-  if (x.is_tensor()) return Value::integer(x.tensor().type.rank());
-  if (x.is_number()) return Value::integer(0);
+  if (x.is_tensor() && !is_element(x)) return Value::integer(x.tensor().type.rank());
+  if (x.is_number() || is_element(x)) return Value::integer(0);
   user_error("ndims of {} is not defined", a_type_name(x));
 }
 

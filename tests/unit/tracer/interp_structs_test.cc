@@ -108,6 +108,7 @@ f(x, y) = sum(inc_mul(x, y)) + sum(map(t -> t * (x'y), x)) + sum(g.(y)) + sum(h.
   // A reduction of an element is the element; captured arrays keep their meaning.
   CHECK(eval_show(program, "(sum ∘ abs2).(x), map(t -> t * (x'y), x), g.(y), h.(x)") ==
         "([1.0, 4.0], [11.0, 22.0], [1.5, 2.5], [2.0, 6.0])");
+  CHECK(eval_show(program, "(t -> length(t) + ndims(t) + length(size(t))).(x)") == "[1, 1]");
   CHECK(eval_show(program, "(t -> t isa Real).(x), (t -> 2).(x), (t -> sum(y)).(x)") ==
         "(Bool[1, 1], [2, 2], [7.0, 7.0])");
   CHECK(run_error(program + "k.(x)").find("combines an element of x with the whole f64[2,2]") !=

@@ -23,6 +23,28 @@ bool same_bits(std::span<const Tensor> a, std::span<const Tensor> b) {
                     [](const Tensor& x, const Tensor& y) { return same_bits(x, y); });
 }
 
+namespace {
+
+template <class T>
+bool same_up_to_zero_sign(const Tensor& a, const Tensor& b) {
+  for (int64_t i = 0; i < a.size(); ++i) {
+    T x = a.data<T>()[i], y = b.data<T>()[i];
+    if (std::memcmp(&x, &y, sizeof(T)) != 0 && !(x == 0 && y == 0)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool same_values(std::span<const Tensor> a, std::span<const Tensor> b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Tensor& x, const Tensor& y) {
+    if (x.type() != y.type()) return false;
+    if (x.dtype() == DType::f32) return same_up_to_zero_sign<float>(x, y);
+    if (x.dtype() == DType::f64) return same_up_to_zero_sign<double>(x, y);
+    return same_bits(x, y);
+  });
+}
+
 void set_tensor_memory_limit(int64_t bytes) {
   memory_limit = bytes;
 }

@@ -85,6 +85,9 @@ using TensorMap = std::vector<std::pair<std::string, Tensor>>;
 bool same_bits(const Tensor& a, const Tensor& b);
 /// Whether the lists are as long and each pair has the same bits.
 bool same_bits(std::span<const Tensor> a, std::span<const Tensor> b);
+/// same_bits, except that a float -0.0 and +0.0 count as the same: what `opt` keeps
+/// (opt/simplify.h: x + 0 gives x, so -0.0 where a run gives +0.0).
+bool same_values(std::span<const Tensor> a, std::span<const Tensor> b);
 
 /// A 64-byte aligned buffer of at least `bytes` bytes (not cleared). Throws UserError when
 /// memory runs out.

@@ -101,9 +101,12 @@ int64_t apply_int(Prim p, int64_t x, int64_t y) {
       return std::min(x, y);
     case Prim::pow: {
       if (y < 0) user_error("an integer to a negative integer power: write float(x)^y");
-      int64_t r = 1;
-      for (int64_t i = 0; i < y; ++i) r *= x;
-      return r;
+      // By squaring, wrapping around on overflow as Julia's Int does.
+      uint64_t r = 1, b = static_cast<uint64_t>(x);
+      for (auto e = static_cast<uint64_t>(y); e > 0; e >>= 1, b *= b) {
+        if (e & 1) r *= b;
+      }
+      return static_cast<int64_t>(r);
     }
     default:
       return static_cast<int64_t>(apply_scalar(p, static_cast<double>(x), static_cast<double>(y)));

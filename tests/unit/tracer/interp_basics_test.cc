@@ -7,6 +7,10 @@ namespace ytape::tracer::testing {
 TEST_CASE("scalar arithmetic follows Julia") {
   CHECK(eval_show("", "1 + 2 * 3") == "7");
   CHECK(eval_show("", "7 ÷ 2, 7 % 2, 2^10") == "(3, 1, 1024)");
+  // Int powers wrap around as Julia's do (a fuzzed 42^46 overflowed: UBSan), by squaring,
+  // so a huge exponent takes 64 steps, not 2^62.
+  CHECK(eval_show("", "42^46, 3^40, 1^(2^62), (-1)^(2^62 + 1)") ==
+        "(2680275096983044096, -6289078614652622815, 1, -1)");
   CHECK(eval_show("", "1 / 2") == "0.5");
   CHECK(eval_show("", "2.0 * 1f0") == "2.0f0");
   CHECK(eval_show("", "typeof(2.0 * 1f0)") == "Float32");

@@ -182,10 +182,6 @@ class ProgramGen {
             "    {2} += 1\n  end\n",
             name, e, k, 1 + pick(2));
       }
-      case 8: {  // an assertion on a traced value, guarded
-        std::string e = num(d);
-        return fmt::format("  @assert abs({}) >= 0 \"never fails\"\n", e);
-      }
       case 2: {  // a conditional on a static value
         std::string a = num(d), b = num(d), name = bind_num(fresh('s'));
         return fmt::format("  if length(x) {} {}\n    {} = {}\n  else\n    {} = {}\n  end\n",
@@ -215,6 +211,10 @@ class ProgramGen {
       case 7: {  // a closure over a number
         std::string c = fresh('c'), e = num(d), over = vec(d), name = bind_vec(fresh('v'));
         return fmt::format("  {0} = t -> t * {1}\n  {2} = map({0}, {3})\n", c, e, name, over);
+      }
+      case 8: {  // an assertion on a traced value, guarded
+        std::string e = num(d);
+        return fmt::format("  @assert abs({}) >= 0 \"never fails\"\n", e);
       }
       default:
         break;

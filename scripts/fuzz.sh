@@ -62,7 +62,7 @@ for target in "${targets[@]}"; do
         sed -n '/kKeywords = {/,/};/p' tracer/lang/lexer.cc | grep -oE '"[a-z]+"'
         grep -ohE '"@[a-z_.]+"' tracer/lang/parse_macros.cc | sort -u
         printf '"%s"\n' '==' '!=' '<=' '>=' '&&' '||' '->' '=>' '::' '<:' '|>' '...' \
-          '.+' '.*' '.=' '+=' '^' "'" '@.' '\\\"' '$(' '[' ']' '(' ')' '{' '}' ';' '#' '#='
+          '.+' '.*' '.=' '+=' '^' "'" '\\\"' '$(' '[' ']' '(' ')' '{' '}' ';' '#' '#='
       } >"$dict" ;;
     *) dict="" ;;
   esac

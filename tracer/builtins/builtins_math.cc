@@ -43,11 +43,6 @@ bool is_float_value(const Value& v) {
 bool strong(const Value& v) {
   return v.is_tensor() || (v.kind == VKind::float_ && !v.weak);
 }
-DType dtype_of_value(const Value& v) {
-  if (v.is_tensor()) return v.tensor().type.dtype;
-  if (v.kind == VKind::float_) return v.dtype;
-  return v.kind == VKind::boolean ? DType::boolean : DType::i64;
-}
 
 bool is_comparison(Prim p) {
   return p == Prim::eq || p == Prim::ne || p == Prim::lt || p == Prim::le || p == Prim::gt ||
@@ -128,6 +123,12 @@ Value scalar_binary(Prim p, const Value& a, const Value& b) {
 }
 
 }  // namespace
+
+DType dtype_of_value(const Value& v) {
+  if (v.is_tensor()) return v.tensor().type.dtype;
+  if (v.kind == VKind::float_) return v.dtype;
+  return v.kind == VKind::boolean ? DType::boolean : DType::i64;
+}
 
 DType result_dtype(const Value& a, const Value& b) {
   DType da = dtype_of_value(a), db = dtype_of_value(b);
@@ -361,7 +362,7 @@ Value compare(Interpreter& in, Args& args) {
     if (P == Prim::eq) return equal;
     Args negated;
     negated.pos = {equal};
-    return in.call(*in.global("!"), std::move(negated), in.here());
+    return not_(in, negated);
   }
   if (!pointwise(in, a, b) && (is_array(a) || is_array(b))) {
     user_error("'{}' of arrays: write the dotted form to compare elementwise", prim_name(P));

@@ -275,6 +275,8 @@ extern const char* const kPreludeText;
 /// and weak literals.
 Value elementwise_binary(Interpreter& in, Prim p, const Value& a, const Value& b);
 Value elementwise_unary(Interpreter& in, Prim p, const Value& a);
+/// The dtype of a number or tensor value (Int64 for integers and other values).
+DType dtype_of_value(const Value& v);
 /// The dtype two operands combine to.
 DType result_dtype(const Value& a, const Value& b);
 /// Throws unless `args` has between `lo` and `hi` positional arguments.

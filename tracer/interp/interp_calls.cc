@@ -168,11 +168,8 @@ Value Interpreter::broadcast(const Value& f, Args args, Pos pos) {
     if (nested || !shape || !out.is_number()) return out;
     // A result that does not depend on the elements fills the broadcast's shape, as
     // Julia's `(t -> 1.0).(x)` does.
-    DType d = out.kind == VKind::boolean   ? DType::boolean
-              : out.kind == VKind::integer ? DType::i64
-              : out.kind == VKind::float_  ? out.dtype
-                                           : out.tensor().type.dtype;
-    return prim1<Prim::broadcast_to>({as_tensor(out, d)}, {.shape = shape->shape});
+    return prim1<Prim::broadcast_to>({as_tensor(out, dtype_of_value(out))},
+                                     {.shape = shape->shape});
   }
   ++elementwise_;
   try {

@@ -40,9 +40,9 @@ Value Interpreter::float_range(const std::vector<Value>& parts, Pos pos) {
   // As Julia does for decimal literals: when start, step and stop are n/10^m, the length
   // and the elements come from those integers, so 0:0.1:0.3 ends at 0.3, not at
   // 0.30000000000000004; other ranges step in doubles.
-  double scale = std::max({decimal_scale(start), decimal_scale(step), decimal_scale(stop)});
-  bool exact = scale != 0 && decimal_scale(start) != 0 && decimal_scale(step) != 0 &&
-               decimal_scale(stop) != 0;
+  double s1 = decimal_scale(start), s2 = decimal_scale(step), s3 = decimal_scale(stop);
+  bool exact = s1 != 0 && s2 != 0 && s3 != 0;
+  double scale = std::max({s1, s2, s3});
   double a = std::nearbyint(start * scale), s = std::nearbyint(step * scale),
          b = std::nearbyint(stop * scale);
   double count =

@@ -289,19 +289,44 @@ Value getfield(Interpreter&, Args& args) {
   user_error("getfield: no field {} in {}", show(f), a_type_name(v));
 }
 
+// setfield!(x, :name, v), as `x.name = v`: returns v.
+Value setfield(Interpreter& in, Args& args) {
+  need(args, 3, "setfield!");
+  if (args.pos[1].kind != VKind::symbol) {
+    user_error("setfield!: the field is named by a Symbol (:name), got {}",
+               a_type_name(args.pos[1]));
+  }
+  in.set_field(args.pos[0], args.pos[1].text(), args.pos[2]);
+  return args.pos[2];
+}
+
 }  // namespace
 
 void add_core_builtins(BuiltinTable& t) {
-  t.insert(
-      t.end(),
-      {
-          {"print", print},          {"println", println},  {"string", string}, {"isa", isa_},
-          {"typeof", typeof_},       {"eltype", eltype},    {"eps", eps},       {"repr", repr},
-          {"convert", convert},      {"float", float_},     {"zero", zero},     {"one", one},
-          {"identity", identity},    {"tuple", tuple},      {"=>", pair},       {"error", error},
-          {"@assert", assert_macro}, {"@show", show_macro}, {"keys", keys},     {"values", values},
-          {"getfield", getfield},
-      });
+  t.insert(t.end(), {
+                        {"print", print},
+                        {"println", println},
+                        {"string", string},
+                        {"isa", isa_},
+                        {"typeof", typeof_},
+                        {"eltype", eltype},
+                        {"eps", eps},
+                        {"repr", repr},
+                        {"convert", convert},
+                        {"float", float_},
+                        {"zero", zero},
+                        {"one", one},
+                        {"identity", identity},
+                        {"tuple", tuple},
+                        {"=>", pair},
+                        {"error", error},
+                        {"@assert", assert_macro},
+                        {"@show", show_macro},
+                        {"keys", keys},
+                        {"values", values},
+                        {"getfield", getfield},
+                        {"setfield!", setfield},
+                    });
 }
 
 }  // namespace ytape::tracer

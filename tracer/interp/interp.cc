@@ -408,6 +408,11 @@ void Interpreter::begin_trace(Builder* b, TensorMap examples, bool have_examples
 }
 
 void Interpreter::end_trace() {
+  for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) {
+    const_cast<StructObj&>(static_cast<const StructObj&>(*it->first)).fields =
+        std::move(it->second);
+  }
+  undo_.clear();
   builder_ = nullptr;
   examples_.clear();
   constants_.clear();

@@ -150,6 +150,11 @@ class Interpreter {
     draws_ = 0;
   }
   uint64_t next_seed();
+  /// `object.name = v` on an instance of a mutable struct (Julia's setfield!): every
+  /// copy of the instance sees the new value. While tracing, the instance's fields as
+  /// they were before the trace come back at end_trace, so that no traced value outlives
+  /// its tape; the tape computes with the writes.
+  void set_field(const Value& object, const std::string& name, Value v);
 
  private:
   friend struct Eval;
@@ -245,6 +250,9 @@ class Interpreter {
   Builder* builder_ = nullptr;
   ExampleValues examples_;  // computed on demand for data-dependent branches
   bool have_examples_ = false;
+  // Mutable instances written while tracing, with their fields before the first write:
+  // end_trace puts them back.
+  std::vector<std::pair<std::shared_ptr<const Object>, std::vector<Value>>> undo_;
   std::unordered_map<const void*, std::pair<Tensor, Var>> constants_;
   std::unordered_map<uint32_t, uint32_t> tape_files_;
   // Number tensors made by as_tensor lately, by dtype and bits. Values are immutable, so

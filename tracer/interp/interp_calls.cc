@@ -469,6 +469,7 @@ Value Interpreter::eval_struct(const Expr& e, const EnvPtr& env) {
     if (!e.args.empty()) super = e.args[0].get();
   } else {
     t->name = e.struct_def->name;
+    t->is_mutable = e.struct_def->is_mutable;
     for (const Field& f : e.struct_def->fields) {
       t->fields.push_back(f.name);
       // Only field types naming a known type constrain the implied constructor; type

@@ -177,12 +177,58 @@ void Interpreter::assign(const Expr& target, const Value& v, const EnvPtr& env) 
       for (size_t i = 0; i < target.args.size(); ++i) assign(*target.args[i], items[i], env);
       return;
     }
+    case Kind::field: {
+      Value object = eval(*target.args[0], env);
+      here_ = target.pos;
+      try {
+        set_field(object, target.name, v);
+      } catch (const ProgramError&) {
+        throw;
+      } catch (const UserError& err) {
+        fail(target.pos, err.what());
+      }
+      return;
+    }
     case Kind::index:
-    case Kind::field:
-      fail(target.pos, "values are immutable: build a new value instead of assigning into one");
+      fail(target.pos,
+           "assigning into an array (x[i] = v) is not supported yet: build a new array, "
+           "as with ifelse.(mask, v, x) or vcat");
     default:
       fail(target.pos, "cannot assign to this expression");
   }
+}
+
+void Interpreter::set_field(const Value& object, const std::string& name, Value v) {
+  if (object.kind != VKind::object) user_error("{} has no fields to assign", a_type_name(object));
+  const TypeObj& t = *object.object().type;
+  auto at = std::find(t.fields.begin(), t.fields.end(), name);
+  if (at == t.fields.end()) {
+    user_error("{} has no field '{}'; its fields are {}", t.name, name,
+               t.fields.empty() ? "none" : fmt::format("{}", fmt::join(t.fields, ", ")));
+  }
+  if (!t.is_mutable) {
+    user_error(
+        "setfield!: immutable struct of type {} cannot be changed; declare it "
+        "'mutable struct {}' to assign its fields",
+        t.name, t.name);
+  }
+  size_t i = static_cast<size_t>(at - t.fields.begin());
+  // As Julia, a typed field converts what is assigned to it (a number to Float32).
+  if (const TypeRef& ft = t.field_types[i]; ft != nullptr && !isa(v, *ft)) {
+    if (!v.is_number()) {
+      user_error("cannot assign {} to field {}::{} of {}", a_type_name(v), name, ft->name, t.name);
+    }
+    Args conv;
+    conv.pos = {Value::type(ft), v};
+    v = call(*global("convert"), std::move(conv), here_);
+  }
+  auto& fields = const_cast<StructObj&>(object.object()).fields;
+  if (tracing()) {
+    bool logged = std::any_of(undo_.begin(), undo_.end(),
+                              [&](const auto& u) { return u.first == object.obj; });
+    if (!logged) undo_.emplace_back(object.obj, fields);
+  }
+  fields[i] = std::move(v);
 }
 
 Value Interpreter::eval_assign(const Expr& e, const EnvPtr& env) {

@@ -1,6 +1,8 @@
 // Values of the model language as the interpreter sees them. A Value is small and cheap to
 // copy: scalars live inline, everything else behind a shared pointer to an immutable
-// payload, so copies share (values are immutable; only a function's method table grows).
+// payload, so copies share. Values are immutable except instances of mutable structs,
+// whose fields Interpreter::set_field replaces in place (every copy sees the write, as in
+// Julia), and a function's method table, which grows.
 #pragma once
 
 #include <cstdint>
@@ -122,7 +124,8 @@ struct TypeObj : Object {
   TypeTag tag = TypeTag::any;
   std::shared_ptr<const TypeObj> super;  ///< user types: the declared supertype, or null
   bool is_abstract = false;
-  std::vector<std::string> fields;                          ///< struct types
+  bool is_mutable = false;          ///< `mutable struct`: fields can be assigned
+  std::vector<std::string> fields;  ///< struct types
   std::vector<std::shared_ptr<const TypeObj>> field_types;  ///< null where not declared
   bool has_eltype = false;  ///< `AbstractArray{Float32}`: the element type
   DType eltype = DType::f32;

@@ -184,3 +184,16 @@ struct Parallel
 end
 Parallel(connection, layers...) = Parallel(connection, layers)
 (p::Parallel)(x) = p.connection(map(layer -> layer(x), p.layers)...)
+
+# ---- Ref ---------------------------------------------------------------------------------
+
+# Ref(x): a box holding one value, which r[] reads and r[] = v replaces.
+mutable struct RefValue
+  x
+end
+Ref(x) = RefValue(x)
+getindex(r::RefValue) = r.x
+function setindex!(r::RefValue, v)
+  r.x = v
+  r
+end

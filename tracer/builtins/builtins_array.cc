@@ -363,6 +363,15 @@ Value getindex(Interpreter& in, Args& args) {
   user_error("{} cannot be indexed", a_type_name(x));
 }
 
+// Methods for other types (Ref's) are in the prelude.
+Value setindex(Interpreter&, Args& args) {
+  need_args(args, 2, 1 << 30, "setindex!");
+  user_error(
+      "assigning into {} (x[i] = v) is not supported yet: build a new array, as with "
+      "ifelse.(mask, v, x) or vcat",
+      a_type_name(args.pos[0]));
+}
+
 Value size(Interpreter&, Args& args) {
   need_args(args, 1, 2, "size");
   const Value& x = args.pos[0];
@@ -487,6 +496,7 @@ void add_array_builtins(BuiltinTable& t) {
                         {"vcat", vcat},
                         {"cat", cat},
                         {"getindex", getindex},
+                        {"setindex!", setindex},
                         {"size", size},
                         {"length", length},
                         {"ndims", ndims},

@@ -171,6 +171,9 @@ class Interpreter {
   Value eval_id(const Expr& e, const EnvPtr& env);
   Value eval_field(const Expr& e, const EnvPtr& env);
   Value eval_index(const Expr& e, const EnvPtr& env);
+  /// The arguments of getindex (and setindex!) for `object[...]` of index expression `e`:
+  /// the object, then each index evaluated with its `end`.
+  Args index_args(const Expr& e, Value object, const EnvPtr& env);
   Value eval_collection(const Expr& e, const EnvPtr& env);
   Value eval_array(const Expr& e, const EnvPtr& env);
   /// The message of a call of struct type `t` that no constructor takes, listing them.

@@ -198,6 +198,11 @@ Value Interpreter::eval_index(const Expr& e, const EnvPtr& env) {
     args.pos = {object, v};
     return call(*global("convert"), std::move(args), e.pos);
   }
+  Args args = index_args(e, std::move(object), env);
+  return call(*global("getindex"), std::move(args), e.pos);
+}
+
+Args Interpreter::index_args(const Expr& e, Value object, const EnvPtr& env) {
   Args args;
   args.pos.push_back(object);
   size_t n = e.args.size() - 1;
@@ -228,7 +233,7 @@ Value Interpreter::eval_index(const Expr& e, const EnvPtr& env) {
     }
     ends_.pop_back();
   }
-  return call(*global("getindex"), std::move(args), e.pos);
+  return args;
 }
 
 }  // namespace ytape::tracer

@@ -189,10 +189,13 @@ void Interpreter::assign(const Expr& target, const Value& v, const EnvPtr& env) 
       }
       return;
     }
-    case Kind::index:
-      fail(target.pos,
-           "assigning into an array (x[i] = v) is not supported yet: build a new array, "
-           "as with ifelse.(mask, v, x) or vcat");
+    case Kind::index: {
+      // `x[i...] = v` is setindex!(x, v, i...), as in Julia.
+      Args args = index_args(target, eval(*target.args[0], env), env);
+      args.pos.insert(args.pos.begin() + 1, v);
+      call(*global("setindex!"), std::move(args), target.pos);
+      return;
+    }
     default:
       fail(target.pos, "cannot assign to this expression");
   }

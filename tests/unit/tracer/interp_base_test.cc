@@ -193,4 +193,19 @@ end
   CHECK(show(in.eval_text("a.total")) == "2.5");
 }
 
+TEST_CASE("Ref: r[] reads and r[] = v replaces, through every name") {
+  CHECK(eval_show("r = Ref(1.5); s = r; s[] = 2.5; r[] += 1", "r[], s[], r.x") ==
+        "(3.5, 3.5, 3.5)");
+  check_gradient(R"(
+x = [0.5, -1.5, 2.0]
+function f(x)
+  c = Ref(0.0)
+  for i in 1:3
+    c[] += x[i]^2 * i
+  end
+  c[] * c[]
+end
+)");
+}
+
 }  // namespace ytape::tracer::testing

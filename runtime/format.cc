@@ -9,24 +9,6 @@
 
 namespace ytape {
 
-namespace {
-
-double at(const Tensor& t, int64_t i) {
-  switch (t.dtype()) {
-    case DType::f32:
-      return t.data<float>()[i];
-    case DType::f64:
-      return t.data<double>()[i];
-    case DType::i64:
-      return static_cast<double>(t.data<int64_t>()[i]);
-    case DType::boolean:
-      return t.data<bool>()[i] ? 1 : 0;
-  }
-  return 0;
-}
-
-}  // namespace
-
 std::string element_str(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
     case DType::f32:
@@ -64,7 +46,7 @@ std::string summary_str(const Tensor& t) {
   double lo = std::numeric_limits<double>::infinity(), hi = -lo, sum = 0, squares = 0;
   int64_t nans = 0;
   for (int64_t i = 0; i < t.size(); ++i) {
-    double v = at(t, i);
+    double v = element_value(t, i);
     if (std::isnan(v)) {
       ++nans;
       continue;

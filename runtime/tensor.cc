@@ -14,6 +14,20 @@ std::atomic<int64_t> memory_limit{INT64_MAX};
 
 }  // namespace
 
+double element_value(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::f32:
+      return t.data<float>()[i];
+    case DType::f64:
+      return t.data<double>()[i];
+    case DType::i64:
+      return static_cast<double>(t.data<int64_t>()[i]);
+    case DType::boolean:
+      return t.data<bool>()[i] ? 1 : 0;
+  }
+  return 0;
+}
+
 bool same_bits(const Tensor& a, const Tensor& b) {
   return a.type() == b.type() && std::memcmp(a.raw(), b.raw(), static_cast<size_t>(a.bytes())) == 0;
 }

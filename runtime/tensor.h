@@ -81,6 +81,9 @@ class Tensor {
 /// Named tensors, in order: inputs, outputs, the contents of a tensor file.
 using TensorMap = std::vector<std::pair<std::string, Tensor>>;
 
+/// Element `i` (0-based, column-major) of `t` as a double; a Bool is 0 or 1.
+double element_value(const Tensor& t, int64_t i);
+
 /// Whether `a` and `b` have the same type and bytes: equal to the bit, NaNs and -0 too.
 bool same_bits(const Tensor& a, const Tensor& b);
 /// Whether the lists are as long and each pair has the same bits.

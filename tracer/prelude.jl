@@ -197,3 +197,12 @@ function setindex!(r::RefValue, v)
   r.x = v
   r
 end
+
+# ---- argmax, argmin, findmax, findmin ------------------------------------------------------
+
+# The index of the first largest (smallest) element. For arrays of more dims it is the
+# linear index: Julia's CartesianIndex is not here.
+argmax(x::AbstractArray) = Prim.argmax(vec(x); dim=1)[]
+argmin(x::AbstractArray) = argmax(-x)
+findmax(x::AbstractArray) = (maximum(x), argmax(x))
+findmin(x::AbstractArray) = (minimum(x), argmin(x))

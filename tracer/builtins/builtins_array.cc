@@ -97,7 +97,7 @@ Value concat(Interpreter& in, const std::vector<Value>& parts, int64_t dim) {
   DType d = literal_dtype(parts);
   std::vector<Value> args;
   for (const Value& p : parts) args.push_back(in.as_tensor(p, d));
-  if (args.size() == 1) return args[0];
+  if (args.size() == 1) return copy_array(args[0]);
   return in.prim1<Prim::concat>(args, {.dim = dim});
 }
 
@@ -265,6 +265,8 @@ Value gather_indices(Interpreter& in, Value v, const std::vector<Value>& arrays)
   return v;
 }
 
+}  // namespace
+
 Value index_tensor(Interpreter& in, const Value& x, const std::vector<Value>& idx) {
   const Shape& shape = x.tensor().type.shape;
   size_t n = idx.size();
@@ -317,8 +319,11 @@ Value index_tensor(Interpreter& in, const Value& x, const std::vector<Value>& id
                                        : Value::concrete(out.tensor().data, true);
     return to_scalar(number);
   }
-  return out;
+  // `x[:]` is a new array, as in Julia: a write into it leaves x as it was.
+  return out.obj == x.obj ? copy_array(out) : out;
 }
+
+namespace {
 
 Value getindex(Interpreter& in, Args& args) {
   need_args(args, 1, 1 << 30, "getindex");
@@ -361,15 +366,6 @@ Value getindex(Interpreter& in, Args& args) {
     return x;
   }
   user_error("{} cannot be indexed", a_type_name(x));
-}
-
-// Methods for other types (Ref's) are in the prelude.
-Value setindex(Interpreter&, Args& args) {
-  need_args(args, 2, 1 << 30, "setindex!");
-  user_error(
-      "assigning into {} (x[i] = v) is not supported yet: build a new array, as with "
-      "ifelse.(mask, v, x) or vcat",
-      a_type_name(args.pos[0]));
 }
 
 Value size(Interpreter&, Args& args) {
@@ -496,7 +492,6 @@ void add_array_builtins(BuiltinTable& t) {
                         {"vcat", vcat},
                         {"cat", cat},
                         {"getindex", getindex},
-                        {"setindex!", setindex},
                         {"size", size},
                         {"length", length},
                         {"ndims", ndims},

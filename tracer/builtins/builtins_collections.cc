@@ -130,7 +130,7 @@ Value last(Interpreter& in, Args& args) {
 Value collect(Interpreter& in, Args& args) {
   need_args(args, 1, 1, "collect");
   const Value& v = args.pos[0];
-  if (v.is_tensor()) return v;
+  if (v.is_tensor()) return copy_array(v);  // a new array, as Julia's
   Args a;
   a.pos = items_of(in, v);
   bool numbers = true;

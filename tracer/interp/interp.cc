@@ -48,6 +48,7 @@ void Interpreter::register_builtins() {
   add_reduce_builtins(table);
   add_collection_builtins(table);
   add_prim_builtins(table);
+  add_assign_builtins(table);
   for (auto& [name, fn] : table) {
     auto f = std::make_shared<FunctionObj>();
     f->name = name;
@@ -349,9 +350,7 @@ Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
     case Kind::op_assign:
       return eval_op_assign(e, env);
     case Kind::dot_assign:
-      fail(e.pos,
-           "'.=' writes into an array, and arrays are immutable here: write "
-           "'x = f.(...)' to make a new one");
+      return eval_dot_assign(e, env);
     case Kind::break_:
       signal_ = Signal::break_;
       return Value();
@@ -408,11 +407,15 @@ void Interpreter::begin_trace(Builder* b, TensorMap examples, bool have_examples
 }
 
 void Interpreter::end_trace() {
-  for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) {
-    const_cast<StructObj&>(static_cast<const StructObj&>(*it->first)).fields =
-        std::move(it->second);
+  for (Undo& u : undo_) {
+    if (auto* s = dynamic_cast<const StructObj*>(u.object.get())) {
+      const_cast<StructObj*>(s)->fields = std::move(u.fields);
+    } else {
+      const_cast<TensorObj&>(static_cast<const TensorObj&>(*u.object)) = std::move(u.array);
+    }
   }
   undo_.clear();
+  logged_.clear();
   builder_ = nullptr;
   examples_.clear();
   constants_.clear();

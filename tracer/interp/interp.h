@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "tape/builder.h"
@@ -155,6 +156,10 @@ class Interpreter {
   /// they were before the trace come back at end_trace, so that no traced value outlives
   /// its tape; the tape computes with the writes.
   void set_field(const Value& object, const std::string& name, Value v);
+  /// Replaces the value of array `x` (a tensor that is not a number) by `v`, of x's
+  /// type, in place: every name for the array sees the new value (see write_array).
+  /// Undone at end_trace, as set_field's writes are.
+  void replace_array(const Value& x, const Value& v);
 
  private:
   friend struct Eval;
@@ -191,6 +196,9 @@ class Interpreter {
   Value eval_let(const Expr& e, const EnvPtr& env);
   Value eval_assign(const Expr& e, const EnvPtr& env);
   Value eval_op_assign(const Expr& e, const EnvPtr& env);
+  Value eval_dot_assign(const Expr& e, const EnvPtr& env);
+  // write_array(x, v, idx, broadcast) from `.=` at `pos`, its errors located there.
+  void write_located(const Value& x, const Value& v, const std::vector<Value>* idx, Pos pos);
   Value eval_function(const Expr& e, const EnvPtr& env);
   Value eval_struct(const Expr& e, const EnvPtr& env);
   void eval_args(const Expr& e, size_t first, const EnvPtr& env, Args& args);
@@ -253,9 +261,17 @@ class Interpreter {
   Builder* builder_ = nullptr;
   ExampleValues examples_;  // computed on demand for data-dependent branches
   bool have_examples_ = false;
-  // Mutable instances written while tracing, with their fields before the first write:
-  // end_trace puts them back.
-  std::vector<std::pair<std::shared_ptr<const Object>, std::vector<Value>>> undo_;
+  // Mutable instances and arrays written while tracing, as they were before the first
+  // write: end_trace puts them back.
+  struct Undo {
+    std::shared_ptr<const Object> object;
+    std::vector<Value> fields;  // of a struct instance
+    TensorObj array;            // of an array
+  };
+  std::vector<Undo> undo_;
+  std::unordered_set<const Object*> logged_;  // the objects in undo_
+  // Logs `object` in undo_ before its first write while tracing.
+  void log_write(const std::shared_ptr<const Object>& object);
   std::unordered_map<const void*, std::pair<Tensor, Var>> constants_;
   std::unordered_map<uint32_t, uint32_t> tape_files_;
   // Number tensors made by as_tensor lately, by dtype and bits. Values are immutable, so
@@ -277,6 +293,7 @@ void add_core_builtins(BuiltinTable& table);
 void add_reduce_builtins(BuiltinTable& table);
 void add_collection_builtins(BuiltinTable& table);
 void add_prim_builtins(BuiltinTable& table);
+void add_assign_builtins(BuiltinTable& table);
 
 /// The text of the standard prelude (tracer/prelude.jl, embedded at build time).
 extern const char* const kPreludeText;
@@ -307,5 +324,18 @@ Value range_array(const RangeObj& r);
 DType literal_dtype(const std::vector<Value>& items);
 /// A keyword argument, or nullptr.
 const Value* keyword(const Args& args, std::string_view name);
+/// `x[idx...]` of a tensor x (getindex's rule for arrays, builtins_array.cc).
+Value index_tensor(Interpreter& in, const Value& x, const std::vector<Value>& idx);
+/// Whether `v` is an array a write can go into: a tensor that is not a number, nor an
+/// element inside `f.(x)`, nor an adjoint `x'`.
+bool is_writable_array(const Value& v);
+/// Writes `v` into the region of array `x` that `idx` selects (all of x when null): as
+/// `x[idx...] = v` (setindex!), or with `broadcast` as `x[idx...] .= v`. The new value
+/// is computed with pure ops and replaces x's in place (builtins_assign.cc).
+void write_array(Interpreter& in, const Value& x, const Value& v, const std::vector<Value>* idx,
+                 bool broadcast);
+/// A new array object with the value of tensor `v` (`copy(x)`): a later write into either
+/// leaves the other as it was.
+Value copy_array(const Value& v);
 
 }  // namespace ytape::tracer

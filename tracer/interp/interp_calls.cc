@@ -171,11 +171,16 @@ Value Interpreter::broadcast(const Value& f, Args args, Pos pos) {
     return prim1<Prim::broadcast_to>({as_tensor(out, dtype_of_value(out))},
                                      {.shape = shape->shape});
   }
+  // `f.(x)` is a new array even where f returns its argument (identity, Float32 of
+  // Float32s), as in Julia: a write into it leaves x as it was.
+  std::vector<const Object*> inputs;
+  for (const Value& a : args.pos) inputs.push_back(a.obj.get());
   ++elementwise_;
   try {
     Value out = call(f, std::move(args), pos);
     --elementwise_;
-    return out;
+    bool shared = out.is_tensor() && std::count(inputs.begin(), inputs.end(), out.obj.get()) > 0;
+    return shared ? copy_array(out) : out;
   } catch (...) {
     --elementwise_;
     throw;

@@ -225,13 +225,29 @@ void Interpreter::set_field(const Value& object, const std::string& name, Value 
     conv.pos = {Value::type(ft), v};
     v = call(*global("convert"), std::move(conv), here_);
   }
-  auto& fields = const_cast<StructObj&>(object.object()).fields;
-  if (tracing()) {
-    bool logged = std::any_of(undo_.begin(), undo_.end(),
-                              [&](const auto& u) { return u.first == object.obj; });
-    if (!logged) undo_.emplace_back(object.obj, fields);
+  log_write(object.obj);
+  const_cast<StructObj&>(object.object()).fields[i] = std::move(v);
+}
+
+void Interpreter::replace_array(const Value& x, const Value& v) {
+  log_write(x.obj);
+  auto& t = const_cast<TensorObj&>(x.tensor());
+  const TensorObj& n = v.tensor();
+  t.type = n.type;
+  t.data = n.data;
+  t.traced = n.traced;
+  t.var = n.var;
+}
+
+void Interpreter::log_write(const std::shared_ptr<const Object>& object) {
+  if (!tracing() || !logged_.insert(object.get()).second) return;
+  Undo u{object, {}, {}};
+  if (auto* s = dynamic_cast<const StructObj*>(object.get())) {
+    u.fields = s->fields;
+  } else {
+    u.array = static_cast<const TensorObj&>(*object);
   }
-  fields[i] = std::move(v);
+  undo_.push_back(std::move(u));
 }
 
 Value Interpreter::eval_assign(const Expr& e, const EnvPtr& env) {
@@ -243,7 +259,16 @@ Value Interpreter::eval_assign(const Expr& e, const EnvPtr& env) {
 
 Value Interpreter::eval_op_assign(const Expr& e, const EnvPtr& env) {
   const Expr& target = *e.args[0];
-  Value current = eval(target, env);
+  // The target's parts are evaluated once: `x[f()] += 1` calls f once, as in Julia.
+  bool indexed = target.kind == Kind::index;
+  Args where;  // `x[i...]`: x and the indices
+  Value current;
+  if (indexed) {
+    where = index_args(target, eval(*target.args[0], env), env);
+    current = call(*global("getindex"), where, target.pos);
+  } else {
+    current = eval(target, env);
+  }
   Value rhs = eval(*e.args[1], env);
   bool dotted = e.name.size() > 1 && e.name[0] == '.';
   std::string op = dotted ? e.name.substr(1) : e.name;
@@ -260,8 +285,53 @@ Value Interpreter::eval_op_assign(const Expr& e, const EnvPtr& env) {
     throw;
   }
   if (dotted) --elementwise_;
-  assign(target, out, env);
+  if (indexed && dotted) {
+    // `x[i] .+= v` writes into x, broadcasting.
+    std::vector<Value> idx(where.pos.begin() + 1, where.pos.end());
+    write_located(where.pos[0], out, &idx, target.pos);
+  } else if (indexed) {
+    where.pos.insert(where.pos.begin() + 1, out);
+    call(*global("setindex!"), std::move(where), target.pos);
+  } else if (dotted && is_writable_array(current)) {
+    write_located(current, out, nullptr, target.pos);  // `x .+= y` is `x .= x .+ y`
+  } else {
+    assign(target, out, env);
+  }
   return out;
+}
+
+Value Interpreter::eval_dot_assign(const Expr& e, const EnvPtr& env) {
+  const Expr& target = *e.args[0];
+  Value array;
+  std::vector<Value> idx;
+  if (target.kind == Kind::index) {
+    Args where = index_args(target, eval(*target.args[0], env), env);
+    array = where.pos[0];
+    idx.assign(where.pos.begin() + 1, where.pos.end());
+  } else {
+    array = eval(target, env);
+  }
+  Value v = eval(*e.args[1], env);
+  if (signal_ != Signal::none) return Value();
+  if (target.kind != Kind::index && !is_writable_array(array) && !is_element(array)) {
+    fail(target.pos, fmt::format("'.=' writes into an array, and this is {}; use '=' to assign "
+                                 "the variable",
+                                 a_type_name(array)));
+  }
+  write_located(array, v, target.kind == Kind::index ? &idx : nullptr, target.pos);
+  return array;
+}
+
+void Interpreter::write_located(const Value& x, const Value& v, const std::vector<Value>* idx,
+                                Pos pos) {
+  here_ = pos;
+  try {
+    write_array(*this, x, v, idx, true);
+  } catch (const ProgramError&) {
+    throw;
+  } catch (const UserError& err) {
+    fail(pos, err.what());
+  }
 }
 
 namespace {

@@ -14,6 +14,12 @@ Value with_element(Value v, bool on) {
   return v;
 }
 
+Value copy_array(const Value& v) {
+  Value out = v;
+  out.obj = std::make_shared<TensorObj>(v.tensor());
+  return out;
+}
+
 Value Value::boolean(bool v) {
   Value out;
   out.kind = VKind::boolean;

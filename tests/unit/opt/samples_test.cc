@@ -83,20 +83,6 @@ Run run(const Tape& t, const TensorMap& inputs) {
   return r;
 }
 
-double at(const Tensor& t, int64_t i) {
-  switch (t.dtype()) {
-    case DType::f32:
-      return t.data<float>()[i];
-    case DType::f64:
-      return t.data<double>()[i];
-    case DType::i64:
-      return static_cast<double>(t.data<int64_t>()[i]);
-    case DType::boolean:
-      return t.data<bool>()[i];
-  }
-  return 0;
-}
-
 // Outputs agree within rounding (passes change no arithmetic, but a kernel's threads may
 // sum in another order when buffers are planned differently).
 void check_same(const Run& want, const Run& got) {
@@ -108,7 +94,7 @@ void check_same(const Run& want, const Run& got) {
     REQUIRE(a.type() == b.type());
     int64_t bad = 0;
     for (int64_t i = 0; i < a.size(); ++i) {
-      double x = at(a, i), y = at(b, i);
+      double x = element_value(a, i), y = element_value(b, i);
       bool same = x == y || (std::isnan(x) && std::isnan(y)) ||
                   std::abs(x - y) <= 1e-6 + 1e-5 * std::max(std::abs(x), std::abs(y));
       bad += !same;

@@ -1,7 +1,6 @@
 // Names of Base, Statistics and LinearAlgebra that models use, as Julia defines them.
 #include <doctest/doctest.h>
 
-#include "check/gradcheck.h"
 #include "tests/unit/tracer/interp_helpers.h"
 
 namespace ytape::tracer::testing {
@@ -58,19 +57,6 @@ TEST_CASE("the adjoint of a vector contracts with a vector to a number, as in Ju
   check_trace_matches(p, "f", {"x", "y"});
   CHECK(eval_show("σ² = 2.0; x³ = 3", "σ² + x³") == "5.0");
 }
-
-namespace {
-
-// Traces f of `program` on its global x and checks the gradient against finite differences.
-void check_gradient(const std::string& program) {
-  Interpreter in;
-  in.run_text("t.jl", program);
-  Traced t = trace(in, "f", {"x"});
-  grad::GradcheckResult r = grad::gradcheck(t.tape, t.inputs, {});
-  CHECK_MESSAGE(r.ok, grad::gradcheck_table(r));
-}
-
-}  // namespace
 
 TEST_CASE("the gradients of var, std and norm match finite differences") {
   check_gradient(

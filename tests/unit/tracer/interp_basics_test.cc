@@ -149,9 +149,6 @@ pick(a; first=true) = first ? a[1] : a[end]
         std::string::npos);
   CHECK(run_error("ifelse([1.0, 0.0], 1.0, 2.0)").find("ifelse takes a Bool condition") !=
         std::string::npos);
-  CHECK(run_error("x = [1.0]; x[1] = 2.0")
-            .find("assigning into an Array{Float64, 1} (x[i] = v) is not supported") !=
-        std::string::npos);
   CHECK(run_error("f(; k) = k\nf()").find("f requires the keyword argument 'k'") !=
         std::string::npos);
   CHECK(run_error("f(x) = x\nf(1; k=2)").find("f has no keyword argument 'k'") !=

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "check/gradcheck.h"
 #include "runtime/executor.h"
 #include "tape/error.h"
 #include "tape/print.h"
@@ -81,28 +82,20 @@ inline void check_trace_matches(const std::string& program, const std::string& e
     const Tensor& want = e.tensor().data;
     REQUIRE(want.shape() == outs[i].shape());
     for (int64_t k = 0; k < want.size(); ++k) {
-      double a, b;
-      switch (want.dtype()) {
-        case DType::f32:
-          a = want.data<float>()[k];
-          b = outs[i].data<float>()[k];
-          break;
-        case DType::f64:
-          a = want.data<double>()[k];
-          b = outs[i].data<double>()[k];
-          break;
-        case DType::i64:
-          a = static_cast<double>(want.data<int64_t>()[k]);
-          b = static_cast<double>(outs[i].data<int64_t>()[k]);
-          break;
-        default:
-          a = want.data<bool>()[k];
-          b = outs[i].data<bool>()[k];
-          break;
-      }
+      double a = element_value(want, k), b = element_value(outs[i], k);
       CHECK(b == doctest::Approx(a).epsilon(1e-5));
     }
   }
+}
+
+/// Traces f of `program` on its global x and checks the gradient against finite
+/// differences.
+inline void check_gradient(const std::string& program) {
+  Interpreter in;
+  in.run_text("t.jl", program);
+  Traced t = trace(in, "f", {"x"});
+  grad::GradcheckResult r = grad::gradcheck(t.tape, t.inputs, {});
+  CHECK_MESSAGE(r.ok, grad::gradcheck_table(r));
 }
 
 }  // namespace ytape::tracer::testing

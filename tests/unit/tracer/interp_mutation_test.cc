@@ -1,0 +1,126 @@
+// Writing into arrays with Julia's meaning: setindex!, `.=`, `.op=`, fill!, and the copies
+// that make writes observable; traced writes are pure ops with exact gradients.
+#include <doctest/doctest.h>
+
+#include "tests/unit/tracer/interp_helpers.h"
+
+namespace ytape::tracer::testing {
+
+TEST_CASE("x[i] = v writes into the array, seen through every name") {
+  std::string p = R"(
+x = [1.0, 2.0, 3.0, 4.0]
+y = x
+y[2] = 20
+x[3:4] = [30, 40]
+m = zeros(2, 3)
+m[:, 2] = [1.0, 2.0]
+m[2, 3] = 5
+m[end, 1] += 7
+)";
+  CHECK(eval_show(p, "y, m") == "([1.0, 20.0, 30.0, 40.0], [0.0 1.0 0.0; 7.0 2.0 5.0])");
+  // Every index form of getindex writes the elements it reads; a repeated index keeps
+  // the last value, as Julia's stores do.
+  CHECK(eval_show("x = zeros(5)\nx[[4, 1, 4]] = [1.0, 2.0, 3.0]\nx[[true, false, true, false, "
+                  "false]] .+= 10\nx[end:-2:4] = [9.0]",
+                  "x") == "[12.0, 0.0, 10.0, 3.0, 9.0]");
+  CHECK(eval_show("x = zeros(2, 2)\nx[:, 1] = [1 2]\nb = zeros(Bool, 3)\nb[2] = 1", "x, b") ==
+        "([1.0 0.0; 2.0 0.0], Bool[0, 1, 0])");
+  // Arrays passed to a function are written by it.
+  CHECK(eval_show("function zero_first!(v)\n  v[1] = 0\n  v\nend\na = [5, 6]\nzero_first!(a)",
+                  "a") == "[0, 6]");
+}
+
+TEST_CASE(".=, .op= and fill! write in place; x[i] .= v broadcasts") {
+  std::string p = R"(
+x = [1.0, 2.0, 3.0]
+alias = x
+x .= 0.5
+x .+= [1, 2, 3]
+m = zeros(2, 3)
+m[:, 2] .= 1
+m[1, :] .*= 2
+m[1, :] .+= [1, 2, 3]
+s = (w = zeros(2),)
+s.w .-= 1
+a = [1, 2, 3]
+fill!(a, 7)
+)";
+  CHECK(eval_show(p, "alias, m, s.w, a") ==
+        "([1.5, 2.5, 3.5], [1.0 4.0 3.0; 0.0 1.0 0.0], [-1.0, -1.0], [7, 7, 7])");
+  // On a number `.+=` rebinds the variable, as `+=` does.
+  CHECK(eval_show("n = 1.0; n .+= 2", "n") == "3.0");
+}
+
+TEST_CASE("copies are new arrays: a write into one leaves the other") {
+  std::string p = R"(
+x = [1.0, 2.0]
+c = copy(x); c[1] = 10
+v = x[:]; v[2] = 20
+g = identity.(x); g[1] = 30
+k = collect(x); k[1] = 40
+h = vcat(x); h[1] = 50
+d = deepcopy((x, x)); d[1][1] = 60
+)";
+  CHECK(eval_show(p, "x, c, v, g, k, h, d[2][1]") ==
+        "([1.0, 2.0], [10.0, 2.0], [1.0, 20.0], [30.0, 2.0], [40.0, 2.0], [50.0, 2.0], 60.0)");
+}
+
+TEST_CASE("writes that Julia refuses give its errors") {
+  auto error_of = [](const std::string& p) { return run_error(p); };
+  CHECK(error_of("x = [1.0, 2.0]; x[1:2] = 5").find("perhaps use broadcasting `.=` instead?") !=
+        std::string::npos);
+  CHECK(error_of("x = [1.0, 2.0]; x[1:2] = [1.0, 2.0, 3.0]")
+            .find("DimensionMismatch: tried to assign an array of size (3,) to a region of size "
+                  "(2,)") != std::string::npos);
+  CHECK(error_of("x = zeros(2, 2); x[:, 1] .= [1.0, 2.0, 3.0]")
+            .find("cannot be broadcast into a region of size (2,)") != std::string::npos);
+  CHECK(error_of("x = [1, 2]; x[1] = 1.5")
+            .find("InexactError: 1.5 cannot be written into an array of Int64") !=
+        std::string::npos);
+  CHECK(error_of("x = [1.0, 2.0]; x[1] = [5.0]")
+            .find("cannot assign an Array{Float64, 1} to one "
+                  "element") != std::string::npos);
+  CHECK(error_of("x = [1.0, 2.0]; x[3] = 1.0").find("index 3 is out of bounds") !=
+        std::string::npos);
+  CHECK(error_of("t = (1, 2); t[1] = 3").find("tuples are immutable") != std::string::npos);
+  CHECK(error_of("n = 1.0; n .= 2").find("'.=' writes into an array, and this is a Float64") !=
+        std::string::npos);
+  CHECK(error_of("v = [1.0, 2.0]; v'[1] = 3.0").find("assign into x itself") != std::string::npos);
+  // A traced index may name one element; several could repeat, so they are refused.
+  std::string traced = "x = [0.5, 2.0, 1.0]\nf(x) = (y = zeros(3); y[[argmax(x), 1]] = x[1:2]; y)";
+  CHECK(trace_error(traced, "f", {"x"}).find("supported for one element at a time") !=
+        std::string::npos);
+}
+
+TEST_CASE("traced writes: the tape computes them, gradients are exact, globals come back") {
+  std::string p = R"(
+x = [0.5, -1.0, 2.0, 3.0]
+w = [1.0, 1.0, 1.0, 1.0]
+function f(x)
+  y = zeros(4)
+  y[2:3] = x[1:2] .* 2
+  y[end] = x[3]^2
+  y .+= x
+  t = y
+  t[1] += 10
+  m = zeros(2, 2)
+  for j in 1:2
+    m[:, j] .= x[j] .* [1.0, 2.0]
+  end
+  z = copy(x)
+  z[argmax(x)] = 0            # a traced index: one element
+  w[2] = sum(z)               # a global, written while tracing
+  sum(y .* y) + sum(m .* m) + sum(z .* x) + w[2] * x[4]
+end
+)";
+  check_trace_matches(p, "f", {"x"});
+  check_gradient(p);
+  Interpreter in;
+  in.run_text("t.jl", p);
+  Traced t = trace(in, "f", {"x"});
+  CHECK(show(in.eval_text("w")) == "[1.0, 1.0, 1.0, 1.0]");
+  // A write of one element in a loop records an iota, not a constant of n positions.
+  CHECK(print_tape(t.tape).find("iota(") != std::string::npos);
+}
+
+}  // namespace ytape::tracer::testing

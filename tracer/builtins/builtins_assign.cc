@@ -1,0 +1,277 @@
+// Writing into arrays: `x[i...] = v` (setindex!), `x[i...] .= v`, `x .= v`, `x .op= v`,
+// fill!, and the copies (copy, deepcopy) that writes make observable.
+//
+// Julia writes into the array's memory. Here a write computes the array's new value from
+// pure ops, and Interpreter::replace_array puts it in place of the old one, so that every
+// name for the array sees the write, as in Julia, while the tape stays SSA and gradients
+// flow through it. Over the flattened array the new value is
+//   select(written, gather(values, source), old)
+// where `written` marks the positions the region covers and `source` says which value
+// lands at each: the last one, where an index repeats, as Julia's loop of stores leaves.
+// The positions are those of getindex, found by indexing an array of linear positions, so
+// every index form reads and writes the same elements.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <unordered_map>
+
+#include "tape/error.h"
+#include "tracer/interp/interp.h"
+
+namespace ytape::tracer {
+
+bool is_writable_array(const Value& v) {
+  if (!v.is_tensor()) return false;
+  const TensorObj& t = v.tensor();
+  return !t.number && !t.element && !t.adjoint_vector;
+}
+
+namespace {
+
+void check_writable(const Value& x) {
+  if (is_writable_array(x)) return;
+  if (x.kind == VKind::tuple || x.kind == VKind::named_tuple) {
+    user_error("{} cannot be assigned into: tuples are immutable; build a new one", a_type_name(x));
+  }
+  if (x.is_tensor() && x.tensor().adjoint_vector) {
+    user_error("cannot assign into the adjoint x' of a vector; assign into x itself");
+  }
+  if (is_element(x)) {
+    user_error(
+        "cannot assign into an element of a broadcast argument inside f.(x); return the "
+        "new value from f instead");
+  }
+  if (x.is_number()) {
+    user_error("{} cannot be assigned into (x[i] = v); assign the variable instead",
+               a_type_name(x));
+  }
+  user_error("{} cannot be assigned into (x[i] = v); define setindex! for its type",
+             a_type_name(x));
+}
+
+std::string dims_text(const Shape& s) {
+  if (s.empty()) return "()";
+  return s.size() == 1 ? fmt::format("({},)", s[0]) : fmt::format("({})", fmt::join(s, ", "));
+}
+
+// `v` (a number or an array) as a tensor of dtype d. Into Int and Bool arrays only exact
+// values go, as Julia's InexactError demands.
+Value converted(Interpreter& in, const Value& v, DType d) {
+  DType from = dtype_of_value(v);
+  if (from == d || is_float(d) || (d == DType::i64 && from == DType::boolean)) {
+    return in.as_tensor(v, d);
+  }
+  bool traced = v.is_tensor() && v.tensor().traced;
+  if (traced) {
+    user_error(
+        "cannot write traced {} values into an array of {}: they might not be exact; "
+        "round them first, as with round.(Int, v)",
+        dtype_type(from)->name, dtype_type(d)->name);
+  }
+  Value t = in.as_tensor(v, from);
+  const Tensor& data = t.tensor().data;
+  for (int64_t k = 0; k < data.size(); ++k) {
+    double e = element_value(data, k);
+    bool exact = d == DType::boolean ? (e == 0 || e == 1) : e == std::trunc(e);
+    if (!exact) {
+      user_error("InexactError: {} cannot be written into an array of {}", e, dtype_type(d)->name);
+    }
+  }
+  return in.as_tensor(t, d);
+}
+
+// The values for a region of shape `region` (empty for one element), flattened.
+Value region_values(Interpreter& in, const Value& v, DType d, const Shape& region, bool single,
+                    bool broadcast) {
+  int64_t m = 1;
+  for (int64_t n : region) m *= n;
+  if (v.kind != VKind::range && !v.is_tensor() && !v.is_number()) {
+    user_error("cannot write {} into an array", a_type_name(v));
+  }
+  bool array = v.kind == VKind::range || (v.is_tensor() && !v.tensor().number);
+  Value t = converted(in, v, d);
+  const Shape& s = t.tensor().type.shape;
+  if (broadcast) {
+    // Julia's broadcast into a destination: each dim of v is the region's or 1.
+    for (size_t k = 0; k < s.size(); ++k) {
+      int64_t want = k < region.size() ? region[k] : 1;
+      if (s[k] != want && s[k] != 1) {
+        user_error("DimensionMismatch: an array of size {} cannot be broadcast into {} of size {}",
+                   dims_text(s), single ? "one element" : "a region", dims_text(region));
+      }
+    }
+    if (s != region && !single) {
+      Shape padded = s;
+      padded.resize(region.size(), 1);
+      t = in.prim1<Prim::broadcast_to>({reshape_to(in, t, padded)}, {.shape = region});
+    }
+    return reshape_to(in, t, {m});
+  }
+  if (single && array) {
+    user_error("cannot assign {} to one element; to write several, index a range (x[1:n] = v)",
+               a_type_name(v));
+  }
+  if (!single && !array) {
+    user_error(
+        "indexed assignment with a single value to possibly many locations is not supported; "
+        "perhaps use broadcasting `.=` instead?");
+  }
+  // As Julia's setindex_shape_check: the shapes agree once dims of size 1 are dropped.
+  auto squeezed = [](const Shape& shape) {
+    Shape out;
+    for (int64_t n : shape) {
+      if (n != 1) out.push_back(n);
+    }
+    return out;
+  };
+  if (!single && squeezed(s) != squeezed(region)) {
+    user_error("DimensionMismatch: tried to assign an array of size {} to a region of size {}",
+               dims_text(s), dims_text(region));
+  }
+  return reshape_to(in, t, {m});
+}
+
+Value linear_positions(int64_t n, const Shape& shape) {
+  Tensor t = Tensor::uninitialized(Type{DType::i64, shape});
+  for (int64_t k = 0; k < n; ++k) t.data<int64_t>()[k] = k + 1;
+  return Value::concrete(std::move(t));
+}
+
+Value bool_mask(const std::vector<int64_t>& source) {
+  Tensor t = Tensor::uninitialized(Type{DType::boolean, {static_cast<int64_t>(source.size())}});
+  for (size_t k = 0; k < source.size(); ++k) t.data<bool>()[k] = source[k] != 0;
+  return Value::concrete(std::move(t));
+}
+
+// The new flat value when the positions are known: `source` holds, per position, the
+// 1-based index of the value written there, or 0.
+Value merge(Interpreter& in, const Value& old, const Value& values, std::vector<int64_t> source) {
+  int64_t n = static_cast<int64_t>(source.size()), m = values.tensor().type.size();
+  bool all = std::none_of(source.begin(), source.end(), [](int64_t s) { return s == 0; });
+  bool identity = all && m == n;
+  for (int64_t k = 0; identity && k < n; ++k) identity = source[k] == k + 1;
+  if (identity) return values;
+  Value picked = values;  // one value: select broadcasts it
+  if (m > 1) {
+    Tensor idx = Tensor::uninitialized(Type{DType::i64, {n}});
+    for (int64_t k = 0; k < n; ++k) idx.data<int64_t>()[k] = std::max<int64_t>(source[k], 1);
+    picked = in.prim1<Prim::gather>({values, Value::concrete(std::move(idx))}, {.dim = 1});
+  }
+  if (all) return picked;  // m > 1 here: one value fills all only when n is 1, the identity
+  return in.prim1(Prim::select, {bool_mask(source), picked, old});
+}
+
+}  // namespace
+
+void write_array(Interpreter& in, const Value& x, const Value& v, const std::vector<Value>* idx,
+                 bool broadcast) {
+  check_writable(x);
+  const Type type = x.tensor().type;
+  int64_t n = type.size();
+  Value all = linear_positions(n, type.shape);
+  Value region = idx != nullptr ? index_tensor(in, all, *idx) : all;
+  bool single = !region.is_tensor() || region.tensor().number;
+  Shape rshape = single ? Shape{} : region.tensor().type.shape;
+  Value values = region_values(in, v, type.dtype, rshape, single, broadcast);
+  if (values.tensor().type.size() == 0) return;
+  Value old = reshape_to(in, x, {n});
+  Value out;
+  bool traced_region = region.is_tensor() && region.tensor().traced;
+  if (traced_region && !single) {
+    user_error(
+        "assigning through a traced index is supported for one element at a time "
+        "(x[k] = v); the positions of several could repeat");
+  }
+  bool traced = traced_region || x.tensor().traced || values.tensor().traced;
+  if (single && traced && in.tracing()) {
+    // One position, compared with each: the positions are an iota op, so that writes in
+    // a loop do not each put n constants on the tape.
+    auto attrs = AttrsOf<Prim::iota>{.dtype = DType::i64, .shape = {n}, .dim = 1}.to_attrs();
+    Value positions =
+        Value::traced(in.record(Prim::iota, {}, attrs).outs.front(), Type{DType::i64, {n}});
+    Value mask = in.prim1(Prim::eq, {positions, in.as_tensor(region, DType::i64)});
+    out = in.prim1(Prim::select, {mask, values, old});
+  } else {
+    std::vector<int64_t> source(static_cast<size_t>(n), 0);
+    if (single) {
+      source[static_cast<size_t>(region.i - 1)] = 1;
+    } else {
+      const Tensor& p = region.tensor().data;
+      for (int64_t j = 0; j < p.size(); ++j) source[p.data<int64_t>()[j] - 1] = j + 1;
+    }
+    out = merge(in, old, values, std::move(source));
+  }
+  in.replace_array(x, reshape_to(in, out, type.shape));
+}
+
+namespace {
+
+// setindex!(x, v, i...) on arrays; methods for other types (Ref's) are in the prelude.
+Value setindex(Interpreter& in, Args& args) {
+  need_args(args, 2, 1 << 30, "setindex!");
+  std::vector<Value> idx(args.pos.begin() + 2, args.pos.end());
+  write_array(in, args.pos[0], args.pos[1], &idx, false);
+  return args.pos[0];
+}
+
+// fill!(x, v): every element of x becomes v.
+Value fill_(Interpreter& in, Args& args) {
+  need_args(args, 2, 2, "fill!");
+  if (!args.pos[1].is_number())
+    user_error("fill! takes a number, got {}", a_type_name(args.pos[1]));
+  write_array(in, args.pos[0], args.pos[1], nullptr, true);
+  return args.pos[0];
+}
+
+// copy(x): a new array; immutable values are their own copies.
+Value copy(Interpreter&, Args& args) {
+  need_args(args, 1, 1, "copy");
+  const Value& x = args.pos[0];
+  if (x.kind == VKind::object && x.object().type->is_mutable) {
+    user_error("copy of a mutable struct {} is not defined; use deepcopy", x.object().type->name);
+  }
+  return x.is_tensor() && !x.tensor().number ? copy_array(x) : x;
+}
+
+// deepcopy: arrays and mutable instances anew, all the way down; a value reached twice
+// is copied once, so the copy shares what the original shares.
+Value deep(const Value& x, std::unordered_map<const Object*, Value>& done) {
+  if (x.kind != VKind::tensor && x.kind != VKind::tuple && x.kind != VKind::named_tuple &&
+      x.kind != VKind::object) {
+    return x;
+  }
+  if (auto it = done.find(x.obj.get()); it != done.end()) return it->second;
+  Value out = x;
+  if (x.is_tensor()) {
+    out = x.tensor().number ? x : copy_array(x);
+  } else if (x.kind == VKind::object) {
+    auto s = std::make_shared<StructObj>(x.object());
+    for (Value& f : s->fields) f = deep(f, done);
+    out.obj = std::move(s);
+  } else {
+    auto t = std::make_shared<TupleObj>(x.tup());
+    for (Value& item : t->items) item = deep(item, done);
+    out.obj = std::move(t);
+  }
+  done[x.obj.get()] = out;
+  return out;
+}
+
+Value deepcopy(Interpreter&, Args& args) {
+  need_args(args, 1, 1, "deepcopy");
+  std::unordered_map<const Object*, Value> done;
+  return deep(args.pos[0], done);
+}
+
+}  // namespace
+
+void add_assign_builtins(BuiltinTable& t) {
+  t.insert(t.end(), {
+                        {"setindex!", setindex},
+                        {"fill!", fill_},
+                        {"copy", copy},
+                        {"deepcopy", deepcopy},
+                    });
+}
+
+}  // namespace ytape::tracer

@@ -3,6 +3,20 @@
 # docs/primitives.md: images are WHCN, conv weights (kw, kh, cin, cout), Dense weights
 # (out, in) as in Flux. Everything here traces down to primitives.
 
+# ---- Pair ---------------------------------------------------------------------------------
+
+# `a => b`: p.first and p.second; p[1], p[2], first(p), last(p); `k, v = p` destructures.
+struct Pair
+  first
+  second
+end
+=>(a, b) = Pair(a, b)
+getindex(p::Pair, i::Integer) = i == 1 ? p.first : i == 2 ? p.second : error("BoundsError: a Pair has 2 elements, not ", i)
+first(p::Pair) = p.first
+last(p::Pair) = p.second
+length(p::Pair) = 2
+iterate(p::Pair, i=1) = i > 2 ? nothing : (p[i], i + 1)
+
 # ---- helpers ------------------------------------------------------------------------------
 
 expand2(x::Integer) = (x, x)
@@ -111,6 +125,7 @@ end
 Dense(weight::AbstractMatrix, bias) = Dense(weight, bias, identity)
 Dense(nin::Integer, nout::Integer, σ=identity) =
   Dense(glorot_uniform(nout, nin), zeros(Float32, nout), σ)
+Dense(p::Pair, σ=identity) = Dense(p.first, p.second, σ)
 Dense(p::Tuple, σ=identity) = Dense(p[1], p[2], σ)
 (d::Dense)(x) = d.σ.(d.weight * x .+ d.bias)
 
@@ -123,7 +138,7 @@ struct Conv
   dilation
   groups
 end
-function Conv(k::Tuple, ch::Tuple, σ=identity; stride=1, pad=0, dilation=1, groups=1, bias=true)
+function Conv(k::Tuple, ch, σ=identity; stride=1, pad=0, dilation=1, groups=1, bias=true)
   weight = glorot_uniform(k[1], k[2], ch[1] ÷ groups, ch[2])
   b = bias ? zeros(Float32, ch[2]) : nothing
   Conv(weight, b, σ, expand2(stride), expand_pad(pad), expand2(dilation), groups)
@@ -206,3 +221,89 @@ argmax(x::AbstractArray) = Prim.argmax(vec(x); dim=1)[]
 argmin(x::AbstractArray) = argmax(-x)
 findmax(x::AbstractArray) = (maximum(x), argmax(x))
 findmin(x::AbstractArray) = (minimum(x), argmin(x))
+
+# ---- undef ---------------------------------------------------------------------------------
+
+# `Vector{Float32}(undef, n)`: Julia leaves the contents unset; here they are zeros.
+struct UndefInitializer
+end
+const undef = UndefInitializer()
+
+# ---- Dict ----------------------------------------------------------------------------------
+
+# Dict(k => v, ...), Dict(pairs), Dict{K, V}(): values by key. Keys compare with isequal
+# (numbers, strings, symbols, tuples of them); iteration, keys and values follow the
+# order in which keys were first set, where Julia's follows their hashes. The typed count
+# keeps Dict(k1 => v1, k2 => v2, k3 => v3) from being taken for the implied constructor.
+mutable struct Dict
+  keys
+  vals
+  count::Int
+end
+Dict() = Dict([], [], 0)
+function Dict(kvs...)
+  d = Dict()
+  # Dict(pairs...), or Dict(collection of pairs) such as a generator.
+  for kv in (length(kvs) == 1 && !(kvs[1] isa Pair) ? kvs[1] : kvs)
+    d[kv.first] = kv.second
+  end
+  d
+end
+function dict_slot(d::Dict, k)
+  for i in 1:d.count
+    isequal(d.keys[i], k) && return i
+  end
+  0
+end
+function getindex(d::Dict, k)
+  i = dict_slot(d, k)
+  i == 0 && error("KeyError: key ", repr(k), " not found")
+  d.vals[i]
+end
+function setindex!(d::Dict, v, k)
+  i = dict_slot(d, k)
+  if i == 0
+    push!(d.keys, k)
+    push!(d.vals, v)
+    d.count += 1
+  else
+    d.vals[i] = v
+  end
+  d
+end
+haskey(d::Dict, k) = dict_slot(d, k) != 0
+get(d::Dict, k, default) = haskey(d, k) ? d[k] : default
+function get!(d::Dict, k, default)
+  haskey(d, k) || setindex!(d, default, k)
+  d[k]
+end
+function delete!(d::Dict, k)
+  i = dict_slot(d, k)
+  if i != 0
+    deleteat!(d.keys, i)
+    deleteat!(d.vals, i)
+    d.count -= 1
+  end
+  d
+end
+function pop!(d::Dict, k)
+  v = d[k]
+  delete!(d, k)
+  v
+end
+keys(d::Dict) = copy(d.keys)
+values(d::Dict) = copy(d.vals)
+length(d::Dict) = d.count
+isempty(d::Dict) = d.count == 0
+iterate(d::Dict, i=1) = i > d.count ? nothing : (d.keys[i] => d.vals[i], i + 1)
+pairs(d::Dict) = [d.keys[i] => d.vals[i] for i in 1:d.count]
+function merge(a::Dict, b::Dict)
+  d = Dict()
+  for (k, v) in a
+    d[k] = v
+  end
+  for (k, v) in b
+    d[k] = v
+  end
+  d
+end

@@ -54,9 +54,9 @@ std::string dims_text(const Shape& s) {
   return s.size() == 1 ? fmt::format("({},)", s[0]) : fmt::format("({})", fmt::join(s, ", "));
 }
 
-// `v` (a number or an array) as a tensor of dtype d. Into Int and Bool arrays only exact
-// values go, as Julia's InexactError demands.
-Value converted(Interpreter& in, const Value& v, DType d) {
+}  // namespace
+
+Value convert_exact(Interpreter& in, const Value& v, DType d) {
   DType from = dtype_of_value(v);
   if (from == d || is_float(d) || (d == DType::i64 && from == DType::boolean)) {
     return in.as_tensor(v, d);
@@ -80,6 +80,8 @@ Value converted(Interpreter& in, const Value& v, DType d) {
   return in.as_tensor(t, d);
 }
 
+namespace {
+
 // The values for a region of shape `region` (empty for one element), flattened.
 Value region_values(Interpreter& in, const Value& v, DType d, const Shape& region, bool single,
                     bool broadcast) {
@@ -89,7 +91,7 @@ Value region_values(Interpreter& in, const Value& v, DType d, const Shape& regio
     user_error("cannot write {} into an array", a_type_name(v));
   }
   bool array = v.kind == VKind::range || (v.is_tensor() && !v.tensor().number);
-  Value t = converted(in, v, d);
+  Value t = convert_exact(in, v, d);
   const Shape& s = t.tensor().type.shape;
   if (broadcast) {
     // Julia's broadcast into a destination: each dim of v is the region's or 1.
@@ -209,6 +211,17 @@ namespace {
 // setindex!(x, v, i...) on arrays; methods for other types (Ref's) are in the prelude.
 Value setindex(Interpreter& in, Args& args) {
   need_args(args, 2, 1 << 30, "setindex!");
+  if (is_value_vector(args.pos[0])) {
+    std::vector<Value> items = args.pos[0].tup().items;
+    Value i = args.pos.size() == 3 ? args.pos[2] : Value();
+    if (i.kind != VKind::integer || i.i < 1 || i.i > static_cast<int64_t>(items.size())) {
+      user_error("a vector of {} values is written at one index from 1 to {}", items.size(),
+                 items.size());
+    }
+    items[static_cast<size_t>(i.i - 1)] = args.pos[1];
+    in.replace_items(args.pos[0], std::move(items));
+    return args.pos[0];
+  }
   std::vector<Value> idx(args.pos.begin() + 2, args.pos.end());
   write_array(in, args.pos[0], args.pos[1], &idx, false);
   return args.pos[0];
@@ -230,6 +243,7 @@ Value copy(Interpreter&, Args& args) {
   if (x.kind == VKind::object && x.object().type->is_mutable) {
     user_error("copy of a mutable struct {} is not defined; use deepcopy", x.object().type->name);
   }
+  if (is_value_vector(x)) return Value::vector(x.tup().items);
   return x.is_tensor() && !x.tensor().number ? copy_array(x) : x;
 }
 

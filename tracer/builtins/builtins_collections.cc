@@ -7,9 +7,6 @@
 
 namespace ytape::tracer {
 
-namespace {
-
-// The items of a collection argument: tuples, named tuples, ranges, vectors.
 std::vector<Value> items_of(Interpreter& in, const Value& v) {
   switch (v.kind) {
     case VKind::tuple:
@@ -36,6 +33,8 @@ std::vector<Value> items_of(Interpreter& in, const Value& v) {
       user_error("expected a collection (tuple, range, vector), got {}", a_type_name(v));
   }
 }
+
+namespace {
 
 Value call_with(Interpreter& in, const Value& f, std::vector<Value> args) {
   Args a;
@@ -135,7 +134,7 @@ Value collect(Interpreter& in, Args& args) {
   a.pos = items_of(in, v);
   bool numbers = true;
   for (const Value& x : a.pos) numbers = numbers && x.is_number();
-  if (!numbers || a.pos.empty()) return Value::tuple(std::move(a.pos));
+  if (!numbers || a.pos.empty()) return Value::vector(std::move(a.pos));
   return in.call(*in.global("vect"), std::move(a), in.here());
 }
 

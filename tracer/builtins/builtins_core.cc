@@ -112,6 +112,21 @@ Value typeof_(Interpreter&, Args& args) {
   if (v.is_tensor() && (v.tensor().number || v.tensor().element)) {
     return Value::type(dtype_type(v.tensor().type.dtype));
   }
+  if (v.is_tensor() || is_value_vector(v)) {
+    // Vector{Float32}, Matrix{Float64}, Array{Bool, 3}; a vector of values is Vector{Any}.
+    auto t = std::make_shared<TypeObj>(
+        *builtin_type(v.is_tensor() ? TypeTag::abstract_array : TypeTag::tuple));
+    t->name = type_name_of(v);
+    if (v.is_tensor()) {
+      int rank = v.tensor().type.rank();
+      std::string el = dtype_type(v.tensor().type.dtype)->name;
+      if (rank <= 2) t->name = fmt::format("{}{{{}}}", rank == 1 ? "Vector" : "Matrix", el);
+      t->has_eltype = true;
+      t->eltype = v.tensor().type.dtype;
+      t->rank = rank;
+    }
+    return Value::type(std::move(t));
+  }
   user_error("typeof of {} is not supported", a_type_name(v));
 }
 
@@ -218,11 +233,6 @@ Value tuple(Interpreter&, Args& args) {
   return Value::tuple(args.pos);
 }
 
-Value pair(Interpreter&, Args& args) {
-  need(args, 2, "=>");
-  return Value::tuple(args.pos);
-}
-
 Value error(Interpreter&, Args& args) {
   std::string text;
   for (const Value& v : args.pos) text += print_text(v);
@@ -318,7 +328,6 @@ void add_core_builtins(BuiltinTable& t) {
                         {"one", one},
                         {"identity", identity},
                         {"tuple", tuple},
-                        {"=>", pair},
                         {"error", error},
                         {"@assert", assert_macro},
                         {"@show", show_macro},

@@ -313,6 +313,9 @@ Value not_(Interpreter& in, Args& args) {
 }
 
 bool same(const Value& a, const Value& b) {
+  // Numbers (inside tuples) by value, as Julia's ==: (1, 2) == (1, 2.0).
+  if (is_scalar(a) || is_scalar(b))
+    return is_scalar(a) && is_scalar(b) && as_double(a) == as_double(b);
   if (a.kind != b.kind) return false;
   switch (a.kind) {
     case VKind::nothing:
@@ -332,6 +335,15 @@ bool same(const Value& a, const Value& b) {
     case VKind::range:
       return a.rng().start == b.rng().start && a.rng().step == b.rng().step &&
              a.rng().length() == b.rng().length();
+    case VKind::type: {
+      // Built-in types made apart (typeof(x), Vector{Float32}) are equal by content.
+      const TypeObj &x = *a.type_ref(), &y = *b.type_ref();
+      if (&x == &y) return true;
+      if (x.tag != y.tag || x.tag == TypeTag::user) return false;
+      if (x.tag != TypeTag::abstract_array) return x.name == y.name;
+      return x.has_eltype == y.has_eltype && (!x.has_eltype || x.eltype == y.eltype) &&
+             x.rank == y.rank;
+    }
     default:
       return a.obj == b.obj;
   }
@@ -384,6 +396,19 @@ Value identical(Interpreter&, Args& args) {
 }
 Value not_identical(Interpreter&, Args& args) {
   return Value::boolean(!egal(args));
+}
+
+// isequal(a, b): == except that NaN equals NaN and -0.0 does not equal 0.0 (Dict keys).
+Value isequal(Interpreter& in, Args& args) {
+  need(args, 2, "isequal");
+  const Value &a = args.pos[0], &b = args.pos[1];
+  if (is_scalar(a) && is_scalar(b)) {
+    double x = as_double(a), y = as_double(b);
+    bool nan = std::isnan(x) && std::isnan(y);
+    return Value::boolean(nan || (x == y && std::signbit(x) == std::signbit(y)));
+  }
+  if (a.is_tensor() || b.is_tensor()) return compare<Prim::eq>(in, args);
+  return Value::boolean(same(a, b));
 }
 
 template <Prim P>
@@ -466,6 +491,7 @@ void add_math_builtins(BuiltinTable& t) {
                         {">", compare<Prim::gt>},
                         {">=", compare<Prim::ge>},
                         {"===", identical},
+                        {"isequal", isequal},
                         {"!==", not_identical},
                         {"÷", int_div},
                         {"div", int_div},

@@ -49,6 +49,7 @@ void Interpreter::register_builtins() {
   add_collection_builtins(table);
   add_prim_builtins(table);
   add_assign_builtins(table);
+  add_vector_builtins(table);
   for (auto& [name, fn] : table) {
     auto f = std::make_shared<FunctionObj>();
     f->name = name;
@@ -372,6 +373,8 @@ Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
       return eval_struct(e, env);
     case Kind::const_:
       return eval(*e.args[0], env);
+    case Kind::curly:  // `Vector{Float32}`, `Dict{Symbol, Int}` as values
+      return Value::type(eval_type(e, env, nullptr));
     case Kind::global:
       for (const ExprPtr& a : e.args) declare_global(*a, env);
       return Value();
@@ -410,6 +413,8 @@ void Interpreter::end_trace() {
   for (Undo& u : undo_) {
     if (auto* s = dynamic_cast<const StructObj*>(u.object.get())) {
       const_cast<StructObj*>(s)->fields = std::move(u.fields);
+    } else if (auto* t = dynamic_cast<const TupleObj*>(u.object.get())) {
+      const_cast<TupleObj*>(t)->items = std::move(u.fields);
     } else {
       const_cast<TensorObj&>(static_cast<const TensorObj&>(*u.object)) = std::move(u.array);
     }

@@ -160,6 +160,8 @@ class Interpreter {
   /// type, in place: every name for the array sees the new value (see write_array).
   /// Undone at end_trace, as set_field's writes are.
   void replace_array(const Value& x, const Value& v);
+  /// The same for a vector of values (TupleObj::vector): its items become `items`.
+  void replace_items(const Value& vector, std::vector<Value> items);
 
  private:
   friend struct Eval;
@@ -208,6 +210,8 @@ class Interpreter {
   void declare_global(const Expr& decl, const EnvPtr& env);
   void define_global(const std::string& name, Value v);
   std::vector<Value> iterate(const Value& v, Pos pos);
+  // iterate() of a struct instance, by the program's `iterate` methods.
+  std::vector<Value> iterate_protocol(const Value& v, Pos pos);
   void run_loop(const Expr& iteration, size_t k, const Expr& body, const EnvPtr& env);
 
   Value call_function(const FunctionObj& f, Args& args, Pos pos, const Value* self);
@@ -218,6 +222,7 @@ class Interpreter {
                        Pos pos, const std::string& name);
   TypeRef eval_type(const Expr& type, const EnvPtr& env, const Function* def);
   Value construct(const Value& type, Args& args, Pos pos);
+  Value construct_array(const TypeObj& t, Args& args, Pos pos);
 
   // fail() for an error of a call itself (its keywords), raised after the callee's frame
   // was pushed: the stack shows the caller as the innermost frame.
@@ -265,7 +270,7 @@ class Interpreter {
   // write: end_trace puts them back.
   struct Undo {
     std::shared_ptr<const Object> object;
-    std::vector<Value> fields;  // of a struct instance
+    std::vector<Value> fields;  // of a struct instance, or the items of a vector
     TensorObj array;            // of an array
   };
   std::vector<Undo> undo_;
@@ -294,6 +299,7 @@ void add_reduce_builtins(BuiltinTable& table);
 void add_collection_builtins(BuiltinTable& table);
 void add_prim_builtins(BuiltinTable& table);
 void add_assign_builtins(BuiltinTable& table);
+void add_vector_builtins(BuiltinTable& table);
 
 /// The text of the standard prelude (tracer/prelude.jl, embedded at build time).
 extern const char* const kPreludeText;
@@ -334,6 +340,12 @@ bool is_writable_array(const Value& v);
 /// is computed with pure ops and replaces x's in place (builtins_assign.cc).
 void write_array(Interpreter& in, const Value& x, const Value& v, const std::vector<Value>* idx,
                  bool broadcast);
+/// The items of a collection argument: tuples, named tuples, ranges, vectors
+/// (builtins_collections.cc).
+std::vector<Value> items_of(Interpreter& in, const Value& v);
+/// `v` (a number or an array) as a tensor of dtype `d`. Into Int and Bool arrays only
+/// exact values go, as Julia's InexactError demands.
+Value convert_exact(Interpreter& in, const Value& v, DType d);
 /// A new array object with the value of tensor `v` (`copy(x)`): a later write into either
 /// leaves the other as it was.
 Value copy_array(const Value& v);

@@ -69,7 +69,11 @@ bool as_specific(const Method& a, const Method& b) {
     if (tb == nullptr) continue;
     if (ta == nullptr || !subtype(*ta, *tb)) return false;
   }
-  return true;
+  // As Julia's: f() is more specific than f(xs...), f(x) than f(x, rest...).
+  auto vararg = [](const Method& m) {
+    return !m.def->params.empty() && m.def->params.back().splat;
+  };
+  return !vararg(a) || vararg(b);
 }
 
 }  // namespace
@@ -390,6 +394,7 @@ TypeRef Interpreter::eval_type(const Expr& type, const EnvPtr& env, const Functi
   TypeRef t = v.type_ref();
   if (type.kind != Kind::curly || t->tag != TypeTag::abstract_array) return t;
   auto refined = std::make_shared<TypeObj>(*t);
+  refined->name = type_expr_str(type);
   for (size_t i = 1; i < type.args.size(); ++i) {
     const Expr& p = *type.args[i];
     if (p.kind == Kind::int_lit) {
@@ -524,6 +529,34 @@ std::string Interpreter::no_constructor(const TypeObj& t, const Value* ctor, con
   return message;
 }
 
+Value Interpreter::construct_array(const TypeObj& t, Args& args, Pos pos) {
+  // `Vector{Float32}(undef, n)`, `Matrix{T}(undef, m, n)`, `Array{T, N}(undef, dims...)`,
+  // `Vector{T}()`: Julia leaves an undef array's contents unset; here they are zeros.
+  bool undef = !args.pos.empty() && args.pos[0].kind == VKind::object &&
+               args.pos[0].object().type->name == "UndefInitializer";
+  if (!undef && !(args.pos.empty() && t.rank == 1)) {
+    if (args.pos.size() == 1) {
+      Args conv;
+      conv.pos = {Value::type(std::make_shared<TypeObj>(t)), args.pos[0]};
+      return call(*global("convert"), std::move(conv), pos);
+    }
+    fail(pos, fmt::format("{}(...) takes undef and the dims, as {}(undef, 3), or an array "
+                          "to convert",
+                          t.name, t.name));
+  }
+  if (!t.has_eltype)
+    fail(pos, fmt::format("{}(undef, ...) needs an element type: {}{{Float32}}", t.name, t.name));
+  Args dims;
+  dims.pos.push_back(Value::type(dtype_type(t.eltype)));
+  if (args.pos.empty()) dims.pos.push_back(Value::integer(0));
+  for (size_t i = 1; i < args.pos.size(); ++i) dims.pos.push_back(args.pos[i]);
+  int64_t rank = static_cast<int64_t>(dims.pos.size()) - 1;
+  if (t.rank >= 0 && rank != t.rank) {
+    fail(pos, fmt::format("{} has {} dims, given {}", t.name, t.rank, rank));
+  }
+  return call(*global("zeros"), std::move(dims), pos);
+}
+
 Value Interpreter::construct(const Value& type, Args& args, Pos pos) {
   TypeRef t = type.type_ref();
   if (t->tag == TypeTag::user) {
@@ -551,6 +584,7 @@ Value Interpreter::construct(const Value& type, Args& args, Pos pos) {
     v.obj = std::move(obj);
     return v;
   }
+  if (t->tag == TypeTag::abstract_array) return construct_array(*t, args, pos);
   const Value* convert = global("convert");
   Args conv;
   conv.pos.push_back(type);

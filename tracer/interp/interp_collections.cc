@@ -114,6 +114,7 @@ Value Interpreter::eval_collection(const Expr& e, const EnvPtr& env) {
         }
         return v;
       }
+      if (e.kind == Kind::comprehension) return Value::vector(std::move(out));
       return Value::tuple(std::move(out));
     }
     default:
@@ -160,9 +161,9 @@ Value Interpreter::eval_array(const Expr& e, const EnvPtr& env) {
   if (e.kind == Kind::vect) {
     Args args;
     eval_args(e, 0, env, args);
-    if (!all_numbers(args.pos)) {
-      // Vectors of non-numbers (layers, tuples, arrays) are tuples here.
-      return Value::tuple(std::move(args.pos));
+    if (args.pos.empty() || !all_numbers(args.pos)) {
+      // `[]` and vectors of non-numbers (layers, tuples, arrays) are vectors of values.
+      return Value::vector(std::move(args.pos));
     }
     return call(*global("vect"), std::move(args), e.pos);
   }

@@ -31,6 +31,30 @@ Value Interpreter::eval_comparison(const Expr& e, const EnvPtr& env) {
   return result;
 }
 
+std::vector<Value> Interpreter::iterate_protocol(const Value& v, Pos pos) {
+  // Julia's: iterate(x) gives (item, state) or nothing, then iterate(x, state) the next.
+  const Value* it = global("iterate");
+  Args args;
+  args.pos = {v};
+  if (it == nullptr || it->kind != VKind::function || find_method(it->fn(), args) == nullptr) {
+    fail(pos, fmt::format("cannot iterate over {}; define iterate(x::{}) and "
+                          "iterate(x::{}, state), as in Julia",
+                          a_type_name(v), type_name_of(v), type_name_of(v)));
+  }
+  std::vector<Value> out;
+  for (Value next = call(*it, std::move(args), pos); next.kind != VKind::nothing;) {
+    if (next.kind != VKind::tuple || next.tup().items.size() != 2) {
+      fail(pos,
+           fmt::format("iterate must return (item, state) or nothing, got {}", a_type_name(next)));
+    }
+    out.push_back(next.tup().items[0]);
+    Args more;
+    more.pos = {v, next.tup().items[1]};
+    next = call(*it, std::move(more), pos);
+  }
+  return out;
+}
+
 std::vector<Value> Interpreter::iterate(const Value& v, Pos pos) {
   switch (v.kind) {
     case VKind::tuple:
@@ -69,6 +93,8 @@ std::vector<Value> Interpreter::iterate(const Value& v, Pos pos) {
       }
       return out;
     }
+    case VKind::object:
+      return iterate_protocol(v, pos);
     default:
       fail(pos, fmt::format("cannot iterate over {}", a_type_name(v)));
   }
@@ -239,11 +265,18 @@ void Interpreter::replace_array(const Value& x, const Value& v) {
   t.var = n.var;
 }
 
+void Interpreter::replace_items(const Value& vector, std::vector<Value> items) {
+  log_write(vector.obj);
+  const_cast<TupleObj&>(vector.tup()).items = std::move(items);
+}
+
 void Interpreter::log_write(const std::shared_ptr<const Object>& object) {
   if (!tracing() || !logged_.insert(object.get()).second) return;
   Undo u{object, {}, {}};
   if (auto* s = dynamic_cast<const StructObj*>(object.get())) {
     u.fields = s->fields;
+  } else if (auto* t = dynamic_cast<const TupleObj*>(object.get())) {
+    u.fields = t->items;
   } else {
     u.array = static_cast<const TensorObj&>(*object);
   }

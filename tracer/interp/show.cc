@@ -179,12 +179,29 @@ std::string show(const Value& v) {
     case VKind::symbol:
       return ":" + v.text();
     case VKind::tuple:
+      if (is_value_vector(v)) return items_text(v.tup(), v.tup().items.empty() ? "Any[" : "[", "]");
+      return items_text(v.tup(), "(", ")");
     case VKind::named_tuple:
       return items_text(v.tup(), "(", ")");
     case VKind::object: {
+      // The prelude's Pair and Dict show as Julia's: `:a => 1`, `Dict(:a => 1)`.
+      const StructObj& s = v.object();
+      const std::string& name = s.type->name;
+      if (name == "Pair" && s.fields.size() == 2) {
+        return show(s.fields[0]) + " => " + show(s.fields[1]);
+      }
+      if (name == "Dict" && s.fields.size() == 3 && is_value_vector(s.fields[0]) &&
+          is_value_vector(s.fields[1])) {
+        std::vector<std::string> entries;
+        const auto &keys = s.fields[0].tup().items, &vals = s.fields[1].tup().items;
+        for (size_t i = 0; i < keys.size() && i < vals.size(); ++i) {
+          entries.push_back(show(keys[i]) + " => " + show(vals[i]));
+        }
+        return fmt::format("Dict({})", fmt::join(entries, ", "));
+      }
       TupleObj fields;
-      fields.items = v.object().fields;
-      return items_text(fields, v.object().type->name + "(", ")");
+      fields.items = s.fields;
+      return items_text(fields, name + "(", ")");
     }
     case VKind::function:
       return v.fn().name;

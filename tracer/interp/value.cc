@@ -67,6 +67,13 @@ Value Value::tuple(std::vector<Value> items) {
   return out;
 }
 
+Value Value::vector(std::vector<Value> items) {
+  Value out = tuple(std::move(items));
+  std::const_pointer_cast<TupleObj>(std::static_pointer_cast<const TupleObj>(out.obj))->vector =
+      true;
+  return out;
+}
+
 Value Value::named_tuple(std::vector<std::string> names, std::vector<Value> items) {
   Value out;
   out.kind = VKind::named_tuple;
@@ -307,6 +314,9 @@ std::string type_name_of(const Value& v) {
       return v.dtype == DType::f32 ? "Float32" : "Float64";
     case VKind::object:
       return v.object().type->name;
+    case VKind::tuple:
+      if (is_value_vector(v)) return "Vector{Any}";
+      return "Tuple";
     case VKind::function:
       return fmt::format("typeof({})", v.fn().name);
     case VKind::type:

@@ -66,6 +66,7 @@ struct Value {
   static Value string(std::string text);
   static Value symbol(std::string name);
   static Value tuple(std::vector<Value> items);
+  static Value vector(std::vector<Value> items);  ///< TupleObj::vector
   static Value named_tuple(std::vector<std::string> names, std::vector<Value> items);
   static Value type(TypeRef t);
   static Value range(int64_t start, int64_t step, int64_t stop);
@@ -139,6 +140,10 @@ struct StringObj : Object {
 struct TupleObj : Object {
   std::vector<Value> items;
   std::vector<std::string> names;
+  /// A vector of values that are not all numbers (`[]`, `[layer1, layer2]`): a tuple
+  /// here, but one that push!, pop!, setindex! and the like change in place, as Julia's
+  /// Vector{Any}.
+  bool vector = false;
 };
 
 /// An instance of a struct type.
@@ -192,6 +197,10 @@ inline const TensorObj& Value::tensor() const {
 /// Whether `v` is an array standing for its elements (TensorObj::element).
 inline bool is_element(const Value& v) {
   return v.is_tensor() && v.tensor().element;
+}
+/// Whether `v` is a vector of values (TupleObj::vector).
+inline bool is_value_vector(const Value& v) {
+  return v.kind == VKind::tuple && static_cast<const TupleObj&>(*v.obj).vector;
 }
 /// `v` with TensorObj::element set to `on` (a tensor value; others are returned as they are).
 Value with_element(Value v, bool on);

@@ -64,6 +64,23 @@ TEST_CASE("the gradients of var, std and norm match finite differences") {
       "x = [0.3, -1.2, 2.5, 0.7]");
 }
 
+TEST_CASE("== of tuples compares their items; isequal; types by content") {
+  // (1, 2) == (1, 3) was once true: items that are numbers were not compared.
+  CHECK(
+      eval_show("", "(1, 2) == (1, 3), (1, 2) == (1, 2.0), (:a, 1.0) == (:a, 2.0), (1,) != (2,)") ==
+      "(false, true, false, true)");
+  CHECK(eval_show("", "isequal(NaN, NaN), isequal(0.0, -0.0), isequal(1, 1.0), isequal(:a, :a)") ==
+        "(true, false, true, true)");
+  CHECK(eval_show("",
+                  "typeof(zeros(2)), typeof(zeros(Bool, 1, 1, 1)), typeof(zeros(0)) == "
+                  "typeof(zeros(3)), typeof(zeros(Float32, 2)) == Vector{Float32}, "
+                  "Vector{Float32} == Array{Float32, 1}, typeof(zeros(2)) == Vector{Float32}") ==
+        "(Vector{Float64}, Array{Bool, 3}, true, true, true, false)");
+  // A method without varargs is more specific than one with, as in Julia.
+  CHECK(eval_show("g() = 0\ng(xs...) = length(xs)\nh(x) = 1\nh(x, r...) = 2",
+                  "g(), g(1, 2), h(5), h(5, 6)") == "(0, 2, 1, 2)");
+}
+
 TEST_CASE("== of arrays is one Bool, as Julia's") {
   CHECK(eval_show("x = [1.0, 2.0]",
                   "x == [1.0, 2.0], x == [1.0, 3.0], x != [1.0, 3.0], x == [1.0, 2.0, 3.0], "

@@ -124,3 +124,104 @@ end
 }
 
 }  // namespace ytape::tracer::testing
+
+namespace ytape::tracer::testing {
+
+TEST_CASE("push!, pop!, append! and the like change vectors in place") {
+  std::string p = R"(
+a = []
+push!(a, 1.0, "x")
+push!(a, [1, 2])
+b = a
+pushfirst!(b, :s)
+last_item = pop!(a)
+c = Float32[]
+push!(c, 1, 2.5)
+append!(c, [3, 4], 5:6)
+popped = (pop!(c), popfirst!(c))
+insert!(c, 2, 9)
+deleteat!(c, 1:2)
+layers = [sin, cos]
+push!(layers, tan)
+e = [1, 2, 3]
+empty!(e)
+)";
+  CHECK(eval_show(p, "a, last_item, c, popped, layers, e, typeof(c), typeof(a)") ==
+        "([:s, 1.0, \"x\"], [1, 2], Float32[3.0, 4.0, 5.0], (6.0f0, 1.0f0), [sin, cos, tan], "
+        "Int64[], Vector{Float32}, Vector{Any})");
+  CHECK(eval_show("", "[], typeof([]), [x for x in (:a, 1)], Vector{Float32}(undef, 2)") ==
+        "(Any[], Vector{Any}, [:a, 1], Float32[0.0, 0.0])");
+  CHECK(run_error("c = [1, 2]; push!(c, 1.5)").find("InexactError") != std::string::npos);
+  CHECK(run_error("c = [1.0]; push!(c, :a)").find("a vector of values ([]) holds any value") !=
+        std::string::npos);
+  CHECK(run_error("t = (1, 2); push!(t, 3)").find("push!: a Tuple is immutable") !=
+        std::string::npos);
+  CHECK(run_error("pop!(Float64[])").find("pop!: the vector must be non-empty") !=
+        std::string::npos);
+  // Traced: layer outputs collected in a vector, numbers in an array; a global vector
+  // written while tracing comes back afterwards.
+  std::string traced = R"(
+x = [0.3, -0.2, 0.5]
+seen = []
+function f(x)
+  outs = []
+  h = x
+  for i in 1:3
+    h = tanh.(h .* i)
+    push!(outs, h)
+  end
+  acc = Float64[]
+  for o in outs
+    push!(acc, sum(o))
+  end
+  append!(acc, x)
+  push!(seen, acc)
+  final = pop!(acc)
+  sum(acc .^ 2) + final * length(outs)
+end
+)";
+  check_trace_matches(traced, "f", {"x"});
+  check_gradient(traced);
+  Interpreter in;
+  in.run_text("t.jl", traced);
+  trace(in, "f", {"x"});
+  CHECK(show(in.eval_text("seen")) == "Any[]");
+}
+
+TEST_CASE("Dict and Pair: Julia's API, insertion order") {
+  std::string p = R"(
+d = Dict(:a => 1, :b => 2.5)
+d[:c] = 3
+d[:a] += 10
+ks = []
+for (k, v) in d
+  push!(ks, k)
+end
+delete!(d, :b)
+e = Dict(i => i^2 for i in 1:3)
+g = get!(e, 4, 16)
+z = Dict{Symbol, Float32}()
+z[:w] = 1
+pr = 1 => "one"
+k, v = pr
+)";
+  CHECK(eval_show(p, "d, ks, haskey(d, :b), get(d, :z, 0), length(d), e[3], g, e[4], z") ==
+        "(Dict(:a => 11, :c => 3), [:a, :b, :c], false, 0, 2, 9, 16, 16, Dict(:w => 1))");
+  CHECK(eval_show(p, "pr, pr.first, pr[2], k, v, first(pr), last(pr), merge(d, e)[2]") ==
+        "(1 => \"one\", 1, \"one\", 1, \"one\", 1, \"one\", 4)");
+  CHECK(eval_show(p, "pop!(d, :c), d, isempty(Dict()), collect(keys(d))") ==
+        "(3, Dict(:a => 11), true, [:a])");
+  CHECK(run_error(p + "d[:nope]").find("KeyError: key :nope not found") != std::string::npos);
+  // Values of a Dict in a traced function.
+  check_gradient(R"(
+x = [0.3, -0.2, 0.5]
+function f(x)
+  cache = Dict()
+  cache[:sq] = x .^ 2
+  cache[:sum] = sum(cache[:sq])
+  cache[:sum] * 2 + sum(cache[:sq] .* x)
+end
+)");
+}
+
+}  // namespace ytape::tracer::testing

@@ -63,14 +63,14 @@ TEST_CASE("higher-order functions, comprehensions and do blocks") {
   CHECK(eval_show("", "map(+, (1, 2), (10, 20))") == "(11, 22)");
   CHECK(eval_show("", "foldl(-, (1, 2, 3)), reduce(+, 1:4; init=10)") == "(-4, 20)");
   CHECK(eval_show("", "ntuple(i -> i^2, 3)") == "(1, 4, 9)");
-  CHECK(eval_show("", "collect(zip((1, 2), (:a, :b)))") == "((1, :a), (2, :b))");
+  CHECK(eval_show("", "collect(zip((1, 2), (:a, :b)))") == "[(1, :a), (2, :b)]");
   // Several iterators in one clause: an array of their lengths, the first varying fastest;
   // with a filter, a vector in the same order; a second `for` nests, the first outermost.
   CHECK(eval_show("", "Float32[i + 10j for i in 1:3, j in 1:2]") ==
         "Float32[11.0 21.0; 12.0 22.0; 13.0 23.0]");
   CHECK(eval_show("", "size([i + j + k for i in 1:2, j in 1:3, k in 1:4])") == "(2, 3, 4)");
   CHECK(eval_show("", "[i * j for i in 1:2, j in 1:3 if i != j]") == "[2, 2, 3, 6]");
-  CHECK(eval_show("", "[(i, j) for i in 1:2 for j in 1:2]") == "((1, 1), (1, 2), (2, 1), (2, 2))");
+  CHECK(eval_show("", "[(i, j) for i in 1:2 for j in 1:2]") == "[(1, 1), (1, 2), (2, 1), (2, 2)]");
   CHECK(eval_show("", "sum(x^2 for x in 1:4)") == "30");
   CHECK(eval_show("", "map((1, 2)) do x\n  x + 1\nend") == "(2, 3)");
   CHECK(eval_show("", "first(1:3), last((4, 5))") == "(1, 5)");

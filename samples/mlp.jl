@@ -11,4 +11,4 @@ model = Chain(Dense(784 => 256, relu), Dense(256 => 256, relu), Dense(256 => 10)
 x = randn(Float32, 784, batch)
 labels = [i % 10 + 1 for i in 1:batch]
 
-loss(model, x, labels) = crossentropy(model(x), labels)
+loss(model, x, labels) = logitcrossentropy_labels(model(x), labels)

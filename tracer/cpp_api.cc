@@ -473,12 +473,11 @@ Traced gather(const Traced& x, const Traced& idx, int64_t dim, Where at) {
 
 // ---- losses -------------------------------------------------------------------------------
 
-Traced crossentropy(const Traced& logits, const Traced& labels, Where at) {
+Traced logitcrossentropy_labels(const Traced& logits, const Traced& labels, Where at) {
   int64_t n = logits.size(2);
   Traced logp = logsoftmax(logits, {1}, at);
   Traced picked = gather(logp, reshape(labels, {1, n}, at), 1, at);
-  Traced total = unary(Prim::neg, sum(picked, at), at);
-  return binary(Prim::div, Operand(total, at), Operand(static_cast<double>(n), at));
+  return mean(unary(Prim::neg, picked, at), at);
 }
 
 Traced mse(const Traced& yhat, const Traced& y, Where at) {

@@ -231,7 +231,8 @@ Traced gather(const Traced& x, const Traced& idx, int64_t dim, Where at = Where:
 // ---- losses of the prelude ---------------------------------------------------------------
 
 /// Mean cross-entropy of logits (classes, batch) against i64 labels (batch,) in 1:classes.
-Traced crossentropy(const Traced& logits, const Traced& labels, Where at = Where::current());
+Traced logitcrossentropy_labels(const Traced& logits, const Traced& labels,
+                                Where at = Where::current());
 /// Mean squared error `mean(abs2.(yhat .- y))`.
 Traced mse(const Traced& yhat, const Traced& y, Where at = Where::current());
 

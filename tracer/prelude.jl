@@ -24,17 +24,6 @@ expand2(x::Tuple) = x
 expand_pad(p::Integer) = (p, p, p, p)
 expand_pad(p::Tuple) = length(p) == 2 ? (p[1], p[1], p[2], p[2]) : p
 
-# Uniform in ±sqrt(6 / (fan_in + fan_out)), Glorot and Bengio (2010), as Flux's default.
-function glorot_uniform(dims...)
-  receptive = 1
-  for i in 1:length(dims)-2
-    receptive *= dims[i]
-  end
-  fan_in = length(dims) == 2 ? dims[2] : receptive * dims[end-1]
-  fan_out = length(dims) == 2 ? dims[1] : receptive * dims[end]
-  scale = sqrt(24f0 / (fan_in + fan_out))
-  (rand(Float32, dims...) .- 0.5f0) .* scale
-end
 
 flatten(x) = reshape(x, :, size(x, ndims(x)))
 
@@ -94,17 +83,54 @@ function logsumexp(x; dims=1)
   m .+ log.(sum(exp.(x .- m); dims=dims))
 end
 
-# ---- losses -------------------------------------------------------------------------------
+# ---- losses (Flux's: agg reduces the per-sample losses, mean by default) -------------------
 
-# Mean cross-entropy of logits (classes, batch) against integer labels (batch,) in 1:classes.
-function crossentropy(logits, labels)
-  n = size(logits, 2)
-  picked = Prim.gather(logsoftmax(logits; dims=1), reshape(labels, 1, n); dim=1)
-  -sum(picked) / n
+xlogx(x) = ifelse(iszero(x), zero(x), x * log(ifelse(iszero(x), one(x), x)))
+xlogy(x, y) = ifelse(iszero(x), zero(x * y), x * log(ifelse(iszero(x), one(y), y)))
+
+mse(ŷ, y; agg=mean) = agg(abs2.(ŷ .- y))
+mae(ŷ, y; agg=mean) = agg(abs.(ŷ .- y))
+msle(ŷ, y; agg=mean, eps=eps(eltype(ŷ))) = agg(abs2.(log.((ŷ .+ eps) ./ (y .+ eps))))
+function huber_loss(ŷ, y; agg=mean, delta=1)
+  err = abs.(ŷ .- y)
+  agg(ifelse.(err .< delta, 0.5 .* err .^ 2, delta .* (err .- 0.5 * delta)))
 end
-logitcrossentropy(logits, labels) = crossentropy(logits, labels)
+# One-hot (or probability) targets y, as Flux's; integer labels are the _labels losses below.
+crossentropy(ŷ, y; dims=1, agg=mean, eps=eps(eltype(ŷ))) =
+  agg(.-sum(xlogy.(check_targets(ŷ, y, "crossentropy"), ŷ .+ eps); dims=dims))
+logitcrossentropy(ŷ, y; dims=1, agg=mean) =
+  agg(.-sum(check_targets(ŷ, y, "logitcrossentropy") .* logsoftmax(ŷ; dims=dims); dims=dims))
+binarycrossentropy(ŷ, y; agg=mean, eps=eps(eltype(ŷ))) =
+  agg(.-xlogy.(y, ŷ .+ eps) .- xlogy.(1 .- y, 1 .- ŷ .+ eps))
+logitbinarycrossentropy(ŷ, y; agg=mean) = agg((1 .- y) .* ŷ .- logσ.(ŷ))
+function kldivergence(ŷ, y; dims=1, agg=mean, eps=eps(eltype(ŷ)))
+  agg(sum(xlogx.(y); dims=dims)) + crossentropy(ŷ, y; dims=dims, agg=agg, eps=eps)
+end
+poisson_loss(ŷ, y; agg=mean) = agg(ŷ .- xlogy.(y, ŷ))
+hinge_loss(ŷ, y; agg=mean) = agg(max.(0, 1 .- ŷ .* y))
+squared_hinge_loss(ŷ, y; agg=mean) = agg(abs2.(max.(0, 1 .- ŷ .* y)))
+dice_coeff_loss(ŷ, y; smooth=1) =
+  1 - (2 * sum(y .* ŷ) + smooth) / (sum(abs2.(y)) + sum(abs2.(ŷ)) + smooth)
 
-mse(ŷ, y) = mean(abs2.(ŷ .- y))
+# An integer label vector where Flux takes one-hot targets says what to use instead.
+function check_targets(ŷ, y, name)
+  if y isa AbstractArray && ndims(y) == 1 && ndims(ŷ) == 2 && eltype(y) == Int
+    error(name, " takes one-hot targets of the scores' size, as Flux's (onehotbatch(labels, ",
+          "1:", size(ŷ, 1), ")); for integer labels use ", name, "_labels(scores, labels)")
+  end
+  y
+end
+
+# The losses of scores (classes, batch) against integer labels (batch,) in 1:classes: the
+# same as with onehotbatch(labels, 1:classes), without building the one-hot matrix.
+function logitcrossentropy_labels(logits, labels; agg=mean)
+  n = size(logits, 2)
+  agg(.-Prim.gather(logsoftmax(logits; dims=1), reshape(labels, 1, n); dim=1))
+end
+function crossentropy_labels(probs, labels; agg=mean, eps=eps(eltype(probs)))
+  n = size(probs, 2)
+  agg(.-log.(Prim.gather(probs, reshape(labels, 1, n); dim=1) .+ eps))
+end
 
 # One-hot columns, as Flux's: onehotbatch(labels, classes)[i, j] is labels[j] == classes[i].
 onehotbatch(labels, classes) = reshape(collect(classes), :, 1) .== reshape(labels, 1, :)
@@ -115,20 +141,86 @@ function onecold(y, labels=1:size(y, 1))
   labels == 1:size(y, 1) ? p : collect(labels)[p]
 end
 
+# ---- initializers (Flux's: dims as the weight's size, Float32) ---------------------------------
+
+function fans(dims)
+  receptive = 1
+  for i in 1:length(dims)-2
+    receptive *= dims[i]
+  end
+  length(dims) == 1 && return (dims[1], dims[1])
+  length(dims) == 2 ? (dims[2], dims[1]) : (receptive * dims[end-1], receptive * dims[end])
+end
+# Uniform in ±sqrt(6 / (fan_in + fan_out)), Glorot and Bengio (2010), as Flux's default.
+function glorot_uniform(dims...)
+  fan_in, fan_out = fans(dims)
+  scale = sqrt(24f0 / (fan_in + fan_out))
+  (rand(Float32, dims...) .- 0.5f0) .* scale
+end
+glorot_normal(dims...) = randn(Float32, dims...) .* sqrt(2f0 / sum(fans(dims)))
+kaiming_uniform(dims...; gain=sqrt(2f0)) =
+  (rand(Float32, dims...) .- 0.5f0) .* (2 * gain * sqrt(3f0 / fans(dims)[1]))
+kaiming_normal(dims...; gain=sqrt(2f0)) = randn(Float32, dims...) .* (gain / sqrt(fans(dims)[1]))
+zeros32(dims...) = zeros(Float32, dims...)
+ones32(dims...) = ones(Float32, dims...)
+rand32(dims...) = rand(Float32, dims...)
+randn32(dims...) = randn(Float32, dims...)
+
+# A layer's bias: bias=true makes zeros, false keeps none (as Flux, the field is false).
+create_bias(w, bias::Bool, n) = bias ? zeros(eltype(w), n) : false
+create_bias(w, bias::AbstractArray, n) = bias
+
+# ---- train and test mode ------------------------------------------------------------------
+
+# trainmode!(m) and testmode!(m) set the mode of the layers that differ (Dropout)
+# throughout a model; an unset layer is in training mode here, since a traced
+# program cannot tell whether its tape will be differentiated (Flux's default decides by
+# that).
+trainmode!(m, mode=true) = set_mode!(m, mode)
+testmode!(m, mode=true) = set_mode!(m, !mode)
+set_mode!(m, mode) = m
+function set_mode!(t::Tuple, mode)
+  foreach(x -> set_mode!(x, mode), t)
+  t
+end
+function set_mode!(t::NamedTuple, mode)
+  foreach(x -> set_mode!(x, mode), values(t))
+  t
+end
+
 # ---- layers -------------------------------------------------------------------------------
 
+# Dense(in => out, σ; bias=true, init=glorot_uniform) or Dense(W, bias=true, σ): y = σ.(W*x
+# .+ b), over the first dim of an input of any rank.
 struct Dense
   weight
   bias
   σ
 end
-Dense(weight::AbstractMatrix, bias) = Dense(weight, bias, identity)
-Dense(nin::Integer, nout::Integer, σ=identity) =
-  Dense(glorot_uniform(nout, nin), zeros(Float32, nout), σ)
-Dense(p::Pair, σ=identity) = Dense(p.first, p.second, σ)
-Dense(p::Tuple, σ=identity) = Dense(p[1], p[2], σ)
-(d::Dense)(x) = d.σ.(d.weight * x .+ d.bias)
+Dense(p::Pair, σ=identity; bias=true, init=glorot_uniform) =
+  Dense(init(p.second, p.first), bias, σ)
+Dense(p::Tuple, σ=identity; kw...) = Dense(p[1] => p[2], σ; kw...)
+Dense(nin::Integer, nout::Integer, σ=identity; kw...) = Dense(nin => nout, σ; kw...)
+Dense(w::AbstractMatrix, bias::Bool=true, σ=identity) =
+  new_instance(Dense, w, create_bias(w, bias, size(w, 1)), σ)
+Dense(w::AbstractMatrix, bias::AbstractArray) = Dense(w, bias, identity)
+function (d::Dense)(x)
+  ndims(x) > 2 && return reshape(d(reshape(x, size(x, 1), :)), :, size(x)[2:end]...)
+  y = d.weight * x
+  d.σ.(d.bias === false ? y : y .+ d.bias)
+end
 
+# SamePad(): pads so that a stride-1 convolution keeps the input's size.
+struct SamePad
+end
+function conv_pad(pad, k, dilation)
+  pad isa SamePad || return expand_pad(pad)
+  tw, th = dilation[1] * (k[1] - 1), dilation[2] * (k[2] - 1)
+  ((tw + 1) ÷ 2, tw ÷ 2, (th + 1) ÷ 2, th ÷ 2)
+end
+
+# Conv((kw, kh), in => out, σ; stride, pad, dilation, groups, bias, init) or Conv(w, bias, σ;
+# ...). Weights are (kw, kh, in ÷ groups, out); images WHCN.
 struct Conv
   weight
   bias
@@ -138,20 +230,28 @@ struct Conv
   dilation
   groups
 end
-function Conv(k::Tuple, ch, σ=identity; stride=1, pad=0, dilation=1, groups=1, bias=true)
-  weight = glorot_uniform(k[1], k[2], ch[1] ÷ groups, ch[2])
-  b = bias ? zeros(Float32, ch[2]) : nothing
-  Conv(weight, b, σ, expand2(stride), expand_pad(pad), expand2(dilation), groups)
+function Conv(k::Tuple, ch, σ=identity; stride=1, pad=0, dilation=1, groups=1, bias=true,
+              init=glorot_uniform)
+  weight = init(k[1], k[2], ch[1] ÷ groups, ch[2])
+  Conv(weight, bias, σ; stride=stride, pad=pad, dilation=dilation, groups=groups)
+end
+function Conv(w::AbstractArray, bias=true, σ=identity; stride=1, pad=0, dilation=1, groups=1)
+  new_instance(Conv, w, create_bias(w, bias, size(w, 4)), σ, expand2(stride),
+       conv_pad(pad, size(w), expand2(dilation)), expand2(dilation), groups)
 end
 function (c::Conv)(x)
   y = Prim.conv2d(x, c.weight; stride=c.stride, pad=c.pad, dilation=c.dilation, groups=c.groups)
-  if c.bias !== nothing
+  if c.bias !== false
     y = y .+ reshape(c.bias, 1, 1, :, 1)
   end
   c.σ.(y)
 end
+# One filter group per input channel, as Flux's.
+DepthwiseConv(k::Tuple, ch, σ=identity; kw...) = Conv(k, ch, σ; groups=ch[1], kw...)
 
-# Training mode: normalizes with the statistics of the batch (eps = 1e-5).
+# BatchNorm(channels, σ): normalizes with the statistics of the batch (eps = 1e-5), Flux's
+# training mode. Its running statistics and test mode belong with the training state of
+# issue 15.
 struct BatchNorm
   weight
   bias
@@ -160,6 +260,54 @@ end
 BatchNorm(channels::Integer, σ=identity) =
   BatchNorm(ones(Float32, channels), zeros(Float32, channels), σ)
 (b::BatchNorm)(x) = b.σ.(Prim.batchnorm(x, b.weight, b.bias))
+
+# LayerNorm(size, λ; affine=true, eps=1f-5): normalizes over the first length(size) dims,
+# then scales and shifts by arrays of that size.
+struct LayerNorm
+  λ
+  scale
+  bias
+  ϵ
+  dims
+end
+function LayerNorm(size, λ=identity; affine=true, eps=1f-5)
+  sz = size isa Integer ? (size,) : size
+  LayerNorm(λ, affine ? ones(Float32, sz...) : false, affine ? zeros(Float32, sz...) : false, eps,
+            ntuple(i -> i, length(sz)))
+end
+function (l::LayerNorm)(x)
+  μ = mean(x; dims=l.dims)
+  y = (x .- μ) ./ sqrt.(mean(abs2.(x .- μ); dims=l.dims) .+ l.ϵ)
+  l.λ.(l.scale === false ? y : y .* l.scale .+ l.bias)
+end
+
+# Dropout(p; dims=:): in training mode zeroes each element with probability p (a random op
+# of the tape, drawn anew by every run) and scales the rest by 1/(1-p); identity in test
+# mode. dims=d drops whole slices along the other dims.
+mutable struct Dropout
+  p
+  dims
+  active
+end
+Dropout(p; dims=:) = Dropout(p, dims, nothing)
+function (d::Dropout)(x)
+  (d.active === false || d.p == 0) && return x
+  s = d.dims === (:) ? size(x) : ntuple(i -> i in d.dims ? size(x, i) : 1, ndims(x))
+  x .* ((rand(eltype(x), s...) .>= d.p) ./ convert(eltype(x), 1 - d.p))
+end
+function set_mode!(d::Dropout, mode)
+  d.active = mode
+  d
+end
+
+# Embedding(in => out): column k of the weight (out, in) for label k.
+struct Embedding
+  weight
+end
+Embedding(p::Pair; init=randn32) = Embedding(init(p.second, p.first))
+(e::Embedding)(x::Integer) = e.weight[:, x]
+(e::Embedding)(x::AbstractArray) =
+  eltype(x) == Bool ? e.weight * x : reshape(e.weight[:, vec(x)], :, size(x)...)
 
 struct MaxPool
   window
@@ -180,25 +328,73 @@ MeanPool(k::Tuple; pad=0, stride=k) = MeanPool(k, expand2(stride), expand_pad(pa
 struct GlobalMeanPool
 end
 (g::GlobalMeanPool)(x) = mean(x; dims=(1, 2))
+struct GlobalMaxPool
+end
+(g::GlobalMaxPool)(x) = maximum(x; dims=(1, 2))
+
+# AdaptiveMeanPool(out) and AdaptiveMaxPool(out): the window and stride that give an
+# output of size out (w, h), as Flux's.
+struct AdaptiveMeanPool
+  out
+end
+struct AdaptiveMaxPool
+  out
+end
+function adaptive_window(x, out)
+  stride = (size(x, 1) ÷ out[1], size(x, 2) ÷ out[2])
+  ((size(x, 1) - (out[1] - 1) * stride[1], size(x, 2) - (out[2] - 1) * stride[2]), stride)
+end
+function (a::AdaptiveMeanPool)(x)
+  k, s = adaptive_window(x, a.out)
+  Prim.avg_pool2d(x; window=k, stride=s)
+end
+function (a::AdaptiveMaxPool)(x)
+  k, s = adaptive_window(x, a.out)
+  Prim.max_pool2d(x; window=k, stride=s)
+end
 
 struct Chain
   layers::Tuple
 end
 Chain(layers...) = Chain(layers)
 (c::Chain)(x) = foldl((h, layer) -> layer(h), c.layers; init=x)
+getindex(c::Chain, i::Integer) = c.layers[i]
+getindex(c::Chain, r::AbstractRange) = Chain(c.layers[r]...)
+length(c::Chain) = length(c.layers)
+function set_mode!(c::Chain, mode)
+  set_mode!(c.layers, mode)
+  c
+end
 
 struct SkipConnection
   layers
   connection
 end
 (s::SkipConnection)(x) = s.connection(s.layers(x), x)
+function set_mode!(s::SkipConnection, mode)
+  set_mode!(s.layers, mode)
+  s
+end
 
+# Parallel(connection, layers...): each layer on the one input, or layer i on input i.
 struct Parallel
   connection
   layers::Tuple
 end
 Parallel(connection, layers...) = Parallel(connection, layers)
-(p::Parallel)(x) = p.connection(map(layer -> layer(x), p.layers)...)
+function (p::Parallel)(xs...)
+  length(xs) == 1 && xs[1] isa Tuple && return p(xs[1]...)
+  length(xs) == 1 && return p.connection(map(layer -> layer(xs[1]), p.layers)...)
+  if length(xs) != length(p.layers)
+    error("Parallel with ", length(p.layers), " layers takes 1 or ", length(p.layers),
+          " inputs, got ", length(xs))
+  end
+  p.connection(map((layer, x) -> layer(x), p.layers, xs)...)
+end
+function set_mode!(p::Parallel, mode)
+  set_mode!(p.layers, mode)
+  p
+end
 
 # ---- Ref ---------------------------------------------------------------------------------
 
@@ -307,3 +503,15 @@ function merge(a::Dict, b::Dict)
   end
   d
 end
+
+# ---- any, all, count -----------------------------------------------------------------------
+
+count(x::AbstractArray) = sum(Int.(x))
+any(x::AbstractArray) = count(x) > 0
+all(x::AbstractArray) = count(x) == length(x)
+count(t::Tuple) = foldl(+, map(Int, t); init=0)
+any(t::Tuple) = count(t) > 0
+all(t::Tuple) = count(t) == length(t)
+count(f::Function, x) = count(f.(x))
+any(f::Function, x) = any(f.(x))
+all(f::Function, x) = all(f.(x))

@@ -43,7 +43,7 @@ Tape mlp_traced(int64_t batch) {
 
   Traced h = x;
   for (const Dense& layer : model) h = layer(h);
-  t.output(crossentropy(h, labels), "out");
+  t.output(logitcrossentropy_labels(h, labels), "out");
   return t.finish();
 }
 

@@ -202,12 +202,20 @@ Value float_(Interpreter& in, Args& args) {
   return x;
 }
 
-Value zero_one(const Value& x, double v) {
+Value zero_one(Interpreter& in, const Value& x, double v) {
   if (x.kind == VKind::integer) return Value::integer(static_cast<int64_t>(v));
   if (x.kind == VKind::float_) return Value::floating(v, x.dtype, x.weak);
-  if (x.kind == VKind::type) {
+  if (x.kind == VKind::boolean) return Value::boolean(v != 0);
+  if (x.is_tensor() && !x.tensor().number && !x.tensor().element) {
+    // zero(x) of an array: an array of zeros of its type, as Julia's.
+    const Type& t = x.tensor().type;
+    return in.prim1<Prim::fill>({}, {.value = v, .dtype = t.dtype, .shape = t.shape});
+  }
+  if (x.kind == VKind::type || x.is_tensor()) {
+    // A number's type, or a traced number's (zero(x[1])) or an element's in f.(x).
+    TypeRef type = x.is_tensor() ? dtype_type(x.tensor().type.dtype) : x.type_ref();
     DType d;
-    if (!type_dtype(*x.type_ref(), &d)) user_error("zero/one of type {}", x.type_ref()->name);
+    if (!type_dtype(*type, &d)) user_error("zero/one of type {}", type->name);
     if (d == DType::i64) return Value::integer(static_cast<int64_t>(v));
     if (d == DType::boolean) return Value::boolean(v != 0);
     return Value::floating(v, d);
@@ -215,13 +223,13 @@ Value zero_one(const Value& x, double v) {
   user_error("zero/one of {} is not supported", a_type_name(x));
 }
 
-Value zero(Interpreter&, Args& args) {
+Value zero(Interpreter& in, Args& args) {
   need(args, 1, "zero");
-  return zero_one(args.pos[0], 0);
+  return zero_one(in, args.pos[0], 0);
 }
-Value one(Interpreter&, Args& args) {
+Value one(Interpreter& in, Args& args) {
   need(args, 1, "one");
-  return zero_one(args.pos[0], 1);
+  return zero_one(in, args.pos[0], 1);
 }
 
 Value identity(Interpreter&, Args& args) {
@@ -310,6 +318,27 @@ Value setfield(Interpreter& in, Args& args) {
   return args.pos[2];
 }
 
+// new_instance(T, fields...): an instance of struct T with these fields, as the implied
+// constructor makes it, whatever outer constructors T has: the prelude's stand-in for
+// Julia's `new` in an inner constructor (Dense(w, false) must not call itself again).
+Value new_instance(Interpreter&, Args& args) {
+  if (args.pos.empty() || args.pos[0].kind != VKind::type ||
+      args.pos[0].type_ref()->tag != TypeTag::user || args.pos[0].type_ref()->is_abstract) {
+    user_error("new_instance takes a struct type, then its fields");
+  }
+  TypeRef t = args.pos[0].type_ref();
+  if (args.pos.size() != t->fields.size() + 1) {
+    user_error("{} has {} fields, given {}", t->name, t->fields.size(), args.pos.size() - 1);
+  }
+  auto obj = std::make_shared<StructObj>();
+  obj->type = t;
+  obj->fields.assign(args.pos.begin() + 1, args.pos.end());
+  Value v;
+  v.kind = VKind::object;
+  v.obj = std::move(obj);
+  return v;
+}
+
 }  // namespace
 
 void add_core_builtins(BuiltinTable& t) {
@@ -335,6 +364,7 @@ void add_core_builtins(BuiltinTable& t) {
                         {"values", values},
                         {"getfield", getfield},
                         {"setfield!", setfield},
+                        {"new_instance", new_instance},
                     });
 }
 

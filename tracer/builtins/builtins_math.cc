@@ -312,6 +312,31 @@ Value not_(Interpreter& in, Args& args) {
   user_error("'!' needs a Bool, got {}", a_type_name(x));
 }
 
+// a | b, a & b, xor(a, b): bitwise on integers, logical on Bools; on Bool arrays and
+// traced Bools elementwise, as select and ne.
+template <char Op>
+Value bitwise(Interpreter& in, Args& args) {
+  const char* name = Op == '|' ? "|" : Op == '&' ? "&" : "xor";
+  need(args, 2, name);
+  const Value &a = args.pos[0], &b = args.pos[1];
+  if (a.kind == VKind::boolean && b.kind == VKind::boolean) {
+    return Value::boolean(Op == '|' ? a.b || b.b : Op == '&' ? a.b && b.b : a.b != b.b);
+  }
+  if (a.kind == VKind::integer && b.kind == VKind::integer) {
+    return Value::integer(Op == '|' ? a.i | b.i : Op == '&' ? a.i & b.i : a.i ^ b.i);
+  }
+  auto is_bool = [](const Value& v) {
+    return v.kind == VKind::boolean || (v.is_tensor() && v.tensor().type.dtype == DType::boolean);
+  };
+  if (!is_bool(a) || !is_bool(b)) {
+    user_error("'{}' takes two Bools (or Bool arrays) or two integers, got {} and {}", name,
+               a_type_name(a), a_type_name(b));
+  }
+  Value x = in.as_tensor(a, DType::boolean), y = in.as_tensor(b, DType::boolean);
+  if (Op == '^') return in.prim1(Prim::ne, {x, y});
+  return Op == '|' ? in.prim1(Prim::select, {x, x, y}) : in.prim1(Prim::select, {x, y, x});
+}
+
 bool same(const Value& a, const Value& b) {
   // Numbers (inside tuples) by value, as Julia's ==: (1, 2) == (1, 2.0).
   if (is_scalar(a) || is_scalar(b))
@@ -484,6 +509,10 @@ void add_math_builtins(BuiltinTable& t) {
                         {"/", divide},
                         {"^", power},
                         {"!", not_},
+                        {"|", bitwise<'|'>},
+                        {"&", bitwise<'&'>},
+                        {"xor", bitwise<'^'>},
+                        {"⊻", bitwise<'^'>},
                         {"==", compare<Prim::eq>},
                         {"!=", compare<Prim::ne>},
                         {"<", compare<Prim::lt>},

@@ -1,0 +1,107 @@
+// The prelude as Flux 0.14 defines it: losses with agg, layer constructors and keywords,
+// train and test mode. Expected values are computed independently (by hand or with
+// plain formulas), not by the prelude.
+#include <doctest/doctest.h>
+
+#include "tests/unit/tracer/interp_helpers.h"
+
+namespace ytape::tracer::testing {
+
+TEST_CASE("Flux's losses: one-hot targets, agg, and the integer-label forms") {
+  std::string p = R"(
+p = [0.2 0.7; 0.8 0.3]
+y = [1.0 0.0; 0.0 1.0]
+z = [1.0 2.0; 3.0 0.5]
+)";
+  CHECK(eval_show(p,
+                  "crossentropy(p, y), logitcrossentropy(z, y), "
+                  "logitcrossentropy(z, y; agg=sum), logitcrossentropy_labels(z, [1, 2])") ==
+        "(1.4067053583800173, 1.9141706445128626, 3.828341289025725, 1.9141706445128626)");
+  CHECK(eval_show("",
+                  "binarycrossentropy([0.9, 0.2], [1.0, 0.0]), "
+                  "logitbinarycrossentropy([2.0, -1.0], [1.0, 0.0])") ==
+        "(0.16425203348601775, 0.22009484928059764)");
+  CHECK(eval_show("a = [1.0, 2.0, 5.0]; c = [1.5, 2.0, 2.0]",
+                  "mae(a, c), huber_loss(a, c), hinge_loss([0.5, -2.0], [1.0, 1.0]), "
+                  "mse(a, c; agg=sum), mse(a, c; agg=identity)") ==
+        "(1.1666666666666667, 0.875, 1.75, 9.25, [0.25, 0.0, 9.0])");
+  // Equal distributions: no divergence.
+  CHECK(eval_show(p, "abs(kldivergence(p, p)) < 1e-12") == "true");
+  CHECK(run_error(p + "logitcrossentropy(z, [1, 2])")
+            .find("logitcrossentropy takes one-hot targets of the scores' size, as Flux's "
+                  "(onehotbatch(labels, 1:2)); for integer labels use "
+                  "logitcrossentropy_labels(scores, labels)") != std::string::npos);
+}
+
+TEST_CASE("Flux's layer constructors and keywords") {
+  std::string p = R"(
+seed!(3)
+d1 = Dense(2 => 3, tanh; bias=false)
+d2 = Dense([1.0 2.0; 3.0 4.0], [0.5, -0.5], relu)
+d3 = Dense([1.0 0.0; 0.0 2.0])
+d4 = Dense(2 => 4; init=ones32)
+x3 = reshape(collect(1.0:12.0), 2, 3, 2)
+c1 = Conv((3, 3), 2 => 4; pad=SamePad())
+c2 = Conv(ones(Float32, 1, 1, 2, 3), false)
+dw = DepthwiseConv((3, 3), 2 => 4)
+img = randn(Float32, 5, 6, 2, 1)
+e = Embedding(4 => 3)
+)";
+  CHECK(eval_show(p, "d1.bias, d2([1.0, 1.0]), d3([1.0, 1.0]), d4.weight, size(d2(x3))") ==
+        "(false, [3.5, 6.5], [1.0, 2.0], Float32[1.0 1.0; 1.0 1.0; 1.0 1.0; 1.0 1.0], "
+        "(2, 3, 2))");
+  // Dense on a 3-d input is the matrix product over the first dim.
+  CHECK(eval_show(p, "d2(x3)[:, 2, 2] == relu.([1.0 2.0; 3.0 4.0] * [9.0, 10.0] .+ [0.5, -0.5])") ==
+        "true");
+  CHECK(eval_show(p,
+                  "size(c1(img)), c1.pad, c2.bias, c2(img)[:, :, 1, 1] == "
+                  "img[:, :, 1, 1] .+ img[:, :, 2, 1], dw.groups, size(dw.weight)") ==
+        "((5, 6, 4, 1), (1, 1, 1, 1), false, true, 2, (3, 3, 1, 4))");
+  CHECK(eval_show(p,
+                  "e(2) == e.weight[:, 2], size(e([1 2; 3 4])), "
+                  "e(Bool[0, 1, 0, 0]) == e.weight[:, 2]") == "(true, (3, 2, 2), true)");
+}
+
+TEST_CASE("normalization, pooling, containers and train/test mode") {
+  std::string p = R"(
+x = [1.0 4.0; 2.0 0.0; 6.0 2.0]
+ln = LayerNorm(3)
+img = reshape(collect(1.0:16.0), 4, 4, 1, 1)
+par = Parallel(+, a -> a .* 2, b -> b .- 1)
+ch = Chain(a -> a .+ 1, a -> a .* 3, sum)
+drop = Dropout(0.5)
+)";
+  CHECK(eval_show(p, "ln(x)[:, 1]") ==
+        "[-0.9258191078240638, -0.4629095539120319, 1.3887286617360959]");  // eps = 1f-5
+  CHECK(eval_show(p,
+                  "AdaptiveMeanPool((2, 2))(img)[:, :, 1, 1], "
+                  "AdaptiveMaxPool((1, 2))(img)[:, :, 1, 1], GlobalMaxPool()(img)[1]") ==
+        "([3.5 11.5; 5.5 13.5], [8.0 16.0], 16.0)");
+  CHECK(eval_show(p,
+                  "par(1.0), par(1.0, 5.0), par((1.0, 5.0)), ch[2](1.0), ch[1:2](1.0), "
+                  "length(ch)") == "(2.0, 6.0, 6.0, 3.0, 6.0, 3)");
+  // Dropout: in training mode each element is zero or x / (1 - p); testmode! turns it off.
+  CHECK(eval_show(p,
+                  "y = drop(ones(1000)); all((y .== 0) .| (y .== 2)), "
+                  "300 < count(y .== 0) < 700") == "(true, true)");
+  CHECK(eval_show(p + "testmode!(Chain(drop))", "drop(ones(3)), drop.active") ==
+        "([1.0, 1.0, 1.0], false)");
+  CHECK(eval_show(p + "testmode!(drop); trainmode!(drop)", "drop.active") == "true");
+}
+
+TEST_CASE("gradients through the Flux layers match finite differences") {
+  check_gradient(R"(
+seed!(7)
+init = (dims...) -> randn(dims...)  # Float64, for finite differences in f64
+m = Chain(Conv((3, 3), 1 => 2, tanh; pad=SamePad(), init=init), LayerNorm((4, 4, 2)),
+          AdaptiveMeanPool((2, 2)), Flux.flatten, Dense(8 => 3; bias=false, init=init))
+t = [1.0 0 0; 0 1 0; 0 0 1; 1 0 0]'
+function f(x)
+  scores = m(reshape(x, 4, 4, 1, 1) .* [1.0, -1.0, 0.5, 2.0]')
+  logitcrossentropy(scores, t) + huber_loss(scores, t .* 2; agg=sum)
+end
+x = Float64.(reshape(collect(1:16), 4, 4)) ./ 16
+)");
+}
+
+}  // namespace ytape::tracer::testing

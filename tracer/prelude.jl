@@ -178,15 +178,15 @@ create_bias(w, bias::AbstractArray, n) = bias
 # that).
 trainmode!(m, mode=true) = set_mode!(m, mode)
 testmode!(m, mode=true) = set_mode!(m, !mode)
-set_mode!(m, mode) = m
-function set_mode!(t::Tuple, mode)
-  foreach(x -> set_mode!(x, mode), t)
-  t
+function set_mode!(m, mode)
+  foreach(x -> set_mode!(x, mode), sublayers(m))
+  m
 end
-function set_mode!(t::NamedTuple, mode)
-  foreach(x -> set_mode!(x, mode), values(t))
-  t
-end
+
+# The layers a container holds, for the functions that walk a model (testmode!, reset!).
+sublayers(m) = ()
+sublayers(t::Tuple) = t
+sublayers(t::NamedTuple) = values(t)
 
 # ---- layers -------------------------------------------------------------------------------
 
@@ -358,23 +358,17 @@ struct Chain
 end
 Chain(layers...) = Chain(layers)
 (c::Chain)(x) = foldl((h, layer) -> layer(h), c.layers; init=x)
+sublayers(c::Chain) = c.layers
 getindex(c::Chain, i::Integer) = c.layers[i]
 getindex(c::Chain, r::AbstractRange) = Chain(c.layers[r]...)
 length(c::Chain) = length(c.layers)
-function set_mode!(c::Chain, mode)
-  set_mode!(c.layers, mode)
-  c
-end
 
 struct SkipConnection
   layers
   connection
 end
 (s::SkipConnection)(x) = s.connection(s.layers(x), x)
-function set_mode!(s::SkipConnection, mode)
-  set_mode!(s.layers, mode)
-  s
-end
+sublayers(s::SkipConnection) = (s.layers,)
 
 # Parallel(connection, layers...): each layer on the one input, or layer i on input i.
 struct Parallel
@@ -382,6 +376,7 @@ struct Parallel
   layers::Tuple
 end
 Parallel(connection, layers...) = Parallel(connection, layers)
+sublayers(p::Parallel) = p.layers
 function (p::Parallel)(xs...)
   length(xs) == 1 && xs[1] isa Tuple && return p(xs[1]...)
   length(xs) == 1 && return p.connection(map(layer -> layer(xs[1]), p.layers)...)
@@ -391,10 +386,97 @@ function (p::Parallel)(xs...)
   end
   p.connection(map((layer, x) -> layer(x), p.layers, xs)...)
 end
-function set_mode!(p::Parallel, mode)
-  set_mode!(p.layers, mode)
-  p
+
+# ---- recurrent layers (Flux 0.14's: a cell, made stateful by Recur) ---------------------------
+
+# Recur(cell): m(x) runs h, y = cell(h, x) and keeps h as its state; reset!(m) sets the
+# state back to the cell's state0 (for a whole model too). The state is a field of a
+# mutable struct: it changes step by step while tracing, and a model that existed before
+# the trace gets it back when the trace ends.
+mutable struct Recur
+  cell
+  state
 end
+Recur(cell) = Recur(cell, cell.state0)
+function (m::Recur)(x)
+  m.state, y = m.cell(m.state, x)
+  y
+end
+sublayers(r::Recur) = (r.cell,)
+function reset!(m::Recur)
+  m.state = m.cell.state0
+  nothing
+end
+function reset!(m)
+  foreach(reset!, sublayers(m))
+  nothing
+end
+
+# Rows (n-1)h+1 : nh, gate n of a stacked weight or its product.
+gate(x::AbstractVector, h, n) = x[(n - 1) * h + 1:n * h]
+gate(x::AbstractMatrix, h, n) = x[(n - 1) * h + 1:n * h, :]
+reshape_cell_output(h, x) = reshape(h, :, size(x)[2:end]...)
+
+# RNN(in => out, σ=tanh): h = σ.(Wi x .+ Wh h .+ b).
+struct RNNCell
+  σ
+  Wi
+  Wh
+  b
+  state0
+end
+RNNCell(p::Pair, σ=tanh; init=glorot_uniform, initb=zeros32, init_state=zeros32) =
+  RNNCell(σ, init(p.second, p.first), init(p.second, p.second), initb(p.second),
+          init_state(p.second, 1))
+function (m::RNNCell)(h, x)
+  h = m.σ.(m.Wi * x .+ m.Wh * h .+ m.b)
+  h, reshape_cell_output(h, x)
+end
+RNN(a...; ka...) = Recur(RNNCell(a...; ka...))
+
+# LSTM(in => out): gates input, forget, cell, output stacked in Wi (4out, in), Wh (4out,
+# out) and b, whose forget gate starts at 1; the state is (h, c).
+struct LSTMCell
+  Wi
+  Wh
+  b
+  state0
+end
+function LSTMCell(p::Pair; init=glorot_uniform, initb=zeros32, init_state=zeros32)
+  out = p.second
+  b = initb(4 * out)
+  b[out + 1:2 * out] .= 1
+  LSTMCell(init(4 * out, p.first), init(4 * out, out), b, (init_state(out, 1), init_state(out, 1)))
+end
+function (m::LSTMCell)((h, c), x)
+  o = size(h, 1)
+  g = m.Wi * x .+ m.Wh * h .+ m.b
+  c′ = sigmoid.(gate(g, o, 2)) .* c .+ sigmoid.(gate(g, o, 1)) .* tanh.(gate(g, o, 3))
+  h′ = sigmoid.(gate(g, o, 4)) .* tanh.(c′)
+  (h′, c′), reshape_cell_output(h′, x)
+end
+LSTM(a...; ka...) = Recur(LSTMCell(a...; ka...))
+
+# GRU(in => out): reset, update and candidate gates stacked in Wi (3out, in), Wh, b.
+struct GRUCell
+  Wi
+  Wh
+  b
+  state0
+end
+GRUCell(p::Pair; init=glorot_uniform, initb=zeros32, init_state=zeros32) =
+  GRUCell(init(3 * p.second, p.first), init(3 * p.second, p.second), initb(3 * p.second),
+          init_state(p.second, 1))
+function (m::GRUCell)(h, x)
+  o = size(h, 1)
+  gx, gh = m.Wi * x, m.Wh * h
+  r = sigmoid.(gate(gx, o, 1) .+ gate(gh, o, 1) .+ gate(m.b, o, 1))
+  z = sigmoid.(gate(gx, o, 2) .+ gate(gh, o, 2) .+ gate(m.b, o, 2))
+  h̃ = tanh.(gate(gx, o, 3) .+ r .* gate(gh, o, 3) .+ gate(m.b, o, 3))
+  h′ = (1 .- z) .* h̃ .+ z .* h
+  h′, reshape_cell_output(h′, x)
+end
+GRU(a...; ka...) = Recur(GRUCell(a...; ka...))
 
 # ---- Ref ---------------------------------------------------------------------------------
 

@@ -104,4 +104,44 @@ x = Float64.(reshape(collect(1:16), 4, 4)) ./ 16
 )");
 }
 
+TEST_CASE("recurrent layers: cells made stateful by Recur, reset!") {
+  std::string p = R"(
+accum(h, x) = (h + x, x)
+acc = Recur(accum, 0)
+steps = (acc(2), acc(3))
+lstm = Recur(LSTMCell(reshape([0.5, -0.5, 1.0, 2.0], 4, 1), reshape([0.1, 0.2, 0.3, 0.4], 4, 1), [0.0, 1.0, 0.0, 0.0],
+                      (zeros(1, 1), zeros(1, 1))))
+gru = Recur(GRUCell(reshape([0.5, -0.5, 1.0], 3, 1), reshape([0.1, 0.2, 0.3], 3, 1), [0.0, 0.1, 0.2], zeros(1, 1)))
+rnn = Recur(RNNCell(tanh, fill(0.5, 1, 1), fill(0.25, 1, 1), [0.1], zeros(1, 1)))
+seq = [[1.0], [-2.0]]
+outs = (lstm.(seq), gru.(seq), rnn.(seq))
+)";
+  CHECK(eval_show(p, "steps, acc.state") == "((2, 3), 5)");
+  // Within rounding of the same formulas written out by hand (Python's math).
+  std::string want =
+      "[0.0032656600312317725, 0.15716251541766663, 0.4990987260140729, 0.1654028665852774, "
+      "0.5370495669980353, -0.6444441069419306]";
+  CHECK(eval_show(p,
+                  "got = [outs[1][2][1], lstm.state[2][1], outs[2][1][1], outs[2][2][1], "
+                  "outs[3][1][1], outs[3][2][1]]; maximum(abs.(got .- " +
+                      want + "))  < 1e-15") == "true");
+  // reset! walks a model; a batch of columns gives a state per column.
+  CHECK(eval_show(p + "m = Chain(rnn, Dense(1 => 1)); Flux.reset!(m)",
+                  "rnn.state == zeros(1, 1), "
+                  "size(LSTM(3 => 4)(ones(Float32, 3, 5))), size(GRU(3 => 2)(ones(Float32, 3))), "
+                  "LSTM(3 => 4).cell.b[5:8]") ==
+        "(true, (4, 5), (2,), Float32[1.0, 1.0, 1.0, 1.0])");
+  // Gradients through a sequence, the state carried from step to step.
+  check_gradient(R"(
+seed!(11)
+init = (dims...) -> randn(dims...) .* 0.5
+m = Chain(LSTM(2 => 3; init=init), GRU(3 => 2; init=init), RNN(2 => 2; init=init))
+function f(x)
+  Flux.reset!(m)
+  sum(sum(abs2.(m(x[:, t]))) for t in 1:3)
+end
+x = [0.5 -1.0 0.3; 0.2 0.8 -0.6]
+)");
+}
+
 }  // namespace ytape::tracer::testing

@@ -267,6 +267,21 @@ Value gather_indices(Interpreter& in, Value v, const std::vector<Value>& arrays)
 
 }  // namespace
 
+void not_defined_for(std::string_view what, const Value& v) {
+  if (v.kind == VKind::tuple) {
+    bool numbers = !v.tup().items.empty();
+    for (const Value& item : v.tup().items) numbers = numbers && item.is_number();
+    if (numbers) {
+      user_error(
+          "{} is not defined for {}: it takes numbers or arrays; collect(t) makes an array "
+          "of its numbers",
+          what, a_type_name(v));
+    }
+    user_error("{} is not defined for {}: it takes numbers or arrays", what, a_type_name(v));
+  }
+  user_error("{} is not defined for {}", what, a_type_name(v));
+}
+
 Value index_tensor(Interpreter& in, const Value& x, const std::vector<Value>& idx) {
   const Shape& shape = x.tensor().type.shape;
   size_t n = idx.size();
@@ -377,7 +392,7 @@ Value size(Interpreter&, Args& args) {
   } else if (x.kind == VKind::tuple || x.kind == VKind::range) {
     s = {x.kind == VKind::range ? x.rng().length() : static_cast<int64_t>(x.tup().items.size())};
   } else if (!x.is_number() && !is_element(x)) {
-    user_error("size of {} is not defined", a_type_name(x));
+    not_defined_for("size", x);
   }
   if (args.pos.size() == 2) {
     const Value& d = args.pos[1];
@@ -419,7 +434,7 @@ Value ndims(Interpreter&, Args& args) {
 Value reshape(Interpreter& in, Args& args) {
   need_args(args, 2, 1 << 30, "reshape");
   const Value& x = args.pos[0];
-  if (!x.is_tensor()) user_error("reshape of {} is not defined", a_type_name(x));
+  if (!x.is_tensor()) not_defined_for("reshape", x);
   std::vector<Value> dims(args.pos.begin() + 1, args.pos.end());
   if (dims.size() == 1 && dims[0].kind == VKind::tuple) dims = dims[0].tup().items;
   Shape shape;
@@ -450,7 +465,7 @@ Value reshape(Interpreter& in, Args& args) {
 Value permutedims(Interpreter& in, Args& args) {
   need_args(args, 1, 2, "permutedims");
   const Value& x = args.pos[0];
-  if (!x.is_tensor()) user_error("permutedims of {} is not defined", a_type_name(x));
+  if (!x.is_tensor()) not_defined_for("permutedims", x);
   int rank = x.tensor().type.rank();
   std::vector<int64_t> perm;
   if (args.pos.size() == 2) {

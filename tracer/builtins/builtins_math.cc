@@ -144,16 +144,32 @@ DType result_dtype(const Value& a, const Value& b) {
   return DType::i64;
 }
 
+// The operator or function a program writes for primitive p, for messages.
+std::string op_text(Prim p) {
+  switch (p) {
+    case Prim::add:
+      return "'+'";
+    case Prim::sub:
+      return "'-'";
+    case Prim::neg:
+      return "unary '-'";
+    case Prim::mul:
+      return "'*'";
+    case Prim::div:
+      return "'/'";
+    case Prim::pow:
+      return "'^'";
+    default:
+      return std::string(prim_name(p));
+  }
+}
+
 Value elementwise_binary(Interpreter& in, Prim p, const Value& a, const Value& b) {
   // Arithmetic on a range is on its values: (1:3) .+ 1 is [2, 3, 4].
   if (a.kind == VKind::range) return elementwise_binary(in, p, range_array(a.rng()), b);
   if (b.kind == VKind::range) return elementwise_binary(in, p, a, range_array(b.rng()));
-  if (!a.is_number() && !a.is_tensor()) {
-    user_error("{} is not defined for {}", prim_name(p), a_type_name(a));
-  }
-  if (!b.is_number() && !b.is_tensor()) {
-    user_error("{} is not defined for {}", prim_name(p), a_type_name(b));
-  }
+  if (!a.is_number() && !a.is_tensor()) not_defined_for(op_text(p), a);
+  if (!b.is_number() && !b.is_tensor()) not_defined_for(op_text(p), b);
   if (is_scalar(a) && is_scalar(b)) return scalar_binary(p, a, b);
   check_elements(a, b);
   DType d = result_dtype(a, b);
@@ -165,9 +181,7 @@ Value elementwise_binary(Interpreter& in, Prim p, const Value& a, const Value& b
 
 Value elementwise_unary(Interpreter& in, Prim p, const Value& a) {
   if (a.kind == VKind::range) return elementwise_unary(in, p, range_array(a.rng()));
-  if (!a.is_number() && !a.is_tensor()) {
-    user_error("{} is not defined for {}", prim_name(p), a_type_name(a));
-  }
+  if (!a.is_number() && !a.is_tensor()) not_defined_for(op_text(p), a);
   bool float_only = p != Prim::neg && p != Prim::abs && p != Prim::sign && p != Prim::relu;
   if (a.kind == VKind::integer && !float_only) {
     switch (p) {

@@ -83,7 +83,7 @@ Value reduction(Interpreter& in, Args& args, Prim p, const char* op) {
     return fold_values(in, op, items);
   }
   if (one) return x;
-  if (!x.is_tensor()) user_error("{} of {} is not defined", prim_name(p), a_type_name(x));
+  if (!x.is_tensor()) not_defined_for(prim_name(p), x);
   return reduce_array(in, p, x, keyword(args, "dims"));
 }
 

@@ -330,6 +330,9 @@ Value range_array(const RangeObj& r);
 DType literal_dtype(const std::vector<Value>& items);
 /// A keyword argument, or nullptr.
 const Value* keyword(const Args& args, std::string_view name);
+/// Throws "`what` is not defined for <v's type>", saying how to make an array of a tuple
+/// or vector of values whose items are numbers (builtins_array.cc).
+[[noreturn]] void not_defined_for(std::string_view what, const Value& v);
 /// `x[idx...]` of a tensor x (getindex's rule for arrays, builtins_array.cc).
 Value index_tensor(Interpreter& in, const Value& x, const std::vector<Value>& idx);
 /// Whether `v` is an array a write can go into: a tensor that is not a number, nor an

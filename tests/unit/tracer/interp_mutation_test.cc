@@ -188,6 +188,16 @@ end
   CHECK(show(in.eval_text("seen")) == "Any[]");
 }
 
+TEST_CASE("an operation on a tuple that needs an array says so") {
+  CHECK(run_error("t = (1.0, 2.0); t * [1.0 2.0]")
+            .find("'*' is not defined for a Tuple: it takes numbers or arrays; collect(t) makes "
+                  "an array of its numbers") != std::string::npos);
+  CHECK(run_error("v = [1.0, \"a\"]; reshape(v, 2, 1)")
+            .find("reshape is not defined for a Vector{Any}: it takes numbers or arrays") !=
+        std::string::npos);
+  CHECK(eval_show("v = []; push!(v, 1.0, 2.0)", "collect(v) .* 2") == "[2.0, 4.0]");
+}
+
 TEST_CASE("Dict and Pair: Julia's API, insertion order") {
   std::string p = R"(
 d = Dict(:a => 1, :b => 2.5)

@@ -351,6 +351,12 @@ Value bitwise(Interpreter& in, Args& args) {
   return Op == '|' ? in.prim1(Prim::select, {x, x, y}) : in.prim1(Prim::select, {x, y, x});
 }
 
+// Julia's exact fractions have no tape dtype, and a float in their place would change
+// the meaning of what follows (1//3 + 1//3 == 2//3), so a // b is refused by name.
+Value rational(Interpreter&, Args&) {
+  user_error("rationals (a // b) are not supported: write a / b for a float");
+}
+
 bool same(const Value& a, const Value& b) {
   // Numbers (inside tuples) by value, as Julia's ==: (1, 2) == (1, 2.0).
   if (is_scalar(a) || is_scalar(b))
@@ -523,6 +529,7 @@ void add_math_builtins(BuiltinTable& t) {
                         {"/", divide},
                         {"^", power},
                         {"!", not_},
+                        {"//", rational},
                         {"|", bitwise<'|'>},
                         {"&", bitwise<'&'>},
                         {"xor", bitwise<'^'>},

@@ -353,10 +353,13 @@ function (a::AdaptiveMaxPool)(x)
   Prim.max_pool2d(x; window=k, stride=s)
 end
 
+# Chain(layers...) or, with names, Chain(enc = ..., dec = ...): c[:enc], c.layers.enc.
 struct Chain
   layers::Tuple
 end
 Chain(layers...) = Chain(layers)
+Chain(; layers...) = new_instance(Chain, layers)
+getindex(c::Chain, name::Symbol) = c.layers[name]
 (c::Chain)(x) = foldl((h, layer) -> layer(h), c.layers; init=x)
 sublayers(c::Chain) = c.layers
 getindex(c::Chain, i::Integer) = c.layers[i]

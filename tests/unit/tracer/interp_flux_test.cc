@@ -80,6 +80,9 @@ drop = Dropout(0.5)
   CHECK(eval_show(p,
                   "par(1.0), par(1.0, 5.0), par((1.0, 5.0)), ch[2](1.0), ch[1:2](1.0), "
                   "length(ch)") == "(2.0, 6.0, 6.0, 3.0, 6.0, 3)");
+  CHECK(eval_show("c = Chain(enc = a -> a .+ 1, dec = a -> a .* 2)",
+                  "c([1.0]), c[:dec]([1.0]), c.layers.enc([1.0]), c[1]([1.0]), length(c)") ==
+        "([4.0], [2.0], [2.0], [2.0], 2)");
   // Dropout: in training mode each element is zero or x / (1 - p); testmode! turns it off.
   CHECK(eval_show(p,
                   "y = drop(ones(1000)); all((y .== 0) .| (y .== 2)), "

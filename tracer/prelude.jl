@@ -248,6 +248,40 @@ function (c::Conv)(x)
 end
 # One filter group per input channel, as Flux's.
 DepthwiseConv(k::Tuple, ch, σ=identity; kw...) = Conv(k, ch, σ; groups=ch[1], kw...)
+# Flux's Conv flips its kernel (a true convolution) and CrossCor does not; here both are
+# cross-correlation, as PyTorch's and ONNX's convolutions are.
+CrossCor(args...; kw...) = Conv(args...; kw...)
+
+# ConvTranspose((kw, kh), in => out, σ; stride, pad, dilation, groups, bias, init): the
+# transpose (gradient with respect to its input) of the Conv whose weight it holds,
+# (kw, kh, out ÷ groups, in); the output is (W - 1) * stride - pads + dilation * (k - 1) + 1
+# wide.
+struct ConvTranspose
+  weight
+  bias
+  σ
+  stride
+  pad
+  dilation
+  groups
+end
+function ConvTranspose(k::Tuple, ch, σ=identity; stride=1, pad=0, dilation=1, groups=1,
+                       bias=true, init=glorot_uniform)
+  w = init(k[1], k[2], ch[2] ÷ groups, ch[1])
+  s = expand2(stride)
+  # SamePad makes the output stride times the input, as Flux's.
+  p = conv_pad(pad, (k[1] - s[1] + 1, k[2] - s[2] + 1), expand2(dilation))
+  new_instance(ConvTranspose, w, create_bias(w, bias, ch[2]), σ, s, p, expand2(dilation), groups)
+end
+function (c::ConvTranspose)(x)
+  k, s, p, d = size(c.weight), c.stride, c.pad, c.dilation
+  out = ((size(x, 1) - 1) * s[1] - p[1] - p[2] + d[1] * (k[1] - 1) + 1,
+         (size(x, 2) - 1) * s[2] - p[3] - p[4] + d[2] * (k[2] - 1) + 1,
+         k[3] * c.groups, size(x, 4))
+  y = Prim.conv2d_backward_input(x, c.weight; shape=out, stride=s, pad=p, dilation=d,
+                                 groups=c.groups)
+  c.σ.(c.bias === false ? y : y .+ reshape(c.bias, 1, 1, :, 1))
+end
 
 # BatchNorm(channels, σ): normalizes with the statistics of the batch (eps = 1e-5), Flux's
 # training mode. Its running statistics and test mode belong with the training state of

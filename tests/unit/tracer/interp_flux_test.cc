@@ -62,6 +62,22 @@ e = Embedding(4 => 3)
                   "e(Bool[0, 1, 0, 0]) == e.weight[:, 2]") == "(true, (3, 2, 2), true)");
 }
 
+TEST_CASE("ConvTranspose is the transpose of the Conv with its weight") {
+  // <conv(y), x> == <y, convT(x)> for every x and y: the definition of the transpose.
+  std::string p = R"(
+seed!(2)
+ct = ConvTranspose((3, 3), 2 => 4; stride=2, pad=1, bias=false, init=(d...) -> randn(d...))
+c = Conv(ct.weight, false; stride=2, pad=1)
+x = randn(5, 5, 2, 1)
+y = randn(9, 9, 4, 1)
+)";
+  CHECK(eval_show(p, "size(ct(x)), abs(sum(c(y) .* x) - sum(y .* ct(x))) < 1e-10") ==
+        "((9, 9, 4, 1), true)");
+  CHECK(eval_show(p,
+                  "size(ConvTranspose((4, 4), 3 => 5; stride=2, pad=SamePad())(ones(Float32, "
+                  "6, 6, 3, 2)))") == "(12, 12, 5, 2)");  // stride times the input
+}
+
 TEST_CASE("normalization, pooling, containers and train/test mode") {
   std::string p = R"(
 x = [1.0 4.0; 2.0 0.0; 6.0 2.0]

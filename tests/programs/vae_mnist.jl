@@ -1,0 +1,68 @@
+# Follows FluxML/model-zoo vision/vae_mnist/vae_mnist.jl: an Encoder struct (a tanh Dense
+# layer, then Dense layers for μ and logσ), a Chain decoder, the reparameterization
+# z = μ + ε .* exp.(logσ), and model_loss: the KL divergence written with @., the
+# reconstruction's logitbinarycrossentropy and an L2 penalty on the decoder's weights.
+# MNIST is replaced by a batch of three random 5x5 "images" (25 inputs), latent size 2.
+# check: -f model_loss encoder decoder λ x ε
+
+using Flux
+# ytape: `using Flux: @functor` does not parse ("expected a module path after 'using', as
+# in 'A.B' or 'A: x, y', found '@functor'"); @functor is available without it.
+using Flux.Losses: logitbinarycrossentropy
+using Random
+
+struct Encoder
+  linear
+  μ
+  logσ
+end
+@functor Encoder
+
+Encoder(input_dim::Int, latent_dim::Int, hidden_dim::Int; init=Base.randn) = Encoder(
+  Dense(input_dim, hidden_dim, tanh; init=init),   # linear
+  Dense(hidden_dim, latent_dim; init=init),        # μ
+  Dense(hidden_dim, latent_dim; init=init),        # logσ
+)
+
+function (encoder::Encoder)(x)
+  h = encoder.linear(x)
+  encoder.μ(h), encoder.logσ(h)
+end
+
+Decoder(input_dim::Int, latent_dim::Int, hidden_dim::Int; init=Base.randn) = Chain(
+  Dense(latent_dim, hidden_dim, tanh; init=init),
+  Dense(hidden_dim, input_dim; init=init)
+)
+
+# ytape: the noise ε is an argument rather than `device(randn(Float32, size(logσ)))` drawn
+# here, so that the gradient check's finite differences see the same noise every run; and
+# the `device` argument (Flux's cpu/gpu) is dropped.
+function reconstuct(encoder, decoder, x, ε)
+  μ, logσ = encoder(x)
+  z = μ + ε .* exp.(logσ)
+  μ, logσ, decoder(z)
+end
+
+function model_loss(encoder, decoder, λ, x, ε)
+  μ, logσ, decoder_z = reconstuct(encoder, decoder, x, ε)
+  len = size(x)[end]
+  # KL-divergence
+  kl_q_p = 0.5f0 * sum(@. (exp(2f0 * logσ) + μ^2 -1f0 - 2f0 * logσ)) / len
+
+  logp_x_z = -sum(logitbinarycrossentropy(decoder_z, x)) / len
+  # regularization
+  # ytape: `sum(x->sum(x.^2), Flux.params(decoder))` sums over the decoder's arrays by
+  # hand: Flux.params is not in the prelude.
+  reg = λ * sum(x -> sum(x .^ 2), decoder_params(decoder))
+
+  -logp_x_z + kl_q_p + reg
+end
+decoder_params(c::Chain) = [p for l in c.layers for p in (l.weight, l.bias)]
+
+Random.seed!(2)
+input_dim, latent_dim, hidden_dim = 25, 2, 8
+encoder = Encoder(input_dim, latent_dim, hidden_dim)
+decoder = Decoder(input_dim, latent_dim, hidden_dim)
+λ = 0.01
+x = rand(input_dim, 3)
+ε = randn(latent_dim, 3)

@@ -16,6 +16,8 @@ first(p::Pair) = p.first
 last(p::Pair) = p.second
 length(p::Pair) = 2
 iterate(p::Pair, i=1) = i > 2 ? nothing : (p[i], i + 1)
+iterate(t::Tuple, i=1) = i > length(t) ? nothing : (t[i], i + 1)
+iterate(x::AbstractArray, i=1) = i > length(x) ? nothing : (x[i], i + 1)
 
 # ---- helpers ------------------------------------------------------------------------------
 
@@ -137,7 +139,7 @@ onehotbatch(labels, classes) = reshape(collect(classes), :, 1) .== reshape(label
 onehot(label, classes) = collect(classes) .== label
 # The class of each column of scores: the label at its largest value (the first of ties).
 function onecold(y, labels=1:size(y, 1))
-  p = Prim.argmax(y; dim=1)
+  p = Prim.argmax(eltype(y) == Bool ? Int.(y) : y; dim=1)
   labels == 1:size(y, 1) ? p : collect(labels)[p]
 end
 
@@ -293,7 +295,12 @@ struct BatchNorm
 end
 BatchNorm(channels::Integer, σ=identity) =
   BatchNorm(ones(Float32, channels), zeros(Float32, channels), σ)
-(b::BatchNorm)(x) = b.σ.(Prim.batchnorm(x, b.weight, b.bias))
+function (b::BatchNorm)(x)
+  # Parameters take the input's element type, as Flux's promotion gives (Float64 data).
+  T = eltype(x)
+  w, β = eltype(b.weight) == T ? (b.weight, b.bias) : (T.(b.weight), T.(b.bias))
+  b.σ.(Prim.batchnorm(x, w, β))
+end
 
 # LayerNorm(size, λ; affine=true, eps=1f-5): normalizes over the first length(size) dims,
 # then scales and shifts by arrays of that size.
@@ -634,3 +641,66 @@ all(t::Tuple) = count(t) == length(t)
 count(f::Function, x) = count(f.(x))
 any(f::Function, x) = any(f.(x))
 all(f::Function, x) = all(f.(x))
+
+# ---- more of Base -----------------------------------------------------------------------------
+
+# mapreduce(f, op, x; dims, init): the reductions the tape has (sum, prod, maximum,
+# minimum) for +, *, max and min over arrays; a fold otherwise.
+function mapreduce(f, op, x; dims=:, init=nothing)
+  y = map(f, x)
+  if y isa AbstractArray && dims === (:)
+    op === (+) && return sum(y) + (init === nothing ? 0 : init)
+    op === (*) && return prod(y) * (init === nothing ? 1 : init)
+    op === max && init === nothing && return maximum(y)
+    op === min && init === nothing && return minimum(y)
+  elseif y isa AbstractArray
+    op === (+) && return sum(y; dims=dims) .+ (init === nothing ? 0 : init)
+    op === (*) && return prod(y; dims=dims) .* (init === nothing ? 1 : init)
+    op === max && init === nothing && return maximum(y; dims=dims)
+    op === min && init === nothing && return minimum(y; dims=dims)
+  end
+  dims === (:) || error("mapreduce with dims takes +, *, max or min")
+  init === nothing ? reduce(op, y) : reduce(op, y; init=init)
+end
+function dropdims(x; dims)
+  ds = dims isa Integer ? (dims,) : dims
+  for d in ds
+    size(x, d) == 1 || error("dropdims: dimension ", d, " has size ", size(x, d), ", not 1")
+  end
+  reshape(x, (size(x, i) for i in 1:ndims(x) if !(i in ds))...)
+end
+# cumsum along dims (1 by default): a product with a triangle of ones for floats.
+function cumsum(x::AbstractArray; dims=1)
+  n = size(x, dims)
+  y = eltype(x) == Float32 || eltype(x) == Float64 ? x : float(x)
+  tri = eltype(y).([i >= j ? 1 : 0 for i in 1:n, j in 1:n])
+  back(s) = eltype(x) == eltype(s) ? s : eltype(x).(s)  # Int sums are exact in Float64
+  (ndims(x) == 1 || dims == 1) && return back(tri * y)
+  dims == 2 && ndims(x) == 2 && return back(y * tri')
+  error("cumsum of an array of rank ", ndims(x), " along dims=", dims, " is not supported")
+end
+# kron(a, b) of vectors and matrices: block (i, j) is a[i, j] * b.
+function kron(a::AbstractArray, b::AbstractArray)
+  m, n = size(a, 1), size(a, 2)
+  p, q = size(b, 1), size(b, 2)
+  out = reshape(b, p, 1, q, 1) .* reshape(a, 1, m, 1, n)
+  ndims(a) == 1 && ndims(b) == 1 ? reshape(out, :) : reshape(out, p * m, q * n)
+end
+# repeat(x, m, n...): x tiled m times down, n times across.
+function repeat(x::AbstractArray, counts::Integer...)
+  c = (counts..., ntuple(i -> 1, max(0, ndims(x) - length(counts)))...)
+  length(c) > 2 && error("repeat of more than two dims is not supported")
+  a, b = size(x, 1), size(x, 2)
+  out = reshape(x, a, 1, b, 1) .* ones(eltype(x), 1, c[1], 1, length(c) == 2 ? c[2] : 1)
+  length(c) == 1 && ndims(x) == 1 ? reshape(out, :) : reshape(out, a * c[1], :)
+end
+# isapprox(a, b; rtol, atol), a ≈ b: Julia's, with the norm of the difference for arrays.
+function isapprox(a, b; atol=0, rtol=atol > 0 ? 0 : sqrt(eps(Float64)))
+  d = a isa AbstractArray ? norm(a .- b) : abs(a - b)
+  na, nb = a isa AbstractArray ? (norm(a), norm(b)) : (abs(a), abs(b))
+  a == b || d <= max(atol, rtol * max(na, nb))
+end
+≈(a, b) = isapprox(a, b)
+eachcol(x::AbstractMatrix) = [x[:, j] for j in 1:size(x, 2)]
+eachrow(x::AbstractMatrix) = [x[i, :] for i in 1:size(x, 1)]
+Embedding(nin::Integer, nout::Integer; kw...) = Embedding(nin => nout; kw...)

@@ -138,10 +138,34 @@ Value collect(Interpreter& in, Args& args) {
   return in.call(*in.global("vect"), std::move(a), in.here());
 }
 
+// reverse(x; dims): an array reversed along dims (all of them by default), as Julia's;
+// a tuple's or a vector of values' items in reverse order.
 Value reverse(Interpreter& in, Args& args) {
   need_args(args, 1, 1, "reverse");
-  std::vector<Value> items = items_of(in, args.pos[0]);
-  return Value::tuple(std::vector<Value>(items.rbegin(), items.rend()));
+  const Value& x = args.pos[0];
+  if (x.is_tensor() && !x.tensor().number) {
+    const Shape& shape = x.tensor().type.shape;
+    const Value* dims = keyword(args, "dims");
+    std::vector<int64_t> along;
+    for (int64_t d = 1; d <= static_cast<int64_t>(shape.size()); ++d) along.push_back(d);
+    if (dims != nullptr) along = int_list(*dims, "dims");
+    std::vector<Value> idx(shape.size(), Value::symbol(":"));
+    for (int64_t d : along) {
+      if (d < 1 || d > static_cast<int64_t>(shape.size())) {
+        user_error("reverse: dims {} is not a dimension of an array of rank {}", d, shape.size());
+      }
+      idx[static_cast<size_t>(d - 1)] = Value::range(shape[d - 1], -1, 1);
+    }
+    return index_tensor(in, x, idx);
+  }
+  if (keyword(args, "dims") != nullptr) user_error("reverse with dims takes an array");
+  if (x.kind == VKind::range && x.rng().length() > 0) {
+    const RangeObj& r = x.rng();
+    return Value::range(r.at(r.length() - 1), -r.step, r.start);
+  }
+  std::vector<Value> items = items_of(in, x);
+  std::vector<Value> out(items.rbegin(), items.rend());
+  return is_value_vector(x) ? Value::vector(std::move(out)) : Value::tuple(std::move(out));
 }
 
 Value isempty(Interpreter& in, Args& args) {

@@ -193,6 +193,53 @@ Value convert(Interpreter& in, Args& args) {
   return x;
 }
 
+// round, floor, ceil, trunc of numbers and of concrete arrays (the tape has no rounding
+// primitive, so a traced value is an error): round(x), round(Int, x), round(x; digits=n),
+// with Julia's ties to even.
+template <int Mode>  // 0 round, 1 floor, 2 ceil, 3 trunc
+Value rounding(Interpreter& in, Args& args) {
+  static constexpr const char* kNames[] = {"round", "floor", "ceil", "trunc"};
+  const char* name = kNames[Mode];
+  need_args(args, 1, 2, name);
+  DType to = DType::f64;
+  bool to_type = args.pos.size() == 2;
+  if (to_type && (args.pos[0].kind != VKind::type || !type_dtype(*args.pos[0].type_ref(), &to))) {
+    user_error("{}(T, x) takes a number type first", name);
+  }
+  const Value& x = args.pos.back();
+  const Value* digits = keyword(args, "digits");
+  double scale =
+      digits != nullptr && digits->kind == VKind::integer ? std::pow(10.0, digits->i) : 1;
+  auto r = [&](double v) {
+    v *= scale;
+    v = Mode == 0   ? std::nearbyint(v)
+        : Mode == 1 ? std::floor(v)
+        : Mode == 2 ? std::ceil(v)
+                    : std::trunc(v);
+    return v / scale;
+  };
+  if (x.kind == VKind::integer && !to_type) return x;
+  if (is_element(x) || (x.is_tensor() && x.tensor().traced)) {
+    user_error("{} of a traced value is not supported: the tape has no rounding primitive", name);
+  }
+  if (x.is_tensor() && !x.tensor().number) {
+    const Tensor& t = x.tensor().data;
+    DType d = to_type ? to : (is_float(t.dtype()) ? t.dtype() : DType::f64);
+    Tensor out(Type{DType::f64, t.shape()});
+    for (int64_t k = 0; k < t.size(); ++k) out.data<double>()[k] = r(element_value(t, k));
+    return in.as_tensor(Value::concrete(std::move(out)), d);
+  }
+  if (!x.is_number()) user_error("{} takes a number or an array, got {}", name, a_type_name(x));
+  double v = r(as_double(to_scalar(x)));
+  if (to_type) {
+    Args conv;
+    conv.pos = {args.pos[0], Value::floating(v, DType::f64)};
+    return in.call(*in.global("convert"), std::move(conv), in.here());
+  }
+  return Value::floating(v, x.kind == VKind::float_ ? x.dtype : DType::f64,
+                         x.kind == VKind::float_ && x.weak);
+}
+
 Value float_(Interpreter& in, Args& args) {
   need(args, 1, "float");
   const Value& x = args.pos[0];
@@ -365,6 +412,10 @@ void add_core_builtins(BuiltinTable& t) {
                         {"getfield", getfield},
                         {"setfield!", setfield},
                         {"new_instance", new_instance},
+                        {"round", rounding<0>},
+                        {"floor", rounding<1>},
+                        {"ceil", rounding<2>},
+                        {"trunc", rounding<3>},
                     });
 }
 

@@ -248,7 +248,15 @@ Value matrix_product(Interpreter& in, const Value& a, const Value& b) {
           sb[0], sb[0] == 1 ? "" : "s");
     }
   }
-  if (sa.size() == 2 && sb.size() == 2) return in.prim1(Prim::matmul, {x, y});
+  if (sa.size() == 2 && sb.size() == 2) {
+    Value r = in.prim1(Prim::matmul, {x, y});
+    if (!a.tensor().adjoint_vector) return r;
+    // x'A is a row vector (Julia's Adjoint), so that x'A * y is a number.
+    auto row = std::make_shared<TensorObj>(r.tensor());
+    row->adjoint_vector = true;
+    r.obj = std::move(row);
+    return r;
+  }
   if (sa.size() == 2 && sb.size() == 1) {
     Value r = in.prim1(Prim::matmul, {x, reshape_value(in, y, {sb[0], 1})});
     if (a.tensor().adjoint_vector) return as_number(reshape_value(in, r, {}));  // x'y

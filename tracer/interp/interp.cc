@@ -306,6 +306,11 @@ Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
       return eval_id(e, env);
     case Kind::end:
       if (ends_.empty()) fail(e.pos, "'end' as an index outside of indexing");
+      if (ends_.back() == kUnknownEnd) {
+        fail(e.pos,
+             "'end' of this value is not known: define lastindex(x) (or length(x)) for "
+             "its type");
+      }
       return Value::integer(ends_.back());
     case Kind::colon:
       return Value::symbol(":");

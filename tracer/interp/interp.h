@@ -181,6 +181,10 @@ class Interpreter {
   /// The arguments of getindex (and setindex!) for `object[...]` of index expression `e`:
   /// the object, then each index evaluated with its `end`.
   Args index_args(const Expr& e, Value object, const EnvPtr& env);
+  // `end` inside obj[...] of a struct instance: lastindex(obj) or length(obj) by the
+  // program's methods, or kUnknownEnd.
+  int64_t object_end(const Value& object);
+  static constexpr int64_t kUnknownEnd = INT64_MIN;
   Value eval_collection(const Expr& e, const EnvPtr& env);
   Value eval_array(const Expr& e, const EnvPtr& env);
   /// The message of a call of struct type `t` that no constructor takes, listing them.

@@ -203,6 +203,21 @@ Value Interpreter::eval_index(const Expr& e, const EnvPtr& env) {
   return call(*global("getindex"), std::move(args), e.pos);
 }
 
+int64_t Interpreter::object_end(const Value& object) {
+  // Julia's lastindex, which defaults to length: a Chain's c[end] is its last layer.
+  for (const char* name : {"lastindex", "length"}) {
+    const Value* f = global(name);
+    Args args;
+    args.pos = {object};
+    if (f == nullptr || f->kind != VKind::function || find_method(f->fn(), args) == nullptr) {
+      continue;
+    }
+    Value n = call(*f, std::move(args), here_);
+    if (n.kind == VKind::integer) return n.i;
+  }
+  return kUnknownEnd;
+}
+
 Args Interpreter::index_args(const Expr& e, Value object, const EnvPtr& env) {
   Args args;
   args.pos.push_back(object);
@@ -213,6 +228,8 @@ Args Interpreter::index_args(const Expr& e, Value object, const EnvPtr& env) {
       end = static_cast<int64_t>(object.tup().items.size());
     } else if (object.kind == VKind::range) {
       end = object.rng().length();
+    } else if (object.kind == VKind::object) {
+      end = object_end(object);
     } else if (object.is_tensor()) {
       const Shape& s = object.tensor().type.shape;
       end = 1;

@@ -213,8 +213,10 @@ ExprPtr Parser::parse_keyword() {
   if (k == "for") return parse_for();
   if (k == "while") return parse_while();
   if (k == "let") return parse_let();
-  if (k == "begin" && ctx_.in_index) {
-    fail(t.pos, "'begin' as the first index is not supported; indices start at 1");
+  if (k == "begin" && ctx_.in_index) {  // x[begin]: every index here starts at 1
+    ExprPtr one = make_expr(Kind::int_lit, take().pos);
+    one->int_value = 1;
+    return one;
   }
   if (k == "begin") {
     const Token& kw = take();

@@ -64,6 +64,55 @@ TEST_CASE("the gradients of var, std and norm match finite differences") {
       "x = [0.3, -1.2, 2.5, 0.7]");
 }
 
+TEST_CASE("more of Base: mapreduce, dropdims, cumsum, kron, repeat, isapprox, rounding") {
+  std::string p = "x = [1.0, 2.0, 3.0]; m = [1.0 2.0; 3.0 4.0]";
+  CHECK(eval_show(p,
+                  "mapreduce(abs2, +, x), mapreduce(a -> 2a, max, x), "
+                  "mapreduce(abs2, +, m; dims=1), size(dropdims(ones(2, 1, 3); dims=2))") ==
+        "(14.0, 6.0, [10.0 20.0], (2, 3))");
+  CHECK(eval_show(p,
+                  "cumsum(x), cumsum(m; dims=2), cumsum([1, 2, 3]), kron([1, 2], [1, 10]), "
+                  "kron([1 2; 3 4], [1 1]), repeat([1, 2], 2), repeat([1 2], 2, 2)") ==
+        "([1.0, 3.0, 6.0], [1.0 3.0; 3.0 7.0], [1, 3, 6], [1, 10, 2, 20], [1 1 2 2; 3 3 4 4], "
+        "[1, 2, 1, 2], [1 2 1 2; 1 2 1 2])");
+  CHECK(eval_show(p,
+                  "1.0 ≈ 1.0 + 1e-10, x ≈ x .+ 0.1, isapprox(1.0, 1.1; atol=0.2), "
+                  "round(2.5), round(3.5), round(Int, 2.7), floor(-1.5), ceil(1.2), "
+                  "trunc(-1.7), round(3.14159; digits=2), round.([1.4, 1.6])") ==
+        "(true, false, true, 2.0, 4.0, 3, -2.0, 2.0, -1.0, 3.14, [1.0, 2.0])");
+  CHECK(eval_show(p, "eachcol(m), eachrow(m), iterate((5, 6)), iterate((5, 6), 3)") ==
+        "([[1.0, 3.0], [2.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]], (5, 2), nothing)");
+  CHECK(trace_error("f(x) = sum(round.(x))\nx = [1.0]", "f", {"x"})
+            .find("round of a traced value is not supported") != std::string::npos);
+  check_gradient(
+      "f(x) = sum(cumsum(x) .^ 2) + sum(kron(x, [1.0, -2.0])) + sum(repeat(x, 2) .* (1:6)) + "
+      "mapreduce(abs2, +, x)\nx = [0.5, -1.0, 2.0]");
+}
+
+TEST_CASE("end and begin in indexing; x'A; Flux promotions") {
+  CHECK(eval_show("c = Chain(sin, cos, tan); x = [1.0, 2.0, 3.0]",
+                  "c[end](0.5) == tan(0.5), x[begin], x[begin:end-1]") ==
+        "(true, 1.0, [1.0, 2.0])");
+  CHECK(run_error("struct S\n  a\nend\ns = S(1)\ns[end]")
+            .find("'end' of this value is not known: define lastindex(x)") != std::string::npos);
+  // x'A is a row vector, so x'A * y is a number, as Julia's Adjoint.
+  CHECK(eval_show("v = [1.0, 2.0]; A = [1.0 2.0; 3.0 4.0]; w = [1.0, -1.0]",
+                  "v'A * w, size(v'A), (v'A)', v' * A * w + 1") ==
+        "(-3.0, (1, 2), [7.0, 10.0], -2.0)");
+  CHECK(eval_show("", "onecold(Bool[0 1; 1 0]), eltype(BatchNorm(2)(randn(3, 2, 4)))") ==
+        "([2, 1], Float64)");
+}
+
+TEST_CASE("reverse of an array is an array") {
+  // It was a tuple of the elements, so that reverse(x) .* x broadcast over the tuple and
+  // sum gave an array: [3.0, 6.0] for x = [1.0, 2.0], where Julia gives 4.0.
+  CHECK(eval_show("x = [1.0, 2.0]; m = [1 2; 3 4]",
+                  "sum(reverse(x) .* x), reverse(m), reverse(m; dims=2), reverse((1, :a)), "
+                  "reverse([sin, cos]), reverse(1:3), reverse(2:3:8)") ==
+        "(4.0, [4 3; 2 1], [2 1; 4 3], (:a, 1), [cos, sin], 3:-1:1, 8:-3:2)");
+  check_gradient("f(x) = sum(reverse(x) .* x .^ 2)\nx = [0.5, -1.0, 2.0]");
+}
+
 TEST_CASE("== of tuples compares their items; isequal; types by content") {
   // (1, 2) == (1, 3) was once true: items that are numbers were not compared.
   CHECK(

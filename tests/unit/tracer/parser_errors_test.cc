@@ -70,9 +70,6 @@ TEST_CASE("malformed expressions") {
   CHECK(parse_error("[1 2;; 3 4]") ==
         "t.jl:1:6: ';;' (concatenation in higher dimensions) is not supported; use "
         "cat(...; dims=3)\n[1 2;; 3 4]\n     ^");
-  CHECK(parse_error("x[begin]") ==
-        "t.jl:1:3: 'begin' as the first index is not supported; indices start at 1\n"
-        "x[begin]\n  ^");
   CHECK(parse_error("(->)") == "t.jl:1:2: expected an expression, found '->'\n(->)\n ^");
   CHECK(parse_error("x = ?") == "t.jl:1:5: expected an expression, found '?'\nx = ?\n    ^");
   CHECK(parse_error(":(a + b)") ==

@@ -102,7 +102,7 @@ bool type_dtype(const TypeObj& t, DType* d) {
   }
 }
 
-Value typeof_(Interpreter&, Args& args) {
+Value typeof_(Interpreter& in, Args& args) {
   need(args, 1, "typeof");
   const Value& v = args.pos[0];
   if (v.kind == VKind::object) return Value::type(v.object().type);
@@ -127,7 +127,28 @@ Value typeof_(Interpreter&, Args& args) {
     }
     return Value::type(std::move(t));
   }
-  user_error("typeof of {} is not supported", a_type_name(v));
+  if (v.kind == VKind::tuple) {
+    // Tuple{Int64, Float64}: the type of each item (Any where it has none here).
+    auto t = std::make_shared<TypeObj>(*builtin_type(TypeTag::tuple));
+    t->has_params = true;
+    std::vector<std::string> names;
+    for (const Value& item : v.tup().items) {
+      Args one{{item}, {}};
+      bool known = item.kind != VKind::function && item.kind != VKind::type;
+      t->params.push_back(known ? typeof_(in, one).type_ref() : builtin_type(TypeTag::any));
+      names.push_back(t->params.back()->name);
+    }
+    t->name = fmt::format("Tuple{{{}}}", fmt::join(names, ", "));
+    return Value::type(std::move(t));
+  }
+  TypeTag tag = v.kind == VKind::string        ? TypeTag::string
+                : v.kind == VKind::symbol      ? TypeTag::symbol
+                : v.kind == VKind::range       ? TypeTag::range
+                : v.kind == VKind::nothing     ? TypeTag::nothing
+                : v.kind == VKind::named_tuple ? TypeTag::named_tuple
+                                               : TypeTag::any;
+  if (tag == TypeTag::any) user_error("typeof of {} is not supported", a_type_name(v));
+  return Value::type(builtin_type(tag));
 }
 
 // The element type of an array, or a number's type.

@@ -392,10 +392,9 @@ bool same(const Value& a, const Value& b) {
       // Built-in types made apart (typeof(x), Vector{Float32}) are equal by content.
       const TypeObj &x = *a.type_ref(), &y = *b.type_ref();
       if (&x == &y) return true;
-      if (x.tag != y.tag || x.tag == TypeTag::user) return false;
-      if (x.tag != TypeTag::abstract_array) return x.name == y.name;
-      return x.has_eltype == y.has_eltype && (!x.has_eltype || x.eltype == y.eltype) &&
-             x.rank == y.rank;
+      // As Julia's `==` of types: each below the other (`Union{A, B} == Union{B, A}`).
+      if (x.tag == TypeTag::user || y.tag == TypeTag::user) return false;
+      return subtype(x, y) && subtype(y, x);
     }
     default:
       return a.obj == b.obj;

@@ -224,9 +224,22 @@ class Interpreter {
                    const std::string& name);
   const Method* select(const std::vector<Method>& methods, const Args& args, const Value* self,
                        Pos pos, const std::string& name);
-  TypeRef eval_type(const Expr& type, const EnvPtr& env, const Function* def);
+  /// The type a type expression names; null for Any. `where` (a method's where clause or
+  /// a struct's type parameters, or null) names the free type variables: alone, each
+  /// stands for its bound or Any; inside `Val{N}` or `NTuple{N, T}`, for any value.
+  TypeRef eval_type(const Expr& type, const EnvPtr& env, const std::vector<ExprPtr>* where);
+  TypeRef eval_curly(const Expr& type, TypeRef head, const EnvPtr& env,
+                     const std::vector<ExprPtr>* where);
+  std::optional<Value> eval_type_value(const Expr& p, const EnvPtr& env,
+                                       const std::vector<ExprPtr>* where);
+  /// Binds a method's where variables in its frame (`f(::Val{N}) where N` binds N) from
+  /// the arguments their parameter types mention.
+  void bind_static_params(const Method& m, const Args& args, const EnvPtr& frame);
+  std::optional<Value> match_static(const Expr& type, const Value& v, const std::string& name);
   Value construct(const Value& type, Args& args, Pos pos);
   Value construct_array(const TypeObj& t, Args& args, Pos pos);
+  /// `Val(x)` and `Val{x}()`: the instance of `Val{x}`.
+  Value construct_val(const TypeRef& t, const Args& args, Pos pos);
 
   // fail() for an error of a call itself (its keywords), raised after the callee's frame
   // was pushed: the stack shows the caller as the innermost frame.

@@ -29,7 +29,11 @@ std::string signature(const Method& m, const std::string& name) {
   for (size_t i = 0; i < m.def->params.size(); ++i) {
     const Param& p = m.def->params[i];
     if (i > 0) out += ", ";
-    out += p.name.empty() ? "_" : p.name;
+    if (!p.unpack.empty()) {
+      out += fmt::format("({})", fmt::join(p.unpack, ", "));
+    } else {
+      out += p.name.empty() ? "_" : p.name;
+    }
     if (p.type) out += "::" + type_expr_str(*p.type);  // as written: AbstractArray{Float32}
     if (p.splat) out += "...";
   }
@@ -67,7 +71,7 @@ bool as_specific(const Method& a, const Method& b) {
     const TypeObj* ta = i < a.types.size() ? a.types[i].get() : nullptr;
     const TypeObj* tb = i < b.types.size() ? b.types[i].get() : nullptr;
     if (tb == nullptr) continue;
-    if (ta == nullptr || !subtype(*ta, *tb)) return false;
+    if (ta == nullptr || !as_specific_type(*ta, *tb)) return false;
   }
   // As Julia's: f() is more specific than f(xs...), f(x) than f(x, rest...).
   auto vararg = [](const Method& m) {
@@ -313,6 +317,7 @@ Value Interpreter::invoke(const Method& m, Args& args, Pos pos, const Value* sel
   frames_.push_back({name, pos});
   Value out;
   try {
+    if (!m.def->where.empty()) bind_static_params(m, args, frame);
     bind_params(m, args, frame, pos, name);
     out = eval(*m.def->body, frame);
   } catch (...) {
@@ -378,43 +383,6 @@ void Interpreter::bind_params(const Method& m, Args& args, const EnvPtr& frame, 
   }
 }
 
-TypeRef Interpreter::eval_type(const Expr& type, const EnvPtr& env, const Function* def) {
-  const Expr& head = type.kind == Kind::curly ? *type.args[0] : type;
-  if (head.kind == Kind::id && def != nullptr) {
-    for (const ExprPtr& w : def->where) {
-      const Expr& var = w->kind == Kind::call ? *w->args[1] : *w;
-      if (var.kind == Kind::id && var.name == head.name) {
-        return w->kind == Kind::call ? eval_type(*w->args[2], env, nullptr) : nullptr;
-      }
-    }
-  }
-  Value v = head.kind == Kind::field ? eval(*make_expr(Kind::id, head.pos, head.name), env)
-                                     : eval(head, env);
-  if (v.kind != VKind::type) fail(type.pos, fmt::format("'{}' is not a type", type_expr_str(type)));
-  TypeRef t = v.type_ref();
-  if (type.kind != Kind::curly || t->tag != TypeTag::abstract_array) return t;
-  auto refined = std::make_shared<TypeObj>(*t);
-  refined->name = type_expr_str(type);
-  for (size_t i = 1; i < type.args.size(); ++i) {
-    const Expr& p = *type.args[i];
-    if (p.kind == Kind::int_lit) {
-      refined->rank = static_cast<int>(p.int_value);
-    } else if (p.kind == Kind::id) {
-      const Value* g = global(p.name);
-      if (g != nullptr && g->kind == VKind::type && g->type_ref()->tag != TypeTag::user) {
-        TypeTag tag = g->type_ref()->tag;
-        refined->has_eltype = tag == TypeTag::float32 || tag == TypeTag::float64 ||
-                              tag == TypeTag::int64 || tag == TypeTag::boolean;
-        refined->eltype = tag == TypeTag::float32   ? DType::f32
-                          : tag == TypeTag::float64 ? DType::f64
-                          : tag == TypeTag::int64   ? DType::i64
-                                                    : DType::boolean;
-      }
-    }
-  }
-  return refined;
-}
-
 Value Interpreter::eval_function(const Expr& e, const EnvPtr& env) {
   const Function& def = *e.function;
   Method m;
@@ -423,9 +391,9 @@ Value Interpreter::eval_function(const Expr& e, const EnvPtr& env) {
   m.env = env;
   if (captured_.empty() || captured_.back().lock() != env) captured_.push_back(env);
   for (const Param& p : def.params) {
-    m.types.push_back(p.type ? eval_type(*p.type, env, &def) : nullptr);
+    m.types.push_back(p.type ? eval_type(*p.type, env, &def.where) : nullptr);
   }
-  if (def.receiver) m.receiver = eval_type(*def.receiver->type, env, &def);
+  if (def.receiver) m.receiver = eval_type(*def.receiver->type, env, &def.where);
   auto add_to = [&](const FunctionObj& f) { f.methods.push_back(m); };
   if (e.kind == Kind::lambda || (def.name.empty() && !def.receiver)) {
     auto f = std::make_shared<FunctionObj>();
@@ -489,7 +457,8 @@ Value Interpreter::eval_struct(const Expr& e, const EnvPtr& env) {
                                                        : f.type.get();
       const Value* known = head != nullptr && head->kind == Kind::id ? global(head->name) : nullptr;
       bool typed = known != nullptr && known->kind == VKind::type;
-      t->field_types.push_back(typed ? eval_type(*f.type, env, nullptr) : nullptr);
+      t->field_types.push_back(typed ? eval_type(*f.type, env, &e.struct_def->type_params)
+                                     : nullptr);
     }
     super = e.struct_def->supertype.get();
   }
@@ -585,6 +554,7 @@ Value Interpreter::construct(const Value& type, Args& args, Pos pos) {
     return v;
   }
   if (t->tag == TypeTag::abstract_array) return construct_array(*t, args, pos);
+  if (t->tag == TypeTag::val) return construct_val(t, args, pos);
   const Value* convert = global("convert");
   Args conv;
   conv.pos.push_back(type);

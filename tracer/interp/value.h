@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -117,6 +118,8 @@ enum class TypeTag : uint8_t {
   nothing,
   range,
   type,
+  union_,  ///< `Union{A, B}`: params are the members; `Union` alone (no members) has no values
+  val,     ///< `Val{x}`: a type standing for the value x; `Val` alone: any of them
   user
 };
 
@@ -131,6 +134,12 @@ struct TypeObj : Object {
   bool has_eltype = false;  ///< `AbstractArray{Float32}`: the element type
   DType eltype = DType::f32;
   int rank = -1;  ///< `AbstractArray{T, 2}`, `Matrix`: the rank; -1 any
+  /// `Union{A, B}`: the members (flattened, none below another); `Tuple{A, B}`,
+  /// `NTuple{2, A}`: the item types, null where any.
+  std::vector<std::shared_ptr<const TypeObj>> params;
+  bool has_params = false;   ///< tuples: `Tuple{...}`, of params.size() items
+  bool vararg = false;       ///< tuples: `NTuple{N, T} where N`: any number of params[0]
+  std::optional<Value> val;  ///< `Val{2}`: 2; none for `Val` (any Val)
 };
 struct StringObj : Object {
   std::string text;
@@ -235,6 +244,15 @@ TypeRef dtype_type(DType dtype);
 bool isa(const Value& v, const TypeObj& t);
 /// Whether every value of `a` is of `b` (a <: b).
 bool subtype(const TypeObj& a, const TypeObj& b);
+/// Whether a method parameter of type `a` is at least as specific as one of type `b`, as
+/// Julia ranks them: a <: b, or `a` is a Union with a member as specific as `b` and `b` is
+/// not below `a` (so `Union{Int, Nothing}` is more specific than `Integer`, less than `Int`).
+bool as_specific_type(const TypeObj& a, const TypeObj& b);
+/// `Union{members...}` as Julia simplifies it: nested unions flattened, a member below
+/// another dropped, a single member returned as it is. UserError for `Union{}`.
+TypeRef make_union(const std::vector<TypeRef>& members);
+/// `Val{x}`: UserError unless x is a plain value (a number, Bool, Symbol, nothing, a type).
+TypeRef make_val_type(const Value& x);
 /// The name of the type of `v` for messages: "Int64", "Float32", "Array{Float32, 2}".
 std::string type_name_of(const Value& v);
 /// The same with its article, for messages: "an Int64", "a Float32", "an Array{Float32, 1}".

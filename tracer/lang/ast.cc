@@ -214,6 +214,10 @@ std::string type_expr_str(const Expr& type) {
       return type.name;
     case Kind::int_lit:
       return fmt::format("{}", type.int_value);
+    case Kind::symbol:
+      return fmt::format(":{}", type.name);
+    case Kind::bool_lit:
+      return type.int_value != 0 ? "true" : "false";
     case Kind::field:
       return type_expr_str(*type.args[0]) + "." + type.name;
     case Kind::curly: {

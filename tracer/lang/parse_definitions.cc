@@ -196,14 +196,18 @@ Param Parser::parse_param(bool keyword) {
   Param p;
   p.pos = peek().pos;
   if (at(Tok::lparen) && !keyword) {
-    const Token& open = take();
-    ContextScope scope(*this, paren_context(ctx_));
-    while (at(Tok::ident)) {
-      p.unpack.push_back(take().text);
-      if (!accept(Tok::comma)) break;
+    {
+      const Token& open = take();
+      ContextScope scope(*this, paren_context(ctx_));
+      while (at(Tok::ident)) {
+        p.unpack.push_back(take().text);
+        if (!accept(Tok::comma)) break;
+      }
+      if (p.unpack.empty()) fail_expected(peek(), "a name to unpack into");
+      expect_close(Tok::rparen, open, "','");
     }
-    if (p.unpack.empty()) fail_expected(peek(), "a name to unpack into");
-    expect_close(Tok::rparen, open, "','");
+    // Outside the parentheses, so that a newline after a do block's `(a, b)` ends it.
+    if (accept_op("::")) p.type = parse_type();  // `f((a, b)::Tuple{Int, Int})`
     return p;
   }
   if (accept_op("::")) {
@@ -284,6 +288,16 @@ ExprPtr Parser::parse_type() {
   if (t.kind == Tok::integer) {
     ExprPtr e = make_expr(Kind::int_lit, take().pos);
     e->int_value = t.int_value;
+    return e;
+  }
+  // Values as type parameters, for `Val{:relu}` and `Val{true}`.
+  if (t.kind == Tok::op && t.text == ":" && after().kind == Tok::ident && !after().space_before) {
+    take();
+    return make_expr(Kind::symbol, t.pos, take().text);
+  }
+  if (t.kind == Tok::keyword && (t.text == "true" || t.text == "false")) {
+    ExprPtr e = make_expr(Kind::bool_lit, take().pos);
+    e->int_value = t.text == "true";
     return e;
   }
   if (t.kind != Tok::ident) fail_expected(t, "a type");

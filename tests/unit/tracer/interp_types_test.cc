@@ -1,0 +1,132 @@
+// Julia's type forms in annotations, `isa` and dispatch: Union, Tuple{...}, NTuple, Val.
+#include <doctest/doctest.h>
+
+#include "tests/unit/tracer/interp_helpers.h"
+
+namespace ytape::tracer::testing {
+
+TEST_CASE("Union{...} in isa and as a value") {
+  CHECK(eval_show("",
+                  "1 isa Union{Int, Nothing}, nothing isa Union{Int, Nothing}, "
+                  "1.0 isa Union{Int, Nothing}") == "(true, true, false)");
+  CHECK(eval_show("x = [1f0, 2f0]",
+                  "x isa Union{Nothing, AbstractArray}, "
+                  "x isa Union{Nothing, AbstractArray{Float64}}") == "(true, false)");
+  // As Julia simplifies: a member below another goes, one member is that type.
+  CHECK(eval_show("", "Union{Int, Integer}, Union{Float32}, Union{Int, Union{Nothing, Bool}}") ==
+        "(Integer, Float32, Union{Int64, Nothing, Bool})");
+  CHECK(eval_show("",
+                  "Union{Int, Nothing} == Union{Nothing, Int}, "
+                  "Union{Int, Nothing} == Union{Int, Float64}") == "(true, false)");
+  CHECK(run_error("Union{}").find("Union{} has no values") != std::string::npos);
+  CHECK(eval_show("const MaybeInt = Union{Int, Nothing}", "2 isa MaybeInt, :a isa MaybeInt") ==
+        "(true, false)");
+}
+
+TEST_CASE("a Union parameter takes any member and is less specific than each") {
+  std::string p =
+      "f(x::Union{Float32, Float64}) = \"float\"\n"
+      "f(x::Union{Int, Nothing}) = \"int or nothing\"\n"
+      "f(x::Int) = \"int\"\n"
+      "f(x) = \"any\"";
+  CHECK(eval_show(p, "f(1f0), f(2.0), f(nothing), f(3), f(:a)") ==
+        "(\"float\", \"float\", \"int or nothing\", \"int\", \"any\")");
+  // As Julia ranks them: a Union beats a type above one of its members.
+  std::string q = "g(x::Integer) = 1\ng(x::Union{Int, Nothing}) = 2";
+  CHECK(eval_show(q, "g(3), g(true), g(nothing)") == "(2, 1, 2)");
+  // Two Unions sharing a member are ambiguous for it, as in Julia.
+  std::string r = "h(x::Union{Int, Nothing}) = 1\nh(x::Union{Int, String}) = 2\nh(1)";
+  CHECK(run_error(r).find("the call of h is ambiguous") != std::string::npos);
+  CHECK(eval_show("k(x::Union{Vector{Float32}, Nothing}) = x === nothing ? 0 : length(x)",
+                  "k(nothing), k(Float32[1, 2, 3])") == "(0, 3)");
+  CHECK(run_error("k(x::Union{Int, Nothing}) = x\nk(1.5)")
+            .find("no method of k matches the arguments (::Float64)") != std::string::npos);
+}
+
+TEST_CASE("Union-typed struct fields check the implied constructor") {
+  std::string p =
+      "struct Layer\n  w\n  b::Union{Vector{Float64}, Nothing}\nend\n"
+      "bias(l::Layer) = l.b === nothing ? 0.0 : sum(l.b)";
+  CHECK(eval_show(p, "bias(Layer(1, nothing)), bias(Layer(1, [1.0, 2.0]))") == "(0.0, 3.0)");
+  CHECK(run_error(p + "\nLayer(1, 2)").find("no constructor of Layer takes the arguments") !=
+        std::string::npos);
+  // A struct's type parameter inside a Union stands for any type.
+  std::string q = "struct Box{T}\n  x::Union{T, Nothing}\nend";
+  CHECK(eval_show(q, "Box(1).x, Box(nothing).x") == "(1, nothing)");
+}
+
+TEST_CASE("Tuple{...} and NTuple{N, T} match tuples by length and item types") {
+  std::string p =
+      "f(t::NTuple{2, Int}) = \"two ints\"\n"
+      "f(t::Tuple{Int, Float64}) = \"int, float\"\n"
+      "f(t::NTuple{3, Any}) = \"three\"\n"
+      "f(t::Tuple) = \"tuple\"";
+  CHECK(eval_show(p, "f((1, 2)), f((1, 2.0)), f((1, :a, 2.0)), f((1,)), f((1.0, 2))") ==
+        "(\"two ints\", \"int, float\", \"three\", \"tuple\", \"tuple\")");
+  CHECK(eval_show("",
+                  "(1, 2.0) isa Tuple{Int, Float64}, (1, 2) isa Tuple{Int, Float64}, "
+                  "(1, 2) isa NTuple{2, Integer}, (1, 2, 3) isa NTuple{2, Int}") ==
+        "(true, false, true, false)");
+  CHECK(eval_show("",
+                  "(1, 2.0) isa Tuple{Real, <:AbstractFloat}, () isa Tuple{}, "
+                  "Any[1, 2] isa Tuple{Int, Int}") == "(true, true, false)");
+  CHECK(eval_show("",
+                  "typeof((1, 2.0)), typeof((1, 2.0)) == Tuple{Int, Float64}, "
+                  "typeof((:a,)) == NTuple{1, Symbol}") == "(Tuple{Int64, Float64}, true, true)");
+  // `NTuple{N, T} where N` is any number of T.
+  std::string q = "n(t::NTuple{N, Float64}) where N = N\nn(t) = -1";
+  CHECK(eval_show(q, "n((1.0, 2.0, 3.0)), n((1.0,)), n((1.0, 2))") == "(3, 1, -1)");
+  CHECK(run_error("f(t::NTuple{2}) = t").find("NTuple takes a length and an item type") !=
+        std::string::npos);
+}
+
+TEST_CASE("a typed tuple argument is destructured: f((a, b)::Tuple{Int, Int})") {
+  std::string p = "f((a, b)::Tuple{Int, Int}) = a - b\nf((a, b)::Tuple) = 0";
+  CHECK(eval_show(p, "f((5, 2)), f((5.0, 2))") == "(3, 0)");
+}
+
+TEST_CASE("Val(x) has type Val{x} and methods dispatch on it") {
+  CHECK(eval_show("",
+                  "Val(2), typeof(Val(:relu)), Val(2) isa Val{2}, Val(2) isa Val{3}, "
+                  "Val(2) isa Val, Val{true}()") ==
+        "(Val{2}(), Val{:relu}, true, false, true, Val{true}())");
+  std::string p =
+      "f(::Val{1}) = \"one\"\n"
+      "f(::Val{N}) where N = N * 10\n"
+      "act(x, ::Val{:relu}) = max(x, 0.0)\n"
+      "act(x, ::Val{:neg}) = -x";
+  CHECK(eval_show(p, "f(Val(1)), f(Val(4)), act(-2.0, Val(:relu)), act(3.0, Val(:neg))") ==
+        "(\"one\", 40, 0.0, -3.0)");
+  // Val{2} is not Val{2.0}, as in Julia.
+  CHECK(eval_show("g(::Val{2}) = 1\ng(::Val) = 0", "g(Val(2)), g(Val(2.0))") == "(1, 0)");
+  CHECK(run_error("Val([1.0, 2.0])").find("the value of a Val must be a number") !=
+        std::string::npos);
+}
+
+TEST_CASE("where variables are bound in the body from the arguments") {
+  std::string p =
+      "elt(x::AbstractArray{T}) where T = T\n"
+      "dims(x::AbstractArray{T, N}) where {T, N} = N\n"
+      "same(x::T, y) where T = T\n"
+      "first_type(t::Tuple{T, Int}) where T = T";
+  CHECK(eval_show(p, "elt(Float32[1, 2]), dims(zeros(2, 3)), same(1.5, 2), first_type((:a, 1))") ==
+        "(Float32, 2, Float64, Symbol)");
+  // The bound value dispatches further, as Val{N} programs do.
+  std::string q =
+      "pow(x, ::Val{1}) = x\n"
+      "pow(x, ::Val{N}) where N = x * pow(x, Val(N - 1))\n"
+      "f(x) = pow(x, Val(3))\n"
+      "g(x) = sum(f.(x))\n"
+      "x = [1.0, 2.0, 3.0]";
+  CHECK(eval_show(q, "f(2.0), f.(x)") == "(8.0, [1.0, 8.0, 27.0])");
+  check_trace_matches(q, "g", {"x"});
+}
+
+TEST_CASE("lambdas with typed parameters dispatch on them") {
+  CHECK(eval_show("f = (x::Float32) -> 2x", "f(3f0)") == "6.0f0");
+  CHECK(run_error("f = (x::Float32) -> 2x\nf(3.0)").find("no method of #anonymous") !=
+        std::string::npos);
+  CHECK(eval_show("", "map((t::Tuple{Int, Int}) -> t[1] * t[2], ((1, 2), (3, 4)))") == "(2, 12)");
+}
+
+}  // namespace ytape::tracer::testing

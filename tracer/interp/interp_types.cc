@@ -1,0 +1,222 @@
+// Type expressions: `Float32`, `AbstractArray{T, 2}`, `Union{A, B}`, `Tuple{A, B}`,
+// `NTuple{N, T}`, `Val{x}`, and the where variables that methods bind from their arguments.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "tape/error.h"
+#include "tracer/interp/interp.h"
+
+namespace ytape::tracer {
+
+namespace {
+
+// The where variable `name` (`T` or `T<:Real`), if `where` declares it.
+const Expr* find_where(const std::vector<ExprPtr>* where, const std::string& name) {
+  if (where == nullptr) return nullptr;
+  for (const ExprPtr& w : *where) {
+    const Expr& var = w->kind == Kind::call ? *w->args[1] : *w;
+    if (var.kind == Kind::id && var.name == name) return w.get();
+  }
+  return nullptr;
+}
+
+bool is_free(const Expr& p, const std::vector<ExprPtr>* where) {
+  return p.kind == Kind::id && find_where(where, p.name) != nullptr;
+}
+
+TypeRef or_any(TypeRef t) {
+  return t ? t : builtin_type(TypeTag::any);
+}
+
+// `AbstractArray{Float32, 2}`: the element type (a known number type) and the rank; other
+// parameters (a where variable `T`) leave them open.
+TypeRef refine_array(const Expr& type, const TypeObj& head, const Interpreter& in) {
+  auto refined = std::make_shared<TypeObj>(head);
+  refined->name = type_expr_str(type);
+  for (size_t i = 1; i < type.args.size(); ++i) {
+    const Expr& p = *type.args[i];
+    if (p.kind == Kind::int_lit) {
+      refined->rank = static_cast<int>(p.int_value);
+    } else if (p.kind == Kind::id) {
+      const Value* g = in.global(p.name);
+      if (g != nullptr && g->kind == VKind::type && g->type_ref()->tag != TypeTag::user) {
+        TypeTag tag = g->type_ref()->tag;
+        refined->has_eltype = tag == TypeTag::float32 || tag == TypeTag::float64 ||
+                              tag == TypeTag::int64 || tag == TypeTag::boolean;
+        refined->eltype = tag == TypeTag::float32   ? DType::f32
+                          : tag == TypeTag::float64 ? DType::f64
+                          : tag == TypeTag::int64   ? DType::i64
+                                                    : DType::boolean;
+      }
+    }
+  }
+  return refined;
+}
+
+bool names_array(const TypeObj& t) {
+  return t.tag == TypeTag::abstract_array;
+}
+
+}  // namespace
+
+TypeRef Interpreter::eval_type(const Expr& type, const EnvPtr& env,
+                               const std::vector<ExprPtr>* where) {
+  const Expr& head = type.kind == Kind::curly ? *type.args[0] : type;
+  // `<:Real` as a parameter (`Tuple{<:Real}`) stands for its bound.
+  if (head.kind == Kind::call && head.args.size() == 2 && head.args[0]->name == "<:") {
+    return eval_type(*head.args[1], env, where);
+  }
+  if (head.kind == Kind::id) {
+    if (const Expr* w = find_where(where, head.name)) {
+      return w->kind == Kind::call ? eval_type(*w->args[2], env, nullptr) : nullptr;
+    }
+  }
+  Value v = head.kind == Kind::field ? eval(*make_expr(Kind::id, head.pos, head.name), env)
+                                     : eval(head, env);
+  if (v.kind != VKind::type) fail(type.pos, fmt::format("'{}' is not a type", type_expr_str(type)));
+  if (type.kind != Kind::curly) return v.type_ref();
+  return eval_curly(type, v.type_ref(), env, where);
+}
+
+TypeRef Interpreter::eval_curly(const Expr& type, TypeRef head, const EnvPtr& env,
+                                const std::vector<ExprPtr>* where) {
+  size_t n = type.args.size() - 1;
+  auto param = [&](size_t i) { return or_any(eval_type(*type.args[i + 1], env, where)); };
+  try {
+    switch (head->tag) {
+      case TypeTag::abstract_array:
+        return refine_array(type, *head, *this);
+      case TypeTag::union_: {
+        std::vector<TypeRef> members;
+        for (size_t i = 0; i < n; ++i) members.push_back(param(i));
+        return make_union(members);
+      }
+      case TypeTag::val: {
+        if (n != 1) user_error("Val takes one parameter, as Val{{2}}");
+        std::optional<Value> x = eval_type_value(*type.args[1], env, where);
+        return x ? make_val_type(*x) : head;
+      }
+      case TypeTag::tuple:
+        break;
+      default:
+        return head;  // parameters of other types (`Dict{Symbol, Int}`) do not constrain
+    }
+    auto t = std::make_shared<TypeObj>(*builtin_type(TypeTag::tuple));
+    t->name = type_expr_str(type);
+    if (head->name != "NTuple") {
+      t->has_params = true;
+      for (size_t i = 0; i < n; ++i) t->params.push_back(eval_type(*type.args[i + 1], env, where));
+      return t;
+    }
+    if (n != 2) user_error("NTuple takes a length and an item type, as NTuple{{2, Int}}");
+    TypeRef item = eval_type(*type.args[2], env, where);
+    std::optional<Value> count = eval_type_value(*type.args[1], env, where);
+    if (!count) {
+      t->vararg = true;
+      t->params = {item};
+    } else if (count->kind == VKind::integer && count->i >= 0) {
+      t->has_params = true;
+      t->params.assign(static_cast<size_t>(count->i), item);
+    } else {
+      user_error("the length of NTuple{{N, T}} must be an integer or a where variable");
+    }
+    return t;
+  } catch (const ProgramError&) {
+    throw;
+  } catch (const UserError& e) {
+    fail(type.pos, e.what());
+  }
+}
+
+// A value parameter (`2` of `Val{2}`, `:relu`, `true`, a global constant); nullopt for a
+// free where variable.
+std::optional<Value> Interpreter::eval_type_value(const Expr& p, const EnvPtr& env,
+                                                  const std::vector<ExprPtr>* where) {
+  switch (p.kind) {
+    case Kind::int_lit:
+      return Value::integer(p.int_value);
+    case Kind::bool_lit:
+      return Value::boolean(p.int_value != 0);
+    case Kind::symbol:
+      return Value::symbol(p.name);
+    case Kind::curly:
+      return Value::type(eval_type(p, env, where));
+    default:
+      if (is_free(p, where)) return std::nullopt;
+      return eval(p, env);
+  }
+}
+
+void Interpreter::bind_static_params(const Method& m, const Args& args, const EnvPtr& frame) {
+  const Function& def = *m.def;
+  for (const ExprPtr& w : def.where) {
+    const Expr& var = w->kind == Kind::call ? *w->args[1] : *w;
+    for (size_t i = 0; i < def.params.size() && i < args.pos.size(); ++i) {
+      const Param& p = def.params[i];
+      if (!p.type || p.splat) continue;
+      std::optional<Value> v = match_static(*p.type, args.pos[i], var.name);
+      if (!v) continue;
+      frame->vars[var.name] = std::move(*v);
+      break;
+    }
+  }
+}
+
+// What the where variable `name` is for an argument `v` of declared type `type`, if the
+// type mentions it where the argument shows it: `T` (v's type), `Val{N}`, `NTuple{N, T}`,
+// `Tuple{T, ...}`, `AbstractArray{T, N}` and its aliases.
+std::optional<Value> Interpreter::match_static(const Expr& type, const Value& v,
+                                               const std::string& name) {
+  auto is_name = [&](const Expr& p) { return p.kind == Kind::id && p.name == name; };
+  if (is_name(type)) return call(*global("typeof"), Args{{v}, {}}, type.pos);
+  if (type.kind != Kind::curly || type.args[0]->kind != Kind::id) return std::nullopt;
+  const Value* head = global(type.args[0]->name);
+  if (head == nullptr || head->kind != VKind::type) return std::nullopt;
+  const TypeObj& h = *head->type_ref();
+  size_t n = type.args.size() - 1;
+  const Expr* p0 = n > 0 ? type.args[1].get() : nullptr;
+  const Expr* p1 = n > 1 ? type.args[2].get() : nullptr;
+  if (h.tag == TypeTag::val && v.kind == VKind::object && v.object().type->val && is_name(*p0)) {
+    return *v.object().type->val;
+  }
+  if (names_array(h) && v.is_tensor()) {
+    if (p0 != nullptr && is_name(*p0)) return Value::type(dtype_type(v.tensor().type.dtype));
+    if (p1 != nullptr && is_name(*p1)) return Value::integer(v.tensor().type.rank());
+    return std::nullopt;
+  }
+  if (h.tag != TypeTag::tuple || v.kind != VKind::tuple) return std::nullopt;
+  const std::vector<Value>& items = v.tup().items;
+  if (h.name == "NTuple") {
+    if (p0 != nullptr && is_name(*p0)) return Value::integer(static_cast<int64_t>(items.size()));
+    if (p1 != nullptr && !items.empty()) return match_static(*p1, items[0], name);
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < n && i < items.size(); ++i) {
+    if (std::optional<Value> out = match_static(*type.args[i + 1], items[i], name)) return out;
+  }
+  return std::nullopt;
+}
+
+Value Interpreter::construct_val(const TypeRef& t, const Args& args, Pos pos) {
+  TypeRef type = t;
+  if (!t->val) {
+    if (args.pos.size() != 1 || !args.kw.empty()) fail(pos, "Val takes one value, as Val(2)");
+    try {
+      type = make_val_type(args.pos[0]);
+    } catch (const UserError& e) {
+      fail(pos, e.what());
+    }
+  } else if (!args.pos.empty() || !args.kw.empty()) {
+    fail(pos, fmt::format("{}() takes no arguments", t->name));
+  }
+  // A Val is an instance with no fields, of a type that carries the value.
+  Value v;
+  v.kind = VKind::object;
+  auto obj = std::make_shared<StructObj>();
+  obj->type = std::move(type);
+  v.obj = std::move(obj);
+  return v;
+}
+
+}  // namespace ytape::tracer

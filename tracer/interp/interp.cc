@@ -390,12 +390,14 @@ Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
         if (target->kind == Kind::decl) target = target->args[0].get();
         Value v = a->kind == Kind::assign ? eval(*a->args[1], env) : Value();
         if (signal_ != Signal::none) return Value();
+        const Expr& written = a->kind == Kind::assign ? *a->args[0] : *a;
+        if (a->kind == Kind::assign && written.kind == Kind::decl) v = converted(written, v, env);
         if (target->kind == Kind::id) env->vars[target->name] = v;
       }
       return Value();
     }
     case Kind::decl:
-      return eval(*e.args[0], env);
+      return type_assert(e, env);
     case Kind::using_:
     case Kind::import_:
       return Value();

@@ -240,6 +240,10 @@ class Interpreter {
   Value construct_array(const TypeObj& t, Args& args, Pos pos);
   /// `Val(x)` and `Val{x}()`: the instance of `Val{x}`.
   Value construct_val(const TypeRef& t, const Args& args, Pos pos);
+  /// `x::T = v`: v converted to T, as Julia's typed assignment (convert when not a T).
+  Value converted(const Expr& decl, const Value& v, const EnvPtr& env);
+  /// `v::T` as an expression: v, or an error when it is not a T (Julia's typeassert).
+  Value type_assert(const Expr& decl, const EnvPtr& env);
 
   // fail() for an error of a call itself (its keywords), raised after the callee's frame
   // was pushed: the stack shows the caller as the innermost frame.

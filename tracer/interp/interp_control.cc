@@ -192,7 +192,7 @@ void Interpreter::assign(const Expr& target, const Value& v, const EnvPtr& env) 
       set_var(target.name, v, env, target.pos);
       return;
     case Kind::decl:
-      assign(*target.args[0], v, env);
+      assign(*target.args[0], converted(target, v, env), env);
       return;
     case Kind::tuple: {
       std::vector<Value> items = iterate(v, target.pos);

@@ -54,10 +54,6 @@ TypeRef refine_array(const Expr& type, const TypeObj& head, const Interpreter& i
   return refined;
 }
 
-bool names_array(const TypeObj& t) {
-  return t.tag == TypeTag::abstract_array;
-}
-
 }  // namespace
 
 TypeRef Interpreter::eval_type(const Expr& type, const EnvPtr& env,
@@ -180,7 +176,7 @@ std::optional<Value> Interpreter::match_static(const Expr& type, const Value& v,
   if (h.tag == TypeTag::val && v.kind == VKind::object && v.object().type->val && is_name(*p0)) {
     return *v.object().type->val;
   }
-  if (names_array(h) && v.is_tensor()) {
+  if (h.tag == TypeTag::abstract_array && v.is_tensor()) {
     if (p0 != nullptr && is_name(*p0)) return Value::type(dtype_type(v.tensor().type.dtype));
     if (p1 != nullptr && is_name(*p1)) return Value::integer(v.tensor().type.rank());
     return std::nullopt;
@@ -216,6 +212,25 @@ Value Interpreter::construct_val(const TypeRef& t, const Args& args, Pos pos) {
   auto obj = std::make_shared<StructObj>();
   obj->type = std::move(type);
   v.obj = std::move(obj);
+  return v;
+}
+
+Value Interpreter::converted(const Expr& decl, const Value& v, const EnvPtr& env) {
+  TypeRef t = eval_type(*decl.args[1], env, nullptr);
+  // A weak literal (`x::Float32 = 1.0`) takes the declared type, as Julia converts it.
+  if (isa(v, *t) && !(v.kind == VKind::float_ && v.weak)) return v;
+  Args conv{{Value::type(t), v}, {}};
+  return call(*global("convert"), std::move(conv), decl.pos);
+}
+
+Value Interpreter::type_assert(const Expr& decl, const EnvPtr& env) {
+  Value v = eval(*decl.args[0], env);
+  if (signal_ != Signal::none) return Value();
+  TypeRef t = eval_type(*decl.args[1], env, nullptr);
+  if (!isa(v, *t)) {
+    fail(decl.pos, fmt::format("typeassert: expected {}, got {}; convert it first, as {}(x)",
+                               t->name, a_type_name(v), t->name));
+  }
   return v;
 }
 

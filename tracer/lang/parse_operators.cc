@@ -351,6 +351,12 @@ ExprPtr Parser::parse_postfix(ExprPtr e) {
       ExprPtr decl = make_expr(Kind::decl, take().pos);
       decl->args.push_back(std::move(e));
       decl->args.push_back(parse_type());
+      if (at_op("->") && decl->args[0]->kind == Kind::id) {
+        // Julia reads `x::Int -> body` as `x::(Int -> body)`, never a typed parameter.
+        fail(decl->pos, fmt::format("a typed lambda parameter needs parentheses: write "
+                                    "'({}::{}) -> ...'",
+                                    decl->args[0]->name, type_expr_str(*decl->args[1])));
+      }
       e = std::move(decl);
     } else if (t.kind == Tok::keyword && t.text == "do") {
       if (e->kind != Kind::call)

@@ -129,4 +129,23 @@ TEST_CASE("lambdas with typed parameters dispatch on them") {
   CHECK(eval_show("", "map((t::Tuple{Int, Int}) -> t[1] * t[2], ((1, 2), (3, 4)))") == "(2, 12)");
 }
 
+TEST_CASE("a bare typed lambda parameter is an error that says to parenthesize it") {
+  // Julia reads `x::Int -> x + 1` as `x::(Int -> x + 1)`.
+  CHECK(run_error("f = x::Int -> x + 1")
+            .find("a typed lambda parameter needs parentheses: "
+                  "write '(x::Int) -> ...'") != std::string::npos);
+}
+
+TEST_CASE("typed assignments convert, typed destructuring too, and v::T asserts") {
+  CHECK(eval_show("function g()\n  x::Float32 = 1\n  a::Float64, b = 1, 2\n  (x, a, b)\nend",
+                  "g()") == "(1.0f0, 1.0, 2)");
+  CHECK(eval_show("function g()\n  local y::Float64 = 1\n  y\nend\nx::Float32 = 2.5", "g(), x") ==
+        "(1.0, 2.5f0)");
+  CHECK(eval_show("a, b = (1, 2.5)::Tuple{Int, Float64}", "a, b") == "(1, 2.5)");
+  CHECK(run_error("y = 1.5::Int").find("typeassert: expected Int64, got a Float64") !=
+        std::string::npos);
+  CHECK(run_error("t = (1, 2)::Tuple{Int, Float64}")
+            .find("typeassert: expected Tuple{Int, Float64}, got a Tuple") != std::string::npos);
+}
+
 }  // namespace ytape::tracer::testing

@@ -224,7 +224,7 @@ Value Interpreter::eval_id(const Expr& e, const EnvPtr& env) {
   fail(e.pos, fmt::format("undefined variable '{}'", e.name));
 }
 
-void Interpreter::set_var(const std::string& name, const Value& v, const EnvPtr& env, Pos pos) {
+Env* Interpreter::set_var(const std::string& name, Value v, const EnvPtr& env, Pos pos) {
   // Julia's rule: an assignment updates the variable of the nearest enclosing local scope
   // that has it; globals are updated from top-level code, or from a scope that declares
   // the name `global` (a function nested in that scope makes a local of its own).
@@ -238,17 +238,18 @@ void Interpreter::set_var(const std::string& name, const Value& v, const EnvPtr&
                               "exist only while the entry runs; return it instead",
                               name));
       }
-      globals_->vars[name] = v;
-      return;
+      globals_->vars[name] = converted_to(*globals_, name, std::move(v), pos);
+      return globals_.get();
     }
     auto it = scope->vars.find(name);
     if (it != scope->vars.end()) {
-      it->second = v;
-      return;
+      it->second = converted_to(*scope, name, std::move(v), pos);
+      return scope;
     }
     if (scope->function_scope) crossed_function = true;
   }
-  env->vars[name] = v;
+  env->vars[name] = std::move(v);
+  return env.get();
 }
 
 // `global x` or `global x = v` in a local scope: from here on, `x` in this scope (and the
@@ -390,9 +391,14 @@ Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
         if (target->kind == Kind::decl) target = target->args[0].get();
         Value v = a->kind == Kind::assign ? eval(*a->args[1], env) : Value();
         if (signal_ != Signal::none) return Value();
+        if (target->kind != Kind::id) continue;
         const Expr& written = a->kind == Kind::assign ? *a->args[0] : *a;
-        if (a->kind == Kind::assign && written.kind == Kind::decl) v = converted(written, v, env);
-        if (target->kind == Kind::id) env->vars[target->name] = v;
+        if (written.kind == Kind::decl) {
+          TypeRef t = eval_type(*written.args[1], env, nullptr);
+          if (a->kind == Kind::assign) v = convert_to(t, std::move(v), written.pos);
+          env->types[target->name] = std::move(t);
+        }
+        env->vars[target->name] = std::move(v);
       }
       return Value();
     }

@@ -27,6 +27,8 @@ struct Env {
   std::unordered_map<std::string, Value> vars;
   std::shared_ptr<Env> parent;
   std::vector<std::string> globals;  ///< names declared `global` in this (local) scope
+  /// Variables declared with a type here (`x::Float32 = 1`): every assignment converts.
+  std::unordered_map<std::string, TypeRef> types;
   bool function_scope = false;
   bool global = false;
 };
@@ -210,7 +212,9 @@ class Interpreter {
   void eval_args(const Expr& e, size_t first, const EnvPtr& env, Args& args);
   void assign(const Expr& target, const Value& v, const EnvPtr& env);
   void bind_local(const Expr& target, const Value& v, const EnvPtr& scope);
-  void set_var(const std::string& name, const Value& v, const EnvPtr& env, Pos pos);
+  /// Assigns the variable `name` by Julia's scope rules; returns the scope that holds it.
+  /// The value is converted to the variable's declared type, if it has one.
+  Env* set_var(const std::string& name, Value v, const EnvPtr& env, Pos pos);
   void declare_global(const Expr& decl, const EnvPtr& env);
   void define_global(const std::string& name, Value v);
   std::vector<Value> iterate(const Value& v, Pos pos);
@@ -242,6 +246,14 @@ class Interpreter {
   Value construct_val(const TypeRef& t, const Args& args, Pos pos);
   /// `x::T = v`: v converted to T, as Julia's typed assignment (convert when not a T).
   Value converted(const Expr& decl, const Value& v, const EnvPtr& env);
+  Value convert_to(const TypeRef& t, Value v, Pos pos);
+  /// `v` converted to the declared type of `name` in `scope`, if it has one.
+  Value converted_to(const Env& scope, const std::string& name, Value v, Pos pos) {
+    if (scope.types.empty()) [[likely]]
+      return v;
+    auto it = scope.types.find(name);
+    return it == scope.types.end() ? v : convert_to(it->second, std::move(v), pos);
+  }
   /// `v::T` as an expression: v, or an error when it is not a T (Julia's typeassert).
   Value type_assert(const Expr& decl, const EnvPtr& env);
 

@@ -191,9 +191,14 @@ void Interpreter::assign(const Expr& target, const Value& v, const EnvPtr& env) 
     case Kind::id:
       set_var(target.name, v, env, target.pos);
       return;
-    case Kind::decl:
-      assign(*target.args[0], converted(target, v, env), env);
+    case Kind::decl: {
+      const Expr& name = *target.args[0];
+      if (name.kind != Kind::id) fail(target.pos, "a type declaration names a variable: x::T = v");
+      TypeRef t = eval_type(*target.args[1], env, nullptr);
+      Env* scope = set_var(name.name, convert_to(t, v, target.pos), env, name.pos);
+      scope->types[name.name] = std::move(t);
       return;
+    }
     case Kind::tuple: {
       std::vector<Value> items = iterate(v, target.pos);
       if (items.size() < target.args.size()) {

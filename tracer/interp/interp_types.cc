@@ -216,11 +216,14 @@ Value Interpreter::construct_val(const TypeRef& t, const Args& args, Pos pos) {
 }
 
 Value Interpreter::converted(const Expr& decl, const Value& v, const EnvPtr& env) {
-  TypeRef t = eval_type(*decl.args[1], env, nullptr);
+  return convert_to(eval_type(*decl.args[1], env, nullptr), v, decl.pos);
+}
+
+Value Interpreter::convert_to(const TypeRef& t, Value v, Pos pos) {
   // A weak literal (`x::Float32 = 1.0`) takes the declared type, as Julia converts it.
   if (isa(v, *t) && !(v.kind == VKind::float_ && v.weak)) return v;
-  Args conv{{Value::type(t), v}, {}};
-  return call(*global("convert"), std::move(conv), decl.pos);
+  Args conv{{Value::type(t), std::move(v)}, {}};
+  return call(*global("convert"), std::move(conv), pos);
 }
 
 Value Interpreter::type_assert(const Expr& decl, const EnvPtr& env) {

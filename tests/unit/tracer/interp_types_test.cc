@@ -141,6 +141,12 @@ TEST_CASE("typed assignments convert, typed destructuring too, and v::T asserts"
                   "g()") == "(1.0f0, 1.0, 2)");
   CHECK(eval_show("function g()\n  local y::Float64 = 1\n  y\nend\nx::Float32 = 2.5", "g(), x") ==
         "(1.0, 2.5f0)");
+  // The declared type holds for later assignments too, in this scope and inner ones.
+  std::string p =
+      "function g()\n  s::Float64 = 0\n  for i in 1:3\n    s += i\n  end\n  t = s\n"
+      "  s = 1\n  (t, s)\nend\n"
+      "function h()\n  local k::Int\n  k = 2.0\n  k\nend";
+  CHECK(eval_show(p, "g(), h()") == "((6.0, 1.0), 2)");
   CHECK(eval_show("a, b = (1, 2.5)::Tuple{Int, Float64}", "a, b") == "(1, 2.5)");
   CHECK(run_error("y = 1.5::Int").find("typeassert: expected Int64, got a Float64") !=
         std::string::npos);

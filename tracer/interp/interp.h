@@ -234,11 +234,15 @@ class Interpreter {
   TypeRef eval_type(const Expr& type, const EnvPtr& env, const std::vector<ExprPtr>* where);
   TypeRef eval_curly(const Expr& type, TypeRef head, const EnvPtr& env,
                      const std::vector<ExprPtr>* where);
+  TypeRef type_of_type(const Expr& type, const EnvPtr& env, const std::vector<ExprPtr>* where);
   std::optional<Value> eval_type_value(const Expr& p, const EnvPtr& env,
                                        const std::vector<ExprPtr>* where);
   /// Binds a method's where variables in its frame (`f(::Val{N}) where N` binds N) from
   /// the arguments their parameter types mention.
   void bind_static_params(const Method& m, const Args& args, const EnvPtr& frame);
+  /// Whether every argument that shows a where variable shows the same value: Julia's
+  /// `f(x::T, y::T) where T` takes two Float64s, not an Int and a Float64.
+  bool static_params_agree(const Method& m, const Args& args);
   std::optional<Value> match_static(const Expr& type, const Value& v, const std::string& name);
   Value construct(const Value& type, Args& args, Pos pos);
   Value construct_array(const TypeObj& t, Args& args, Pos pos);

@@ -64,8 +64,25 @@ bool applicable(const Method& m, const Args& args, const Value* self) {
   return true;
 }
 
-// a is at least as specific as b: each parameter type of a is below b's.
-bool as_specific(const Method& a, const Method& b) {
+bool mentions(const Expr& type, const std::string& name) {
+  if (type.kind == Kind::id) return type.name == name;
+  return std::any_of(type.args.begin(), type.args.end(),
+                     [&](const ExprPtr& a) { return mentions(*a, name); });
+}
+
+// Whether a where variable appears in two parameter types (`f(x::T, y::T) where T`), which
+// makes the method more specific than the same types without it, as in Julia.
+bool constrains(const Method& m) {
+  for (const ExprPtr& w : m.def->where) {
+    const std::string& name = (w->kind == Kind::call ? *w->args[1] : *w).name;
+    int uses = 0;
+    for (const Param& p : m.def->params) uses += p.type && mentions(*p.type, name) ? 1 : 0;
+    if (uses > 1) return true;
+  }
+  return false;
+}
+
+bool types_as_specific(const Method& a, const Method& b) {
   size_t n = std::max(a.types.size(), b.types.size());
   for (size_t i = 0; i < n; ++i) {
     const TypeObj* ta = i < a.types.size() ? a.types[i].get() : nullptr;
@@ -73,11 +90,19 @@ bool as_specific(const Method& a, const Method& b) {
     if (tb == nullptr) continue;
     if (ta == nullptr || !as_specific_type(*ta, *tb)) return false;
   }
+  return true;
+}
+
+// a is at least as specific as b: each parameter type of a is below b's.
+bool as_specific(const Method& a, const Method& b) {
+  if (!types_as_specific(a, b)) return false;
   // As Julia's: f() is more specific than f(xs...), f(x) than f(x, rest...).
   auto vararg = [](const Method& m) {
     return !m.def->params.empty() && m.def->params.back().splat;
   };
-  return !vararg(a) || vararg(b);
+  if (vararg(a) && !vararg(b)) return false;
+  bool diagonal = !b.def->where.empty() && (a.def->where.empty() || !constrains(a));
+  return !(diagonal && constrains(b) && types_as_specific(b, a));
 }
 
 }  // namespace
@@ -277,7 +302,9 @@ const Method* Interpreter::select(const std::vector<Method>& methods, const Args
                                   const Value* self, Pos pos, const std::string& name) {
   std::vector<const Method*> fits;
   for (const Method& m : methods) {
-    if (applicable(m, args, self)) fits.push_back(&m);
+    if (applicable(m, args, self) && (m.def->where.empty() || static_params_agree(m, args))) {
+      fits.push_back(&m);
+    }
   }
   std::vector<const Method*> best;
   for (const Method* m : fits) {

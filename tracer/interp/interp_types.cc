@@ -93,6 +93,8 @@ TypeRef Interpreter::eval_curly(const Expr& type, TypeRef head, const EnvPtr& en
         std::optional<Value> x = eval_type_value(*type.args[1], env, where);
         return x ? make_val_type(*x) : head;
       }
+      case TypeTag::type:
+        return type_of_type(type, env, where);
       case TypeTag::tuple:
         break;
       default:
@@ -123,6 +125,24 @@ TypeRef Interpreter::eval_curly(const Expr& type, TypeRef head, const EnvPtr& en
   } catch (const UserError& e) {
     fail(type.pos, e.what());
   }
+}
+
+// `Type{Float32}`, `Type{<:Real}`; `Type{T}` with T free is any type.
+TypeRef Interpreter::type_of_type(const Expr& type, const EnvPtr& env,
+                                  const std::vector<ExprPtr>* where) {
+  if (type.args.size() != 2) user_error("Type takes one parameter, as Type{{Float32}}");
+  const Expr& p = *type.args[1];
+  // `Type{T} where T<:Real` takes every type below the bound, as `Type{<:Real}` does.
+  bool covariant =
+      (p.kind == Kind::call && p.args.size() == 2 && p.args[0]->name == "<:") || is_free(p, where);
+  TypeRef of = eval_type(p, env, where);
+  if (of == nullptr) return builtin_type(TypeTag::type);
+  auto t = std::make_shared<TypeObj>(*builtin_type(TypeTag::type));
+  t->name = fmt::format("Type{{{}{}}}", covariant ? "<:" : "", of->name);
+  t->has_params = true;
+  t->covariant = covariant;
+  t->params = {of};
+  return t;
 }
 
 // A value parameter (`2` of `Val{2}`, `:relu`, `true`, a global constant); nullopt for a
@@ -159,13 +179,41 @@ void Interpreter::bind_static_params(const Method& m, const Args& args, const En
   }
 }
 
+bool Interpreter::static_params_agree(const Method& m, const Args& args) {
+  const Function& def = *m.def;
+  for (const ExprPtr& w : def.where) {
+    const Expr& var = w->kind == Kind::call ? *w->args[1] : *w;
+    std::optional<Value> first;
+    for (size_t i = 0; i < def.params.size() && i < args.pos.size(); ++i) {
+      const Param& p = def.params[i];
+      if (!p.type || p.splat) continue;
+      std::optional<Value> v = match_static(*p.type, args.pos[i], var.name);
+      if (!v) continue;
+      if (!first) {
+        first = std::move(v);
+        continue;
+      }
+      bool types = first->kind == VKind::type && v->kind == VKind::type;
+      bool same = types ? subtype(*first->type_ref(), *v->type_ref()) &&
+                              subtype(*v->type_ref(), *first->type_ref())
+                        : first->kind == v->kind && show(*first) == show(*v);
+      if (!same) return false;
+    }
+  }
+  return true;
+}
+
 // What the where variable `name` is for an argument `v` of declared type `type`, if the
 // type mentions it where the argument shows it: `T` (v's type), `Val{N}`, `NTuple{N, T}`,
 // `Tuple{T, ...}`, `AbstractArray{T, N}` and its aliases.
 std::optional<Value> Interpreter::match_static(const Expr& type, const Value& v,
                                                const std::string& name) {
   auto is_name = [&](const Expr& p) { return p.kind == Kind::id && p.name == name; };
-  if (is_name(type)) return call(*global("typeof"), Args{{v}, {}}, type.pos);
+  if (is_name(type)) {
+    // typeof has no type for a function or a type here; `f::F ... where F` leaves F unbound.
+    if (v.kind == VKind::function || v.kind == VKind::type) return std::nullopt;
+    return call(*global("typeof"), Args{{v}, {}}, type.pos);
+  }
   if (type.kind != Kind::curly || type.args[0]->kind != Kind::id) return std::nullopt;
   const Value* head = global(type.args[0]->name);
   if (head == nullptr || head->kind != VKind::type) return std::nullopt;
@@ -176,6 +224,7 @@ std::optional<Value> Interpreter::match_static(const Expr& type, const Value& v,
   if (h.tag == TypeTag::val && v.kind == VKind::object && v.object().type->val && is_name(*p0)) {
     return *v.object().type->val;
   }
+  if (h.tag == TypeTag::type && v.kind == VKind::type && is_name(*p0)) return v;
   if (h.tag == TypeTag::abstract_array && v.is_tensor()) {
     if (p0 != nullptr && is_name(*p0)) return Value::type(dtype_type(v.tensor().type.dtype));
     if (p1 != nullptr && is_name(*p1)) return Value::integer(v.tensor().type.rank());

@@ -127,6 +127,13 @@ bool tuple_below(const TypeObj& a, const TypeObj& b) {
   return true;
 }
 
+// `Type{A}` <: `Type{B}` when A is B, or below it for `Type{<:B}`.
+bool type_below(const TypeObj& a, const TypeObj& b) {
+  const TypeObj &x = *a.params[0], &y = *b.params[0];
+  if (!subtype(x, y)) return false;
+  return b.covariant || (!a.covariant && subtype(y, x));
+}
+
 // A tuple value of a `Tuple{...}` or `NTuple` type; vectors of values are not tuples.
 bool tuple_isa(const Value& v, const TypeObj& t) {
   if (v.kind != VKind::tuple || is_value_vector(v)) return false;
@@ -193,6 +200,7 @@ bool subtype(const TypeObj& a, const TypeObj& b) {
   if (!tag_below(a.tag, b.tag)) return false;
   if (b.tag == TypeTag::tuple) return tuple_below(a, b);
   if (b.tag == TypeTag::val) return !b.val || (a.val && same_val(*a.val, *b.val));
+  if (b.tag == TypeTag::type) return !b.has_params || (a.has_params && type_below(a, b));
   if (b.tag != TypeTag::abstract_array) return true;
   if (b.rank >= 0 && a.rank != b.rank) return false;
   return !b.has_eltype || (a.has_eltype && a.eltype == b.eltype);
@@ -204,6 +212,11 @@ bool isa(const Value& v, const TypeObj& t) {
                        [&](const TypeRef& m) { return isa(v, *m); });
   }
   if (t.tag == TypeTag::tuple && (t.has_params || t.vararg)) return tuple_isa(v, t);
+  if (t.tag == TypeTag::type && t.has_params) {
+    if (v.kind != VKind::type) return false;
+    const TypeObj &x = *v.type_ref(), &p = *t.params[0];
+    return subtype(x, p) && (t.covariant || subtype(p, x));
+  }
   switch (v.kind) {
     case VKind::boolean:
       return subtype(*builtin_type(TypeTag::boolean), t);

@@ -137,8 +137,11 @@ struct TypeObj : Object {
   /// `Union{A, B}`: the members (flattened, none below another); `Tuple{A, B}`,
   /// `NTuple{2, A}`: the item types, null where any.
   std::vector<std::shared_ptr<const TypeObj>> params;
-  bool has_params = false;   ///< tuples: `Tuple{...}`, of params.size() items
-  bool vararg = false;       ///< tuples: `NTuple{N, T} where N`: any number of params[0]
+  bool has_params = false;  ///< tuples: `Tuple{...}`, of params.size() items
+  bool vararg = false;      ///< tuples: `NTuple{N, T} where N`: any number of params[0]
+  /// `Type{T}` has params {T}: its one value is the type T; `Type{<:T}` (covariant) has
+  /// every type below T.
+  bool covariant = false;
   std::optional<Value> val;  ///< `Val{2}`: 2; none for `Val` (any Val)
 };
 struct StringObj : Object {

@@ -103,6 +103,21 @@ TEST_CASE("Val(x) has type Val{x} and methods dispatch on it") {
         std::string::npos);
 }
 
+TEST_CASE("Type{T} is the type of the type T") {
+  std::string p =
+      "f(::Type{Float32}) = \"f32\"\n"
+      "f(::Type{Float64}) = \"f64\"\n"
+      "f(::Type{T}) where T<:Integer = T\n"
+      "f(::Type) = \"other\"\n"
+      "z(::Type{T}, n) where T = zeros(T, n)";
+  CHECK(eval_show(p, "f(Float32), f(Float64), f(Int), f(Bool), f(String), z(Float32, 2)") ==
+        "(\"f32\", \"f64\", Int64, Bool, \"other\", Float32[0.0, 0.0])");
+  CHECK(eval_show("",
+                  "Float32 isa Type{Float32}, Float32 isa Type{Float64}, "
+                  "Int isa Type{<:Real}, 1 isa Type{Int}, Type{Int} == Type{Int64}") ==
+        "(true, false, true, false, true)");
+}
+
 TEST_CASE("where variables are bound in the body from the arguments") {
   std::string p =
       "elt(x::AbstractArray{T}) where T = T\n"
@@ -111,6 +126,16 @@ TEST_CASE("where variables are bound in the body from the arguments") {
       "first_type(t::Tuple{T, Int}) where T = T";
   CHECK(eval_show(p, "elt(Float32[1, 2]), dims(zeros(2, 3)), same(1.5, 2), first_type((:a, 1))") ==
         "(Float32, 2, Float64, Symbol)");
+  // A variable shown by several arguments must be the same in each, as in Julia.
+  std::string d =
+      "both(x::T, y::T) where T = \"same\"\n"
+      "both(x, y) = \"different\"\n"
+      "scale(a::AbstractArray{T}, k::T) where T = a .* k\n"
+      "apply(f::F, x) where F = f(x)";
+  CHECK(eval_show(d,
+                  "both(1, 2), both(1, 2.0), both(1f0, 2f0), scale(Float32[1, 2], 2f0), "
+                  "apply(abs, -3)") == "(\"same\", \"different\", \"same\", Float32[2.0, 4.0], 3)");
+  CHECK(run_error(d + "\nscale([1.0], 2)").find("no method of scale matches") != std::string::npos);
   // The bound value dispatches further, as Val{N} programs do.
   std::string q =
       "pow(x, ::Val{1}) = x\n"

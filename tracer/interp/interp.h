@@ -179,6 +179,8 @@ class Interpreter {
   Value eval_broadcast(const Expr& e, const EnvPtr& env);
   Value eval_id(const Expr& e, const EnvPtr& env);
   Value eval_field(const Expr& e, const EnvPtr& env);
+  // Field `name` of a struct instance or named tuple; fails at `pos` naming the fields.
+  Value field_of(const Value& v, const std::string& name, Pos pos);
   Value eval_index(const Expr& e, const EnvPtr& env);
   /// The arguments of getindex (and setindex!) for `object[...]` of index expression `e`:
   /// the object, then each index evaluated with its `end`.

@@ -31,6 +31,16 @@ Value Interpreter::eval_comparison(const Expr& e, const EnvPtr& env) {
   return result;
 }
 
+namespace {
+
+std::string no_field(std::string_view owner, std::string_view name,
+                     const std::vector<std::string>& fields) {
+  return fmt::format("{} has no field '{}'; its fields are {}", owner, name,
+                     fields.empty() ? "none" : fmt::format("{}", fmt::join(fields, ", ")));
+}
+
+}  // namespace
+
 std::vector<Value> Interpreter::iterate_protocol(const Value& v, Pos pos) {
   // Julia's: iterate(x) gives (item, state) or nothing, then iterate(x, state) the next.
   const Value* it = global("iterate");
@@ -208,6 +218,14 @@ void Interpreter::assign(const Expr& target, const Value& v, const EnvPtr& env) 
       for (size_t i = 0; i < target.args.size(); ++i) assign(*target.args[i], items[i], env);
       return;
     }
+    case Kind::named_tuple: {
+      // `(; a, b) = x`: the fields a and b of x (a struct or a named tuple).
+      for (const ExprPtr& item : target.args) {
+        Value field = field_of(v, item->name, item->pos);
+        assign(*item->args[0], field, env);
+      }
+      return;
+    }
     case Kind::field: {
       Value object = eval(*target.args[0], env);
       here_ = target.pos;
@@ -236,10 +254,7 @@ void Interpreter::set_field(const Value& object, const std::string& name, Value 
   if (object.kind != VKind::object) user_error("{} has no fields to assign", a_type_name(object));
   const TypeObj& t = *object.object().type;
   auto at = std::find(t.fields.begin(), t.fields.end(), name);
-  if (at == t.fields.end()) {
-    user_error("{} has no field '{}'; its fields are {}", t.name, name,
-               t.fields.empty() ? "none" : fmt::format("{}", fmt::join(t.fields, ", ")));
-  }
+  if (at == t.fields.end()) throw UserError(no_field(t.name, name, t.fields));
   if (!t.is_mutable) {
     user_error(
         "setfield!: immutable struct of type {} cannot be changed; declare it "
@@ -407,27 +422,25 @@ Value Interpreter::eval_field(const Expr& e, const EnvPtr& env) {
       fail(e.pos, fmt::format("undefined variable '{}.{}'", path_text(object), e.name));
     return *g;
   }
-  Value v = eval(object, env);
+  return field_of(eval(object, env), e.name, e.pos);
+}
+
+Value Interpreter::field_of(const Value& v, const std::string& name, Pos pos) {
   if (v.kind == VKind::object) {
     const StructObj& s = v.object();
     for (size_t i = 0; i < s.type->fields.size(); ++i) {
-      if (s.type->fields[i] == e.name) return s.fields[i];
+      if (s.type->fields[i] == name) return s.fields[i];
     }
-    fail(e.pos,
-         fmt::format(
-             "{} has no field '{}'; its fields are {}", s.type->name, e.name,
-             s.type->fields.empty() ? "none" : fmt::format("{}", fmt::join(s.type->fields, ", "))));
+    fail(pos, no_field(s.type->name, name, s.type->fields));
   }
   if (v.kind == VKind::named_tuple) {
     const TupleObj& t = v.tup();
     for (size_t i = 0; i < t.names.size(); ++i) {
-      if (t.names[i] == e.name) return t.items[i];
+      if (t.names[i] == name) return t.items[i];
     }
-    fail(e.pos,
-         fmt::format("the named tuple has no field '{}'; its fields are {}", e.name,
-                     t.names.empty() ? "none" : fmt::format("{}", fmt::join(t.names, ", "))));
+    fail(pos, no_field("the named tuple", name, t.names));
   }
-  fail(e.pos, fmt::format("{} has no field '{}'", a_type_name(v), e.name));
+  fail(pos, fmt::format("{} has no field '{}'", a_type_name(v), name));
 }
 
 }  // namespace ytape::tracer

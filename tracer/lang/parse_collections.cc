@@ -91,7 +91,7 @@ ExprPtr Parser::parse_parenthesized() {
     expect_close(Tok::rparen, open, "','");
     return named;
   }
-  ExprPtr first = parse_item(true);
+  ExprPtr first = parse_item(true, true);
   if (at(Tok::comma)) return parse_tuple_rest(std::move(first), open);
   if (at(Tok::semicolon) && first->kind != Kind::generator) {
     // `(a = 1; a + 1)` is a block, as in Julia.
@@ -136,8 +136,11 @@ ExprPtr Parser::parse_tuple_rest(ExprPtr first, const Token& open) {
   return tuple;
 }
 
-ExprPtr Parser::parse_item(bool keywords_allowed) {
+ExprPtr Parser::parse_item(bool keywords_allowed, bool assignments) {
   ExprPtr e = parse_expr();
+  if (assignments && is_assignment_op(peek()) && !(at_op("=") && e->kind == Kind::id)) {
+    return finish_assignment(std::move(e), false);
+  }
   if (at_op("...")) return with_child(make_expr(Kind::splat, take().pos), std::move(e));
   if (keywords_allowed && at_op("=")) {
     if (e->kind != Kind::id) fail(e->pos, "expected a plain name before '=' here");

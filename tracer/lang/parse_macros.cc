@@ -115,6 +115,21 @@ ExprPtr Parser::parse_macro() {
     dotify(*args[0].first);
     return std::move(args[0].first);
   }
+  if (name == "@test") {
+    // Test's @test: checked as @assert is, failing with Test's words.
+    need(1, 1, "@test f(2) == 4");
+    ExprPtr call = make_expr(Kind::call, m.pos);
+    call->args.push_back(make_expr(Kind::id, m.pos, "@assert"));
+    call->args.push_back(std::move(args[0].first));
+    call->args.push_back(make_expr(Kind::string_lit, m.pos, args[0].second));
+    call->args.push_back(make_expr(Kind::string_lit, m.pos, "Test Failed: " + args[0].second));
+    return call;
+  }
+  if (name == "@testset") {
+    // Test's @testset ["name"] begin ... end (or a for loop): its body, run in place.
+    need(1, 2, "@testset \"name\" begin ... end");
+    return std::move(args.back().first);
+  }
   if (name == "@assert") {
     // (call @assert condition "condition's text" [message]), run by the built-in `@assert`.
     need(1, 2, "@assert n > 0 \"n must be positive\"");
@@ -146,7 +161,7 @@ ExprPtr Parser::parse_macro() {
     return make_expr(Kind::nothing, m.pos);
   }
   // A suggestion only for a near miss (a letter in four wrong at most): @time is no @simd.
-  std::vector<std::string_view> known = {"@.", "@assert", "@show", "@view"};
+  std::vector<std::string_view> known = {"@.", "@assert", "@show", "@view", "@test", "@testset"};
   known.insert(known.end(), kIdentity.begin(), kIdentity.end());
   known.insert(known.end(), kLayer.begin(), kLayer.end());
   std::string_view best;

@@ -123,6 +123,16 @@ void Parser::check_target(const Expr& target, const Token& op) const {
       }
       for (const ExprPtr& element : target.args) check_target(*element, op);
       return;
+    case Kind::named_tuple: {
+      // `(; a, b) = x` takes x.a and x.b into a and b.
+      bool names = plain;
+      for (const ExprPtr& item : target.args) {
+        names = names && item->kind == Kind::kw && item->args[0]->kind == Kind::id &&
+                item->args[0]->name == item->name;
+      }
+      if (names) return;
+      fail(target.pos, "destructuring by field name takes names only: '(; a, b) = x'");
+    }
     default:
       break;
   }

@@ -386,7 +386,8 @@ ExprPtr Parser::parse_using() {
     const Token& t = peek();
     bool separator =
         t.kind == Tok::comma || (t.kind == Tok::op && (t.text == "." || t.text == ":"));
-    bool name = t.kind == Tok::ident || (names && (t.kind == Tok::op || t.kind == Tok::keyword));
+    bool name = t.kind == Tok::ident ||
+                (names && (t.kind == Tok::op || t.kind == Tok::keyword || t.kind == Tok::macro));
     bool after_name = last && last->kind != Tok::comma && last->text != "." && last->text != ":";
     if ((!separator && !name) || (name && after_name) || (separator && !after_name)) {
       fail_expected(t, fmt::format("a module path after '{}', as in 'A.B' or 'A: x, y'", kw.text));

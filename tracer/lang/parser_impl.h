@@ -134,7 +134,9 @@ class Parser {
   ExprPtr parse_tuple_rest(ExprPtr first, const Token& open);
   /// An element of a call, tuple or array: an expression, `x...`, `name = value`, or a
   /// generator `f(x) for x in xs` (as the last element).
-  ExprPtr parse_item(bool keywords_allowed);
+  // With `assignments`, an update or an assignment into a field or index is one too:
+  // `(acc += v)`, `(m.f = v; m)`.
+  ExprPtr parse_item(bool keywords_allowed, bool assignments = false);
   /// An item after `;` as a keyword argument: `k = v`, `k` (k = k), `a.k`, `kws...`.
   ExprPtr as_keyword(ExprPtr item);
   ExprPtr parse_generator(ExprPtr body, Kind kind);

@@ -103,6 +103,31 @@ TEST_CASE("end and begin in indexing; x'A; Flux promotions") {
         "([2, 1], Float64)");
 }
 
+TEST_CASE("syntax of real code: @test, @testset, using with macros, (x += v), (; a, b) = x") {
+  std::string p = R"(
+using Flux: @functor, Chain
+mutable struct M
+  x
+end
+m = M(1)
+acc = Ref(0.0)
+add!(v) = (acc[] += v)
+bump!(t) = (t.x += 1; t.x)
+nt = (rnn = 1, r = 2.0, g = :x)
+(; rnn, g) = nt
+@testset "arithmetic" begin
+  @test 1 + 1 == 2
+  add!(2.5)
+end
+)";
+  CHECK(eval_show(p, "acc[], bump!(m), m.x, (d = [1, 2]; d[1] = 7; d), rnn, g") ==
+        "(2.5, 2, 2, [7, 2], 1, :x)");
+  CHECK(run_error(p + "@test 1 == 2").find("Test Failed: 1 == 2") != std::string::npos);
+  CHECK(run_error(p + "(; zz) = nt")
+            .find("the named tuple has no field 'zz'; its fields are "
+                  "rnn, r, g") != std::string::npos);
+}
+
 TEST_CASE("reverse of an array is an array") {
   // It was a tuple of the elements, so that reverse(x) .* x broadcast over the tuple and
   // sum gave an array: [3.0, 6.0] for x = [1.0, 2.0], where Julia gives 4.0.

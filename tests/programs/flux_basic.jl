@@ -20,13 +20,6 @@ end
 Scale(s::Integer...; bias=true, init=ones) = Scale(init(s...), bias ? zeros(s...) : false, identity)
 (a::Scale)(x) = a.σ.(a.bias === false ? x .* a.scale : x .* a.scale .+ a.bias)
 
-# ytape: mapreduce is not defined ("undefined variable 'mapreduce'"); Base's
-# mapreduce(f, op, itr) is written here.
-mapreduce(f, op, itr) = reduce(op, map(f, itr))
-# ytape: dropdims is not defined ("undefined variable 'dropdims'"); Base's, for one dim,
-# is written here.
-dropdims(x; dims::Integer) = reshape(x, ntuple(i -> i < dims ? size(x, i) : size(x, i + 1), ndims(x) - 1))
-
 struct Maxout
   layers
 end
@@ -64,10 +57,9 @@ end
 
 function build_layers()
   dummy_model = Chain(x -> x .^ 2, x -> x .- 3, x -> tan.(x))
-  # ytape: the named Chain(first = Dense(10, 5, σ), second = Dense(5, 2)) is not supported
-  # ("Chain has no keyword argument 'first'"): the layers are positional.
   c = Chain(Dense(10, 5, σ; init=Base.randn), Dense(5, 2; init=Base.randn),
             Dense(2, 1, relu; init=Base.randn))
+  named = Chain(first = Dense(10, 5, σ; init=Base.randn), second = Dense(5, 2; init=Base.randn))
   d_bias = Dense(rand(5, 10), rand(5))
   d_nobias = Dense(rand(5, 10), false, tanh)
   d_kw = Dense(10 => 5; init=Base.randn, bias=true)
@@ -77,13 +69,12 @@ function build_layers()
   par_cat = Parallel((a, b) -> cat(a, b; dims=2), Dense(10, 10; init=Base.randn), identity)
   par_vararg = Parallel(+, Dense(10, 2; init=Base.randn), Dense(5, 2; init=Base.randn),
                         Dense(4, 2; init=Base.randn))
-  # ytape: Embedding(vocab_size, embed_size) has no constructor here ("no constructor of
-  # Embedding takes the arguments (::Int64, ::Int64)"): written with =>, as Flux 0.14.
-  emb = Embedding(6 => 4; init=Base.randn)
+  vocab_size, embed_size = 6, 4
+  emb = Embedding(vocab_size, embed_size; init=Base.randn)
   scale = Scale(10; init=Base.randn)
   maxout = Maxout(() -> Dense(10, 3; init=Base.randn), 4)
   bilinear = SkipConnection(Dense(10, 10; init=Base.randn), Bilinear(10, 10, 5))
-  (; dummy_model, c, d_bias, d_nobias, d_kw, skip_sum, skip_cat, par_sum, par_cat,
+  (; dummy_model, c, named, d_bias, d_nobias, d_kw, skip_sum, skip_cat, par_sum, par_cat,
    par_vararg, emb, scale, maxout, bilinear)
 end
 
@@ -93,14 +84,11 @@ function basic_loss(layers, x, x3, xs, labels)
   acts = activations(l.dummy_model, x1)
   @assert acts[1] == x1 .^ 2
   total = sum(l.dummy_model(x1)) + sum(acts[2]) + sum(abs2, acts[3])
-  # ytape: `l.c[begin]` is not supported ("'begin' as the first index is not supported;
-  # indices start at 1"): written l.c[1].
-  total += sum(l.c[1](x))
-  # ytape: `l.c[end]` indexes the Chain with 0 ("index 0 is out of bounds for dimension 1
-  # of size 3"): `end` of a struct's index is not its lastindex (length); written as
-  # l.c[length(l.c)].
-  total += sum(abs2, l.c(x)) + sum(l.c[1](x)) + sum(l.c[1:2](x)) +
-           sum(l.c[length(l.c)](l.c[1:2](x)))
+  total += sum(l.c[begin](x))
+  total += sum(abs2, l.c(x)) + sum(l.c[1](x)) + sum(l.c[1:2](x)) + sum(l.c[end](l.c[1:2](x)))
+  @assert l.c[begin](x) == l.c[1](x) && l.c[end](l.c[1:2](x)) == l.c(x)
+  @assert l.named[:first](x) == l.named[1](x) && size(l.named[:second](l.named[:first](x))) == (2, 2)
+  total += sum(abs2, l.named(x)) + sum(l.named[:second](l.named[:first](x)))
   @assert size(l.d_kw(x3)) == (5, 2, 3)
   total += sum(l.d_bias(x)) + sum(l.d_nobias(x[:, 1])) + sum(l.d_kw(x3))
   total += sum(l.skip_sum(x)) + sum(abs2, l.skip_cat(x))

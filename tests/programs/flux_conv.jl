@@ -2,7 +2,8 @@
 # AdaptiveMeanPool, GlobalMaxPool, GlobalMeanPool, MaxPool, MeanPool with stride and
 # pad), the "CNN" Chain (Conv, MaxPool, a reshape lambda, Dense, softmax), Conv from
 # weight and bias arrays and with bias=false, asymmetric padding, DepthwiseConv,
-# non-square windows, stride/pad/dilation combinations and SamePad.
+# non-square windows, stride/pad/dilation combinations, SamePad, and CrossCor and
+# ConvTranspose checked against loops.
 # check: -f conv_loss layers x x3
 
 # ytape: @test (Test) is not a supported macro ("the macro @test is not supported"):
@@ -12,9 +13,30 @@ using Random
 
 init64(dims...) = randn(dims...) ./ sqrt(prod(dims[1:end-1]))
 
-# ytape: ≈ (isapprox) is not defined ("undefined variable '≈'"); Base's default
-# tolerance, for numbers, is written here.
-≈(a::Real, b::Real) = abs(a - b) <= sqrt(eps(Float64)) * max(abs(a), abs(b))
+# Independent loops: the cross-correlation of x (W, H, cin, N) with weight (k, k, cin, cout)
+# and its transpose, each input pixel scattered through the weight (k, k, cout, cin).
+function crosscor_loops(x, w, b)
+  k1, k2, cin, cout = size(w)
+  y = zeros(size(x, 1) - k1 + 1, size(x, 2) - k2 + 1, cout, size(x, 4))
+  for n in 1:size(x, 4), o in 1:cout, j in 1:size(y, 2), i in 1:size(y, 1)
+    acc = b[o]
+    for c in 1:cin, bb in 1:k2, a in 1:k1
+      acc += x[i + a - 1, j + bb - 1, c, n] * w[a, bb, c, o]
+    end
+    y[i, j, o, n] = acc
+  end
+  y
+end
+function convtranspose_loops(x, w, b, s)
+  k1, k2, cout, cin = size(w)
+  y = zeros((size(x, 1) - 1) * s + k1, (size(x, 2) - 1) * s + k2, cout, size(x, 4))
+  for n in 1:size(x, 4), c in 1:cin, j in 1:size(x, 2), i in 1:size(x, 1)
+    for o in 1:cout, bb in 1:k2, a in 1:k1
+      y[(i - 1) * s + a, (j - 1) * s + bb, o, n] += x[i, j, c, n] * w[a, bb, o, c]
+    end
+  end
+  y .+ reshape(b, 1, 1, :, 1)
+end
 
 function build_layers()
   pools = (AdaptiveMaxPool((3, 3)), AdaptiveMeanPool((3, 3)), AdaptiveMeanPool((6, 2)),
@@ -46,10 +68,20 @@ function build_layers()
   same = (Conv((3, 3), 1 => 1; pad=SamePad(), init=init64),
           Conv((4, 5), 1 => 1; pad=SamePad(), dilation=2, init=init64),
           Conv((3, 3), 1 => 1; pad=SamePad(), stride=3, init=init64))
-  # ytape: left out, as they do not trace: 1-D convolutions, Conv((3,), 1 => 1) ("index 2
-  # is out of bounds for dimension 1 of size 1"), and ConvTranspose and CrossCor
-  # ("undefined variable 'ConvTranspose'", "undefined variable 'CrossCor'").
-  (; pools, cnn, with_bias, no_bias, asym, depthwise, windows, strided, same)
+  crosscor = CrossCor((3, 2), 2 => 3, tanh; init=init64)
+  crosscor.bias .= randn(3)
+  convt = ConvTranspose((3, 3), 1 => 2; stride=2, init=init64)
+  convt.bias .= randn(2)
+  xs = randn(5, 4, 2, 2)
+  @assert size(crosscor(xs)) == (3, 3, 3, 2)
+  @assert crosscor(xs) ≈ tanh.(crosscor_loops(xs, crosscor.weight, crosscor.bias))
+  xt = randn(4, 3, 1, 2)
+  @assert size(convt(xt)) == (9, 7, 2, 2)
+  @assert convt(xt) ≈ convtranspose_loops(xt, convt.weight, convt.bias, 2)
+  @assert !(convt(xt) ≈ convtranspose_loops(xt, convt.weight, 0 .* convt.bias, 2))
+  # ytape: left out, as it does not trace: 1-D convolutions, Conv((3,), 1 => 1) ("index 2
+  # is out of bounds for dimension 1 of size 1").
+  (; pools, cnn, with_bias, no_bias, asym, depthwise, windows, strided, same, crosscor, convt)
 end
 
 function conv_loss(layers, x, x3)
@@ -74,6 +106,8 @@ function conv_loss(layers, x, x3)
   @assert size(l.strided[2](x)) == (8, 8, 2, 2)
   @assert size(l.same[2](x)) == size(x)
   @assert size(l.same[3](x))[1:end-2] == (4, 4)
+  @assert size(l.convt(x)) == (25, 25, 2, 2)
+  total += sum(abs2, l.crosscor(x3[:, :, 1:2, :])) + sum(abs2, l.convt(x))
   total
 end
 

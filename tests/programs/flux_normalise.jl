@@ -2,7 +2,7 @@
 # in test mode by testmode!, and with p = 0), LayerNorm over one and two dims, with an
 # activation and affine=false, and BatchNorm with an activation over WHCN images and
 # over (features, batch) matrices, inside a Chain with Dense and Conv.
-# check: -f norm_loss layers x x3 x32 img
+# check: -f norm_loss layers x x3 xb img
 
 using Flux
 using Flux: testmode!, trainmode!
@@ -28,14 +28,17 @@ function build_layers()
   (; drop, drop_dims, chain, no_drop, ln, ln2, ln_act, bn, bn_act, conv_bn)
 end
 
-function norm_loss(layers, x, x3, x32, img)
+function norm_loss(layers, x, x3, xb, img)
   l = layers
   total = sum(abs2, l.drop(x)) + sum(l.drop_dims(x)) + sum(abs2, l.chain(x)) + sum(l.no_drop(x))
   y = l.ln(x)
   # LayerNorm's output has mean 0 and variance 1 over its dims (before the scale).
   @assert all(abs.(mean(y; dims=1)) .< 1e-6)
   total += sum(abs2, y .* (1:5)) + sum(abs2, l.ln2(x3) .* x3) + sum(l.ln_act(x) .* x)
-  total += sum(abs2, l.bn(x32) .* x32) + sum(l.bn_act(img) .* img) + sum(abs2, l.conv_bn(img))
+  # BatchNorm promotes to the input's Float64; its output has mean 0 over the batch.
+  @assert eltype(l.bn(xb)) == Float64
+  @assert all(abs.(mean(l.bn(xb); dims=2)) .< 1e-6)
+  total += sum(abs2, l.bn(xb) .* xb) + sum(l.bn_act(img) .* img) + sum(abs2, l.conv_bn(img))
   total
 end
 
@@ -43,8 +46,10 @@ Random.seed!(7)
 layers = build_layers()
 x = randn(5, 4)
 x3 = randn(3, 4, 2)
-# ytape: BatchNorm's inputs are Float32: its Float32 scale and bias do not take Float64
-# input ("batchnorm: scale must be f64[5] (one per channel of x f64[5,4]), got f32[5]"),
-# where Flux's BatchNorm promotes.
-x32 = randn(Float32, 5, 4)
+# Float64 input, as in Flux's BatchNorm tests: the layer's Float32 scale and bias are
+# promoted.
+xb = randn(5, 4)
+# ytape: the images are Float32: the Chain's Conv, with Flux's Float32 weights, does not
+# take Float64 input ("conv2d: arguments must have one dtype, got f64[5,5,2,3] and
+# f32[3,3,2,3]; convert one first"), where Flux converts the input to Float32.
 img = randn(Float32, 5, 5, 2, 3)

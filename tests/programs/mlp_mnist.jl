@@ -25,9 +25,7 @@ end
 function accuracy(data_loader, model)
   acc = 0
   for (x, y) in data_loader
-    # ytape: onecold of the one-hot Bool matrix y fails ("argmax: the argument must be
-    # numeric (f32, f64 or i64), got bool[5,4]"), so it is taken of Int.(y).
-    acc += sum(onecold(model(x)) .== onecold(Int.(y))) * 1 / size(x, 2)
+    acc += sum(onecold(model(x)) .== onecold(y)) * 1 / size(x, 2)
   end
   acc / length(data_loader)
 end
@@ -48,3 +46,5 @@ Random.seed!(1)
 train_data = getdata(2, 4; imgsize=(6, 6), nclasses=5)
 model = build_model(; imgsize=(6, 6, 1), nclasses=5)
 @show accuracy(train_data, model)
+@assert 0 <= accuracy(train_data, model) <= 1
+@assert onecold(train_data[1][2], 0:4) == [(1 + 2i) % 5 for i in 1:4]

@@ -40,10 +40,6 @@ function add_points(x)
   return 2*l.p1.x + 5*l.p2.y
 end
 
-# ytape: iterate(t) of a tuple is not defined ("no method of iterate matches the arguments
-# (::Tuple)"); Base's method is written here.
-Base.iterate(t::Tuple, i=1) = i > length(t) ? nothing : (t[i], i + 1)
-
 make_t(x) = tuple(x, x)
 function make_t_loss(x)
   a, b = make_t(x)
@@ -80,3 +76,5 @@ x = randn(3)
 y = randn(20, 4)
 c = randn(5, 4)
 t = (1.0, 2.0, 3.0)
+@assert iterate(t) == (1.0, 2) && iterate(t, 3) == (3.0, 4) && iterate(t, 4) === nothing
+@assert iterate([5, 6]) == (5, 2) && iterate([5, 6], 3) === nothing

@@ -71,12 +71,6 @@ nt_loss(x) = (nt = (a = x, b = x^2); nt.a + nt.b)
 mysquare(x::Real) = x^2
 relu_like(x::Real) = max(x, zero(x))
 
-# ytape: cumsum, kron and repeat are not defined ("undefined variable 'cumsum'"); Base's
-# and LinearAlgebra's, for vectors, are written here.
-cumsum(v::AbstractVector) = [sum(v[1:i]) for i in 1:length(v)]
-kron(a::AbstractVector, b::AbstractVector) = vec(b .* a')
-repeat(v::AbstractVector, n::Integer) = vcat(ntuple(_ -> v, n)...)
-
 function zygote_all(x, A, B, v, w)
   total = pow(x, 3) + pow_rec(x, 4) + closure_mul(x) + closure_update(x) + ref_pow(x)
   total += foo_sum(x) + bar_double(x) + kwf(x) + kwf(x; scale=3, shift=1)
@@ -86,15 +80,9 @@ function zygote_all(x, A, B, v, w)
   total += sum(A) + prod(v) + sum(prod(A; dims=1)) + maximum(v) + minimum(A)
   total += sum(maximum(A; dims=2)) + mean(A) + sum(mean(A; dims=1))
   total += sum(logsumexp(A; dims=1)) + var(v) + std(A) + sum(var(A; dims=2))
-  # ytape: `v'A * w` of vectors v, w is a 1-element Vector here, where Julia's Adjoint
-  # makes it a number ("'+' of an array and a number is not defined"): written
-  # v' * (A * w).
-  total += norm(v) + norm(A, 1) + dot(v, w) + v' * w + v' * (A * w[1:3])
+  total += norm(v) + norm(A, 1) + dot(v, w) + v' * w + v'A * w[1:3]
   total += sum(A * B) + sum(A' * A) + sum(A .* B')
-  # ytape: reverse(v) of a vector is a tuple here, where Julia's is a Vector, and
-  # `sum(reverse(v) .* w)` fails ("'+' of an array and a number is not defined"):
-  # written v[end:-1:1].
-  total += sum(v[end:-1:1] .* w) + sum(permutedims(A, (2, 1)) * v)
+  total += sum(reverse(v) .* w) + sum(permutedims(A, (2, 1)) * v)
   total += sum(reshape(A, 3, 4)[2, :]) + sum(vcat(v, w) .^ 2) + sum(hcat(v, w) .^ 3)
   total += sum(clamp.(v, -0.5, 0.5)) + sum(max.(v, w)) + sum(ifelse.(v .> 0, v, 2w))
   total += A[2, 3] + sum(A[:, [1, 3]]) + sum(A[end, :]) + sum(A[[true, false, true, true], 1])
@@ -108,3 +96,8 @@ A = randn(4, 3)
 B = randn(3, 4)
 v = randn(4)
 w = randn(4)
+@assert v'A * w[1:3] isa Real && v'A * w[1:3] ≈ dot(v, A * w[1:3])
+@assert reverse(v) == v[end:-1:1] && reverse(v) isa AbstractVector
+@assert cumsum(v) ≈ [sum(v[1:i]) for i in 1:4] && cumsum([1, 2, 3]) == [1, 3, 6]
+@assert kron([1, 2], [1, 10, 100]) == [1, 10, 100, 2, 20, 200]
+@assert repeat([1, 2], 3) == [1, 2, 1, 2, 1, 2]

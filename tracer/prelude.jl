@@ -206,9 +206,13 @@ Dense(nin::Integer, nout::Integer, σ=identity; kw...) = Dense(nin => nout, σ; 
 Dense(w::AbstractMatrix, bias::Bool=true, σ=identity) =
   new_instance(Dense, w, create_bias(w, bias, size(w, 1)), σ)
 Dense(w::AbstractMatrix, bias::AbstractArray) = Dense(w, bias, identity)
+# As Flux's _match_eltype: an input of another element type (Float64 data, Bool one-hot
+# columns) is converted to the weight's.
+match_eltype(w, x::AbstractArray) = eltype(x) == eltype(w) ? x : eltype(w).(x)
+match_eltype(w, x) = x
 function (d::Dense)(x)
   ndims(x) > 2 && return reshape(d(reshape(x, size(x, 1), :)), :, size(x)[2:end]...)
-  y = d.weight * x
+  y = d.weight * match_eltype(d.weight, x)
   d.σ.(d.bias === false ? y : y .+ d.bias)
 end
 
@@ -234,15 +238,31 @@ struct Conv
 end
 function Conv(k::Tuple, ch, σ=identity; stride=1, pad=0, dilation=1, groups=1, bias=true,
               init=glorot_uniform)
-  weight = init(k[1], k[2], ch[1] ÷ groups, ch[2])
+  weight = init(k..., ch[1] ÷ groups, ch[2])
   Conv(weight, bias, σ; stride=stride, pad=pad, dilation=dilation, groups=groups)
 end
+# A 1-d convolution (weight (k, cin, cout), input (W, C, N)) is the 2-d one with H = 1.
+expand_1d(p::Integer) = (p, p, 0, 0)
+expand_1d(p::Tuple) = length(p) == 1 ? (p[1], p[1], 0, 0) : (p[1], p[2], 0, 0)
 function Conv(w::AbstractArray, bias=true, σ=identity; stride=1, pad=0, dilation=1, groups=1)
+  if ndims(w) == 3
+    s = (stride isa Tuple ? stride[1] : stride, 1)
+    d = (dilation isa Tuple ? dilation[1] : dilation, 1)
+    p = pad isa SamePad ? conv_pad(pad, (size(w, 1), 1), d) : expand_1d(pad)
+    return new_instance(Conv, w, create_bias(w, bias, size(w, 3)), σ, s, p, d, groups)
+  end
   new_instance(Conv, w, create_bias(w, bias, size(w, 4)), σ, expand2(stride),
        conv_pad(pad, size(w), expand2(dilation)), expand2(dilation), groups)
 end
 function (c::Conv)(x)
-  y = Prim.conv2d(x, c.weight; stride=c.stride, pad=c.pad, dilation=c.dilation, groups=c.groups)
+  if ndims(c.weight) == 3
+    w = reshape(c.weight, size(c.weight, 1), 1, size(c.weight, 2), size(c.weight, 3))
+    y = Conv(w, c.bias, c.σ; stride=c.stride, pad=c.pad, dilation=c.dilation,
+             groups=c.groups)(reshape(x, size(x, 1), 1, size(x, 2), size(x, 3)))
+    return reshape(y, size(y, 1), size(y, 3), size(y, 4))
+  end
+  y = Prim.conv2d(match_eltype(c.weight, x), c.weight; stride=c.stride, pad=c.pad,
+                  dilation=c.dilation, groups=c.groups)
   if c.bias !== false
     y = y .+ reshape(c.bias, 1, 1, :, 1)
   end
@@ -280,7 +300,7 @@ function (c::ConvTranspose)(x)
   out = ((size(x, 1) - 1) * s[1] - p[1] - p[2] + d[1] * (k[1] - 1) + 1,
          (size(x, 2) - 1) * s[2] - p[3] - p[4] + d[2] * (k[2] - 1) + 1,
          k[3] * c.groups, size(x, 4))
-  y = Prim.conv2d_backward_input(x, c.weight; shape=out, stride=s, pad=p, dilation=d,
+  y = Prim.conv2d_backward_input(match_eltype(c.weight, x), c.weight; shape=out, stride=s, pad=p, dilation=d,
                                  groups=c.groups)
   c.σ.(c.bias === false ? y : y .+ reshape(c.bias, 1, 1, :, 1))
 end
@@ -704,3 +724,146 @@ end
 eachcol(x::AbstractMatrix) = [x[:, j] for j in 1:size(x, 2)]
 eachrow(x::AbstractMatrix) = [x[i, :] for i in 1:size(x, 1)]
 Embedding(nin::Integer, nout::Integer; kw...) = Embedding(nin => nout; kw...)
+
+# ---- more of Flux ----------------------------------------------------------------------------
+
+# Flux.params(m): the arrays a model holds, each once, in field order (numbers and
+# functions are not parameters, as in Flux).
+function params(m)
+  out = []
+  collect_params!(out, m)
+  out
+end
+function collect_params!(out, x)
+  if x isa AbstractArray
+    any(p -> p === x, out) || push!(out, x)
+  elseif !(x isa Number || x isa Function || x isa Symbol || x isa AbstractString)
+    for i in 1:nfields(x)
+      collect_params!(out, getfield(x, i))
+    end
+  end
+  out
+end
+
+# Flux.activations(c, x): the output of every layer of the chain, in order.
+function activations(c::Chain, x)
+  outs = []
+  for layer in c.layers
+    x = layer(x)
+    push!(outs, x)
+  end
+  (outs...,)
+end
+
+# Scale(size...; bias=true, init=ones32): σ.(x .* scale .+ bias), elementwise.
+struct Scale
+  scale
+  bias
+  σ
+end
+Scale(s::Integer...; bias=true, init=ones32, _act=identity) =
+  new_instance(Scale, init(s...), bias ? zeros(Float32, s...) : false, _act)
+(s::Scale)(x) = s.σ.(s.bias === false ? x .* s.scale : x .* s.scale .+ s.bias)
+
+# Maxout(layers...) or Maxout(f, n): the elementwise maximum of the layers' outputs.
+struct Maxout
+  layers::Tuple
+end
+Maxout(layers...) = Maxout(layers)
+Maxout(f::Function, n::Integer) = Maxout(ntuple(i -> f(), n)...)
+(m::Maxout)(x) = mapreduce(layer -> layer(x), (a, b) -> max.(a, b), m.layers)
+sublayers(m::Maxout) = m.layers
+
+# Bilinear((in1, in2) => out, σ; bias=true, init): z[k] = σ(x' W[k, :, :] y + b[k]).
+struct Bilinear
+  weight
+  bias
+  σ
+end
+function Bilinear(p::Pair, σ=identity; bias=true, init=glorot_uniform)
+  w = init(p.second, p.first[1], p.first[2])
+  new_instance(Bilinear, w, create_bias(w, bias, p.second), σ)
+end
+function (b::Bilinear)(x, y)
+  o, n1, n2 = size(b.weight)
+  xm, ym = reshape(x, n1, :), reshape(y, n2, :)
+  wy = reshape(reshape(b.weight, o * n1, n2) * ym, o, n1, :)
+  z = reshape(sum(wy .* reshape(xm, 1, n1, :); dims=2), o, :)
+  z = b.σ.(b.bias === false ? z : z .+ b.bias)
+  ndims(x) == 1 ? reshape(z, :) : z
+end
+(b::Bilinear)(xy::Tuple) = b(xy...)
+
+# InstanceNorm(c, σ; affine=false, eps=1f-5) normalizes each channel of each sample over
+# its spatial dims; GroupNorm(c, g, σ; affine=true, eps=1f-5) each group of c ÷ g
+# channels of each sample.
+struct InstanceNorm
+  σ
+  scale
+  bias
+  ϵ
+end
+InstanceNorm(c::Integer, σ=identity; affine=false, eps=1f-5) =
+  InstanceNorm(σ, affine ? ones(Float32, c) : false, affine ? zeros(Float32, c) : false, eps)
+struct GroupNorm
+  σ
+  scale
+  bias
+  ϵ
+  groups
+end
+GroupNorm(c::Integer, g::Integer, σ=identity; affine=true, eps=1f-5) =
+  GroupNorm(σ, affine ? ones(Float32, c) : false, affine ? zeros(Float32, c) : false, eps, g)
+function normalise_over(x, dims, ϵ)
+  μ = mean(x; dims=dims)
+  (x .- μ) ./ sqrt.(mean(abs2.(x .- μ); dims=dims) .+ ϵ)
+end
+function channel_affine(y, scale, bias)
+  scale === false && return y
+  s = (ntuple(i -> 1, ndims(y) - 2)..., :, 1)
+  y .* reshape(scale, s) .+ reshape(bias, s)
+end
+(l::InstanceNorm)(x) =
+  l.σ.(channel_affine(normalise_over(x, ntuple(i -> i, ndims(x) - 2), l.ϵ), l.scale, l.bias))
+function (l::GroupNorm)(x)
+  sz = size(x)
+  c, n = sz[end-1], sz[end]
+  g = reshape(x, sz[1:end-2]..., c ÷ l.groups, l.groups, n)
+  y = reshape(normalise_over(g, ntuple(i -> i, ndims(x) - 1), l.ϵ), sz...)
+  l.σ.(channel_affine(y, l.scale, l.bias))
+end
+
+# AlphaDropout(p): dropout that keeps a SELU network's mean and variance, as Flux's.
+mutable struct AlphaDropout
+  p
+  active
+end
+AlphaDropout(p) = AlphaDropout(p, nothing)
+function (a::AlphaDropout)(x)
+  (a.active === false || a.p == 0) && return x
+  T = eltype(x)
+  α′ = T(-1.7580993408473766)  # selu(-Inf)
+  A = T(1 / sqrt((1 - a.p) * (1 + a.p * α′^2)))
+  B = T(-A * α′ * a.p)
+  A .* ifelse.(rand(T, size(x)...) .> a.p, x, α′) .+ B
+end
+function set_mode!(a::AlphaDropout, mode)
+  a.active = mode
+  a
+end
+
+# More of Flux's losses.
+label_smoothing(y, α; dims=1) =
+  dims == 0 ? y .* (1 - α) .+ α / 2 : y .* (1 - α) .+ α / size(y, dims)
+function tversky_loss(ŷ, y; beta=0.7)
+  tp = sum(y .* ŷ)
+  1 - (tp + 1) / (sum(y .* ŷ .+ beta .* (1 .- y) .* ŷ .+ (1 - beta) .* y .* (1 .- ŷ)) + 1)
+end
+function binary_focal_loss(ŷ, y; agg=mean, gamma=2, eps=eps(eltype(ŷ)))
+  p = y .* (ŷ .+ eps) .+ (1 .- y) .* (1 .- ŷ .- eps)
+  agg((1 .- p) .^ gamma .* .-log.(p))
+end
+focal_loss(ŷ, y; dims=1, agg=mean, gamma=2, eps=eps(eltype(ŷ))) =
+  agg(sum(.-y .* (1 .- (ŷ .+ eps)) .^ gamma .* log.(ŷ .+ eps); dims=dims))
+siamese_contrastive_loss(ŷ, y; agg=mean, margin=1) =
+  agg((1 .- y) .* ŷ .^ 2 .+ y .* max.(0, margin .- ŷ) .^ 2)

@@ -372,7 +372,32 @@ Value getfield(Interpreter&, Args& args) {
       f.i <= static_cast<int64_t>(v.object().fields.size())) {
     return v.object().fields[f.i - 1];
   }
+  if ((v.kind == VKind::tuple || v.kind == VKind::named_tuple) && f.kind == VKind::integer &&
+      f.i >= 1 && f.i <= static_cast<int64_t>(v.tup().items.size())) {
+    return v.tup().items[f.i - 1];
+  }
   user_error("getfield: no field {} in {}", show(f), a_type_name(v));
+}
+
+// nfields(x): the fields of a struct instance, the items of a tuple, else 0.
+Value nfields(Interpreter&, Args& args) {
+  need(args, 1, "nfields");
+  const Value& v = args.pos[0];
+  if (v.kind == VKind::object)
+    return Value::integer(static_cast<int64_t>(v.object().fields.size()));
+  if (v.kind == VKind::tuple || v.kind == VKind::named_tuple) {
+    return Value::integer(static_cast<int64_t>(v.tup().items.size()));
+  }
+  return Value::integer(0);
+}
+
+// fieldnames(T): the field names of a struct type, as symbols.
+Value fieldnames(Interpreter&, Args& args) {
+  need(args, 1, "fieldnames");
+  if (args.pos[0].kind != VKind::type) user_error("fieldnames takes a type");
+  std::vector<Value> names;
+  for (const std::string& n : args.pos[0].type_ref()->fields) names.push_back(Value::symbol(n));
+  return Value::tuple(std::move(names));
 }
 
 // setfield!(x, :name, v), as `x.name = v`: returns v.
@@ -433,6 +458,8 @@ void add_core_builtins(BuiltinTable& t) {
                         {"getfield", getfield},
                         {"setfield!", setfield},
                         {"new_instance", new_instance},
+                        {"nfields", nfields},
+                        {"fieldnames", fieldnames},
                         {"round", rounding<0>},
                         {"floor", rounding<1>},
                         {"ceil", rounding<2>},

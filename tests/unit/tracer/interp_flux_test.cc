@@ -62,6 +62,22 @@ e = Embedding(4 => 3)
                   "e(Bool[0, 1, 0, 0]) == e.weight[:, 2]") == "(true, (3, 2, 2), true)");
 }
 
+TEST_CASE("1-d convolutions: Conv((k,), in => out) over (W, C, N)") {
+  std::string p = R"(
+seed!(9)
+c = Conv((3,), 2 => 4; pad=1)
+x = randn(Float32, 10, 2, 3)
+y = c(x)
+w = c.weight
+v = [sum(w[k, i, o] * x[t + k - 2, i, 1] for k in 1:3, i in 1:2 if 1 <= t + k - 2 <= 10)
+     for t in 1:10, o in 1:4]
+)";
+  CHECK(eval_show(p,
+                  "size(y), maximum(abs.(v .- y[:, :, 1])) < 1e-5, "
+                  "size(Conv((3,), 1 => 1; stride=2)(ones(Float32, 9, 1, 1)))") ==
+        "((10, 4, 3), true, (4, 1, 1))");
+}
+
 TEST_CASE("ConvTranspose is the transpose of the Conv with its weight") {
   // <conv(y), x> == <y, convT(x)> for every x and y: the definition of the transpose.
   std::string p = R"(
@@ -161,6 +177,43 @@ function f(x)
 end
 x = [0.5 -1.0 0.3; 0.2 0.8 -0.6]
 )");
+}
+
+TEST_CASE("more of Flux: params, activations, Scale, Maxout, Bilinear, norms, losses") {
+  std::string p = R"(
+seed!(4)
+d = Dense(2 => 3)
+m = Chain(d, Dense(3 => 2), d)
+s = Flux.Scale(2)
+mo = Maxout(a -> a .* 2, a -> a .+ 1)
+bl = Bilinear((2, 3) => 2; init=(dims...) -> reshape(collect(1.0:prod(dims)), dims...))
+x2, y3 = [1.0, -1.0], [0.5, 0.0, 2.0]
+img = randn(4, 4, 4, 2)
+)";
+  // params: each array once (d appears twice in the chain).
+  CHECK(eval_show(p,
+                  "length(Flux.params(m)), size.(Tuple(Flux.params(m))), "
+                  "length(Flux.activations(m, [1f0, 2f0]))") ==
+        "(4, ((3, 2), (3,), (2, 3), (2,)), 3)");
+  CHECK(eval_show(p, "s([2.0, 3.0]), mo([1.0, 5.0])") == "([2.0, 3.0], [2.0, 10.0])");
+  // Bilinear: z[k] = x' W[k, :, :] y, checked against the sum written out.
+  CHECK(eval_show(p,
+                  "bl(x2, y3) == [sum(x2[i] * bl.weight[k, i, j] * y3[j] for i in 1:2, "
+                  "j in 1:3) for k in 1:2]") == "true");
+  CHECK(eval_show(p + "y = InstanceNorm(4)(img); g = GroupNorm(4, 2)(img)",
+                  "maximum(abs.(mean(y; dims=(1, 2)))) < 1e-12, "
+                  "maximum(abs.(mean(reshape(g, 4, 4, 2, 2, 2); dims=(1, 2, 3)))) < 1e-12") ==
+        "(true, true)");
+  CHECK(eval_show(p,
+                  "a = AlphaDropout(0.5); testmode!(a); a(img) == img, "
+                  "size(trainmode!(a)(img))") == "(true, (4, 4, 4, 2))");
+  CHECK(eval_show("",
+                  "label_smoothing([1.0 0.0; 0.0 1.0], 0.2), "
+                  "binary_focal_loss([0.9, 0.2], [1.0, 0.0]), focal_loss([0.7, 0.3], "
+                  "[1.0, 0.0]), tversky_loss([0.9, 0.2], [1.0, 0.0]), "
+                  "siamese_contrastive_loss([0.5, 0.5], [1.0, 0.0])") ==
+        "([0.9 0.1; 0.1 0.9], 0.004989673604573335, 0.03210074495448585, "
+        "0.08212560386473444, 0.25)");
 }
 
 }  // namespace ytape::tracer::testing

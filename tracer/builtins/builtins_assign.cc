@@ -23,7 +23,7 @@ namespace ytape::tracer {
 bool is_writable_array(const Value& v) {
   if (!v.is_tensor()) return false;
   const TensorObj& t = v.tensor();
-  return !t.number && !t.element && !t.adjoint_vector;
+  return !t.number && !t.element && !t.adjoint_vector && !t.view;
 }
 
 namespace {
@@ -32,6 +32,11 @@ void check_writable(const Value& x) {
   if (is_writable_array(x)) return;
   if (x.kind == VKind::tuple || x.kind == VKind::named_tuple) {
     user_error("{} cannot be assigned into: tuples are immutable; build a new one", a_type_name(x));
+  }
+  if (x.is_tensor() && x.tensor().view) {
+    user_error(
+        "writing into a view (@view x[...], view(x, ...)) is not supported: views are copies "
+        "here; write into the array itself, as x[i, :] .= v");
   }
   if (x.is_tensor() && x.tensor().adjoint_vector) {
     user_error("cannot assign into the adjoint x' of a vector; assign into x itself");
@@ -64,8 +69,8 @@ Value convert_exact(Interpreter& in, const Value& v, DType d) {
   bool traced = v.is_tensor() && v.tensor().traced;
   if (traced) {
     user_error(
-        "cannot write traced {} values into an array of {}: they might not be exact; "
-        "round them first, as with round.(Int, v)",
+        "cannot write traced {} values into an array of {}: whether they are exact is "
+        "known only when the tape runs; write into an array of floats instead",
         dtype_type(from)->name, dtype_type(d)->name);
   }
   Value t = in.as_tensor(v, from);
@@ -227,6 +232,24 @@ Value setindex(Interpreter& in, Args& args) {
   return args.pos[0];
 }
 
+// `@view x[...]` (the parser passes the indexing's value) and `view(x, i...)`: the
+// elements, marked so that a write into them is an error rather than lost.
+Value as_view(Value v) {
+  if (!v.is_tensor() || v.tensor().number) return v;
+  auto t = std::make_shared<TensorObj>(v.tensor());
+  t->view = true;
+  v.obj = std::move(t);
+  return v;
+}
+Value view_macro(Interpreter&, Args& args) {
+  need_args(args, 1, 1, "@view");
+  return as_view(args.pos[0]);
+}
+Value view(Interpreter& in, Args& args) {
+  need_args(args, 1, 1 << 30, "view");
+  return as_view(in.call(*in.global("getindex"), args, in.here()));
+}
+
 // fill!(x, v): every element of x becomes v.
 Value fill_(Interpreter& in, Args& args) {
   need_args(args, 2, 2, "fill!");
@@ -282,6 +305,8 @@ Value deepcopy(Interpreter&, Args& args) {
 void add_assign_builtins(BuiltinTable& t) {
   t.insert(t.end(), {
                         {"setindex!", setindex},
+                        {"@view", view_macro},
+                        {"view", view},
                         {"fill!", fill_},
                         {"copy", copy},
                         {"deepcopy", deepcopy},

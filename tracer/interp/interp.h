@@ -248,6 +248,8 @@ class Interpreter {
   std::optional<Value> match_static(const Expr& type, const Value& v, const std::string& name);
   Value construct(const Value& type, Args& args, Pos pos);
   Value construct_array(const TypeObj& t, Args& args, Pos pos);
+  // The positional arguments of `T(; kws...)` for a `@kwdef struct T`.
+  void kwdef_fields(const TypeObj& t, Args& args, Pos pos);
   /// `Val(x)` and `Val{x}()`: the instance of `Val{x}`.
   Value construct_val(const TypeRef& t, const Args& args, Pos pos);
   /// `x::T = v`: v converted to T, as Julia's typed assignment (convert when not a T).

@@ -475,6 +475,7 @@ Value Interpreter::eval_struct(const Expr& e, const EnvPtr& env) {
   } else {
     t->name = e.struct_def->name;
     t->is_mutable = e.struct_def->is_mutable;
+    if (e.struct_def->kwdef) t->kwdef = e.struct_def.get();
     for (const Field& f : e.struct_def->fields) {
       t->fields.push_back(f.name);
       // Only field types naming a known type constrain the implied constructor; type
@@ -525,6 +526,33 @@ std::string Interpreter::no_constructor(const TypeObj& t, const Value* ctor, con
   return message;
 }
 
+void Interpreter::kwdef_fields(const TypeObj& t, Args& args, Pos pos) {
+  // Each field from its keyword, or its default evaluated now, in order, where the
+  // earlier fields are bound (as keyword defaults are); unknown keywords are errors.
+  for (const auto& [name, v] : args.kw) {
+    if (std::find(t.fields.begin(), t.fields.end(), name) == t.fields.end()) {
+      fail(pos, fmt::format("{} has no field '{}'; its fields are {}", t.name, name,
+                            fmt::join(t.fields, ", ")));
+    }
+  }
+  auto scope = std::make_shared<Env>();
+  scope->parent = globals_;
+  scope->function_scope = true;
+  for (const Field& f : t.kwdef->fields) {
+    auto given = std::find_if(args.kw.begin(), args.kw.end(),
+                              [&](const auto& kv) { return kv.first == f.name; });
+    if (given != args.kw.end()) {
+      args.pos.push_back(given->second);
+    } else if (f.default_value != nullptr) {
+      args.pos.push_back(eval(*f.default_value, scope));
+    } else {
+      fail(pos, fmt::format("{} requires the keyword argument '{}'", t.name, f.name));
+    }
+    scope->vars[f.name] = args.pos.back();
+  }
+  args.kw.clear();
+}
+
 Value Interpreter::construct_array(const TypeObj& t, Args& args, Pos pos) {
   // `Vector{Float32}(undef, n)`, `Matrix{T}(undef, m, n)`, `Array{T, N}(undef, dims...)`,
   // `Vector{T}()`: Julia leaves an undef array's contents unset; here they are zeros.
@@ -556,6 +584,9 @@ Value Interpreter::construct_array(const TypeObj& t, Args& args, Pos pos) {
 Value Interpreter::construct(const Value& type, Args& args, Pos pos) {
   TypeRef t = type.type_ref();
   if (t->tag == TypeTag::user) {
+    if (t->kwdef != nullptr && args.pos.empty()) {
+      kwdef_fields(*t, args, pos);  // T(; a = 1, b) of `@kwdef struct T`
+    }
     const Value* ctor = global("#ctor:" + t->name);
     const Method* m =
         ctor == nullptr ? nullptr : select(ctor->fn().methods, args, nullptr, pos, t->name);

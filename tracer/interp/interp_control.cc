@@ -345,7 +345,7 @@ Value Interpreter::eval_op_assign(const Expr& e, const EnvPtr& env) {
   } else if (indexed) {
     where.pos.insert(where.pos.begin() + 1, out);
     call(*global("setindex!"), std::move(where), target.pos);
-  } else if (dotted && is_writable_array(current)) {
+  } else if (dotted && current.is_tensor() && !current.tensor().number && !is_element(current)) {
     write_located(current, out, nullptr, target.pos);  // `x .+= y` is `x .= x .+ y`
   } else {
     assign(target, out, env);
@@ -366,7 +366,8 @@ Value Interpreter::eval_dot_assign(const Expr& e, const EnvPtr& env) {
   }
   Value v = eval(*e.args[1], env);
   if (signal_ != Signal::none) return Value();
-  if (target.kind != Kind::index && !is_writable_array(array) && !is_element(array)) {
+  bool array_like = array.is_tensor() && !array.tensor().number;  // write_array says why not
+  if (target.kind != Kind::index && !array_like) {
     fail(target.pos, fmt::format("'.=' writes into an array, and this is {}; use '=' to assign "
                                  "the variable",
                                  a_type_name(array)));

@@ -128,8 +128,9 @@ struct TypeObj : Object {
   TypeTag tag = TypeTag::any;
   std::shared_ptr<const TypeObj> super;  ///< user types: the declared supertype, or null
   bool is_abstract = false;
-  bool is_mutable = false;          ///< `mutable struct`: fields can be assigned
-  std::vector<std::string> fields;  ///< struct types
+  bool is_mutable = false;           ///< `mutable struct`: fields can be assigned
+  const StructDef* kwdef = nullptr;  ///< `@kwdef struct`: its definition, for the defaults
+  std::vector<std::string> fields;   ///< struct types
   std::vector<std::shared_ptr<const TypeObj>> field_types;  ///< null where not declared
   bool has_eltype = false;  ///< `AbstractArray{Float32}`: the element type
   DType eltype = DType::f32;
@@ -201,6 +202,9 @@ struct TensorObj : Object {
   /// the whole array). Arithmetic on elements is elementwise, a reduction of one is the
   /// element itself; arrays f reaches otherwise (captured ones) keep their meaning.
   bool element = false;
+  /// The result of `@view x[...]` or `view(x, ...)`: a copy here, so writing into it is
+  /// an error (Julia would write into x).
+  bool view = false;
 };
 
 inline const TensorObj& Value::tensor() const {

@@ -68,7 +68,8 @@ struct Function {
 struct Field {
   Pos pos;
   std::string name;
-  ExprPtr type;  ///< or null
+  ExprPtr type;           ///< or null
+  ExprPtr default_value;  ///< `@kwdef` structs only; or null
 };
 
 /// `struct Name{T} <: Super ... end`. Only fields: the positional constructor is implied.
@@ -78,6 +79,7 @@ struct StructDef {
   std::vector<ExprPtr> type_params;  ///< like Function::where
   ExprPtr supertype;                 ///< or null
   std::vector<Field> fields;
+  bool kwdef = false;  ///< `@kwdef struct`: a keyword constructor with the fields' defaults
 };
 
 struct Expr {

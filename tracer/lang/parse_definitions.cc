@@ -346,6 +346,8 @@ ExprPtr Parser::parse_struct() {
     expect_close(Tok::rbrace, open, "','");
   }
   if (accept_op("<:")) s->supertype = parse_type();
+  s->kwdef = kwdef_;
+  kwdef_ = false;
   parse_fields(*s, kw);
   expect_end(kw);
   ExprPtr node = make_expr(Kind::struct_, kw.pos);
@@ -378,7 +380,10 @@ void Parser::parse_fields(StructDef& s, const Token& opener) {
     }
     Field field{t.pos, take().text, nullptr};
     if (accept_op("::")) field.type = parse_type();
-    if (at_op("=")) fail(peek().pos, "struct fields cannot have default values");
+    if (at_op("=") && !s.kwdef) {
+      fail(peek().pos, "struct fields have default values only in a '@kwdef struct'");
+    }
+    if (accept_op("=")) field.default_value = parse_expr();
     s.fields.push_back(std::move(field));
     if (!at(Tok::newline) && !at(Tok::semicolon) && !at_kw("end") && !at(Tok::eof)) {
       fail(peek().pos, fmt::format("expected a newline or ';' before {}", describe(peek())));

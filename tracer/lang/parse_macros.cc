@@ -27,8 +27,9 @@ bool one_of(std::string_view name, std::span<const std::string_view> names) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-// `@. e`: every call and operator in `e` broadcast, updates too (`s += x` is `s .+= x`);
-// `y = ...` binds y to the broadcast result. Names, literals, indexing and fields stay.
+// `@. e`: every call and operator in `e` broadcast, assignments and updates too (`y = e`
+// is `y .= e`, `s += x` is `s .+= x`), as Julia's. Names, literals, indexing and fields
+// stay.
 void dotify(Expr& e) {
   switch (e.kind) {
     case Kind::call:
@@ -38,6 +39,9 @@ void dotify(Expr& e) {
       return;
     case Kind::op_assign:
       if (e.name.front() != '.') e.name = "." + e.name;
+      break;
+    case Kind::assign:
+      e.kind = Kind::dot_assign;
       break;
     case Kind::function:
     case Kind::struct_:
@@ -92,6 +96,14 @@ std::vector<std::pair<ExprPtr, std::string>> Parser::parse_macro_args() {
 ExprPtr Parser::parse_macro() {
   const Token& m = take();
   std::string name = m.text;
+  if (name == "@kwdef") {
+    // `@kwdef struct T ... end`: the struct, its fields' defaults kept for a keyword
+    // constructor, as Base's.
+    if (!at_kw("struct") && !at_kw("mutable")) fail(m.pos, "@kwdef takes a struct definition");
+    statement_start_ = index();
+    kwdef_ = true;
+    return parse_statement();
+  }
   std::vector<std::pair<ExprPtr, std::string>> args = parse_macro_args();
   auto need = [&](size_t lo, size_t hi, std::string_view usage) {
     if (args.size() < lo || args.size() > hi) {
@@ -105,10 +117,14 @@ ExprPtr Parser::parse_macro() {
     return std::move(args[0].first);
   }
   if (name == "@view") {
+    // (call @view x[...]): the indexing, marked by the built-in as a view.
     need(1, 1, "@view x[:, 1]");
     if (args[0].first->kind != Kind::index)
       fail(m.pos, "@view takes an indexing, as in '@view x[:, 1]'");
-    return std::move(args[0].first);
+    ExprPtr call = make_expr(Kind::call, m.pos);
+    call->args.push_back(make_expr(Kind::id, m.pos, name));
+    call->args.push_back(std::move(args[0].first));
+    return call;
   }
   if (name == "@.") {
     need(1, 1, "@. y = a * x + b");
@@ -124,6 +140,24 @@ ExprPtr Parser::parse_macro() {
     call->args.push_back(make_expr(Kind::string_lit, m.pos, args[0].second));
     call->args.push_back(make_expr(Kind::string_lit, m.pos, "Test Failed: " + args[0].second));
     return call;
+  }
+  if (name == "@info" || name == "@warn" || name == "@debug" || name == "@error") {
+    // Logging: @info and @warn print their message (as Julia's logger does, with its
+    // prefix), @debug is off by default; the key=value pairs after it are not shown.
+    need(1, 64, name + " \"message\" key=value");
+    if (name == "@debug") return make_expr(Kind::nothing, m.pos);
+    ExprPtr call = make_expr(Kind::call, m.pos);
+    call->args.push_back(make_expr(Kind::id, m.pos, "println"));
+    std::string prefix = name == "@info"   ? "[ Info: "
+                         : name == "@warn" ? "┌ Warning: "
+                                           : "┌ Error: ";
+    call->args.push_back(make_expr(Kind::string_lit, m.pos, prefix));
+    call->args.push_back(std::move(args[0].first));
+    return call;
+  }
+  if (name == "@showprogress") {
+    need(1, 1, "@showprogress for x in xs ... end");
+    return std::move(args[0].first);
   }
   if (name == "@testset") {
     // Test's @testset ["name"] begin ... end (or a for loop): its body, run in place.
@@ -161,7 +195,9 @@ ExprPtr Parser::parse_macro() {
     return make_expr(Kind::nothing, m.pos);
   }
   // A suggestion only for a near miss (a letter in four wrong at most): @time is no @simd.
-  std::vector<std::string_view> known = {"@.", "@assert", "@show", "@view", "@test", "@testset"};
+  std::vector<std::string_view> known = {"@.",     "@assert",  "@show",  "@view",
+                                         "@test",  "@testset", "@info",  "@warn",
+                                         "@debug", "@error",   "@kwdef", "@showprogress"};
   known.insert(known.end(), kIdentity.begin(), kIdentity.end());
   known.insert(known.end(), kLayer.begin(), kLayer.end());
   std::string_view best;

@@ -188,6 +188,7 @@ class Parser {
   /// Index of the first token of the latest statement of a block; struct, const, using and
   /// import must start there.
   size_t statement_start_ = SIZE_MAX;
+  bool kwdef_ = false;  // parsing the struct of `@kwdef`: fields may have defaults
   Context ctx_;
 
   friend class LocalScope;

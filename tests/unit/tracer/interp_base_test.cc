@@ -128,6 +128,36 @@ end
                   "rnn, r, g") != std::string::npos);
 }
 
+TEST_CASE("@kwdef structs, logging macros, @showprogress") {
+  std::string p = R"jl(
+Base.@kwdef mutable struct Args
+    η = 3e-4             ## learning rate
+    batchsize = 128
+    name::String = "x"
+    twice = batchsize * 2
+end
+a = Args(; batchsize = 4)
+@info "batch $(a.batchsize)" loss=1
+@debug "hidden"
+n = 0
+@showprogress for i in 1:3
+  global n += i
+end
+)jl";
+  Interpreter in;
+  in.run_text("t.jl", p);
+  CHECK(in.output() == "[ Info: batch 4\n");
+  CHECK(show(in.eval_text("a.η, a.batchsize, a.name, a.twice, Args().batchsize, "
+                          "Args(1.0, 2, \"y\", 3).twice, n")) ==
+        "(0.0003, 4, \"x\", 8, 128, 3, 6)");
+  CHECK(run_error(p + "Args(; zz = 1)")
+            .find("Args has no field 'zz'; its fields are η, "
+                  "batchsize, name, twice") != std::string::npos);
+  CHECK(run_error("struct B\n  x = 1\nend")
+            .find("struct fields have default values only in a "
+                  "'@kwdef struct'") != std::string::npos);
+}
+
 TEST_CASE("reverse of an array is an array") {
   // It was a tuple of the elements, so that reverse(x) .* x broadcast over the tuple and
   // sum gave an array: [3.0, 6.0] for x = [1.0, 2.0], where Julia gives 4.0.

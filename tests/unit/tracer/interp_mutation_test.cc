@@ -86,6 +86,14 @@ TEST_CASE("writes that Julia refuses give its errors") {
   CHECK(error_of("n = 1.0; n .= 2").find("'.=' writes into an array, and this is a Float64") !=
         std::string::npos);
   CHECK(error_of("v = [1.0, 2.0]; v'[1] = 3.0").find("assign into x itself") != std::string::npos);
+  // Views are copies here, so a write into one would be lost: an error instead.
+  for (const char* write : {"v .= 0", "v .+= 1", "v[1] = 0", "w = view(x, 1, :); w[1] = 5"}) {
+    CHECK(error_of(std::string("x = [1.0 2.0; 3.0 4.0]; v = @view x[:, 1]; ") + write)
+              .find("writing into a view (@view x[...], view(x, ...)) is not supported") !=
+          std::string::npos);
+  }
+  CHECK(eval_show("x = [1.0 2.0; 3.0 4.0]", "(@view x[:, 1]), view(x, 1, :), sum(view(x, :, 2))") ==
+        "([1.0, 3.0], [1.0, 2.0], 6.0)");
   // A traced index may name one element; several could repeat, so they are refused.
   std::string traced = "x = [0.5, 2.0, 1.0]\nf(x) = (y = zeros(3); y[[argmax(x), 1]] = x[1:2]; y)";
   CHECK(trace_error(traced, "f", {"x"}).find("supported for one element at a time") !=

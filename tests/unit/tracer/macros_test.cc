@@ -9,23 +9,27 @@ namespace ytape::tracer::testing {
 TEST_CASE("@. broadcasts every call and operator, assignments and updates too") {
   CHECK(sexpr("@. a * x + b") == "(broadcast + (broadcast * (id a) (id x)) (id b))");
   CHECK(sexpr("@. y = sin(x) + f(x)") ==
-        "(= (id y) (broadcast + (broadcast sin (id x)) (broadcast f (id x))))");
+        "(.= (id y) (broadcast + (broadcast sin (id x)) (broadcast f (id x))))");
   CHECK(sexpr("@. s += 1") == "(.+= (id s) (int 1))");
   // Indexing, fields and the adjoint stay as they are.
   CHECK(sexpr("@. m.w * x[1] + x'") ==
         "(broadcast + (broadcast * (. (id m) w) (index (id x) (int 1))) (call ' (id x)))");
   CHECK(eval_show("x = [1.0, 4.0]", "@. sqrt(x) + 1") == "[2.0, 3.0]");
   CHECK(eval_show("x = [1.0, 4.0]; s = [0.0, 0.0]", "@. s += x; s") == "[1.0, 4.0]");
+  // `@. y = e` writes into y, as Julia's: another name for y sees it.
+  CHECK(eval_show("x = [1.0, 4.0]; y = zeros(2); alias = y; @. y = sqrt(x) + 1", "alias") ==
+        "[2.0, 3.0]");
 }
 
-TEST_CASE("compiler hints and @view(s) are their argument") {
+TEST_CASE("compiler hints and @views are their argument; @view marks its indexing") {
   CHECK(sexpr("@inbounds for i in 1:n\n  s += i\nend") == sexpr("for i in 1:n\n  s += i\nend"));
   CHECK(sexpr("@inline f(x) = 2x") == sexpr("f(x) = 2x"));
   CHECK(sexpr("@views y = x[1:2]") == sexpr("y = x[1:2]"));
-  CHECK(sexpr("@view x[:, 1]") == sexpr("x[:, 1]"));
+  CHECK(sexpr("@view x[:, 1]") == "(call @view (index (id x) (:) (int 1)))");
   // In a call's arguments a comma ends the macro's, or parentheses hold them.
-  CHECK(sexpr("f(@view x[1:2], y)") == sexpr("f(x[1:2], y)"));
-  CHECK(sexpr("f(@view(x[1:2]), y)") == sexpr("f(x[1:2], y)"));
+  CHECK(sexpr("f(@view x[1:2], y)") == sexpr("f(@view(x[1:2]), y)"));
+  CHECK(sexpr("f(@view(x[1:2]), y)") ==
+        "(call f (call @view (index (id x) (range (int 1) (int 2)))) (id y))");
   CHECK(parse_error("@view x").find("@view takes an indexing, as in '@view x[:, 1]'") !=
         std::string::npos);
 }
@@ -84,7 +88,8 @@ TEST_CASE("@show prints each expression and its value, and returns the last valu
 TEST_CASE("other macros are one error that names them and the supported ones") {
   CHECK(parse_error("@time f(x)") ==
         "t.jl:1:1: the macro @time is not supported; the supported ones are @., @assert, "
-        "@show, @view, @test, @testset, @inline, @noinline, @inbounds, @views, @fastmath, @simd, "
+        "@show, @view, @test, @testset, @info, @warn, @debug, @error, @kwdef, @showprogress, "
+        "@inline, @noinline, @inbounds, @views, @fastmath, @simd, "
         "@propagate_inbounds, @functor, @layer, @treelike\n@time f(x)\n^");
   CHECK(parse_error("y = @asert x > 0").find("(did you mean @assert?)") != std::string::npos);
   CHECK(parse_error("@inbounds").find("@inbounds takes one argument") != std::string::npos);

@@ -133,7 +133,7 @@ TEST_CASE("function definitions") {
 
 TEST_CASE("structs, loops and top-level declarations") {
   CHECK(parse_error("struct A\n  x = 1\nend") ==
-        "t.jl:2:5: struct fields cannot have default values\n  x = 1\n    ^");
+        "t.jl:2:5: struct fields have default values only in a '@kwdef struct'\n  x = 1\n    ^");
   CHECK(parse_error("struct A\n  A(x) = new(x)\nend") ==
         "t.jl:2:3: inner constructors are not supported; give 'A' fields only and define "
         "constructors after the struct\n  A(x) = new(x)\n  ^");

@@ -37,12 +37,7 @@ end
 # The accuracy part of eval_loss_accuracy, run on the example data at top level.
 accuracy(model, x, y) = sum(onecold(model(x)) .== onecold(y)) / size(x)[end]
 
-# ytape: `num_params(model) = sum(length, Flux.params(model))` fails ("undefined variable
-# 'Flux.params'"): the arrays of the layers are counted by hand.
-nparams(layer) = 0
-nparams(layer::Conv) = length(layer.weight) + length(layer.bias)
-nparams(layer::Dense) = length(layer.weight) + length(layer.bias)
-num_params(model) = sum(nparams, model.layers)
+num_params(model) = sum(length, Flux.params(model))
 
 round4(x) = round(x, digits=4)
 

@@ -3,11 +3,10 @@
 # pad), the "CNN" Chain (Conv, MaxPool, a reshape lambda, Dense, softmax), Conv from
 # weight and bias arrays and with bias=false, asymmetric padding, DepthwiseConv,
 # non-square windows, stride/pad/dilation combinations, SamePad, and CrossCor and
-# ConvTranspose checked against loops.
+# ConvTranspose checked against loops, and a 1-D Conv over (W, C, N) checked by hand.
 # check: -f conv_loss layers x x3
 
-# ytape: @test (Test) is not a supported macro ("the macro @test is not supported"):
-# the checks are written with @assert.
+using Test
 using Flux
 using Random
 
@@ -55,9 +54,9 @@ function build_layers()
   asym.weight[:] .= 1.0
   asym.bias[:] .= 0.0
   ŷ = asym(ones(28, 28, 1, 1))[:, :, 1, 1]
-  @assert size(ŷ) == (27, 29)
-  @assert ŷ[1, 1] ≈ 6.0 && ŷ[2, 2] ≈ 9.0 && ŷ[end, 1] ≈ 4.0 && ŷ[1, end] ≈ 3.0
-  @assert ŷ[1, end-1] ≈ 6.0 && ŷ[end, end] ≈ 2.0
+  @test size(ŷ) == (27, 29)
+  @test ŷ[1, 1] ≈ 6.0 && ŷ[2, 2] ≈ 9.0 && ŷ[end, 1] ≈ 4.0 && ŷ[1, end] ≈ 3.0
+  @test ŷ[1, end-1] ≈ 6.0 && ŷ[end, end] ≈ 2.0
   asym.weight .+= 0.1 .* randn(3, 3, 1, 1)
   depthwise = (DepthwiseConv((2, 2), 3 => 6; init=init64), DepthwiseConv((2, 3), 3 => 9; init=init64))
   windows = (Conv((3, 3), 1 => 1; init=init64), Conv((3, 1), 1 => 1; init=init64),
@@ -73,15 +72,22 @@ function build_layers()
   convt = ConvTranspose((3, 3), 1 => 2; stride=2, init=init64)
   convt.bias .= randn(2)
   xs = randn(5, 4, 2, 2)
-  @assert size(crosscor(xs)) == (3, 3, 3, 2)
-  @assert crosscor(xs) ≈ tanh.(crosscor_loops(xs, crosscor.weight, crosscor.bias))
+  @test size(crosscor(xs)) == (3, 3, 3, 2)
+  @test crosscor(xs) ≈ tanh.(crosscor_loops(xs, crosscor.weight, crosscor.bias))
   xt = randn(4, 3, 1, 2)
-  @assert size(convt(xt)) == (9, 7, 2, 2)
-  @assert convt(xt) ≈ convtranspose_loops(xt, convt.weight, convt.bias, 2)
-  @assert !(convt(xt) ≈ convtranspose_loops(xt, convt.weight, 0 .* convt.bias, 2))
-  # ytape: left out, as it does not trace: 1-D convolutions, Conv((3,), 1 => 1) ("index 2
-  # is out of bounds for dimension 1 of size 1").
-  (; pools, cnn, with_bias, no_bias, asym, depthwise, windows, strided, same, crosscor, convt)
+  @test size(convt(xt)) == (9, 7, 2, 2)
+  @test convt(xt) ≈ convtranspose_loops(xt, convt.weight, convt.bias, 2)
+  @test !(convt(xt) ≈ convtranspose_loops(xt, convt.weight, 0 .* convt.bias, 2))
+  conv1d = Conv((3,), 1 => 1; init=init64)
+  conv1d.bias .= randn(1)
+  x1 = randn(10, 1, 2)
+  @test size(conv1d(x1)) == (8, 1, 2)
+  # Here Conv is a cross-correlation, as CrossCor (docs/language.md; Flux's flips the
+  # kernel).
+  w1 = conv1d.weight[:, 1, 1]
+  @test conv1d(x1)[4, 1, 2] ≈ conv1d.bias[1] + sum(x1[4:6, 1, 2] .* w1)
+  (; pools, cnn, with_bias, no_bias, asym, depthwise, windows, strided, same, crosscor, convt,
+   conv1d)
 end
 
 function conv_loss(layers, x, x3)
@@ -90,24 +96,27 @@ function conv_loss(layers, x, x3)
   for p in l.pools
     total += sum(abs2, p(x3))
   end
-  @assert size(l.pools[4](x3)) == (1, 1, 3, 2)
+  @test size(l.pools[4](x3)) == (1, 1, 3, 2)
   y = l.cnn(x)
-  @assert size(y) == (5, 2)
+  @test size(y) == (5, 2)
   total += Flux.Losses.mse(y, [1.0 0.0; 0.0 1.0; 0.0 0.0; 0.0 0.0; 0.0 0.0])
   total += sum(l.with_bias(x)) + sum(abs2, l.no_bias(x))
   ŷ = l.asym(x)[:, :, 1, 1]
-  @assert size(ŷ) == (11, 13)
+  @test size(ŷ) == (11, 13)
   total += sum(ŷ) + ŷ[1, 1] + ŷ[end, end]
-  @assert size(l.depthwise[1](x3), 3) == 6
+  @test size(l.depthwise[1](x3), 3) == 6
   total += sum(abs2, l.depthwise[1](x3)) + sum(abs2, l.depthwise[2](x3))
   for m in (l.windows..., l.strided..., l.same...)
     total += sum(abs2, m(x))
   end
-  @assert size(l.strided[2](x)) == (8, 8, 2, 2)
-  @assert size(l.same[2](x)) == size(x)
-  @assert size(l.same[3](x))[1:end-2] == (4, 4)
-  @assert size(l.convt(x)) == (25, 25, 2, 2)
+  @test size(l.strided[2](x)) == (8, 8, 2, 2)
+  @test size(l.same[2](x)) == size(x)
+  @test size(l.same[3](x))[1:end-2] == (4, 4)
+  @test size(l.convt(x)) == (25, 25, 2, 2)
   total += sum(abs2, l.crosscor(x3[:, :, 1:2, :])) + sum(abs2, l.convt(x))
+  x1 = reshape(x[:, 1, 1, :], 12, 1, 2)
+  @test size(l.conv1d(x1)) == (10, 1, 2)
+  total += sum(abs2, l.conv1d(x1))
   total
 end
 

@@ -8,34 +8,48 @@ using Flux
 using Flux.Losses
 using Flux: onehotbatch
 using Statistics, Random
+using Test
 
-# ytape: label_smoothing, tversky_loss, binary_focal_loss, focal_loss and
-# siamese_contrastive_loss are not in the prelude; they are written here as Flux writes them.
-function label_smoothing(y, α; dims::Int=1)
-  if dims == 0
-    y .* (1 - α) .+ α / 2
-  else
-    y .* (1 - α) .+ α / size(y, dims)
+# label_smoothing, tversky_loss, binary_focal_loss, focal_loss and
+# siamese_contrastive_loss computed here by loops, independently of Flux's, to check them.
+function smooth_by_hand(y, α; dims=1)
+  out = zeros(size(y))
+  for j in 1:size(y, 2), i in 1:size(y, 1)
+    out[i, j] = dims == 0 ? y[i, j] * (1 - α) + α / 2 : y[i, j] * (1 - α) + α / size(y, dims)
   end
+  out
 end
-function tversky_loss(ŷ, y; beta=0.7)
-  num = sum(y .* ŷ) + 1
-  den = sum(y .* ŷ + beta * (1 .- y) .* ŷ + (1 - beta) * y .* (1 .- ŷ)) + 1
-  1 - num / den
+function tversky_by_hand(ŷ, y, beta)
+  tp, fp, fn = 0.0, 0.0, 0.0
+  for i in 1:length(y)
+    tp += y[i] * ŷ[i]
+    fp += (1 - y[i]) * ŷ[i]
+    fn += y[i] * (1 - ŷ[i])
+  end
+  1 - (tp + 1) / (tp + beta * fp + (1 - beta) * fn + 1)
 end
-function binary_focal_loss(ŷ, y; agg=mean, gamma=2, eps=eps(eltype(ŷ)))
-  ŷ = ŷ .+ eps
-  p_t = y .* ŷ + (1 .- y) .* (1 .- ŷ)
-  ce = -log.(p_t)
-  weight = (1 .- p_t) .^ gamma
-  agg(weight .* ce)
+function binary_focal_by_hand(ŷ, y, gamma)
+  acc = 0.0
+  for i in 1:length(y)
+    p_t = y[i] == 1 ? ŷ[i] : 1 - ŷ[i]
+    acc += -(1 - p_t)^gamma * log(p_t)
+  end
+  acc / length(y)
 end
-function focal_loss(ŷ, y; dims=1, agg=mean, gamma=2, eps=eps(eltype(ŷ)))
-  ŷ = ŷ .+ eps
-  agg(sum(@. -y * (1 - ŷ)^gamma * log(ŷ); dims=dims))
+function focal_by_hand(ŷ, y, gamma)
+  acc = 0.0
+  for j in 1:size(y, 2), i in 1:size(y, 1)
+    acc -= y[i, j] * (1 - ŷ[i, j])^gamma * log(ŷ[i, j])
+  end
+  acc / size(y, 2)
 end
-siamese_contrastive_loss(ŷ, y; agg=mean, margin=1) =
-  agg(@. (1 - y) * ŷ^2 + y * max(0, margin - ŷ)^2)
+function siamese_by_hand(d, y, margin)
+  acc = 0.0
+  for i in 1:length(y)
+    acc += y[i] == 0 ? d[i]^2 : max(0, margin - d[i])^2
+  end
+  acc / length(y)
+end
 
 function all_losses(ŷ, y, yb, logits, dist)
   p = softmax(logits)
@@ -64,3 +78,15 @@ y = randn(3, 4)
 yb = onehotbatch([1, 3, 2, 1], 1:3)
 logits = randn(3, 4)
 dist = rand(4) .* 2
+
+p, σp = softmax(logits), sigmoid.(logits)
+@test label_smoothing(yb, 0.1) ≈ smooth_by_hand(yb, 0.1)
+@test label_smoothing(yb, 0.1; dims=0) ≈ smooth_by_hand(yb, 0.1; dims=0)
+@test sum(label_smoothing(yb, 0.3); dims=1) ≈ ones(1, 4)
+@test tversky_loss(σp, yb) ≈ tversky_by_hand(σp, yb, 0.7)
+@test tversky_loss(σp, yb; beta=0.5) ≈ tversky_by_hand(σp, yb, 0.5)
+@test binary_focal_loss(σp, yb) ≈ binary_focal_by_hand(σp, yb, 2)
+@test focal_loss(p, yb) ≈ focal_by_hand(p, yb, 2)
+@test focal_loss(p, yb; gamma=1) ≈ focal_by_hand(p, yb, 1)
+@test siamese_contrastive_loss(dist, yb[1, :]) ≈ siamese_by_hand(dist, yb[1, :], 1)
+@test siamese_contrastive_loss(dist, yb[2, :]; margin=2) ≈ siamese_by_hand(dist, yb[2, :], 2)

@@ -1,12 +1,14 @@
 # Follows FluxML/Flux.jl src/layers/normalise.jl and its tests: Dropout (with dims, put
 # in test mode by testmode!, and with p = 0), LayerNorm over one and two dims, with an
 # activation and affine=false, and BatchNorm with an activation over WHCN images and
-# over (features, batch) matrices, inside a Chain with Dense and Conv.
-# check: -f norm_loss layers x x3 xb img
+# over (features, batch) matrices, inside a Chain with Dense and Conv (on Float64 images,
+# which the Float32 Conv converts), AlphaDropout in test mode, InstanceNorm and GroupNorm.
+# check: -f norm_loss layers x x3 xb img xg
 
 using Flux
 using Flux: testmode!, trainmode!
 using Statistics, Random
+using Test
 
 function build_layers()
   drop = Dropout(0.5)
@@ -23,12 +25,33 @@ function build_layers()
   bn = BatchNorm(5)
   bn_act = BatchNorm(2, tanh)
   conv_bn = Chain(Conv((3, 3), 2 => 3), BatchNorm(3, relu), flatten)
-  # ytape: left out, as they are not in the prelude: AlphaDropout, InstanceNorm, GroupNorm
-  # ("undefined variable 'InstanceNorm'", ...) and Flux.normalise.
-  (; drop, drop_dims, chain, no_drop, ln, ln2, ln_act, bn, bn_act, conv_bn)
+  # AlphaDropout in test mode, so that the tape is deterministic: the identity.
+  alpha = AlphaDropout(0.5)
+  testmode!(alpha)
+  inorm = InstanceNorm(2)
+  inorm_act = InstanceNorm(2, relu; affine=true)
+  gnorm = GroupNorm(4, 2)
+  # ytape: left out, as it is not in the prelude: Flux.normalise ("undefined variable
+  # 'Flux.normalise'").
+  (; drop, drop_dims, chain, no_drop, ln, ln2, ln_act, bn, bn_act, conv_bn, alpha, inorm,
+   inorm_act, gnorm)
 end
 
-function norm_loss(layers, x, x3, xb, img)
+# The normalization of x over all of its entries, by loops: (x - μ) / sqrt(σ² + ϵ).
+function normalise_by_hand(x, ϵ)
+  μ = 0.0
+  for i in 1:length(x)
+    μ += x[i]
+  end
+  μ /= length(x)
+  σ² = 0.0
+  for i in 1:length(x)
+    σ² += (x[i] - μ)^2
+  end
+  (x .- μ) ./ sqrt(σ² / length(x) + ϵ)
+end
+
+function norm_loss(layers, x, x3, xb, img, xg)
   l = layers
   total = sum(abs2, l.drop(x)) + sum(l.drop_dims(x)) + sum(abs2, l.chain(x)) + sum(l.no_drop(x))
   y = l.ln(x)
@@ -38,7 +61,21 @@ function norm_loss(layers, x, x3, xb, img)
   # BatchNorm promotes to the input's Float64; its output has mean 0 over the batch.
   @assert eltype(l.bn(xb)) == Float64
   @assert all(abs.(mean(l.bn(xb); dims=2)) .< 1e-6)
+  # The Chain's Conv has Flux's Float32 weights: the Float64 images are converted.
+  @test eltype(l.conv_bn(img)) == Float32
   total += sum(abs2, l.bn(xb) .* xb) + sum(l.bn_act(img) .* img) + sum(abs2, l.conv_bn(img))
+  @test l.alpha(x) == x
+  total += sum(abs2, l.alpha(x))
+  # InstanceNorm: each channel of each image over its W and H; GroupNorm: each group of
+  # 4 ÷ 2 channels of each sample.
+  yi = l.inorm(img)
+  @test size(yi) == size(img)
+  @test yi[:, :, 2, 3] ≈ normalise_by_hand(img[:, :, 2, 3], 1f-5)
+  @test l.inorm_act(img) ≈ relu.(yi)
+  yg = l.gnorm(xg)
+  @test yg[:, :, 3:4, 1] ≈ normalise_by_hand(xg[:, :, 3:4, 1], 1f-5)
+  @test !(yg[:, :, 1:2, 1] ≈ normalise_by_hand(xg[:, :, 1:4, 1], 1f-5)[:, :, 1:2])
+  total += sum(abs2, yi .* img) + sum(l.inorm_act(img) .* img) + sum(abs2, yg .* xg)
   total
 end
 
@@ -49,7 +86,5 @@ x3 = randn(3, 4, 2)
 # Float64 input, as in Flux's BatchNorm tests: the layer's Float32 scale and bias are
 # promoted.
 xb = randn(5, 4)
-# ytape: the images are Float32: the Chain's Conv, with Flux's Float32 weights, does not
-# take Float64 input ("conv2d: arguments must have one dtype, got f64[5,5,2,3] and
-# f32[3,3,2,3]; convert one first"), where Flux converts the input to Float32.
-img = randn(Float32, 5, 5, 2, 3)
+img = randn(5, 5, 2, 3)
+xg = randn(3, 3, 4, 2)

@@ -22,10 +22,7 @@ function build_models()
 end
 
 function seq_loss(models, xs, ys)
-  # ytape: `(; rnn, r, l, g, m) = models` (destructuring by field name) does not parse
-  # ("cannot assign to this with '='; the left side must be a name, a tuple of names, an
-  # index or a field"): the named tuple is destructured by position.
-  rnn, r, l, g, m = models
+  (; rnn, r, l, g, m) = models
   # Recur with a function: the state accumulates the inputs, the output is the input.
   total = rnn(xs[1][1]) + rnn(xs[2][1])
   total += rnn.state
@@ -47,3 +44,6 @@ Random.seed!(6)
 models = build_models()
 xs = [randn(3, 2) for _ in 1:4]
 ys = [randn(2, 2) for _ in 1:4]
+# Destructuring by field name, not by position.
+(; g, rnn) = models
+@assert g === models.g && rnn === models.rnn

@@ -36,9 +36,7 @@ multiarg_fn(x, y, z) = x + y + z
 mutable struct Point x; y end
 constructor_loss(a) = (p = Point(a, a); p.x + p.y)
 
-# ytape: Umlaut's `inc_val(::Val{N}) where N = N + 1` dispatches on Val, which the
-# language does not have; the static N is passed as an integer instead.
-inc_val(N::Integer) = N + 1
+inc_val(::Val{N}) where N = N + 1
 
 function return_in_branch(x)
   if x > 0
@@ -154,7 +152,7 @@ function umlaut_all(a, A, B, xs)
   total += sum([x + 1 for x in xs] .* xs)
   total += vararg_fn(a, A[1], A[2], B[3]) + (t -> multiarg_fn(t...))((a, 2a))
   total += (x -> multiarg_fn((x, x, 1)...))(a) + multiarg_fn(a)
-  total += constructor_loss(a) + inc_val(2) * a
+  total += constructor_loss(a) + inc_val(Val(2)) * a
   total += return_in_branch(a) + return_in_branch(-a)
   total += loop1(a, 3) + loop2(a, 3) + loop3(a, 3) + loop4(a, 2, 3) + loop5(a, 2)
   total += myabs(a) + myabs(-a) + pow(a, 3) + const1(a) + cond1(a) + cond1(-a)
@@ -166,3 +164,4 @@ a = 1.3
 A = randn(3)
 B = randn(3)
 xs = randn(4)
+@assert inc_val(Val(2)) == 3 && inc_val(Val(-1)) == 0

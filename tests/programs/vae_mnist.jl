@@ -6,8 +6,7 @@
 # check: -f model_loss encoder decoder λ x ε
 
 using Flux
-# ytape: `using Flux: @functor` does not parse ("expected a module path after 'using', as
-# in 'A.B' or 'A: x, y', found '@functor'"); @functor is available without it.
+using Flux: @functor
 using Flux.Losses: logitbinarycrossentropy
 using Random
 
@@ -51,13 +50,10 @@ function model_loss(encoder, decoder, λ, x, ε)
 
   logp_x_z = -sum(logitbinarycrossentropy(decoder_z, x)) / len
   # regularization
-  # ytape: `sum(x->sum(x.^2), Flux.params(decoder))` sums over the decoder's arrays by
-  # hand: Flux.params is not in the prelude.
-  reg = λ * sum(x -> sum(x .^ 2), decoder_params(decoder))
+  reg = λ * sum(x->sum(x.^2), Flux.params(decoder))
 
   -logp_x_z + kl_q_p + reg
 end
-decoder_params(c::Chain) = [p for l in c.layers for p in (l.weight, l.bias)]
 
 Random.seed!(2)
 input_dim, latent_dim, hidden_dim = 25, 2, 8
@@ -66,3 +62,9 @@ decoder = Decoder(input_dim, latent_dim, hidden_dim)
 λ = 0.01
 x = rand(input_dim, 3)
 ε = randn(latent_dim, 3)
+# Flux.params: the decoder's two weights and two biases, each once.
+ps = Flux.params(decoder)
+@assert length(ps) == 4 && ps[1] === decoder[1].weight && ps[4] === decoder[2].bias
+@assert sum(length, ps) == 2 * 8 + 8 + 8 * 25 + 25
+@assert sum(x->sum(x.^2), ps) ≈ sum(abs2, decoder[1].weight) + sum(abs2, decoder[1].bias) +
+  sum(abs2, decoder[2].weight) + sum(abs2, decoder[2].bias)

@@ -31,9 +31,7 @@ function closure_mul(x)
 end
 function closure_update(x)
   acc = 0.0
-  # ytape: `add!(v) = (acc += v)` does not parse ("expected ',' or ')' to close '(' ...,
-  # found '+='"): the update is written without the parentheses.
-  add!(v) = acc += v
+  add!(v) = (acc += v)
   for i in 1:3
     add!(i * x)
   end
@@ -101,3 +99,5 @@ w = randn(4)
 @assert cumsum(v) ≈ [sum(v[1:i]) for i in 1:4] && cumsum([1, 2, 3]) == [1, 3, 6]
 @assert kron([1, 2], [1, 10, 100]) == [1, 10, 100, 2, 20, 200]
 @assert repeat([1, 2], 3) == [1, 2, 1, 2, 1, 2]
+# The captured acc is updated through the parenthesized `acc += v`: 0.7 * (1 + 2 + 3).
+@assert closure_update(x) ≈ 6 * 0.7

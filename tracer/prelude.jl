@@ -867,3 +867,10 @@ focal_loss(ŷ, y; dims=1, agg=mean, gamma=2, eps=eps(eltype(ŷ))) =
   agg(sum(.-y .* (1 .- (ŷ .+ eps)) .^ gamma .* log.(ŷ .+ eps); dims=dims))
 siamese_contrastive_loss(ŷ, y; agg=mean, margin=1) =
   agg((1 .- y) .* ŷ .^ 2 .+ y .* max.(0, margin .- ŷ) .^ 2)
+eachindex(x) = 1:length(x)
+# Flux.normalise(x; dims, eps): zero mean and unit (uncorrected) standard deviation along dims.
+function normalise(x; dims=ndims(x), eps=1f-5)
+  μ = mean(x; dims=dims)
+  σ = sqrt.(mean(abs2.(x .- μ); dims=dims))
+  (x .- μ) ./ (σ .+ eps)
+end

@@ -18,11 +18,9 @@ std::vector<Value> items_of(Interpreter& in, const Value& v) {
       return out;
     }
     case VKind::tensor: {
-      if (v.tensor().type.rank() != 1)
-        user_error("iterating over an array of rank {} is not supported here",
-                   v.tensor().type.rank());
+      // The elements in column-major order, as Julia iterates any array.
       std::vector<Value> out;
-      for (int64_t i = 1; i <= v.tensor().type.shape[0]; ++i) {
+      for (int64_t i = 1; i <= v.tensor().type.size(); ++i) {
         Args a;
         a.pos = {v, Value::integer(i)};
         out.push_back(in.call(*in.global("getindex"), std::move(a), in.here()));

@@ -183,6 +183,8 @@ Value elementwise_unary(Interpreter& in, Prim p, const Value& a) {
   if (a.kind == VKind::range) return elementwise_unary(in, p, range_array(a.rng()));
   if (!a.is_number() && !a.is_tensor()) not_defined_for(op_text(p), a);
   bool float_only = p != Prim::neg && p != Prim::abs && p != Prim::sign && p != Prim::relu;
+  // -true is the Int -1, as Julia's (it read the Int result as a float: an internal error).
+  if (a.kind == VKind::boolean && !float_only) return elementwise_unary(in, p, Value::integer(a.b));
   if (a.kind == VKind::integer && !float_only) {
     switch (p) {
       case Prim::neg:
@@ -201,6 +203,7 @@ Value elementwise_unary(Interpreter& in, Prim p, const Value& a) {
   Value r = in.prim1(p, {in.as_tensor(a, d)});
   if (a.is_tensor()) return with_element(std::move(r), is_element(a));
   // A concrete number stays a number.
+  if (d == DType::i64) return to_scalar(r);
   double x = d == DType::f32 ? r.tensor().data.data<float>()[0] : r.tensor().data.data<double>()[0];
   return Value::floating(x, d, !strong(a));
 }

@@ -138,8 +138,16 @@ void Interpreter::comprehend(const Expr& e, size_t clause, const EnvPtr& env,
   std::vector<std::vector<Value>> ranges;
   bool empty = false;
   for (const ExprPtr& in : c.args) {
-    ranges.push_back(iterate(eval(*in->args[1], env), in->args[1]->pos));
-    if (dims) dims->push_back(static_cast<int64_t>(ranges.back().size()));
+    Value over = eval(*in->args[1], env);
+    ranges.push_back(iterate(over, in->args[1]->pos));
+    // An array iterator gives its shape, as Julia's: [2v for v in m] is a matrix.
+    bool array = over.is_tensor() && !over.tensor().number;
+    if (dims && array) {
+      const Shape& s = over.tensor().type.shape;
+      dims->insert(dims->end(), s.begin(), s.end());
+    } else if (dims) {
+      dims->push_back(static_cast<int64_t>(ranges.back().size()));
+    }
     empty = empty || ranges.back().empty();
   }
   if (empty) return;

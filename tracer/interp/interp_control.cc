@@ -88,17 +88,17 @@ std::vector<Value> Interpreter::iterate(const Value& v, Pos pos) {
       return out;
     }
     case VKind::tensor: {
-      // The elements of a vector; the last-dimension slices of higher ranks.
+      // The elements, in memory (column-major) order, as Julia iterates any array; a
+      // matrix's columns are eachcol(x).
       const TensorObj& t = v.tensor();
       if (t.type.rank() == 0) return {v};
       const Value* index = global("getindex");
       std::vector<Value> out;
-      int64_t n = t.type.shape.back();
+      int64_t n = t.type.size();
+      out.reserve(static_cast<size_t>(n));
       for (int64_t i = 1; i <= n; ++i) {
         Args args;
-        args.pos.push_back(v);
-        for (int d = 1; d < t.type.rank(); ++d) args.pos.push_back(Value::symbol(":"));
-        args.pos.push_back(Value::integer(i));
+        args.pos = {v, Value::integer(i)};
         out.push_back(call(*index, std::move(args), pos));
       }
       return out;

@@ -158,6 +158,17 @@ end
                   "'@kwdef struct'") != std::string::npos);
 }
 
+TEST_CASE("negating a Bool, iterating a matrix, comprehensions over arrays") {
+  // -true read its Int result as a float: an internal error.
+  CHECK(eval_show("b = true", "-b, -true, -[true, false], abs(false)") == "(-1, -1, [-1, 0], 0)");
+  // A matrix iterates its elements in column-major order, as Julia's (it gave columns).
+  CHECK(eval_show("m = [1.0 2.0; 3.0 4.0]\ns = 0.0\nfor v in m\n  global s += v\nend",
+                  "s, foldl(+, m), [2v for v in m], first(m), eachindex(m)") ==
+        "(10.0, 10.0, [2.0 4.0; 6.0 8.0], 1.0, 1:4)");
+  CHECK(eval_show("x = [1.0 2.0; 3.0 5.0]", "round.(Flux.normalise(x; dims=1); digits=3)") ==
+        "[-1.0 -1.0; 1.0 1.0]");
+}
+
 TEST_CASE("reverse of an array is an array") {
   // It was a tuple of the elements, so that reverse(x) .* x broadcast over the tuple and
   // sum gave an array: [3.0, 6.0] for x = [1.0, 2.0], where Julia gives 4.0.

@@ -147,14 +147,11 @@ struct Lifter {
       }
       case VKind::object: {
         const StructObj& s = v.object();
-        auto obj = std::make_shared<StructObj>();
-        obj->type = s.type;
+        std::vector<Value> fields;
         for (size_t i = 0; i < s.fields.size(); ++i) {
-          obj->fields.push_back(lift(s.fields[i], path + "." + s.type->fields[i]));
+          fields.push_back(lift(s.fields[i], path + "." + s.type->fields[i]));
         }
-        Value out = v;
-        out.obj = std::move(obj);
-        return out;
+        return Value::instance(s.type, std::move(fields));
       }
       case VKind::integer:
       case VKind::boolean:

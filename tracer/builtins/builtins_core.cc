@@ -423,13 +423,7 @@ Value new_instance(Interpreter&, Args& args) {
   if (args.pos.size() != t->fields.size() + 1) {
     user_error("{} has {} fields, given {}", t->name, t->fields.size(), args.pos.size() - 1);
   }
-  auto obj = std::make_shared<StructObj>();
-  obj->type = t;
-  obj->fields.assign(args.pos.begin() + 1, args.pos.end());
-  Value v;
-  v.kind = VKind::object;
-  v.obj = std::move(obj);
-  return v;
+  return Value::instance(t, {args.pos.begin() + 1, args.pos.end()});
 }
 
 }  // namespace

@@ -603,13 +603,7 @@ Value Interpreter::construct(const Value& type, Args& args, Pos pos) {
     if (args.pos.size() != t->fields.size() || !args.kw.empty() || !positional) {
       fail(pos, no_constructor(*t, ctor, args));
     }
-    Value v;
-    v.kind = VKind::object;
-    auto obj = std::make_shared<StructObj>();
-    obj->type = t;
-    obj->fields = std::move(args.pos);
-    v.obj = std::move(obj);
-    return v;
+    return Value::instance(t, std::move(args.pos));
   }
   if (t->tag == TypeTag::abstract_array) return construct_array(*t, args, pos);
   if (t->tag == TypeTag::val) return construct_val(t, args, pos);

@@ -256,12 +256,7 @@ Value Interpreter::construct_val(const TypeRef& t, const Args& args, Pos pos) {
     fail(pos, fmt::format("{}() takes no arguments", t->name));
   }
   // A Val is an instance with no fields, of a type that carries the value.
-  Value v;
-  v.kind = VKind::object;
-  auto obj = std::make_shared<StructObj>();
-  obj->type = std::move(type);
-  v.obj = std::move(obj);
-  return v;
+  return Value::instance(std::move(type), {});
 }
 
 Value Interpreter::converted(const Expr& decl, const Value& v, const EnvPtr& env) {

@@ -67,6 +67,16 @@ Value Value::tuple(std::vector<Value> items) {
   return out;
 }
 
+Value Value::instance(TypeRef type, std::vector<Value> fields) {
+  Value out;
+  out.kind = VKind::object;
+  auto obj = std::make_shared<StructObj>();
+  obj->type = std::move(type);
+  obj->fields = std::move(fields);
+  out.obj = std::move(obj);
+  return out;
+}
+
 Value Value::vector(std::vector<Value> items) {
   Value out = tuple(std::move(items));
   std::const_pointer_cast<TupleObj>(std::static_pointer_cast<const TupleObj>(out.obj))->vector =

@@ -68,6 +68,8 @@ struct Value {
   static Value symbol(std::string name);
   static Value tuple(std::vector<Value> items);
   static Value vector(std::vector<Value> items);  ///< TupleObj::vector
+  /// An instance of struct type `type` with these fields (no constructor runs).
+  static Value instance(TypeRef type, std::vector<Value> fields);
   static Value named_tuple(std::vector<std::string> names, std::vector<Value> items);
   static Value type(TypeRef t);
   static Value range(int64_t start, int64_t step, int64_t stop);

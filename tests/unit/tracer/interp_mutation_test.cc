@@ -194,6 +194,14 @@ end
   in.run_text("t.jl", traced);
   trace(in, "f", {"x"});
   CHECK(show(in.eval_text("seen")) == "Any[]");
+  // A vector of values passed to the traced function stays a vector (it became a tuple,
+  // so push! onto it was refused).
+  Interpreter vin;
+  vin.run_text("t.jl", "ws = [[1.0, 2.0], [3.0]]\nf(ws) = (push!(ws, ws[1] .* 2); sum(sum.(ws)))");
+  Traced vt = trace(vin, "f", {"ws"});
+  std::vector<Tensor> outs = Executor(vt.tape).run(vt.inputs);
+  REQUIRE(outs.size() == 1);
+  CHECK(outs[0].data<double>()[0] == 12.0);
 }
 
 TEST_CASE("an operation on a tuple that needs an array says so") {

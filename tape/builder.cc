@@ -50,6 +50,13 @@ Var Builder::input(std::string name, Type type) {
   return op.outs[0];
 }
 
+Var Builder::capture(std::string name, Type type) {
+  if (!input_names_.insert(name).second) user_error("two inputs are named '{}'", name);
+  Op& op = append_leaf(OpKind::input, std::move(type));
+  op.name = std::move(name);
+  return op.outs[0];
+}
+
 Op& Builder::append_op(size_t outs) {
   // Growing by 4 rather than 2 moves each op about a third as often. The room is only
   // reserved: pages not yet written are never touched, so it costs address space, not

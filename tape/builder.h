@@ -30,6 +30,10 @@ class Builder {
 
   /// Declares a named input. Inputs must come before all other ops, with unique names.
   Var input(std::string name, Type type);
+  /// An input declared after other ops, which input() refuses: for a tape that is never
+  /// finished as it is but inlined into another by binding its inputs (a trace nested in
+  /// a trace, for `gradient` in the model language, captures the outer trace's values so).
+  Var capture(std::string name, Type type);
   /// An inline constant; `bytes` holds the elements column-major in native layout.
   Var constant(Type type, std::vector<uint8_t> bytes);
   /// A constant tensor of `shape` with every element `value` (converted to `dtype`).

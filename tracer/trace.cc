@@ -186,6 +186,15 @@ void add_outputs(Interpreter& in, Builder& b, const Value& v, const std::string&
     }
     case VKind::nothing:
       return;
+    case VKind::function:
+    case VKind::type:
+    case VKind::string:
+    case VKind::symbol:
+    case VKind::range:
+      // Static parts of a returned model (an activation, a name) are no outputs; a
+      // training step returns its model whole.
+      if (name != "out") return;
+      [[fallthrough]];
     default:
       if (!v.is_number() && !v.is_tensor()) {
         user_error("the entry returns {} at '{}', which cannot be a tape output", a_type_name(v),

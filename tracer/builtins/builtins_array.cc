@@ -40,7 +40,8 @@ std::vector<int64_t> int_list(const Value& v, std::string_view what) {
 
 Value as_number(const Value& rank0) {
   const TensorObj& t = rank0.tensor();
-  return t.traced ? Value::traced(t.var, t.type, true) : to_scalar(Value::concrete(t.data, true));
+  return t.traced ? Value::traced(t.var, t.type, true, t.level)
+                  : to_scalar(Value::concrete(t.data, true));
 }
 
 Value range_array(const RangeObj& r) {
@@ -330,8 +331,9 @@ Value index_tensor(Interpreter& in, const Value& x, const std::vector<Value>& id
   v = gather_indices(in, v, arrays);
   Value out = reshape_to(in, v, kept);
   if (kept.empty()) {
-    Value number = out.tensor().traced ? Value::traced(out.tensor().var, out.tensor().type, true)
-                                       : Value::concrete(out.tensor().data, true);
+    const TensorObj& o = out.tensor();
+    Value number =
+        o.traced ? Value::traced(o.var, o.type, true, o.level) : Value::concrete(o.data, true);
     return to_scalar(number);
   }
   // `x[:]` is a new array, as in Julia: a write into it leaves x as it was.

@@ -18,6 +18,7 @@ void ExampleValues::reset(const TensorMap& inputs) {
 
 void ExampleValues::clear() {
   inputs_.clear();
+  resolve_ = nullptr;
   def_.clear();
   values_.clear();
   known_.clear();
@@ -40,6 +41,7 @@ void ExampleValues::run_op(const Tape& tape, const Op& op) {
   switch (op.kind) {
     case OpKind::input: {
       auto it = inputs_.find(op.name);
+      if (it == inputs_.end() && resolve_) it = inputs_.emplace(op.name, resolve_(op.name)).first;
       if (it == inputs_.end()) internal_error("no example value for input '{}'", op.name);
       values_[out0.id] = it->second;
       break;

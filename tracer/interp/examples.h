@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -26,6 +27,11 @@ class ExampleValues {
   void reset(const TensorMap& inputs);
   /// Forgets everything (the end of a trace).
   void clear();
+  /// Gives the example value of an input that reset() did not name, on first need (a
+  /// nested trace's inputs stand for values of the trace below, computed there lazily).
+  void set_resolver(std::function<Tensor(const std::string& input)> resolve) {
+    resolve_ = std::move(resolve);
+  }
   /// The value of `v`, a var of `tape`. Throws UserError when an input has no example
   /// value or a kernel fails on the example data (an index out of range).
   const Tensor& value(const Tape& tape, Var v);
@@ -37,6 +43,7 @@ class ExampleValues {
   void run_op(const Tape& tape, const Op& op);
 
   std::unordered_map<std::string, Tensor> inputs_;
+  std::function<Tensor(const std::string&)> resolve_;
   std::vector<uint32_t> def_;   // var id -> index of the op defining it
   std::vector<Tensor> values_;  // var id -> value, once computed
   std::vector<bool> known_;     // var id -> whether values_ holds it

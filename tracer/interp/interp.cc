@@ -50,6 +50,7 @@ void Interpreter::register_builtins() {
   add_prim_builtins(table);
   add_assign_builtins(table);
   add_vector_builtins(table);
+  add_grad_builtins(table);
   for (auto& [name, fn] : table) {
     auto f = std::make_shared<FunctionObj>();
     f->name = name;
@@ -415,11 +416,13 @@ Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
 // ---- tensors and tracing ------------------------------------------------------------------
 
 void Interpreter::begin_trace(Builder* b, TensorMap examples, bool have_examples) {
-  builder_ = b;
-  examples_.reset(examples);
-  have_examples_ = have_examples;
-  constants_.clear();
-  tape_files_.clear();
+  if (!levels_.empty()) internal_error("a trace began inside another");
+  auto level = std::make_unique<TraceLevel>();
+  level->builder = b;
+  level->examples.reset(examples);
+  level->have_examples = have_examples;
+  levels_.push_back(std::move(level));
+  enter_level();
 }
 
 void Interpreter::end_trace() {
@@ -434,9 +437,75 @@ void Interpreter::end_trace() {
   }
   undo_.clear();
   logged_.clear();
-  builder_ = nullptr;
-  examples_.clear();
-  constants_.clear();
+  levels_.clear();  // nested traces too, when an error ends the trace inside them
+  enter_level();
+}
+
+void Interpreter::enter_level() {
+  level_ = levels_.empty() ? nullptr : levels_.back().get();
+  builder_ = level_ ? level_->builder : nullptr;
+  set_trace_level(trace_level());
+}
+
+void Interpreter::begin_nested_trace() {
+  if (levels_.empty()) internal_error("a nested trace outside of a trace");
+  auto level = std::make_unique<TraceLevel>();
+  level->own = std::make_unique<Builder>(Builder::like(builder_->tape()));
+  level->builder = level->own.get();
+  level->have_examples = level_->have_examples;
+  level->tape_files = level_->tape_files;  // the new tape starts with this one's files
+  TraceLevel* raw = level.get();
+  level->examples.set_resolver(
+      [this, raw](const std::string& input) { return example_of(raw->stands_for.at(input)); });
+  levels_.push_back(std::move(level));
+  enter_level();
+}
+
+Value Interpreter::nested_input(std::string name, const Value& outer) {
+  Type type = outer.is_tensor() ? outer.tensor().type : Type{dtype_of_value(outer), {}};
+  Var v = builder_->capture(name, type);
+  level_->stands_for.emplace(std::move(name), outer);
+  return Value::traced(v, std::move(type), outer.is_number());
+}
+
+Interpreter::NestedTape Interpreter::end_nested_trace() {
+  if (levels_.size() < 2) internal_error("no nested trace to end");
+  NestedTape out{std::move(level_->own), std::move(level_->captures)};
+  std::unordered_map<uint32_t, uint32_t> files = std::move(level_->tape_files);
+  levels_.pop_back();
+  enter_level();
+  // The nested tape began with this one's files and may have added some: adding them
+  // here in its order keeps its ops' locations valid on this tape.
+  const std::vector<std::string>& nested_files = out.builder->tape().files;
+  for (size_t i = builder_->tape().files.size(); i < nested_files.size(); ++i)
+    builder_->intern_file(nested_files[i]);
+  level_->tape_files = std::move(files);
+  return out;
+}
+
+Var Interpreter::capture(const TensorObj& t) {
+  Var v = t.var;
+  for (size_t k = t.level + 1; k < levels_.size(); ++k) {
+    TraceLevel& level = *levels_[k];
+    auto [it, added] = level.captured.try_emplace(v.id);
+    if (added) {
+      std::string name = fmt::format("capture.{}", level.captured.size());
+      it->second = level.builder->capture(name, t.type);
+      level.captures.emplace_back(it->second, v);
+      level.stands_for.emplace(name,
+                               Value::traced(v, t.type, t.number, static_cast<uint32_t>(k - 1)));
+    }
+    v = it->second;
+  }
+  return v;
+}
+
+Tensor Interpreter::example_of(const Value& v) {
+  if (!v.is_tensor()) return as_tensor(v, dtype_of_value(v)).tensor().data;
+  const TensorObj& t = v.tensor();
+  if (!t.traced) return t.data;
+  TraceLevel& level = *levels_.at(t.level);
+  return level.examples.value(level.builder->tape(), t.var);
 }
 
 void Interpreter::check_op_limit() {
@@ -449,19 +518,28 @@ void Interpreter::check_op_limit() {
 
 Var Interpreter::var_of(const Value& v) {
   const TensorObj& t = v.tensor();
-  if (t.traced) return t.var;
+  if (t.traced) {
+    if (t.level == trace_level()) [[likely]]
+      return t.var;
+    if (t.level < trace_level()) return capture(t);
+    // A value of a trace that has ended, kept in a variable or an object that outlives it.
+    throw UserError(
+        "a value computed inside the function given to gradient is used outside of it "
+        "(stored in a global or a mutable object?); return it from the function instead");
+  }
   // A concrete tensor meeting traced ones becomes a constant, once per tensor. Each use
   // of a number (`x * 2.0`) gets a constant of its own, as with the C++ tracing API; the
   // tensors of numbers are shared (see as_tensor), so they are not keys here.
   bool cache = !t.number;
   if (cache) {
-    auto it = constants_.find(t.data.raw());
-    if (it != constants_.end() && it->second.first.type() == t.type) return it->second.second;
+    auto it = level_->constants.find(t.data.raw());
+    if (it != level_->constants.end() && it->second.first.type() == t.type)
+      return it->second.second;
   }
   check_op_limit();
   const auto* data = static_cast<const uint8_t*>(t.data.raw());
   Var var = builder_->constant(t.type, std::vector<uint8_t>(data, data + t.data.bytes()));
-  if (cache) constants_[t.data.raw()] = {t.data, var};
+  if (cache) level_->constants[t.data.raw()] = {t.data, var};
   return var;
 }
 
@@ -533,7 +611,7 @@ Value Interpreter::prim1(Prim p, std::span<const Value> args, const Attrs& attrs
 const Op& Interpreter::record(Prim p, std::span<const Value> args, const Attrs& attrs) {
   if (builder_ == nullptr) internal_error("a traced value outside of a trace");
   Pos at = op_pos();
-  auto [it, added] = tape_files_.try_emplace(at.file, 0);
+  auto [it, added] = level_->tape_files.try_emplace(at.file, 0);
   if (added) it->second = builder_->intern_file(sources_.file(at.file).path);
   Loc loc{it->second, at.line};
   std::vector<Var> vars;
@@ -585,7 +663,7 @@ bool Interpreter::truth(const Value& cond, Pos pos) {
   }
   const TensorObj& t = cond.tensor();
   if (!t.traced) return t.data.data<bool>()[0];
-  if (!have_examples_) {
+  if (!level_->have_examples) {
     fail(pos,
          "this condition depends on a traced input, and the trace has no example values "
          "to choose a branch; give example values (a global of the program as the "
@@ -593,7 +671,8 @@ bool Interpreter::truth(const Value& cond, Pos pos) {
   }
   // Only the condition's cone runs, and values stay cached across conditions: rerunning
   // the whole tape at each branch would make a trace with many branches quadratic.
-  bool value = examples_.value(builder_->tape(), t.var).data<bool>()[0];
+  Var var = var_of(cond);  // a condition of a trace below is captured, as any value is
+  bool value = level_->examples.value(builder_->tape(), var).data<bool>()[0];
   here_ = pos;
   Value guarded =
       value ? cond : prim1(Prim::eq, {cond, as_tensor(Value::boolean(false), DType::boolean)});

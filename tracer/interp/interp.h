@@ -96,6 +96,32 @@ class Interpreter {
   void begin_trace(Builder* b, TensorMap examples, bool have_examples);
   void end_trace();
   bool tracing() const { return builder_ != nullptr; }
+  /// The builder of the trace being recorded (tracing only).
+  Builder& builder() { return *builder_; }
+  /// The level of the trace being recorded: 0 for the outermost, one more for each trace
+  /// nested in it (see begin_nested_trace).
+  uint32_t trace_level() const {
+    return levels_.empty() ? 0 : static_cast<uint32_t>(levels_.size() - 1);
+  }
+
+  /// Starts a trace nested in the current one, on a builder of its own, like `b`'s tape
+  /// (its files): `gradient` records its function so. A traced value of a trace below,
+  /// when an op here uses it, becomes an input of this trace that *captures* it (in
+  /// every trace between, too); its example value comes from the trace it belongs to.
+  void begin_nested_trace();
+  /// Declares an input of the nested trace standing for `outer` (a number or a tensor,
+  /// concrete or of a trace below), which is not a capture: each call makes a new input,
+  /// however often `outer` is given. Returns the input as a traced value.
+  Value nested_input(std::string name, const Value& outer);
+  /// What a nested trace recorded: its tape, unfinished (captures stand among its ops),
+  /// and per capture, its var on that tape and the var it stands for on the trace below.
+  struct NestedTape {
+    std::unique_ptr<Builder> builder;
+    std::vector<std::pair<Var, Var>> captures;
+  };
+  /// Ends the nested trace begun last; the trace below is recorded again. The caller
+  /// makes sure no value of the ended trace is used later (they read its tape).
+  NestedTape end_nested_trace();
   /// The var of a value on the trace's tape: traced tensors as they are, concrete tensors
   /// and numbers as constants.
   Var tape_var(const Value& v);
@@ -304,9 +330,31 @@ class Interpreter {
   uint64_t seed_ = 0;
   uint64_t draws_ = 0;
   int64_t steps_ = 0;  // expressions evaluated, against limits_.max_steps
-  Builder* builder_ = nullptr;
-  ExampleValues examples_;  // computed on demand for data-dependent branches
-  bool have_examples_ = false;
+  // One active trace: the outermost (level 0), or one nested in it by `gradient`.
+  struct TraceLevel {
+    Builder* builder = nullptr;
+    std::unique_ptr<Builder> own;  // a nested trace's builder
+    ExampleValues examples;        // computed on demand for data-dependent branches
+    bool have_examples = false;
+    // Concrete tensors already on the tape as constants, by their data.
+    std::unordered_map<const void*, std::pair<Tensor, Var>> constants;
+    std::unordered_map<uint32_t, uint32_t> tape_files;  // source file -> file of the tape
+    // Nested traces: the capture of each var of the trace below (by id), and per input
+    // name the value of a lower trace (or a concrete one) the input stands for.
+    std::unordered_map<uint32_t, Var> captured;
+    std::vector<std::pair<Var, Var>> captures;
+    std::unordered_map<std::string, Value> stands_for;
+  };
+  std::vector<std::unique_ptr<TraceLevel>> levels_;  // the active traces, outermost first
+  TraceLevel* level_ = nullptr;                      // levels_.back(), or null
+  Builder* builder_ = nullptr;                       // level_->builder, or null
+  // Makes level_ the last of levels_ (or null) and tells new traced values their level.
+  void enter_level();
+  // `t`'s var as a var of the trace being recorded: a traced tensor of a trace below
+  // becomes a capture of each trace above it.
+  Var capture(const TensorObj& t);
+  // The example value of a number or tensor of any active trace, or of a concrete one.
+  Tensor example_of(const Value& v);
   // Mutable instances and arrays written while tracing, as they were before the first
   // write: end_trace puts them back.
   struct Undo {
@@ -318,8 +366,6 @@ class Interpreter {
   std::unordered_set<const Object*> logged_;  // the objects in undo_
   // Logs `object` in undo_ before its first write while tracing.
   void log_write(const std::shared_ptr<const Object>& object);
-  std::unordered_map<const void*, std::pair<Tensor, Var>> constants_;
-  std::unordered_map<uint32_t, uint32_t> tape_files_;
   // Number tensors made by as_tensor lately, by dtype and bits. Values are immutable, so
   // `s * 1.0001` in a loop shares one tensor rather than allocating one per use.
   struct NumberSlot {
@@ -341,6 +387,7 @@ void add_collection_builtins(BuiltinTable& table);
 void add_prim_builtins(BuiltinTable& table);
 void add_assign_builtins(BuiltinTable& table);
 void add_vector_builtins(BuiltinTable& table);
+void add_grad_builtins(BuiltinTable& table);
 
 /// The text of the standard prelude (tracer/prelude.jl, embedded at build time).
 extern const char* const kPreludeText;

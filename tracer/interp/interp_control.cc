@@ -283,6 +283,7 @@ void Interpreter::replace_array(const Value& x, const Value& v) {
   t.data = n.data;
   t.traced = n.traced;
   t.var = n.var;
+  t.level = n.level;
 }
 
 void Interpreter::replace_items(const Value& vector, std::vector<Value> items) {

@@ -123,7 +123,15 @@ Value Value::concrete(Tensor t, bool number) {
   return out;
 }
 
-Value Value::traced(Var v, Type type, bool number) {
+namespace {
+uint32_t trace_level = 0;
+}  // namespace
+
+void set_trace_level(uint32_t level) {
+  trace_level = level;
+}
+
+Value Value::traced(Var v, Type type, bool number, uint32_t level) {
   Value out;
   out.kind = VKind::tensor;
   auto obj = std::make_shared<TensorObj>();
@@ -131,6 +139,7 @@ Value Value::traced(Var v, Type type, bool number) {
   obj->type = std::move(type);
   obj->traced = true;
   obj->var = v;
+  obj->level = level == kCurrentLevel ? trace_level : level;
   out.obj = std::move(obj);
   return out;
 }

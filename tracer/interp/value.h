@@ -74,7 +74,10 @@ struct Value {
   static Value type(TypeRef t);
   static Value range(int64_t start, int64_t step, int64_t stop);
   static Value concrete(Tensor t, bool number = false);
-  static Value traced(Var v, Type type, bool number = false);
+  /// A var of a trace's tape: of the trace being recorded now (the level set by
+  /// set_trace_level), or of the trace at `level`.
+  static Value traced(Var v, Type type, bool number = false, uint32_t level = kCurrentLevel);
+  static constexpr uint32_t kCurrentLevel = ~uint32_t{0};
 
   bool is_tensor() const { return kind == VKind::tensor; }
   /// Numbers: ints, floats, bools, and rank-0 tensors that stand for numbers.
@@ -194,7 +197,10 @@ struct TensorObj : Object {
   Type type;
   Tensor data;  ///< concrete tensors only
   bool traced = false;
-  Var var;              ///< traced tensors only
+  Var var;  ///< traced tensors only
+  /// Traced tensors: the trace whose tape holds `var`. 0 is the outermost; `gradient`
+  /// inside a trace records its function on a trace of the next level (Interpreter).
+  uint32_t level = 0;
   bool number = false;  ///< a rank-0 value standing for a number (a traced scalar)
   /// `x'` of a vector: a 1×n matrix that, as Julia's Adjoint, `*` contracts with a vector
   /// to a number (`x'y`) and whose own adjoint is the vector again.
@@ -208,6 +214,10 @@ struct TensorObj : Object {
   /// an error (Julia would write into x).
   bool view = false;
 };
+
+/// The level of the trace being recorded, given to new traced values (Interpreter sets it
+/// as traces nest; the interpreter runs on one thread).
+void set_trace_level(uint32_t level);
 
 inline const TensorObj& Value::tensor() const {
   return static_cast<const TensorObj&>(*obj);

@@ -1,0 +1,199 @@
+// gradient, withgradient and value_and_gradient inside programs: at top level and inside
+// traces, against `ytape grad` of the same function and against finite differences.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "grad/grad.h"
+#include "tests/unit/tracer/interp_helpers.h"
+
+namespace ytape::tracer::testing {
+
+namespace {
+
+const char* const kModel = R"(
+struct Lin
+  w
+  b
+  σ
+  n::Int
+end
+(m::Lin)(x) = m.σ.(m.w * x .+ m.b)
+loss(m, x) = sum(m(x) .^ 2) / m.n
+m = Lin([0.5 -1.0 0.25; 1.5 0.75 -0.5], [0.1, -0.2], tanh, 2)
+x = [1.0, -2.0, 0.5]
+)";
+
+// The outputs of `t` run on `inputs`.
+std::vector<Tensor> run_tape(const Tape& t, const TensorMap& inputs) {
+  Executor e(t);
+  return e.run(inputs);
+}
+
+void check_same(const Tensor& a, const Tensor& b) {
+  REQUIRE(a.type() == b.type());
+  for (int64_t k = 0; k < a.size(); ++k)
+    CHECK(element_value(a, k) == doctest::Approx(element_value(b, k)).epsilon(1e-12));
+}
+
+}  // namespace
+
+TEST_CASE("gradient, withgradient and value_and_gradient at top level") {
+  std::string p = R"(
+struct Affine; w; b; end
+(m::Affine)(x) = m.w * x .+ m.b
+sq(m, x) = sum(m(x) .^ 2)
+a = Affine(Float32[1 2; 3 4], Float32[0.5, -0.5])
+)";
+  CHECK(eval_show("f(x) = sum(x .^ 2)", "gradient(f, Float32[1, 2, 3])") ==
+        "(Float32[2.0, 4.0, 6.0],)");
+  CHECK(eval_show("", "gradient(x -> x^3, 2.0)") == "(12.0,)");
+  // Structs give named tuples of their fields; a second argument its own gradient.
+  CHECK(eval_show(p, "gradient(sq, a, Float32[1, 1])") ==
+        "((w = Float32[7.0 7.0; 13.0 13.0], b = Float32[7.0, 13.0]), Float32[46.0, 66.0])");
+  CHECK(eval_show(p, "withgradient(m -> sq(m, Float32[1, 1]), a)") ==
+        "(val = 54.5f0, grad = ((w = Float32[7.0 7.0; 13.0 13.0], b = Float32[7.0, 13.0]),))");
+  CHECK(eval_show(p, "value_and_gradient(sq, a, Float32[1, 1])[1]") == "54.5f0");
+  // A tuple result: withgradient differentiates its first item and returns it whole.
+  CHECK(eval_show(p, "withgradient(m -> (sq(m, Float32[1, 1]), :aux), a).val") ==
+        "(54.5f0, :aux)");
+  // What has no gradient is nothing; an unused float argument gets zeros.
+  CHECK(eval_show("", "gradient((x, n, y) -> n * sum(x), [1.0, 2.0], 3, [5.0])") ==
+        "([3.0, 3.0], nothing, [0.0])");
+  CHECK(eval_show("", "Zygote.gradient(x -> 2x, 1.5), Flux.withgradient(x -> 2x, 1.5).val") ==
+        "((2.0,), 3.0)");
+}
+
+TEST_CASE("gradient inside a trace equals ytape grad of the same function") {
+  std::string p = std::string(kModel) + "g(m, x) = gradient(loss, m, x)\n";
+  Interpreter in;
+  in.run_text("t.jl", p);
+  Traced inside = trace(in, "g", {"m", "x"});
+  validate(inside.tape);
+  Traced plain = trace(in, "loss", {"m", "x"});
+  Tape g = grad::gradient(plain.tape);
+  std::vector<Tensor> a = run_tape(inside.tape, inside.inputs);
+  std::vector<Tensor> b = run_tape(g, plain.inputs);
+  // out.1.w, out.1.b, out.2 against loss, grad.m.w, grad.m.b, grad.x; n and σ have none.
+  REQUIRE(inside.tape.outputs.size() == 3);
+  CHECK(inside.tape.outputs[0].name == "out.1.w");
+  CHECK(inside.tape.outputs[2].name == "out.2");
+  for (size_t k = 0; k < 3; ++k) check_same(a[k], b[k + 1]);
+}
+
+TEST_CASE("a gradient inside a trace matches finite differences") {
+  // g's outputs are d(loss)/dw; compare each element with central differences of loss.
+  std::string p = std::string(kModel) + "g(m, x) = gradient(m -> loss(m, x), m)[1].w\n";
+  Interpreter in;
+  in.run_text("t.jl", p);
+  Traced inside = trace(in, "g", {"m", "x"});
+  Traced plain = trace(in, "loss", {"m", "x"});
+  Tensor dw = run_tape(inside.tape, inside.inputs)[0];
+  for (auto& [name, t] : plain.inputs) {
+    if (name != "m.w") continue;
+    for (int64_t k = 0; k < t.size(); ++k) {
+      double h = 1e-6, w0 = t.data<double>()[k];
+      Tensor saved = t;
+      TensorMap up = plain.inputs, down = plain.inputs;
+      auto at = [&](TensorMap& m, double v) {
+        for (auto& [n, x] : m) {
+          if (n != "m.w") continue;
+          x = Tensor::of_bytes(x.type(), std::span<const uint8_t>(
+                                             static_cast<const uint8_t*>(x.raw()), x.bytes()));
+          x.data<double>()[k] = v;
+        }
+      };
+      at(up, w0 + h);
+      at(down, w0 - h);
+      double fd = (run_tape(plain.tape, up)[0].data<double>()[0] -
+                   run_tape(plain.tape, down)[0].data<double>()[0]) /
+                  (2 * h);
+      CHECK(dw.data<double>()[k] == doctest::Approx(fd).epsilon(1e-6));
+    }
+  }
+}
+
+TEST_CASE("a gradient of a gradient, and ytape grad through one, are exact") {
+  // d/dx sum(d/dz sum(sin z)) = -sin x.
+  CHECK(eval_show("h(x) = gradient(y -> sum(gradient(z -> sum(sin.(z)), y)[1]), x)[1]",
+                  "h([0.0, 1.0]) == -sin.([0.0, 1.0])") == "true");
+  check_trace_matches("h(x) = gradient(y -> sum(gradient(z -> sum(sin.(z) .* z), y)[1]), x)[1]\n"
+                      "x = [0.3, -1.2, 2.0]",
+                      "h", {"x"});
+  // The inlined backward ops differentiate again, to finite differences.
+  check_gradient("f(x) = sum(gradient(z -> sum(tanh.(z) .* exp.(z)), x)[1] .^ 2)\n"
+                 "x = [0.3, -1.2, 2.0]");
+}
+
+TEST_CASE("values a gradient's function closes over are constants of it") {
+  // w is differentiated; x, captured from the trace below, is not, at any depth.
+  std::string p = R"(
+x = [0.5, -1.0]
+w = [2.0, 3.0]
+h(w, x) = gradient(w -> sum(tanh.(w .* x)), w)[1]
+deep(w, x) = gradient(a -> sum(gradient(b -> sum(b .* b .* x), a)[1] .* x), w)[1]
+)";
+  check_trace_matches(p, "h", {"w", "x"});
+  CHECK(eval_show(p, "h(w, x) == x .* (1 .- tanh.(w .* x) .^ 2)") == "true");
+  // d/da sum(2 a x .* x) = 2 x .^ 2.
+  CHECK(eval_show(p, "deep(w, x)") == "[0.5, 2.0]");
+  check_trace_matches(p, "deep", {"w", "x"});
+  // The same array as an argument and captured: only the argument is differentiated.
+  CHECK(eval_show(p, "gradient(v -> sum(v .* w), w)[1]") == "[2.0, 3.0]");
+}
+
+TEST_CASE("a branch inside a gradient's function is guarded") {
+  std::string p = R"(
+f(x) = gradient(z -> sum(z) > 0 ? sum(z .^ 2) : -sum(z), x)[1]
+x = [1.0, 2.0]
+)";
+  Interpreter in;
+  in.run_text("t.jl", p);
+  Traced t = trace(in, "f", {"x"});
+  CHECK(print_tape(t.tape).find("guard") != std::string::npos);
+  Executor e(t.tape);
+  CHECK(e.run(t.inputs)[0].data<double>()[1] == 4.0);
+  TensorMap negative = t.inputs;
+  negative[0].second.data<double>()[0] = -5.0;
+  CHECK_THROWS_WITH_AS(e.run(negative), doctest::Contains("was true when the program was traced"),
+                       UserError);
+}
+
+TEST_CASE("errors of gradient") {
+  CHECK(run_error("gradient(x -> x .* 2, [1.0, 2.0])").find(
+            "gradient: the function must return a real number to differentiate, got an "
+            "Array{Float64, 1}") != std::string::npos);
+  CHECK(run_error("gradient()").find("gradient(f, args...) needs a function") !=
+        std::string::npos);
+  CHECK(run_error("m = Dense(2 => 1)\ngradient(() -> sum(m(Float32[1, 2])), Flux.params(m))")
+            .find("gradient(() -> ..., params): implicit parameters are not supported; pass "
+                  "what to differentiate as an argument: gradient(m -> loss(m, x), model)") !=
+        std::string::npos);
+  // A value of the gradient's trace kept past it.
+  std::string leak = R"(
+r = Ref([0.0])
+function f(x)
+  gradient(z -> (r[] = z; sum(z)), x)
+  sum(r[])
+end
+x = [1.0]
+)";
+  CHECK(trace_error(leak, "f", {"x"}).find("used outside of it") != std::string::npos);
+}
+
+TEST_CASE("a training step with gradient traces to one deterministic tape") {
+  std::string p = std::string(kModel) + R"(
+function step(m, x)
+  l, g = withgradient(m -> loss(m, x), m)
+  Lin(m.w .- 0.1 .* g[1].w, m.b .- 0.1 .* g[1].b, m.σ, m.n), l
+end
+)";
+  std::string text = trace_text(p, "step", {"m", "x"});
+  CHECK(text == trace_text(p, "step", {"m", "x"}));
+  // The returned model's arrays are outputs; its activation is static and is none.
+  CHECK(text.find(" out.1.w\n") != std::string::npos);
+  CHECK(text.find("out.1.σ") == std::string::npos);
+  check_trace_matches(p + "flat(m, x) = (step(m, x)[1].w, step(m, x)[2])", "flat", {"m", "x"});
+}
+
+}  // namespace ytape::tracer::testing

@@ -1,0 +1,268 @@
+// gradient, withgradient and value_and_gradient, Zygote's names, inside programs. The
+// function is traced once, on a trace nested in the one that called it; the grad
+// library's driver then copies that record onto the calling trace with its backward ops
+// after it. Nothing is traced twice, and a gradient of a gradient differentiates the
+// backward ops of the inner one like any others. At top level, where no trace is active,
+// the same happens on a trace of its own, which then runs.
+#include <fmt/format.h>
+
+#include "grad/backprop.h"
+#include "grad/rules.h"
+#include "runtime/executor.h"
+#include "tape/error.h"
+#include "tracer/interp/interp.h"
+
+namespace ytape::tracer {
+
+namespace {
+
+bool is_float_leaf(const Value& v) {
+  return v.kind == VKind::float_ || (v.is_tensor() && is_float(v.tensor().type.dtype));
+}
+
+// The arguments as the nested trace sees them: each float number and float array becomes
+// an input of it (a *leaf*), in the order of a walk of the arguments.
+struct Leaves {
+  Interpreter& in;
+  std::vector<Var> inputs;   // on the nested tape
+  std::vector<Value> outer;  // the values they stand for
+
+  Value lift(const Value& v, const std::string& path) {
+    if (is_float_leaf(v)) {
+      Value x = in.nested_input(path, v);
+      inputs.push_back(x.tensor().var);
+      outer.push_back(v);
+      return x;
+    }
+    switch (v.kind) {
+      case VKind::tuple:
+      case VKind::named_tuple: {
+        const TupleObj& t = v.tup();
+        std::vector<Value> items;
+        for (size_t i = 0; i < t.items.size(); ++i)
+          items.push_back(lift(t.items[i], fmt::format("{}.{}", path, i + 1)));
+        if (!t.names.empty()) return Value::named_tuple(t.names, std::move(items));
+        return t.vector ? Value::vector(std::move(items)) : Value::tuple(std::move(items));
+      }
+      case VKind::object: {
+        const StructObj& s = v.object();
+        std::vector<Value> fields;
+        for (size_t i = 0; i < s.fields.size(); ++i)
+          fields.push_back(lift(s.fields[i], path + "." + s.type->fields[i]));
+        return Value::instance(s.type, std::move(fields));
+      }
+      default:
+        return v;  // static: integers, functions, ...; integer arrays are captured if used
+    }
+  }
+};
+
+// Builds the gradients of the arguments in the shape Zygote gives them: a named tuple for
+// a struct, a tuple for a tuple, the array or number for a leaf, `nothing` for what has no
+// gradient. Leaves are taken in the order Leaves::lift met them.
+struct Cotangents {
+  Interpreter& in;
+  const std::vector<Value>& grads;  // per leaf
+  size_t next = 0;
+
+  Value build(const Value& v) {
+    if (is_float_leaf(v)) return grads[next++];
+    switch (v.kind) {
+      case VKind::tuple:
+      case VKind::named_tuple: {
+        const TupleObj& t = v.tup();
+        std::vector<Value> items;
+        for (const Value& item : t.items) items.push_back(build(item));
+        if (!t.names.empty()) return Value::named_tuple(t.names, std::move(items));
+        return t.vector ? Value::vector(std::move(items)) : Value::tuple(std::move(items));
+      }
+      case VKind::object: {
+        const StructObj& s = v.object();
+        std::vector<Value> fields;
+        for (const Value& f : s.fields) fields.push_back(build(f));
+        return Value::named_tuple(s.type->fields, std::move(fields));
+      }
+      default:
+        return Value();
+    }
+  }
+};
+
+// `v`, a value of the nested trace, with every tensor of that trace replaced by `map` of
+// it (structure kept; values of other traces and concrete ones as they are).
+template <typename Map>
+Value rebuild(const Value& v, uint32_t level, const Map& map) {
+  switch (v.kind) {
+    case VKind::tensor: {
+      const TensorObj& t = v.tensor();
+      return t.traced && t.level == level ? map(t) : v;
+    }
+    case VKind::tuple:
+    case VKind::named_tuple: {
+      const TupleObj& t = v.tup();
+      std::vector<Value> items;
+      for (const Value& item : t.items) items.push_back(rebuild(item, level, map));
+      if (!t.names.empty()) return Value::named_tuple(t.names, std::move(items));
+      return t.vector ? Value::vector(std::move(items)) : Value::tuple(std::move(items));
+    }
+    case VKind::object: {
+      const StructObj& s = v.object();
+      std::vector<Value> fields;
+      for (const Value& f : s.fields) fields.push_back(rebuild(f, level, map));
+      return Value::instance(s.type, std::move(fields));
+    }
+    default:
+      return v;
+  }
+}
+
+// The number f's result is differentiated for: the result, or with `first` (withgradient)
+// the first item of a tuple, as Zygote takes a loss with auxiliary outputs.
+Value loss_of(const Value& result, bool first, std::string_view name) {
+  const Value* loss = &result;
+  if (first && (result.kind == VKind::tuple || result.kind == VKind::named_tuple) &&
+      !result.tup().items.empty())
+    loss = &result.tup().items.front();
+  bool is_real = loss->kind == VKind::float_ || loss->kind == VKind::integer ||
+                 (loss->is_tensor() && loss->tensor().type.rank() == 0 &&
+                  loss->tensor().type.dtype != DType::boolean);
+  if (!is_real) {
+    user_error("{}: the function must return a real number to differentiate{}, got {}", name,
+               first ? " (or a tuple whose first item is one)" : "", a_type_name(*loss));
+  }
+  return *loss;
+}
+
+struct Differentiated {
+  Value value;                // f's result
+  std::vector<Value> grads;   // per argument
+};
+
+// Traces f on the arguments nested in the current trace, then copies the record and its
+// gradient onto the current trace.
+Differentiated differentiate(Interpreter& in, const Value& f, const std::vector<Value>& args,
+                             bool first, std::string_view name) {
+  in.begin_nested_trace();
+  Leaves leaves{in, {}, {}};
+  Value result, loss;
+  try {
+    Args lifted;
+    for (size_t i = 0; i < args.size(); ++i)
+      lifted.pos.push_back(leaves.lift(args[i], fmt::format("arg{}", i + 1)));
+    result = in.call(f, std::move(lifted), in.here());
+    loss = loss_of(result, first, name);
+  } catch (...) {
+    in.end_nested_trace();
+    throw;
+  }
+  uint32_t nested = in.trace_level();
+  Interpreter::NestedTape record = in.end_nested_trace();
+  const Tape& src = record.builder->tape();
+
+  Builder& b = in.builder();
+  grad::Backprop bp(b, src);
+  for (size_t i = 0; i < leaves.inputs.size(); ++i)
+    bp.bind_input(leaves.inputs[i], in.tape_var(leaves.outer[i]), true);
+  for (auto [capture, outer] : record.captures) bp.bind_input(capture, outer, false);
+  bp.forward();
+  if (loss.is_tensor() && loss.tensor().traced && loss.tensor().level == nested) {
+    Var l = loss.tensor().var;
+    bp.seed(l, b.constant(src.type(l).dtype, 1.0));
+  }
+  bp.backward();
+
+  std::vector<Value> grads;
+  for (size_t i = 0; i < leaves.inputs.size(); ++i) {
+    const Value& x = leaves.outer[i];
+    grad::Cotangent c = bp.cotangent(leaves.inputs[i]);
+    const Type& type = src.type(leaves.inputs[i]);
+    grads.push_back(c ? Value::traced(*c, type, x.is_number())
+                      : to_scalar(Value::concrete(Tensor(type), x.is_number())));
+  }
+  Differentiated out;
+  out.value = rebuild(result, nested, [&](const TensorObj& t) {
+    return Value::traced(bp[t.var], t.type, t.number);
+  });
+  Cotangents cot{in, grads};
+  for (const Value& a : args) out.grads.push_back(cot.build(a));
+  return out;
+}
+
+// differentiate() at top level: on a trace of its own, run at once. Its values are
+// constants of that trace, so its tape has no inputs.
+Differentiated differentiate_now(Interpreter& in, const Value& f, const std::vector<Value>& args,
+                                 bool first, std::string_view name) {
+  Builder b(std::string{name});
+  in.begin_trace(&b, {}, true);
+  Differentiated d;
+  std::vector<Var> outs;
+  try {
+    d = differentiate(in, f, args, first, name);
+    auto collect = [&](const TensorObj& t) {
+      outs.push_back(t.var);
+      b.output(t.var, fmt::format("out{}", outs.size()));
+      return Value();
+    };
+    rebuild(d.value, 0, collect);
+    for (const Value& g : d.grads) rebuild(g, 0, collect);
+  } catch (...) {
+    in.end_trace();
+    throw;
+  }
+  in.end_trace();
+  Tape tape = b.finish();
+  Executor run(tape);
+  run.set_random_key(in.next_seed());
+  std::vector<Tensor> values = run.run({});
+  size_t k = 0;
+  auto concrete = [&](const TensorObj& t) {
+    return to_scalar(Value::concrete(std::move(values[k++]), t.number));
+  };
+  d.value = rebuild(d.value, 0, concrete);
+  for (Value& g : d.grads) g = rebuild(g, 0, concrete);
+  return d;
+}
+
+Differentiated differentiate_call(Interpreter& in, Args& args, bool first, std::string_view name) {
+  if (args.pos.empty()) user_error("{}(f, args...) needs a function to differentiate", name);
+  if (!args.kw.empty()) user_error("{} takes no keyword arguments", name);
+  std::vector<Value> xs(args.pos.begin() + 1, args.pos.end());
+  const Value& f = args.pos[0];
+  if (f.kind == VKind::function && !f.fn().methods.empty() && xs.size() == 1 &&
+      in.find_method(f.fn(), Args{}) != nullptr && in.find_method(f.fn(), Args{xs, {}}) == nullptr) {
+    user_error(
+        "{}(() -> ..., params): implicit parameters are not supported; pass what to "
+        "differentiate as an argument: {}(m -> loss(m, x), model)",
+        name, name);
+  }
+  return in.tracing() ? differentiate(in, args.pos[0], xs, first, name)
+                      : differentiate_now(in, args.pos[0], xs, first, name);
+}
+
+// gradient(f, args...): a tuple with the gradient of f's result for each argument.
+Value gradient(Interpreter& in, Args& args) {
+  return Value::tuple(differentiate_call(in, args, false, "gradient").grads);
+}
+
+// withgradient(f, args...): (val = f(args...), grad = gradient(f, args...)); a tuple result
+// is differentiated for its first item, as Zygote's.
+Value withgradient(Interpreter& in, Args& args) {
+  Differentiated d = differentiate_call(in, args, true, "withgradient");
+  return Value::named_tuple({"val", "grad"}, {d.value, Value::tuple(std::move(d.grads))});
+}
+
+// value_and_gradient(f, args...): (f(args...), gradient(f, args...)).
+Value value_and_gradient(Interpreter& in, Args& args) {
+  Differentiated d = differentiate_call(in, args, false, "value_and_gradient");
+  return Value::tuple({d.value, Value::tuple(std::move(d.grads))});
+}
+
+}  // namespace
+
+void add_grad_builtins(BuiltinTable& t) {
+  t.insert(t.end(), {{"gradient", gradient},
+                     {"withgradient", withgradient},
+                     {"value_and_gradient", value_and_gradient}});
+}
+
+}  // namespace ytape::tracer

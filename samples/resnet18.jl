@@ -19,6 +19,9 @@ Linear(nin::Integer, nout::Integer) = Linear(glorot_uniform(nin, nout), zeros(Fl
 (l::Linear)(x) = Prim.matmul(l.weight, x; transpose_a=true) .+ l.bias
 
 conv3x3(cin, cout, stride) = Conv((3, 3), (cin, cout); stride=stride, pad=1, bias=false)
+# Batch norm with the batch's statistics always (torchvision's train mode): no running
+# statistics, so the inputs are the state_dict's parameters without its buffers.
+bn(channels) = BatchNorm(channels; track_stats=false)
 
 struct BasicBlock
   conv1
@@ -30,9 +33,8 @@ end
 
 function BasicBlock(cin::Integer, cout::Integer, stride::Integer)
   downsample = stride == 1 && cin == cout ? nothing :
-               (Conv((1, 1), (cin, cout); stride=stride, bias=false), BatchNorm(cout))
-  BasicBlock(conv3x3(cin, cout, stride), BatchNorm(cout), conv3x3(cout, cout, 1), BatchNorm(cout),
-             downsample)
+               (Conv((1, 1), (cin, cout); stride=stride, bias=false), bn(cout))
+  BasicBlock(conv3x3(cin, cout, stride), bn(cout), conv3x3(cout, cout, 1), bn(cout), downsample)
 end
 
 function (b::BasicBlock)(x)
@@ -54,7 +56,7 @@ struct ResNet
   fc
 end
 
-ResNet() = ResNet(Conv((7, 7), (3, 64); stride=2, pad=3, bias=false), BatchNorm(64),
+ResNet() = ResNet(Conv((7, 7), (3, 64); stride=2, pad=3, bias=false), bn(64),
                   layer(64, 64, 1), layer(64, 128, 2), layer(128, 256, 2), layer(256, 512, 2),
                   Linear(512, 1000))
 

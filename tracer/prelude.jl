@@ -174,11 +174,12 @@ create_bias(w, bias::AbstractArray, n) = bias
 
 # ---- train and test mode ------------------------------------------------------------------
 
-# trainmode!(m) and testmode!(m) set the mode of the layers that differ (Dropout)
-# throughout a model; an unset layer is in training mode here, since a traced
-# program cannot tell whether its tape will be differentiated (Flux's default decides by
-# that).
+# trainmode!(m) and testmode!(m) set the mode of the layers that differ (Dropout,
+# BatchNorm) throughout a model; an unset layer trains inside `gradient` only, as Flux's.
 trainmode!(m, mode=true) = set_mode!(m, mode)
+# Whether a layer with a mode (Dropout, BatchNorm) is in training mode: its `active`, or
+# when unset, whether it runs inside `gradient` (Flux's rule).
+isactive(m) = m.active === nothing ? within_gradient() : m.active
 testmode!(m, mode=true) = set_mode!(m, !mode)
 function set_mode!(m, mode)
   foreach(x -> set_mode!(x, mode), sublayers(m))
@@ -305,21 +306,62 @@ function (c::ConvTranspose)(x)
   c.σ.(c.bias === false ? y : y .+ reshape(c.bias, 1, 1, :, 1))
 end
 
-# BatchNorm(channels, σ): normalizes with the statistics of the batch (eps = 1e-5), Flux's
-# training mode. Its running statistics and test mode belong with the training state of
-# issue 15.
-struct BatchNorm
+# BatchNorm(channels, σ; track_stats=true, affine=true, eps=1e-5, momentum=0.1f0, active):
+# Flux's layer over the second-to-last dim (channels of WHCN images, features of a
+# matrix). Fields keep torchvision's names for the scale and bias (weight, bias), so that
+# weights exchange by name; σ is the activation (Flux's λ). In training mode it normalizes
+# with the batch's statistics and, with track_stats, moves the running statistics μ and σ²
+# towards them (σ² with the batch's corrected variance, as Flux); in test mode it uses
+# the running ones. Mode: `active`, or when unset (nothing) training inside `gradient` only,
+# as Flux's. track_stats=false keeps no running statistics and always uses the batch's.
+# ϵ and momentum are kept as Val(x): a float field would be a tape input, and ϵ must be a
+# static attribute of the batchnorm primitive (static_value(b.ϵ) reads them).
+mutable struct BatchNorm
   weight
   bias
   σ
+  μ
+  σ²
+  ϵ
+  momentum
+  track_stats
+  active
 end
-BatchNorm(channels::Integer, σ=identity) =
-  BatchNorm(ones(Float32, channels), zeros(Float32, channels), σ)
+function BatchNorm(channels::Integer, σ=identity; initβ=zeros32, initγ=ones32, affine=true,
+                   track_stats=true, active=nothing, eps=1e-5, momentum=0.1f0)
+  BatchNorm(affine ? initγ(channels) : false, affine ? initβ(channels) : false, σ,
+            track_stats ? zeros32(channels) : nothing, track_stats ? ones32(channels) : nothing,
+            Val(eps), Val(momentum), track_stats, active)
+end
+static_value(::Val{x}) where x = x
+static_value(x) = x
 function (b::BatchNorm)(x)
   # Parameters take the input's element type, as Flux's promotion gives (Float64 data).
   T = eltype(x)
-  w, β = eltype(b.weight) == T ? (b.weight, b.bias) : (T.(b.weight), T.(b.bias))
-  b.σ.(Prim.batchnorm(x, w, β))
+  c = size(x, ndims(x) - 1)
+  w = b.weight === false ? ones(T, c) : T.(b.weight)
+  β = b.bias === false ? zeros(T, c) : T.(b.bias)
+  if b.track_stats && !isactive(b)
+    shape = ntuple(i -> i == ndims(x) - 1 ? c : 1, ndims(x))
+    inv = reshape(w ./ sqrt.(T.(b.σ²) .+ T(static_value(b.ϵ))), shape)
+    return b.σ.((x .- reshape(T.(b.μ), shape)) .* inv .+ reshape(β, shape))
+  end
+  b.track_stats && track_stats!(b, x)
+  b.σ.(Prim.batchnorm(x, w, β; eps=Float64(static_value(b.ϵ))))
+end
+function track_stats!(b::BatchNorm, x)
+  dims = ntuple(i -> i < ndims(x) - 1 ? i : i + 1, ndims(x) - 1)
+  T = eltype(b.μ)
+  μ = T.(vec(mean(x; dims=dims)))
+  σ² = T.(vec(var(x; dims=dims, corrected=true)))
+  m = T(static_value(b.momentum))
+  b.μ = (1 - m) .* b.μ .+ m .* μ
+  b.σ² = (1 - m) .* b.σ² .+ m .* σ²
+  b
+end
+function set_mode!(b::BatchNorm, mode)
+  b.active = mode
+  b
 end
 
 # LayerNorm(size, λ; affine=true, eps=1f-5): normalizes over the first length(size) dims,
@@ -352,7 +394,7 @@ mutable struct Dropout
 end
 Dropout(p; dims=:) = Dropout(p, dims, nothing)
 function (d::Dropout)(x)
-  (d.active === false || d.p == 0) && return x
+  (!isactive(d) || d.p == 0) && return x
   s = d.dims === (:) ? size(x) : ntuple(i -> i in d.dims ? size(x, i) : 1, ndims(x))
   x .* ((rand(eltype(x), s...) .>= d.p) ./ convert(eltype(x), 1 - d.p))
 end
@@ -840,7 +882,7 @@ mutable struct AlphaDropout
 end
 AlphaDropout(p) = AlphaDropout(p, nothing)
 function (a::AlphaDropout)(x)
-  (a.active === false || a.p == 0) && return x
+  (!isactive(a) || a.p == 0) && return x
   T = eltype(x)
   α′ = T(-1.7580993408473766)  # selu(-Inf)
   A = T(1 / sqrt((1 - a.p) * (1 + a.p * α′^2)))

@@ -180,8 +180,13 @@ void add_outputs(Interpreter& in, Builder& b, const Value& v, const std::string&
     }
     case VKind::object: {
       const StructObj& s = v.object();
-      for (size_t i = 0; i < s.fields.size(); ++i)
+      for (size_t i = 0; i < s.fields.size(); ++i) {
+        // A returned model's integer and Bool fields are static settings, as they are
+        // when it is an argument.
+        VKind k = s.fields[i].kind;
+        if (k == VKind::integer || k == VKind::boolean) continue;
         add_outputs(in, b, s.fields[i], name + "." + s.type->fields[i]);
+      }
       return;
     }
     case VKind::nothing:

@@ -22,9 +22,11 @@ function build_layers()
   ln = LayerNorm(5)
   ln2 = LayerNorm((3, 4))
   ln_act = LayerNorm(5, relu; affine=false)
-  bn = BatchNorm(5)
-  bn_act = BatchNorm(2, tanh)
-  conv_bn = Chain(Conv((3, 3), 2 => 3), BatchNorm(3, relu), flatten)
+  # Training mode, with the batch's statistics (unset, a BatchNorm trains inside gradient
+  # only, as Flux's).
+  bn = trainmode!(BatchNorm(5))
+  bn_act = trainmode!(BatchNorm(2, tanh))
+  conv_bn = trainmode!(Chain(Conv((3, 3), 2 => 3), BatchNorm(3, relu), flatten))
   # AlphaDropout in test mode, so that the tape is deterministic: the identity.
   alpha = AlphaDropout(0.5)
   testmode!(alpha)

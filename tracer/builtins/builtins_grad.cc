@@ -26,6 +26,14 @@ struct Leaves {
   Interpreter& in;
   std::vector<Var> inputs;   // on the nested tape
   std::vector<Value> outer;  // the values they stand for
+  // Instances of mutable structs among the arguments, their copies for the nested trace,
+  // and the fields of the copies as they were made: what f writes into a copy goes back
+  // into the instance (a BatchNorm's running statistics, as Flux's).
+  struct Mutable {
+    Value original, copy;
+    std::vector<Value> fields;
+  };
+  std::vector<Mutable> mutables;
 
   Value lift(const Value& v, const std::string& path) {
     if (is_float_leaf(v)) {
@@ -49,7 +57,9 @@ struct Leaves {
         std::vector<Value> fields;
         for (size_t i = 0; i < s.fields.size(); ++i)
           fields.push_back(lift(s.fields[i], path + "." + s.type->fields[i]));
-        return Value::instance(s.type, std::move(fields));
+        Value copy = Value::instance(s.type, fields);
+        if (s.type->is_mutable) mutables.push_back({v, copy, std::move(fields)});
+        return copy;
       }
       default:
         return v;  // static: integers, functions, ...; integer arrays are captured if used
@@ -133,10 +143,23 @@ Value loss_of(const Value& result, bool first, std::string_view name) {
   return *loss;
 }
 
-struct Differentiated {
-  Value value;                // f's result
-  std::vector<Value> grads;   // per argument
+// A field of a mutable argument that f wrote: its new value, of the calling trace.
+struct Write {
+  Value object;
+  std::string field;
+  Value value;
 };
+
+struct Differentiated {
+  Value value;               // f's result
+  std::vector<Value> grads;  // per argument
+  std::vector<Write> writes;
+};
+
+bool same(const Value& a, const Value& b) {
+  return a.kind == b.kind && a.obj == b.obj && a.i == b.i && a.b == b.b &&
+         (a.f == b.f || (a.f != a.f && b.f != b.f)) && a.dtype == b.dtype;
+}
 
 // Traces f on the arguments nested in the current trace, then copies the record and its
 // gradient onto the current trace.
@@ -180,9 +203,16 @@ Differentiated differentiate(Interpreter& in, const Value& f, const std::vector<
                       : to_scalar(Value::concrete(Tensor(type), x.is_number())));
   }
   Differentiated out;
-  out.value = rebuild(result, nested, [&](const TensorObj& t) {
-    return Value::traced(bp[t.var], t.type, t.number);
-  });
+  auto lower = [&](const TensorObj& t) { return Value::traced(bp[t.var], t.type, t.number); };
+  out.value = rebuild(result, nested, lower);
+  for (const Leaves::Mutable& m : leaves.mutables) {
+    const StructObj& now = m.copy.object();
+    for (size_t i = 0; i < now.fields.size(); ++i) {
+      if (!same(now.fields[i], m.fields[i]))
+        out.writes.push_back(
+            {m.original, now.type->fields[i], rebuild(now.fields[i], nested, lower)});
+    }
+  }
   Cotangents cot{in, grads};
   for (const Value& a : args) out.grads.push_back(cot.build(a));
   return out;
@@ -205,6 +235,7 @@ Differentiated differentiate_now(Interpreter& in, const Value& f, const std::vec
     };
     rebuild(d.value, 0, collect);
     for (const Value& g : d.grads) rebuild(g, 0, collect);
+    for (const Write& w : d.writes) rebuild(w.value, 0, collect);
   } catch (...) {
     in.end_trace();
     throw;
@@ -220,6 +251,7 @@ Differentiated differentiate_now(Interpreter& in, const Value& f, const std::vec
   };
   d.value = rebuild(d.value, 0, concrete);
   for (Value& g : d.grads) g = rebuild(g, 0, concrete);
+  for (Write& w : d.writes) w.value = rebuild(w.value, 0, concrete);
   return d;
 }
 
@@ -229,14 +261,17 @@ Differentiated differentiate_call(Interpreter& in, Args& args, bool first, std::
   std::vector<Value> xs(args.pos.begin() + 1, args.pos.end());
   const Value& f = args.pos[0];
   if (f.kind == VKind::function && !f.fn().methods.empty() && xs.size() == 1 &&
-      in.find_method(f.fn(), Args{}) != nullptr && in.find_method(f.fn(), Args{xs, {}}) == nullptr) {
+      in.find_method(f.fn(), Args{}) != nullptr &&
+      in.find_method(f.fn(), Args{xs, {}}) == nullptr) {
     user_error(
         "{}(() -> ..., params): implicit parameters are not supported; pass what to "
         "differentiate as an argument: {}(m -> loss(m, x), model)",
         name, name);
   }
-  return in.tracing() ? differentiate(in, args.pos[0], xs, first, name)
-                      : differentiate_now(in, args.pos[0], xs, first, name);
+  Differentiated d = in.tracing() ? differentiate(in, f, xs, first, name)
+                                  : differentiate_now(in, f, xs, first, name);
+  for (Write& w : d.writes) in.set_field(w.object, w.field, std::move(w.value));
+  return d;
 }
 
 // gradient(f, args...): a tuple with the gradient of f's result for each argument.
@@ -257,10 +292,18 @@ Value value_and_gradient(Interpreter& in, Args& args) {
   return Value::tuple({d.value, Value::tuple(std::move(d.grads))});
 }
 
+// within_gradient() (NNlib's, with or without an argument): whether the code runs inside
+// the function of a `gradient`; layers with an unset mode train there only.
+Value within_gradient(Interpreter& in, Args& args) {
+  need_args(args, 0, 1, "within_gradient");
+  return Value::boolean(in.tracing() && in.trace_level() > 0);
+}
+
 }  // namespace
 
 void add_grad_builtins(BuiltinTable& t) {
-  t.insert(t.end(), {{"gradient", gradient},
+  t.insert(t.end(), {{"within_gradient", within_gradient},
+                     {"gradient", gradient},
                      {"withgradient", withgradient},
                      {"value_and_gradient", value_and_gradient}});
 }

@@ -116,9 +116,13 @@ drop = Dropout(0.5)
                   "c([1.0]), c[:dec]([1.0]), c.layers.enc([1.0]), c[1]([1.0]), length(c)") ==
         "([4.0], [2.0], [2.0], [2.0], 2)");
   // Dropout: in training mode each element is zero or x / (1 - p); testmode! turns it off.
-  CHECK(eval_show(p,
+  // Unset, it trains inside gradient only, as Flux's.
+  CHECK(eval_show(p + "trainmode!(drop)",
                   "y = drop(ones(1000)); all((y .== 0) .| (y .== 2)), "
                   "300 < count(y .== 0) < 700") == "(true, true)");
+  CHECK(eval_show(p,
+                  "drop(ones(3)), drop.active, count(gradient(x -> sum(drop(x)), "
+                  "ones(1000))[1] .== 0) > 300") == "([1.0, 1.0, 1.0], nothing, true)");
   CHECK(eval_show(p + "testmode!(Chain(drop))", "drop(ones(3)), drop.active") ==
         "([1.0, 1.0, 1.0], false)");
   CHECK(eval_show(p + "testmode!(drop); trainmode!(drop)", "drop.active") == "true");

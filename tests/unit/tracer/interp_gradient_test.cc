@@ -55,8 +55,7 @@ a = Affine(Float32[1 2; 3 4], Float32[0.5, -0.5])
         "(val = 54.5f0, grad = ((w = Float32[7.0 7.0; 13.0 13.0], b = Float32[7.0, 13.0]),))");
   CHECK(eval_show(p, "value_and_gradient(sq, a, Float32[1, 1])[1]") == "54.5f0");
   // A tuple result: withgradient differentiates its first item and returns it whole.
-  CHECK(eval_show(p, "withgradient(m -> (sq(m, Float32[1, 1]), :aux), a).val") ==
-        "(54.5f0, :aux)");
+  CHECK(eval_show(p, "withgradient(m -> (sq(m, Float32[1, 1]), :aux), a).val") == "(54.5f0, :aux)");
   // What has no gradient is nothing; an unused float argument gets zeros.
   CHECK(eval_show("", "gradient((x, n, y) -> n * sum(x), [1.0, 2.0], 3, [5.0])") ==
         "([3.0, 3.0], nothing, [0.0])");
@@ -98,8 +97,8 @@ TEST_CASE("a gradient inside a trace matches finite differences") {
       auto at = [&](TensorMap& m, double v) {
         for (auto& [n, x] : m) {
           if (n != "m.w") continue;
-          x = Tensor::of_bytes(x.type(), std::span<const uint8_t>(
-                                             static_cast<const uint8_t*>(x.raw()), x.bytes()));
+          x = Tensor::of_bytes(
+              x.type(), std::span<const uint8_t>(static_cast<const uint8_t*>(x.raw()), x.bytes()));
           x.data<double>()[k] = v;
         }
       };
@@ -117,12 +116,14 @@ TEST_CASE("a gradient of a gradient, and ytape grad through one, are exact") {
   // d/dx sum(d/dz sum(sin z)) = -sin x.
   CHECK(eval_show("h(x) = gradient(y -> sum(gradient(z -> sum(sin.(z)), y)[1]), x)[1]",
                   "h([0.0, 1.0]) == -sin.([0.0, 1.0])") == "true");
-  check_trace_matches("h(x) = gradient(y -> sum(gradient(z -> sum(sin.(z) .* z), y)[1]), x)[1]\n"
-                      "x = [0.3, -1.2, 2.0]",
-                      "h", {"x"});
+  check_trace_matches(
+      "h(x) = gradient(y -> sum(gradient(z -> sum(sin.(z) .* z), y)[1]), x)[1]\n"
+      "x = [0.3, -1.2, 2.0]",
+      "h", {"x"});
   // The inlined backward ops differentiate again, to finite differences.
-  check_gradient("f(x) = sum(gradient(z -> sum(tanh.(z) .* exp.(z)), x)[1] .^ 2)\n"
-                 "x = [0.3, -1.2, 2.0]");
+  check_gradient(
+      "f(x) = sum(gradient(z -> sum(tanh.(z) .* exp.(z)), x)[1] .^ 2)\n"
+      "x = [0.3, -1.2, 2.0]");
 }
 
 TEST_CASE("values a gradient's function closes over are constants of it") {
@@ -160,11 +161,10 @@ x = [1.0, 2.0]
 }
 
 TEST_CASE("errors of gradient") {
-  CHECK(run_error("gradient(x -> x .* 2, [1.0, 2.0])").find(
-            "gradient: the function must return a real number to differentiate, got an "
-            "Array{Float64, 1}") != std::string::npos);
-  CHECK(run_error("gradient()").find("gradient(f, args...) needs a function") !=
-        std::string::npos);
+  CHECK(run_error("gradient(x -> x .* 2, [1.0, 2.0])")
+            .find("gradient: the function must return a real number to differentiate, got an "
+                  "Array{Float64, 1}") != std::string::npos);
+  CHECK(run_error("gradient()").find("gradient(f, args...) needs a function") != std::string::npos);
   CHECK(run_error("m = Dense(2 => 1)\ngradient(() -> sum(m(Float32[1, 2])), Flux.params(m))")
             .find("gradient(() -> ..., params): implicit parameters are not supported; pass "
                   "what to differentiate as an argument: gradient(m -> loss(m, x), model)") !=
@@ -194,6 +194,41 @@ end
   CHECK(text.find(" out.1.w\n") != std::string::npos);
   CHECK(text.find("out.1.σ") == std::string::npos);
   check_trace_matches(p + "flat(m, x) = (step(m, x)[1].w, step(m, x)[2])", "flat", {"m", "x"});
+}
+
+TEST_CASE("BatchNorm trains inside gradient, moving its running statistics, and tests outside") {
+  std::string p = R"(
+bn = BatchNorm(2)
+x = Float32[1 2 3 4; -1 0 1 6]
+function step(m, x)
+  l, g = withgradient(m -> sum(m(x) .^ 2), m)
+  m, l
+end
+flat(m, x) = (s = step(deepcopy(m), x); (s[1].μ, s[1].σ², s[2]))
+evaluate(m, x) = m(x)
+)";
+  // Outside gradient: the running statistics (zeros and ones at first).
+  CHECK(eval_show(p, "bn(x) == x ./ sqrt(1f0 + 1f-5)") == "true");
+  // Inside: the batch's statistics, and the running ones move by momentum 0.1 towards
+  // the batch mean and corrected variance: rows [1 2 3 4] (2.5, 5/3), [-1 0 1 6] (1.5, 29/3).
+  CHECK(eval_show(p, "g = gradient(m -> sum(m(x)), bn); bn.μ, bn.σ²") ==
+        "(Float32[0.25, 0.15], Float32[1.0666666, 1.8666667])");
+  CHECK(eval_show(p, "gradient(m -> sum(m(x) .* x), bn)[1].bias") == "Float32[10.0, 6.0]");
+  check_trace_matches(p, "flat", {"bn", "x"});
+  check_trace_matches(p, "evaluate", {"bn", "x"});
+  // The running statistics of a returned model are outputs; static settings are not.
+  std::string text = trace_text(p, "step", {"bn", "x"});
+  CHECK(text.find(" out.1.μ\n") != std::string::npos);
+  CHECK(text.find("out.1.track_stats") == std::string::npos);
+  // testmode! and trainmode! decide wherever the layer runs; track_stats=false always
+  // normalizes with the batch's statistics and keeps none.
+  CHECK(eval_show(p, "testmode!(bn); gradient(m -> sum(m(x)), bn); bn.μ") == "Float32[0.0, 0.0]");
+  CHECK(eval_show(p, "trainmode!(bn); bn(x); bn.μ") == "Float32[0.25, 0.15]");
+  CHECK(eval_show("b = BatchNorm(2; track_stats=false)", "b(Float32[1 3; 2 2])") ==
+        "Float32[-0.999995 0.999995; 0.0 0.0]");
+  check_gradient(
+      "bn = BatchNorm(2)\nf(x) = sum(gradient(m -> sum(m(x) .^ 3), bn)[1].weight)\n"
+      "x = [1.0 2.0 3.0 4.0; -1.0 0.0 1.0 6.0]");
 }
 
 }  // namespace ytape::tracer::testing

@@ -8,7 +8,7 @@ TEST_CASE("a small convolutional network through the prelude") {
 seed!(5)
 model = Chain(
   Conv((3, 3), 2 => 4, relu; pad=1),
-  BatchNorm(4),
+  BatchNorm(4; active=true),
   SkipConnection(Conv((3, 3), 4 => 4; pad=1, bias=false), +),
   MaxPool((2, 2)),
   Parallel(+, MeanPool((3, 3); stride=1, pad=1), x -> x .* 0.5f0),

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "tape/error.h"
 #include "tracer/interp/interp.h"
@@ -249,8 +250,69 @@ Value fill(Interpreter& in, Args& args) {
   return filled(in, d, shape, as_double(v));
 }
 
+// The elements a collection holds, as a concrete array: a range, an array, or a tuple of
+// integers or of floats; a null value for anything else.
+Value pool_of(const Value& c) {
+  if (c.kind == VKind::range) return range_array(c.rng());
+  if (c.is_tensor() && !c.tensor().number) return c;
+  if (c.kind != VKind::tuple || c.tup().items.empty()) return Value();
+  const std::vector<Value>& items = c.tup().items;
+  bool ints = std::all_of(items.begin(), items.end(),
+                          [](const Value& v) { return v.kind == VKind::integer; });
+  bool floats = std::all_of(items.begin(), items.end(),
+                            [](const Value& v) { return v.kind == VKind::float_; });
+  if (!ints && !floats) return Value();
+  Tensor t(Type{ints ? DType::i64 : DType::f64, {static_cast<int64_t>(items.size())}});
+  for (size_t k = 0; k < items.size(); ++k) {
+    if (ints) {
+      t.data<int64_t>()[k] = items[k].i;
+    } else {
+      t.data<double>()[k] = items[k].f;
+    }
+  }
+  return Value::concrete(std::move(t));
+}
+
+// rand(collection[, dims...]): elements drawn uniformly from a range, array or tuple, as
+// Julia's. Top level only: no primitive draws integers or picks elements, and a draw made
+// while tracing would be one sample frozen into the tape.
+Value rand_from(Interpreter& in, Args& args) {
+  Value pool = pool_of(args.pos[0]);
+  if (pool.kind != VKind::tensor || pool.tensor().traced) {
+    user_error(
+        "rand draws from a range, an array or a tuple of numbers, or takes an element "
+        "type and dims; got {}",
+        a_type_name(args.pos[0]));
+  }
+  if (in.tracing()) {
+    user_error(
+        "rand(collection) inside a traced function would be one sample frozen into the tape; "
+        "draw it at top level, or draw floats with rand(Float32, dims...), a random op of "
+        "the tape");
+  }
+  const Tensor& from = pool.tensor().data;
+  if (from.size() == 0) user_error("rand: the collection is empty");
+  auto [unused, shape] = type_and_dims(args, 1, DType::f64);
+  auto seed = static_cast<int64_t>(in.next_seed() >> 1);
+  Tensor u =
+      in.prim1<Prim::rand>({}, {.dtype = DType::f64, .shape = shape, .seed = seed}).tensor().data;
+  Tensor out = Tensor::uninitialized(Type{from.dtype(), shape});
+  auto size = static_cast<size_t>(dtype_size(from.dtype()));
+  for (int64_t k = 0; k < out.size(); ++k) {
+    int64_t i = std::min(from.size() - 1, static_cast<int64_t>(u.data<double>()[k] * from.size()));
+    std::memcpy(static_cast<uint8_t*>(out.raw()) + k * size,
+                static_cast<const uint8_t*>(from.raw()) + i * size, size);
+  }
+  bool number = shape.empty() && args.pos.size() == 1;
+  return number ? to_scalar(Value::concrete(std::move(out), true))
+                : Value::concrete(std::move(out));
+}
+
 template <Prim P>
 Value random(Interpreter& in, Args& args) {
+  if (P == Prim::rand && !args.pos.empty() && args.pos[0].kind != VKind::type &&
+      args.pos[0].kind != VKind::integer)
+    return rand_from(in, args);
   auto [d, shape] = type_and_dims(args, 0, DType::f64);
   if (!is_float(d)) user_error("{} draws floats: give Float32 or Float64", prim_name(P));
   bool number = shape.empty() && args.pos.size() <= 1;

@@ -164,6 +164,24 @@ TEST_CASE("random numbers are reproducible from the seed") {
   CHECK(eval_show("Random.seed!(3)", "size(randn(2, 2))") == "(2, 2)");
 }
 
+TEST_CASE("rand draws from a collection, as Julia's") {
+  // Each element of a range, array or tuple, uniformly; dims after the collection.
+  std::string p = "seed!(4)\nd = rand(1:3, 3000)\nc = [count(d .== k) for k in 1:3]";
+  CHECK(eval_show(p, "size(d), eltype(d), all(900 .< c) && all(c .< 1100), sum(c)") ==
+        "((3000,), Int64, true, 3000)");
+  CHECK(eval_show("seed!(1)", "r = rand(0:9); r isa Int && 0 <= r <= 9") == "true");
+  CHECK(eval_show("seed!(1)", "all(v -> (v == 2) | (v == 3), rand((2, 3), 10))") == "true");
+  CHECK(eval_show("seed!(1)",
+                  "x = rand([1.5, 2.5], 2, 2); size(x), all((x .== 1.5) .| (x .== 2.5))") ==
+        "((2, 2), true)");
+  CHECK(eval_show("seed!(5); a = rand(1:100, 4)", "a") ==
+        eval_show("seed!(5); a = rand(1:100, 4)", "a"));
+  CHECK(run_error("rand(1:0)").find("rand: the collection is empty") != std::string::npos);
+  CHECK(trace_error("f(x) = x .+ rand(1:3)", "f", {"1.0"})
+            .find("rand(collection) inside a traced function would be one sample frozen") !=
+        std::string::npos);
+}
+
 TEST_CASE("print and println write lines") {
   Interpreter in;
   in.run_text("t.jl", "print(\"a\", 1); println(\" b\"); println(2.5, (1, 2))");

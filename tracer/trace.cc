@@ -181,10 +181,9 @@ void add_outputs(Interpreter& in, Builder& b, const Value& v, const std::string&
     case VKind::object: {
       const StructObj& s = v.object();
       for (size_t i = 0; i < s.fields.size(); ++i) {
-        // A returned model's integer and Bool fields are static settings, as they are
-        // when it is an argument.
-        VKind k = s.fields[i].kind;
-        if (k == VKind::integer || k == VKind::boolean) continue;
+        // A returned model's static fields (integers, Bools, tuples of them: a stride)
+        // are settings, as they are when it is an argument.
+        if (all_static(s.fields[i])) continue;
         add_outputs(in, b, s.fields[i], name + "." + s.type->fields[i]);
       }
       return;

@@ -32,8 +32,8 @@ struct Traced {
 /// recorded in the tape's meta as `static.<path>`. The outputs are the return value
 /// flattened the same way: `out` for a single value, `out.1`, `out.2`, ... for a tuple,
 /// `out.<name>` for named tuples and structs; functions, types, strings, symbols and
-/// ranges inside them, and integers and Bools in struct fields, are static and left out
-/// (the return value itself must not be one). Throws
+/// ranges inside them, and static struct fields (integers, Bools, tuples of them, as
+/// the meta records them for inputs), are left out (the return value must not be one). Throws
 /// UserError for bad arguments and for every error of the program.
 Traced trace(Interpreter& program, const std::string& entry, const std::vector<std::string>& args,
              const TraceOptions& options = {});

@@ -226,6 +226,7 @@ class Interpreter {
   void comprehend(const Expr& e, size_t clause, const EnvPtr& env, std::vector<Value>& out,
                   std::vector<int64_t>* dims = nullptr);
   Value eval_comparison(const Expr& e, const EnvPtr& env);
+  Value eval_dotted_comparison(const Expr& e, const EnvPtr& env);
   Value eval_if(const Expr& e, const EnvPtr& env);
   Value eval_for(const Expr& e, const EnvPtr& env);
   Value eval_while(const Expr& e, const EnvPtr& env);

@@ -18,6 +18,9 @@ Value Interpreter::eval_if(const Expr& e, const EnvPtr& env) {
 }
 
 Value Interpreter::eval_comparison(const Expr& e, const EnvPtr& env) {
+  bool dotted = false;
+  for (size_t i = 1; i < e.args.size(); i += 2) dotted = dotted || e.args[i]->name[0] == '.';
+  if (dotted) return eval_dotted_comparison(e, env);
   Value lhs = eval(*e.args[0], env);
   Value result = Value::boolean(true);
   for (size_t i = 1; i + 1 < e.args.size(); i += 2) {
@@ -26,6 +29,31 @@ Value Interpreter::eval_comparison(const Expr& e, const EnvPtr& env) {
     args.pos = {lhs, rhs};
     result = call(eval(*e.args[i], env), std::move(args), e.args[i]->pos);
     if (!truth(result, e.args[i]->pos)) return Value::boolean(false);
+    lhs = std::move(rhs);
+  }
+  return result;
+}
+
+// A chain with a dotted operator, as Julia lowers it: every comparison (each operand
+// evaluated once, none skipped), combined elementwise with `&`.
+Value Interpreter::eval_dotted_comparison(const Expr& e, const EnvPtr& env) {
+  Value lhs = eval(*e.args[0], env);
+  Value result;
+  for (size_t i = 1; i + 1 < e.args.size(); i += 2) {
+    Value rhs = eval(*e.args[i + 1], env);
+    const Expr& op = *e.args[i];
+    Pos pos = op.pos;
+    Args args;
+    args.pos = {lhs, rhs};
+    Value r = op.name[0] == '.' ? broadcast(*global(op.name.substr(1)), std::move(args), pos)
+                                : call(eval(op, env), std::move(args), pos);
+    if (i == 1) {
+      result = std::move(r);
+    } else {
+      Args both;
+      both.pos = {std::move(result), std::move(r)};
+      result = broadcast(*global("&"), std::move(both), pos);
+    }
     lhs = std::move(rhs);
   }
   return result;

@@ -223,11 +223,7 @@ ExprPtr Parser::parse_comparison(ExprPtr first) {
   }
   ExprPtr node = make_expr(Kind::comparison, ops[0]->pos);
   for (size_t i = 0; i < ops.size(); ++i) {
-    if (is_dotted(ops[i]->text)) {
-      fail(ops[i]->pos,
-           "a chain of comparisons cannot use dotted operators; write "
-           "'(a .< b) .& (b .< c)'");
-    }
+    // A dotted operator stays dotted in the chain: `a .< b .< c` is (a .< b) .& (b .< c).
     node->args.push_back(std::move(operands[i]));
     node->args.push_back(make_expr(Kind::id, ops[i]->pos, ops[i]->text));
   }

@@ -164,6 +164,16 @@ TEST_CASE("random numbers are reproducible from the seed") {
   CHECK(eval_show("Random.seed!(3)", "size(randn(2, 2))") == "(2, 2)");
 }
 
+TEST_CASE("a chain of comparisons with dotted operators is elementwise") {
+  // (a .< b) .& (b .< c), each operand evaluated once, as Julia lowers it.
+  CHECK(eval_show("c = [1, 5, 20]", "1 .< c .< 10, 0 .<= c .< [2, 6, 30], 1 < 2 .< c") ==
+        "(Bool[0, 1, 0], Bool[1, 1, 1], Bool[0, 1, 1])");
+  CHECK(eval_show("n = Ref(0)\nnext() = (n[] += 1; [1, 2, 3])", "0 .< next() .< 3, n[]") ==
+        "(Bool[1, 1, 0], 1)");
+  check_trace_matches("f(x) = sum(ifelse.(-1 .< x .< 1, x, 0f0))\nx = Float32[-2, 0.5, 0.25, 3]",
+                      "f", {"x"});
+}
+
 TEST_CASE("rand draws from a collection, as Julia's") {
   // Each element of a range, array or tuple, uniformly; dims after the collection.
   std::string p = "seed!(4)\nd = rand(1:3, 3000)\nc = [count(d .== k) for k in 1:3]";

@@ -59,9 +59,6 @@ TEST_CASE("malformed expressions") {
         "t.jl:1:6: expected ':' in 'condition ? a : b', found end of file\na ? b\n     ^");
   CHECK(parse_error("1:2:3:4") ==
         "t.jl:1:6: a range has at most two ':', as in 'start:step:stop'\n1:2:3:4\n     ^");
-  CHECK(parse_error("a < b .< c") ==
-        "t.jl:1:7: a chain of comparisons cannot use dotted operators; write "
-        "'(a .< b) .& (b .< c)'\na < b .< c\n      ^");
   CHECK(parse_error("s = \"$(x +)\"") ==
         "t.jl:1:11: expected an expression, found end of file\ns = \"$(x +)\"\n          ^");
   CHECK(parse_error("x = {1, 2}") ==

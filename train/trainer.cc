@@ -153,6 +153,11 @@ TrainEnd Trainer::run(const TrainHooks& hooks) {
       end = *stopped;
       break;
     }
+    // A stop asked for during the evaluation ends the run before the next epoch.
+    if (position_.epoch <= options_.epochs && hooks.stop && hooks.stop()) {
+      end = TrainEnd::stopped;
+      break;
+    }
   }
   save(hooks);
   return end;
@@ -174,8 +179,9 @@ std::optional<TrainEnd> Trainer::run_epoch(const TrainHooks& hooks) {
     ++steps_here;
     if (hooks.step) {
       double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      double samples = static_cast<double>(steps_here * binding_.batch);
       hooks.step({position_.epoch, position_.step, steps, position_.global_step, loss,
-                  static_cast<double>(steps_here * binding_.batch) / seconds});
+                  seconds > 0 ? samples / seconds : 0});
     }
     if (options_.every > 0 && position_.global_step % options_.every == 0) save(hooks);
     if (hooks.stop && hooks.stop()) return TrainEnd::stopped;

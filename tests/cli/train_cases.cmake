@@ -2,6 +2,7 @@
 set(DIGITS ../../samples/data)
 cli_test(train_digits EXIT 0 COMMAND bash ${CASES}/train_digits.sh ${YTAPE})
 cli_test(train_resume EXIT 0 COMMAND bash ${CASES}/train_resume.sh ${YTAPE})
+cli_test(train_mlp EXIT 0 COMMAND bash ${CASES}/train_mlp.sh ${YTAPE})
 # The converter's files hold what samples/data/README.md says: x in [0, 1] of ytape shape
 # [8,8,1,N], the first sample the csv's first row / 16; y one-hot (every column sums to 1).
 cli_test(train_digits_train_file EXIT 0 STDOUT ${CASES}/expected/train_digits_train_file.out

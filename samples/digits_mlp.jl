@@ -28,14 +28,27 @@ ytest = zeros(Float32, 10, 297)
 pixels(x) = reshape(x, 64, size(x, 4))
 crossentropy_mean(z, y) = -sum(y .* logsoftmax(z; dims=1)) / size(z, 2)
 
+# Inverted dropout: a new mask in every step, drawn from the step's random key.
 function train_step(model, opt_state, x, y)
+  mask = ifelse.(rand(Float32, size(model.b1, 1), size(x, 4)) .< keep, 1f0 / keep, 0f0)
+  return masked_step(model, opt_state, x, y, mask)
+end
+
+hidden(model, x) = model.w1 * pixels(x) .+ model.b1
+
+# The step for a given dropout mask, and its loss alone: `ytape grad` of loss's tape gives
+# the gradient that masked_step writes out by hand (tests/unit/train/samples_test.cc).
+function loss(model, x, y, mask)
+  z = model.w2 * (relu.(hidden(model, x)) .* mask) .+ model.b2
+  return crossentropy_mean(z, y)
+end
+
+function masked_step(model, opt_state, x, y, mask)
   a0 = pixels(x)
-  h = model.w1 * a0 .+ model.b1
-  # Inverted dropout: a new mask in every step, drawn from the step's random key.
-  mask = ifelse.(rand(Float32, size(h)...) .< keep, 1f0 / keep, 0f0)
+  h = hidden(model, x)
   a1 = relu.(h) .* mask
   z = model.w2 * a1 .+ model.b2
-  loss = crossentropy_mean(z, y)
+  l = crossentropy_mean(z, y)
   dz = (softmax(z; dims=1) .- y) ./ size(z, 2)
   dh = (model.w2' * dz) .* mask .* ifelse.(h .> 0f0, 1f0, 0f0)
   g = (w1 = dh * a0', b1 = vec(sum(dh; dims=2)), w2 = dz * a1', b2 = vec(sum(dz; dims=2)))
@@ -43,11 +56,11 @@ function train_step(model, opt_state, x, y)
        w2 = momentum .* opt_state.w2 .+ g.w2, b2 = momentum .* opt_state.b2 .+ g.b2)
   model = (w1 = model.w1 .- lr .* v.w1, b1 = model.b1 .- lr .* v.b1,
            w2 = model.w2 .- lr .* v.w2, b2 = model.b2 .- lr .* v.b2)
-  return (model = model, opt_state = v, loss = loss)
+  return (model = model, opt_state = v, loss = l)
 end
 
 function evaluate(model, x, y)
-  z = model.w2 * relu.(model.w1 * pixels(x) .+ model.b1) .+ model.b2
+  z = model.w2 * relu.(hidden(model, x)) .+ model.b2
   hit = z .== maximum(z; dims=1)
   return (loss = crossentropy_mean(z, y), accuracy = sum(ifelse.(hit, y, 0f0)) / size(z, 2))
 end

@@ -33,6 +33,10 @@ function train_step(model, x, y)
   return (model = model, loss = loss)
 end
 
+# The loss alone: `ytape grad` of its tape gives the gradient train_step writes out by hand
+# (tests/unit/train/samples_test.cc compares them).
+loss(model, x, y) = crossentropy_mean(logits(model, x), y)
+
 function evaluate(model, x, y)
   z = logits(model, x)
   # A sample is right when its label's logit is the largest.

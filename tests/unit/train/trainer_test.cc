@@ -173,3 +173,23 @@ TEST_CASE("evaluation averages float scalar outputs over complete batches") {
   const float* w_now = t.state()[0].second.data<float>();
   CHECK(reports[0].eval[0].value == doctest::Approx(w_now[0] + w_now[1]));
 }
+
+TEST_CASE("a stop asked by the hook ends the run after that step, with its checkpoint") {
+  Tape step = mean_step(2, true);
+  Trainer whole(step, "step.json", ramp_data(7), mean_init(), "init.st", options(2));
+  train(whole);
+  Trainer a(step, "step.json", ramp_data(7), mean_init(), "init.st", options(2));
+  std::vector<uint8_t> saved;
+  int steps = 0;
+  TrainHooks hooks;
+  hooks.step = [&](const StepReport&) { ++steps; };
+  hooks.save = [&](std::span<const uint8_t> bytes) { saved.assign(bytes.begin(), bytes.end()); };
+  hooks.stop = [&] { return steps == 4; };
+  CHECK(a.run(hooks) == TrainEnd::stopped);
+  Checkpoint c = read_checkpoint(saved, "ck.st");
+  CHECK(c.position == Position{2, 1, 4, c.position.loss_sum});
+  Trainer b(step, "step.json", ramp_data(7), mean_init(), "init.st", options(2));
+  b.resume(c, "ck.st");
+  train(b);
+  CHECK(write_safetensors(b.state()) == write_safetensors(whole.state()));
+}

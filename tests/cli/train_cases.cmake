@@ -4,7 +4,9 @@ cli_test(train_digits EXIT 0 COMMAND bash ${CASES}/train_digits.sh ${YTAPE})
 cli_test(train_resume EXIT 0 COMMAND bash ${CASES}/train_resume.sh ${YTAPE})
 cli_test(train_mlp EXIT 0 COMMAND bash ${CASES}/train_mlp.sh ${YTAPE})
 # The converter's files hold what samples/data/README.md says: x in [0, 1] of ytape shape
-# [8,8,1,N], the first sample the csv's first row / 16; y one-hot (every column sums to 1).
+# [8,8,1,N], the first sample the csv's first row / 16; y one-hot: in [0, 1], every column
+# sums to 1 and the squares sum to N, so each column is one 1 and nines 0s; the per-class
+# counts are the csv's labels counted (0: 151, 1: 151, 2: 150, ... in the first 1500).
 cli_test(train_digits_train_file EXIT 0 STDOUT ${CASES}/expected/train_digits_train_file.out
          COMMAND ${YTAPE} run train/digits_check_1500.json --inputs ${DIGITS}/digits_train.safetensors)
 cli_test(train_digits_test_file EXIT 0 STDOUT ${CASES}/expected/train_digits_test_file.out

@@ -22,6 +22,8 @@ std::span<const Command> commands() {
        false},
       {"opt", "Optimize a tape: fold, simplify, merge and remove ops to a fixed point", setup_opt},
       {"run", "Execute a tape on real tensors", setup_run, false},
+      {"train", "Train: run a step tape over batches of data for epochs, carrying its state",
+       setup_train, false},
       {"plan", "Print how ytape run would execute a tape: kernels, layouts, reorders, buffers",
        setup_plan, false},
       {"diff", "Compare two tapes by what they compute; exit 1 when they differ", setup_diff},

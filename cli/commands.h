@@ -57,6 +57,7 @@ std::string usage_message(const CLI::App& app, const CLI::ParseError& e, int arg
 Run setup_show(CLI::App& sub);
 Run setup_check(CLI::App& sub);
 Run setup_run(CLI::App& sub);
+Run setup_train(CLI::App& sub);
 Run setup_plan(CLI::App& sub);
 Run setup_trace(CLI::App& sub);
 Run setup_grad(CLI::App& sub);

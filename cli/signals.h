@@ -14,4 +14,13 @@ void install_signal_handlers();
 /// The string must stay alive until it is cleared.
 void set_pending_file(const char* path);
 
+/// While on, the first SIGINT or SIGTERM does not end ytape: it prints one line
+/// ("ytape: SIGINT: stopping after this step and writing a checkpoint; again to stop at
+/// once") and is recorded for stop_signal(), so that `train` can finish its step and save
+/// it. A second such signal ends ytape as described above.
+void set_graceful_stop(bool on);
+
+/// The signal that asked for a graceful stop (SIGINT or SIGTERM), or 0.
+int stop_signal();
+
 }  // namespace ytape::cli

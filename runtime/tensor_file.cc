@@ -203,6 +203,17 @@ void check_metadata(const Json& metadata, std::string_view source) {
   }
 }
 
+Json metadata_json(const TensorFileMetadata& metadata) {
+  Json object = Json::object();
+  for (const auto& [key, value] : metadata) {
+    if (object.contains(key)) {
+      user_error("cannot write a safetensors file: metadata key '{}' appears twice", shown(key));
+    }
+    object[key] = value;
+  }
+  return object;
+}
+
 // Sorts the entries by their data and checks that they tile it, as the reference does.
 void check_layout(std::vector<Entry>& entries, uint64_t data_size, std::string_view source) {
   std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
@@ -417,15 +428,19 @@ int64_t NestedReader::to_i64(const Json& leaf) {
 
 }  // namespace
 
-TensorMap read_safetensors(std::span<const uint8_t> bytes, std::string_view source) {
+TensorMap read_safetensors(std::span<const uint8_t> bytes, std::string_view source,
+                           TensorFileMetadata* metadata) {
   std::string_view header = header_text(bytes, source);
   Json root = parse_strict(header, source, "safetensors header", 2);
   if (!root.is_object()) user_error("{}: the safetensors header is not a JSON object", source);
   std::span<const uint8_t> data = bytes.subspan(8 + header.size());
   std::vector<Entry> entries;
+  if (metadata != nullptr) metadata->clear();
   for (const auto& [name, entry] : root.items()) {
     if (name == "__metadata__") {
       check_metadata(entry, source);
+      if (metadata == nullptr) continue;
+      for (const auto& [key, value] : entry.items()) metadata->emplace_back(key, value);
     } else {
       entries.push_back(read_entry(name, entry, data.size(), source));
     }
@@ -437,6 +452,11 @@ TensorMap read_safetensors(std::span<const uint8_t> bytes, std::string_view sour
 }
 
 std::vector<uint8_t> write_safetensors(const TensorMap& tensors) {
+  return write_safetensors(tensors, {});
+}
+
+std::vector<uint8_t> write_safetensors(const TensorMap& tensors,
+                                       const TensorFileMetadata& metadata) {
   std::vector<const std::pair<std::string, Tensor>*> order;
   std::set<std::string_view> names;
   for (const auto& named : tensors) {
@@ -456,6 +476,7 @@ std::vector<uint8_t> write_safetensors(const TensorMap& tensors) {
     return ra != rb ? ra < rb : a->first < b->first;
   });
   Json header = Json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata_json(metadata);
   uint64_t offset = 0;
   for (const auto* named : order) {
     const Tensor& t = named->second;

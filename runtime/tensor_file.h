@@ -20,16 +20,21 @@ namespace ytape {
 /// Highest rank a tensor file may hold (a bound on hostile input, far above real models).
 inline constexpr int kMaxFileRank = 32;
 
+/// The string pairs of a safetensors header's "__metadata__", in header order.
+using TensorFileMetadata = std::vector<std::pair<std::string, std::string>>;
+
 /// Reads the bytes of a safetensors file: an 8-byte little-endian header length N, N bytes of
 /// JSON header {name: {"dtype", "shape", "data_offsets"}, "__metadata__": {..}}, then the data.
 /// Dtypes F32, F64, I64 and BOOL are read, each tensor's shape reversed. Tensors come back in
 /// the order of their data (for files the reference library writes, the header's order).
-/// "__metadata__" must map strings to strings and is otherwise ignored, as are unknown fields
-/// of a tensor entry. As in the reference implementation, the tensors must tile the data
+/// "__metadata__" must map strings to strings; it is stored in `metadata` when that is not
+/// null (empty when the file has none), and otherwise ignored, as are unknown fields of a
+/// tensor entry. As in the reference implementation, the tensors must tile the data
 /// exactly: no gaps, no overlaps, nothing after the last one.
 /// Throws UserError naming `source` (and the tensor, if one is at fault) for anything
 /// malformed; never reads out of bounds, and allocates no more than the file's size.
-TensorMap read_safetensors(std::span<const uint8_t> bytes, std::string_view source);
+TensorMap read_safetensors(std::span<const uint8_t> bytes, std::string_view source,
+                           TensorFileMetadata* metadata = nullptr);
 
 /// The bytes of a safetensors file holding `tensors`, byte for byte what the reference
 /// Python library writes for them without metadata: data ordered by element size (I64, F64,
@@ -37,6 +42,13 @@ TensorMap read_safetensors(std::span<const uint8_t> bytes, std::string_view sour
 /// order as compact JSON padded with spaces to a multiple of 8 bytes, no "__metadata__".
 /// Throws UserError if two tensors share a name, a name is "__metadata__" or not UTF-8.
 std::vector<uint8_t> write_safetensors(const TensorMap& tensors);
+
+/// As write_safetensors(tensors), with `metadata` as the header's first entry,
+/// "__metadata__": {key: value, ...} in the given order, as the reference library places it
+/// (no entry when `metadata` is empty). Throws UserError as above, and if a key appears
+/// twice or a key or value is not UTF-8 (the message then says "a tensor name").
+std::vector<uint8_t> write_safetensors(const TensorMap& tensors,
+                                       const TensorFileMetadata& metadata);
 
 /// The type wanted for the tensor `name`, or nullptr to take what the JSON gives. The
 /// pointer is used only during the call.

@@ -13,6 +13,7 @@ rank() {
     io/*) echo 20 ;;
     inspect/*) echo 30 ;;
     runtime/*) echo 40 ;;
+    train/*) echo 45 ;;
     opt/*) echo 50 ;;
     grad/*) echo 60 ;;
     check/*) echo 70 ;;
@@ -38,7 +39,7 @@ while IFS= read -r file; do
       bad=1
     fi
   done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
-done < <(find tape io inspect runtime opt grad check tracer cli -name '*.h' -o -name '*.cc' | sort)
+done < <(find tape io inspect runtime train opt grad check tracer cli -name '*.h' -o -name '*.cc' | sort)
 
 if [ "$checked" -lt 100 ]; then
   echo "layers: only $checked files found under $root; is this the source tree?"

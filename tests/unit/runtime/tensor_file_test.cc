@@ -272,6 +272,27 @@ TEST_CASE("safetensors writing refuses names the format cannot hold") {
                        UserError);
 }
 
+TEST_CASE("safetensors metadata: written first, read back in order, absent when empty") {
+  TensorMap tensors = {{"w", tensor_of<float>({2}, {1, 2})}};
+  TensorFileMetadata metadata = {{"step", "12"}, {"epoch", "2"}, {"note", "caf\xc3\xa9"}};
+  Bytes bytes = write_safetensors(tensors, metadata);
+  std::string header(reinterpret_cast<const char*>(bytes.data() + 8), bytes.size() - 8 - 8);
+  CHECK(header.starts_with(
+      "{\"__metadata__\":{\"step\":\"12\",\"epoch\":\"2\",\"note\":\"caf\xc3\xa9\"},\"w\":"));
+  TensorFileMetadata back;
+  TensorMap read_back = read_safetensors(bytes, "m.safetensors", &back);
+  CHECK(back == metadata);
+  REQUIRE(read_back.size() == 1);
+  CHECK(same_bits(read_back[0].second, tensors[0].second));
+  // No metadata: the same bytes as the plain writer, and an empty list on reading.
+  CHECK(write_safetensors(tensors, {}) == write_safetensors(tensors));
+  read_safetensors(write_safetensors(tensors), "m.safetensors", &back);
+  CHECK(back.empty());
+  CHECK_THROWS_WITH_AS(write_safetensors(tensors, {{"a", "1"}, {"a", "2"}}),
+                       "cannot write a safetensors file: metadata key 'a' appears twice",
+                       UserError);
+}
+
 // ---- JSON inputs ---------------------------------------------------------------------
 
 TensorMap read_json(std::string_view text, const std::map<std::string, Type>& want = {}) {

@@ -1,0 +1,153 @@
+#include <fmt/format.h>
+
+#include <csignal>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/io.h"
+#include "cli/progress.h"
+#include "cli/signals.h"
+#include "runtime/tensor_file.h"
+#include "train/trainer.h"
+
+namespace ytape::cli {
+
+namespace {
+
+struct TrainCli {
+  std::string step, data, init, eval, eval_data, checkpoint, out;
+  bool no_shuffle = false, resume = false;
+  TrainOptions train;
+  ExecutionChoice execution;
+};
+
+std::span<const uint8_t> as_bytes(const std::string& content) {
+  return {reinterpret_cast<const uint8_t*>(content.data()), content.size()};
+}
+
+TensorMap read_tensors(const std::string& path) {
+  return read_safetensors(as_bytes(read_file(path)), source_name(path));
+}
+
+std::string epoch_line(const EpochReport& r, int64_t epochs) {
+  std::string line = fmt::format("epoch {}/{}:", r.epoch, epochs);
+  if (r.mean_loss) line += fmt::format(" loss {:.6f}", *r.mean_loss);
+  line += fmt::format(" ({} steps, {:.0f} samples/s)", r.steps, r.samples_per_second);
+  if (r.eval.empty()) return line;
+  line += r.eval_samples == r.eval_total
+              ? std::string("; eval:")
+              : fmt::format("; eval on {} of {} samples:", r.eval_samples, r.eval_total);
+  for (size_t i = 0; i < r.eval.size(); ++i) {
+    line += fmt::format("{} {} {:.6f}", i == 0 ? "" : ",", r.eval[i].name, r.eval[i].value);
+  }
+  return line;
+}
+
+std::string step_line(const StepReport& r, int64_t epochs) {
+  constexpr int kWidth = 20;
+  int filled = static_cast<int>(kWidth * r.step / r.steps_per_epoch);
+  std::string bar = std::string(filled, '=') + std::string(kWidth - filled, ' ');
+  std::string loss = r.loss ? fmt::format("  loss {:.4f}", *r.loss) : "";
+  return fmt::format("epoch {}/{} [{}] step {}/{}{}  {:.0f} samples/s", r.epoch, epochs, bar,
+                     r.step, r.steps_per_epoch, loss, r.samples_per_second);
+}
+
+void declare(CLI::App& sub, TrainCli& o) {
+  sub.add_option("STEP_TAPE", o.step, "The training step's tape (JSON)")->required();
+  sub.add_option("--data", o.data,
+                 "Training data (safetensors): each tensor's last dim counts samples; inputs "
+                 "named like a tensor take batches of it")
+      ->required();
+  sub.add_option("--init", o.init,
+                 "Initial values of the other inputs by name (the trace's --save-inputs file)");
+  sub.add_option("--epochs", o.train.epochs, "Passes over the data (default 1)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  sub.add_option("--seed", o.train.seed,
+                 "Seed of the order of each epoch and of the random key of each step (default 0)");
+  sub.add_flag("--no-shuffle", o.no_shuffle, "Visit the samples in the file's order every epoch");
+  auto* eval = sub.add_option("--eval", o.eval, "A tape to evaluate after each epoch");
+  auto* eval_data = sub.add_option("--eval-data", o.eval_data, "The eval tape's data");
+  eval->needs(eval_data);
+  eval_data->needs(eval);
+  auto* checkpoint =
+      sub.add_option("--checkpoint", o.checkpoint,
+                     "Checkpoint file: written every --every steps, at the end and on Ctrl-C");
+  sub.add_option("--every", o.train.every, "Steps between checkpoints (default: only at the end)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->needs(checkpoint);
+  sub.add_flag("--resume", o.resume, "Continue from the --checkpoint file")->needs(checkpoint);
+  sub.add_option("--max-steps", o.train.max_steps,
+                 "Stop once this many steps are done in all, with a checkpoint")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  sub.add_option("-o,--output", o.out, "Write the final carried tensors to this safetensors file");
+  add_execution_options(sub, o.execution);
+}
+
+// Prints what an interrupted run leaves and returns its exit status, 128 + the signal.
+int interrupted(const Trainer& t, const TrainCli& o) {
+  const Position& p = t.position();
+  fmt::print(stderr,
+             "ytape: interrupted ({}) after global step {} (epoch {}, step {} of {}); checkpoint "
+             "written to {}: continue with --resume\n",
+             stop_signal() == SIGINT ? "SIGINT" : "SIGTERM", p.global_step, p.epoch, p.step,
+             t.steps_per_epoch(), o.checkpoint);
+  return 128 + stop_signal();
+}
+
+int train(const TrainCli& o) {
+  TrainOptions options = o.train;
+  options.shuffle = !o.no_shuffle;
+  options.executor = o.execution.apply();
+  // The tapes outlive the trainer, which refers to them.
+  Tape step = load_tape(o.step);
+  Tape eval = o.eval.empty() ? Tape{} : load_tape(o.eval);
+  TensorMap init = o.init.empty() ? TensorMap{} : read_tensors(o.init);
+  Trainer trainer(step, source_name(o.step),
+                  make_data_set(read_tensors(o.data), source_name(o.data)), std::move(init),
+                  o.init.empty() ? "" : source_name(o.init), options);
+  if (!o.eval.empty()) {
+    trainer.set_eval(eval, source_name(o.eval),
+                     make_data_set(read_tensors(o.eval_data), source_name(o.eval_data)));
+  }
+  if (o.resume) {
+    std::string name = source_name(o.checkpoint);
+    trainer.resume(read_checkpoint(as_bytes(read_file(o.checkpoint)), name), name);
+  }
+  Progress progress;
+  TrainHooks hooks;
+  hooks.step = [&](const StepReport& r) { progress.update(step_line(r, options.epochs)); };
+  hooks.epoch = [&](const EpochReport& r) {
+    progress.done();
+    fmt::print("{}\n", epoch_line(r, options.epochs));
+    std::fflush(stdout);
+  };
+  if (!o.checkpoint.empty()) {
+    hooks.save = [&](std::span<const uint8_t> bytes) {
+      write_file(o.checkpoint, {reinterpret_cast<const char*>(bytes.data()), bytes.size()});
+    };
+    hooks.stop = [] { return stop_signal() != 0; };
+    set_graceful_stop(true);
+  }
+  TrainEnd end = trainer.run(hooks);
+  set_graceful_stop(false);  // what is left is short: a signal now ends ytape as usual
+  progress.done();
+  if (end == TrainEnd::stopped) return interrupted(trainer, o);
+  if (end == TrainEnd::max_steps) {
+    fmt::print("stopped after global step {} (--max-steps)\n", trainer.position().global_step);
+  }
+  if (!o.out.empty()) {
+    std::vector<uint8_t> bytes = write_safetensors(trainer.state());
+    write_file(o.out, {reinterpret_cast<const char*>(bytes.data()), bytes.size()});
+  }
+  return kOk;
+}
+
+}  // namespace
+
+Run setup_train(CLI::App& sub) {
+  auto o = std::make_shared<TrainCli>();
+  declare(sub, *o);
+  return [o] { return train(*o); };
+}
+
+}  // namespace ytape::cli

@@ -1,0 +1,31 @@
+# ytape train: the digits end to end, resumption, and errors pinned to their messages.
+set(DIGITS ../../samples/data)
+cli_test(train_digits EXIT 0 COMMAND bash ${CASES}/train_digits.sh ${YTAPE})
+cli_test(train_resume EXIT 0 COMMAND bash ${CASES}/train_resume.sh ${YTAPE})
+cli_test(train_mlp EXIT 0 COMMAND bash ${CASES}/train_mlp.sh ${YTAPE})
+# The converter's files hold what samples/data/README.md says: x in [0, 1] of ytape shape
+# [8,8,1,N], the first sample the csv's first row / 16; y one-hot: in [0, 1], every column
+# sums to 1 and the squares sum to N, so each column is one 1 and nines 0s; the per-class
+# counts are the csv's labels counted (0: 151, 1: 151, 2: 150, ... in the first 1500).
+cli_test(train_digits_train_file EXIT 0 STDOUT ${CASES}/expected/train_digits_train_file.out
+         COMMAND ${YTAPE} run train/digits_check_1500.json --inputs ${DIGITS}/digits_train.safetensors)
+cli_test(train_digits_test_file EXIT 0 STDOUT ${CASES}/expected/train_digits_test_file.out
+         COMMAND ${YTAPE} run train/digits_check_297.json --inputs ${DIGITS}/digits_test.safetensors)
+cli_test(train_mistyped_option EXIT 2 STDOUT ${CASES}/empty.txt
+         STDERR ${CASES}/expected/train_mistyped_option.err
+         COMMAND ${YTAPE} train train/step.json --data ${DIGITS}/digits_train.safetensors --epoch 3)
+cli_test(train_missing_init EXIT 2 STDOUT ${CASES}/empty.txt
+         STDERR ${CASES}/expected/train_missing_init.err
+         COMMAND ${YTAPE} train train/step.json --data ${DIGITS}/digits_train.safetensors)
+cli_test(train_data_mismatch EXIT 2 STDOUT ${CASES}/empty.txt
+         STDERR ${CASES}/expected/train_data_mismatch.err
+         COMMAND ${YTAPE} train run/add.json --data ${DIGITS}/digits_train.safetensors)
+cli_test(train_eval_without_data EXIT 2 STDOUT ${CASES}/empty.txt
+         STDERR ${CASES}/expected/train_eval_without_data.err
+         COMMAND ${YTAPE} train train/step.json --data ${DIGITS}/digits_train.safetensors
+                 --init train/init.safetensors --eval train/eval.json)
+cli_test(train_eval_missing_input EXIT 2 STDOUT ${CASES}/empty.txt
+         STDERR ${CASES}/expected/train_eval_missing_input.err
+         COMMAND ${YTAPE} train train/step.json --data ${DIGITS}/digits_train.safetensors
+                 --init train/init.safetensors --eval train/eval_extra.json
+                 --eval-data ${DIGITS}/digits_test.safetensors)

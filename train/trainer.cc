@@ -1,0 +1,249 @@
+#include "train/trainer.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <unordered_map>
+
+#include "tape/error.h"
+
+namespace ytape {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const Tensor* find(const TensorMap& map, std::string_view name) {
+  for (const auto& [n, t] : map) {
+    if (n == name) return &t;
+  }
+  return nullptr;
+}
+
+// The --init value of input `in` of `tape`, checked against its type.
+Tensor init_value(const BoundInput& in, const TensorMap& init, std::string_view init_source,
+                  std::string_view tape) {
+  const Tensor* t = find(init, in.name);
+  if (t == nullptr) {
+    if (init_source.empty()) {
+      user_error("{}: input '{}' ({}) has no value: give --init (the trace's --save-inputs file)",
+                 tape, in.name, type_str(in.type));
+    }
+    user_error("{}: input '{}' ({}) has no value: {} (--init) has no tensor '{}'", tape, in.name,
+               type_str(in.type), init_source, in.name);
+  }
+  if (t->type() != in.type) {
+    user_error("{}: input '{}' is {}, but {} (--init) holds {}", tape, in.name, type_str(in.type),
+               init_source, type_str(t->type()));
+  }
+  return *t;
+}
+
+}  // namespace
+
+Trainer::Trainer(const Tape& step, std::string step_source, DataSet data, TensorMap init,
+                 std::string init_source, TrainOptions options)
+    : step_(step),
+      step_source_(std::move(step_source)),
+      data_(std::move(data)),
+      init_(std::move(init)),
+      init_source_(std::move(init_source)),
+      options_(options) {
+  binding_ = bind_step(step_, step_source_, data_);
+  values_.resize(binding_.inputs.size());
+  for (size_t i = 0; i < binding_.inputs.size(); ++i) {
+    const BoundInput& in = binding_.inputs[i];
+    if (in.role != InputRole::data) values_[i] = init_value(in, init_, init_source_, step_source_);
+  }
+  executor_ = std::make_unique<Executor>(step_, options_.executor);
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::set_eval(const Tape& eval, std::string eval_source, DataSet data) {
+  evaluator_ =
+      std::make_unique<Evaluator>(eval, std::move(eval_source), std::move(data), options_.executor);
+  std::unordered_map<std::string_view, size_t> carried;
+  for (size_t i = 0; i < binding_.inputs.size(); ++i) {
+    if (binding_.inputs[i].role == InputRole::carried) carried.emplace(binding_.inputs[i].name, i);
+  }
+  const Binding& b = evaluator_->binding();
+  eval_from_step_.assign(b.inputs.size(), std::string::npos);
+  eval_values_.assign(b.inputs.size(), Tensor());
+  for (size_t i = 0; i < b.inputs.size(); ++i) {
+    const BoundInput& in = b.inputs[i];
+    if (in.role == InputRole::data) continue;
+    auto it = carried.find(in.name);
+    if (it == carried.end()) {
+      eval_values_[i] = init_value(in, init_, init_source_, evaluator_->source());
+    } else if (binding_.inputs[it->second].type != in.type) {
+      user_error("{}: input '{}' is {}, but the carried state of {} is {}", evaluator_->source(),
+                 in.name, type_str(in.type), step_source_,
+                 type_str(binding_.inputs[it->second].type));
+    } else {
+      eval_from_step_[i] = it->second;
+    }
+  }
+}
+
+void Trainer::resume(const Checkpoint& c, std::string_view source) {
+  RunIdentity now{options_.seed, options_.shuffle, binding_.batch, data_.samples};
+  if (c.run.seed != now.seed) {
+    user_error("{} was written by a run with --seed {}, not {}: give the same --seed to resume",
+               source, c.run.seed, now.seed);
+  }
+  if (c.run.shuffle != now.shuffle) {
+    user_error("{} was written by a run {} --no-shuffle: give the same options to resume", source,
+               c.run.shuffle ? "without" : "with");
+  }
+  if (c.run.batch != now.batch || c.run.samples != now.samples) {
+    user_error(
+        "{} was written by a run with batch size {} over {} samples, but {} has batch "
+        "size {} and {} has {} samples",
+        source, c.run.batch, c.run.samples, step_source_, now.batch, data_.source, now.samples);
+  }
+  std::vector<Tensor> values = values_;
+  size_t carried = 0;
+  for (size_t i = 0; i < binding_.inputs.size(); ++i) {
+    const BoundInput& in = binding_.inputs[i];
+    if (in.role != InputRole::carried) continue;
+    ++carried;
+    const Tensor* t = find(c.state, in.name);
+    if (t == nullptr)
+      user_error("{} has no tensor '{}', a carried input of {}", source, in.name, step_source_);
+    if (t->type() != in.type) {
+      user_error("{} holds '{}' as {}, but {} declares {}", source, in.name, type_str(t->type()),
+                 step_source_, type_str(in.type));
+    }
+    values[i] = *t;
+  }
+  if (carried != c.state.size()) {
+    user_error("{} holds {} tensors, but {} carries {}: it is the checkpoint of another step tape",
+               source, c.state.size(), step_source_, carried);
+  }
+  values_ = std::move(values);
+  position_ = c.position;
+}
+
+TensorMap Trainer::state() const {
+  TensorMap out;
+  for (size_t i = 0; i < binding_.inputs.size(); ++i) {
+    if (binding_.inputs[i].role == InputRole::carried) {
+      out.emplace_back(binding_.inputs[i].name, values_[i]);
+    }
+  }
+  return out;
+}
+
+Checkpoint Trainer::checkpoint() const {
+  return {state(), position_, {options_.seed, options_.shuffle, binding_.batch, data_.samples}};
+}
+
+void Trainer::save(const TrainHooks& hooks) {
+  if (!hooks.save || saved_ == position_) return;
+  std::vector<uint8_t> bytes = write_checkpoint(checkpoint());
+  hooks.save(bytes);
+  saved_ = position_;
+}
+
+TrainEnd Trainer::run(const TrainHooks& hooks) {
+  TrainEnd end = TrainEnd::finished;
+  while (position_.epoch <= options_.epochs) {
+    if (std::optional<TrainEnd> stopped = run_epoch(hooks)) {
+      end = *stopped;
+      break;
+    }
+    // A stop asked for during the evaluation ends the run before the next epoch.
+    if (position_.epoch <= options_.epochs && hooks.stop && hooks.stop()) {
+      end = TrainEnd::stopped;
+      break;
+    }
+  }
+  save(hooks);
+  return end;
+}
+
+std::optional<TrainEnd> Trainer::run_epoch(const TrainHooks& hooks) {
+  if (order_epoch_ != position_.epoch) {
+    order_ = epoch_order(data_.samples, options_.seed, position_.epoch, options_.shuffle);
+    order_epoch_ = position_.epoch;
+  }
+  const int64_t steps = steps_per_epoch();
+  int64_t steps_here = 0;
+  Clock::time_point start = Clock::now();
+  while (position_.step < steps) {
+    if (options_.max_steps > 0 && position_.global_step >= options_.max_steps) {
+      return TrainEnd::max_steps;
+    }
+    std::optional<double> loss = run_step(order_);
+    ++steps_here;
+    if (hooks.step) {
+      double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      double samples = static_cast<double>(steps_here * binding_.batch);
+      hooks.step({position_.epoch, position_.step, steps, position_.global_step, loss,
+                  seconds > 0 ? samples / seconds : 0});
+    }
+    if (options_.every > 0 && position_.global_step % options_.every == 0) save(hooks);
+    if (hooks.stop && hooks.stop()) return TrainEnd::stopped;
+  }
+  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  EpochReport report = finish_epoch(steps_here, seconds);
+  if (hooks.epoch) hooks.epoch(report);
+  return std::nullopt;
+}
+
+std::optional<double> Trainer::run_step(std::span<const int64_t> order) {
+  const int64_t b = binding_.batch;
+  std::span<const int64_t> indices =
+      order.subspan(static_cast<size_t>(position_.step * b), static_cast<size_t>(b));
+  TensorMap inputs;
+  for (size_t i = 0; i < binding_.inputs.size(); ++i) {
+    const BoundInput& in = binding_.inputs[i];
+    inputs.emplace_back(in.name, in.role == InputRole::data
+                                     ? gather_samples(*data_.find(in.name), indices)
+                                     : values_[i]);
+  }
+  executor_->set_random_key(step_key(options_.seed, position_.global_step));
+  std::vector<Tensor> outs = executor_->run(inputs);
+  inputs.clear();
+  for (size_t i = 0; i < binding_.inputs.size(); ++i) {
+    if (binding_.inputs[i].role == InputRole::carried) values_[i] = outs[binding_.inputs[i].output];
+  }
+  std::optional<double> loss;
+  if (binding_.loss) {
+    loss = element_value(outs[*binding_.loss], 0);
+    position_.loss_sum += *loss;
+  }
+  ++position_.step;
+  ++position_.global_step;
+  return loss;
+}
+
+EpochReport Trainer::finish_epoch(int64_t steps_here, double seconds) {
+  EpochReport report;
+  report.epoch = position_.epoch;
+  report.steps = position_.step;
+  if (binding_.loss && position_.step > 0) {
+    report.mean_loss = position_.loss_sum / static_cast<double>(position_.step);
+  }
+  report.samples_per_second =
+      seconds > 0 ? static_cast<double>(steps_here * binding_.batch) / seconds : 0;
+  if (evaluator_) evaluate(report);
+  ++position_.epoch;
+  position_.step = 0;
+  position_.loss_sum = 0;
+  return report;
+}
+
+void Trainer::evaluate(EpochReport& report) {
+  std::vector<Tensor> values = eval_values_;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (eval_from_step_[i] != std::string::npos) values[i] = values_[eval_from_step_[i]];
+  }
+  EvalResult result = evaluator_->run(values);
+  report.eval = std::move(result.metrics);
+  report.eval_samples = result.samples;
+  report.eval_total = result.total;
+}
+
+}  // namespace ytape

@@ -1,0 +1,120 @@
+// The training loop: runs a step tape over batches of the data for some epochs, carrying
+// its state from step to step, with evaluation, checkpoints and resumption
+// (docs/training.md). The library never prints: it reports through TrainHooks.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "runtime/executor.h"
+#include "train/binding.h"
+#include "train/checkpoint.h"
+#include "train/data.h"
+#include "train/evaluate.h"
+
+namespace ytape {
+
+struct TrainOptions {
+  int64_t epochs = 1;
+  uint64_t seed = 0;      ///< the order of every epoch and the random key of every step
+  bool shuffle = true;    ///< off: every epoch visits the samples in the file's order
+  int64_t every = 0;      ///< save a checkpoint after every this many steps (0: only at the end)
+  int64_t max_steps = 0;  ///< stop once this many steps are done in all (0: no limit)
+  ExecutorOptions executor;
+};
+
+/// After each step.
+struct StepReport {
+  int64_t epoch = 0, step = 0, steps_per_epoch = 0, global_step = 0;
+  std::optional<double> loss;
+  double samples_per_second = 0;  ///< over the epoch's steps so far in this run
+};
+
+/// After each epoch.
+struct EpochReport {
+  int64_t epoch = 0, steps = 0;
+  std::optional<double> mean_loss;  ///< over the epoch's steps (all of them, across a resume)
+  double samples_per_second = 0;    ///< over the steps this run did in the epoch
+  std::vector<Metric> eval;         ///< empty without an eval tape
+  int64_t eval_samples = 0;         ///< the samples evaluated: complete batches only
+  int64_t eval_total = 0;           ///< the samples of the eval data
+};
+
+struct TrainHooks {
+  std::function<void(const StepReport&)> step;
+  std::function<void(const EpochReport&)> epoch;
+  /// Stores a checkpoint's bytes; without it no checkpoint is made.
+  std::function<void(std::span<const uint8_t>)> save;
+  /// Asked after every step: true ends the run there (with a checkpoint).
+  std::function<bool()> stop;
+};
+
+/// How a run ended.
+enum class TrainEnd { finished, max_steps, stopped };
+
+/// Trains a step tape. The tapes passed in must outlive the trainer.
+class Trainer {
+ public:
+  /// Binds `step` to `data` (bind_step) and takes every carried and fixed input's first
+  /// value from `init` by name (entries for data inputs are ignored, unknown ones too).
+  /// Throws UserError naming the first input that `init` lacks or holds with another type.
+  Trainer(const Tape& step, std::string step_source, DataSet data, TensorMap init,
+          std::string init_source, TrainOptions options);
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  /// Evaluates `eval` on `data` after every epoch: its data inputs take the data in order,
+  /// in batches of its own size (the last incomplete batch is left out); its other inputs
+  /// take the carried value of the same name, else --init's. Throws UserError for an input
+  /// that has neither, or a value of another type.
+  void set_eval(const Tape& eval, std::string eval_source, DataSet data);
+
+  /// Continues from `c` instead of --init's carried values. Throws UserError naming
+  /// `source` when it was written by a run with another seed, shuffle, batch size or
+  /// sample count, or its tensors are not the carried inputs with their types.
+  void resume(const Checkpoint& c, std::string_view source);
+
+  /// Trains until all epochs are done, max_steps is reached, or hooks.stop() says so; then
+  /// saves a checkpoint (when hooks.save is given) and returns why it ended.
+  TrainEnd run(const TrainHooks& hooks);
+
+  /// The carried tensors by input name, in the step tape's order.
+  TensorMap state() const;
+  const Position& position() const { return position_; }
+  const Binding& binding() const { return binding_; }
+  int64_t steps_per_epoch() const { return data_.samples / binding_.batch; }
+
+ private:
+  std::optional<TrainEnd> run_epoch(const TrainHooks& hooks);
+  std::optional<double> run_step(std::span<const int64_t> order);
+  EpochReport finish_epoch(int64_t steps_here, double seconds);
+  void evaluate(EpochReport& report);
+  void save(const TrainHooks& hooks);
+  Checkpoint checkpoint() const;
+
+  const Tape& step_;
+  std::string step_source_;
+  DataSet data_;
+  TensorMap init_;
+  std::string init_source_;
+  TrainOptions options_;
+  Binding binding_;
+  std::vector<Tensor> values_;  // per input of the step tape; empty for data inputs
+  std::unique_ptr<Executor> executor_;
+  std::unique_ptr<Evaluator> evaluator_;
+  // Per input of the eval tape: the step input whose carried value it takes, or npos.
+  std::vector<size_t> eval_from_step_;
+  std::vector<Tensor> eval_values_;  // per input of the eval tape: --init's, where fixed
+  Position position_;
+  std::optional<Position> saved_;  // the position of the last checkpoint
+  std::vector<int64_t> order_;
+  int64_t order_epoch_ = 0;  // the epoch order_ belongs to
+};
+
+}  // namespace ytape

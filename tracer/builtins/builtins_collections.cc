@@ -2,6 +2,8 @@
 // interpreter, so a trace holds only the primitives their functions record.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "tape/error.h"
 #include "tracer/interp/interp.h"
 
@@ -60,7 +62,14 @@ Value map(Interpreter& in, Args& args) {
     for (auto& l : lists) call_args.push_back(l[k]);
     out.push_back(call_with(in, f, std::move(call_args)));
   }
-  return Value::tuple(std::move(out));
+  // Over named tuples with the same names, a named tuple, as Julia's.
+  const Value& first = args.pos[1];
+  bool named = first.kind == VKind::named_tuple;
+  for (size_t i = 2; named && i < args.pos.size(); ++i) {
+    named = args.pos[i].kind == VKind::named_tuple && args.pos[i].tup().names == first.tup().names;
+  }
+  return named ? Value::named_tuple(first.tup().names, std::move(out))
+               : Value::tuple(std::move(out));
 }
 
 Value foldl(Interpreter& in, Args& args) {
@@ -82,6 +91,29 @@ Value ntuple(Interpreter& in, Args& args) {
   for (int64_t i = 1; i <= args.pos[1].i; ++i)
     out.push_back(call_with(in, args.pos[0], {Value::integer(i)}));
   return Value::tuple(std::move(out));
+}
+
+// merge(a, b...) of named tuples, as Julia's: a's names in order, then the new names of
+// each later one; a name's value is the last one given.
+Value merge(Interpreter&, Args& args) {
+  need_args(args, 1, 1 << 30, "merge");
+  std::vector<std::string> names;
+  std::vector<Value> items;
+  for (const Value& v : args.pos) {
+    if (v.kind != VKind::named_tuple && !(v.kind == VKind::tuple && v.tup().items.empty())) {
+      user_error("merge takes named tuples, got {}", a_type_name(v));
+    }
+    for (size_t i = 0; i < v.tup().items.size(); ++i) {
+      auto at = std::find(names.begin(), names.end(), v.tup().names[i]);
+      if (at != names.end()) {
+        items[static_cast<size_t>(at - names.begin())] = v.tup().items[i];
+      } else {
+        names.push_back(v.tup().names[i]);
+        items.push_back(v.tup().items[i]);
+      }
+    }
+  }
+  return Value::named_tuple(std::move(names), std::move(items));
 }
 
 Value zip(Interpreter& in, Args& args) {
@@ -196,6 +228,7 @@ void add_collection_builtins(BuiltinTable& t) {
                         {"foldl", foldl},
                         {"reduce", foldl},
                         {"ntuple", ntuple},
+                        {"merge", merge},
                         {"zip", zip},
                         {"enumerate", enumerate},
                         {"first", first},

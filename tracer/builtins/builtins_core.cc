@@ -214,9 +214,21 @@ Value convert(Interpreter& in, Args& args) {
   return x;
 }
 
-// round, floor, ceil, trunc of numbers and of concrete arrays (the tape has no rounding
-// primitive, so a traced value is an error): round(x), round(Int, x), round(x; digits=n),
-// with Julia's ties to even.
+// floor, ceil or trunc of a traced float (number, array or element of f.(x)), exactly for
+// |x| < 2^63: the tape has no rounding primitive, but its float-to-i64 convert truncates
+// toward zero, and floor (ceil) is one less (more) where the truncation is above (below) x.
+Value traced_rounding(Interpreter& in, const Value& x, int mode, DType to) {
+  DType d = x.tensor().type.dtype;
+  if (!is_float(d)) return in.as_tensor(x, to);
+  Value t = in.as_tensor(in.as_tensor(x, DType::i64), d);
+  if (mode == 1) t = in.prim1(Prim::sub, {t, in.as_tensor(in.prim1(Prim::lt, {x, t}), d)});
+  if (mode == 2) t = in.prim1(Prim::add, {t, in.as_tensor(in.prim1(Prim::gt, {x, t}), d)});
+  return in.as_tensor(t, to);
+}
+
+// round, floor, ceil, trunc of numbers and of arrays: round(x), round(Int, x), round(x;
+// digits=n), with Julia's ties to even. Of a traced value floor, ceil and trunc record
+// converts (above); round and digits= are an error there.
 template <int Mode>  // 0 round, 1 floor, 2 ceil, 3 trunc
 Value rounding(Interpreter& in, Args& args) {
   static constexpr const char* kNames[] = {"round", "floor", "ceil", "trunc"};
@@ -241,7 +253,13 @@ Value rounding(Interpreter& in, Args& args) {
   };
   if (x.kind == VKind::integer && !to_type) return x;
   if (is_element(x) || (x.is_tensor() && x.tensor().traced)) {
-    user_error("{} of a traced value is not supported: the tape has no rounding primitive", name);
+    if (Mode == 0 || digits != nullptr) {
+      user_error(
+          "{}{} of a traced value is not supported: the tape has no rounding primitive "
+          "(floor, ceil and trunc of a traced value are)",
+          name, digits != nullptr ? " with digits" : "");
+    }
+    return traced_rounding(in, x, Mode, to_type ? to : x.tensor().type.dtype);
   }
   if (x.is_tensor() && !x.tensor().number) {
     const Tensor& t = x.tensor().data;
@@ -400,6 +418,18 @@ Value fieldnames(Interpreter&, Args& args) {
   return Value::tuple(std::move(names));
 }
 
+// getfields(x) (ConstructionBase's): the fields of a struct instance as a named tuple, so
+// that code can walk any struct (Optimisers.setup and update do), rebuilding it with
+// new_instance(typeof(x), ...).
+Value getfields(Interpreter&, Args& args) {
+  need(args, 1, "getfields");
+  const Value& v = args.pos[0];
+  if (v.kind == VKind::named_tuple) return v;
+  if (v.kind != VKind::object)
+    user_error("getfields takes a struct instance, got {}", a_type_name(v));
+  return Value::named_tuple(v.object().type->fields, v.object().fields);
+}
+
 // setfield!(x, :name, v), as `x.name = v`: returns v.
 Value setfield(Interpreter& in, Args& args) {
   need(args, 3, "setfield!");
@@ -454,6 +484,7 @@ void add_core_builtins(BuiltinTable& t) {
                         {"new_instance", new_instance},
                         {"nfields", nfields},
                         {"fieldnames", fieldnames},
+                        {"getfields", getfields},
                         {"round", rounding<0>},
                         {"floor", rounding<1>},
                         {"ceil", rounding<2>},

@@ -89,6 +89,31 @@ TEST_CASE("more of Base: mapreduce, dropdims, cumsum, kron, repeat, isapprox, ro
       "mapreduce(abs2, +, x)\nx = [0.5, -1.0, 2.0]");
 }
 
+TEST_CASE("floor, ceil and trunc of traced values record converts") {
+  std::string p = R"(
+x = [-2.5, -2.0, -0.5, 0.0, 0.5, 2.0, 2.5]
+y = Float32[-1.5, 1.5]
+f(x) = (floor.(x), ceil.(x), trunc.(x), floor(x[1]), ceil(Int, x[7]))
+g(y) = (floor.(y), ceil.(y))
+)";
+  check_trace_matches(p, "f", {"x"});
+  check_trace_matches(p, "g", {"y"});
+  CHECK(eval_show(p, "f(x)") ==
+        "([-3.0, -2.0, -1.0, 0.0, 0.0, 2.0, 2.0], [-2.0, -2.0, -0.0, 0.0, 1.0, 2.0, 3.0], "
+        "[-2.0, -2.0, -0.0, 0.0, 0.0, 2.0, 2.0], -3.0, 3)");
+  CHECK(trace_error("h(x) = round.(x)\nx = [1.0]", "h", {"x"})
+            .find("round of a traced value is not supported") != std::string::npos);
+}
+
+TEST_CASE("map over named tuples keeps the names; merge and getfields") {
+  CHECK(eval_show("",
+                  "map(x -> 2x, (a = 1, b = 2)), map(+, (a = 1,), (a = 2,)), "
+                  "map(+, (a = 1,), (b = 2,))") == "((a = 2, b = 4), (a = 3,), (3,))");
+  CHECK(eval_show("", "merge((a = 1, b = 2), (b = 3, c = 4)), merge((a = 1,), ())") ==
+        "((a = 1, b = 3, c = 4), (a = 1,))");
+  CHECK(eval_show("struct P\n  x\n  y\nend", "getfields(P(1, [2.0]))") == "(x = 1, y = [2.0])");
+}
+
 TEST_CASE("end and begin in indexing; x'A; Flux promotions") {
   CHECK(eval_show("c = Chain(sin, cos, tan); x = [1.0, 2.0, 3.0]",
                   "c[end](0.5) == tan(0.5), x[begin], x[begin:end-1]") ==

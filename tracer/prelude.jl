@@ -1095,19 +1095,20 @@ function write_back!(tree, tree′, x, x′)
 end
 
 # The error for a gradient that does not mirror the model, naming where (model.layers[2].bias).
+gradient_mismatch(path, what...) =
+  error("Optimisers.update: the gradient does not match the model at ", path, ": ", what...)
 function check_gradient(x, dx, path)
   dx === nothing && return nothing
-  mismatch(what) = error("Optimisers.update: the gradient does not match the model at ", path,
-                         ": ", what)
   if is_parameter(x)
     dx isa AbstractArray && size(dx) == size(x) && return nothing
-    mismatch(string("the parameter is a ", typeof(x), " of size ", size(x), ", its gradient a ",
-                    typeof(dx), dx isa AbstractArray ? string(" of size ", size(dx)) : ""))
+    gradient_mismatch(path, "the parameter is a ", typeof(x), " of size ", size(x),
+                      ", its gradient a ", typeof(dx),
+                      dx isa AbstractArray ? string(" of size ", size(dx)) : "")
   elseif x isa Tuple
     dx isa Tuple && length(dx) == length(x) ||
-      mismatch(string("the model has a tuple of ", length(x), ", the gradient a ", typeof(dx),
-                      dx isa Tuple ? string(" of ", length(dx)) : "", " (a tuple of ", length(x),
-                      " or nothing)"))
+      gradient_mismatch(path, "the model has a tuple of ", length(x), ", the gradient a ",
+                        typeof(dx), dx isa Tuple ? string(" of ", length(dx)) : "",
+                        " (a tuple of ", length(x), " or nothing)")
     for i in 1:length(x)
       check_gradient(x[i], dx[i], string(path, "[", i, "]"))
     end
@@ -1115,12 +1116,12 @@ function check_gradient(x, dx, path)
     fields = is_struct(x) ? getfields(x) : x
     what = is_struct(x) ? string("a ", typeof(x)) : "a named tuple"
     dx isa NamedTuple ||
-      mismatch(string("the model has ", what, ", the gradient a ", typeof(dx),
-                      " (a named tuple of its fields, or nothing)"))
+      gradient_mismatch(path, "the model has ", what, ", the gradient a ", typeof(dx),
+                        " (a named tuple of its fields, or nothing)")
     for name in keys(dx)
       name in keys(fields) ||
-        mismatch(string("the gradient has a field ", name, ", which ", what, " has not; its ",
-                        "fields are ", join_names(keys(fields))))
+        gradient_mismatch(path, "the gradient has a field ", name, ", which ", what,
+                          " has not; its fields are ", join_names(keys(fields)))
       check_gradient(fields[name], dx[name], string(path, ".", name))
     end
   end

@@ -386,6 +386,31 @@ s1, m1 = Optimisers.update(s, m, g)
                   "m2.layer.w, s2 === s") == "([0.9, 1.9], [0.1, 0.1], [0.9, 1.9], true)");
 }
 
+TEST_CASE("update! traces as update does; the model is as it was after the trace") {
+  std::string p = R"(
+m = (layer = Dense(Float32[1 2; 3 4], Float32[0.5, -0.5], tanh), scale = 2.5)
+s = Optimisers.setup(OptimiserChain(WeightDecay(0.1), Adam(0.01)), m)
+g = (layer = (weight = Float32[1 1; 1 1], bias = Float32[1, -1], σ = nothing), scale = 1.0)
+step!(m, s, g) = Optimisers.update!(s, m, g)
+)";
+  Interpreter in;
+  in.run_text("t.jl", p);
+  std::vector<Tensor> want;
+  leaves(in, in.eval_text("Optimisers.update(s, m, g)"), want);
+  Traced t = trace(in, "step!", {"m", "s", "g"});
+  std::vector<Tensor> outs = Executor(t.tape).run(t.inputs);
+  REQUIRE(outs.size() == want.size());
+  for (size_t i = 0; i < outs.size(); ++i) {
+    INFO("output " << t.tape.outputs[i].name);
+    for (int64_t k = 0; k < want[i].size(); ++k) {
+      CHECK(element_value(outs[i], k) == doctest::Approx(element_value(want[i], k)).epsilon(1e-6));
+    }
+  }
+  // The float number's gradient is ignored (no Leaf), as in Optimisers.jl.
+  CHECK(show(in.eval_text("m.layer.weight, s.layer.bias.state[2][1], m.scale")) ==
+        "(Float32[1.0 2.0; 3.0 4.0], Float32[0.0, 0.0], 2.5)");
+}
+
 TEST_CASE("Optimisers.update: a gradient that does not match the model names where") {
   std::string p = R"(
 seed!(1)

@@ -926,25 +926,28 @@ end
 # they are used (T(η)), as Optimisers.jl's are, so Float32 parameters keep Float32 state.
 abstract type AbstractRule end
 
+# Each rule takes its hyperparameters by position or by their field names as keywords,
+# Descent(; eta=0.2), Adam(; beta=(0.8, 0.9)), as later Optimisers.jl's.
+
 # Descent(η = 1f-1): x -= η dx.
 struct Descent <: AbstractRule
   eta
 end
-Descent() = Descent(1f-1)
+Descent(; eta=1f-1) = Descent(eta)
 
 # Momentum(η = 0.01, ρ = 0.9): v = ρ v + η dx; x -= v.
 struct Momentum <: AbstractRule
   eta
   rho
 end
-Momentum(η=0.01) = Momentum(η, 0.9)
+Momentum(η=0.01; eta=η, rho=0.9) = Momentum(eta, rho)
 
 # Nesterov(η = 0.001, ρ = 0.9): x -= -ρ² v + (1 + ρ) η dx, then v = ρ v - η dx.
 struct Nesterov <: AbstractRule
   eta
   rho
 end
-Nesterov(η=0.001) = Nesterov(η, 0.9)
+Nesterov(η=0.001; eta=η, rho=0.9) = Nesterov(eta, rho)
 
 # Adam(η = 0.001, β = (0.9, 0.999), ϵ = 1e-8), with β^t in its state.
 struct Adam <: AbstractRule
@@ -952,13 +955,13 @@ struct Adam <: AbstractRule
   beta
   epsilon
 end
-Adam(η=0.001, β=(0.9, 0.999)) = Adam(η, β, 1e-8)
+Adam(η=0.001, β=(0.9, 0.999); eta=η, beta=β, epsilon=1e-8) = Adam(eta, beta, epsilon)
 
 # WeightDecay(λ = 5e-4): dx + λ x.
 struct WeightDecay <: AbstractRule
   lambda
 end
-WeightDecay() = WeightDecay(5e-4)
+WeightDecay(; lambda=5e-4) = WeightDecay(lambda)
 
 # ClipNorm(ω = 10, p = 2): dx scaled to a p-norm of at most ω. p is kept static (an integer,
 # :Inf for Inf), so that a traced state never branches on it; a non-finite norm is not an
@@ -978,7 +981,8 @@ end
 OptimiserChain(opts...) = OptimiserChain(opts)
 
 # AdamW as Optimisers.jl 0.3 defines it: Adam, then a weight decay not scaled by η.
-AdamW(η=0.001, β=(0.9, 0.999), λ=0, ϵ=1e-8) = OptimiserChain(Adam(η, β, ϵ), WeightDecay(λ))
+AdamW(η=0.001, β=(0.9, 0.999), λ=0, ϵ=1e-8; eta=η, beta=β, lambda=λ, epsilon=ϵ) =
+  OptimiserChain(Adam(eta, beta, epsilon), WeightDecay(lambda))
 
 # init(rule, x): the state of a new parameter x.
 init(o::AbstractRule, x) = nothing

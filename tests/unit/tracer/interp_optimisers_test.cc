@@ -309,6 +309,13 @@ TEST_CASE("the rules' defaults are Optimisers.jl 0.3's") {
         "(true, Momentum(0.01, 0.9), Nesterov(0.001, 0.9), Adam(0.001, (0.9, 0.999), 1.0e-8))");
   CHECK(eval_show("", "WeightDecay(), ClipNorm(), ClipNorm(1, Inf), ClipNorm(1, 3.5).p") ==
         "(WeightDecay(0.0005), ClipNorm(10.0, 2, true), ClipNorm(1.0, :Inf, true), 3.5)");
+  CHECK(eval_show("",
+                  "Descent(; eta = 0.2), Momentum(0.1; rho = 0.5), Nesterov(; rho = 0.8), "
+                  "Adam(; beta = (0.8, 0.9)), WeightDecay(; lambda = 0.1)") ==
+        "(Descent(0.2), Momentum(0.1, 0.5), Nesterov(0.001, 0.8), Adam(0.001, (0.8, 0.9), 1.0e-8), "
+        "WeightDecay(0.1))");
+  CHECK(eval_show("", "AdamW(; lambda = 0.1), Descent(0.3)") ==
+        "(OptimiserChain((Adam(0.001, (0.9, 0.999), 1.0e-8), WeightDecay(0.1))), Descent(0.3))");
   CHECK(eval_show("", "AdamW()") ==
         "OptimiserChain((Adam(0.001, (0.9, 0.999), 1.0e-8), WeightDecay(0)))");
   CHECK(eval_show("", "AdamW(0.01, (0.8, 0.9), 0.1, 1e-6)") ==

@@ -205,6 +205,8 @@ void check_traced_steps(const std::string& text) {
   in.run_text("t.jl", text);
   Traced t = trace(in, "step", {"m", "s", "g1"});
   validate(t.tape);
+  // No branch on a value: a guard would tie the tape to these example values.
+  CHECK(print_tape(t.tape).find("guard") == std::string::npos);
   // Only the Float64 gradients and hyperparameters are f64: every array an op computes is
   // f32, the gradients' converts first.
   for (const Op& op : t.tape.ops) {
@@ -265,6 +267,7 @@ void check_trace_leaves(const std::string& text, const std::string& entry,
   leaves(in, in.eval_text(call + ")"), want);
   Traced t = trace(in, entry, args);
   validate(t.tape);
+  CHECK(print_tape(t.tape).find("guard") == std::string::npos);
   std::vector<Tensor> outs = Executor(t.tape).run(t.inputs);
   REQUIRE(outs.size() == want.size());
   for (size_t i = 0; i < outs.size(); ++i) {
@@ -491,6 +494,7 @@ t9 = 9.0
   Interpreter in;
   in.run_text("t.jl", p);
   Traced traced = trace(in, "schedules", {"t7"});
+  CHECK(print_tape(traced.tape).find("guard") == std::string::npos);
   Executor executor(traced.tape);
   for (int t = 1; t <= 13; ++t) {
     INFO("traced, t = " << t);

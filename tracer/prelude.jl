@@ -1039,9 +1039,10 @@ mutable struct Leaf
 end
 
 # trainable(x): the fields of a struct that hold parameters (Optimisers.jl's), all by
-# default; a Recur's hidden state is not one, as in Flux.
+# default; a Recur's hidden state and a BatchNorm's running statistics are not, as in Flux.
 trainable(x) = getfields(x)
 trainable(r::Recur) = (cell = r.cell,)
+trainable(b::BatchNorm) = (weight = b.weight, bias = b.bias)
 
 is_parameter(x) = x isa AbstractArray && (eltype(x) == Float32 || eltype(x) == Float64)
 is_struct(x) = !(x isa Tuple || x isa NamedTuple || x isa AbstractArray) && nfields(x) > 0

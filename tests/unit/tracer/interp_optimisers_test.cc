@@ -421,6 +421,60 @@ step!(m, s, g) = Optimisers.update!(s, m, g)
         "(Float32[1.0 2.0; 3.0 4.0], Float32[0.0, 0.0], 2.5)");
 }
 
+TEST_CASE("a training step with gradient and update traces into one tape, run step after step") {
+  // Float32 data and model, Float64 hyperparameters: the whole step stays Float32.
+  std::string p = R"(
+seed!(4)
+m = Chain(Dense(3 => 4, tanh), BatchNorm(4), Dense(4 => 2))
+x = randn(Float32, 3, 6)
+y = randn(Float32, 2, 6)
+s = Optimisers.setup(OptimiserChain(ClipNorm(1.0), AdamW(0.01, (0.9, 0.999), 0.001)), m)
+function train_step(m, s)
+  l, (g,) = withgradient(m -> Flux.mse(m(x), y), m)
+  s, m = Optimisers.update(s, m, g)
+  s, m, l
+end
+)";
+  Interpreter in;
+  in.run_text("t.jl", p);
+  // Traced first: the concrete steps write BatchNorm's statistics into m.
+  Traced t = trace(in, "train_step", {"m", "s"});
+  in.run_text("steps.jl", R"(
+s1, m1, l1 = train_step(m, s)
+s2, m2, l2 = train_step(m1, s1)
+s3, m3, l3 = train_step(m2, s2)
+)");
+  CHECK(show(in.eval_text("l3 < l2 < l1, s.layers[2].μ, keys(s.layers[2])")) ==
+        "(true, nothing, (:weight, :bias, :σ, :μ, :σ², :ϵ, :momentum, :track_stats, :active))");
+  validate(t.tape);
+  CHECK(print_tape(t.tape).find("guard") == std::string::npos);
+  Executor executor(t.tape);
+  TensorMap inputs = t.inputs;
+  std::vector<Tensor> outs;
+  for (int k = 1; k <= 3; ++k) {
+    if (k > 1) {
+      for (auto& [name, tensor] : inputs) {
+        std::string out_name = (name.starts_with("s.") ? "out.1." : "out.2.") + name.substr(2);
+        auto at = std::find_if(t.tape.outputs.begin(), t.tape.outputs.end(),
+                               [&](const Output& o) { return o.name == out_name; });
+        REQUIRE_MESSAGE(at != t.tape.outputs.end(), "no output " << out_name);
+        tensor = outs.at(static_cast<size_t>(at - t.tape.outputs.begin()));
+      }
+    }
+    outs = executor.run(inputs);
+  }
+  std::vector<Tensor> want;
+  leaves(in, in.eval_text("(s3, m3, l3)"), want);
+  REQUIRE(outs.size() == want.size());
+  for (size_t i = 0; i < outs.size(); ++i) {
+    INFO("output " << t.tape.outputs[i].name);
+    CHECK(outs[i].dtype() == want[i].dtype());
+    for (int64_t k = 0; k < want[i].size(); ++k) {
+      CHECK(element_value(outs[i], k) == doctest::Approx(element_value(want[i], k)).epsilon(1e-4));
+    }
+  }
+}
+
 TEST_CASE("Optimisers.update: a gradient that does not match the model names where") {
   std::string p = R"(
 seed!(1)

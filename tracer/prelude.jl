@@ -394,7 +394,8 @@ mutable struct Dropout
 end
 Dropout(p; dims=:) = Dropout(p, dims, nothing)
 function (d::Dropout)(x)
-  (!isactive(d) || d.p == 0) && return x
+  # No test of p == 0: p is a tape input when the layer is, and rand .>= 0 keeps all.
+  isactive(d) || return x
   s = d.dims === (:) ? size(x) : ntuple(i -> i in d.dims ? size(x, i) : 1, ndims(x))
   x .* ((rand(eltype(x), s...) .>= d.p) ./ convert(eltype(x), 1 - d.p))
 end

@@ -6,6 +6,9 @@
 // the same happens on a trace of its own, which then runs.
 #include <fmt/format.h>
 
+#include <bit>
+#include <cstdint>
+
 #include "grad/backprop.h"
 #include "grad/rules.h"
 #include "runtime/executor.h"
@@ -71,7 +74,6 @@ struct Leaves {
 // a struct, a tuple for a tuple, the array or number for a leaf, `nothing` for what has no
 // gradient. Leaves are taken in the order Leaves::lift met them.
 struct Cotangents {
-  Interpreter& in;
   const std::vector<Value>& grads;  // per leaf
   size_t next = 0;
 
@@ -156,9 +158,10 @@ struct Differentiated {
   std::vector<Write> writes;
 };
 
+// Whether `a` is `b` itself (not merely equal): the same object or the same scalar bits.
 bool same(const Value& a, const Value& b) {
   return a.kind == b.kind && a.obj == b.obj && a.i == b.i && a.b == b.b &&
-         (a.f == b.f || (a.f != a.f && b.f != b.f)) && a.dtype == b.dtype;
+         std::bit_cast<uint64_t>(a.f) == std::bit_cast<uint64_t>(b.f) && a.dtype == b.dtype;
 }
 
 // Traces f on the arguments nested in the current trace, then copies the record and its
@@ -166,7 +169,7 @@ bool same(const Value& a, const Value& b) {
 Differentiated differentiate(Interpreter& in, const Value& f, const std::vector<Value>& args,
                              bool first, std::string_view name) {
   in.begin_nested_trace();
-  Leaves leaves{in, {}, {}};
+  Leaves leaves{in, {}, {}, {}};
   Value result, loss;
   try {
     Args lifted;
@@ -213,7 +216,7 @@ Differentiated differentiate(Interpreter& in, const Value& f, const std::vector<
             {m.original, now.type->fields[i], rebuild(now.fields[i], nested, lower)});
     }
   }
-  Cotangents cot{in, grads};
+  Cotangents cot{grads};
   for (const Value& a : args) out.grads.push_back(cot.build(a));
   return out;
 }
@@ -225,12 +228,11 @@ Differentiated differentiate_now(Interpreter& in, const Value& f, const std::vec
   Builder b(std::string{name});
   in.begin_trace(&b, {}, true);
   Differentiated d;
-  std::vector<Var> outs;
   try {
     d = differentiate(in, f, args, first, name);
+    size_t n = 0;
     auto collect = [&](const TensorObj& t) {
-      outs.push_back(t.var);
-      b.output(t.var, fmt::format("out{}", outs.size()));
+      b.output(t.var, fmt::format("out{}", ++n));
       return Value();
     };
     rebuild(d.value, 0, collect);

@@ -707,6 +707,24 @@ all(f::Function, x) = all(f.(x))
 
 # ---- more of Base -----------------------------------------------------------------------------
 
+# ==(x), <(x), ...: functions of the other side, as Julia's Base.Fix2 (count(==(2), x)).
+==(x) = y -> y == x
+!=(x) = y -> y != x
+<(x) = y -> y < x
+<=(x) = y -> y <= x
+>(x) = y -> y > x
+>=(x) = y -> y >= x
+isequal(x) = y -> isequal(y, x)
+isodd(n::Integer) = n % 2 != 0
+iseven(n::Integer) = n % 2 == 0
+
+# filter(f, x): the items for which f is true (of an array, a vector in column-major
+# order); findall(f, x) and findall(mask): their linear indices.
+filter(f, x::AbstractArray) = x[[f(v) for v in x]]
+filter(f, t::Tuple) = (t[[i for i in 1:length(t) if f(t[i])]]...,)
+findall(f::Function, x) = [i for i in 1:length(x) if f(x[i])]
+findall(x::AbstractArray) = [i for i in 1:length(x) if x[i]]
+
 # mapreduce(f, op, x; dims, init): the reductions the tape has (sum, prod, maximum,
 # minimum) for +, *, max and min over arrays; a fold otherwise.
 function mapreduce(f, op, x; dims=:, init=nothing)

@@ -174,6 +174,15 @@ TEST_CASE("a chain of comparisons with dotted operators is elementwise") {
                       "f", {"x"});
 }
 
+TEST_CASE("==(x) and the other comparisons with one argument; filter and findall") {
+  CHECK(eval_show("", "count(==(2), [1, 2, 2]), filter(>=(2), [1, 2, 3]), any(!=(1), [1, 1])") ==
+        "(2, [2, 3], false)");
+  CHECK(eval_show("",
+                  "filter(isodd, (1, 2, 3)), filter(<(2.5), [1.0 2.0; 3.0 4.0]), "
+                  "findall(>(1), [1, 2, 3]), findall([true, false, true]), iseven(4)") ==
+        "((1, 3), [1.0, 2.0], [2, 3], [1, 3], true)");
+}
+
 TEST_CASE("rand draws from a collection, as Julia's") {
   // Each element of a range, array or tuple, uniformly; dims after the collection.
   std::string p = "seed!(4)\nd = rand(1:3, 3000)\nc = [count(d .== k) for k in 1:3]";

@@ -458,6 +458,8 @@ def main():
           "(including starting Python and importing torch). Accuracy on the 297 test digits: "
           "one point is 3 digits; the two sides draw different shuffles, shifts and dropout "
           "masks from the same initial weights.")
+    print(f"load average after: {os.getloadavg()[0]:.2f} (1 minute; the run needs the machine "
+          "to itself)")
     print("goals: " + "; ".join(
         f"{s['kind']}: accuracy within 1 point {'met' if s['accuracy_met'] else 'NOT met'}, "
         f"ratio {s['ratio']:.2f}x <= {RATIO_GOAL}x {'met' if s['ratio_met'] else 'NOT met'}"

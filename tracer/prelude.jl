@@ -1216,3 +1216,52 @@ function (s::CosAnneal)(t)
   t̂ = s.restart ? (t - 1) - s.period * floor((t - 1) / s.period) : t - 1
   abs(s.λ0 - s.λ1) * (1 + cos(π * t̂ / s.period)) / 2 + min(s.λ0, s.λ1)
 end
+
+# ---- data loading and training loops (MLUtils, Flux) -------------------------------------------
+
+# Observations lie along the last dim of arrays; of a tuple or named tuple, along each's.
+numobs(x::AbstractArray) = size(x, ndims(x))
+numobs(t::Union{Tuple, NamedTuple}) = numobs(first(t))
+function getobs(x::AbstractArray, i)
+  front = size(x)[1:end-1]
+  reshape(reshape(x, :, numobs(x))[:, i], front..., length(i))
+end
+getobs(t::Tuple, i) = map(x -> getobs(x, i), t)
+getobs(t::NamedTuple, i) = map(x -> getobs(x, i), t)
+shuffle(x::AbstractVector) = x[randperm(length(x))]
+
+# DataLoader(data; batchsize=1, shuffle=false, partial=true): the batches of an array or a
+# tuple of arrays, as MLUtils' (Flux.DataLoader). Each pass in a new order when shuffled,
+# drawn from the program's generator (seed!); at top level, where training loops run.
+struct DataLoader
+  data
+  batchsize
+  shuffle
+  partial
+end
+DataLoader(data; batchsize=1, shuffle=false, partial=true, rng=nothing) =
+  DataLoader(data, batchsize, shuffle, partial)
+function length(d::DataLoader)
+  n = numobs(d.data)
+  d.partial ? (n + d.batchsize - 1) ÷ d.batchsize : n ÷ d.batchsize
+end
+function iterate(d::DataLoader)
+  n = numobs(d.data)
+  iterate(d, (d.shuffle ? randperm(n) : collect(1:n), 1))
+end
+function iterate(d::DataLoader, state)
+  order, k = state
+  k > length(d) && return nothing
+  idx = order[(k - 1) * d.batchsize + 1:min(k * d.batchsize, length(order))]
+  (getobs(d.data, idx), (order, k + 1))
+end
+
+# Flux.train!(loss, model, data, opt_state): a step of loss(model, batch...)'s gradient and
+# Optimisers.update! per batch of data, writing into the model's arrays, as Flux 0.14's.
+function train!(loss, model, data, opt_state)
+  for batch in data
+    b = batch isa Tuple ? batch : (batch,)
+    grads = gradient(m -> loss(m, b...), model)
+    Optimisers.update!(opt_state, model, grads[1])
+  end
+end

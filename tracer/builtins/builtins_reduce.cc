@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "tape/error.h"
@@ -308,6 +309,61 @@ Value rand_from(Interpreter& in, Args& args) {
                 : Value::concrete(std::move(out));
 }
 
+// randperm(n): a random permutation of 1:n from the program's generator (the order of n
+// uniform draws). Top level only, as rand(collection).
+Value randperm(Interpreter& in, Args& args) {
+  need_args(args, 1, 1, "randperm");
+  if (args.pos[0].kind != VKind::integer || args.pos[0].i < 0)
+    user_error("randperm takes a count ≥ 0, got {}", a_type_name(args.pos[0]));
+  if (in.tracing())
+    user_error(
+        "randperm inside a traced function would be one order frozen into the tape; "
+        "draw it at top level");
+  int64_t n = args.pos[0].i;
+  auto seed = static_cast<int64_t>(in.next_seed() >> 1);
+  Tensor u =
+      in.prim1<Prim::rand>({}, {.dtype = DType::f64, .shape = {n}, .seed = seed}).tensor().data;
+  Tensor order(Type{DType::i64, {n}});
+  int64_t* p = order.data<int64_t>();
+  for (int64_t k = 0; k < n; ++k) p[k] = k + 1;
+  const double* key = u.data<double>();
+  std::stable_sort(p, p + n, [&](int64_t a, int64_t b) { return key[a - 1] < key[b - 1]; });
+  return Value::concrete(std::move(order));
+}
+
+// sortperm(x; rev=false) and sort(x; rev=false) of a concrete vector: the stable order
+// of its elements, as Julia's (NaN last). No primitive sorts, so not of traced values.
+Tensor sorted_order(const Args& args, std::string_view name) {
+  need_args(args, 1, 1, name);
+  const Value& x = args.pos[0];
+  if (!x.is_tensor() || x.tensor().number || x.tensor().type.rank() != 1)
+    user_error("{} takes a vector, got {}", name, a_type_name(x));
+  if (x.tensor().traced)
+    user_error("{} of a traced vector is not supported: no primitive sorts", name);
+  const Value* rev = keyword(args, "rev");
+  bool descending = rev != nullptr && rev->kind == VKind::boolean && rev->b;
+  const Tensor& t = x.tensor().data;
+  Tensor order(Type{DType::i64, {t.size()}});
+  int64_t* p = order.data<int64_t>();
+  for (int64_t k = 0; k < t.size(); ++k) p[k] = k + 1;
+  auto at = [&](int64_t i) { return element_value(t, i - 1); };
+  std::stable_sort(p, p + t.size(), [&](int64_t a, int64_t b) {
+    double u = at(a), v = at(b);
+    if (std::isnan(u) || std::isnan(v)) return !std::isnan(u) && std::isnan(v);
+    return descending ? u > v : u < v;
+  });
+  return order;
+}
+
+Value sortperm(Interpreter&, Args& args) {
+  return Value::concrete(sorted_order(args, "sortperm"));
+}
+
+Value sort(Interpreter& in, Args& args) {
+  Tensor order = sorted_order(args, "sort");
+  return index_tensor(in, args.pos[0], {Value::concrete(std::move(order))});
+}
+
 template <Prim P>
 Value random(Interpreter& in, Args& args) {
   if (P == Prim::rand && !args.pos.empty() && args.pos[0].kind != VKind::type &&
@@ -355,6 +411,9 @@ void add_reduce_builtins(BuiltinTable& t) {
                         {"fill", fill},
                         {"rand", rand},
                         {"randn", randn},
+                        {"randperm", randperm},
+                        {"sort", sort},
+                        {"sortperm", sortperm},
                         {"seed!", seed},
                         {"prod", prod},
                     });

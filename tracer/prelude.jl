@@ -1265,3 +1265,7 @@ function train!(loss, model, data, opt_state)
     Optimisers.update!(opt_state, model, grads[1])
   end
 end
+
+# Flux's device movers: this machine is the only device, so both are the identity.
+cpu(x) = x
+gpu(x) = x

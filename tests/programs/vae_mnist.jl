@@ -3,7 +3,7 @@
 # z = μ + ε .* exp.(logσ), and model_loss: the KL divergence written with @., the
 # reconstruction's logitbinarycrossentropy and an L2 penalty on the decoder's weights.
 # MNIST is replaced by a batch of three random 5x5 "images" (25 inputs), latent size 2.
-# check: -f model_loss encoder decoder λ x ε
+# check: -f model_loss encoder decoder λ x device
 
 using Flux
 using Flux: @functor
@@ -33,17 +33,16 @@ Decoder(input_dim::Int, latent_dim::Int, hidden_dim::Int; init=Base.randn) = Cha
   Dense(hidden_dim, input_dim; init=init)
 )
 
-# ytape: the noise ε is an argument rather than `device(randn(Float32, size(logσ)))` drawn
-# here, so that the gradient check's finite differences see the same noise every run; and
-# the `device` argument (Flux's cpu/gpu) is dropped.
-function reconstuct(encoder, decoder, x, ε)
+# The noise is a random op of the tape: each run draws it from its own key, and the
+# gradient check's runs share one key, so its finite differences see the same noise.
+function reconstuct(encoder, decoder, x, device)
   μ, logσ = encoder(x)
-  z = μ + ε .* exp.(logσ)
+  z = μ + device(randn(Float32, size(logσ))) .* exp.(logσ)
   μ, logσ, decoder(z)
 end
 
-function model_loss(encoder, decoder, λ, x, ε)
-  μ, logσ, decoder_z = reconstuct(encoder, decoder, x, ε)
+function model_loss(encoder, decoder, λ, x, device)
+  μ, logσ, decoder_z = reconstuct(encoder, decoder, x, device)
   len = size(x)[end]
   # KL-divergence
   kl_q_p = 0.5f0 * sum(@. (exp(2f0 * logσ) + μ^2 -1f0 - 2f0 * logσ)) / len
@@ -61,7 +60,7 @@ encoder = Encoder(input_dim, latent_dim, hidden_dim)
 decoder = Decoder(input_dim, latent_dim, hidden_dim)
 λ = 0.01
 x = rand(input_dim, 3)
-ε = randn(latent_dim, 3)
+device = cpu
 # Flux.params: the decoder's two weights and two biases, each once.
 ps = Flux.params(decoder)
 @assert length(ps) == 4 && ps[1] === decoder[1].weight && ps[4] === decoder[2].bias

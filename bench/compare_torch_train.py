@@ -44,6 +44,8 @@ steps; the test set (297 samples, one batch) is evaluated after every epoch in t
   evaluation. It runs in a process of its own under each allocator setting: glibc's defaults,
   glibc with MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ at 4 GiB, and Debian's
   jemalloc preloaded if installed; each is printed, and ytape is compared with the fastest.
+- A check of the weight mapping: the first PyTorch process also evaluates ytape's final
+  weights (`ytape train -o`); its test loss and accuracy must be ytape's own evaluation's.
 
 Printed per model: the final test accuracy of both (goal: within one point) and the mean of
 the last 5 epochs' (less noisy), the median time per epoch of both and the ratio ytape /

@@ -77,4 +77,24 @@ TEST_CASE("fused runs give the bytes of unfused runs, in both layouts and float 
   }
 }
 
+TEST_CASE("a batch norm whose statistics are read before its relu is not fused with it") {
+  // A running mean computed from the statistics between the batch norm and its relu (as
+  // the prelude's BatchNorm does) must not read them before a fused group at the relu
+  // would write them.
+  Builder b("stats");
+  Var x = b.input("x", {DType::f32, {5, 4, 32, 2}});
+  Var scale = b.input("scale", {DType::f32, {32}});
+  Var bias = b.input("bias", {DType::f32, {32}});
+  std::vector<Var> bn = b.batchnorm_with_stats(x, scale, bias);
+  b.output(b.mul(bn[1], b.constant(DType::f32, 0.1)), "running_mean");
+  b.output(b.relu(bn[0]), "y");
+  Tape t = b.finish();
+  CHECK(find_fusions(t, kernel_table(KernelSet::fast)).empty());
+  TensorMap inputs = complete_inputs(t, {}, 3);
+  ExecutorOptions unfused;
+  unfused.fusion = false;
+  Executor fused(t), plain(t, unfused);
+  CHECK(same_bits(fused.run(inputs), plain.run(inputs)));
+}
+
 }  // namespace ytape

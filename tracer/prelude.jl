@@ -346,14 +346,17 @@ function (b::BatchNorm)(x)
     inv = reshape(w ./ sqrt.(T.(b.σ²) .+ T(static_value(b.ϵ))), shape)
     return b.σ.((x .- reshape(T.(b.μ), shape)) .* inv .+ reshape(β, shape))
   end
-  b.track_stats && track_stats!(b, x)
-  b.σ.(Prim.batchnorm(x, w, β; eps=Float64(static_value(b.ϵ))))
+  ϵ = Float64(static_value(b.ϵ))
+  b.track_stats || return b.σ.(Prim.batchnorm(x, w, β; eps=ϵ))
+  # The batch's statistics come with the normalization: invstd = 1 / sqrt(var + ϵ).
+  y, μ, invstd = Prim.batchnorm_with_stats(x, w, β; eps=ϵ)
+  track_stats!(b, μ, invstd, ϵ, length(x) ÷ c)
+  b.σ.(y)
 end
-function track_stats!(b::BatchNorm, x)
-  dims = ntuple(i -> i < ndims(x) - 1 ? i : i + 1, ndims(x) - 1)
+function track_stats!(b::BatchNorm, μ, invstd, ϵ, n)
   T = eltype(b.μ)
-  μ = T.(vec(mean(x; dims=dims)))
-  σ² = T.(vec(var(x; dims=dims, corrected=true)))
+  σ² = T.((1 ./ invstd .^ 2 .- ϵ) .* (n / (n - 1)))  # corrected, as Flux's
+  μ = T.(μ)
   m = T(static_value(b.momentum))
   b.μ = (1 - m) .* b.μ .+ m .* μ
   b.σ² = (1 - m) .* b.σ² .+ m .* σ²

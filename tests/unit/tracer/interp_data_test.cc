@@ -10,14 +10,16 @@ TEST_CASE("DataLoader batches along the last dim, shuffled from the program's se
 X = reshape(collect(1.0:12.0), 2, 6)
 Y = collect(1:6)
 )";
-  CHECK(eval_show(p, "[b[2] for b in Flux.DataLoader((X, Y); batchsize=4)]") == "[[1, 2, 3, 4], [5, 6]]");
+  CHECK(eval_show(p, "[b[2] for b in Flux.DataLoader((X, Y); batchsize=4)]") ==
+        "[[1, 2, 3, 4], [5, 6]]");
   CHECK(eval_show(p, "[b for b in DataLoader(X; batchsize=4, partial=false)]") ==
         "[[1.0 3.0 5.0 7.0; 2.0 4.0 6.0 8.0]]");
-  CHECK(eval_show(p, "length(DataLoader(X; batchsize=4)), length(DataLoader(X; batchsize=4, "
-                     "partial=false)), numobs((X, Y)), getobs(X, [3])") ==
-        "(2, 1, 6, [5.0; 6.0;;])");
+  CHECK(eval_show(p,
+                  "length(DataLoader(X; batchsize=4)), length(DataLoader(X; batchsize=4, "
+                  "partial=false)), numobs((X, Y)), getobs(X, [3])") == "(2, 1, 6, [5.0; 6.0;;])");
   // A shuffled pass visits every observation once; the same seed, the same order.
-  std::string shuffled = "seed!(2); v = vcat([b[2] for b in DataLoader((X, Y); batchsize=4, shuffle=true)]...)";
+  std::string shuffled =
+      "seed!(2); v = vcat([b[2] for b in DataLoader((X, Y); batchsize=4, shuffle=true)]...)";
   CHECK(eval_show(p + shuffled, "sort(v) == Y, v == Y") == "(true, false)");
   CHECK(eval_show(p + shuffled, "v") == eval_show(p + shuffled, "v"));
 }
@@ -25,7 +27,8 @@ Y = collect(1:6)
 TEST_CASE("randperm, sort and sortperm") {
   CHECK(eval_show("seed!(1)", "p = randperm(50); sort(p) == collect(1:50), p != collect(1:50)") ==
         "(true, true)");
-  CHECK(eval_show("", "sort([3.0, NaN, -1.0, 2.0]), sortperm([3, 1, 2]), sort([3, 1, 2]; rev=true)") ==
+  CHECK(eval_show("",
+                  "sort([3.0, NaN, -1.0, 2.0]), sortperm([3, 1, 2]), sort([3, 1, 2]; rev=true)") ==
         "([-1.0, 2.0, 3.0, NaN], [2, 3, 1], [3, 2, 1])");
   CHECK(eval_show("", "sortperm([2, 1, 2, 1])") == "[2, 4, 1, 3]");  // stable
   CHECK(trace_error("f(x) = sort(x)", "f", {"f32[3]"}).find("no primitive sorts") !=

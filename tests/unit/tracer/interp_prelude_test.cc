@@ -29,7 +29,7 @@ losses(z, y) = (mse(z, y), sum(softmax(z)), logsumexp(z; dims=1), sum(logsoftmax
   std::string text = trace_text(program, "loss", {"model", "x", "labels"});
   CHECK(text.find("in  %1::f32[3,3,2,4] model.layers.1.weight\n") != std::string::npos);
   CHECK(text.find("conv2d(") != std::string::npos);
-  CHECK(text.find("batchnorm(") != std::string::npos);
+  CHECK(text.find("batchnorm_with_stats(") != std::string::npos);
   CHECK(text.find("max_pool2d(") != std::string::npos);
   CHECK(text.find("avg_pool2d(") != std::string::npos);
 }

@@ -29,8 +29,8 @@ steps; the test set (297 samples, one batch) is evaluated after every epoch in t
 (running statistics, no dropout).
 
 - ytape: `ytape trace samples/digits.jl -f train_step MODEL opt_MODEL step x y --save-inputs
-  init.safetensors` and `-f evaluate MODEL xtest ytest`, then `ytape train ... --threads N
-  --seed S` (as scripts/train.sh). Its time per epoch is the epoch's samples (46 * 32) over
+  init.safetensors` and `-f evaluate MODEL xtest ytest`, `ytape opt` of both, then `ytape
+  train ... --threads N --seed S` (as scripts/train.sh). Its time per epoch is the epoch's samples (46 * 32) over
   the samples/s it prints: the steps alone, without evaluation or process start. The whole
   `ytape train` process (reading the tapes and data, every step and evaluation) is timed
   too.
@@ -324,6 +324,9 @@ def ytape_trace(ytape, kind, work):
     run([ytape, "trace", PROGRAM, "-f", "train_step", kind, f"opt_{kind}", "step", "x", "y",
          "-o", step, "--save-inputs", init])
     run([ytape, "trace", PROGRAM, "-f", "evaluate", kind, "xtest", "ytest", "-o", evaluate])
+    # The pipeline's optimization passes, as scripts/train.sh runs them (the same bytes).
+    for tape in (step, evaluate):
+        run([ytape, "opt", tape, "-o", tape])
     return step, init, evaluate
 
 

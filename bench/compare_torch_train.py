@@ -85,26 +85,8 @@ EXPECTED = [
     r"Flux\.logitcrossentropy\(m\(x\), y\)",
 ]
 
-# ---- safetensors: small enough to read here ---------------------------------------------------
-
-DTYPES = {"F32": "<f4", "F64": "<f8", "I64": "<i8", "BOOL": "?"}
-
-
-def read_safetensors(path):
-    """name -> numpy array, row-major (the reversed ytape shape)."""
-    import numpy as np
-
-    with open(path, "rb") as f:
-        data = f.read()
-    n = int.from_bytes(data[:8], "little")
-    header = json.loads(data[8:8 + n])
-    header.pop("__metadata__", None)
-    out = {}
-    for name, entry in header.items():
-        begin, end = entry["data_offsets"]
-        array = np.frombuffer(data[8 + n + begin:8 + n + end], dtype=DTYPES[entry["dtype"]])
-        out[name] = array.reshape(entry["shape"]).copy()
-    return out
+# The safetensors reader of compare_torch.py, in the same folder.
+from compare_torch import read_safetensors  # noqa: E402
 
 
 def schedule_period():

@@ -41,13 +41,11 @@ Var Builder::input(std::string name, Type type) {
   if (tape_.ops.size() != next_input_) {
     user_error("input '{}' comes after other ops; declare every input first", name);
   }
-  if (!input_names_.insert(name).second) user_error("two inputs are named '{}'", name);
   std::string problem = shape_problem(type.shape);
   if (!problem.empty()) user_error("input '{}': {}", name, problem);
+  Var v = capture(std::move(name), std::move(type));
   ++next_input_;
-  Op& op = append_leaf(OpKind::input, std::move(type));
-  op.name = std::move(name);
-  return op.outs[0];
+  return v;
 }
 
 Var Builder::capture(std::string name, Type type) {

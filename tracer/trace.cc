@@ -142,9 +142,8 @@ struct Lifter {
           std::string name = t.names.empty() ? std::to_string(i + 1) : t.names[i];
           items.push_back(lift(t.items[i], path + "." + name));
         }
-        if (!t.names.empty()) return Value::named_tuple(t.names, std::move(items));
         // A vector of values stays one, so that the traced code can push! onto it.
-        return t.vector ? Value::vector(std::move(items)) : Value::tuple(std::move(items));
+        return Value::like(t, std::move(items));
       }
       case VKind::object: {
         const StructObj& s = v.object();

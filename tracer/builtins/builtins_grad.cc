@@ -52,8 +52,7 @@ struct Leaves {
         std::vector<Value> items;
         for (size_t i = 0; i < t.items.size(); ++i)
           items.push_back(lift(t.items[i], fmt::format("{}.{}", path, i + 1)));
-        if (!t.names.empty()) return Value::named_tuple(t.names, std::move(items));
-        return t.vector ? Value::vector(std::move(items)) : Value::tuple(std::move(items));
+        return Value::like(t, std::move(items));
       }
       case VKind::object: {
         const StructObj& s = v.object();
@@ -85,8 +84,7 @@ struct Cotangents {
         const TupleObj& t = v.tup();
         std::vector<Value> items;
         for (const Value& item : t.items) items.push_back(build(item));
-        if (!t.names.empty()) return Value::named_tuple(t.names, std::move(items));
-        return t.vector ? Value::vector(std::move(items)) : Value::tuple(std::move(items));
+        return Value::like(t, std::move(items));
       }
       case VKind::object: {
         const StructObj& s = v.object();
@@ -114,8 +112,7 @@ Value rebuild(const Value& v, uint32_t level, const Map& map) {
       const TupleObj& t = v.tup();
       std::vector<Value> items;
       for (const Value& item : t.items) items.push_back(rebuild(item, level, map));
-      if (!t.names.empty()) return Value::named_tuple(t.names, std::move(items));
-      return t.vector ? Value::vector(std::move(items)) : Value::tuple(std::move(items));
+      return Value::like(t, std::move(items));
     }
     case VKind::object: {
       const StructObj& s = v.object();

@@ -274,6 +274,24 @@ Value pool_of(const Value& c) {
   return Value::concrete(std::move(t));
 }
 
+// n uniform draws in [0, 1) from the program's generator (concrete, Float64).
+Tensor uniforms(Interpreter& in, Shape shape) {
+  auto seed = static_cast<int64_t>(in.next_seed() >> 1);
+  return in.prim1<Prim::rand>({}, {.dtype = DType::f64, .shape = std::move(shape), .seed = seed})
+      .tensor()
+      .data;
+}
+
+// The permutation of 1:n that orders its positions by `less` (stable), as an Int64 vector.
+template <typename Less>
+Tensor ordered(int64_t n, const Less& less) {
+  Tensor order(Type{DType::i64, {n}});
+  int64_t* p = order.data<int64_t>();
+  for (int64_t k = 0; k < n; ++k) p[k] = k + 1;
+  std::stable_sort(p, p + n, less);
+  return order;
+}
+
 // rand(collection[, dims...]): elements drawn uniformly from a range, array or tuple, as
 // Julia's. Top level only: no primitive draws integers or picks elements, and a draw made
 // while tracing would be one sample frozen into the tape.
@@ -294,9 +312,7 @@ Value rand_from(Interpreter& in, Args& args) {
   const Tensor& from = pool.tensor().data;
   if (from.size() == 0) user_error("rand: the collection is empty");
   auto [unused, shape] = type_and_dims(args, 1, DType::f64);
-  auto seed = static_cast<int64_t>(in.next_seed() >> 1);
-  Tensor u =
-      in.prim1<Prim::rand>({}, {.dtype = DType::f64, .shape = shape, .seed = seed}).tensor().data;
+  Tensor u = uniforms(in, shape);
   Tensor out = Tensor::uninitialized(Type{from.dtype(), shape});
   auto size = static_cast<size_t>(dtype_size(from.dtype()));
   for (int64_t k = 0; k < out.size(); ++k) {
@@ -320,15 +336,9 @@ Value randperm(Interpreter& in, Args& args) {
         "randperm inside a traced function would be one order frozen into the tape; "
         "draw it at top level");
   int64_t n = args.pos[0].i;
-  auto seed = static_cast<int64_t>(in.next_seed() >> 1);
-  Tensor u =
-      in.prim1<Prim::rand>({}, {.dtype = DType::f64, .shape = {n}, .seed = seed}).tensor().data;
-  Tensor order(Type{DType::i64, {n}});
-  int64_t* p = order.data<int64_t>();
-  for (int64_t k = 0; k < n; ++k) p[k] = k + 1;
+  Tensor u = uniforms(in, {n});
   const double* key = u.data<double>();
-  std::stable_sort(p, p + n, [&](int64_t a, int64_t b) { return key[a - 1] < key[b - 1]; });
-  return Value::concrete(std::move(order));
+  return Value::concrete(ordered(n, [&](int64_t a, int64_t b) { return key[a - 1] < key[b - 1]; }));
 }
 
 // sortperm(x; rev=false) and sort(x; rev=false) of a concrete vector: the stable order
@@ -343,16 +353,11 @@ Tensor sorted_order(const Args& args, std::string_view name) {
   const Value* rev = keyword(args, "rev");
   bool descending = rev != nullptr && rev->kind == VKind::boolean && rev->b;
   const Tensor& t = x.tensor().data;
-  Tensor order(Type{DType::i64, {t.size()}});
-  int64_t* p = order.data<int64_t>();
-  for (int64_t k = 0; k < t.size(); ++k) p[k] = k + 1;
-  auto at = [&](int64_t i) { return element_value(t, i - 1); };
-  std::stable_sort(p, p + t.size(), [&](int64_t a, int64_t b) {
-    double u = at(a), v = at(b);
+  return ordered(t.size(), [&](int64_t a, int64_t b) {
+    double u = element_value(t, a - 1), v = element_value(t, b - 1);
     if (std::isnan(u) || std::isnan(v)) return !std::isnan(u) && std::isnan(v);
     return descending ? u > v : u < v;
   });
-  return order;
 }
 
 Value sortperm(Interpreter&, Args& args) {

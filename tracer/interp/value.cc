@@ -67,6 +67,11 @@ Value Value::tuple(std::vector<Value> items) {
   return out;
 }
 
+Value Value::like(const TupleObj& t, std::vector<Value> items) {
+  if (!t.names.empty()) return named_tuple(t.names, std::move(items));
+  return t.vector ? vector(std::move(items)) : tuple(std::move(items));
+}
+
 Value Value::instance(TypeRef type, std::vector<Value> fields) {
   Value out;
   out.kind = VKind::object;

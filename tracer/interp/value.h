@@ -68,6 +68,8 @@ struct Value {
   static Value symbol(std::string name);
   static Value tuple(std::vector<Value> items);
   static Value vector(std::vector<Value> items);  ///< TupleObj::vector
+  /// A tuple, named tuple or vector of values as `t` is, holding `items` (as many as t's).
+  static Value like(const TupleObj& t, std::vector<Value> items);
   /// An instance of struct type `type` with these fields (no constructor runs).
   static Value instance(TypeRef type, std::vector<Value> fields);
   static Value named_tuple(std::vector<std::string> names, std::vector<Value> items);

@@ -659,6 +659,9 @@ function setindex!(d::Dict, v, k)
   end
   d
 end
+# ENV: the program's own environment, empty at the start: a trace does not depend on the
+# shell's variables. Writes (ENV["DATADEPS_ALWAYS_ACCEPT"] = "true") are kept.
+const ENV = Dict()
 haskey(d::Dict, k) = dict_slot(d, k) != 0
 get(d::Dict, k, default) = haskey(d, k) ? d[k] : default
 function get!(d::Dict, k, default)
@@ -727,6 +730,21 @@ filter(f, x::AbstractArray) = x[[f(v) for v in x]]
 filter(f, t::Tuple) = (t[[i for i in 1:length(t) if f(t[i])]]...,)
 findall(f::Function, x) = [i for i in 1:length(x) if f(x[i])]
 findall(x::AbstractArray) = [i for i in 1:length(x) if x[i]]
+# findfirst(f, x), findlast(f, x): the first or last index where f is true, or nothing.
+function findfirst(f::Function, x)
+  for i in 1:length(x)
+    f(x[i]) && return i
+  end
+  nothing
+end
+function findlast(f::Function, x)
+  for i in length(x):-1:1
+    f(x[i]) && return i
+  end
+  nothing
+end
+findfirst(x::AbstractArray) = findfirst(identity, x)
+findlast(x::AbstractArray) = findlast(identity, x)
 
 # mapreduce(f, op, x; dims, init): the reductions the tape has (sum, prod, maximum,
 # minimum) for +, *, max and min over arrays; a fold otherwise.
@@ -791,11 +809,13 @@ Embedding(nin::Integer, nout::Integer; kw...) = Embedding(nin => nout; kw...)
 
 # ---- more of Flux ----------------------------------------------------------------------------
 
-# Flux.params(m): the arrays a model holds, each once, in field order (numbers and
+# Flux.params(m...): the arrays the models hold, each once, in field order (numbers and
 # functions are not parameters, as in Flux).
-function params(m)
+function params(ms...)
   out = []
-  collect_params!(out, m)
+  for m in ms
+    collect_params!(out, m)
+  end
   out
 end
 function collect_params!(out, x)
@@ -1244,6 +1264,8 @@ struct DataLoader
 end
 DataLoader(data; batchsize=1, shuffle=false, partial=true, rng=nothing) =
   DataLoader(data, batchsize, shuffle, partial)
+# Flux 0.11's DataLoader(x, y; ...): the data as separate arguments.
+DataLoader(x, y; kw...) = DataLoader((x, y); kw...)
 function length(d::DataLoader)
   n = numobs(d.data)
   d.partial ? (n + d.batchsize - 1) ÷ d.batchsize : n ÷ d.batchsize
@@ -1269,6 +1291,75 @@ function train!(loss, model, data, opt_state)
   end
 end
 
-# Flux's device movers: this machine is the only device, so both are the identity.
+# Flux's device movers: this machine is the only device, so both are the identity; and
+# CUDA.jl's questions, answered for a machine without a GPU (code that asks runs on the
+# CPU, as it would in Julia there).
 cpu(x) = x
 gpu(x) = x
+functional(show_reason::Bool=false) = false
+has_cuda(show_reason::Bool=false) = false
+has_cuda_gpu(show_reason::Bool=false) = false
+allowscalar(x...) = nothing
+
+# ---- Flux's implicit parameters (Zygote's Params and Grads, Flux.Optimise) -----------------
+
+# gradient(() -> loss(model(x), y), Flux.params(model)) differentiates for the arrays of
+# `params` as they are used inside the function: its Grads are looked up by the array
+# itself, gs[model[1].weight], and are `nothing` for an array the loss did not use.
+struct Grads
+  params
+  grads
+end
+function getindex(gs::Grads, p)
+  i = findfirst(q -> q === p, gs.params)
+  i === nothing && error("KeyError: this array is not one of the parameters of the gradient")
+  gs.grads[i]
+end
+haskey(gs::Grads, p) = findfirst(q -> q === p, gs.params) !== nothing
+length(gs::Grads) = length(gs.params)
+
+# pullback(f, args...) and pullback(f, ps), Zygote's: f's value and a function of the
+# value's cotangent Δ giving the gradients, for a real-valued f.
+pullback_of(grads) = Δ -> scale_gradient(grads, Δ)
+scale_gradient(g::Nothing, Δ) = nothing
+scale_gradient(g::Union{Number, AbstractArray}, Δ) = Δ == 1 ? g : g .* Δ
+scale_gradient(g::Union{Tuple, NamedTuple}, Δ) = map(x -> scale_gradient(x, Δ), g)
+scale_gradient(g::Grads, Δ) = Grads(g.params, [scale_gradient(x, Δ) for x in g.grads])
+scale_gradient(g::AbstractVector, Δ) = [scale_gradient(x, Δ) for x in g]
+
+# Flux.Optimise's implicit form: update!(opt, ps, gs) steps each parameter by its gradient
+# in place, and update!(opt, x, dx) one array. A rule's state is kept per rule and array,
+# as Flux's legacy optimisers keep theirs.
+const implicit_states = []
+function update!(opt::AbstractRule, x::AbstractArray, dx)
+  k = findfirst(s -> s[1] === opt && s[2] === x, implicit_states)
+  state = k === nothing ? init(opt, x) : implicit_states[k][3]
+  state, step = apply!(opt, state, x, dx)
+  if k === nothing
+    push!(implicit_states, (opt, x, state))
+  else
+    implicit_states[k] = (opt, x, state)
+  end
+  x .-= step
+end
+function update!(opt::AbstractRule, ps::AbstractVector, gs::Grads)
+  for p in ps
+    dx = gs[p]
+    dx === nothing || update!(opt, p, dx)
+  end
+end
+
+# Flux.train!(loss, ps, data, opt; cb): Flux's implicit loop: for each batch, the gradient
+# of loss(batch...) for the parameters, then a step; cb() after each.
+function train!(loss, ps::AbstractVector, data, opt::AbstractRule; cb=() -> nothing)
+  for batch in data
+    b = batch isa Tuple ? batch : (batch,)
+    gs = gradient(() -> loss(b...), ps)
+    update!(opt, ps, gs)
+    cb()
+  end
+end
+
+# Flux's older names for its rules.
+ADAM(η=0.001, β=(0.9, 0.999), ϵ=1e-8) = Adam(η, β, ϵ)
+Optimiser(opts...) = OptimiserChain(opts...)

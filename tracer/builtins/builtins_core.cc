@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
 
 #include "tape/error.h"
 #include "tracer/interp/interp.h"
@@ -192,6 +193,8 @@ Value convert(Interpreter& in, Args& args) {
   const TypeObj& t = *args.pos[0].type_ref();
   const Value& x = args.pos[1];
   if (isa(x, t) && !(x.kind == VKind::float_ && x.weak)) return x;
+  if (t.tag == TypeTag::tuple && !t.has_params && x.kind == VKind::tuple)
+    return Value::tuple(x.tup().items);  // Tuple(v) of a Vector{Any}: its items
   DType d;
   if (!type_dtype(t, &d) && t.tag == TypeTag::abstract_array && t.has_eltype)
     d = t.eltype;
@@ -456,6 +459,29 @@ Value new_instance(Interpreter&, Args& args) {
   return Value::instance(t, {args.pos.begin() + 1, args.pos.end()});
 }
 
+// abspath(path): the path made absolute from the working directory, `.` and `..`
+// resolved, as Julia's (`abspath(PROGRAM_FILE) == @__FILE__` tells a script run from one
+// included).
+Value abspath(Interpreter&, Args& args) {
+  need(args, 1, "abspath");
+  if (args.pos[0].kind != VKind::string) user_error("abspath takes a path, a String");
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::absolute(args.pos[0].text(), ec);
+  return Value::string(p.lexically_normal().string());
+}
+
+// cd(dir): checks that the folder exists, and changes nothing: the tracer reads no files
+// but include()'s, which are found from the including file, and ytape's own files stay
+// relative to where it was started.
+Value cd(Interpreter&, Args& args) {
+  need(args, 1, "cd");
+  if (args.pos[0].kind != VKind::string) user_error("cd takes a folder, a String");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(args.pos[0].text(), ec))
+    user_error("cd: '{}' is not a folder", args.pos[0].text());
+  return Value();
+}
+
 }  // namespace
 
 void add_core_builtins(BuiltinTable& t) {
@@ -463,6 +489,8 @@ void add_core_builtins(BuiltinTable& t) {
                         {"print", print},
                         {"println", println},
                         {"string", string},
+                        {"abspath", abspath},
+                        {"cd", cd},
                         {"isa", isa_},
                         {"typeof", typeof_},
                         {"eltype", eltype},

@@ -161,18 +161,46 @@ bool same(const Value& a, const Value& b) {
          std::bit_cast<uint64_t>(a.f) == std::bit_cast<uint64_t>(b.f) && a.dtype == b.dtype;
 }
 
-// Traces f on the arguments nested in the current trace, then copies the record and its
-// gradient onto the current trace.
+// Implicit parameters (Flux.params): while f runs, each float array of `ps` holds its
+// input of the nested trace, so that f's uses of the array, wherever it reaches it from,
+// read the input; the arrays get their own values back when f returns or throws.
+struct ImplicitParams {
+  Interpreter& in;
+  std::vector<std::pair<Value, TensorObj>> saved;  // array, its value before
+
+  void lift(Leaves& leaves, const Value& ps) {
+    for (size_t i = 0; i < ps.tup().items.size(); ++i) {
+      const Value& p = ps.tup().items[i];
+      if (!is_float_leaf(p) || p.is_number()) continue;
+      saved.emplace_back(p, p.tensor());
+      in.replace_array(p, leaves.lift(p, fmt::format("param{}", i + 1)));
+    }
+  }
+  void restore() {
+    // Backwards: an array listed twice gets the value it had before the first.
+    for (auto it = saved.rbegin(); it != saved.rend(); ++it)
+      const_cast<TensorObj&>(it->first.tensor()) = it->second;
+    saved.clear();
+  }
+  ~ImplicitParams() { restore(); }
+};
+
+// Traces f on the arguments (or, with `implicit`, on no arguments, for the arrays of that
+// vector) nested in the current trace, then copies the record and its gradient onto the
+// current trace.
 Differentiated differentiate(Interpreter& in, const Value& f, const std::vector<Value>& args,
-                             bool first, std::string_view name) {
+                             const Value* implicit, bool first, std::string_view name) {
   in.begin_nested_trace();
   Leaves leaves{in, {}, {}, {}};
   Value result, loss;
   try {
     Args lifted;
+    ImplicitParams params{in, {}};
+    if (implicit != nullptr) params.lift(leaves, *implicit);
     for (size_t i = 0; i < args.size(); ++i)
       lifted.pos.push_back(leaves.lift(args[i], fmt::format("arg{}", i + 1)));
     result = in.call(f, std::move(lifted), in.here());
+    params.restore();
     loss = loss_of(result, first, name);
   } catch (...) {
     in.end_nested_trace();
@@ -214,6 +242,10 @@ Differentiated differentiate(Interpreter& in, const Value& f, const std::vector<
     }
   }
   Cotangents cot{grads};
+  if (implicit != nullptr) {
+    for (const Value& p : implicit->tup().items)
+      out.grads.push_back(p.is_number() ? Value() : cot.build(p));
+  }
   for (const Value& a : args) out.grads.push_back(cot.build(a));
   return out;
 }
@@ -221,12 +253,12 @@ Differentiated differentiate(Interpreter& in, const Value& f, const std::vector<
 // differentiate() at top level: on a trace of its own, run at once. Its values are
 // constants of that trace, so its tape has no inputs.
 Differentiated differentiate_now(Interpreter& in, const Value& f, const std::vector<Value>& args,
-                                 bool first, std::string_view name) {
+                                 const Value* implicit, bool first, std::string_view name) {
   Builder b(std::string{name});
   in.begin_trace(&b, {}, true);
   Differentiated d;
   try {
-    d = differentiate(in, f, args, first, name);
+    d = differentiate(in, f, args, implicit, first, name);
     size_t n = 0;
     auto collect = [&](const TensorObj& t) {
       b.output(t.var, fmt::format("out{}", ++n));
@@ -254,41 +286,80 @@ Differentiated differentiate_now(Interpreter& in, const Value& f, const std::vec
   return d;
 }
 
-Differentiated differentiate_call(Interpreter& in, Args& args, bool first, std::string_view name) {
+// Whether `f(ps)` is Flux's implicit form: f takes no arguments and ps is a vector
+// (Flux.params).
+bool is_implicit(Interpreter& in, const Value& f, const std::vector<Value>& xs) {
+  return f.kind == VKind::function && !f.fn().methods.empty() && xs.size() == 1 &&
+         in.find_method(f.fn(), Args{}) != nullptr &&
+         in.find_method(f.fn(), Args{xs, {}}) == nullptr;
+}
+
+struct Call {
+  Differentiated d;
+  bool implicit = false;
+  Value params;  // the vector of implicit parameters
+
+  // The gradients as the caller gets them: a tuple per argument, or Grads.
+  Value grads(Interpreter& in) {
+    if (!implicit) return Value::tuple(std::move(d.grads));
+    return in.call(*in.global("Grads"), Args{{params, Value::vector(std::move(d.grads))}, {}},
+                   in.here());
+  }
+};
+
+Call differentiate_call(Interpreter& in, Args& args, bool first, std::string_view name) {
   if (args.pos.empty()) user_error("{}(f, args...) needs a function to differentiate", name);
   if (!args.kw.empty()) user_error("{} takes no keyword arguments", name);
   std::vector<Value> xs(args.pos.begin() + 1, args.pos.end());
   const Value& f = args.pos[0];
-  if (f.kind == VKind::function && !f.fn().methods.empty() && xs.size() == 1 &&
-      in.find_method(f.fn(), Args{}) != nullptr &&
-      in.find_method(f.fn(), Args{xs, {}}) == nullptr) {
-    user_error(
-        "{}(() -> ..., params): implicit parameters are not supported; pass what to "
-        "differentiate as an argument: {}(m -> loss(m, x), model)",
-        name, name);
+  Call c;
+  const Value* implicit = nullptr;
+  if (is_implicit(in, f, xs)) {
+    if (xs[0].kind != VKind::tuple || !xs[0].tup().vector) {
+      user_error(
+          "{}(() -> ..., ps): the parameters are a vector of arrays, as Flux.params(m) "
+          "gives, got {}",
+          name, a_type_name(xs[0]));
+    }
+    c.implicit = true;
+    c.params = xs[0];
+    implicit = &c.params;
+    xs.clear();
   }
-  Differentiated d = in.tracing() ? differentiate(in, f, xs, first, name)
-                                  : differentiate_now(in, f, xs, first, name);
-  for (Write& w : d.writes) in.set_field(w.object, w.field, std::move(w.value));
-  return d;
+  c.d = in.tracing() ? differentiate(in, f, xs, implicit, first, name)
+                     : differentiate_now(in, f, xs, implicit, first, name);
+  for (Write& w : c.d.writes) in.set_field(w.object, w.field, std::move(w.value));
+  return c;
 }
 
-// gradient(f, args...): a tuple with the gradient of f's result for each argument.
+// gradient(f, args...): a tuple with the gradient of f's result for each argument;
+// gradient(() -> ..., ps): the Grads of the arrays of ps.
 Value gradient(Interpreter& in, Args& args) {
-  return Value::tuple(differentiate_call(in, args, false, "gradient").grads);
+  return differentiate_call(in, args, false, "gradient").grads(in);
 }
 
 // withgradient(f, args...): (val = f(args...), grad = gradient(f, args...)); a tuple result
 // is differentiated for its first item, as Zygote's.
 Value withgradient(Interpreter& in, Args& args) {
-  Differentiated d = differentiate_call(in, args, true, "withgradient");
-  return Value::named_tuple({"val", "grad"}, {d.value, Value::tuple(std::move(d.grads))});
+  Call c = differentiate_call(in, args, true, "withgradient");
+  Value value = c.d.value;
+  return Value::named_tuple({"val", "grad"}, {value, c.grads(in)});
 }
 
 // value_and_gradient(f, args...): (f(args...), gradient(f, args...)).
 Value value_and_gradient(Interpreter& in, Args& args) {
-  Differentiated d = differentiate_call(in, args, false, "value_and_gradient");
-  return Value::tuple({d.value, Value::tuple(std::move(d.grads))});
+  Call c = differentiate_call(in, args, false, "value_and_gradient");
+  Value value = c.d.value;
+  return Value::tuple({value, c.grads(in)});
+}
+
+// pullback(f, args...) and pullback(f, ps), Zygote's: (f(args...), Δ -> the gradients
+// scaled by Δ), for a real-valued f.
+Value pullback(Interpreter& in, Args& args) {
+  Call c = differentiate_call(in, args, false, "pullback");
+  Value value = c.d.value;
+  Value back = in.call(*in.global("pullback_of"), Args{{c.grads(in)}, {}}, in.here());
+  return Value::tuple({value, back});
 }
 
 // within_gradient() (NNlib's, with or without an argument): whether the code runs inside
@@ -304,7 +375,8 @@ void add_grad_builtins(BuiltinTable& t) {
   t.insert(t.end(), {{"within_gradient", within_gradient},
                      {"gradient", gradient},
                      {"withgradient", withgradient},
-                     {"value_and_gradient", value_and_gradient}});
+                     {"value_and_gradient", value_and_gradient},
+                     {"pullback", pullback}});
 }
 
 }  // namespace ytape::tracer

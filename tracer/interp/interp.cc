@@ -95,6 +95,9 @@ void Interpreter::run_file(const std::string& path) {
   files_.push_back(parse_file(sources_, file));
   parse_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::error_code ec;
+  // The main program is Julia's PROGRAM_FILE; included files are not.
+  if (running_files_.empty() && !globals_->vars.count("PROGRAM_FILE"))
+    define_global("PROGRAM_FILE", Value::string(path));
   running_files_.emplace_back(std::filesystem::weakly_canonical(path, ec).string(), path);
   try {
     eval_block(*files_.back(), globals_);

@@ -202,6 +202,8 @@ Value Interpreter::eval_index(const Expr& e, const EnvPtr& env) {
     // `Float32[1, 2]`: a typed vector literal.
     Args items;
     eval_args(e, 1, env, items);
+    // `Any[layer, :a]`, `Any[]`: a vector of values.
+    if (object.type_ref()->tag == TypeTag::any) return Value::vector(std::move(items.pos));
     Value v = call(*global("vect"), std::move(items), e.pos);
     Args args;
     args.pos = {object, v};

@@ -228,8 +228,13 @@ bool isa(const Value& v, const TypeObj& t) {
       return subtype(*builtin_type(TypeTag::string), t);
     case VKind::symbol:
       return subtype(*builtin_type(TypeTag::symbol), t);
-    case VKind::tuple:
-      return subtype(*builtin_type(TypeTag::tuple), t);
+    case VKind::tuple: {
+      if (!v.tup().vector) return subtype(*builtin_type(TypeTag::tuple), t);
+      // A vector of values is a Vector{Any}.
+      TypeObj array = *builtin_type(TypeTag::abstract_array);
+      array.rank = 1;
+      return subtype(array, t);
+    }
     case VKind::named_tuple:
       return subtype(*builtin_type(TypeTag::named_tuple), t);
     case VKind::function:

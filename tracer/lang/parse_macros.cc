@@ -96,13 +96,24 @@ std::vector<std::pair<ExprPtr, std::string>> Parser::parse_macro_args() {
 ExprPtr Parser::parse_macro() {
   const Token& m = take();
   std::string name = m.text;
-  if (name == "@kwdef") {
-    // `@kwdef struct T ... end`: the struct, its fields' defaults kept for a keyword
-    // constructor, as Base's.
-    if (!at_kw("struct") && !at_kw("mutable")) fail(m.pos, "@kwdef takes a struct definition");
+  if (name == "@kwdef" || name == "@with_kw") {
+    // `@kwdef struct T ... end` (Parameters.jl's @with_kw the same): the struct, its
+    // fields' defaults kept for a keyword constructor, as Base's.
+    if (!at_kw("struct") && !at_kw("mutable"))
+      fail(m.pos, fmt::format("{} takes a struct definition", name));
     statement_start_ = index();
     kwdef_ = true;
     return parse_statement();
+  }
+  if (name == "@__FILE__" || name == "@__DIR__") {
+    // The path of the file being read, or its folder, as Julia's (relative paths stay
+    // relative: messages and include() name files as they were given).
+    std::string path = sources_.file(file_).path;
+    if (name == "@__DIR__") {
+      size_t slash = path.rfind('/');
+      path = slash == std::string::npos ? "." : path.substr(0, slash);
+    }
+    return make_expr(Kind::string_lit, m.pos, path);
   }
   std::vector<std::pair<ExprPtr, std::string>> args = parse_macro_args();
   auto need = [&](size_t lo, size_t hi, std::string_view usage) {
@@ -155,6 +166,11 @@ ExprPtr Parser::parse_macro() {
     call->args.push_back(std::move(args[0].first));
     return call;
   }
+  if (name == "@epochs") {
+    // Flux's `@epochs n e`: `for i in 1:n; @info "Epoch $i"; e; end`.
+    need(2, 2, "@epochs 10 Flux.train!(loss, ps, data, opt)");
+    return epochs_loop(m.pos, std::move(args[0].first), std::move(args[1].first));
+  }
   if (name == "@showprogress") {
     need(1, 1, "@showprogress for x in xs ... end");
     return std::move(args[0].first);
@@ -194,10 +210,41 @@ ExprPtr Parser::parse_macro() {
     }
     return make_expr(Kind::nothing, m.pos);
   }
+  return unsupported_macro(m.pos, name);
+}
+
+ExprPtr Parser::epochs_loop(Pos pos, ExprPtr n, ExprPtr body) {
+  ExprPtr one = make_expr(Kind::int_lit, pos);
+  one->int_value = 1;
+  ExprPtr range = make_expr(Kind::range, pos);
+  range->args.push_back(std::move(one));
+  range->args.push_back(std::move(n));
+  ExprPtr in = make_expr(Kind::in, pos);
+  in->args.push_back(make_expr(Kind::id, pos, "epoch#"));
+  in->args.push_back(std::move(range));
+  ExprPtr iteration = make_expr(Kind::iteration, pos);
+  iteration->args.push_back(std::move(in));
+  ExprPtr info = make_expr(Kind::call, pos);
+  info->args.push_back(make_expr(Kind::id, pos, "println"));
+  info->args.push_back(make_expr(Kind::string_lit, pos, "[ Info: Epoch "));
+  info->args.push_back(make_expr(Kind::id, pos, "epoch#"));
+  ExprPtr block = make_expr(Kind::block, pos);
+  block->args.push_back(std::move(info));
+  block->args.push_back(std::move(body));
+  ExprPtr loop = make_expr(Kind::for_, pos);
+  loop->args.push_back(std::move(iteration));
+  loop->args.push_back(std::move(block));
+  return loop;
+}
+
+// Any other macro is an error where it runs, not where it is read: a program whose unused
+// functions save checkpoints with BSON.@save or log with TensorBoardLogger still traces.
+ExprPtr Parser::unsupported_macro(Pos pos, const std::string& name) {
   // A suggestion only for a near miss (a letter in four wrong at most): @time is no @simd.
-  std::vector<std::string_view> known = {"@.",     "@assert",  "@show",  "@view",
-                                         "@test",  "@testset", "@info",  "@warn",
-                                         "@debug", "@error",   "@kwdef", "@showprogress"};
+  std::vector<std::string_view> known = {"@.",      "@assert",       "@show",     "@view",
+                                         "@test",   "@testset",      "@info",     "@warn",
+                                         "@debug",  "@error",        "@kwdef",    "@with_kw",
+                                         "@epochs", "@showprogress", "@__FILE__", "@__DIR__"};
   known.insert(known.end(), kIdentity.begin(), kIdentity.end());
   known.insert(known.end(), kLayer.begin(), kLayer.end());
   std::string_view best;
@@ -206,9 +253,14 @@ ExprPtr Parser::parse_macro() {
     size_t d = edit_distance(name, k);
     if (d < best_distance) best_distance = d, best = k;
   }
-  fail(m.pos, fmt::format("the macro {} is not supported{}; the supported ones are {}", name,
-                          best.empty() ? "" : fmt::format(" (did you mean {}?)", best),
-                          fmt::join(known, ", ")));
+  ExprPtr call = make_expr(Kind::call, pos);
+  call->args.push_back(make_expr(Kind::id, pos, "error"));
+  call->args.push_back(
+      make_expr(Kind::string_lit, pos,
+                fmt::format("the macro {} is not supported{}; the supported ones are {}", name,
+                            best.empty() ? "" : fmt::format(" (did you mean {}?)", best),
+                            fmt::join(known, ", "))));
+  return call;
 }
 
 }  // namespace ytape::tracer::parse_internal

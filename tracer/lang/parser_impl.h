@@ -152,6 +152,8 @@ class Parser {
   /// A macro call, rewritten into what it stands for (`@. a + b` is `a .+ b`, `@inbounds e`
   /// is `e`); an unknown macro is an error naming the supported ones.
   ExprPtr parse_macro();
+  ExprPtr epochs_loop(Pos pos, ExprPtr n, ExprPtr body);
+  ExprPtr unsupported_macro(Pos pos, const std::string& name);
   /// The arguments of the macro call before peek(), each with its source text.
   std::vector<std::pair<ExprPtr, std::string>> parse_macro_args();
   /// The source text of tokens [first, end).

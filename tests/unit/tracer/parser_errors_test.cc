@@ -170,9 +170,6 @@ TEST_CASE("unsupported Julia features say so") {
         "t.jl:1:1: 'try' is not supported by ytape's model language\ntry\n^");
   CHECK(parse_error("module M end") ==
         "t.jl:1:1: 'module' is not supported by ytape's model language\nmodule M end\n^");
-  CHECK(parse_error("@time f(x)")
-            .find("t.jl:1:1: the macro @time is not supported; the "
-                  "supported ones are @., @assert,") == 0);
 }
 
 TEST_CASE("nesting is bounded instead of overflowing the stack") {

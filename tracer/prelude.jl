@@ -721,6 +721,10 @@ all(f::Function, x) = all(f.(x))
 >(x) = y -> y > x
 >=(x) = y -> y >= x
 isequal(x) = y -> isequal(y, x)
+in(xs) = y -> y in xs
+∈(xs) = y -> y in xs
+# x in xs of an array: whether some element equals x (a traced Bool when xs is traced).
+in(x, xs::AbstractArray) = any(xs .== x)
 isodd(n::Integer) = n % 2 != 0
 iseven(n::Integer) = n % 2 == 0
 

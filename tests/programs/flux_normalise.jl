@@ -33,8 +33,6 @@ function build_layers()
   inorm = InstanceNorm(2)
   inorm_act = InstanceNorm(2, relu; affine=true)
   gnorm = GroupNorm(4, 2)
-  # ytape: left out, as it is not in the prelude: Flux.normalise ("undefined variable
-  # 'Flux.normalise'").
   (; drop, drop_dims, chain, no_drop, ln, ln2, ln_act, bn, bn_act, conv_bn, alpha, inorm,
    inorm_act, gnorm)
 end
@@ -78,6 +76,11 @@ function norm_loss(layers, x, x3, xb, img, xg)
   @test yg[:, :, 3:4, 1] ≈ normalise_by_hand(xg[:, :, 3:4, 1], 1f-5)
   @test !(yg[:, :, 1:2, 1] ≈ normalise_by_hand(xg[:, :, 1:4, 1], 1f-5)[:, :, 1:2])
   total += sum(abs2, yi .* img) + sum(l.inorm_act(img) .* img) + sum(abs2, yg .* xg)
+  # Flux.normalise: zero mean, unit (uncorrected) deviation along dims, ϵ added to σ.
+  xn = Flux.normalise(x; dims=1)
+  @test all(abs.(mean(xn; dims=1)) .< 1e-6)
+  @test xn[:, 2] ≈ (x[:, 2] .- mean(x[:, 2])) ./ (std(x[:, 2]; corrected=false) + 1f-5)
+  total += sum(abs2, xn .* x)
   total
 end
 

@@ -340,6 +340,16 @@ Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
     case Kind::or_: {
       Value lhs = eval(*e.args[0], env);
       if (signal_ != Signal::none) return Value();
+      if (lhs.is_tensor() && lhs.tensor().element) {
+        // Inside a function broadcast over elements (all(v -> a || b, x)), each element
+        // takes its own side: both are computed, and combined elementwise.
+        Value rhs = eval(*e.args[1], env);
+        if (signal_ != Signal::none) return Value();
+        Args args;
+        args.pos = {lhs, rhs};
+        return with_element(call(*global(e.kind == Kind::or_ ? "|" : "&"), std::move(args), e.pos),
+                            true);
+      }
       bool l = truth(lhs, e.args[0]->pos);
       if (l == (e.kind == Kind::or_)) return Value::boolean(l);
       return eval(*e.args[1], env);

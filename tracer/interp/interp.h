@@ -263,6 +263,8 @@ class Interpreter {
   TypeRef eval_type(const Expr& type, const EnvPtr& env, const std::vector<ExprPtr>* where);
   TypeRef eval_curly(const Expr& type, TypeRef head, const EnvPtr& env,
                      const std::vector<ExprPtr>* where);
+  TypeRef tuple_type(const Expr& type, const TypeObj& head, const EnvPtr& env,
+                     const std::vector<ExprPtr>* where);
   TypeRef type_of_type(const Expr& type, const EnvPtr& env, const std::vector<ExprPtr>* where);
   std::optional<Value> eval_type_value(const Expr& p, const EnvPtr& env,
                                        const std::vector<ExprPtr>* where);

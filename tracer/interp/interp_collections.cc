@@ -100,13 +100,16 @@ Value Interpreter::eval_collection(const Expr& e, const EnvPtr& env) {
       scope->parent = env;
       std::vector<int64_t> dims;
       comprehend(e, 1, scope, out, &dims);
-      if (e.kind == Kind::comprehension && all_numbers(out) && !out.empty()) {
+      // A generator over a matrix (or a product of ranges) keeps its shape too, so that
+      // `collect(x^2 for x in m)` is a matrix, as Julia's; others are tuples of values.
+      bool shaped = e.args.size() == 2 && dims.size() > 1;
+      if ((e.kind == Kind::comprehension || shaped) && all_numbers(out) && !out.empty()) {
         Args args;
         args.pos = std::move(out);
         Value v = call(*global("vect"), std::move(args), e.pos);
         // `[f(i, j) for i in a, j in b]` is a length(a) x length(b) array; a filter or a
         // second `for` makes it a vector, as in Julia.
-        if (e.args.size() == 2 && dims.size() > 1) {
+        if (shaped) {
           Args shape;
           shape.pos.push_back(std::move(v));
           for (int64_t d : dims) shape.pos.push_back(Value::integer(d));

@@ -12,6 +12,18 @@ namespace ytape::tracer {
 Value Interpreter::eval_if(const Expr& e, const EnvPtr& env) {
   Value cond = eval(*e.args[0], env);
   if (signal_ != Signal::none) return Value();
+  if (cond.is_tensor() && cond.tensor().element && e.args.size() == 3 &&
+      e.args[1]->kind != Kind::block) {
+    // `c ? a : b` on an element of a broadcast function: each element takes its own side,
+    // both computed and chosen with ifelse (an `if` statement still must not branch).
+    Value a = eval(*e.args[1], env);
+    if (signal_ != Signal::none) return Value();
+    Value b = eval(*e.args[2], env);
+    if (signal_ != Signal::none) return Value();
+    Args args;
+    args.pos = {cond, a, b};
+    return call(*global("ifelse"), std::move(args), e.pos);
+  }
   if (truth(cond, e.args[0]->pos)) return eval(*e.args[1], env);
   if (e.args.size() > 2) return eval(*e.args[2], env);
   return Value();
@@ -27,8 +39,20 @@ Value Interpreter::eval_comparison(const Expr& e, const EnvPtr& env) {
     Value rhs = eval(*e.args[i + 1], env);
     Args args;
     args.pos = {lhs, rhs};
-    result = call(eval(*e.args[i], env), std::move(args), e.args[i]->pos);
-    if (!truth(result, e.args[i]->pos)) return Value::boolean(false);
+    Value r = call(eval(*e.args[i], env), std::move(args), e.args[i]->pos);
+    if (r.is_tensor() && r.tensor().element) {
+      // On elements of a broadcast function (0 < v < 2): each link, combined with &.
+      Args both;
+      both.pos = {result, r};
+      result = i == 1 ? r : with_element(call(*global("&"), std::move(both), e.args[i]->pos), true);
+    } else if (result.is_tensor() && result.tensor().element) {
+      Args both;
+      both.pos = {result, r};
+      result = with_element(call(*global("&"), std::move(both), e.args[i]->pos), true);
+    } else {
+      result = r;
+      if (!truth(result, e.args[i]->pos)) return Value::boolean(false);
+    }
     lhs = std::move(rhs);
   }
   return result;

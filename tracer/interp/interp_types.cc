@@ -96,35 +96,56 @@ TypeRef Interpreter::eval_curly(const Expr& type, TypeRef head, const EnvPtr& en
       case TypeTag::type:
         return type_of_type(type, env, where);
       case TypeTag::tuple:
-        break;
+        return tuple_type(type, *head, env, where);
       default:
         return head;  // parameters of other types (`Dict{Symbol, Int}`) do not constrain
     }
-    auto t = std::make_shared<TypeObj>(*builtin_type(TypeTag::tuple));
-    t->name = type_expr_str(type);
-    if (head->name != "NTuple") {
-      t->has_params = true;
-      for (size_t i = 0; i < n; ++i) t->params.push_back(eval_type(*type.args[i + 1], env, where));
-      return t;
-    }
-    if (n != 2) user_error("NTuple takes a length and an item type, as NTuple{{2, Int}}");
-    TypeRef item = eval_type(*type.args[2], env, where);
-    std::optional<Value> count = eval_type_value(*type.args[1], env, where);
-    if (!count) {
-      t->vararg = true;
-      t->params = {item};
-    } else if (count->kind == VKind::integer && count->i >= 0) {
-      t->has_params = true;
-      t->params.assign(static_cast<size_t>(count->i), item);
-    } else {
-      user_error("the length of NTuple{{N, T}} must be an integer or a where variable");
-    }
-    return t;
   } catch (const ProgramError&) {
     throw;
   } catch (const UserError& e) {
     fail(type.pos, e.what());
   }
+}
+
+// `Tuple{A, B}`; NTuple{N, T}, and `Tuple{Vararg{T, N}}` the same; without N, any number
+// of T.
+TypeRef Interpreter::tuple_type(const Expr& type, const TypeObj& head, const EnvPtr& env,
+                                const std::vector<ExprPtr>* where) {
+  size_t n = type.args.size() - 1;
+  auto t = std::make_shared<TypeObj>(*builtin_type(TypeTag::tuple));
+  t->name = type_expr_str(type);
+  const Expr* item = nullptr;
+  const Expr* count_expr = nullptr;
+  const Expr* last = n > 0 ? type.args[n].get() : nullptr;
+  if (head.name == "NTuple") {
+    if (n != 2) user_error("NTuple takes a length and an item type, as NTuple{{2, Int}}");
+    item = type.args[2].get(), count_expr = type.args[1].get();
+  } else if (last && last->kind == Kind::curly && last->args[0]->kind == Kind::id &&
+             last->args[0]->name == "Vararg") {
+    if (n != 1 || last->args.size() < 2 || last->args.size() > 3)
+      user_error(
+          "a Tuple type takes Vararg alone, as Tuple{{Vararg{{Float32}}}}; items "
+          "before it are not supported");
+    item = last->args[1].get();
+    if (last->args.size() == 3) count_expr = last->args[2].get();
+  } else {
+    t->has_params = true;
+    for (size_t i = 0; i < n; ++i) t->params.push_back(eval_type(*type.args[i + 1], env, where));
+    return t;
+  }
+  TypeRef item_type = eval_type(*item, env, where);
+  std::optional<Value> count;
+  if (count_expr) count = eval_type_value(*count_expr, env, where);
+  if (!count) {
+    t->vararg = true;
+    t->params = {item_type};
+  } else if (count->kind == VKind::integer && count->i >= 0) {
+    t->has_params = true;
+    t->params.assign(static_cast<size_t>(count->i), item_type);
+  } else {
+    user_error("the length of NTuple{{N, T}} must be an integer or a where variable");
+  }
+  return t;
 }
 
 // `Type{Float32}`, `Type{<:Real}`; `Type{T}` with T free is any type.

@@ -43,6 +43,9 @@ ExprPtr Parser::parse_primary() {
       if (after().kind == Tok::op && after().text == "->") return parse_lambda();
       return make_expr(Kind::id, take().pos, t.text);
     case Tok::keyword:
+      // `in(x, xs)` and `in(xs)`: the function, called (`in` is otherwise an operator).
+      if (t.text == "in" && after().kind == Tok::lparen && !after().space_before)
+        return make_expr(Kind::id, take().pos, t.text);
       return parse_keyword();
     case Tok::macro:
       return parse_macro();

@@ -60,8 +60,9 @@ bool Parser::at_short_definition() {
         is_function_operator(token_at(i + 2).text)) {
       i += 3;
     }
-  } else if (first.kind == Tok::op && is_function_operator(first.text)) {
-    ++i;  // a method of an operator: `|>(x, f) = f(x)`
+  } else if ((first.kind == Tok::op && is_function_operator(first.text)) ||
+             (first.kind == Tok::keyword && first.text == "in")) {
+    ++i;  // a method of an operator: `|>(x, f) = f(x)`, `in(xs) = ...`
   } else if (first.kind == Tok::lparen) {
     i = matching(i);
     if (i == 0) return false;
@@ -82,7 +83,7 @@ bool Parser::at_short_definition() {
 ExprPtr Parser::parse_short_definition() {
   Pos pos = peek().pos;
   auto f = std::make_unique<Function>();
-  if (at(Tok::ident) || at(Tok::op)) {
+  if (at(Tok::ident) || at(Tok::op) || at_kw("in")) {
     f->name = parse_function_name();
   } else {
     f->receiver = parse_receiver();
@@ -220,6 +221,14 @@ Param Parser::parse_param(bool keyword) {
     fail_expected(peek(), "a parameter name");
   }
   p.splat = accept_op("...");
+  // `xs::Vararg{T}` (or `Vararg{T, N}`, `Vararg`) is `xs::T...`: the count is not checked.
+  if (!p.splat && p.type && (p.type->kind == Kind::id || p.type->kind == Kind::curly)) {
+    const Expr& head = p.type->kind == Kind::curly ? *p.type->args[0] : *p.type;
+    if (head.kind == Kind::id && head.name == "Vararg") {
+      p.splat = true;
+      p.type = p.type->kind == Kind::curly ? std::move(p.type->args[1]) : nullptr;
+    }
+  }
   if (at_op("=")) {
     if (p.splat) fail(peek().pos, "a varargs parameter cannot have a default value");
     take();

@@ -181,6 +181,11 @@ TEST_CASE("==(x) and the other comparisons with one argument; filter and findall
                   "filter(isodd, (1, 2, 3)), filter(<(2.5), [1.0 2.0; 3.0 4.0]), "
                   "findall(>(1), [1, 2, 3]), findall([true, false, true]), iseven(4)") ==
         "((1, 3), [1.0, 2.0], [2, 3], [1, 3], true)");
+  // `in` as a function, with one argument too; `x in xs` over arrays.
+  CHECK(eval_show("",
+                  "in(2, [1, 2]), filter(in([1, 3]), [1, 2, 3]), filter(∈((2,)), [1, 2]), "
+                  "3 in [1.0, 2.0], 2.0 ∈ [1.0 2.0]") == "(true, [1, 3], [2], false, true)");
+  check_trace_matches("f(x) = ifelse(1f0 in x, 2f0, 3f0)\nx = Float32[0, 1]", "f", {"x"});
 }
 
 TEST_CASE("rand draws from a collection, as Julia's") {

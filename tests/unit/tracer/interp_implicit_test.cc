@@ -73,8 +73,8 @@ d = maximum(abs.(m[1].weight .- m2.layers[1].weight)) + maximum(abs.(m[2].bias .
 )";
   CHECK(eval_show(p, "d < 1e-12, m[1].weight === ps[1]") == "(true, true)");
   // One array with Descent: x -= η dx.
-  CHECK(eval_show("w = [1.0, 2.0]; Flux.Optimise.update!(Descent(0.5), w, [2.0, 2.0]); w",
-                  "w") == "[0.0, 1.0]");
+  CHECK(eval_show("w = [1.0, 2.0]; Flux.Optimise.update!(Descent(0.5), w, [2.0, 2.0]); w", "w") ==
+        "[0.0, 1.0]");
   CHECK(eval_show("Optimiser(WeightDecay(0.1), ADAM(0.01))", "1") == "1");
 }
 
@@ -104,6 +104,9 @@ TEST_CASE("a vector of values is an AbstractVector, and Tuple(v) its items") {
   CHECK(eval_show("g(x::AbstractVector) = 1\ng(x) = 2\ng(x::Tuple) = 3", "g([]), g((1,))") ==
         "(1, 3)");
   CHECK(eval_show("v = Any[1, :a]", "Tuple(v), Any[]") == "((1, :a), Any[])");
+  // A generator over a matrix keeps its shape, as a comprehension does.
+  CHECK(eval_show("m = [1.0 2.0; 3.0 4.0]", "collect(x^2 for x in m), sum(x for x in m)") ==
+        "([1.0 4.0; 9.0 16.0], 10.0)");
   CHECK(eval_show("v = Any[1, :a]", "findfirst(x -> x === :a, v), findlast(iseven, [2, 4, 5])") ==
         "(2, 2)");
 }
@@ -111,8 +114,7 @@ TEST_CASE("a vector of values is an AbstractVector, and Tuple(v) its items") {
 TEST_CASE("a script's plumbing: PROGRAM_FILE, @__FILE__, cd, ENV, CUDA's questions") {
   CHECK(eval_show("", "abspath(\"a/./b/../c.jl\") == abspath(\"a/c.jl\")") == "true");
   CHECK(eval_show("", "@__FILE__, @__DIR__") == "(\"<eval>\", \".\")");
-  CHECK(eval_show("ENV[\"K\"] = \"v\"", "ENV[\"K\"], haskey(ENV, \"HOME\")") ==
-        "(\"v\", false)");
+  CHECK(eval_show("ENV[\"K\"] = \"v\"", "ENV[\"K\"], haskey(ENV, \"HOME\")") == "(\"v\", false)");
   CHECK(eval_show("", "CUDA.functional(), has_cuda(), CUDA.allowscalar(false)") ==
         "(false, false, nothing)");
   CHECK(run_error("cd(\"no/such/folder\")").find("cd: 'no/such/folder' is not a folder") !=
@@ -125,8 +127,9 @@ TEST_CASE("a script's plumbing: PROGRAM_FILE, @__FILE__, cd, ENV, CUDA's questio
 TEST_CASE("a macro the language lacks is an error where it runs, not where it is read") {
   // A function the program never calls may use one (BSON.@save in a checkpoint function).
   CHECK(run_error("save(m) = BSON.@save \"m.bson\" m\nx = 1") == "no error");
-  CHECK(run_error("f(x) = @time x\nf(1)").find("t.jl:1:8: the macro @time is not supported; "
-                                               "the supported ones are @., @assert,") == 0);
+  CHECK(run_error("f(x) = @time x\nf(1)")
+            .find("t.jl:1:8: the macro @time is not supported; "
+                  "the supported ones are @., @assert,") == 0);
   CHECK(run_error("y = @asert x > 0").find("(did you mean @assert?)") != std::string::npos);
 }
 

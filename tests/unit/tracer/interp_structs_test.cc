@@ -116,6 +116,23 @@ f(x, y) = sum(inc_mul(x, y)) + sum(map(t -> t * (x'y), x)) + sum(g.(y)) + sum(h.
   check_trace_matches(program, "f", {"x", "y"});
 }
 
+TEST_CASE("a broadcast user function's ||, && , comparison chains and ?: act per element") {
+  std::string program = R"(
+x = [1.0, -0.5, -3.0]
+f(x) = sum(map(v -> (v > 0 || v < -1) ? v : 2v, x)) + sum((v -> 0 < v < 2 && v != 5).(x))
+)";
+  CHECK(eval_show(program,
+                  "all(v -> v > 0 || v < -0.2, x), all(v -> v > 0 || v < -2, x), any(v -> v < 0 && "
+                  "v > -1, x)") == "(true, false, true)");
+  CHECK(eval_show(program, "map(v -> -1 < v < 2, x), map(v -> v > 0 ? 2v : -v, x)") ==
+        "(Bool[1, 1, 0], [2.0, 0.5, 3.0])");
+  CHECK(eval_show(program, "f(x)") == "-2.0");
+  check_trace_matches(program, "f", {"x"});
+  // An `if` statement on an element still cannot branch.
+  CHECK(run_error(program + "map(v -> begin if v > 0\n v\n else\n 2v\n end end, x)")
+            .find("a condition must be a Bool") != std::string::npos);
+}
+
 TEST_CASE("traced structs, dispatch and indexing compute what the interpreter computes") {
   std::string program = std::string(kLayers) + R"(
 seed!(3)

@@ -55,6 +55,19 @@ TEST_CASE("Union-typed struct fields check the implied constructor") {
   CHECK(eval_show(q, "Box(1).x, Box(nothing).x") == "(1, nothing)");
 }
 
+TEST_CASE("Vararg: xs::Vararg{T} is xs::T..., Tuple{Vararg{T}} any number of T") {
+  std::string p =
+      "g(xs::Vararg{Int}) = sum(xs)\ng(x::Float64, ys::Vararg) = length(ys)\n"
+      "h(t::Tuple{Vararg{Float64}}) = length(t)\nh(t) = -1\n"
+      "k(t::Tuple{Vararg{Int, 2}}) = 2\nk(t) = 0";
+  CHECK(eval_show(p, "g(1, 2, 3), g(1.0, :a, 2), h((1.0, 2.0)), h((1.0, 2)), h(())") ==
+        "(6, 2, 2, -1, 0)");
+  CHECK(eval_show(p, "k((1, 2)), k((1, 2, 3)), (1, 2) isa Tuple{Vararg{Integer}}") ==
+        "(2, 0, true)");
+  CHECK(run_error("f(t::Tuple{Int, Vararg{Int}}) = t\nf((1, 2))")
+            .find("a Tuple type takes Vararg alone") != std::string::npos);
+}
+
 TEST_CASE("Tuple{...} and NTuple{N, T} match tuples by length and item types") {
   std::string p =
       "f(t::NTuple{2, Int}) = \"two ints\"\n"

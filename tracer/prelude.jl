@@ -170,7 +170,11 @@ randn32(dims...) = randn(Float32, dims...)
 
 # A layer's bias: bias=true makes zeros, false keeps none (as Flux, the field is false).
 create_bias(w, bias::Bool, n) = bias ? zeros(eltype(w), n) : false
-create_bias(w, bias::AbstractArray, n) = bias
+function create_bias(w, bias::AbstractArray, n)
+  size(bias) == (n,) ||
+    throw(DimensionMismatch("expected bias of size ($n,), got size $(size(bias))"))
+  eltype(bias) == eltype(w) ? bias : eltype(w).(bias)
+end
 
 # ---- train and test mode ------------------------------------------------------------------
 
@@ -196,7 +200,7 @@ sublayers(t::NamedTuple) = values(t)
 # Dense(in => out, σ; bias=true, init=glorot_uniform) or Dense(W, bias=true, σ): y = σ.(W*x
 # .+ b), over the first dim of an input of any rank.
 struct Dense
-  weight
+  weight::AbstractMatrix
   bias
   σ
 end
@@ -206,12 +210,13 @@ Dense(p::Tuple, σ=identity; kw...) = Dense(p[1] => p[2], σ; kw...)
 Dense(nin::Integer, nout::Integer, σ=identity; kw...) = Dense(nin => nout, σ; kw...)
 Dense(w::AbstractMatrix, bias::Bool=true, σ=identity) =
   new_instance(Dense, w, create_bias(w, bias, size(w, 1)), σ)
-Dense(w::AbstractMatrix, bias::AbstractArray) = Dense(w, bias, identity)
+Dense(w::AbstractMatrix, bias::AbstractArray, σ=identity) =
+  new_instance(Dense, w, create_bias(w, bias, size(w, 1)), σ)
 # As Flux's _match_eltype: an input of another element type (Float64 data, Bool one-hot
 # columns) is converted to the weight's.
 match_eltype(w, x::AbstractArray) = eltype(x) == eltype(w) ? x : eltype(w).(x)
 match_eltype(w, x) = x
-function (d::Dense)(x)
+function (d::Dense)(x::AbstractArray)
   ndims(x) > 2 && return reshape(d(reshape(x, size(x, 1), :)), :, size(x)[2:end]...)
   y = d.weight * match_eltype(d.weight, x)
   d.σ.(d.bias === false ? y : y .+ d.bias)
@@ -465,12 +470,19 @@ struct Chain
   layers::Tuple
 end
 Chain(layers...) = Chain(layers)
-Chain(; layers...) = new_instance(Chain, layers)
+# Chain([layer1, layer2]): the layers in a vector, as Flux's.
+Chain(layers::AbstractVector) = new_instance(Chain, layers)
+function Chain(; layers...)
+  :layers in keys(layers) && throw(ArgumentError("a Chain cannot have a layer named `layers`"))
+  new_instance(Chain, layers)
+end
 getindex(c::Chain, name::Symbol) = c.layers[name]
 (c::Chain)(x) = foldl((h, layer) -> layer(h), c.layers; init=x)
 sublayers(c::Chain) = c.layers
 getindex(c::Chain, i::Integer) = c.layers[i]
-getindex(c::Chain, r::AbstractRange) = Chain(c.layers[r]...)
+# A range of a named Chain keeps the names, as Flux's.
+getindex(c::Chain, r::AbstractRange) = c.layers isa NamedTuple ?
+  Chain(; [k => c.layers[k] for k in keys(c.layers)[r]]...) : Chain(c.layers[r]...)
 length(c::Chain) = length(c.layers)
 
 struct SkipConnection
@@ -609,6 +621,41 @@ argmax(x::AbstractArray) = Prim.argmax(vec(x); dim=1)[]
 argmin(x::AbstractArray) = argmax(-x)
 findmax(x::AbstractArray) = (maximum(x), argmax(x))
 findmin(x::AbstractArray) = (minimum(x), argmin(x))
+
+# ---- exceptions ----------------------------------------------------------------------------
+
+# throw(e) stops the program with e's type and message, as Julia prints an uncaught one.
+# There is no try/catch here: an exception always ends the program (@test_throws looks at
+# it first). Julia's usual exception types, with their fields:
+abstract type Exception end
+struct ArgumentError <: Exception
+  msg
+end
+struct DimensionMismatch <: Exception
+  msg
+end
+struct ErrorException <: Exception
+  msg
+end
+struct AssertionError <: Exception
+  msg
+end
+struct DomainError <: Exception
+  val
+  msg
+end
+DomainError(val) = DomainError(val, "")
+struct KeyError <: Exception
+  key
+end
+# Julia's MethodError holds the function and the arguments; here its message.
+struct MethodError <: Exception
+  msg
+end
+exception_text(e::Exception) = string(typeof(e), ": ", e.msg)
+exception_text(e::DomainError) = string("DomainError with ", e.val, ": ", e.msg)
+exception_text(e::KeyError) = string("KeyError: key ", repr(e.key), " not found")
+throw(e::Exception) = error(exception_text(e))
 
 # ---- undef ---------------------------------------------------------------------------------
 
@@ -801,7 +848,11 @@ function repeat(x::AbstractArray, counts::Integer...)
   length(c) == 1 && ndims(x) == 1 ? reshape(out, :) : reshape(out, a * c[1], :)
 end
 # isapprox(a, b; rtol, atol), a ≈ b: Julia's, with the norm of the difference for arrays.
-function isapprox(a, b; atol=0, rtol=atol > 0 ? 0 : sqrt(eps(Float64)))
+# isapprox's default rtol, as Julia's: √eps of the less precise float type of the two
+# (0 for integers), so Float32 results compare at Float32's precision.
+rtol_default(T) = T == Float32 ? sqrt(eps(Float32)) : T == Float64 ? sqrt(eps(Float64)) : 0
+function isapprox(a, b; atol=0,
+                  rtol=atol > 0 ? 0 : max(rtol_default(eltype(a)), rtol_default(eltype(b))))
   d = a isa AbstractArray ? norm(a .- b) : abs(a - b)
   na, nb = a isa AbstractArray ? (norm(a), norm(b)) : (abs(a), abs(b))
   a == b || d <= max(atol, rtol * max(na, nb))
@@ -849,8 +900,15 @@ struct Scale
   bias
   σ
 end
-Scale(s::Integer...; bias=true, init=ones32, _act=identity) =
-  new_instance(Scale, init(s...), bias ? zeros(Float32, s...) : false, _act)
+Scale(s1::Integer, s::Integer...; bias=true, init=ones32, _act=identity) =
+  new_instance(Scale, init(s1, s...), bias ? zeros(Float32, s1, s...) : false, _act)
+# Scale(size..., σ): the activation last, as Flux's.
+function Scale(size_act...; kw...)
+  ok = length(size_act) >= 2 && size_act[end] isa Function &&
+       all(s -> s isa Integer, size_act[1:end-1])
+  ok || throw(MethodError("no method matching Scale$(map(typeof, size_act))"))
+  Scale(size_act[1:end-1]...; _act=size_act[end], kw...)
+end
 (s::Scale)(x) = s.σ.(s.bias === false ? x .* s.scale : x .* s.scale .+ s.bias)
 
 # Maxout(layers...) or Maxout(f, n): the elementwise maximum of the layers' outputs.
@@ -1092,6 +1150,15 @@ trainable(b::BatchNorm) = (weight = b.weight, bias = b.bias)
 
 is_parameter(x) = x isa AbstractArray && (eltype(x) == Float32 || eltype(x) == Float64)
 is_struct(x) = !(x isa Tuple || x isa NamedTuple || x isa AbstractArray) && nfields(x) > 0
+
+# Functors.fmap(f, x) (Flux.fmap): x rebuilt with f applied to each leaf (an array, a
+# number, a function: what is not a struct, tuple or vector of values), as Functors'.
+function fmap(f, x)
+  (x isa Tuple || x isa NamedTuple) && return map(xi -> fmap(f, xi), x)
+  x isa AbstractVector && eltype(x) == Any && return [fmap(f, xi) for xi in x]
+  is_struct(x) || return f(x)
+  new_instance(typeof(x), map(xi -> fmap(f, xi), Tuple(getfields(x)))...)
+end
 
 # setup(rule, model): the state tree, which mirrors the model: a Leaf for each Float32 or
 # Float64 array, a named tuple for a struct (its trainable fields; nothing for the rest), a

@@ -142,6 +142,12 @@ Value typeof_(Interpreter& in, Args& args) {
     t->name = fmt::format("Tuple{{{}}}", fmt::join(names, ", "));
     return Value::type(std::move(t));
   }
+  if (v.kind == VKind::function) {
+    // typeof(sin): a Function, named as Julia shows it.
+    auto t = std::make_shared<TypeObj>(*builtin_type(TypeTag::function));
+    t->name = fmt::format("typeof({})", v.fn().name);
+    return Value::type(std::move(t));
+  }
   TypeTag tag = v.kind == VKind::string        ? TypeTag::string
                 : v.kind == VKind::symbol      ? TypeTag::symbol
                 : v.kind == VKind::range       ? TypeTag::range
@@ -157,6 +163,17 @@ Value eltype(Interpreter& in, Args& args) {
   need(args, 1, "eltype");
   const Value& v = args.pos[0];
   if (v.is_tensor()) return Value::type(dtype_type(v.tensor().type.dtype));
+  // A vector of values is a Vector{Any}; a tuple's items are of the union of their types.
+  if (is_value_vector(v)) return Value::type(builtin_type(TypeTag::any));
+  if ((v.kind == VKind::tuple || v.kind == VKind::named_tuple) && !v.tup().items.empty()) {
+    std::vector<TypeRef> types;
+    for (const Value& item : v.tup().items) {
+      Args one;
+      one.pos = {item};
+      types.push_back(typeof_(in, one).type_ref());
+    }
+    return Value::type(make_union(types));
+  }
   return typeof_(in, args);
 }
 
@@ -193,8 +210,10 @@ Value convert(Interpreter& in, Args& args) {
   const TypeObj& t = *args.pos[0].type_ref();
   const Value& x = args.pos[1];
   if (isa(x, t) && !(x.kind == VKind::float_ && x.weak)) return x;
-  if (t.tag == TypeTag::tuple && !t.has_params && x.kind == VKind::tuple)
-    return Value::tuple(x.tup().items);  // Tuple(v) of a Vector{Any}: its items
+  // Tuple(v) of a Vector{Any} or a named tuple: its items.
+  if (t.tag == TypeTag::tuple && !t.has_params &&
+      (x.kind == VKind::tuple || x.kind == VKind::named_tuple))
+    return Value::tuple(x.tup().items);
   DType d;
   if (!type_dtype(t, &d) && t.tag == TypeTag::abstract_array && t.has_eltype)
     d = t.eltype;

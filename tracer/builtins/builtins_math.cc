@@ -245,7 +245,8 @@ Value matrix_product(Interpreter& in, const Value& a, const Value& b) {
     int64_t inner_a = sa.size() == 2 ? sa[1] : 1;
     if (inner_a != sb[0]) {
       user_error(
-          "'*' of a {} and a {}: the left side has {} column{} and the right side {} "
+          "DimensionMismatch: '*' of a {} and a {}: the left side has {} column{} and the "
+          "right side {} "
           "row{}",
           type_str(a.tensor().type), type_str(b.tensor().type), inner_a, inner_a == 1 ? "" : "s",
           sb[0], sb[0] == 1 ? "" : "s");
@@ -368,11 +369,15 @@ Value rational(Interpreter&, Args&) {
   user_error("rationals (a // b) are not supported: write a / b for a float");
 }
 
-bool same(const Value& a, const Value& b) {
-  // Numbers (inside tuples) by value, as Julia's ==: (1, 2) == (1, 2.0).
-  if (is_scalar(a) || is_scalar(b))
-    return is_scalar(a) && is_scalar(b) && as_double(a) == as_double(b);
+// a === b, Julia's egal: numbers by type and value; immutable values (tuples, named
+// tuples, instances of immutable structs, ranges, strings, symbols, types) by content;
+// mutable ones (arrays, vectors of values, mutable structs) and functions by identity.
+bool egal_values(const Value& a, const Value& b) {
+  if (is_scalar(a) || is_scalar(b)) {
+    return a.kind == b.kind && as_double(a) == as_double(b) && a.dtype == b.dtype;
+  }
   if (a.kind != b.kind) return false;
+  if (a.obj != nullptr && a.obj == b.obj) return true;
   switch (a.kind) {
     case VKind::nothing:
       return true;
@@ -382,9 +387,18 @@ bool same(const Value& a, const Value& b) {
     case VKind::tuple:
     case VKind::named_tuple: {
       const TupleObj &x = a.tup(), &y = b.tup();
-      if (x.items.size() != y.items.size() || x.names != y.names) return false;
+      if (x.vector || y.vector || x.items.size() != y.items.size() || x.names != y.names)
+        return false;
       for (size_t i = 0; i < x.items.size(); ++i) {
-        if (!same(x.items[i], y.items[i])) return false;
+        if (!egal_values(x.items[i], y.items[i])) return false;
+      }
+      return true;
+    }
+    case VKind::object: {
+      const StructObj &x = a.object(), &y = b.object();
+      if (x.type != y.type || x.type->is_mutable) return false;
+      for (size_t i = 0; i < x.fields.size(); ++i) {
+        if (!egal_values(x.fields[i], y.fields[i])) return false;
       }
       return true;
     }
@@ -400,7 +414,7 @@ bool same(const Value& a, const Value& b) {
       return subtype(x, y) && subtype(y, x);
     }
     default:
-      return a.obj == b.obj;
+      return false;
   }
 }
 
@@ -417,13 +431,48 @@ Value arrays_equal(Interpreter& in, const Value& a, const Value& b) {
   return elementwise_binary(in, Prim::eq, count, Value::integer(0));
 }
 
+Value equal_values(Interpreter& in, const Value& a, const Value& b);
+
+// `a == b` of tuples, named tuples and vectors of values: item by item with ==, as
+// Julia's (([1.0],) == ([1.0],) compares the arrays' elements); traced when an item is.
+Value items_equal(Interpreter& in, const TupleObj& x, const TupleObj& y) {
+  if (x.items.size() != y.items.size() || x.names != y.names) return Value::boolean(false);
+  Value all = Value::boolean(true);
+  for (size_t i = 0; i < x.items.size(); ++i) {
+    Value e = equal_values(in, x.items[i], y.items[i]);
+    if (e.kind == VKind::boolean && !e.b) return e;
+    if (e.kind != VKind::boolean)
+      all = all.kind == VKind::boolean ? e : in.prim1(Prim::select, {all, e, all});
+  }
+  return all;
+}
+
+// `a == b`: numbers and arrays by value, collections item by item, anything else as `===`
+// (Julia's default `==`, which Flux's layers keep: Chain(d)[1:1] == Chain(d)).
+Value equal_values(Interpreter& in, const Value& a, const Value& b) {
+  bool numeric = (a.is_number() || a.is_tensor()) && (b.is_number() || b.is_tensor());
+  if (numeric) {
+    if (is_array(a) || is_array(b)) return arrays_equal(in, a, b);
+    return elementwise_binary(in, Prim::eq, a, b);
+  }
+  bool collections = (a.kind == VKind::tuple || a.kind == VKind::named_tuple) && a.kind == b.kind &&
+                     a.tup().vector == b.tup().vector;
+  if (collections) return items_equal(in, a.tup(), b.tup());
+  return Value::boolean(egal_values(a, b));
+}
+
 template <Prim P>
 Value compare(Interpreter& in, Args& args) {
   need(args, 2, prim_name(P));
   const Value &a = args.pos[0], &b = args.pos[1];
   bool numeric = (a.is_number() || a.is_tensor()) && (b.is_number() || b.is_tensor());
-  if (!numeric && (P == Prim::eq || P == Prim::ne))
-    return Value::boolean(same(a, b) == (P == Prim::eq));
+  if (!numeric && (P == Prim::eq || P == Prim::ne)) {
+    Value equal = equal_values(in, a, b);
+    if (P == Prim::eq) return equal;
+    Args negated;
+    negated.pos = {equal};
+    return not_(in, negated);
+  }
   if ((P == Prim::eq || P == Prim::ne) && !pointwise(in, a, b) && (is_array(a) || is_array(b))) {
     Value equal = arrays_equal(in, a, b);
     if (P == Prim::eq) return equal;
@@ -440,10 +489,7 @@ Value compare(Interpreter& in, Args& args) {
 bool egal(const Args& args) {
   need(args, 2, "===");
   const Value &a = args.pos[0], &b = args.pos[1];
-  if (is_scalar(a) && is_scalar(b)) {
-    return a.kind == b.kind && as_double(a) == as_double(b) && a.dtype == b.dtype;
-  }
-  return same(a, b);
+  return egal_values(a, b);
 }
 
 Value identical(Interpreter&, Args& args) {
@@ -462,8 +508,7 @@ Value isequal(Interpreter& in, Args& args) {
     bool nan = std::isnan(x) && std::isnan(y);
     return Value::boolean(nan || (x == y && std::signbit(x) == std::signbit(y)));
   }
-  if (a.is_tensor() || b.is_tensor()) return compare<Prim::eq>(in, args);
-  return Value::boolean(same(a, b));
+  return compare<Prim::eq>(in, args);
 }
 
 template <Prim P>

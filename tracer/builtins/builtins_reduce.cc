@@ -375,8 +375,19 @@ Value random(Interpreter& in, Args& args) {
       args.pos[0].kind != VKind::integer)
     return rand_from(in, args);
   auto [d, shape] = type_and_dims(args, 0, DType::f64);
-  if (!is_float(d)) user_error("{} draws floats: give Float32 or Float64", prim_name(P));
+  bool coin = P == Prim::rand && d == DType::boolean;  // rand(Bool, dims...): fair coins
+  if (coin) d = DType::f32;
+  if (!is_float(d))
+    user_error("{} draws floats{}: give Float32 or Float64", prim_name(P),
+               P == Prim::rand ? " or Bools" : "");
   bool number = shape.empty() && args.pos.size() <= 1;
+  if (coin) {
+    Args floats;
+    floats.pos.push_back(Value::type(dtype_type(DType::f32)));
+    floats.pos.insert(floats.pos.end(), args.pos.begin() + 1, args.pos.end());
+    return elementwise_binary(in, Prim::lt, random<P>(in, floats),
+                              Value::floating(0.5, DType::f32));
+  }
   auto seed = static_cast<int64_t>(in.next_seed() >> 1);
   Attrs attrs = AttrsOf<P>{.dtype = d, .shape = shape, .seed = seed}.to_attrs();
   if (in.tracing()) {

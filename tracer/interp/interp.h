@@ -391,6 +391,7 @@ void add_prim_builtins(BuiltinTable& table);
 void add_assign_builtins(BuiltinTable& table);
 void add_vector_builtins(BuiltinTable& table);
 void add_grad_builtins(BuiltinTable& table);
+void add_test_builtins(BuiltinTable& table);
 
 /// The text of the standard prelude (tracer/prelude.jl, embedded at build time).
 extern const char* const kPreludeText;

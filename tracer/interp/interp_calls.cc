@@ -117,10 +117,21 @@ void Interpreter::eval_args(const Expr& e, size_t first, const EnvPtr& env, Args
       for (Value& v : iterate(eval(*a.args[0], env), a.pos)) args.pos.push_back(std::move(v));
     } else if (a.kind == Kind::kw_splat) {
       Value nt = eval(*a.args[0], env);
-      if (nt.kind != VKind::named_tuple)
-        fail(a.pos, "only a named tuple can be splatted as keywords");
-      for (size_t k = 0; k < nt.tup().items.size(); ++k) {
-        args.kw.emplace_back(nt.tup().names[k], nt.tup().items[k]);
+      if (nt.kind == VKind::named_tuple) {
+        for (size_t k = 0; k < nt.tup().items.size(); ++k)
+          args.kw.emplace_back(nt.tup().names[k], nt.tup().items[k]);
+      } else {
+        // Any collection of `:name => value` pairs, as Julia's.
+        for (const Value& p : iterate(nt, a.pos)) {
+          bool pair = p.kind == VKind::object && p.object().type->name == "Pair" &&
+                      p.object().fields[0].kind == VKind::symbol;
+          if (!pair) {
+            fail(a.pos, fmt::format("keywords are splatted from a named tuple or from "
+                                    ":name => value pairs, got {}",
+                                    a_type_name(p)));
+          }
+          args.kw.emplace_back(p.object().fields[0].text(), p.object().fields[1]);
+        }
       }
     } else {
       args.pos.push_back(eval(a, env));

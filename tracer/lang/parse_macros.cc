@@ -175,6 +175,10 @@ ExprPtr Parser::parse_macro() {
     need(1, 1, "@showprogress for x in xs ... end");
     return std::move(args[0].first);
   }
+  if (name == "@test_throws" || name == "@test_broken" || name == "@test_skip" ||
+      name == "@test_nowarn" || name == "@inferred") {
+    return test_macro(m.pos, name, args);
+  }
   if (name == "@testset") {
     // Test's @testset ["name"] begin ... end (or a for loop): its body, run in place.
     need(1, 2, "@testset \"name\" begin ... end");
@@ -213,6 +217,31 @@ ExprPtr Parser::parse_macro() {
   return unsupported_macro(m.pos, name);
 }
 
+// Test's other macros. `@test_throws T e` and `@test_broken e` run `e` as a function of
+// no arguments, so that the built-in can catch its error: (call @test_throws "T" thunk
+// "e"). `@test_skip e` does not run e, as Test's; `@test_nowarn e` and `@inferred e` are e.
+ExprPtr Parser::test_macro(Pos pos, const std::string& name,
+                           std::vector<std::pair<ExprPtr, std::string>>& args) {
+  size_t want = name == "@test_throws" ? 2 : 1;
+  if (args.size() != want) {
+    fail(pos, fmt::format("{} takes {}, as in '{}'", name,
+                          want == 2 ? "an exception type and an expression" : "one expression",
+                          want == 2 ? "@test_throws DimensionMismatch f(x)" : name + " f(x)"));
+  }
+  if (name == "@test_skip") return make_expr(Kind::nothing, pos);
+  if (name == "@test_nowarn" || name == "@inferred") return std::move(args[0].first);
+  auto& [e, text] = args.back();
+  ExprPtr thunk = make_expr(Kind::lambda, e->pos);
+  thunk->function = std::make_unique<Function>();
+  thunk->function->body = std::move(e);
+  ExprPtr call = make_expr(Kind::call, pos);
+  call->args.push_back(make_expr(Kind::id, pos, name));
+  if (want == 2) call->args.push_back(make_expr(Kind::string_lit, pos, args[0].second));
+  call->args.push_back(std::move(thunk));
+  call->args.push_back(make_expr(Kind::string_lit, pos, text));
+  return call;
+}
+
 ExprPtr Parser::epochs_loop(Pos pos, ExprPtr n, ExprPtr body) {
   ExprPtr one = make_expr(Kind::int_lit, pos);
   one->int_value = 1;
@@ -241,10 +270,11 @@ ExprPtr Parser::epochs_loop(Pos pos, ExprPtr n, ExprPtr body) {
 // functions save checkpoints with BSON.@save or log with TensorBoardLogger still traces.
 ExprPtr Parser::unsupported_macro(Pos pos, const std::string& name) {
   // A suggestion only for a near miss (a letter in four wrong at most): @time is no @simd.
-  std::vector<std::string_view> known = {"@.",      "@assert",       "@show",     "@view",
-                                         "@test",   "@testset",      "@info",     "@warn",
-                                         "@debug",  "@error",        "@kwdef",    "@with_kw",
-                                         "@epochs", "@showprogress", "@__FILE__", "@__DIR__"};
+  std::vector<std::string_view> known = {
+      "@.",         "@assert",       "@show",     "@view",    "@test",        "@testset",
+      "@info",      "@warn",         "@debug",    "@error",   "@kwdef",       "@with_kw",
+      "@epochs",    "@showprogress", "@__FILE__", "@__DIR__", "@test_throws", "@test_broken",
+      "@test_skip", "@test_nowarn",  "@inferred"};
   known.insert(known.end(), kIdentity.begin(), kIdentity.end());
   known.insert(known.end(), kLayer.begin(), kLayer.end());
   std::string_view best;

@@ -153,6 +153,8 @@ class Parser {
   /// is `e`); an unknown macro is an error naming the supported ones.
   ExprPtr parse_macro();
   ExprPtr epochs_loop(Pos pos, ExprPtr n, ExprPtr body);
+  ExprPtr test_macro(Pos pos, const std::string& name,
+                     std::vector<std::pair<ExprPtr, std::string>>& args);
   ExprPtr unsupported_macro(Pos pos, const std::string& name);
   /// The arguments of the macro call before peek(), each with its source text.
   std::vector<std::pair<ExprPtr, std::string>> parse_macro_args();

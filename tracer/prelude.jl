@@ -135,8 +135,15 @@ function crossentropy_labels(probs, labels; agg=mean, eps=eps(eltype(probs)))
 end
 
 # One-hot columns, as Flux's: onehotbatch(labels, classes)[i, j] is labels[j] == classes[i].
-onehotbatch(labels, classes) = reshape(collect(classes), :, 1) .== reshape(labels, 1, :)
+# An array of labels gives one more dim in front: (classes, size(labels)...).
+onehotbatch(labels, classes) =
+  reshape(collect(classes), :, ntuple(_ -> 1, ndims(labels))...) .==
+  reshape(labels, 1, size(labels)...)
+onehotbatch(labels::Tuple, classes) = onehotbatch(collect(labels), classes)
 onehot(label, classes) = collect(classes) .== label
+# OneHotArrays' constructors: the index (or indices) and the number of classes.
+OneHotVector(i::Integer, n::Integer) = onehot(i, 1:n)
+OneHotMatrix(ix, n::Integer) = onehotbatch(ix, 1:n)
 # The class of each column of scores: the label at its largest value (the first of ties).
 function onecold(y, labels=1:size(y, 1))
   p = Prim.argmax(eltype(y) == Bool ? Int.(y) : y; dim=1)
@@ -170,6 +177,7 @@ randn32(dims...) = randn(Float32, dims...)
 
 # A layer's bias: bias=true makes zeros, false keeps none (as Flux, the field is false).
 create_bias(w, bias::Bool, n) = bias ? zeros(eltype(w), n) : false
+create_bias(w, bias::AbstractRange, n) = create_bias(w, collect(bias), n)
 function create_bias(w, bias::AbstractArray, n)
   size(bias) == (n,) ||
     throw(DimensionMismatch("expected bias of size ($n,), got size $(size(bias))"))
@@ -418,8 +426,9 @@ struct Embedding
 end
 Embedding(p::Pair; init=randn32) = Embedding(init(p.second, p.first))
 (e::Embedding)(x::Integer) = e.weight[:, x]
-(e::Embedding)(x::AbstractArray) =
-  eltype(x) == Bool ? e.weight * x : reshape(e.weight[:, vec(x)], :, size(x)...)
+(e::Embedding)(x::AbstractArray) = eltype(x) == Bool ?
+  reshape(e.weight * reshape(x, size(x, 1), :), :, size(x)[2:end]...) :
+  reshape(e.weight[:, vec(x)], :, size(x)...)
 
 struct MaxPool
   window
@@ -492,21 +501,59 @@ end
 (s::SkipConnection)(x) = s.connection(s.layers(x), x)
 sublayers(s::SkipConnection) = (s.layers,)
 
-# Parallel(connection, layers...): each layer on the one input, or layer i on input i.
+# Parallel(connection, layers...) and Parallel(connection; name = layer, ...): each layer
+# on the one input, layer i on input i, or the one layer on each input; the connection
+# is called once, on the layers' outputs.
 struct Parallel
   connection
   layers::Tuple
 end
 Parallel(connection, layers...) = Parallel(connection, layers)
+function Parallel(connection; layers...)
+  for reserved in (:layers, :connection)
+    reserved in keys(layers) &&
+      throw(ArgumentError("a Parallel cannot have a layer named `$reserved`"))
+  end
+  new_instance(Parallel, connection, layers)
+end
 sublayers(p::Parallel) = p.layers
+getindex(p::Parallel, i::Integer) = p.layers[i]
+getindex(p::Parallel, name::Symbol) = p.layers[name]
+getindex(p::Parallel, r::AbstractRange) = p.layers isa NamedTuple ?
+  Parallel(p.connection; [k => p.layers[k] for k in keys(p.layers)[r]]...) :
+  Parallel(p.connection, p.layers[r]...)
 function (p::Parallel)(xs...)
   length(xs) == 1 && xs[1] isa Tuple && return p(xs[1]...)
-  length(xs) == 1 && return p.connection(map(layer -> layer(xs[1]), p.layers)...)
-  if length(xs) != length(p.layers)
-    error("Parallel with ", length(p.layers), " layers takes 1 or ", length(p.layers),
-          " inputs, got ", length(xs))
+  layers = Tuple(p.layers)
+  length(xs) == 1 && return p.connection(map(layer -> layer(xs[1]), layers)...)
+  length(layers) == 1 && return p.connection(map(layers[1], xs)...)
+  if length(xs) != length(layers)
+    throw(ArgumentError("Parallel with $(length(layers)) sub-layers can take one input or " *
+                        "$(length(layers)) inputs, but got $(length(xs)) inputs"))
   end
-  p.connection(map((layer, x) -> layer(x), p.layers, xs)...)
+  p.connection(map((layer, x) -> layer(x), layers, xs)...)
+end
+
+# PairwiseFusion(connection, layers...): y1 = layer1(x1), then each
+# yi = layeri(connection(y(i-1), xi)); the outputs (y1, ..., yN). One input is every xi.
+struct PairwiseFusion
+  connection
+  layers::Tuple
+end
+PairwiseFusion(connection, layers...) = PairwiseFusion(connection, layers)
+sublayers(p::PairwiseFusion) = p.layers
+(p::PairwiseFusion)(xs...) = p(xs)
+function (p::PairwiseFusion)(x)
+  n = length(p.layers)
+  xs = x isa Tuple ? x : ntuple(_ -> x, n)
+  length(xs) == 1 && n > 1 && (xs = ntuple(_ -> xs[1], n))
+  length(xs) == n || throw(ArgumentError(
+    "PairwiseFusion with $n sub-layers takes one input or $n inputs, but got $(length(xs))"))
+  outs = Any[p.layers[1](xs[1])]
+  for i in 2:n
+    push!(outs, p.layers[i](p.connection(outs[end], xs[i])))
+  end
+  Tuple(outs)
 end
 
 # ---- recurrent layers (Flux 0.14's: a cell, made stateful by Recur) ---------------------------
@@ -621,6 +668,16 @@ argmax(x::AbstractArray) = Prim.argmax(vec(x); dim=1)[]
 argmin(x::AbstractArray) = argmax(-x)
 findmax(x::AbstractArray) = (maximum(x), argmax(x))
 findmin(x::AbstractArray) = (minimum(x), argmin(x))
+
+# inv(x) of a number: 1 / x (of an integer, a float, as Julia's).
+inv(x::Integer) = 1 / x
+inv(x::AbstractFloat) = one(x) / x
+
+# `.+` as a value (Base.BroadcastFunction(+)): calls its function broadcast.
+struct BroadcastFunction
+  f
+end
+(b::BroadcastFunction)(xs...) = b.f.(xs...)
 
 # ---- exceptions ----------------------------------------------------------------------------
 
@@ -874,14 +931,29 @@ function params(ms...)
   out
 end
 function collect_params!(out, x)
-  if x isa AbstractArray
+  if x isa AbstractArray && eltype(x) != Any
     any(p -> p === x, out) || push!(out, x)
+  elseif x isa AbstractVector  # of values: Chain([layer1, layer2])
+    foreach(xi -> collect_params!(out, xi), x)
   elseif !(x isa Number || x isa Function || x isa Symbol || x isa AbstractString)
     for i in 1:nfields(x)
       collect_params!(out, getfield(x, i))
     end
   end
   out
+end
+
+# destructure(m) (Optimisers' and Flux's): the model's arrays flattened into one vector,
+# and a function that rebuilds the model from such a vector (each array from its slice,
+# in its own element type).
+function destructure(m)
+  ps = params(m)
+  flat = isempty(ps) ? Float32[] : vcat([vec(p) for p in ps]...)
+  offsets = cumsum([0; [length(p) for p in ps]])
+  flat, v -> fmap(x -> begin
+    i = findfirst(p -> p === x, ps)
+    i === nothing ? x : eltype(x).(reshape(v[offsets[i] + 1:offsets[i + 1]], size(x)))
+  end, m)
 end
 
 # Flux.activations(c, x): the output of every layer of the chain, in order.
@@ -927,9 +999,17 @@ struct Bilinear
   σ
 end
 function Bilinear(p::Pair, σ=identity; bias=true, init=glorot_uniform)
-  w = init(p.second, p.first[1], p.first[2])
+  n1, n2 = p.first isa Integer ? (p.first, p.first) : p.first  # in => out: both inputs in
+  w = init(p.second, n1, n2)
   new_instance(Bilinear, w, create_bias(w, bias, p.second), σ)
 end
+Bilinear(in1::Integer, in2::Integer, out::Integer, σ=identity; kw...) =
+  Bilinear((in1, in2) => out, σ; kw...)
+function Bilinear(w::AbstractArray, bias=true, σ=identity)
+  ndims(w) == 3 || throw(ArgumentError("expected a 3-array of weights, got size $(size(w))"))
+  new_instance(Bilinear, w, create_bias(w, bias, size(w, 1)), σ)
+end
+(b::Bilinear)(x::AbstractArray) = b(x, x)
 function (b::Bilinear)(x, y)
   o, n1, n2 = size(b.weight)
   xm, ym = reshape(x, n1, :), reshape(y, n2, :)

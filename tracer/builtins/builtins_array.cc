@@ -152,11 +152,13 @@ std::vector<Value> as_matrices(Interpreter& in, const std::vector<Value>& items)
 }
 
 Value hcat(Interpreter& in, Args& args) {
+  if (args.pos.empty()) return Value::vector({});  // hcat() is Any[], as Julia's
   need_args(args, 1, 1 << 30, "hcat");
   return concat(in, as_matrices(in, args.pos), 2);
 }
 
 Value vcat(Interpreter& in, Args& args) {
+  if (args.pos.empty()) return Value::vector({});
   need_args(args, 1, 1 << 30, "vcat");
   bool vectors = true;
   for (const Value& v : args.pos)

@@ -165,6 +165,7 @@ Value eltype(Interpreter& in, Args& args) {
   if (v.is_tensor()) return Value::type(dtype_type(v.tensor().type.dtype));
   // A vector of values is a Vector{Any}; a tuple's items are of the union of their types.
   if (is_value_vector(v)) return Value::type(builtin_type(TypeTag::any));
+  if (v.kind == VKind::range) return Value::type(builtin_type(TypeTag::int64));
   if ((v.kind == VKind::tuple || v.kind == VKind::named_tuple) && !v.tup().items.empty()) {
     std::vector<TypeRef> types;
     for (const Value& item : v.tup().items) {

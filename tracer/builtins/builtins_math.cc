@@ -2,8 +2,10 @@
 // elementwise primitives (concrete or traced), with Julia's promotion and weak literals.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include "tape/error.h"
 #include "tracer/interp/interp.h"
@@ -301,6 +303,13 @@ Value minus(Interpreter& in, Args& args) {
 }
 
 Value times(Interpreter& in, Args& args) {
+  // "a" * "b": strings concatenate, as Julia's.
+  if (!args.pos.empty() && std::all_of(args.pos.begin(), args.pos.end(),
+                                       [](const Value& v) { return v.kind == VKind::string; })) {
+    std::string text;
+    for (const Value& v : args.pos) text += v.text();
+    return Value::string(std::move(text));
+  }
   return fold(in, args, [](Interpreter& i, const Value& a, const Value& b) {
     if (!pointwise(i, a, b) && is_array(a) && is_array(b)) return matrix_product(i, a, b);
     return elementwise_binary(i, Prim::mul, a, b);
@@ -324,6 +333,22 @@ Value power(Interpreter& in, Args& args) {
   }
   if (y.kind == VKind::integer && x.kind != VKind::integer && y.i == 2) {
     return elementwise_binary(in, Prim::mul, x, x);
+  }
+  if (y.kind == VKind::integer && y.i >= 0 && x.is_tensor() && !is_float(x.tensor().type.dtype) &&
+      x.tensor().type.dtype != DType::boolean) {
+    // Integers to a power stay integers, as Julia's ([5, 12] .^ 3): by squaring.
+    auto mul = [&](const Value& a, const Value& b) {
+      return elementwise_binary(in, Prim::mul, a, b);
+    };
+    if (y.i == 0)
+      return elementwise_binary(in, Prim::add, mul(x, Value::integer(0)), Value::integer(1));
+    std::optional<Value> result;
+    Value base = x;
+    for (int64_t e = y.i; e > 0; e >>= 1) {
+      if (e & 1) result = result ? mul(*result, base) : base;
+      if (e > 1) base = mul(base, base);
+    }
+    return *result;
   }
   return elementwise_binary(in, Prim::pow, x, y);
 }

@@ -40,10 +40,10 @@ std::string exception_type(const std::string& message) {
        {"out of bounds", "BoundsError"}}};
   size_t colon = message.find(": ");
   std::string_view head = std::string_view(message).substr(0, colon);
-  bool named = colon != std::string::npos && !head.empty() && std::isupper(head[0]) &&
-               head.find(' ') == std::string_view::npos &&
-               (head.ends_with("Error") || head.ends_with("Exception") ||
-                head.ends_with("Mismatch"));
+  bool named =
+      colon != std::string::npos && !head.empty() && std::isupper(head[0]) &&
+      head.find(' ') == std::string_view::npos &&
+      (head.ends_with("Error") || head.ends_with("Exception") || head.ends_with("Mismatch"));
   if (named) return std::string(head);
   for (auto [phrase, type] : kPhrases)
     if (message.find(phrase) != std::string::npos) return std::string(type);

@@ -190,6 +190,10 @@ Value Interpreter::eval_broadcast(const Expr& e, const EnvPtr& env) {
 }
 
 Value Interpreter::broadcast(const Value& f, Args args, Pos pos) {
+  // A range broadcasts as the array of its values ((1:n) .== k is a Bool vector).
+  for (Value& a : args.pos) {
+    if (a.kind == VKind::range) a = call(*global("collect"), Args{{a}, {}}, pos);
+  }
   if (std::any_of(args.pos.begin(), args.pos.end(),
                   [](const Value& a) { return a.kind == VKind::tuple; })) {
     return broadcast_tuples(f, std::move(args), pos);

@@ -58,7 +58,12 @@ ExprPtr Parser::parse_primary() {
     case Tok::op:
       if (t.text == ":") return parse_colon();
       if (operator_is_value()) {
-        return make_expr(Kind::id, take().pos, t.text);
+        const Token& op = take();
+        if (!is_dotted(op.text)) return make_expr(Kind::id, op.pos, op.text);
+        ExprPtr call = make_expr(Kind::call, op.pos);
+        call->args.push_back(make_expr(Kind::id, op.pos, "BroadcastFunction"));
+        call->args.push_back(make_expr(Kind::id, op.pos, std::string(undotted(op.text))));
+        return call;
       }
       break;
     default:

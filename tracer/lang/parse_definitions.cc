@@ -319,6 +319,9 @@ ExprPtr Parser::parse_type() {
     type = std::move(field);
   }
   if (at(Tok::lbrace) && !peek().space_before) type = parse_curly(std::move(type));
+  // `typeof(f)` and other calls that give a type, as in Parallel{typeof(hcat), Tuple{}}.
+  if (at(Tok::lparen) && !peek().space_before && type->kind == Kind::id)
+    type = parse_call(std::move(type), Kind::call);
   return type;
 }
 

@@ -6,14 +6,14 @@
 
 namespace ytape::tracer::parse_internal {
 
-namespace {
-
 bool is_dotted(std::string_view op) {
   return op.size() > 1 && op[0] == '.' && op != "...";
 }
 std::string_view undotted(std::string_view op) {
   return is_dotted(op) ? op.substr(1) : op;
 }
+
+namespace {
 
 int level_of(std::string_view op) {
   static constexpr std::pair<std::string_view, Level> kLevels[] = {
@@ -294,7 +294,9 @@ bool is_function_operator(std::string_view op) {
 bool Parser::operator_is_value() {
   const Token& t = peek();
   std::string_view op = t.text;
-  if (!is_function_operator(op)) return false;
+  // `.+` alone is a value too: Base.BroadcastFunction(+).
+  if (!is_function_operator(op) && !(is_dotted(op) && is_function_operator(undotted(op))))
+    return false;
   size_t next_index = after_index();
   const Token& next = token_at(next_index);
   switch (next.kind) {

@@ -259,6 +259,9 @@ bool is_assignment_op(const Token& token);
 bool is_prefix_op(std::string_view op);
 /// An operator that names a function: `+`, `|>`, `∘`, `=>`, `^` (not `&&`, `:` or `.+`).
 bool is_function_operator(std::string_view op);
+/// `.+`, `.*`, ...: a dotted operator (not `...`), and the operator without its dot.
+bool is_dotted(std::string_view op);
+std::string_view undotted(std::string_view op);
 /// A new node for the operator call `op(a)` or `op(a, b)`, at the operator: a call, or a
 /// broadcast for dotted operators.
 ExprPtr make_operator_call(const Token& op, ExprPtr a, ExprPtr b = nullptr);

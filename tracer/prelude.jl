@@ -26,7 +26,6 @@ expand2(x::Tuple) = x
 expand_pad(p::Integer) = (p, p, p, p)
 expand_pad(p::Tuple) = length(p) == 2 ? (p[1], p[1], p[2], p[2]) : p
 
-
 flatten(x) = reshape(x, :, size(x, ndims(x)))
 
 # ---- Base, Statistics and LinearAlgebra ----------------------------------------------------
@@ -375,10 +374,6 @@ function track_stats!(b::BatchNorm, μ, invstd, ϵ, n)
   b.σ² = (1 - m) .* b.σ² .+ m .* σ²
   b
 end
-function set_mode!(b::BatchNorm, mode)
-  b.active = mode
-  b
-end
 
 # LayerNorm(size, λ; affine=true, eps=1f-5): normalizes over the first length(size) dims,
 # then scales and shifts by arrays of that size.
@@ -414,10 +409,6 @@ function (d::Dropout)(x)
   isactive(d) || return x
   s = d.dims === (:) ? size(x) : ntuple(i -> i in d.dims ? size(x, i) : 1, ndims(x))
   x .* ((rand(eltype(x), s...) .>= d.p) ./ convert(eltype(x), 1 - d.p))
-end
-function set_mode!(d::Dropout, mode)
-  d.active = mode
-  d
 end
 
 # Embedding(in => out): column k of the weight (out, in) for label k.
@@ -1073,9 +1064,10 @@ function (a::AlphaDropout)(x)
   B = T(-A * α′ * a.p)
   A .* ifelse.(rand(T, size(x)...) .> a.p, x, α′) .+ B
 end
-function set_mode!(a::AlphaDropout, mode)
-  a.active = mode
-  a
+# The layers with a mode keep it in `active` (true, false, or nothing: unset).
+function set_mode!(m::Union{BatchNorm, Dropout, AlphaDropout}, mode)
+  m.active = mode
+  m
 end
 
 # More of Flux's losses.

@@ -1503,6 +1503,22 @@ function train!(loss, ps::AbstractVector, data, opt::AbstractRule; cb=() -> noth
   end
 end
 
+# Zygote's jacobian(f, xs...): for each argument the matrix of ∂f(xs...)[i]/∂x[j] (a row
+# per element of f's result, a column per element of the argument), one gradient per row;
+# hessian(f, x) (and hessian_reverse, hessian_dual) the jacobian of its gradient, exact as
+# a gradient of a gradient is. Integer arguments are taken as floats, as Zygote does.
+function jacobian(f, xs...)
+  xs = map(x -> x isa AbstractArray && !(eltype(x) <: AbstractFloat) ? float.(x) : x, xs)
+  n = length(f(xs...))
+  row(i) = gradient((a...) -> (y = f(a...); y isa Number ? y : y[i]), xs...)
+  rows = [row(i) for i in 1:n]
+  ntuple(k -> vcat([reshape(r[k] === nothing ? zero(xs[k]) : r[k], 1, :) for r in rows]...),
+         length(xs))
+end
+hessian(f, x) = jacobian(x -> gradient(f, x)[1], x)[1]
+hessian_reverse(f, x) = hessian(f, x)
+hessian_dual(f, x) = hessian(f, x)
+
 # Flux's older names for its rules.
 ADAM(η=0.001, β=(0.9, 0.999), ϵ=1e-8) = Adam(η, β, ϵ)
 Optimiser(opts...) = OptimiserChain(opts...)

@@ -84,6 +84,17 @@ Value isa_(Interpreter&, Args& args) {
   return Value::boolean(isa(args.pos[0], *args.pos[1].type_ref()));
 }
 
+// A <: B and B >: A of types: whether A is a subtype of B (eltype(x) <: AbstractFloat).
+template <bool Super>
+Value subtype_of(Interpreter&, Args& args) {
+  need(args, 2, Super ? ">:" : "<:");
+  if (args.pos[0].kind != VKind::type || args.pos[1].kind != VKind::type)
+    user_error("'{}' compares two types, got {} and {}",
+               Super ? ">:" : "<:", a_type_name(args.pos[0]), a_type_name(args.pos[1]));
+  const TypeObj &a = *args.pos[0].type_ref(), &b = *args.pos[1].type_ref();
+  return Value::boolean(Super ? subtype(b, a) : subtype(a, b));
+}
+
 bool type_dtype(const TypeObj& t, DType* d) {
   switch (t.tag) {
     case TypeTag::float32:
@@ -512,6 +523,8 @@ void add_core_builtins(BuiltinTable& t) {
                         {"abspath", abspath},
                         {"cd", cd},
                         {"isa", isa_},
+                        {"<:", subtype_of<false>},
+                        {">:", subtype_of<true>},
                         {"typeof", typeof_},
                         {"eltype", eltype},
                         {"eps", eps},

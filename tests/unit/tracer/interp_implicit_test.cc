@@ -94,6 +94,18 @@ before = lossxy(x, y)
   CHECK(show(in.eval_text("calls[], lossxy(x, y) < before")) == "(9, true)");
 }
 
+TEST_CASE("jacobian and hessian, by gradients of gradients") {
+  std::string p = "f(x) = sum(x .^ 3) + x[1] * x[2]";
+  CHECK(eval_show(p, "hessian(f, [1.0, 2.0])") == "[6.0 1.0; 1.0 12.0]");
+  CHECK(eval_show(p, "jacobian((x, y) -> x .* y, [1.0, 2.0], [3.0, 4.0])") ==
+        "([3.0 0.0; 0.0 4.0], [1.0 0.0; 0.0 2.0])");
+  // Integer arguments are taken as floats; hessian_dual and hessian_reverse are hessian.
+  CHECK(eval_show(p, "Zygote.hessian_dual(f, [1, 2]) == Zygote.hessian_reverse(f, [1.0, 2.0])") ==
+        "true");
+  CHECK(eval_show("", "Float32 <: AbstractFloat, Int <: AbstractFloat, Real >: Int") ==
+        "(true, false, true)");
+}
+
 TEST_CASE("implicit parameters must be a vector of arrays") {
   CHECK(run_error("gradient(() -> 1.0, 3)")
             .find("gradient(() -> ..., ps): the parameters are a vector of arrays, as "

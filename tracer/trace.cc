@@ -38,6 +38,7 @@ std::string suggestion(Interpreter& program, const std::string& name, bool funct
         (!function && (v.kind == VKind::function || v.kind == VKind::type)))
       continue;
     size_t d = edit_distance(name, g);
+    if (name.find_first_of(g) == std::string::npos) continue;  // nothing shared: `f` is no `<`
     if (d < best_distance || (d == best_distance && !best.empty() && g < best)) {
       best = g;
       best_distance = d;

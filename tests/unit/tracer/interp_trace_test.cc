@@ -104,6 +104,12 @@ f(x) = sum(x) > 0 ? sum(x) : -sum(x)
         "  in f");
 }
 
+TEST_CASE("a missing entry suggests a near name, never one with nothing in common") {
+  CHECK(trace_error("g(x) = x", "gg", {"1"}) ==
+        "the program defines no function 'gg'; did you mean 'g'?");
+  CHECK(trace_error("g(x) = x", "f", {"1"}) == "the program defines no function 'f'");
+}
+
 TEST_CASE("errors name the line, show a caret and the call stack") {
   CHECK(run_error("f(x) = x + y\ng(x) = f(x)\ng(1)") ==
         "t.jl:1:12: undefined variable 'y'\n"

@@ -138,7 +138,7 @@ end
 onehotbatch(labels, classes) =
   reshape(collect(classes), :, ntuple(_ -> 1, ndims(labels))...) .==
   reshape(labels, 1, size(labels)...)
-onehotbatch(labels::Tuple, classes) = onehotbatch(collect(labels), classes)
+onehotbatch(labels::Union{Tuple, AbstractRange}, classes) = onehotbatch(collect(labels), classes)
 onehot(label, classes) = collect(classes) .== label
 # OneHotArrays' constructors: the index (or indices) and the number of classes.
 OneHotVector(i::Integer, n::Integer) = onehot(i, 1:n)
@@ -420,6 +420,38 @@ Embedding(p::Pair; init=randn32) = Embedding(init(p.second, p.first))
 (e::Embedding)(x::AbstractArray) = eltype(x) == Bool ?
   reshape(e.weight * reshape(x, size(x, 1), :), :, size(x)[2:end]...) :
   reshape(e.weight[:, vec(x)], :, size(x)...)
+
+# EmbeddingBag(in => out, reduction=mean): each bag of labels is the reduction (mean, sum,
+# maximum, ...) of its columns of the weight: a vector of labels is one bag; a matrix, a
+# vector of vectors or (inputs, offsets), PyTorch's form, one bag per column; a one-hot
+# (Bool) matrix is one bag, as Flux's.
+struct EmbeddingBag
+  weight
+  reduction
+end
+EmbeddingBag(p::Pair, reduction=mean; init=randn32) =
+  EmbeddingBag(init(p.second, p.first), reduction)
+EmbeddingBag(weight::AbstractMatrix) = EmbeddingBag(weight, mean)
+(m::EmbeddingBag)(i::Integer) = error("EmbeddingBag expects an array of indices, not just one")
+function (m::EmbeddingBag)(x::AbstractVector)
+  eltype(x) == Any && return reduce(hcat, [m(b) for b in x])  # a vector of bags
+  eltype(x) == Bool && error("EmbeddingBag is not defined for a one-hot vector")
+  vec(m.reduction(Embedding(m.weight)(x); dims=2))
+end
+(m::EmbeddingBag)(x::AbstractMatrix) = eltype(x) == Bool ?
+  vec(m.reduction(Embedding(m.weight)(x); dims=2)) :
+  reduce(hcat, [m(x[:, j]) for j in 1:size(x, 2)])
+(m::EmbeddingBag)(inputs::AbstractVector, offsets::AbstractVector) = m(_splitat(inputs, offsets))
+# The bags of `data` that start at each of `offsets` (1-based, increasing, the first 1).
+function _splitat(data::AbstractVector, offsets::AbstractVector)
+  offsets[1] == 1 || throw(ArgumentError("the first offset must be 1, got $(offsets[1])"))
+  all(offsets[2:end] .> offsets[1:end-1]) ||
+    throw(ArgumentError("offsets must increase, with no repeats: $offsets"))
+  offsets[end] <= length(data) ||
+    throw(ArgumentError("the last offset, $(offsets[end]), is past the data's end"))
+  ends = [offsets[2:end] .- 1; length(data)]
+  Any[data[offsets[i]:ends[i]] for i in 1:length(offsets)]
+end
 
 struct MaxPool
   window

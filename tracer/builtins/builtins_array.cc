@@ -432,6 +432,7 @@ Value ndims(Interpreter&, Args& args) {
   const Value& x = args.pos[0];
   if (x.is_tensor() && !is_element(x)) return Value::integer(x.tensor().type.rank());
   if (x.is_number() || is_element(x)) return Value::integer(0);
+  if (x.kind == VKind::range || is_value_vector(x)) return Value::integer(1);  // vectors
   user_error("ndims of {} is not defined", a_type_name(x));
 }
 

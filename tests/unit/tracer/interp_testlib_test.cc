@@ -140,6 +140,25 @@ m1v = Chain([m1[1], m1[2]])
                   "m1[2].bias, sum(length, params(m1v))") == "(22, true, 22)");
 }
 
+TEST_CASE("EmbeddingBag: bags of labels reduced, in Flux's and PyTorch's forms") {
+  std::string p = R"(
+using Flux
+seed!(5)
+bag = Flux.EmbeddingBag(10 => 4, sum)
+emb = Flux.Embedding(bag.weight)
+)";
+  CHECK(eval_show(p, "bag([1, 3]) ≈ emb(1) .+ emb(3), size(bag([1 2 5; 3 4 7]))") ==
+        "(true, (4, 3))");
+  CHECK(eval_show(p, "bag([1, 3, 2, 4], [1, 3]) == bag([[1, 3], [2, 4]]) == bag([1 2; 3 4])") ==
+        "true");
+  CHECK(eval_show(p, "bag(Flux.OneHotMatrix([1, 3], 10)) ≈ bag([1, 3])") == "true");
+  CHECK(eval_show("", "Flux._splitat([1, 2, 3, 4], [1, 2, 4])") == "[[1], [2, 3], [4]]");
+  CHECK(run_error(p + "Flux._splitat([1, 2, 3], [1, 3, 2])")
+            .find("ArgumentError: offsets must increase, with no repeats") != std::string::npos);
+  CHECK(run_error(p + "bag(Flux.OneHotVector(3, 10))")
+            .find("EmbeddingBag is not defined for a one-hot vector") != std::string::npos);
+}
+
 TEST_CASE("ranges broadcast as arrays; strings concatenate; typeof(f) as a type parameter") {
   CHECK(eval_show("", "(1:4) .== 2, eltype(1:3), (1:3) .* 2") ==
         "(Bool[0, 1, 0, 0], Int64, [2, 4, 6])");

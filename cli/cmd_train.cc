@@ -15,7 +15,7 @@ namespace ytape::cli {
 namespace {
 
 struct TrainCli {
-  std::string step, data, init, eval, eval_data, checkpoint, out;
+  std::string step, data, init, eval, eval_data, checkpoint, out, keep_last;
   bool no_shuffle = false, resume = false;
   TrainOptions train;
   ExecutionChoice execution;
@@ -65,6 +65,9 @@ void declare(CLI::App& sub, TrainCli& o) {
   sub.add_option("--seed", o.train.seed,
                  "Seed of the order of each epoch and of the random key of each step (default 0)");
   sub.add_flag("--no-shuffle", o.no_shuffle, "Visit the samples in the file's order every epoch");
+  sub.add_option("--keep-last", o.keep_last,
+                 "Keep each epoch's last incomplete batch: this tape is the step traced at its "
+                 "size (N mod the batch size); without it the batch is dropped");
   auto* eval = sub.add_option("--eval", o.eval, "A tape to evaluate after each epoch");
   auto* eval_data = sub.add_option("--eval-data", o.eval_data, "The eval tape's data");
   eval->needs(eval_data);
@@ -101,10 +104,12 @@ int train(const TrainCli& o) {
   // The tapes outlive the trainer, which refers to them.
   Tape step = load_tape(o.step);
   Tape eval = o.eval.empty() ? Tape{} : load_tape(o.eval);
+  Tape last = o.keep_last.empty() ? Tape{} : load_tape(o.keep_last);
   TensorMap init = o.init.empty() ? TensorMap{} : read_tensors(o.init);
   Trainer trainer(step, source_name(o.step),
                   make_data_set(read_tensors(o.data), source_name(o.data)), std::move(init),
                   o.init.empty() ? "" : source_name(o.init), options);
+  if (!o.keep_last.empty()) trainer.set_last_step(last, source_name(o.keep_last));
   if (!o.eval.empty()) {
     trainer.set_eval(eval, source_name(o.eval),
                      make_data_set(read_tensors(o.eval_data), source_name(o.eval_data)));

@@ -54,6 +54,7 @@ std::vector<uint8_t> write_checkpoint(const Checkpoint& c) {
       {"batch_size", fmt::format("{}", c.run.batch)},
       {"samples", fmt::format("{}", c.run.samples)},
   };
+  if (c.run.last > 0) metadata.emplace_back("last_batch", fmt::format("{}", c.run.last));
   return write_safetensors(c.state, metadata);
 }
 
@@ -80,6 +81,9 @@ Checkpoint read_checkpoint(std::span<const uint8_t> bytes, std::string_view sour
   c.run.shuffle = boolean(metadata, "shuffle", source);
   c.run.batch = number<int64_t>(metadata, "batch_size", source);
   c.run.samples = number<int64_t>(metadata, "samples", source);
+  for (const auto& [k, v] : metadata) {
+    if (k == "last_batch") c.run.last = number<int64_t>(metadata, "last_batch", source);
+  }
   if (c.position.epoch < 1 || c.position.step < 0 || c.position.global_step < 0) {
     user_error("{}: the checkpoint's position (epoch {}, step {}, global step {}) is invalid",
                source, c.position.epoch, c.position.step, c.position.global_step);

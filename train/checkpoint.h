@@ -27,6 +27,7 @@ struct RunIdentity {
   bool shuffle = true;
   int64_t batch = 0;    ///< the step tape's batch size
   int64_t samples = 0;  ///< the training data's N
+  int64_t last = 0;     ///< the --keep-last tape's batch size (N mod batch); 0 without one
   friend bool operator==(const RunIdentity&, const RunIdentity&) = default;
 };
 
@@ -38,7 +39,8 @@ struct Checkpoint {
 
 /// The bytes of a checkpoint file: `state` as safetensors, with "__metadata__" holding
 /// format = "ytape-train-checkpoint-1", epoch, step, global_step, loss_sum (shortest
-/// round-trip decimal), seed, shuffle (true/false), batch_size and samples.
+/// round-trip decimal), seed, shuffle (true/false), batch_size, samples and, with a
+/// --keep-last tape, last_batch.
 std::vector<uint8_t> write_checkpoint(const Checkpoint& c);
 
 /// Reads what write_checkpoint wrote. Throws UserError naming `source` when the file is not

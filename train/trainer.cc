@@ -86,8 +86,58 @@ void Trainer::set_eval(const Tape& eval, std::string eval_source, DataSet data) 
   }
 }
 
+void Trainer::set_last_step(const Tape& last, std::string last_source) {
+  const int64_t rest = data_.samples % binding_.batch;
+  if (rest == 0) {
+    user_error(
+        "{}: {} holds {} samples, a multiple of the batch size {}: there is no "
+        "incomplete batch to keep; leave out --keep-last",
+        last_source, data_.source, data_.samples, binding_.batch);
+  }
+  Binding b = bind_step(last, last_source, data_);
+  if (b.batch != rest) {
+    user_error(
+        "{}: its batch size is {}, but the last batch of {} samples in batches of {} "
+        "holds {}: trace the step at a batch of {}",
+        last_source, b.batch, data_.samples, binding_.batch, rest, rest);
+  }
+  std::unordered_map<std::string_view, size_t> step_inputs;
+  for (size_t i = 0; i < binding_.inputs.size(); ++i)
+    step_inputs.emplace(binding_.inputs[i].name, i);
+  std::vector<size_t> from(b.inputs.size(), std::string::npos);
+  size_t carried = 0;
+  for (size_t i = 0; i < b.inputs.size(); ++i) {
+    const BoundInput& in = b.inputs[i];
+    auto it = step_inputs.find(in.name);
+    const BoundInput* twin = it == step_inputs.end() ? nullptr : &binding_.inputs[it->second];
+    bool same = twin != nullptr && twin->role == in.role &&
+                (in.role == InputRole::data || twin->type == in.type);
+    if (!same) {
+      user_error(
+          "{}: input '{}' ({}) is not an input of {} with the same role and type: the "
+          "last step must be the step traced at a smaller batch",
+          last_source, in.name, type_str(in.type), step_source_);
+    }
+    if (in.role != InputRole::data) from[i] = it->second;
+    carried += in.role == InputRole::carried;
+  }
+  if (carried != state().size()) {
+    user_error("{} carries {} tensors, but {} carries {}: the last step must carry the same state",
+               last_source, carried, step_source_, state().size());
+  }
+  last_binding_ = std::move(b);
+  last_source_ = std::move(last_source);
+  last_from_step_ = std::move(from);
+  last_executor_ = std::make_unique<Executor>(last, options_.executor);
+}
+
+RunIdentity Trainer::identity() const {
+  return {options_.seed, options_.shuffle, binding_.batch, data_.samples,
+          last_executor_ ? last_binding_.batch : 0};
+}
+
 void Trainer::resume(const Checkpoint& c, std::string_view source) {
-  RunIdentity now{options_.seed, options_.shuffle, binding_.batch, data_.samples};
+  RunIdentity now = identity();
   if (c.run.seed != now.seed) {
     user_error("{} was written by a run with --seed {}, not {}: give the same --seed to resume",
                source, c.run.seed, now.seed);
@@ -101,6 +151,10 @@ void Trainer::resume(const Checkpoint& c, std::string_view source) {
         "{} was written by a run with batch size {} over {} samples, but {} has batch "
         "size {} and {} has {} samples",
         source, c.run.batch, c.run.samples, step_source_, now.batch, data_.source, now.samples);
+  }
+  if (c.run.last != now.last) {
+    user_error("{} was written by a run {} --keep-last: give the same options to resume", source,
+               c.run.last > 0 ? "with" : "without");
   }
   std::vector<Tensor> values = values_;
   size_t carried = 0;
@@ -136,7 +190,7 @@ TensorMap Trainer::state() const {
 }
 
 Checkpoint Trainer::checkpoint() const {
-  return {state(), position_, {options_.seed, options_.shuffle, binding_.batch, data_.samples}};
+  return {state(), position_, identity()};
 }
 
 void Trainer::save(const TrainHooks& hooks) {
@@ -169,17 +223,19 @@ std::optional<TrainEnd> Trainer::run_epoch(const TrainHooks& hooks) {
     order_epoch_ = position_.epoch;
   }
   const int64_t steps = steps_per_epoch();
-  int64_t steps_here = 0;
+  int64_t steps_here = 0, samples_here = 0;
   Clock::time_point start = Clock::now();
   while (position_.step < steps) {
     if (options_.max_steps > 0 && position_.global_step >= options_.max_steps) {
       return TrainEnd::max_steps;
     }
-    std::optional<double> loss = run_step(order_);
+    bool last = position_.step == full_steps();
+    samples_here += last ? last_binding_.batch : binding_.batch;
+    std::optional<double> loss = last ? run_last_step(order_) : run_step(order_);
     ++steps_here;
     if (hooks.step) {
       double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-      double samples = static_cast<double>(steps_here * binding_.batch);
+      double samples = static_cast<double>(samples_here);
       hooks.step({position_.epoch, position_.step, steps, position_.global_step, loss,
                   seconds > 0 ? samples / seconds : 0});
     }
@@ -187,7 +243,7 @@ std::optional<TrainEnd> Trainer::run_epoch(const TrainHooks& hooks) {
     if (hooks.stop && hooks.stop()) return TrainEnd::stopped;
   }
   double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  EpochReport report = finish_epoch(steps_here, seconds);
+  EpochReport report = finish_epoch(samples_here, seconds);
   if (hooks.epoch) hooks.epoch(report);
   return std::nullopt;
 }
@@ -209,25 +265,46 @@ std::optional<double> Trainer::run_step(std::span<const int64_t> order) {
   for (size_t i = 0; i < binding_.inputs.size(); ++i) {
     if (binding_.inputs[i].role == InputRole::carried) values_[i] = outs[binding_.inputs[i].output];
   }
-  std::optional<double> loss;
-  if (binding_.loss) {
-    loss = element_value(outs[*binding_.loss], 0);
-    position_.loss_sum += *loss;
+  return count_step(binding_.loss ? std::optional(element_value(outs[*binding_.loss], 0))
+                                  : std::nullopt);
+}
+
+// The epoch's last incomplete batch, on the --keep-last tape, sharing the carried state.
+std::optional<double> Trainer::run_last_step(std::span<const int64_t> order) {
+  std::span<const int64_t> indices = order.subspan(
+      static_cast<size_t>(full_steps() * binding_.batch), static_cast<size_t>(last_binding_.batch));
+  TensorMap inputs;
+  for (size_t i = 0; i < last_binding_.inputs.size(); ++i) {
+    const BoundInput& in = last_binding_.inputs[i];
+    inputs.emplace_back(in.name, in.role == InputRole::data
+                                     ? gather_samples(*data_.find(in.name), indices)
+                                     : values_[last_from_step_[i]]);
   }
+  last_executor_->set_random_key(step_key(options_.seed, position_.global_step));
+  std::vector<Tensor> outs = last_executor_->run(inputs);
+  for (size_t i = 0; i < last_binding_.inputs.size(); ++i) {
+    const BoundInput& in = last_binding_.inputs[i];
+    if (in.role == InputRole::carried) values_[last_from_step_[i]] = outs[in.output];
+  }
+  return count_step(last_binding_.loss ? std::optional(element_value(outs[*last_binding_.loss], 0))
+                                       : std::nullopt);
+}
+
+std::optional<double> Trainer::count_step(std::optional<double> loss) {
+  if (loss) position_.loss_sum += *loss;
   ++position_.step;
   ++position_.global_step;
   return loss;
 }
 
-EpochReport Trainer::finish_epoch(int64_t steps_here, double seconds) {
+EpochReport Trainer::finish_epoch(int64_t samples_here, double seconds) {
   EpochReport report;
   report.epoch = position_.epoch;
   report.steps = position_.step;
   if (binding_.loss && position_.step > 0) {
     report.mean_loss = position_.loss_sum / static_cast<double>(position_.step);
   }
-  report.samples_per_second =
-      seconds > 0 ? static_cast<double>(steps_here * binding_.batch) / seconds : 0;
+  report.samples_per_second = seconds > 0 ? static_cast<double>(samples_here) / seconds : 0;
   if (evaluator_) evaluate(report);
   ++position_.epoch;
   position_.step = 0;

@@ -75,6 +75,13 @@ class Trainer {
   /// that has neither, or a value of another type.
   void set_eval(const Tape& eval, std::string eval_source, DataSet data);
 
+  /// Keeps the last incomplete batch (N mod B samples) of every epoch, as one more step on
+  /// `last`, the step tape traced at that batch size: it must take the same data, carry the
+  /// same state and have the same fixed inputs (by name and type) as the step tape. Throws
+  /// UserError naming `last_source` when it does not, when its batch size is not N mod B, or
+  /// when N is a multiple of B (there is no incomplete batch).
+  void set_last_step(const Tape& last, std::string last_source);
+
   /// Continues from `c` instead of --init's carried values. Throws UserError naming
   /// `source` when it was written by a run with another seed, shuffle, batch size or
   /// sample count, or its tensors are not the carried inputs with their types.
@@ -88,12 +95,18 @@ class Trainer {
   TensorMap state() const;
   const Position& position() const { return position_; }
   const Binding& binding() const { return binding_; }
-  int64_t steps_per_epoch() const { return data_.samples / binding_.batch; }
+  int64_t steps_per_epoch() const {
+    return data_.samples / binding_.batch + (last_executor_ ? 1 : 0);
+  }
 
  private:
   std::optional<TrainEnd> run_epoch(const TrainHooks& hooks);
   std::optional<double> run_step(std::span<const int64_t> order);
-  EpochReport finish_epoch(int64_t steps_here, double seconds);
+  std::optional<double> run_last_step(std::span<const int64_t> order);
+  std::optional<double> count_step(std::optional<double> loss);
+  int64_t full_steps() const { return data_.samples / binding_.batch; }
+  RunIdentity identity() const;
+  EpochReport finish_epoch(int64_t samples_here, double seconds);
   void evaluate(EpochReport& report);
   void save(const TrainHooks& hooks);
   Checkpoint checkpoint() const;
@@ -107,6 +120,12 @@ class Trainer {
   Binding binding_;
   std::vector<Tensor> values_;  // per input of the step tape; empty for data inputs
   std::unique_ptr<Executor> executor_;
+  // --keep-last: the tape for the last incomplete batch, its binding, and per input of it
+  // the step input it shares (npos for data inputs).
+  std::unique_ptr<Executor> last_executor_;
+  Binding last_binding_;
+  std::string last_source_;
+  std::vector<size_t> last_from_step_;
   std::unique_ptr<Evaluator> evaluator_;
   // Per input of the eval tape: the step input whose carried value it takes, or npos.
   std::vector<size_t> eval_from_step_;

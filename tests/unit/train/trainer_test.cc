@@ -193,3 +193,77 @@ TEST_CASE("a stop asked by the hook ends the run after that step, with its check
   train(b);
   CHECK(write_safetensors(b.state()) == write_safetensors(whole.state()));
 }
+
+TEST_CASE("--keep-last trains on each epoch's last incomplete batch with its own tape") {
+  Tape step = mean_step(2), last = mean_step(1);
+  TrainOptions o = options(2);
+  o.shuffle = false;
+  Trainer t(step, "step.json", ramp_data(5), mean_init(), "init.st", o);
+  t.set_last_step(last, "last.json");
+  CHECK(t.steps_per_epoch() == 3);
+  std::vector<EpochReport> epochs;
+  TrainHooks hooks;
+  hooks.epoch = [&](const EpochReport& r) { epochs.push_back(r); };
+  CHECK(t.run(hooks) == TrainEnd::finished);
+  REQUIRE(epochs.size() == 2);
+  CHECK(epochs[0].steps == 3);
+  // w <- w - 0.5 (w - mean(batch)) over the batches {0, 1}, {2, 3}, {4} of each epoch.
+  TensorMap state = t.state();
+  CHECK(state[0].second.data<float>()[0] == 3.0234375f);
+  CHECK(state[0].second.data<float>()[1] == -3.0234375f);
+  CHECK(state[1].second.data<float>()[0] == 6);
+  CHECK(t.position() == Position{3, 0, 6, 0});
+}
+
+TEST_CASE("a resumed --keep-last run ends byte-identical; the option must match") {
+  Tape step = mean_step(2, true), last = mean_step(1, true);
+  auto trainer = [&](TrainOptions o) {
+    auto t = std::make_unique<Trainer>(step, "step.json", ramp_data(5), mean_init(), "init.st", o);
+    t->set_last_step(last, "last.json");
+    return t;
+  };
+  std::unique_ptr<Trainer> whole = trainer(options(3));
+  std::vector<uint8_t> final_checkpoint = train(*whole);
+  for (int64_t stop : {2, 3, 5}) {
+    CAPTURE(stop);
+    TrainOptions first = options(3);
+    first.max_steps = stop;
+    std::unique_ptr<Trainer> a = trainer(first);
+    Checkpoint c = read_checkpoint(train(*a, TrainEnd::max_steps), "ck.st");
+    std::unique_ptr<Trainer> b = trainer(options(3));
+    b->resume(c, "ck.st");
+    CHECK(train(*b) == final_checkpoint);
+  }
+  Checkpoint c = read_checkpoint(final_checkpoint, "ck.st");
+  CHECK(c.run.last == 1);
+  Trainer without(step, "step.json", ramp_data(5), mean_init(), "init.st", options(3));
+  CHECK_THROWS_WITH_AS(without.resume(c, "ck.st"),
+                       "ck.st was written by a run with --keep-last: give the same options to "
+                       "resume",
+                       UserError);
+}
+
+TEST_CASE("--keep-last errors say what to trace") {
+  Tape step = mean_step(2);
+  Trainer t(step, "step.json", ramp_data(5), mean_init(), "init.st", options(1));
+  Tape wrong = mean_step(2);
+  CHECK_THROWS_WITH_AS(t.set_last_step(wrong, "last.json"),
+                       "last.json: its batch size is 2, but the last batch of 5 samples in "
+                       "batches of 2 holds 1: trace the step at a batch of 1",
+                       UserError);
+  Trainer even(step, "step.json", ramp_data(4), mean_init(), "init.st", options(1));
+  Tape last = mean_step(1);
+  CHECK_THROWS_WITH_AS(even.set_last_step(last, "last.json"),
+                       "last.json: train.safetensors holds 4 samples, a multiple of the batch "
+                       "size 2: there is no incomplete batch to keep; leave out --keep-last",
+                       UserError);
+  Builder b("other");
+  b.input("x", f32({2, 1}));
+  Var v = b.input("v", f32({2}));
+  b.output(v, "out.v");
+  Tape other = b.finish();
+  CHECK_THROWS_WITH_AS(t.set_last_step(other, "last.json"),
+                       "last.json: input 'v' (f32[2]) is not an input of step.json with the same "
+                       "role and type: the last step must be the step traced at a smaller batch",
+                       UserError);
+}

@@ -23,7 +23,7 @@ namespace ytape::tracer {
 bool is_writable_array(const Value& v) {
   if (!v.is_tensor()) return false;
   const TensorObj& t = v.tensor();
-  return !t.number && !t.element && !t.adjoint_vector && !t.view;
+  return !t.number && !t.element && !t.adjoint_vector;
 }
 
 namespace {
@@ -32,11 +32,6 @@ void check_writable(const Value& x) {
   if (is_writable_array(x)) return;
   if (x.kind == VKind::tuple || x.kind == VKind::named_tuple) {
     user_error("{} cannot be assigned into: tuples are immutable; build a new one", a_type_name(x));
-  }
-  if (x.is_tensor() && x.tensor().view) {
-    user_error(
-        "writing into a view (@view x[...], view(x, ...)) is not supported: views are copies "
-        "here; write into the array itself, as x[i, :] .= v");
   }
   if (x.is_tensor() && x.tensor().adjoint_vector) {
     user_error("cannot assign into the adjoint x' of a vector; assign into x itself");
@@ -170,9 +165,54 @@ Value merge(Interpreter& in, const Value& old, const Value& values, std::vector<
 
 }  // namespace
 
+namespace {
+
+// The array object of a view's parent, as a value.
+Value parent_of(const TensorObj& view) {
+  Value p;
+  p.kind = VKind::tensor;
+  p.obj = view.view->parent;
+  return p;
+}
+
+// Each live view of `x` reads x again (and so on down its own views), after a write.
+void refresh_views(Interpreter& in, const Value& x) {
+  for (const std::weak_ptr<const Object>& w : x.tensor().views) {
+    std::shared_ptr<const Object> o = w.lock();
+    if (o == nullptr) continue;
+    Value view;
+    view.kind = VKind::tensor;
+    view.obj = o;
+    Args args;
+    args.pos.push_back(x);
+    const auto& index = view.tensor().view->index;
+    args.pos.insert(args.pos.end(), index.begin(), index.end());
+    in.replace_array(view, in.call(*in.global("getindex"), std::move(args), in.here()));
+    refresh_views(in, view);
+  }
+}
+
+// A write into a view is a write into its parent, at the parent's positions of the region.
+void write_view(Interpreter& in, const Value& x, const Value& v, const std::vector<Value>* idx,
+                bool broadcast) {
+  Value parent = parent_of(x.tensor());
+  const Type& type = parent.tensor().type;
+  Args args;
+  args.pos.push_back(linear_positions(type.size(), type.shape));
+  const auto& index = x.tensor().view->index;
+  args.pos.insert(args.pos.end(), index.begin(), index.end());
+  Value positions = in.call(*in.global("getindex"), std::move(args), in.here());
+  if (idx != nullptr) positions = index_tensor(in, positions, *idx);
+  std::vector<Value> at = {positions};
+  write_array(in, parent, v, &at, broadcast);
+}
+
+}  // namespace
+
 void write_array(Interpreter& in, const Value& x, const Value& v, const std::vector<Value>* idx,
                  bool broadcast) {
   check_writable(x);
+  if (x.tensor().view != nullptr) return write_view(in, x, v, idx, broadcast);
   const Type type = x.tensor().type;
   int64_t n = type.size();
   Value all = linear_positions(n, type.shape);
@@ -209,6 +249,7 @@ void write_array(Interpreter& in, const Value& x, const Value& v, const std::vec
     out = merge(in, old, values, std::move(source));
   }
   in.replace_array(x, reshape_to(in, out, type.shape));
+  refresh_views(in, x);
 }
 
 namespace {
@@ -232,22 +273,21 @@ Value setindex(Interpreter& in, Args& args) {
   return args.pos[0];
 }
 
-// `@view x[...]` (the parser passes the indexing's value) and `view(x, i...)`: the
-// elements, marked so that a write into them is an error rather than lost.
-Value as_view(Value v) {
-  if (!v.is_tensor() || v.tensor().number) return v;
-  auto t = std::make_shared<TensorObj>(v.tensor());
-  t->view = true;
-  v.obj = std::move(t);
-  return v;
-}
-Value view_macro(Interpreter&, Args& args) {
-  need_args(args, 1, 1, "@view");
-  return as_view(args.pos[0]);
-}
+// view(x, i...) and `@view x[i...]` (the interpreter passes x and the indices): the
+// elements x[i...], linked to x both ways as Julia's views are (TensorObj::view). An
+// integer index for every dim gives the element itself, as a 0-dim view would read.
 Value view(Interpreter& in, Args& args) {
   need_args(args, 1, 1 << 30, "view");
-  return as_view(in.call(*in.global("getindex"), args, in.here()));
+  const Value& x = args.pos[0];
+  Value v = in.call(*in.global("getindex"), args, in.here());
+  if (!x.is_tensor() || x.tensor().number || !v.is_tensor() || v.tensor().number) return v;
+  auto t = std::make_shared<TensorObj>(v.tensor());
+  t->views.clear();
+  t->view = std::make_shared<const TensorObj::ViewOf>(
+      TensorObj::ViewOf{x.obj, std::vector<Value>(args.pos.begin() + 1, args.pos.end())});
+  const_cast<TensorObj&>(x.tensor()).views.push_back(t);
+  v.obj = std::move(t);
+  return v;
 }
 
 // fill!(x, v): every element of x becomes v.
@@ -305,7 +345,6 @@ Value deepcopy(Interpreter&, Args& args) {
 void add_assign_builtins(BuiltinTable& t) {
   t.insert(t.end(), {
                         {"setindex!", setindex},
-                        {"@view", view_macro},
                         {"view", view},
                         {"fill!", fill_},
                         {"copy", copy},

@@ -6,9 +6,21 @@
 
 namespace ytape::tracer {
 
+namespace {
+
+// A new tensor object with t's value, not linked as a view or to views.
+std::shared_ptr<TensorObj> detached(const TensorObj& t) {
+  auto copy = std::make_shared<TensorObj>(t);
+  copy->view = nullptr;
+  copy->views.clear();
+  return copy;
+}
+
+}  // namespace
+
 Value with_element(Value v, bool on) {
   if (!v.is_tensor() || v.tensor().element == on) return v;
-  auto t = std::make_shared<TensorObj>(v.tensor());
+  auto t = detached(v.tensor());
   t->element = on;
   v.obj = std::move(t);
   return v;
@@ -16,7 +28,7 @@ Value with_element(Value v, bool on) {
 
 Value copy_array(const Value& v) {
   Value out = v;
-  out.obj = std::make_shared<TensorObj>(v.tensor());
+  out.obj = detached(v.tensor());
   return out;
 }
 

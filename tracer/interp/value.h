@@ -212,9 +212,15 @@ struct TensorObj : Object {
   /// the whole array). Arithmetic on elements is elementwise, a reduction of one is the
   /// element itself; arrays f reaches otherwise (captured ones) keep their meaning.
   bool element = false;
-  /// The result of `@view x[...]` or `view(x, ...)`: a copy here, so writing into it is
-  /// an error (Julia would write into x).
-  bool view = false;
+  /// The result of `@view x[...]` or `view(x, ...)`: the array it reads and the indices,
+  /// so that, as Julia's views, a write into the view writes into that array and a write
+  /// into the array is seen through the view (its value is read again).
+  struct ViewOf {
+    std::shared_ptr<const Object> parent;
+    std::vector<Value> index;
+  };
+  std::shared_ptr<const ViewOf> view;              ///< views only
+  std::vector<std::weak_ptr<const Object>> views;  ///< the live views of this array
 };
 
 /// The level of the trace being recorded, given to new traced values (Interpreter sets it

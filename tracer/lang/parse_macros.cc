@@ -17,7 +17,7 @@ namespace ytape::tracer::parse_internal {
 namespace {
 
 // Macros whose expansion is their one argument: hints to Julia's compiler, and `@views`,
-// whose views are copies here (values are never written through a view).
+// under which slices stay copies here (only `@view` and `view` make views).
 constexpr std::array<std::string_view, 7> kIdentity = {
     "@inline", "@noinline", "@inbounds", "@views", "@fastmath", "@simd", "@propagate_inbounds"};
 // Flux's declarations that a struct's fields are its parameters: every field already is.
@@ -128,7 +128,7 @@ ExprPtr Parser::parse_macro() {
     return std::move(args[0].first);
   }
   if (name == "@view") {
-    // (call @view x[...]): the indexing, marked by the built-in as a view.
+    // (call @view x[...]): the interpreter calls view(x, i...) with the indexing's indices.
     need(1, 1, "@view x[:, 1]");
     if (args[0].first->kind != Kind::index)
       fail(m.pos, "@view takes an indexing, as in '@view x[:, 1]'");

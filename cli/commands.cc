@@ -17,6 +17,8 @@ std::span<const Command> commands() {
       {"show", "Print a tape in text form (or canonical JSON)", setup_show},
       {"check", "Validate a tape and summarise it in one line", setup_check},
       {"trace", "Trace a function of a model program into a tape", setup_trace},
+      {"import", "Import an ONNX model (opset 13 to 17) as a tape, its initializers as weights",
+       setup_import},
       {"grad", "Differentiate a tape (reverse mode) into a gradient tape", setup_grad},
       {"gradcheck", "Check a tape's gradient against finite differences in f64", setup_gradcheck,
        false},

@@ -1,0 +1,192 @@
+#include "onnx/import.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "onnx/importer.h"
+#include "onnx/proto.h"
+#include "opt/dce.h"
+
+namespace ytape {
+
+namespace {
+
+using namespace onnx_import;
+
+constexpr int kMinOpset = 13, kMaxOpset = 17;
+
+int default_opset(const onnx::ModelProto& model, std::string_view source) {
+  for (const onnx::OperatorSetIdProto& o : model.opset_import()) {
+    if (o.domain().empty() || o.domain() == "ai.onnx") {
+      int version = static_cast<int>(o.version());
+      if (version < kMinOpset || version > kMaxOpset) {
+        throw UnsupportedError(
+            fmt::format("{}: opset {} is not supported (ytape imports opset {} to {})", source,
+                        version, kMinOpset, kMaxOpset));
+      }
+      return version;
+    }
+  }
+  throw UnsupportedError(
+      fmt::format("{}: the model imports no opset of the default domain (ai.onnx), "
+                  "only of others, which are not supported",
+                  source));
+}
+
+// The tape type of a graph input from its declared type.
+Type input_type(const onnx::ValueInfoProto& v) {
+  if (!v.type().has_tensor_type()) unsupported("an input that is not a tensor");
+  const onnx::TypeProto_Tensor& t = v.type().tensor_type();
+  std::optional<DType> dtype = to_dtype(t.elem_type());
+  if (!dtype) {
+    throw UnsupportedError(
+        fmt::format("element type {} is not one of ytape's (f32, f64, i64, bool)",
+                    onnx_dtype_name(t.elem_type())));
+  }
+  Shape shape;
+  for (const onnx::TensorShapeProto_Dimension& d : t.shape().dim()) {
+    if (!d.has_dim_value()) {
+      user_error(
+          "dimension '{}' has no fixed size; a tape's shapes are static, so export the model "
+          "with fixed sizes",
+          d.dim_param());
+    }
+    shape.push_back(d.dim_value());
+  }
+  return Type{*dtype, reversed(shape)};
+}
+
+// Inputs first (the builder wants them before any other op): the graph's inputs, then the
+// floating-point initializers; then the constants (other initializers, bound inputs).
+void define_inputs(const onnx::GraphProto& g, std::string_view source,
+                   const OnnxImportOptions& options, Importer& im, OnnxImport& result) {
+  std::unordered_map<std::string, const onnx::TensorProto*> initializers;
+  for (const onnx::TensorProto& t : g.initializer()) initializers[t.name()] = &t;
+  std::vector<std::pair<std::string, Tensor>> constants;
+  for (const onnx::ValueInfoProto& v : g.input()) {
+    if (initializers.count(v.name())) continue;
+    auto bound = std::find_if(options.constant_inputs.begin(), options.constant_inputs.end(),
+                              [&](const auto& p) { return p.first == v.name(); });
+    try {
+      Type type = input_type(v);
+      if (bound != options.constant_inputs.end()) {
+        if (bound->second.type() != type) {
+          user_error("bound to a value of type {}, not {}", type_str(bound->second.type()),
+                     type_str(type));
+        }
+        constants.push_back(*bound);
+        continue;
+      }
+      im.define(v.name(), im.builder().input(v.name(), type));
+    } catch (const UnsupportedError& e) {
+      throw UnsupportedError(fmt::format("{}: input '{}': {}", source, v.name(), e.what()));
+    } catch (const UserError& e) {
+      throw UserError(fmt::format("{}: input '{}': {}", source, v.name(), e.what()));
+    }
+  }
+  for (const onnx::TensorProto& t : g.initializer()) {
+    Tensor value = tensor_of(t, fmt::format("{}: initializer '{}': ", source, t.name()));
+    if (t.data_type() == onnx::TensorProto_DataType_FLOAT ||
+        t.data_type() == onnx::TensorProto_DataType_DOUBLE) {
+      im.define(t.name(), im.builder().input(t.name(), value.type()));
+      result.weights.emplace_back(t.name(), value);
+    } else {
+      constants.emplace_back(t.name(), value);
+    }
+  }
+  for (const auto& [name, value] : constants) im.define(name, im.constant(value));
+}
+
+std::string node_prefix(std::string_view source, size_t index, const Node& node, int opset) {
+  std::string name = node.name().empty() ? "" : fmt::format(" '{}'", node.name());
+  return fmt::format("{}: node {}{} ({}, opset {}): ", source, index + 1, name, node.op_type(),
+                     opset);
+}
+
+void import_node(Importer& im, const Node& node) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx") {
+    throw UnsupportedError(
+        fmt::format("the domain '{}' is not supported (only ai.onnx)", node.domain()));
+  }
+  const Rules& rules = all_rules();
+  auto rule = rules.find(node.op_type());
+  if (rule == rules.end()) {
+    throw UnsupportedError(fmt::format(
+        "op type {} is not supported (docs/onnx.md lists those that are)", node.op_type()));
+  }
+  rule->second(im, node);
+  for (int i = 0; i < node.output_size(); ++i) {
+    if (node.output(i).empty()) continue;
+    try {
+      im.lookup(node.output(i));
+    } catch (const UserError&) {
+      throw UnsupportedError(
+          fmt::format("output {} ('{}') is not supported", i + 1, node.output(i)));
+    }
+  }
+}
+
+void import_nodes(const onnx::GraphProto& g, std::string_view source, int opset, Importer& im) {
+  uint32_t file = im.builder().intern_file(source);
+  for (int i = 0; i < g.node_size(); ++i) {
+    const Node& node = g.node(i);
+    // An op's location is its node's position in the graph: "model.onnx:12" is node 12.
+    im.builder().set_loc(Loc{file, static_cast<uint32_t>(i + 1)});
+    try {
+      import_node(im, node);
+    } catch (const UnsupportedError& e) {
+      throw UnsupportedError(node_prefix(source, i, node, opset) + e.what());
+    } catch (const UserError& e) {
+      throw UserError(node_prefix(source, i, node, opset) + e.what());
+    }
+  }
+}
+
+}  // namespace
+
+OnnxImport import_onnx(std::string_view bytes, std::string_view source,
+                       const OnnxImportOptions& options) {
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    user_error("{}: not an ONNX model (its bytes do not parse as a ModelProto)", source);
+  }
+  int opset = default_opset(model, source);
+  const onnx::GraphProto& g = model.graph();
+  Builder b(g.name().empty() ? "model" : g.name());
+  b.add_meta("onnx.opset", std::to_string(opset));
+  if (!model.producer_name().empty()) {
+    b.add_meta("onnx.producer", model.producer_name() + " " + model.producer_version());
+  }
+  Importer im(b, opset);
+  OnnxImport result;
+  define_inputs(g, source, options, im, result);
+  import_nodes(g, source, opset, im);
+  b.set_loc({});
+  for (const onnx::ValueInfoProto& out : g.output()) {
+    try {
+      b.output(im.lookup(out.name()), out.name());
+    } catch (const UserError& e) {
+      throw UserError(fmt::format("{}: output '{}': {}", source, out.name(), e.what()));
+    }
+  }
+  Tape tape = b.finish();
+  PassResult dce = eliminate_dead_code(tape);
+  result.tape = dce.tape ? std::move(*dce.tape) : std::move(tape);
+  return result;
+}
+
+Tensor read_onnx_tensor(std::string_view bytes, std::string_view source) {
+  onnx::TensorProto t;
+  if (!t.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    user_error("{}: not an ONNX tensor (its bytes do not parse as a TensorProto)", source);
+  }
+  return tensor_of(t, fmt::format("{}: ", source));
+}
+
+std::vector<std::string> onnx_supported_ops() {
+  std::vector<std::string> names;
+  for (const auto& [name, rule] : all_rules()) names.push_back(name);
+  return names;
+}
+
+}  // namespace ytape

@@ -126,6 +126,14 @@ void import_node(Importer& im, const Node& node) {
   }
 }
 
+// The builder's messages start with the op's location, which the node prefix already
+// says, and show the tape's shapes, which read reversed to ONNX eyes.
+std::string builder_message(std::string message, std::string_view source, int node) {
+  std::string loc = fmt::format("{}:{}: ", source, node + 1);
+  if (message.rfind(loc, 0) != 0) return message;
+  return message.substr(loc.size()) + " (in the tape's shapes, ONNX's reversed)";
+}
+
 void import_nodes(const onnx::GraphProto& g, std::string_view source, int opset, Importer& im) {
   uint32_t file = im.builder().intern_file(source);
   for (int i = 0; i < g.node_size(); ++i) {
@@ -137,7 +145,7 @@ void import_nodes(const onnx::GraphProto& g, std::string_view source, int opset,
     } catch (const UnsupportedError& e) {
       throw UnsupportedError(node_prefix(source, i, node, opset) + e.what());
     } catch (const UserError& e) {
-      throw UserError(node_prefix(source, i, node, opset) + e.what());
+      throw UserError(node_prefix(source, i, node, opset) + builder_message(e.what(), source, i));
     }
   }
 }
@@ -155,7 +163,8 @@ OnnxImport import_onnx(std::string_view bytes, std::string_view source,
   Builder b(g.name().empty() ? "model" : g.name());
   b.add_meta("onnx.opset", std::to_string(opset));
   if (!model.producer_name().empty()) {
-    b.add_meta("onnx.producer", model.producer_name() + " " + model.producer_version());
+    std::string version = model.producer_version().empty() ? "" : " " + model.producer_version();
+    b.add_meta("onnx.producer", model.producer_name() + version);
   }
   Importer im(b, opset);
   OnnxImport result;

@@ -1,11 +1,14 @@
 #include "onnx/import.h"
 
+#include <onnx/defs/schema.h>
+
 #include <algorithm>
 #include <unordered_set>
 
 #include "onnx/importer.h"
 #include "onnx/proto.h"
 #include "opt/dce.h"
+#include "tape/strings.h"
 
 namespace ytape {
 
@@ -13,13 +16,16 @@ namespace {
 
 using namespace onnx_import;
 
+// The opsets whose op definitions the rules implement. A model of an older opset imports
+// when each of its ops is still defined as at opset 13 (Conv has not changed since opset
+// 11, so a model of opset 11 with convolutions imports; one with Squeeze-11 does not).
 constexpr int kMinOpset = 13, kMaxOpset = 17;
 
 int default_opset(const onnx::ModelProto& model, std::string_view source) {
   for (const onnx::OperatorSetIdProto& o : model.opset_import()) {
     if (o.domain().empty() || o.domain() == "ai.onnx") {
       int version = static_cast<int>(o.version());
-      if (version < kMinOpset || version > kMaxOpset) {
+      if (version < 1 || version > kMaxOpset) {
         throw UnsupportedError(
             fmt::format("{}: opset {} is not supported (ytape imports opset {} to {})", source,
                         version, kMinOpset, kMaxOpset));
@@ -31,6 +37,42 @@ int default_opset(const onnx::ModelProto& model, std::string_view source) {
       fmt::format("{}: the model imports no opset of the default domain (ai.onnx), "
                   "only of others, which are not supported",
                   source));
+}
+
+// The closest of `names` to `word`, if close enough to be a likely typo ("" otherwise).
+std::string closest(std::string_view word, const std::vector<std::string>& names) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
+  for (const std::string& name : names) {
+    size_t d = edit_distance(word, name);
+    if (d < best_distance) best = name, best_distance = d;
+  }
+  return best;
+}
+
+// Refuses an op type ONNX does not define at `opset` (a misspelt one gets the closest
+// supported), one without a rule, and one whose definition at `opset` is older than at 13.
+Rule rule_for(const Node& node, int opset) {
+  const std::string& op = node.op_type();
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(op, opset, "");
+  if (!schema) {
+    std::string near = closest(op, onnx_supported_ops());
+    user_error("ONNX has no op type {} at opset {}{}", op, opset,
+               near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
+  }
+  const Rules& rules = all_rules();
+  auto rule = rules.find(op);
+  if (rule == rules.end()) {
+    throw UnsupportedError(
+        fmt::format("op type {} is not supported (docs/onnx.md lists those that are)", op));
+  }
+  const onnx::OpSchema* current = onnx::OpSchemaRegistry::Schema(op, kMinOpset, "");
+  if (opset < kMinOpset && (!current || current->since_version() != schema->since_version())) {
+    throw UnsupportedError(
+        fmt::format("{}-{} is not supported: ytape imports {} as defined from opset {}", op,
+                    schema->since_version(), op, kMinOpset));
+  }
+  return rule->second;
 }
 
 // The tape type of a graph input from its declared type.
@@ -108,13 +150,7 @@ void import_node(Importer& im, const Node& node) {
     throw UnsupportedError(
         fmt::format("the domain '{}' is not supported (only ai.onnx)", node.domain()));
   }
-  const Rules& rules = all_rules();
-  auto rule = rules.find(node.op_type());
-  if (rule == rules.end()) {
-    throw UnsupportedError(fmt::format(
-        "op type {} is not supported (docs/onnx.md lists those that are)", node.op_type()));
-  }
-  rule->second(im, node);
+  rule_for(node, im.opset())(im, node);
   for (int i = 0; i < node.output_size(); ++i) {
     if (node.output(i).empty()) continue;
     try {

@@ -256,11 +256,20 @@ TEST_CASE("an op type without a rule is refused, naming the node, op type and op
   CHECK_THROWS_AS(m.import(), UnsupportedError);
 }
 
-TEST_CASE("an opset outside 13 to 17 is refused") {
-  Model m(12);
+TEST_CASE("an opset beyond 17 is refused, and an older op definition than opset 13's") {
+  Model m(18);
   m.input("x", {2});
   m.output("x");
-  CHECK(import_error(m) == "m.onnx: opset 12 is not supported (ytape imports opset 13 to 17)");
+  CHECK(import_error(m) == "m.onnx: opset 18 is not supported (ytape imports opset 13 to 17)");
+  Model old(12);
+  old.input("x", {1, 1, 3, 3});
+  old.input("w", {1, 1, 2, 2});
+  old.node("Conv", {"x", "w"}, {"c"});  // Conv-11, as at opset 13: accepted
+  set_ints(old.node("Squeeze", {"c"}, {"y"}), "axes", {0});
+  old.output("y");
+  CHECK(import_error(old) ==
+        "m.onnx: node 2 (Squeeze, opset 12): Squeeze-11 is not supported: ytape imports Squeeze "
+        "as defined from opset 13");
 }
 
 TEST_CASE("a shape that is not static is refused, naming the input") {

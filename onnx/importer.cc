@@ -186,6 +186,7 @@ const Rules& all_rules() {
     add_conv_rules(r);
     add_pool_rules(r);
     add_norm_rules(r);
+    add_loss_rules(r);
     add_creation_rules(r);
     return r;
   }();

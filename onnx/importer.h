@@ -106,6 +106,7 @@ void add_linalg_rules(Rules& rules);
 void add_conv_rules(Rules& rules);
 void add_pool_rules(Rules& rules);
 void add_norm_rules(Rules& rules);
+void add_loss_rules(Rules& rules);
 void add_creation_rules(Rules& rules);
 
 /// Every rule, by op type.

@@ -97,8 +97,9 @@ void identity(Importer& im, const Node& n) {
 void dropout(Importer& im, const Node& n) {
   Var x = im.input(n, 0);
   bool training = im.has_input(n, 2) && element_value(im.static_input(n, 2), 0) != 0;
-  double ratio = im.has_input(n, 1) ? element_value(im.static_input(n, 1), 0) : 0.5;
-  if (training && ratio != 0) unsupported("Dropout in training mode");
+  if (training && (!im.has_input(n, 1) || element_value(im.static_input(n, 1), 0) != 0)) {
+    unsupported("Dropout in training mode");
+  }
   im.set_output(n, 0, x);
   im.set_output(
       n, 1,

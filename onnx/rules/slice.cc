@@ -2,6 +2,7 @@
 // `slice` and `pad` primitives; negative steps, negative pads' complements and the edge and
 // reflect modes pick their elements with `gather` and constant indices.
 #include <algorithm>
+#include <optional>
 
 #include "onnx/importer.h"
 

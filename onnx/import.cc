@@ -179,7 +179,7 @@ void import_nodes(const onnx::GraphProto& g, std::string_view source, int opset,
     try {
       import_node(im, node);
     } catch (const UnsupportedError& e) {
-      throw UnsupportedError(node_prefix(source, i, node, opset) + e.what());
+      throw UnsupportedError(node_prefix(source, i, node, opset) + e.what(), e.needs_static());
     } catch (const UserError& e) {
       throw UserError(node_prefix(source, i, node, opset) + builder_message(e.what(), source, i));
     }

@@ -20,7 +20,14 @@ namespace ytape {
 /// malformed model. The conformance test counts these as skipped, not failed.
 class UnsupportedError : public UserError {
  public:
-  using UserError::UserError;
+  explicit UnsupportedError(const std::string& message, std::string needs_static = "")
+      : UserError(message), needs_static_(std::move(needs_static)) {}
+  /// The ONNX value that had to be known at import, when that is the reason (a Reshape's
+  /// shape given as a graph input): binding it with OnnxImportOptions::constant_inputs helps.
+  const std::string& needs_static() const { return needs_static_; }
+
+ private:
+  std::string needs_static_;
 };
 
 struct OnnxImportOptions {

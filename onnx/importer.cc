@@ -57,9 +57,11 @@ const Tensor* Importer::known(Var v) const {
 Tensor Importer::static_input(const Node& node, int i) const {
   const Tensor* t = known(input(node, i));
   if (!t) {
-    throw UnsupportedError(fmt::format(
-        "input {} '{}' must be static: a constant or initializer, or computed from them", i + 1,
-        node.input(i)));
+    throw UnsupportedError(
+        fmt::format(
+            "input {} '{}' must be static: a constant or initializer, or computed from them", i + 1,
+            node.input(i)),
+        node.input(i));
   }
   return *t;
 }

@@ -181,6 +181,36 @@ void is_inf(Importer& im, const Node& n) {
   im.set_output(n, 0, y);
 }
 
+// The hyperbolic functions and their inverses, in terms of exp and log.
+Var half(Importer& im, Var x) {
+  return im.op<Prim::mul>({x, k(im, x, 0.5)});
+}
+// (exp(x) - exp(-x)) / 2
+void sinh(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  Var d = im.op<Prim::sub>({im.op<Prim::exp>({x}), im.op<Prim::exp>({im.op<Prim::neg>({x})})});
+  im.set_output(n, 0, half(im, d));
+}
+// (exp(x) + exp(-x)) / 2
+void cosh(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  Var s = im.op<Prim::add>({im.op<Prim::exp>({x}), im.op<Prim::exp>({im.op<Prim::neg>({x})})});
+  im.set_output(n, 0, half(im, s));
+}
+// log(x + sqrt(x^2 + c)): asinh with c = 1, acosh with c = -1
+template <int C>
+void inverse_hyperbolic(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  Var root = im.op<Prim::sqrt>({im.op<Prim::add>({im.op<Prim::mul>({x, x}), k(im, x, C)})});
+  im.set_output(n, 0, im.op<Prim::log>({im.op<Prim::add>({x, root})}));
+}
+// (log1p(x) - log1p(-x)) / 2
+void atanh(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  Var d = im.op<Prim::sub>({im.op<Prim::log1p>({x}), im.op<Prim::log1p>({im.op<Prim::neg>({x})})});
+  im.set_output(n, 0, half(im, d));
+}
+
 }  // namespace
 
 void add_elementwise_rules(Rules& r) {
@@ -230,6 +260,11 @@ void add_elementwise_rules(Rules& r) {
   r["Clip"] = clip;
   r["IsNaN"] = is_nan;
   r["IsInf"] = is_inf;
+  r["Sinh"] = sinh;
+  r["Cosh"] = cosh;
+  r["Asinh"] = inverse_hyperbolic<1>;
+  r["Acosh"] = inverse_hyperbolic<-1>;
+  r["Atanh"] = atanh;
 }
 
 }  // namespace ytape::onnx_import

@@ -52,11 +52,50 @@ void gather_elements(Importer& im, const Node& n) {
   im.set_output(n, 0, im.op<Prim::gather>({cut, one_based(im, idx, s[dim - 1])}, {.dim = dim}));
 }
 
+// The elements on and above (upper) or below the k-th diagonal of the last two ONNX dims,
+// zeros elsewhere: column j - row i >= k, or <= k, where the tape's dim 1 is the column.
+void trilu(Importer& im, const Node& n) {
+  Var x = im.input(n, 0);
+  Shape s = im.type(x).shape;
+  if (s.size() < 2) user_error("the input has rank {}, not 2 or more", s.size());
+  Shape plane{s[0], s[1]};
+  Var col = im.op<Prim::iota>({}, {.dtype = DType::i64, .shape = plane, .dim = 1});
+  Var row = im.op<Prim::iota>({}, {.dtype = DType::i64, .shape = plane, .dim = 2});
+  Var diagonal = im.op<Prim::sub>({col, row});
+  Var k = im.has_input(n, 1) ? im.input(n, 1) : im.scalar(DType::i64, 0);
+  bool upper = attr_int(n, "upper", 1) != 0;
+  Var keep = upper ? im.op<Prim::ge>({diagonal, k}) : im.op<Prim::le>({diagonal, k});
+  Var zero = im.scalar(im.type(x).dtype, 0);
+  im.set_output(n, 0, im.op<Prim::select>({keep, x, zero}));
+}
+
+// values[1] where the position along the new axis is the index, values[0] elsewhere.
+void one_hot(Importer& im, const Node& n) {
+  Var idx = im.input(n, 0), values = im.input(n, 2);
+  Tensor depth_value = im.static_input(n, 1);
+  auto depth = static_cast<int64_t>(element_value(depth_value, 0));
+  // Other indices than integers are cast to int64 first, as ONNX says.
+  if (im.type(idx).dtype != DType::i64) idx = im.op<Prim::convert>({idx}, {.dtype = DType::i64});
+  Shape s = im.type(idx).shape;
+  int r = static_cast<int>(s.size()) + 1;
+  int dim = ydim(attr_int(n, "axis", -1), r);
+  Shape with_one = s, out = s;
+  with_one.insert(with_one.begin() + dim - 1, 1);
+  out.insert(out.begin() + dim - 1, depth);
+  Var at = im.reshape(one_based(im, idx, depth), with_one);
+  Var position = im.op<Prim::iota>({}, {.dtype = DType::i64, .shape = out, .dim = dim});
+  Var off = im.reshape(im.op<Prim::slice>({values}, {.start = {1}, .stop = {1}, .step = {1}}), {});
+  Var on = im.reshape(im.op<Prim::slice>({values}, {.start = {2}, .stop = {2}, .step = {1}}), {});
+  im.set_output(n, 0, im.op<Prim::select>({im.op<Prim::eq>({position, at}), on, off}));
+}
+
 }  // namespace
 
 void add_index_rules(Rules& r) {
   r["Gather"] = gather;
   r["GatherElements"] = gather_elements;
+  r["Trilu"] = trilu;
+  r["OneHot"] = one_hot;
 }
 
 }  // namespace ytape::onnx_import

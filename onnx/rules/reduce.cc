@@ -108,6 +108,17 @@ void arg_extreme(Importer& im, const Node& n) {
   im.set_output(n, 0, i);
 }
 
+// 1 at the first max along the axis, 0 elsewhere.
+void hardmax(Importer& im, const Node& n) {
+  Var x = im.input(n, 0);
+  int dim = ydim(attr_int(n, "axis", -1), im.rank(x));
+  Shape s = im.type(x).shape;
+  Var at = im.reshape(im.op<Prim::argmax>({x}, {.dim = dim}), kept_shape(im, x, {dim}));
+  Var position = im.op<Prim::iota>({}, {.dtype = DType::i64, .shape = s, .dim = dim});
+  Var one_hot = im.op<Prim::eq>({position, at});
+  im.set_output(n, 0, im.op<Prim::convert>({one_hot}, {.dtype = im.type(x).dtype}));
+}
+
 }  // namespace
 
 void add_reduce_rules(Rules& r) {
@@ -124,6 +135,7 @@ void add_reduce_rules(Rules& r) {
   r["LogSoftmax"] = softmax<Prim::log_softmax>;
   r["ArgMax"] = arg_extreme<false>;
   r["ArgMin"] = arg_extreme<true>;
+  r["Hardmax"] = hardmax;
 }
 
 }  // namespace ytape::onnx_import

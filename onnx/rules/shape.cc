@@ -63,17 +63,52 @@ void flatten(Importer& im, const Node& n) {
 }
 
 // ONNX's out[i] = in[perm[i]] on reversed dims: ytape's perm'[j] = r - perm[r - 1 - j].
-void transpose(Importer& im, const Node& n) {
-  Var x = im.input(n, 0);
+Var onnx_transpose(Importer& im, Var x, const std::vector<int64_t>& perm) {
   int r = im.rank(x);
-  std::vector<int64_t> perm(r);
-  std::iota(perm.rbegin(), perm.rend(), 0);
-  perm = attr_ints(n, "perm", perm);
   if (static_cast<int>(perm.size()) != r)
     user_error("perm has {} entries for rank {}", perm.size(), r);
   std::vector<int64_t> yperm(r);
   for (int j = 0; j < r; ++j) yperm[j] = ydim(perm[r - 1 - j], r);
-  im.set_output(n, 0, im.op<Prim::permutedims>({x}, {.perm = yperm}));
+  return im.op<Prim::permutedims>({x}, {.perm = yperm});
+}
+
+void transpose(Importer& im, const Node& n) {
+  Var x = im.input(n, 0);
+  std::vector<int64_t> perm(im.rank(x));
+  std::iota(perm.rbegin(), perm.rend(), 0);
+  im.set_output(n, 0, onnx_transpose(im, x, attr_ints(n, "perm", perm)));
+}
+
+// DepthToSpace and SpaceToDepth, as ONNX defines them: a reshape to 6 dims, a transpose,
+// a reshape to 4.
+Var regroup(Importer& im, Var x, const Shape& six, const std::vector<int64_t>& perm,
+            const Shape& four) {
+  return to_onnx_shape(im, onnx_transpose(im, to_onnx_shape(im, x, six), perm), four);
+}
+
+void depth_to_space(Importer& im, const Node& n) {
+  Var x = im.input(n, 0);
+  Shape s = im.onnx_shape(x);
+  int64_t b = attr_int(n, "blocksize", 0);
+  if (s.size() != 4 || b < 1 || s[1] % (b * b) != 0)
+    user_error("needs a 4-d input whose channels blocksize^2 divides");
+  int64_t c = s[1] / (b * b);
+  Shape out{s[0], c, s[2] * b, s[3] * b};
+  bool crd = attr_string(n, "mode", "DCR") == "CRD";
+  Var y = crd ? regroup(im, x, {s[0], c, b, b, s[2], s[3]}, {0, 1, 4, 2, 5, 3}, out)
+              : regroup(im, x, {s[0], b, b, c, s[2], s[3]}, {0, 3, 4, 1, 5, 2}, out);
+  im.set_output(n, 0, y);
+}
+
+void space_to_depth(Importer& im, const Node& n) {
+  Var x = im.input(n, 0);
+  Shape s = im.onnx_shape(x);
+  int64_t b = attr_int(n, "blocksize", 0);
+  if (s.size() != 4 || b < 1 || s[2] % b != 0 || s[3] % b != 0)
+    user_error("needs a 4-d input whose height and width blocksize divides");
+  Shape six{s[0], s[1], s[2] / b, b, s[3] / b, b};
+  im.set_output(n, 0,
+                regroup(im, x, six, {0, 3, 5, 1, 2, 4}, {s[0], s[1] * b * b, s[2] / b, s[3] / b}));
 }
 
 void concat(Importer& im, const Node& n) {
@@ -168,6 +203,8 @@ void add_shape_rules(Rules& r) {
   r["Reshape"] = reshape;
   r["Flatten"] = flatten;
   r["Transpose"] = transpose;
+  r["DepthToSpace"] = depth_to_space;
+  r["SpaceToDepth"] = space_to_depth;
   r["Concat"] = concat;
   r["Squeeze"] = squeeze;
   r["Unsqueeze"] = unsqueeze;

@@ -19,6 +19,8 @@ std::span<const Command> commands() {
       {"trace", "Trace a function of a model program into a tape", setup_trace},
       {"import", "Import an ONNX model (opset 13 to 17) as a tape, its initializers as weights",
        setup_import},
+      {"export", "Export a tape as an ONNX model (opset 15), given inputs as initializers",
+       setup_export},
       {"grad", "Differentiate a tape (reverse mode) into a gradient tape", setup_grad},
       {"gradcheck", "Check a tape's gradient against finite differences in f64", setup_gradcheck,
        false},

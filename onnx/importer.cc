@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "runtime/eval.h"
+#include "tape/attrs.h"
 
 namespace ytape::onnx_import {
 
@@ -155,9 +156,11 @@ int64_t attr_int(const Node& node, std::string_view name, int64_t fallback) {
   return a ? a->i() : fallback;
 }
 
+// ONNX's float attributes are f32: 1e-5 arrives as 9.99999974737875e-06. Its shortest
+// decimal form, read as a double, is the value the model meant (1e-05).
 double attr_float(const Node& node, std::string_view name, double fallback) {
   const onnx::AttributeProto* a = find_attr(node, name);
-  return a ? a->f() : fallback;
+  return a ? std::stod(float32_str(a->f())) : fallback;
 }
 
 std::string attr_string(const Node& node, std::string_view name, std::string fallback) {

@@ -3,6 +3,7 @@
 #include <onnx/defs/schema.h>
 
 #include <algorithm>
+#include <map>
 #include <unordered_set>
 
 #include "onnx/importer.h"
@@ -50,8 +51,75 @@ std::string closest(std::string_view word, const std::vector<std::string>& names
   return best;
 }
 
+// Op types whose definitions before the one in effect at opset 13 differ from it only in
+// the element types they allow (bfloat16 at 13, more integers), from the version where
+// their meaning last changed: the rules read them as they are. (ONNX's changelog: Add-7
+// took numpy broadcasting, Gather-11 negative indices, Gemm-11 an optional C, ...)
+const std::map<std::string, int, std::less<>>& same_meaning_since() {
+  static const std::map<std::string, int, std::less<>> since = {{"Abs", 6},
+                                                                {"Add", 7},
+                                                                {"ArgMax", 11},
+                                                                {"ArgMin", 11},
+                                                                {"BatchNormalization", 9},
+                                                                {"Cast", 9},
+                                                                {"Clip", 11},
+                                                                {"Concat", 11},
+                                                                {"Constant", 9},
+                                                                {"ConstantOfShape", 9},
+                                                                {"Div", 7},
+                                                                {"Dropout", 12},
+                                                                {"Elu", 6},
+                                                                {"Equal", 11},
+                                                                {"Exp", 6},
+                                                                {"Expand", 8},
+                                                                {"Flatten", 11},
+                                                                {"Gather", 11},
+                                                                {"Gemm", 11},
+                                                                {"Greater", 9},
+                                                                {"HardSigmoid", 6},
+                                                                {"Identity", 1},
+                                                                {"LeakyRelu", 6},
+                                                                {"Less", 9},
+                                                                {"Log", 6},
+                                                                {"MatMul", 9},
+                                                                {"Max", 8},
+                                                                {"Mean", 8},
+                                                                {"Min", 8},
+                                                                {"Mul", 7},
+                                                                {"Neg", 6},
+                                                                {"Pad", 11},
+                                                                {"Pow", 7},
+                                                                {"Range", 11},
+                                                                {"Reciprocal", 6},
+                                                                {"ReduceL1", 11},
+                                                                {"ReduceL2", 11},
+                                                                {"ReduceLogSum", 11},
+                                                                {"ReduceLogSumExp", 11},
+                                                                {"ReduceMax", 11},
+                                                                {"ReduceMean", 11},
+                                                                {"ReduceMin", 11},
+                                                                {"ReduceSumSquare", 11},
+                                                                {"Relu", 6},
+                                                                {"Reshape", 5},
+                                                                {"Selu", 6},
+                                                                {"Shape", 1},
+                                                                {"Sigmoid", 6},
+                                                                {"Sign", 9},
+                                                                {"Slice", 11},
+                                                                {"Softplus", 1},
+                                                                {"Sqrt", 6},
+                                                                {"Sub", 7},
+                                                                {"Sum", 8},
+                                                                {"Tanh", 6},
+                                                                {"Tile", 6},
+                                                                {"Transpose", 1},
+                                                                {"Where", 9}};
+  return since;
+}
+
 // Refuses an op type ONNX does not define at `opset` (a misspelt one gets the closest
-// supported), one without a rule, and one whose definition at `opset` is older than at 13.
+// supported), one without a rule, and one whose definition at `opset` means other than at
+// 13 (Squeeze-11 took its axes as an attribute, Softmax-11 flattened its input).
 Rule rule_for(const Node& node, int opset) {
   const std::string& op = node.op_type();
   const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(op, opset, "");
@@ -67,7 +135,11 @@ Rule rule_for(const Node& node, int opset) {
         fmt::format("op type {} is not supported (docs/onnx.md lists those that are)", op));
   }
   const onnx::OpSchema* current = onnx::OpSchemaRegistry::Schema(op, kMinOpset, "");
-  if (opset < kMinOpset && (!current || current->since_version() != schema->since_version())) {
+  auto same = same_meaning_since().find(op);
+  bool same_meaning =
+      (current && current->since_version() == schema->since_version()) ||
+      (same != same_meaning_since().end() && schema->since_version() >= same->second);
+  if (opset < kMinOpset && !same_meaning) {
     throw UnsupportedError(
         fmt::format("{}-{} is not supported: ytape imports {} as defined from opset {}", op,
                     schema->since_version(), op, kMinOpset));

@@ -292,6 +292,18 @@ TEST_CASE("shapes that do not broadcast are an error of the node") {
   CHECK(import_error(m).rfind("m.onnx: node 1 'sum' (Add, opset 13): ", 0) == 0);
 }
 
+TEST_CASE("an older opset whose ops mean what they mean at opset 13 imports") {
+  Model m(11);  // Relu-6, Add-7, Gemm-11: only element types were added since
+  m.input("x", {1, 2});
+  m.initializer("w", {2, 2}, {1, 2, 3, 4});
+  m.node("Gemm", {"x", "w"}, {"g"});
+  m.node("Add", {"g", "x"}, {"a"});
+  m.node("Relu", {"a"}, {"y"});
+  m.output("y");
+  std::vector<Tensor> y = run(m.import(), {{"x", onnx_tensor({1, 2}, {1, -1})}});
+  CHECK(values(y[0]) == std::vector<float>{0, 0});  // (1 - 3, 2 - 4) + (1, -1), then relu
+}
+
 TEST_CASE("bytes that are not a model, and an input of a type ytape lacks") {
   CHECK_THROWS_WITH(import_onnx("not a model", "m.onnx"),
                     "m.onnx: not an ONNX model (its bytes do not parse as a ModelProto)");

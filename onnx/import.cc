@@ -83,6 +83,7 @@ const std::map<std::string, int, std::less<>>& same_meaning_since() {
                                                                 {"Log", 6},
                                                                 {"MatMul", 9},
                                                                 {"Max", 8},
+                                                                {"MaxPool", 11},
                                                                 {"Mean", 8},
                                                                 {"Min", 8},
                                                                 {"Mul", 7},

@@ -3,6 +3,7 @@
 // [H, W] and pads [w_lo, w_hi, h_lo, h_hi] become [H_begin, W_begin, H_end, W_end].
 #include "onnx/export_rules.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <map>
@@ -118,8 +119,13 @@ void softmax(Exporter& ex, const Op& op) {
 }
 
 // ---- shape ------------------------------------------------------------------------------
+// A 0 in the shape is a 0, not "copy the input's dim": allowzero.
 void reshape(Exporter& ex, const Op& op) {
-  done(ex, op, ex.node("Reshape", {in(ex, op, 0), ex.ints(reversed(ex.type(op.outs[0]).shape))}));
+  const Shape& shape = ex.type(op.outs[0]).shape;
+  bool zero = std::find(shape.begin(), shape.end(), 0) != shape.end();
+  onnx::NodeProto& n = ex.node("Reshape", {in(ex, op, 0), ex.ints(reversed(shape))});
+  if (zero) set_attr(n, "allowzero", int64_t{1});
+  done(ex, op, n);
 }
 void broadcast_to(Exporter& ex, const Op& op) {
   done(ex, op, ex.node("Expand", {in(ex, op, 0), ex.ints(reversed(ex.type(op.outs[0]).shape))}));

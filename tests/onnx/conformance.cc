@@ -22,6 +22,7 @@
 #include <set>
 #include <sstream>
 
+#include "onnx/export.h"
 #include "onnx/import.h"
 #include "runtime/executor.h"
 
@@ -122,7 +123,19 @@ Outcome run_test(const fs::path& dir, const onnx::ModelProto& model) {
       Outcome o = run_set(set, model, imported);
       if (o.kind != "pass") return o;
     }
-    return {"pass", ""};
+    // Exported and imported again, the tape must pass as well, where it exports.
+    std::string exported;
+    try {
+      exported = export_onnx(imported.tape, imported.weights);
+    } catch (const UnsupportedError& e) {
+      return {"pass", std::string("not exported: ") + e.what()};
+    }
+    OnnxImport back = import_onnx(exported, (dir / "exported.onnx").string());
+    for (const fs::path& set : sets) {
+      Outcome o = run_set(set, model, back);
+      if (o.kind != "pass") return {o.kind, "after export: " + o.reason};
+    }
+    return {"pass", "exported too"};
   } catch (const UnsupportedError& e) {
     return {"skip", e.what()};
   } catch (const std::exception& e) {
@@ -197,10 +210,13 @@ int main(int argc, char** argv) {
       ++unexpected;
     }
     ++counts[o.kind];
+    if (o.reason == "exported too") ++counts["exported"];
     report += fmt::format("{}\t{}\t{}\t{}\n", name, op_types(model), o.kind, one_line(o.reason));
   }
-  fmt::print("onnx conformance: {} passed, {} failed, {} expected failures, {} skipped\n",
-             counts["pass"], counts["fail"], counts["xfail"], counts["skip"]);
+  fmt::print(
+      "onnx conformance: {} passed ({} of them also exported and imported again), {} failed, "
+      "{} expected failures, {} skipped\n",
+      counts["pass"], counts["exported"], counts["fail"], counts["xfail"], counts["skip"]);
   if (argc > 3) std::ofstream(argv[3]) << report;
   return unexpected == 0 ? 0 : 1;
 }

@@ -52,9 +52,10 @@ std::string closest(std::string_view word, const std::vector<std::string>& names
 }
 
 // Op types whose definitions before the one in effect at opset 13 differ from it only in
-// the element types they allow (bfloat16 at 13, more integers), from the version where
-// their meaning last changed: the rules read them as they are. (ONNX's changelog: Add-7
-// took numpy broadcasting, Gather-11 negative indices, Gemm-11 an optional C, ...)
+// the element types they allow (bfloat16 at 13, more integers), or in taking a list as an
+// attribute that opset 13 takes as an input (Squeeze-11's axes, Split-11's lengths, which
+// the rules read either way), from the version where their meaning last changed.
+// (ONNX's changelog: Add-7 took numpy broadcasting, Gather-11 negative indices, ...)
 const std::map<std::string, int, std::less<>>& same_meaning_since() {
   static const std::map<std::string, int, std::less<>> since = {{"Abs", 6},
                                                                 {"Add", 7},
@@ -99,6 +100,7 @@ const std::map<std::string, int, std::less<>>& same_meaning_since() {
                                                                 {"ReduceMax", 11},
                                                                 {"ReduceMean", 11},
                                                                 {"ReduceMin", 11},
+                                                                {"ReduceSum", 11},
                                                                 {"ReduceSumSquare", 11},
                                                                 {"Relu", 6},
                                                                 {"Reshape", 5},
@@ -108,12 +110,15 @@ const std::map<std::string, int, std::less<>>& same_meaning_since() {
                                                                 {"Sign", 9},
                                                                 {"Slice", 11},
                                                                 {"Softplus", 1},
+                                                                {"Split", 11},
                                                                 {"Sqrt", 6},
+                                                                {"Squeeze", 11},
                                                                 {"Sub", 7},
                                                                 {"Sum", 8},
                                                                 {"Tanh", 6},
                                                                 {"Tile", 6},
                                                                 {"Transpose", 1},
+                                                                {"Unsqueeze", 11},
                                                                 {"Where", 9}};
   return since;
 }

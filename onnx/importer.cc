@@ -75,6 +75,13 @@ std::vector<int64_t> Importer::static_ints(const Node& node, int i) const {
   return {v.begin(), v.end()};
 }
 
+std::optional<std::vector<int64_t>> Importer::ints_input_or_attr(const Node& node, int i,
+                                                                 std::string_view attr) const {
+  if (has_input(node, i)) return static_ints(node, i);
+  if (find_attr(node, attr)) return attr_ints(node, attr);
+  return std::nullopt;
+}
+
 void Importer::set_output(const Node& node, int i, Var v) {
   if (i < node.output_size() && !node.output(i).empty()) define(node.output(i), v);
 }

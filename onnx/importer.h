@@ -53,6 +53,10 @@ class Importer {
   Tensor static_input(const Node& node, int i) const;
   /// A static input's elements as integers, in ONNX order (for 1-D: as listed).
   std::vector<int64_t> static_ints(const Node& node, int i) const;
+  /// A list that opset 13 takes as static input `i` and older versions as the attribute
+  /// `attr` (Squeeze's axes, Split's lengths): whichever the node has, or nothing.
+  std::optional<std::vector<int64_t>> ints_input_or_attr(const Node& node, int i,
+                                                         std::string_view attr) const;
   /// Defines output `i` of `node` (skipped when the node leaves it unnamed).
   void set_output(const Node& node, int i, Var v);
   /// Defines an ONNX value by name: the graph's inputs and initializers.

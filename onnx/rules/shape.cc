@@ -122,8 +122,8 @@ void squeeze(Importer& im, const Node& n) {
   Var x = im.input(n, 0);
   Shape s = im.onnx_shape(x), out;
   std::vector<bool> drop(s.size(), false);
-  if (im.has_input(n, 1)) {
-    for (int64_t a : im.static_ints(n, 1)) {
+  if (std::optional<std::vector<int64_t>> axes = im.ints_input_or_attr(n, 1, "axes")) {
+    for (int64_t a : *axes) {
       int i = static_cast<int>(s.size()) - ydim(a, static_cast<int>(s.size()));
       if (s[i] != 1) user_error("axis {} has size {}, not 1", a, s[i]);
       drop[i] = true;
@@ -140,7 +140,9 @@ void squeeze(Importer& im, const Node& n) {
 void unsqueeze(Importer& im, const Node& n) {
   Var x = im.input(n, 0);
   Shape s = im.onnx_shape(x);
-  std::vector<int64_t> axes = im.static_ints(n, 1);
+  std::optional<std::vector<int64_t>> given = im.ints_input_or_attr(n, 1, "axes");
+  if (!given) user_error("the axes are missing");
+  std::vector<int64_t> axes = *given;
   int r = static_cast<int>(s.size() + axes.size());
   std::vector<bool> one(r, false);
   for (int64_t a : axes) one[r - ydim(a, r)] = true;

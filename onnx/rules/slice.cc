@@ -86,8 +86,8 @@ void split(Importer& im, const Node& n) {
   int d = ydim(attr_int(n, "axis", 0), im.rank(x)) - 1;
   int64_t size = im.type(x).shape[d], parts = n.output_size();
   std::vector<int64_t> lengths;
-  if (im.has_input(n, 1)) {
-    lengths = im.static_ints(n, 1);
+  if (std::optional<std::vector<int64_t>> given = im.ints_input_or_attr(n, 1, "split")) {
+    lengths = *given;
   } else {
     int64_t each = (size + parts - 1) / parts;
     for (int64_t i = 0; i < parts; ++i)

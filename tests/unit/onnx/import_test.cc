@@ -264,11 +264,12 @@ TEST_CASE("an opset beyond 17 is refused, and an older op definition than opset 
   Model old(12);
   old.input("x", {1, 1, 3, 3});
   old.input("w", {1, 1, 2, 2});
-  old.node("Conv", {"x", "w"}, {"c"});  // Conv-11, as at opset 13: accepted
-  set_ints(old.node("Squeeze", {"c"}, {"y"}), "axes", {0});
+  old.node("Conv", {"x", "w"}, {"c"});                       // Conv-11, as at opset 13: accepted
+  set_ints(old.node("Squeeze", {"c"}, {"s"}), "axes", {0});  // axes as an attribute: read
+  old.node("Softmax", {"s"}, {"y"});  // Softmax-11 flattened its input: refused
   old.output("y");
   CHECK(import_error(old) ==
-        "m.onnx: node 2 (Squeeze, opset 12): Squeeze-11 is not supported: ytape imports Squeeze "
+        "m.onnx: node 3 (Softmax, opset 12): Softmax-11 is not supported: ytape imports Softmax "
         "as defined from opset 13");
 }
 

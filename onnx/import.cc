@@ -54,7 +54,8 @@ std::string closest(std::string_view word, const std::vector<std::string>& names
 // Op types whose definitions before the one in effect at opset 13 differ from it only in
 // the element types they allow (bfloat16 at 13, more integers), or in taking a list as an
 // attribute that opset 13 takes as an input (Squeeze-11's axes, Split-11's lengths, which
-// the rules read either way), from the version where their meaning last changed.
+// the rules read either way), from the version where their meaning last changed. Softmax
+// and LogSoftmax before 13 flatten their input: their rules read the model's opset.
 // (ONNX's changelog: Add-7 took numpy broadcasting, Gather-11 negative indices, ...)
 const std::map<std::string, int, std::less<>>& same_meaning_since() {
   static const std::map<std::string, int, std::less<>> since = {{"Abs", 6},
@@ -80,6 +81,7 @@ const std::map<std::string, int, std::less<>>& same_meaning_since() {
                                                                 {"HardSigmoid", 6},
                                                                 {"Identity", 1},
                                                                 {"LeakyRelu", 6},
+                                                                {"LogSoftmax", 1},
                                                                 {"Less", 9},
                                                                 {"Log", 6},
                                                                 {"MatMul", 9},
@@ -108,6 +110,7 @@ const std::map<std::string, int, std::less<>>& same_meaning_since() {
                                                                 {"Shape", 1},
                                                                 {"Sigmoid", 6},
                                                                 {"Sign", 9},
+                                                                {"Softmax", 1},
                                                                 {"Slice", 11},
                                                                 {"Softplus", 1},
                                                                 {"Split", 11},

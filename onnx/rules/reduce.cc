@@ -83,6 +83,13 @@ void reduction(Importer& im, const Node& n) {
 template <Prim P>
 void softmax(Importer& im, const Node& n) {
   Var x = im.input(n, 0);
+  if (im.opset() < 13) {
+    // Softmax-1 and -11 flatten the input to 2-d at `axis` (default 1) and normalize each
+    // row: jointly over ONNX axes axis..r-1, the tape's dims 1..r-axis.
+    std::vector<int64_t> dims;
+    for (int d = 1; d <= ydim(attr_int(n, "axis", 1), im.rank(x)); ++d) dims.push_back(d);
+    return im.set_output(n, 0, im.op<P>({x}, {.dims = dims}));
+  }
   int dim = ydim(attr_int(n, "axis", -1), im.rank(x));
   im.set_output(n, 0, im.op<P>({x}, {.dims = {dim}}));
 }

@@ -2,7 +2,7 @@
 // ONNX's protobuf classes, into a directory: usage: onnx_make_models DIR
 //   mlp.onnx             x (1, 4) -> Gemm -> Relu -> Gemm -> Softmax, weights as initializers
 //   unsupported_op.onnx  an op type without a rule (Acos)
-//   old_opset.onnx       opset 11, whose Softmax (Softmax-11) means other than at 13
+//   old_opset.onnx       opset 11, whose Hardmax (Hardmax-11) means other than at 13
 //   misspelt_op.onnx     an op type ONNX does not have (Sofmax)
 //   not_static.onnx      a Reshape whose shape is a graph input
 //   bad_broadcast.onnx   an Add of shapes that do not broadcast
@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
   };
   save("mlp.onnx", mlp());
   save("unsupported_op.onnx", unary("Acos", 13));
-  save("old_opset.onnx", unary("Softmax", 11));
+  save("old_opset.onnx", unary("Hardmax", 11));
   save("misspelt_op.onnx", unary("Sofmax", 13));
   save("not_static.onnx", not_static());
   save("bad_broadcast.onnx", bad_broadcast());

@@ -266,10 +266,10 @@ TEST_CASE("an opset beyond 17 is refused, and an older op definition than opset 
   old.input("w", {1, 1, 2, 2});
   old.node("Conv", {"x", "w"}, {"c"});                       // Conv-11, as at opset 13: accepted
   set_ints(old.node("Squeeze", {"c"}, {"s"}), "axes", {0});  // axes as an attribute: read
-  old.node("Softmax", {"s"}, {"y"});  // Softmax-11 flattened its input: refused
+  old.node("Hardmax", {"s"}, {"y"});  // Hardmax-11 flattened its input: refused
   old.output("y");
   CHECK(import_error(old) ==
-        "m.onnx: node 3 (Softmax, opset 12): Softmax-11 is not supported: ytape imports Softmax "
+        "m.onnx: node 3 (Hardmax, opset 12): Hardmax-11 is not supported: ytape imports Hardmax "
         "as defined from opset 13");
 }
 
@@ -291,6 +291,16 @@ TEST_CASE("shapes that do not broadcast are an error of the node") {
   m.node("Add", {"x", "y"}, {"z"}, "sum");
   m.output("z");
   CHECK(import_error(m).rfind("m.onnx: node 1 'sum' (Add, opset 13): ", 0) == 0);
+}
+
+TEST_CASE("Softmax before opset 13 normalizes over all axes from its axis on") {
+  Model m(11);
+  m.input("x", {2, 2, 2});
+  m.node("Softmax", {"x"}, {"y"});  // axis 1: each of the two 2x2 blocks sums to 1
+  m.output("y");
+  std::vector<Tensor> y =
+      run(m.import(), {{"x", onnx_tensor({2, 2, 2}, {0, 0, 0, 0, 1, 1, 1, 1})}});
+  CHECK(values(y[0]) == std::vector<float>(8, 0.25f));
 }
 
 TEST_CASE("an older opset whose ops mean what they mean at opset 13 imports") {

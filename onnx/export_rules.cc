@@ -218,6 +218,24 @@ void conv2d(Exporter& ex, const Op& op) {
   set_attr(n, "group", a.groups);
   done(ex, op, n);
 }
+// The gradient of conv2d for its input is ConvTranspose over the same weights; its output
+// padding makes up what the stride left over: shape - (s (in - 1) + (k - 1) d + 1 - pads).
+void conv2d_backward_input(Exporter& ex, const Op& op) {
+  const auto a = attrs_of<Prim::conv2d_backward_input>(op.attrs);
+  const Shape dy = ex.type(op.args[0]).shape, w = ex.type(op.args[1]).shape;
+  std::vector<int64_t> extra(2);
+  for (int d = 0; d < 2; ++d) {
+    extra[d] = a.shape[d] - (a.stride[d] * (dy[d] - 1) + (w[d] - 1) * a.dilation[d] + 1 -
+                             a.pad[2 * d] - a.pad[2 * d + 1]);
+  }
+  onnx::NodeProto& n = ex.node("ConvTranspose", {in(ex, op, 0), in(ex, op, 1)});
+  set_attr(n, "strides", reversed(a.stride));
+  set_attr(n, "pads", onnx_pads(a.pad));
+  set_attr(n, "dilations", reversed(a.dilation));
+  set_attr(n, "group", a.groups);
+  set_attr(n, "output_padding", reversed(extra));
+  done(ex, op, n);
+}
 template <Prim P>
 void pool(Exporter& ex, const Op& op) {
   const auto a = attrs_of<P>(op.attrs);
@@ -276,6 +294,7 @@ const std::map<Prim, Rule>& rules() {
     r[Prim::gather] = gather;
     r[Prim::matmul] = matmul;
     r[Prim::conv2d] = conv2d;
+    r[Prim::conv2d_backward_input] = conv2d_backward_input;
     r[Prim::max_pool2d] = pool<Prim::max_pool2d>;
     r[Prim::avg_pool2d] = pool<Prim::avg_pool2d>;
     r[Prim::batchnorm] = batchnorm;

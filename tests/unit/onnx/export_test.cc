@@ -50,6 +50,14 @@ TEST_CASE("a convolutional network exports and imports back to the same results"
   b.output(m, "max");
   b.output(a, "avg");
   b.output(b.log_softmax(b.sum(a, {.dims = {1, 2}}), {.dims = {1}}), "scores");
+  // The input's gradient: ConvTranspose, with an output padding (the stride leaves one over).
+  b.output(b.conv2d_backward_input(y, w,
+                                   {.shape = {9, 8, 4, 2},
+                                    .stride = {2, 1},
+                                    .pad = {1, 0, 1, 2},
+                                    .dilation = {1, 2},
+                                    .groups = 2}),
+           "dx");
   check_round_trip(b.finish());
 }
 

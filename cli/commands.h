@@ -60,6 +60,8 @@ Run setup_run(CLI::App& sub);
 Run setup_train(CLI::App& sub);
 Run setup_plan(CLI::App& sub);
 Run setup_trace(CLI::App& sub);
+Run setup_import(CLI::App& sub);
+Run setup_export(CLI::App& sub);
 Run setup_grad(CLI::App& sub);
 Run setup_gradcheck(CLI::App& sub);
 Run setup_opt(CLI::App& sub);

@@ -1,5 +1,6 @@
 #include "runtime/inputs.h"
 
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -45,7 +46,9 @@ TensorMap load_inputs(std::string_view content, std::string_view source, const T
 }
 
 TensorMap complete_inputs(const Tape& t, TensorMap given, uint64_t seed) {
-  std::unordered_set<std::string_view> have;
+  // Copies of the names: views into `given` would dangle once `out` grows (short names
+  // live inside the strings, which move when the vector reallocates).
+  std::unordered_set<std::string> have;
   for (const auto& [name, tensor] : given) have.insert(name);
   TensorMap out = std::move(given);
   for (size_t i = 0; i < t.num_inputs(); ++i) {

@@ -15,6 +15,7 @@ rank() {
     runtime/*) echo 40 ;;
     train/*) echo 45 ;;
     opt/*) echo 50 ;;
+    onnx/*) echo 55 ;;
     grad/*) echo 60 ;;
     check/*) echo 70 ;;
     tracer/lang/*) echo 80 ;;
@@ -39,7 +40,7 @@ while IFS= read -r file; do
       bad=1
     fi
   done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
-done < <(find tape io inspect runtime train opt grad check tracer cli -name '*.h' -o -name '*.cc' | sort)
+done < <(find tape io inspect runtime train opt onnx grad check tracer cli -name '*.h' -o -name '*.cc' | sort)
 
 if [ "$checked" -lt 100 ]; then
   echo "layers: only $checked files found under $root; is this the source tree?"

@@ -75,3 +75,8 @@ cli_test(trace_text_basics EXIT 0 STDOUT ${CASES}/expected/trace_basics.txt
          COMMAND bash ${CASES}/trace_show.sh ${YTAPE} ../../samples/basics.jl main x)
 cli_test(trace_text_resnet18 EXIT 0 STDOUT ${CASES}/expected/trace_resnet18.txt
          COMMAND bash ${CASES}/trace_show.sh ${YTAPE} ../../samples/resnet18.jl loss model image)
+
+# ONNX import (tests/onnx/make_models.cc writes the models): the tape and weights run, the
+# bytes are deterministic, a failed import writes nothing.
+cli_test(onnx_import EXIT 0 COMMAND bash ${CASES}/onnx_import.sh ${YTAPE} $<TARGET_FILE:onnx_make_models>)
+cli_test(onnx_export EXIT 0 COMMAND bash ${CASES}/onnx_export.sh ${YTAPE})

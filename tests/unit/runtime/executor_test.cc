@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "runtime/inputs.h"
 #include "tape/builder.h"
 #include "tape/error.h"
 #include "unit/runtime/kernel_harness.h"
@@ -198,4 +199,22 @@ TEST_CASE("every primitive has a kernel") {
     bool registered = kernel_table().kernels[static_cast<int>(p)] != nullptr;
     CHECK(registered);
   }
+}
+
+TEST_CASE("complete_inputs keeps the given inputs, with short names, as it adds the others") {
+  // The first input is missing: adding it grows the list while the later names are looked up.
+  Builder b("t");
+  Var x = b.input("x", f32({2}));
+  TensorMap given;
+  std::vector<Var> ws;
+  for (int i = 0; i < 8; ++i) {
+    given.emplace_back(fmt::format("w{}", i), Tensor(f32({2})));
+    ws.push_back(b.input(given.back().first, f32({2})));
+  }
+  for (Var w : ws) b.output(b.add(x, w), fmt::format("y{}", w.id));
+  given.shrink_to_fit();
+  TensorMap inputs = complete_inputs(b.finish(), given, 1);
+  REQUIRE(inputs.size() == 9);
+  CHECK(inputs[0].first == "w0");
+  CHECK(inputs[8].first == "x");
 }

@@ -1,0 +1,83 @@
+#include "onnx/export.h"
+
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+
+#include "onnx/export_rules.h"
+#include "onnx/import.h"
+#include "onnx/proto.h"
+
+namespace ytape {
+
+namespace {
+
+using namespace onnx_export;
+
+constexpr int kExportOpset = 15;
+
+void declare(onnx::ValueInfoProto* v, const std::string& name, const Type& type) {
+  v->set_name(name);
+  auto* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(onnx_import::to_onnx_dtype(type.dtype));
+  auto* shape = t->mutable_shape();
+  for (auto d = type.shape.rbegin(); d != type.shape.rend(); ++d)
+    shape->add_dim()->set_dim_value(*d);
+}
+
+void add_inputs(const Tape& t, const TensorMap& weights, Exporter& ex) {
+  for (size_t i = 0; i < t.num_inputs(); ++i) {
+    const Op& op = t.ops[i];
+    ex.name(op.outs[0], op.name);
+    auto w = std::find_if(weights.begin(), weights.end(),
+                          [&](const auto& p) { return p.first == op.name; });
+    if (w == weights.end()) {
+      declare(ex.graph().add_input(), op.name, t.type(op.outs[0]));
+      continue;
+    }
+    if (w->second.type() != t.type(op.outs[0])) {
+      user_error("weight '{}' is {}, the input {}", op.name, type_str(w->second.type()),
+                 type_str(t.type(op.outs[0])));
+    }
+    *ex.graph().add_initializer() = tensor_proto(w->second, op.name);
+  }
+}
+
+}  // namespace
+
+std::string export_onnx(const Tape& t, const TensorMap& weights) {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.set_producer_name("ytape");
+  auto* opset = model.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(kExportOpset);
+  onnx::GraphProto& g = *model.mutable_graph();
+  g.set_name(t.name.empty() ? "tape" : t.name);
+  Exporter ex(t, g);
+  add_inputs(t, weights, ex);
+  for (size_t i = t.num_inputs(); i < t.ops.size(); ++i) {
+    const Op& op = t.ops[i];
+    try {
+      ex.export_op(op);
+    } catch (const UnsupportedError& e) {
+      std::string loc = t.loc_str(op.loc);
+      throw UnsupportedError(fmt::format("op {} ({}{}): {}", i + 1,
+                                         op.kind == OpKind::call ? prim_name(op.prim) : "const",
+                                         loc.empty() ? "" : ", " + loc, e.what()));
+    }
+  }
+  for (const Output& out : t.outputs) {
+    ex.node("Identity", {ex.name(out.var)}, out.name);
+    declare(g.add_output(), out.name, t.type(out.var));
+  }
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception& e) {
+    internal_error("the exported model fails ONNX's checker: {}", e.what());
+  }
+  return model.SerializeAsString();
+}
+
+}  // namespace ytape

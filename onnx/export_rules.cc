@@ -1,0 +1,386 @@
+// One rule per primitive, grouped by family as the primitives are. ytape dim d of a rank-r
+// tensor is ONNX axis r - d; shapes and per-dim lists are reversed, [w, h] lists become
+// [H, W] and pads [w_lo, w_hi, h_lo, h_hi] become [H_begin, W_begin, H_end, W_end].
+#include "onnx/export_rules.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <map>
+
+#include "onnx/import.h"
+#include "onnx/proto.h"
+#include "tape/op_attrs.h"
+
+namespace ytape::onnx_export {
+
+namespace {
+
+using Rule = void (*)(Exporter& ex, const Op& op);
+
+std::string in(Exporter& ex, const Op& op, size_t i) {
+  return ex.name(op.args[i]);
+}
+int rank(Exporter& ex, Var v) {
+  return ex.type(v).rank();
+}
+int64_t axis(Exporter& ex, Var v, int64_t dim) {
+  return rank(ex, v) - dim;
+}
+std::vector<int64_t> reversed(std::vector<int64_t> v) {
+  return {v.rbegin(), v.rend()};
+}
+void done(Exporter& ex, const Op& op, onnx::NodeProto& n) {
+  ex.name(op.outs[0], n.output(0));
+}
+[[noreturn]] void refuse(const std::string& why) {
+  throw UnsupportedError(why);
+}
+
+// A tensor of `shape` whose every element is `v` in `dtype` (as `convert` rounds it).
+Tensor holding(DType dtype, Shape shape, double v) {
+  Tensor t(Type{dtype, std::move(shape)});
+  std::array<uint8_t, 8> element = scalar_bytes(dtype, v);
+  auto* bytes = static_cast<uint8_t*>(t.raw());
+  for (int64_t i = 0; i < t.size(); ++i) {
+    std::memcpy(bytes + i * dtype_size(dtype), element.data(), dtype_size(dtype));
+  }
+  return t;
+}
+
+// ---- elementwise ----------------------------------------------------------------------
+const std::map<Prim, const char*>& simple_names() {
+  static const std::map<Prim, const char*> names = {
+      {Prim::neg, "Neg"},           {Prim::exp, "Exp"},         {Prim::log, "Log"},
+      {Prim::sqrt, "Sqrt"},         {Prim::abs, "Abs"},         {Prim::sign, "Sign"},
+      {Prim::sin, "Sin"},           {Prim::cos, "Cos"},         {Prim::tan, "Tan"},
+      {Prim::tanh, "Tanh"},         {Prim::sigmoid, "Sigmoid"}, {Prim::relu, "Relu"},
+      {Prim::softplus, "Softplus"}, {Prim::add, "Add"},         {Prim::sub, "Sub"},
+      {Prim::mul, "Mul"},           {Prim::div, "Div"},         {Prim::pow, "Pow"},
+      {Prim::max, "Max"},           {Prim::min, "Min"},         {Prim::eq, "Equal"},
+      {Prim::lt, "Less"},           {Prim::le, "LessOrEqual"},  {Prim::gt, "Greater"},
+      {Prim::ge, "GreaterOrEqual"}, {Prim::select, "Where"}};
+  return names;
+}
+
+void simple(Exporter& ex, const Op& op) {
+  std::vector<std::string> args;
+  for (size_t i = 0; i < op.args.size(); ++i) args.push_back(in(ex, op, i));
+  done(ex, op, ex.node(simple_names().at(op.prim), args));
+}
+void log1p(Exporter& ex, const Op& op) {  // log(1 + x)
+  DType d = ex.type(op.args[0]).dtype;
+  done(ex, op, ex.node("Log", {ex.node("Add", {in(ex, op, 0), ex.scalar(d, 1)}).output(0)}));
+}
+void expm1(Exporter& ex, const Op& op) {  // exp(x) - 1
+  DType d = ex.type(op.args[0]).dtype;
+  done(ex, op, ex.node("Sub", {ex.node("Exp", {in(ex, op, 0)}).output(0), ex.scalar(d, 1)}));
+}
+void ne(Exporter& ex, const Op& op) {
+  done(ex, op, ex.node("Not", {ex.node("Equal", {in(ex, op, 0), in(ex, op, 1)}).output(0)}));
+}
+void convert(Exporter& ex, const Op& op) {
+  onnx::NodeProto& n = ex.node("Cast", {in(ex, op, 0)});
+  set_attr(n, "to", int64_t{onnx_import::to_onnx_dtype(attrs_of<Prim::convert>(op.attrs).dtype)});
+  done(ex, op, n);
+}
+
+// ---- reduce -----------------------------------------------------------------------------
+std::vector<int64_t> axes(Exporter& ex, Var x, const std::vector<int64_t>& dims) {
+  std::vector<int64_t> a;
+  for (int64_t d : dims) a.push_back(axis(ex, x, d));
+  return a;
+}
+template <Prim P>
+void reduction(Exporter& ex, const Op& op) {
+  const auto& dims = attrs_of<P>(op.attrs).dims;
+  if (dims.empty()) return done(ex, op, ex.node("Identity", {in(ex, op, 0)}));
+  std::vector<int64_t> a = axes(ex, op.args[0], dims);
+  onnx::NodeProto& n =
+      P == Prim::sum ? ex.node("ReduceSum", {in(ex, op, 0), ex.ints(a)})
+                     : ex.node(P == Prim::maximum ? "ReduceMax" : "ReduceMin", {in(ex, op, 0)});
+  if (P != Prim::sum) set_attr(n, "axes", a);
+  set_attr(n, "keepdims", int64_t{0});
+  done(ex, op, n);
+}
+void argmax(Exporter& ex, const Op& op) {  // 0-based, plus 1
+  onnx::NodeProto& n = ex.node("ArgMax", {in(ex, op, 0)});
+  set_attr(n, "axis", axis(ex, op.args[0], attrs_of<Prim::argmax>(op.attrs).dim));
+  set_attr(n, "keepdims", int64_t{0});
+  done(ex, op, ex.node("Add", {n.output(0), ex.scalar(DType::i64, 1)}));
+}
+template <Prim P>
+void softmax(Exporter& ex, const Op& op) {
+  const auto& dims = attrs_of<P>(op.attrs).dims;
+  if (dims.size() != 1) refuse("a softmax over other than one dim");
+  onnx::NodeProto& n = ex.node(P == Prim::softmax ? "Softmax" : "LogSoftmax", {in(ex, op, 0)});
+  set_attr(n, "axis", axis(ex, op.args[0], dims[0]));
+  done(ex, op, n);
+}
+
+// ---- shape ------------------------------------------------------------------------------
+// A 0 in the shape is a 0, not "copy the input's dim": allowzero.
+void reshape(Exporter& ex, const Op& op) {
+  const Shape& shape = ex.type(op.outs[0]).shape;
+  bool zero = std::find(shape.begin(), shape.end(), 0) != shape.end();
+  onnx::NodeProto& n = ex.node("Reshape", {in(ex, op, 0), ex.ints(reversed(shape))});
+  if (zero) set_attr(n, "allowzero", int64_t{1});
+  done(ex, op, n);
+}
+void broadcast_to(Exporter& ex, const Op& op) {
+  done(ex, op, ex.node("Expand", {in(ex, op, 0), ex.ints(reversed(ex.type(op.outs[0]).shape))}));
+}
+// ytape's perm'[j] = r - perm[r - 1 - j], inverted: perm[i] = r - perm'[r - 1 - i].
+void permutedims(Exporter& ex, const Op& op) {
+  const auto& yperm = attrs_of<Prim::permutedims>(op.attrs).perm;
+  int r = static_cast<int>(yperm.size());
+  std::vector<int64_t> perm(r);
+  for (int i = 0; i < r; ++i) perm[i] = r - yperm[r - 1 - i];
+  onnx::NodeProto& n = ex.node("Transpose", {in(ex, op, 0)});
+  set_attr(n, "perm", perm);
+  done(ex, op, n);
+}
+// 1-based inclusive [start, stop] by step: 0-based start - 1, exclusive end stop.
+void slice(Exporter& ex, const Op& op) {
+  const auto a = attrs_of<Prim::slice>(op.attrs);
+  std::vector<int64_t> starts, ends, ax;
+  for (size_t d = 0; d < a.start.size(); ++d) {
+    starts.push_back(a.start[d] - 1), ends.push_back(a.stop[d]);
+    ax.push_back(axis(ex, op.args[0], static_cast<int64_t>(d) + 1));
+  }
+  done(ex, op,
+       ex.node("Slice",
+               {in(ex, op, 0), ex.ints(starts), ex.ints(ends), ex.ints(ax), ex.ints(a.step)}));
+}
+void concat(Exporter& ex, const Op& op) {
+  std::vector<std::string> args;
+  for (size_t i = 0; i < op.args.size(); ++i) args.push_back(in(ex, op, i));
+  onnx::NodeProto& n = ex.node("Concat", args);
+  set_attr(n, "axis", axis(ex, op.args[0], attrs_of<Prim::concat>(op.attrs).dim));
+  done(ex, op, n);
+}
+void pad(Exporter& ex, const Op& op) {
+  const auto a = attrs_of<Prim::pad>(op.attrs);
+  for (int64_t i : a.interior) {
+    if (i != 0) refuse("interior padding");
+  }
+  std::vector<int64_t> pads = reversed(a.lo), hi = reversed(a.hi);
+  pads.insert(pads.end(), hi.begin(), hi.end());
+  DType d = ex.type(op.args[0]).dtype;
+  done(ex, op, ex.node("Pad", {in(ex, op, 0), ex.ints(pads), ex.scalar(d, a.value)}));
+}
+
+// ---- index ------------------------------------------------------------------------------
+// GatherElements wants indices of the result's shape, 0-based.
+void gather(Exporter& ex, const Op& op) {
+  std::string idx =
+      ex.node("Expand", {in(ex, op, 1), ex.ints(reversed(ex.type(op.outs[0]).shape))}).output(0);
+  idx = ex.node("Sub", {idx, ex.scalar(DType::i64, 1)}).output(0);
+  onnx::NodeProto& n = ex.node("GatherElements", {in(ex, op, 0), idx});
+  set_attr(n, "axis", axis(ex, op.args[0], attrs_of<Prim::gather>(op.attrs).dim));
+  done(ex, op, n);
+}
+
+// ---- linalg -----------------------------------------------------------------------------
+// C' = op(B)' op(A)', the tape's tensors being ONNX's transposed matrices.
+void matmul(Exporter& ex, const Op& op) {
+  const auto a = attrs_of<Prim::matmul>(op.attrs);
+  int r = rank(ex, op.args[0]);
+  if (r == 2) {
+    onnx::NodeProto& n = ex.node("Gemm", {in(ex, op, 1), in(ex, op, 0)});
+    set_attr(n, "transA", int64_t{a.transpose_b}), set_attr(n, "transB", int64_t{a.transpose_a});
+    return done(ex, op, n);
+  }
+  std::vector<int64_t> swap(r);
+  for (int i = 0; i < r; ++i) swap[i] = i;
+  std::swap(swap[r - 1], swap[r - 2]);
+  auto maybe_swapped = [&](size_t i, bool t) {
+    if (!t) return in(ex, op, i);
+    onnx::NodeProto& n = ex.node("Transpose", {in(ex, op, i)});
+    set_attr(n, "perm", swap);
+    return n.output(0);
+  };
+  done(ex, op,
+       ex.node("MatMul", {maybe_swapped(1, a.transpose_b), maybe_swapped(0, a.transpose_a)}));
+}
+
+// ---- conv and pool -----------------------------------------------------------------------
+std::vector<int64_t> onnx_pads(const std::vector<int64_t>& p) {
+  return {p[2], p[0], p[3], p[1]};
+}
+
+void conv2d(Exporter& ex, const Op& op) {
+  const auto a = attrs_of<Prim::conv2d>(op.attrs);
+  onnx::NodeProto& n = ex.node("Conv", {in(ex, op, 0), in(ex, op, 1)});
+  set_attr(n, "strides", reversed(a.stride));
+  set_attr(n, "pads", onnx_pads(a.pad));
+  set_attr(n, "dilations", reversed(a.dilation));
+  set_attr(n, "group", a.groups);
+  done(ex, op, n);
+}
+// The gradient of conv2d for its input is ConvTranspose over the same weights; its output
+// padding makes up what the stride left over: shape - (s (in - 1) + (k - 1) d + 1 - pads).
+void conv2d_backward_input(Exporter& ex, const Op& op) {
+  const auto a = attrs_of<Prim::conv2d_backward_input>(op.attrs);
+  const Shape dy = ex.type(op.args[0]).shape, w = ex.type(op.args[1]).shape;
+  std::vector<int64_t> extra(2);
+  for (int d = 0; d < 2; ++d) {
+    extra[d] = a.shape[d] - (a.stride[d] * (dy[d] - 1) + (w[d] - 1) * a.dilation[d] + 1 -
+                             a.pad[2 * d] - a.pad[2 * d + 1]);
+  }
+  onnx::NodeProto& n = ex.node("ConvTranspose", {in(ex, op, 0), in(ex, op, 1)});
+  set_attr(n, "strides", reversed(a.stride));
+  set_attr(n, "pads", onnx_pads(a.pad));
+  set_attr(n, "dilations", reversed(a.dilation));
+  set_attr(n, "group", a.groups);
+  set_attr(n, "output_padding", reversed(extra));
+  done(ex, op, n);
+}
+template <Prim P>
+void pool(Exporter& ex, const Op& op) {
+  const auto a = attrs_of<P>(op.attrs);
+  onnx::NodeProto& n = ex.node(P == Prim::max_pool2d ? "MaxPool" : "AveragePool", {in(ex, op, 0)});
+  set_attr(n, "kernel_shape", reversed(a.window));
+  set_attr(n, "strides", reversed(a.stride));
+  set_attr(n, "pads", onnx_pads(a.pad));
+  if (P == Prim::avg_pool2d) set_attr(n, "count_include_pad", int64_t{1});
+  done(ex, op, n);
+}
+
+// ---- norm -------------------------------------------------------------------------------
+// Training form: the batch statistics; the running ones given are placeholders.
+void batchnorm(Exporter& ex, const Op& op) {
+  Type c = ex.type(op.args[1]);
+  std::string zeros = ex.constant(holding(c.dtype, c.shape, 0));
+  std::string ones = ex.constant(holding(c.dtype, c.shape, 1));
+  onnx::NodeProto& n =
+      ex.node("BatchNormalization", {in(ex, op, 0), in(ex, op, 1), in(ex, op, 2), zeros, ones});
+  set_attr(n, "epsilon", static_cast<float>(attrs_of<Prim::batchnorm>(op.attrs).eps));
+  set_attr(n, "training_mode", int64_t{1});
+  done(ex, op, n);
+}
+
+// ---- creation ---------------------------------------------------------------------------
+void fill(Exporter& ex, const Op& op) {
+  const auto a = attrs_of<Prim::fill>(op.attrs);
+  onnx::NodeProto& n = ex.node("ConstantOfShape", {ex.ints(reversed(a.shape))});
+  auto* attr = n.add_attribute();
+  attr->set_name("value");
+  attr->set_type(onnx::AttributeProto_AttributeType_TENSOR);
+  *attr->mutable_t() = tensor_proto(holding(a.dtype, {1}, a.value), "");
+  done(ex, op, n);
+}
+
+const std::map<Prim, Rule>& rules() {
+  static const std::map<Prim, Rule> table = [] {
+    std::map<Prim, Rule> r;
+    for (const auto& [p, name] : simple_names()) r[p] = simple;
+    r[Prim::log1p] = log1p;
+    r[Prim::expm1] = expm1;
+    r[Prim::ne] = ne;
+    r[Prim::convert] = convert;
+    r[Prim::sum] = reduction<Prim::sum>;
+    r[Prim::maximum] = reduction<Prim::maximum>;
+    r[Prim::minimum] = reduction<Prim::minimum>;
+    r[Prim::argmax] = argmax;
+    r[Prim::softmax] = softmax<Prim::softmax>;
+    r[Prim::log_softmax] = softmax<Prim::log_softmax>;
+    r[Prim::reshape] = reshape;
+    r[Prim::broadcast_to] = broadcast_to;
+    r[Prim::permutedims] = permutedims;
+    r[Prim::slice] = slice;
+    r[Prim::concat] = concat;
+    r[Prim::pad] = pad;
+    r[Prim::gather] = gather;
+    r[Prim::matmul] = matmul;
+    r[Prim::conv2d] = conv2d;
+    r[Prim::conv2d_backward_input] = conv2d_backward_input;
+    r[Prim::max_pool2d] = pool<Prim::max_pool2d>;
+    r[Prim::avg_pool2d] = pool<Prim::avg_pool2d>;
+    r[Prim::batchnorm] = batchnorm;
+    r[Prim::fill] = fill;
+    return r;
+  }();
+  return table;
+}
+
+}  // namespace
+
+onnx::TensorProto tensor_proto(const Tensor& t, const std::string& name) {
+  onnx::TensorProto p;
+  p.set_name(name);
+  p.set_data_type(onnx_import::to_onnx_dtype(t.dtype()));
+  for (auto d = t.shape().rbegin(); d != t.shape().rend(); ++d) p.add_dims(*d);
+  p.set_raw_data(std::string(static_cast<const char*>(t.raw()), static_cast<size_t>(t.bytes())));
+  return p;
+}
+
+const std::string& Exporter::name(Var v) {
+  if (names_[v.id].empty()) names_[v.id] = fmt::format("%{}", v.id + 1);
+  return names_[v.id];
+}
+
+std::string Exporter::fresh() {
+  return fmt::format("%t{}", ++fresh_);
+}
+
+onnx::NodeProto& Exporter::node(const std::string& op_type, std::vector<std::string> inputs,
+                                std::string out) {
+  onnx::NodeProto* n = g_.add_node();
+  n->set_op_type(op_type);
+  for (auto& i : inputs) n->add_input(i);
+  n->add_output(out.empty() ? fresh() : out);
+  return *n;
+}
+
+std::string Exporter::constant(const Tensor& t) {
+  onnx::NodeProto& n = node("Constant", {});
+  auto* a = n.add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto_AttributeType_TENSOR);
+  *a->mutable_t() = tensor_proto(t, "");
+  return n.output(0);
+}
+
+std::string Exporter::ints(const std::vector<int64_t>& v) {
+  Tensor t(Type{DType::i64, {static_cast<int64_t>(v.size())}});
+  std::copy(v.begin(), v.end(), t.data<int64_t>());
+  return constant(t);
+}
+
+std::string Exporter::scalar(DType dtype, double v) {
+  return constant(holding(dtype, {}, v));
+}
+
+void Exporter::export_op(const Op& op) {
+  if (op.kind == OpKind::constant) {
+    Tensor t = Tensor::of_bytes(type(op.outs[0]), op.value);
+    return name(op.outs[0], constant(t));
+  }
+  auto rule = rules().find(op.prim);
+  if (rule == rules().end()) refuse(fmt::format("{} has no ONNX form here", prim_name(op.prim)));
+  rule->second(*this, op);
+}
+
+void set_attr(onnx::NodeProto& n, const std::string& name, int64_t v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto_AttributeType_INT);
+  a->set_i(v);
+}
+
+void set_attr(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto_AttributeType_INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+
+void set_attr(onnx::NodeProto& n, const std::string& name, float v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto_AttributeType_FLOAT);
+  a->set_f(v);
+}
+
+}  // namespace ytape::onnx_export

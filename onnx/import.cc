@@ -1,0 +1,318 @@
+#include "onnx/import.h"
+
+#include <onnx/defs/schema.h>
+
+#include <algorithm>
+#include <map>
+#include <unordered_set>
+
+#include "onnx/importer.h"
+#include "onnx/proto.h"
+#include "opt/dce.h"
+#include "tape/strings.h"
+
+namespace ytape {
+
+namespace {
+
+using namespace onnx_import;
+
+// The opsets whose op definitions the rules implement. A model of an older opset imports
+// when each of its ops is still defined as at opset 13 (Conv has not changed since opset
+// 11, so a model of opset 11 with convolutions imports; one with Squeeze-11 does not).
+constexpr int kMinOpset = 13, kMaxOpset = 17;
+
+int default_opset(const onnx::ModelProto& model, std::string_view source) {
+  for (const onnx::OperatorSetIdProto& o : model.opset_import()) {
+    if (o.domain().empty() || o.domain() == "ai.onnx") {
+      int version = static_cast<int>(o.version());
+      if (version < 1 || version > kMaxOpset) {
+        throw UnsupportedError(
+            fmt::format("{}: opset {} is not supported (ytape imports opset {} to {})", source,
+                        version, kMinOpset, kMaxOpset));
+      }
+      return version;
+    }
+  }
+  throw UnsupportedError(
+      fmt::format("{}: the model imports no opset of the default domain (ai.onnx), "
+                  "only of others, which are not supported",
+                  source));
+}
+
+// The closest of `names` to `word`, if close enough to be a likely typo ("" otherwise).
+std::string closest(std::string_view word, const std::vector<std::string>& names) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
+  for (const std::string& name : names) {
+    size_t d = edit_distance(word, name);
+    if (d < best_distance) best = name, best_distance = d;
+  }
+  return best;
+}
+
+// Op types whose definitions before the one in effect at opset 13 differ from it only in
+// the element types they allow (bfloat16 at 13, more integers), or in taking a list as an
+// attribute that opset 13 takes as an input (Squeeze-11's axes, Split-11's lengths, which
+// the rules read either way), from the version where their meaning last changed. Softmax
+// and LogSoftmax before 13 flatten their input: their rules read the model's opset.
+// (ONNX's changelog: Add-7 took numpy broadcasting, Gather-11 negative indices, ...)
+const std::map<std::string, int, std::less<>>& same_meaning_since() {
+  static const std::map<std::string, int, std::less<>> since = {{"Abs", 6},
+                                                                {"Add", 7},
+                                                                {"ArgMax", 11},
+                                                                {"ArgMin", 11},
+                                                                {"BatchNormalization", 9},
+                                                                {"Cast", 9},
+                                                                {"Clip", 11},
+                                                                {"Concat", 11},
+                                                                {"Constant", 9},
+                                                                {"ConstantOfShape", 9},
+                                                                {"Div", 7},
+                                                                {"Dropout", 12},
+                                                                {"Elu", 6},
+                                                                {"Equal", 11},
+                                                                {"Exp", 6},
+                                                                {"Expand", 8},
+                                                                {"Flatten", 11},
+                                                                {"Gather", 11},
+                                                                {"Gemm", 11},
+                                                                {"Greater", 9},
+                                                                {"HardSigmoid", 6},
+                                                                {"Identity", 1},
+                                                                {"LeakyRelu", 6},
+                                                                {"LogSoftmax", 1},
+                                                                {"Less", 9},
+                                                                {"Log", 6},
+                                                                {"MatMul", 9},
+                                                                {"Max", 8},
+                                                                {"MaxPool", 11},
+                                                                {"Mean", 8},
+                                                                {"Min", 8},
+                                                                {"Mul", 7},
+                                                                {"Neg", 6},
+                                                                {"Pad", 11},
+                                                                {"Pow", 7},
+                                                                {"Range", 11},
+                                                                {"Reciprocal", 6},
+                                                                {"ReduceL1", 11},
+                                                                {"ReduceL2", 11},
+                                                                {"ReduceLogSum", 11},
+                                                                {"ReduceLogSumExp", 11},
+                                                                {"ReduceMax", 11},
+                                                                {"ReduceMean", 11},
+                                                                {"ReduceMin", 11},
+                                                                {"ReduceSum", 11},
+                                                                {"ReduceSumSquare", 11},
+                                                                {"Relu", 6},
+                                                                {"Reshape", 5},
+                                                                {"Selu", 6},
+                                                                {"Shape", 1},
+                                                                {"Sigmoid", 6},
+                                                                {"Sign", 9},
+                                                                {"Softmax", 1},
+                                                                {"Slice", 11},
+                                                                {"Softplus", 1},
+                                                                {"Split", 11},
+                                                                {"Sqrt", 6},
+                                                                {"Squeeze", 11},
+                                                                {"Sub", 7},
+                                                                {"Sum", 8},
+                                                                {"Tanh", 6},
+                                                                {"Tile", 6},
+                                                                {"Transpose", 1},
+                                                                {"Unsqueeze", 11},
+                                                                {"Where", 9}};
+  return since;
+}
+
+// Refuses an op type ONNX does not define at `opset` (a misspelt one gets the closest
+// supported), one without a rule, and one whose definition at `opset` means other than at
+// 13 (Squeeze-11 took its axes as an attribute, Softmax-11 flattened its input).
+Rule rule_for(const Node& node, int opset) {
+  const std::string& op = node.op_type();
+  const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(op, opset, "");
+  if (!schema) {
+    std::string near = closest(op, onnx_supported_ops());
+    user_error("ONNX has no op type {} at opset {}{}", op, opset,
+               near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
+  }
+  const Rules& rules = all_rules();
+  auto rule = rules.find(op);
+  if (rule == rules.end()) {
+    throw UnsupportedError(
+        fmt::format("op type {} is not supported (docs/onnx.md lists those that are)", op));
+  }
+  const onnx::OpSchema* current = onnx::OpSchemaRegistry::Schema(op, kMinOpset, "");
+  auto same = same_meaning_since().find(op);
+  bool same_meaning =
+      (current && current->since_version() == schema->since_version()) ||
+      (same != same_meaning_since().end() && schema->since_version() >= same->second);
+  if (opset < kMinOpset && !same_meaning) {
+    throw UnsupportedError(
+        fmt::format("{}-{} is not supported: ytape imports {} as defined from opset {}", op,
+                    schema->since_version(), op, kMinOpset));
+  }
+  return rule->second;
+}
+
+// The tape type of a graph input from its declared type.
+Type input_type(const onnx::ValueInfoProto& v) {
+  if (!v.type().has_tensor_type()) unsupported("an input that is not a tensor");
+  const onnx::TypeProto_Tensor& t = v.type().tensor_type();
+  std::optional<DType> dtype = to_dtype(t.elem_type());
+  if (!dtype) {
+    throw UnsupportedError(
+        fmt::format("element type {} is not one of ytape's (f32, f64, i64, bool)",
+                    onnx_dtype_name(t.elem_type())));
+  }
+  Shape shape;
+  for (const onnx::TensorShapeProto_Dimension& d : t.shape().dim()) {
+    if (!d.has_dim_value()) {
+      user_error(
+          "dimension '{}' has no fixed size; a tape's shapes are static, so export the model "
+          "with fixed sizes",
+          d.dim_param());
+    }
+    shape.push_back(d.dim_value());
+  }
+  return Type{*dtype, reversed(shape)};
+}
+
+// Inputs first (the builder wants them before any other op): the graph's inputs, then the
+// floating-point initializers; then the constants (other initializers, bound inputs).
+void define_inputs(const onnx::GraphProto& g, std::string_view source,
+                   const OnnxImportOptions& options, Importer& im, OnnxImport& result) {
+  std::unordered_map<std::string, const onnx::TensorProto*> initializers;
+  for (const onnx::TensorProto& t : g.initializer()) initializers[t.name()] = &t;
+  std::vector<std::pair<std::string, Tensor>> constants;
+  for (const onnx::ValueInfoProto& v : g.input()) {
+    if (initializers.count(v.name())) continue;
+    auto bound = std::find_if(options.constant_inputs.begin(), options.constant_inputs.end(),
+                              [&](const auto& p) { return p.first == v.name(); });
+    try {
+      Type type = input_type(v);
+      if (bound != options.constant_inputs.end()) {
+        if (bound->second.type() != type) {
+          user_error("bound to a value of type {}, not {}", type_str(bound->second.type()),
+                     type_str(type));
+        }
+        constants.push_back(*bound);
+        continue;
+      }
+      im.define(v.name(), im.builder().input(v.name(), type));
+    } catch (const UnsupportedError& e) {
+      throw UnsupportedError(fmt::format("{}: input '{}': {}", source, v.name(), e.what()));
+    } catch (const UserError& e) {
+      throw UserError(fmt::format("{}: input '{}': {}", source, v.name(), e.what()));
+    }
+  }
+  for (const onnx::TensorProto& t : g.initializer()) {
+    Tensor value = tensor_of(t, fmt::format("{}: initializer '{}': ", source, t.name()));
+    if (t.data_type() == onnx::TensorProto_DataType_FLOAT ||
+        t.data_type() == onnx::TensorProto_DataType_DOUBLE) {
+      im.define(t.name(), im.builder().input(t.name(), value.type()));
+      result.weights.emplace_back(t.name(), value);
+    } else {
+      constants.emplace_back(t.name(), value);
+    }
+  }
+  for (const auto& [name, value] : constants) im.define(name, im.constant(value));
+}
+
+std::string node_prefix(std::string_view source, size_t index, const Node& node, int opset) {
+  std::string name = node.name().empty() ? "" : fmt::format(" '{}'", node.name());
+  return fmt::format("{}: node {}{} ({}, opset {}): ", source, index + 1, name, node.op_type(),
+                     opset);
+}
+
+void import_node(Importer& im, const Node& node) {
+  if (!node.domain().empty() && node.domain() != "ai.onnx") {
+    throw UnsupportedError(
+        fmt::format("the domain '{}' is not supported (only ai.onnx)", node.domain()));
+  }
+  rule_for(node, im.opset())(im, node);
+  for (int i = 0; i < node.output_size(); ++i) {
+    if (node.output(i).empty()) continue;
+    try {
+      im.lookup(node.output(i));
+    } catch (const UserError&) {
+      throw UnsupportedError(
+          fmt::format("output {} ('{}') is not supported", i + 1, node.output(i)));
+    }
+  }
+}
+
+// The builder's messages start with the op's location, which the node prefix already
+// says, and show the tape's shapes, which read reversed to ONNX eyes.
+std::string builder_message(std::string message, std::string_view source, int node) {
+  std::string loc = fmt::format("{}:{}: ", source, node + 1);
+  if (message.rfind(loc, 0) != 0) return message;
+  return message.substr(loc.size()) + " (in the tape's shapes, ONNX's reversed)";
+}
+
+void import_nodes(const onnx::GraphProto& g, std::string_view source, int opset, Importer& im) {
+  uint32_t file = im.builder().intern_file(source);
+  for (int i = 0; i < g.node_size(); ++i) {
+    const Node& node = g.node(i);
+    // An op's location is its node's position in the graph: "model.onnx:12" is node 12.
+    im.builder().set_loc(Loc{file, static_cast<uint32_t>(i + 1)});
+    try {
+      import_node(im, node);
+    } catch (const UnsupportedError& e) {
+      throw UnsupportedError(node_prefix(source, i, node, opset) + e.what(), e.needs_static());
+    } catch (const UserError& e) {
+      throw UserError(node_prefix(source, i, node, opset) + builder_message(e.what(), source, i));
+    }
+  }
+}
+
+}  // namespace
+
+OnnxImport import_onnx(std::string_view bytes, std::string_view source,
+                       const OnnxImportOptions& options) {
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    user_error("{}: not an ONNX model (its bytes do not parse as a ModelProto)", source);
+  }
+  int opset = default_opset(model, source);
+  const onnx::GraphProto& g = model.graph();
+  Builder b(g.name().empty() ? "model" : g.name());
+  b.add_meta("onnx.opset", std::to_string(opset));
+  if (!model.producer_name().empty()) {
+    std::string version = model.producer_version().empty() ? "" : " " + model.producer_version();
+    b.add_meta("onnx.producer", model.producer_name() + version);
+  }
+  Importer im(b, opset);
+  OnnxImport result;
+  define_inputs(g, source, options, im, result);
+  import_nodes(g, source, opset, im);
+  b.set_loc({});
+  for (const onnx::ValueInfoProto& out : g.output()) {
+    try {
+      b.output(im.lookup(out.name()), out.name());
+    } catch (const UserError& e) {
+      throw UserError(fmt::format("{}: output '{}': {}", source, out.name(), e.what()));
+    }
+  }
+  Tape tape = b.finish();
+  PassResult dce = eliminate_dead_code(tape);
+  result.tape = dce.tape ? std::move(*dce.tape) : std::move(tape);
+  return result;
+}
+
+Tensor read_onnx_tensor(std::string_view bytes, std::string_view source) {
+  onnx::TensorProto t;
+  if (!t.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    user_error("{}: not an ONNX tensor (its bytes do not parse as a TensorProto)", source);
+  }
+  return tensor_of(t, fmt::format("{}: ", source));
+}
+
+std::vector<std::string> onnx_supported_ops() {
+  std::vector<std::string> names;
+  for (const auto& [name, rule] : all_rules()) names.push_back(name);
+  return names;
+}
+
+}  // namespace ytape

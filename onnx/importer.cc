@@ -1,0 +1,208 @@
+#include "onnx/importer.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "runtime/eval.h"
+#include "tape/attrs.h"
+
+namespace ytape::onnx_import {
+
+namespace {
+
+// Folding stops at results this large, which then stay ops (a ConstantOfShape of an image's
+// size is better as a `fill` than as a literal in the tape's JSON).
+constexpr int64_t kFoldMaxElements = int64_t{1} << 16;
+
+std::vector<uint8_t> bytes_of(const Tensor& t) {
+  const auto* p = static_cast<const uint8_t*>(t.raw());
+  return {p, p + t.bytes()};
+}
+
+}  // namespace
+
+int ydim(int64_t axis, int rank) {
+  int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank) user_error("axis {} is out of range for rank {}", axis, rank);
+  return static_cast<int>(rank - a);
+}
+
+Shape reversed(const Shape& s) {
+  return Shape(s.rbegin(), s.rend());
+}
+
+bool Importer::has_input(const Node& node, int i) const {
+  return i < node.input_size() && !node.input(i).empty();
+}
+
+Var Importer::input(const Node& node, int i) const {
+  if (!has_input(node, i)) user_error("input {} is missing", i + 1);
+  return lookup(node.input(i));
+}
+
+Var Importer::lookup(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) user_error("'{}' is not defined before its use", name);
+  return it->second;
+}
+
+void Importer::define(const std::string& name, Var v) {
+  values_[name] = v;
+}
+
+const Tensor* Importer::known(Var v) const {
+  auto it = known_.find(v.id);
+  return it == known_.end() ? nullptr : &it->second;
+}
+
+Tensor Importer::static_input(const Node& node, int i) const {
+  const Tensor* t = known(input(node, i));
+  if (!t) {
+    throw UnsupportedError(
+        fmt::format(
+            "input {} '{}' must be static: a constant or initializer, or computed from them", i + 1,
+            node.input(i)),
+        node.input(i));
+  }
+  return *t;
+}
+
+std::vector<int64_t> Importer::static_ints(const Node& node, int i) const {
+  Tensor t = static_input(node, i);
+  if (t.dtype() != DType::i64)
+    user_error("input {} must be integers, not {}", i + 1, dtype_name(t.dtype()));
+  std::span<const int64_t> v = t.span<const int64_t>();
+  return {v.begin(), v.end()};
+}
+
+std::optional<std::vector<int64_t>> Importer::ints_input_or_attr(const Node& node, int i,
+                                                                 std::string_view attr) const {
+  if (has_input(node, i)) return static_ints(node, i);
+  if (find_attr(node, attr)) return attr_ints(node, attr);
+  return std::nullopt;
+}
+
+void Importer::set_output(const Node& node, int i, Var v) {
+  if (i < node.output_size() && !node.output(i).empty()) define(node.output(i), v);
+}
+
+std::vector<Var> Importer::emit_all(Prim p, VarList args, const Attrs& attrs) {
+  std::vector<Tensor> values;
+  bool all_known = true;
+  for (Var a : args) {
+    const Tensor* t = known(a);
+    all_known = all_known && t != nullptr;
+    if (t) values.push_back(*t);
+  }
+  if (all_known) {
+    try {
+      std::vector<Tensor> outs = evaluate(p, values, attrs);
+      bool small = std::all_of(outs.begin(), outs.end(),
+                               [](const Tensor& t) { return t.size() <= kFoldMaxElements; });
+      if (small) {
+        std::vector<Var> vars;
+        for (const Tensor& t : outs) vars.push_back(constant(t));
+        return vars;
+      }
+    } catch (const UserError&) {
+      // Left to fail at run time, as the op would (an index out of range), unless the
+      // builder below refuses it for its types.
+    }
+  }
+  return b_.call(p, std::move(args), attrs);
+}
+
+Var Importer::emit(Prim p, VarList args, const Attrs& attrs) {
+  std::vector<Var> outs = emit_all(p, std::move(args), attrs);
+  if (outs.size() != 1) internal_error("emit: {} has {} outputs", prim_name(p), outs.size());
+  return outs[0];
+}
+
+Var Importer::constant(const Tensor& t) {
+  Var v = b_.constant(t.type(), bytes_of(t));
+  known_[v.id] = t;
+  return v;
+}
+
+Var Importer::scalar(DType dtype, double value) {
+  Var v = b_.constant(dtype, value);
+  Tensor t(Type{dtype, {}});
+  std::memcpy(t.raw(), b_.tape().ops.back().value.data(), t.bytes());
+  known_[v.id] = t;
+  return v;
+}
+
+Var Importer::ints(const std::vector<int64_t>& values) {
+  Tensor t(Type{DType::i64, {static_cast<int64_t>(values.size())}});
+  std::copy(values.begin(), values.end(), t.data<int64_t>());
+  return constant(t);
+}
+
+Var Importer::reshape(Var x, const Shape& shape) {
+  if (type(x).shape == shape) return x;
+  return op<Prim::reshape>({x}, {.shape = shape});
+}
+
+Var Importer::take(Var x, int dim, const std::vector<int64_t>& indices) {
+  Shape shape(rank(x), 1);
+  shape[dim - 1] = static_cast<int64_t>(indices.size());
+  Tensor idx(Type{DType::i64, shape});
+  for (size_t i = 0; i < indices.size(); ++i) idx.data<int64_t>()[i] = indices[i] + 1;
+  return op<Prim::gather>({x, constant(idx)}, {.dim = dim});
+}
+
+const onnx::AttributeProto* find_attr(const Node& node, std::string_view name) {
+  for (const onnx::AttributeProto& a : node.attribute()) {
+    if (a.name() == name) return &a;
+  }
+  return nullptr;
+}
+
+int64_t attr_int(const Node& node, std::string_view name, int64_t fallback) {
+  const onnx::AttributeProto* a = find_attr(node, name);
+  return a ? a->i() : fallback;
+}
+
+// ONNX's float attributes are f32: 1e-5 arrives as 9.99999974737875e-06. Its shortest
+// decimal form, read as a double, is the value the model meant (1e-05).
+double attr_float(const Node& node, std::string_view name, double fallback) {
+  const onnx::AttributeProto* a = find_attr(node, name);
+  return a ? std::stod(float32_str(a->f())) : fallback;
+}
+
+std::string attr_string(const Node& node, std::string_view name, std::string fallback) {
+  const onnx::AttributeProto* a = find_attr(node, name);
+  return a ? a->s() : fallback;
+}
+
+std::vector<int64_t> attr_ints(const Node& node, std::string_view name,
+                               std::vector<int64_t> fallback) {
+  const onnx::AttributeProto* a = find_attr(node, name);
+  if (!a) return fallback;
+  return {a->ints().begin(), a->ints().end()};
+}
+
+void unsupported(const std::string& what) {
+  throw UnsupportedError(what + " is not supported");
+}
+
+const Rules& all_rules() {
+  static const Rules rules = [] {
+    Rules r;
+    add_elementwise_rules(r);
+    add_reduce_rules(r);
+    add_shape_rules(r);
+    add_slice_rules(r);
+    add_index_rules(r);
+    add_linalg_rules(r);
+    add_conv_rules(r);
+    add_pool_rules(r);
+    add_norm_rules(r);
+    add_loss_rules(r);
+    add_creation_rules(r);
+    return r;
+  }();
+  return rules;
+}
+
+}  // namespace ytape::onnx_import

@@ -1,0 +1,119 @@
+// The state of one import, as the rules of each op family see it: the ONNX values
+// defined so far (each a var of the tape being built, with its value when it is known at
+// import), the node's inputs and attributes, and a builder that folds what it can.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "onnx/import.h"
+#include "runtime/tensor.h"
+#include "tape/builder.h"
+
+namespace ytape::onnx_import {
+
+using Node = onnx::NodeProto;
+class Importer;
+
+/// Imports one node: reads its inputs and attributes and defines its outputs.
+using Rule = void (*)(Importer& im, const Node& node);
+/// Rules by op type.
+using Rules = std::map<std::string, Rule, std::less<>>;
+
+/// The layout mapping: ONNX axis `axis` (negative counts from the end) of a rank-`rank`
+/// tensor as a 1-based ytape dim. Throws UserError when the axis is out of range.
+int ydim(int64_t axis, int rank);
+/// An ONNX shape from a ytape one, and back: reversed.
+Shape reversed(const Shape& s);
+
+class Importer {
+ public:
+  Importer(Builder& b, int opset) : b_(b), opset_(opset) {}
+
+  int opset() const { return opset_; }
+  Builder& builder() { return b_; }
+
+  // ---- values ------------------------------------------------------------------------
+  /// Whether input `i` of `node` is given (optional inputs may be missing or "").
+  bool has_input(const Node& node, int i) const;
+  /// Input `i` of `node`; UserError when missing.
+  Var input(const Node& node, int i) const;
+  const Type& type(Var v) const { return b_.type(v); }
+  int rank(Var v) const { return type(v).rank(); }
+  /// The ONNX shape of `v` (its ytape shape reversed).
+  Shape onnx_shape(Var v) const { return reversed(type(v).shape); }
+  /// The value of `v` when known at import (a constant, or computed from constants).
+  const Tensor* known(Var v) const;
+  /// Input `i`'s value, which must be known at import ("must be static" otherwise).
+  Tensor static_input(const Node& node, int i) const;
+  /// A static input's elements as integers, in ONNX order (for 1-D: as listed).
+  std::vector<int64_t> static_ints(const Node& node, int i) const;
+  /// A list that opset 13 takes as static input `i` and older versions as the attribute
+  /// `attr` (Squeeze's axes, Split's lengths): whichever the node has, or nothing.
+  std::optional<std::vector<int64_t>> ints_input_or_attr(const Node& node, int i,
+                                                         std::string_view attr) const;
+  /// Defines output `i` of `node` (skipped when the node leaves it unnamed).
+  void set_output(const Node& node, int i, Var v);
+  /// Defines an ONNX value by name: the graph's inputs and initializers.
+  void define(const std::string& name, Var v);
+  Var lookup(const std::string& name) const;
+
+  // ---- building ----------------------------------------------------------------------
+  /// Applies `p`; when every argument is known, evaluates it with the runtime's kernel
+  /// instead and returns a constant (folding the static parts of a model at import).
+  Var emit(Prim p, VarList args, const Attrs& attrs = {});
+  std::vector<Var> emit_all(Prim p, VarList args, const Attrs& attrs = {});
+  template <Prim P>
+  Var op(VarList args, const AttrsOf<P>& attrs = {}) {
+    return emit(P, std::move(args), attrs.to_attrs());
+  }
+  /// A constant holding `t`, whose value is then known.
+  Var constant(const Tensor& t);
+  /// A rank-0 constant of `dtype`.
+  Var scalar(DType dtype, double value);
+  /// A rank-1 i64 constant.
+  Var ints(const std::vector<int64_t>& values);
+  /// `x` reshaped to the ytape shape `shape` (nothing when it already has it).
+  Var reshape(Var x, const Shape& shape);
+  /// Elements of `x` along ytape dim `dim` picked by 0-based `indices`, in order.
+  Var take(Var x, int dim, const std::vector<int64_t>& indices);
+
+ private:
+  Builder& b_;
+  int opset_;
+  std::unordered_map<std::string, Var> values_;
+  std::unordered_map<uint32_t, Tensor> known_;  // by var id
+};
+
+// ---- attributes --------------------------------------------------------------------------
+const onnx::AttributeProto* find_attr(const Node& node, std::string_view name);
+int64_t attr_int(const Node& node, std::string_view name, int64_t fallback);
+double attr_float(const Node& node, std::string_view name, double fallback);
+std::string attr_string(const Node& node, std::string_view name, std::string fallback);
+std::vector<int64_t> attr_ints(const Node& node, std::string_view name,
+                               std::vector<int64_t> fallback = {});
+/// Throws UnsupportedError "<what> is not supported".
+[[noreturn]] void unsupported(const std::string& what);
+
+// ---- the families' rules -----------------------------------------------------------------
+void add_elementwise_rules(Rules& rules);
+void add_reduce_rules(Rules& rules);
+void add_shape_rules(Rules& rules);
+void add_slice_rules(Rules& rules);
+void add_index_rules(Rules& rules);
+void add_linalg_rules(Rules& rules);
+void add_conv_rules(Rules& rules);
+void add_pool_rules(Rules& rules);
+void add_norm_rules(Rules& rules);
+void add_loss_rules(Rules& rules);
+void add_creation_rules(Rules& rules);
+
+/// Every rule, by op type.
+const Rules& all_rules();
+
+}  // namespace ytape::onnx_import

@@ -1,0 +1,120 @@
+// Conv and ConvTranspose. ONNX's NCHW images and (M, C/group, kH, kW) weights are the
+// tape's WHCN images and (kw, kh, cin/groups, cout) weights as they are; only the
+// attributes are reordered (spatial.h). ConvTranspose is the gradient of a convolution
+// with respect to its input, whose weights (C, M/group, kH, kW) read the same way.
+#include "onnx/rules/spatial.h"
+
+namespace ytape::onnx_import {
+
+Window window_of(const Node& node, const Shape& in, const std::vector<int64_t>& kernel) {
+  size_t k = in.size();
+  if (k < 1 || k > 2)
+    unsupported(fmt::format("{} with {} spatial dims (ytape has 1 and 2)", node.op_type(), k));
+  std::vector<int64_t> ones(k, 1), stride = attr_ints(node, "strides", ones),
+                                   dilation = attr_ints(node, "dilations", ones),
+                                   pads = attr_ints(node, "pads", std::vector<int64_t>(2 * k, 0));
+  if (kernel.size() != k || stride.size() != k || dilation.size() != k || pads.size() != 2 * k) {
+    user_error("kernel_shape, strides, dilations or pads do not have one entry per spatial dim");
+  }
+  std::string auto_pad = attr_string(node, "auto_pad", "NOTSET");
+  for (size_t i = 0; i < k; ++i) {
+    if (auto_pad == "VALID") {
+      pads[i] = pads[i + k] = 0;
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      int64_t out = (in[i] + stride[i] - 1) / stride[i];
+      int64_t total =
+          std::max<int64_t>(0, (out - 1) * stride[i] + (kernel[i] - 1) * dilation[i] + 1 - in[i]);
+      int64_t small = total / 2;
+      pads[i] = auto_pad == "SAME_UPPER" ? small : total - small;
+      pads[i + k] = total - pads[i];
+    } else if (auto_pad != "NOTSET") {
+      user_error("auto_pad '{}' is none of NOTSET, SAME_UPPER, SAME_LOWER, VALID", auto_pad);
+    }
+  }
+  // ONNX lists H before W, the primitives w before h.
+  if (k == 1) return {{kernel[0], 1}, {stride[0], 1}, {dilation[0], 1}, {pads[0], pads[1], 0, 0}};
+  return {{kernel[1], kernel[0]},
+          {stride[1], stride[0]},
+          {dilation[1], dilation[0]},
+          {pads[1], pads[3], pads[0], pads[2]}};
+}
+
+Var as_image(Importer& im, Var x) {
+  Shape s = im.type(x).shape;
+  if (s.size() == 3) return im.reshape(x, {s[0], 1, s[1], s[2]});
+  if (s.size() != 4)
+    unsupported(fmt::format("an input of rank {} (ytape has 1-d and 2-d images)", s.size()));
+  return x;
+}
+
+Var from_image(Importer& im, Var y, int rank) {
+  Shape s = im.type(y).shape;
+  return rank == 3 ? im.reshape(y, {s[0], s[2], s[3]}) : y;
+}
+
+namespace {
+
+// y + bias per output channel (the tape's dim 3).
+Var add_bias(Importer& im, const Node& n, Var y, int bias_input) {
+  if (!im.has_input(n, bias_input)) return y;
+  Var b = im.input(n, bias_input);
+  return im.op<Prim::add>({y, im.reshape(b, {1, 1, im.type(b).size(), 1})});
+}
+
+void conv(Importer& im, const Node& n) {
+  Var x = im.input(n, 0), w = im.input(n, 1);
+  int rank = im.rank(x);
+  Shape ws = im.onnx_shape(w);
+  std::vector<int64_t> kernel = attr_ints(n, "kernel_shape", Shape(ws.begin() + 2, ws.end()));
+  Shape xs = im.onnx_shape(x);
+  Window win = window_of(n, Shape(xs.begin() + 2, xs.end()), kernel);
+  Var y =
+      im.op<Prim::conv2d>({as_image(im, x), as_image(im, w)}, {.stride = win.stride,
+                                                               .pad = win.pad,
+                                                               .dilation = win.dilation,
+                                                               .groups = attr_int(n, "group", 1)});
+  im.set_output(n, 0, from_image(im, add_bias(im, n, y, 2), rank));
+}
+
+// The output size along one dim: given, or stride * (in - 1) + output_padding +
+// ((kernel - 1) * dilation + 1) - pads.
+void conv_transpose(Importer& im, const Node& n) {
+  Var x = im.input(n, 0), w = im.input(n, 1);
+  int rank = im.rank(x);
+  Shape xs = im.onnx_shape(x), ws = im.onnx_shape(w);
+  size_t k = xs.size() - 2;
+  std::vector<int64_t> kernel = attr_ints(n, "kernel_shape", Shape(ws.begin() + 2, ws.end()));
+  if (find_attr(n, "auto_pad") && attr_string(n, "auto_pad", "NOTSET") != "NOTSET")
+    unsupported("ConvTranspose's auto_pad");
+  if (find_attr(n, "output_shape")) unsupported("ConvTranspose's output_shape");
+  Window win = window_of(n, Shape(xs.begin() + 2, xs.end()), kernel);
+  std::vector<int64_t> extra = attr_ints(n, "output_padding", std::vector<int64_t>(k, 0));
+  if (extra.size() != k) user_error("output_padding does not have one entry per spatial dim");
+  if (k == 1) extra.push_back(0);
+  if (k == 2) std::swap(extra[0], extra[1]);  // [w, h]
+  int64_t groups = attr_int(n, "group", 1);
+  Var image = as_image(im, x);
+  Shape is = im.type(image).shape;
+  Shape out{0, 0, ws[1] * groups, is[3]};
+  for (int d = 0; d < 2; ++d) {
+    out[d] = win.stride[d] * (is[d] - 1) + extra[d] + (win.kernel[d] - 1) * win.dilation[d] + 1 -
+             win.pad[2 * d] - win.pad[2 * d + 1];
+  }
+  // The convolution that maps an input of `out` to x has the same pads: output_padding
+  // (less than the stride) adds positions no window of it reads, whose gradient is 0.
+  Var y = im.op<Prim::conv2d_backward_input>({image, as_image(im, w)}, {.shape = out,
+                                                                        .stride = win.stride,
+                                                                        .pad = win.pad,
+                                                                        .dilation = win.dilation,
+                                                                        .groups = groups});
+  im.set_output(n, 0, from_image(im, add_bias(im, n, y, 2), rank));
+}
+
+}  // namespace
+
+void add_conv_rules(Rules& r) {
+  r["Conv"] = conv;
+  r["ConvTranspose"] = conv_transpose;
+}
+
+}  // namespace ytape::onnx_import

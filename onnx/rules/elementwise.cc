@@ -1,0 +1,270 @@
+// Elementwise ONNX ops. ONNX broadcasts numpy's way, aligning shapes from the last dim;
+// on the reversed shapes of the tape that is Julia's rule, aligning from the first, which
+// the primitives apply: no op here needs to reshape for broadcasting.
+#include <cmath>
+#include <limits>
+
+#include "onnx/importer.h"
+
+namespace ytape::onnx_import {
+
+namespace {
+
+Var in(Importer& im, const Node& n, int i) {
+  return im.input(n, i);
+}
+DType dt(Importer& im, Var v) {
+  return im.type(v).dtype;
+}
+Var k(Importer& im, Var like, double value) {
+  return im.scalar(dt(im, like), value);
+}
+
+template <Prim P>
+void unary(Importer& im, const Node& n) {
+  im.set_output(n, 0, im.emit(P, {in(im, n, 0)}));
+}
+
+template <Prim P>
+void binary(Importer& im, const Node& n) {
+  im.set_output(n, 0, im.emit(P, {in(im, n, 0), in(im, n, 1)}));
+}
+
+// Integer division truncates in ONNX; the primitive divides floats only.
+void div(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  if (!is_float(dt(im, x))) unsupported("Div of " + std::string(dtype_name(dt(im, x))));
+  binary<Prim::div>(im, n);
+}
+
+// The exponent may have another dtype than the base; the result has the base's.
+void pow(Importer& im, const Node& n) {
+  Var x = in(im, n, 0), y = in(im, n, 1);
+  if (!is_float(dt(im, x))) unsupported("Pow of " + std::string(dtype_name(dt(im, x))));
+  if (dt(im, y) != dt(im, x)) y = im.op<Prim::convert>({y}, {.dtype = dt(im, x)});
+  im.set_output(n, 0, im.op<Prim::pow>({x, y}));
+}
+
+// Max, Min, Sum: one or more arguments, folded left to right.
+template <Prim P>
+Var fold_inputs(Importer& im, const Node& n) {
+  Var acc = in(im, n, 0);
+  for (int i = 1; i < n.input_size(); ++i) acc = im.emit(P, {acc, in(im, n, i)});
+  return acc;
+}
+template <Prim P>
+void variadic(Importer& im, const Node& n) {
+  im.set_output(n, 0, fold_inputs<P>(im, n));
+}
+void mean(Importer& im, const Node& n) {
+  Var sum = fold_inputs<Prim::add>(im, n);
+  im.set_output(n, 0, im.op<Prim::div>({sum, k(im, sum, n.input_size())}));
+}
+
+// y = 1 / x
+void reciprocal(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  im.set_output(n, 0, im.op<Prim::div>({k(im, x, 1), x}));
+}
+
+void logical_not(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  im.set_output(n, 0, im.op<Prim::eq>({x, k(im, x, 0)}));
+}
+void logical_and(Importer& im, const Node& n) {
+  Var a = in(im, n, 0), b = in(im, n, 1);
+  im.set_output(n, 0, im.op<Prim::select>({a, b, k(im, a, 0)}));
+}
+void logical_or(Importer& im, const Node& n) {
+  Var a = in(im, n, 0), b = in(im, n, 1);
+  im.set_output(n, 0, im.op<Prim::select>({a, k(im, a, 1), b}));
+}
+
+void where(Importer& im, const Node& n) {
+  im.set_output(n, 0, im.op<Prim::select>({in(im, n, 0), in(im, n, 1), in(im, n, 2)}));
+}
+
+// x < 0 ? f(x) : x
+Var negative_part(Importer& im, Var x, Var fx) {
+  return im.op<Prim::select>({im.op<Prim::lt>({x, k(im, x, 0)}), fx, x});
+}
+
+// alpha * x for x < 0
+void leaky_relu(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  Var ax = im.op<Prim::mul>({x, k(im, x, attr_float(n, "alpha", 0.01))});
+  im.set_output(n, 0, negative_part(im, x, ax));
+}
+// slope * x for x < 0, slope broadcast to x
+void prelu(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  im.set_output(n, 0, negative_part(im, x, im.op<Prim::mul>({x, in(im, n, 1)})));
+}
+// alpha * (exp(x) - 1) for x < 0
+void elu(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  Var e = im.op<Prim::mul>({im.op<Prim::expm1>({x}), k(im, x, attr_float(n, "alpha", 1))});
+  im.set_output(n, 0, negative_part(im, x, e));
+}
+// gamma * (x > 0 ? x : alpha * (exp(x) - 1))
+void selu(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  double alpha = attr_float(n, "alpha", 1.67326319217681884765625);
+  double gamma = attr_float(n, "gamma", 1.05070102214813232421875);
+  Var ax = im.op<Prim::sub>(
+      {im.op<Prim::mul>({im.op<Prim::exp>({x}), k(im, x, alpha)}), k(im, x, alpha)});
+  Var pos = im.op<Prim::gt>({x, k(im, x, 0)});
+  im.set_output(n, 0, im.op<Prim::mul>({im.op<Prim::select>({pos, x, ax}), k(im, x, gamma)}));
+}
+// max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
+void celu(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  Var alpha = k(im, x, attr_float(n, "alpha", 1));
+  Var e = im.op<Prim::mul>({alpha, im.op<Prim::expm1>({im.op<Prim::div>({x, alpha})})});
+  Var zero = k(im, x, 0);
+  im.set_output(n, 0, im.op<Prim::add>({im.op<Prim::max>({zero, x}), im.op<Prim::min>({zero, e})}));
+}
+// x > alpha ? x : 0
+void thresholded_relu(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  Var above = im.op<Prim::gt>({x, k(im, x, attr_float(n, "alpha", 1))});
+  im.set_output(n, 0, im.op<Prim::select>({above, x, k(im, x, 0)}));
+}
+// max(0, min(1, alpha * x + beta))
+Var hard_sigmoid_of(Importer& im, Var x, double alpha, double beta) {
+  Var lin = im.op<Prim::add>({im.op<Prim::mul>({x, k(im, x, alpha)}), k(im, x, beta)});
+  return im.op<Prim::max>({k(im, x, 0), im.op<Prim::min>({k(im, x, 1), lin})});
+}
+void hard_sigmoid(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  im.set_output(n, 0,
+                hard_sigmoid_of(im, x, attr_float(n, "alpha", 0.2), attr_float(n, "beta", 0.5)));
+}
+// x * hard_sigmoid(x) with alpha = 1/6, beta = 1/2
+void hard_swish(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  im.set_output(n, 0, im.op<Prim::mul>({x, hard_sigmoid_of(im, x, 1.0 / 6, 0.5)}));
+}
+// x / (1 + |x|)
+void softsign(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  im.set_output(n, 0,
+                im.op<Prim::div>({x, im.op<Prim::add>({k(im, x, 1), im.op<Prim::abs>({x})})}));
+}
+// x * tanh(softplus(x))
+void mish(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  im.set_output(n, 0, im.op<Prim::mul>({x, im.op<Prim::tanh>({im.op<Prim::softplus>({x})})}));
+}
+
+// min(max(x, lo), hi), each bound optional
+void clip(Importer& im, const Node& n) {
+  Var y = in(im, n, 0);
+  if (im.has_input(n, 1)) y = im.op<Prim::max>({y, in(im, n, 1)});
+  if (im.has_input(n, 2)) y = im.op<Prim::min>({y, in(im, n, 2)});
+  im.set_output(n, 0, y);
+}
+
+void is_nan(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  im.set_output(n, 0, im.op<Prim::ne>({x, x}));
+}
+void is_inf(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  double inf = std::numeric_limits<double>::infinity();
+  bool pos = attr_int(n, "detect_positive", 1) != 0, neg = attr_int(n, "detect_negative", 1) != 0;
+  Var y = pos && neg ? im.op<Prim::eq>({im.op<Prim::abs>({x}), k(im, x, inf)})
+          : pos      ? im.op<Prim::eq>({x, k(im, x, inf)})
+          : neg      ? im.op<Prim::eq>({x, k(im, x, -inf)})
+                     : im.op<Prim::fill>(
+                      {}, {.value = 0, .dtype = DType::boolean, .shape = im.type(x).shape});
+  im.set_output(n, 0, y);
+}
+
+// The hyperbolic functions and their inverses, in terms of exp and log.
+Var half(Importer& im, Var x) {
+  return im.op<Prim::mul>({x, k(im, x, 0.5)});
+}
+// (exp(x) - exp(-x)) / 2
+void sinh(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  Var d = im.op<Prim::sub>({im.op<Prim::exp>({x}), im.op<Prim::exp>({im.op<Prim::neg>({x})})});
+  im.set_output(n, 0, half(im, d));
+}
+// (exp(x) + exp(-x)) / 2
+void cosh(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  Var s = im.op<Prim::add>({im.op<Prim::exp>({x}), im.op<Prim::exp>({im.op<Prim::neg>({x})})});
+  im.set_output(n, 0, half(im, s));
+}
+// log(x + sqrt(x^2 + c)): asinh with c = 1, acosh with c = -1
+template <int C>
+void inverse_hyperbolic(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  Var root = im.op<Prim::sqrt>({im.op<Prim::add>({im.op<Prim::mul>({x, x}), k(im, x, C)})});
+  im.set_output(n, 0, im.op<Prim::log>({im.op<Prim::add>({x, root})}));
+}
+// (log1p(x) - log1p(-x)) / 2
+void atanh(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  Var d = im.op<Prim::sub>({im.op<Prim::log1p>({x}), im.op<Prim::log1p>({im.op<Prim::neg>({x})})});
+  im.set_output(n, 0, half(im, d));
+}
+
+}  // namespace
+
+void add_elementwise_rules(Rules& r) {
+  r["Neg"] = unary<Prim::neg>;
+  r["Abs"] = unary<Prim::abs>;
+  r["Sign"] = unary<Prim::sign>;
+  r["Exp"] = unary<Prim::exp>;
+  r["Log"] = unary<Prim::log>;
+  r["Sqrt"] = unary<Prim::sqrt>;
+  r["Sin"] = unary<Prim::sin>;
+  r["Cos"] = unary<Prim::cos>;
+  r["Tan"] = unary<Prim::tan>;
+  r["Tanh"] = unary<Prim::tanh>;
+  r["Sigmoid"] = unary<Prim::sigmoid>;
+  r["Relu"] = unary<Prim::relu>;
+  r["Softplus"] = unary<Prim::softplus>;
+  r["Add"] = binary<Prim::add>;
+  r["Sub"] = binary<Prim::sub>;
+  r["Mul"] = binary<Prim::mul>;
+  r["Div"] = div;
+  r["Pow"] = pow;
+  r["Equal"] = binary<Prim::eq>;
+  r["Less"] = binary<Prim::lt>;
+  r["LessOrEqual"] = binary<Prim::le>;
+  r["Greater"] = binary<Prim::gt>;
+  r["GreaterOrEqual"] = binary<Prim::ge>;
+  r["Xor"] = binary<Prim::ne>;
+  r["Max"] = variadic<Prim::max>;
+  r["Min"] = variadic<Prim::min>;
+  r["Sum"] = variadic<Prim::add>;
+  r["Mean"] = mean;
+  r["Reciprocal"] = reciprocal;
+  r["Not"] = logical_not;
+  r["And"] = logical_and;
+  r["Or"] = logical_or;
+  r["Where"] = where;
+  r["LeakyRelu"] = leaky_relu;
+  r["PRelu"] = prelu;
+  r["Elu"] = elu;
+  r["Selu"] = selu;
+  r["Celu"] = celu;
+  r["ThresholdedRelu"] = thresholded_relu;
+  r["HardSigmoid"] = hard_sigmoid;
+  r["HardSwish"] = hard_swish;
+  r["Softsign"] = softsign;
+  r["Mish"] = mish;
+  r["Clip"] = clip;
+  r["IsNaN"] = is_nan;
+  r["IsInf"] = is_inf;
+  r["Sinh"] = sinh;
+  r["Cosh"] = cosh;
+  r["Asinh"] = inverse_hyperbolic<1>;
+  r["Acosh"] = inverse_hyperbolic<-1>;
+  r["Atanh"] = atanh;
+}
+
+}  // namespace ytape::onnx_import

@@ -1,0 +1,101 @@
+// Gather and GatherElements over the `gather` primitive, whose indices are 1-based and
+// have the data's rank. ONNX indices are 0-based and may count from the end.
+#include "onnx/importer.h"
+
+namespace ytape::onnx_import {
+
+namespace {
+
+// 0-based indices, negative ones counting back from `size`, as the primitive's 1-based.
+Var one_based(Importer& im, Var idx, int64_t size) {
+  if (im.type(idx).dtype != DType::i64)
+    user_error("indices must be integers, not {}", dtype_name(im.type(idx).dtype));
+  Var negative = im.op<Prim::lt>({idx, im.scalar(DType::i64, 0)});
+  Var wrapped = im.op<Prim::add>({idx, im.scalar(DType::i64, static_cast<double>(size + 1))});
+  Var plain = im.op<Prim::add>({idx, im.scalar(DType::i64, 1)});
+  return im.op<Prim::select>({negative, wrapped, plain});
+}
+
+// out = data[..., idx, ...] with idx's dims in place of the axis. On the tape: data as
+// (inner, n, outer), the indices as (1, k, 1), gathered along dim 2 and reshaped.
+void gather(Importer& im, const Node& n) {
+  Var x = im.input(n, 0), idx = im.input(n, 1);
+  int r = im.rank(x);
+  int dim = ydim(attr_int(n, "axis", 0), r);
+  Shape s = im.type(x).shape;
+  int64_t inner = 1, outer = 1;
+  for (int d = 1; d < dim; ++d) inner *= s[d - 1];
+  for (int d = dim + 1; d <= r; ++d) outer *= s[d - 1];
+  int64_t k = im.type(idx).size();
+  Var flat = im.reshape(one_based(im, idx, s[dim - 1]), {1, k, 1});
+  Var y = im.op<Prim::gather>({im.reshape(x, {inner, s[dim - 1], outer}), flat}, {.dim = 2});
+  Shape out(s.begin(), s.begin() + dim - 1);
+  out.insert(out.end(), im.type(idx).shape.begin(), im.type(idx).shape.end());
+  out.insert(out.end(), s.begin() + dim, s.end());
+  im.set_output(n, 0, im.reshape(y, out));
+}
+
+// out[i] = data[i with idx[i] at the axis]: the primitive itself, once the data is cut to
+// the indices' size in the other dims.
+void gather_elements(Importer& im, const Node& n) {
+  Var x = im.input(n, 0), idx = im.input(n, 1);
+  int r = im.rank(x);
+  int dim = ydim(attr_int(n, "axis", 0), r);
+  Shape s = im.type(x).shape, is = im.type(idx).shape;
+  if (static_cast<int>(is.size()) != r)
+    user_error("indices have rank {}, the data {}", is.size(), r);
+  std::vector<int64_t> start(r, 1), stop(s), step(r, 1);
+  for (int d = 0; d < r; ++d) {
+    if (d != dim - 1) stop[d] = is[d];
+  }
+  Var cut = stop == s ? x : im.op<Prim::slice>({x}, {.start = start, .stop = stop, .step = step});
+  im.set_output(n, 0, im.op<Prim::gather>({cut, one_based(im, idx, s[dim - 1])}, {.dim = dim}));
+}
+
+// The elements on and above (upper) or below the k-th diagonal of the last two ONNX dims,
+// zeros elsewhere: column j - row i >= k, or <= k, where the tape's dim 1 is the column.
+void trilu(Importer& im, const Node& n) {
+  Var x = im.input(n, 0);
+  Shape s = im.type(x).shape;
+  if (s.size() < 2) user_error("the input has rank {}, not 2 or more", s.size());
+  Shape plane{s[0], s[1]};
+  Var col = im.op<Prim::iota>({}, {.dtype = DType::i64, .shape = plane, .dim = 1});
+  Var row = im.op<Prim::iota>({}, {.dtype = DType::i64, .shape = plane, .dim = 2});
+  Var diagonal = im.op<Prim::sub>({col, row});
+  Var k = im.has_input(n, 1) ? im.input(n, 1) : im.scalar(DType::i64, 0);
+  bool upper = attr_int(n, "upper", 1) != 0;
+  Var keep = upper ? im.op<Prim::ge>({diagonal, k}) : im.op<Prim::le>({diagonal, k});
+  Var zero = im.scalar(im.type(x).dtype, 0);
+  im.set_output(n, 0, im.op<Prim::select>({keep, x, zero}));
+}
+
+// values[1] where the position along the new axis is the index, values[0] elsewhere.
+void one_hot(Importer& im, const Node& n) {
+  Var idx = im.input(n, 0), values = im.input(n, 2);
+  Tensor depth_value = im.static_input(n, 1);
+  auto depth = static_cast<int64_t>(element_value(depth_value, 0));
+  // Other indices than integers are cast to int64 first, as ONNX says.
+  if (im.type(idx).dtype != DType::i64) idx = im.op<Prim::convert>({idx}, {.dtype = DType::i64});
+  Shape s = im.type(idx).shape;
+  int r = static_cast<int>(s.size()) + 1;
+  int dim = ydim(attr_int(n, "axis", -1), r);
+  Shape with_one = s, out = s;
+  with_one.insert(with_one.begin() + dim - 1, 1);
+  out.insert(out.begin() + dim - 1, depth);
+  Var at = im.reshape(one_based(im, idx, depth), with_one);
+  Var position = im.op<Prim::iota>({}, {.dtype = DType::i64, .shape = out, .dim = dim});
+  Var off = im.reshape(im.op<Prim::slice>({values}, {.start = {1}, .stop = {1}, .step = {1}}), {});
+  Var on = im.reshape(im.op<Prim::slice>({values}, {.start = {2}, .stop = {2}, .step = {1}}), {});
+  im.set_output(n, 0, im.op<Prim::select>({im.op<Prim::eq>({position, at}), on, off}));
+}
+
+}  // namespace
+
+void add_index_rules(Rules& r) {
+  r["Gather"] = gather;
+  r["GatherElements"] = gather_elements;
+  r["Trilu"] = trilu;
+  r["OneHot"] = one_hot;
+}
+
+}  // namespace ytape::onnx_import

@@ -1,0 +1,85 @@
+// Pooling: MaxPool, AveragePool and the global forms, over 1-d and 2-d images.
+#include <algorithm>
+
+#include "onnx/rules/spatial.h"
+
+namespace ytape::onnx_import {
+
+namespace {
+
+// The window of a pooling node on `image` (ytape (W, H, C, N)); with ceil_mode the high
+// pads grow so that the floor of the primitives' size formula gives ONNX's ceiling.
+Window pool_window(Importer& im, const Node& n, Var x, Var image) {
+  Shape xs = im.onnx_shape(x);
+  Window win = window_of(n, Shape(xs.begin() + 2, xs.end()), attr_ints(n, "kernel_shape"));
+  for (int64_t d : win.dilation) {
+    if (d != 1) unsupported(n.op_type() + "'s dilations");
+  }
+  if (attr_int(n, "ceil_mode", 0) != 0) {
+    for (int d = 0; d < 2; ++d) {
+      int64_t size = im.type(image).shape[d], lo = win.pad[2 * d], &hi = win.pad[2 * d + 1];
+      int64_t span = size + lo + hi - win.kernel[d];
+      int64_t out = (span + win.stride[d] - 1) / win.stride[d] + 1;
+      if ((out - 1) * win.stride[d] >= size + lo) --out;  // no window may start in the padding
+      hi = std::max(hi, (out - 1) * win.stride[d] + win.kernel[d] - size - lo);
+    }
+  }
+  return win;
+}
+
+void max_pool(Importer& im, const Node& n) {
+  Var x = im.input(n, 0), image = as_image(im, x);
+  Window w = pool_window(im, n, x, image);
+  Var y = im.op<Prim::max_pool2d>({image}, {.window = w.kernel, .stride = w.stride, .pad = w.pad});
+  im.set_output(n, 0, from_image(im, y, im.rank(x)));
+}
+
+// Without count_include_pad the divisor counts only the input's elements in the window:
+// the average of x over the average of ones (a constant, folded at import).
+void average_pool(Importer& im, const Node& n) {
+  Var x = im.input(n, 0), image = as_image(im, x);
+  Window w = pool_window(im, n, x, image);
+  AttrsOf<Prim::avg_pool2d> a{.window = w.kernel, .stride = w.stride, .pad = w.pad};
+  Var y = im.op<Prim::avg_pool2d>({image}, a);
+  bool padded = std::any_of(w.pad.begin(), w.pad.end(), [](int64_t p) { return p != 0; });
+  bool include = attr_int(n, "count_include_pad", 0) != 0;
+  if (include && attr_int(n, "ceil_mode", 0) != 0) {
+    unsupported("AveragePool with both ceil_mode and count_include_pad");
+  }
+  if (padded && !include) {
+    Shape s = im.type(image).shape;
+    Var ones =
+        im.op<Prim::fill>({}, {.value = 1, .dtype = im.type(x).dtype, .shape = {s[0], s[1], 1, 1}});
+    y = im.op<Prim::div>({y, im.op<Prim::avg_pool2d>({ones}, a)});
+  }
+  im.set_output(n, 0, from_image(im, y, im.rank(x)));
+}
+
+// Over all spatial dims, which stay as size 1.
+template <Prim P>
+void global_pool(Importer& im, const Node& n) {
+  Var x = im.input(n, 0);
+  Shape s = im.type(x).shape;
+  std::vector<int64_t> dims;
+  int64_t count = 1;
+  for (int d = 1; d + 2 <= static_cast<int>(s.size()); ++d) {
+    dims.push_back(d);
+    count *= s[d - 1];
+    s[d - 1] = 1;
+  }
+  Var y = im.emit(P, {x}, AttrsOf<Prim::sum>{.dims = dims}.to_attrs());
+  if (P == Prim::sum)
+    y = im.op<Prim::div>({y, im.scalar(im.type(x).dtype, static_cast<double>(count))});
+  im.set_output(n, 0, im.reshape(y, s));
+}
+
+}  // namespace
+
+void add_pool_rules(Rules& r) {
+  r["MaxPool"] = max_pool;
+  r["AveragePool"] = average_pool;
+  r["GlobalAveragePool"] = global_pool<Prim::sum>;
+  r["GlobalMaxPool"] = global_pool<Prim::maximum>;
+}
+
+}  // namespace ytape::onnx_import

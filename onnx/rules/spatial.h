@@ -1,0 +1,24 @@
+// The attributes that ONNX's convolution and pooling ops share (kernel_shape, strides,
+// dilations, pads, auto_pad), in the primitives' 2-d form: [w, h] lists and pads
+// [w_lo, w_hi, h_lo, h_hi]. A 1-d op is a 2-d one of height 1.
+#pragma once
+
+#include "onnx/importer.h"
+
+namespace ytape::onnx_import {
+
+struct Window {
+  std::vector<int64_t> kernel, stride, dilation, pad;
+};
+
+/// The window of `node` over an input of ONNX spatial sizes `in` ([H, W] or [W]) with
+/// the ONNX kernel sizes `kernel`. UnsupportedError for more than two spatial dims.
+Window window_of(const Node& node, const Shape& in, const std::vector<int64_t>& kernel);
+
+/// `x` (ytape (W, C, N) or (W, H, C, N)) as a 2-d image.
+Var as_image(Importer& im, Var x);
+/// The image `y` back in the rank `rank` of the op's input (a 1-d op's result loses the
+/// height again).
+Var from_image(Importer& im, Var y, int rank);
+
+}  // namespace ytape::onnx_import

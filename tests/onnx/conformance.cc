@@ -1,0 +1,222 @@
+// Runs ONNX's node tests (Debian's libonnx-testdata) through the importer and the runtime.
+//
+// usage: onnx_conformance DATA_DIR EXPECTED_FAILURES [REPORT]
+//
+// Each test directory holds model.onnx and test_data_set_*/{input,output}_N.pb. A test is
+// imported with the inputs that the importer needs static (shapes, axes, pads) bound as
+// constants to their values in the first data set, run on its other inputs, and its outputs
+// compared with ONNX's as ONNX's own runner does (|got - want| <= 1e-7 + 1e-3 |want|, NaN equal to
+// NaN). Outcomes: pass; skip, when the importer refuses the model as beyond what ytape expresses
+// (an op type without a rule, a dtype ytape lacks, an opset outside 13-17); fail
+// otherwise; xfail, a failure listed in EXPECTED_FAILURES ("test_name  reason" per line,
+// # comments). The exit code is 1 when a test fails that is not listed, or a listed one
+// passes (the list must then shrink). REPORT gets one line per test, tab-separated: name,
+// op types, outcome, reason; scripts/onnx_coverage.sh turns it into docs/onnx.md's table.
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "onnx/export.h"
+#include "onnx/import.h"
+#include "runtime/executor.h"
+
+namespace fs = std::filesystem;
+using namespace ytape;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct Outcome {
+  std::string kind, reason;
+};
+
+bool close_enough(const Tensor& got, const Tensor& want, std::string* why) {
+  if (got.shape() != want.shape()) {
+    *why = fmt::format("shape {} where ONNX has {}", type_str(got.type()), type_str(want.type()));
+    return false;
+  }
+  bool floats = want.dtype() == DType::f32 || want.dtype() == DType::f64;
+  for (int64_t i = 0; i < want.size(); ++i) {
+    double g = element_value(got, i), w = element_value(want, i);
+    bool ok = floats ? (std::isnan(w) ? std::isnan(g)
+                                      : g == w || std::abs(g - w) <= 1e-7 + 1e-3 * std::abs(w))
+                     : g == w;
+    if (!ok) {
+      *why = fmt::format("element {} is {}, ONNX has {}", i, g, w);
+      return false;
+    }
+  }
+  return true;
+}
+
+// Runs one data set: the inputs the tape has, by position in the graph's inputs.
+Outcome run_set(const fs::path& set, const onnx::ModelProto& model, const OnnxImport& imported) {
+  TensorMap inputs;
+  for (int i = 0; i < model.graph().input_size(); ++i) {
+    const std::string& name = model.graph().input(i).name();
+    bool wanted = false;
+    for (const Op& op : imported.tape.ops)
+      wanted = wanted || (op.kind == OpKind::input && op.name == name);
+    if (!wanted) continue;
+    fs::path p = set / fmt::format("input_{}.pb", i);
+    inputs.emplace_back(name, read_onnx_tensor(slurp(p), p.string()));
+  }
+  for (const auto& w : imported.weights) inputs.push_back(w);
+  Executor executor(imported.tape);
+  std::vector<Tensor> outs = executor.run(inputs);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    fs::path p = set / fmt::format("output_{}.pb", i);
+    Tensor want = read_onnx_tensor(slurp(p), p.string());
+    std::string why;
+    if (!close_enough(outs[i], want, &why))
+      return {"fail", fmt::format("output {}: {}", i + 1, why)};
+  }
+  return {"pass", ""};
+}
+
+// Imports the model, binding as constants the graph inputs that the importer needs static
+// (a Reshape's shape, a Slice's starts), with their values in the data set `set`.
+OnnxImport import_binding(const std::string& bytes, const fs::path& dir,
+                          const onnx::ModelProto& model, const fs::path& set) {
+  OnnxImportOptions options;
+  for (;;) {
+    try {
+      return import_onnx(bytes, (dir / "model.onnx").string(), options);
+    } catch (const UnsupportedError& e) {
+      int input = -1;
+      for (int i = 0; i < model.graph().input_size(); ++i) {
+        if (model.graph().input(i).name() == e.needs_static()) input = i;
+      }
+      bool bound = std::any_of(options.constant_inputs.begin(), options.constant_inputs.end(),
+                               [&](const auto& b) { return b.first == e.needs_static(); });
+      if (input < 0 || bound) throw;
+      fs::path p = set / fmt::format("input_{}.pb", input);
+      options.constant_inputs.emplace_back(e.needs_static(),
+                                           read_onnx_tensor(slurp(p), p.string()));
+    }
+  }
+}
+
+Outcome run_test(const fs::path& dir, const onnx::ModelProto& model) {
+  std::string bytes = slurp(dir / "model.onnx");
+  std::vector<fs::path> sets;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+  }
+  std::sort(sets.begin(), sets.end());
+  if (sets.empty()) return {"skip", "no test data"};
+  try {
+    OnnxImport imported = import_binding(bytes, dir, model, sets[0]);
+    for (const fs::path& set : sets) {
+      Outcome o = run_set(set, model, imported);
+      if (o.kind != "pass") return o;
+    }
+    // Exported and imported again, the tape must pass as well, where it exports.
+    std::string exported;
+    try {
+      exported = export_onnx(imported.tape, imported.weights);
+    } catch (const UnsupportedError& e) {
+      return {"pass", std::string("not exported: ") + e.what()};
+    }
+    OnnxImport back = import_onnx(exported, (dir / "exported.onnx").string());
+    for (const fs::path& set : sets) {
+      Outcome o = run_set(set, model, back);
+      if (o.kind != "pass") return {o.kind, "after export: " + o.reason};
+    }
+    return {"pass", "exported too"};
+  } catch (const UnsupportedError& e) {
+    return {"skip", e.what()};
+  } catch (const std::exception& e) {
+    return {"fail", e.what()};
+  }
+}
+
+std::map<std::string, std::string> read_expected(const fs::path& p) {
+  std::map<std::string, std::string> expected;
+  std::ifstream in(p);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    size_t space = line.find_first_of(" \t");
+    std::string reason =
+        space == std::string::npos ? "" : line.substr(line.find_first_not_of(" \t", space));
+    expected[line.substr(0, space)] = reason;
+  }
+  return expected;
+}
+
+std::string op_types(const onnx::ModelProto& model) {
+  std::set<std::string> ops;
+  for (const onnx::NodeProto& n : model.graph().node()) ops.insert(n.op_type());
+  std::string s;
+  for (const std::string& op : ops) s += (s.empty() ? "" : ",") + op;
+  return s;
+}
+
+std::string one_line(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  std::replace(s.begin(), s.end(), '\t', ' ');
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    fmt::print(stderr, "usage: onnx_conformance DATA_DIR EXPECTED_FAILURES [REPORT]\n");
+    return 2;
+  }
+  fs::path root = argv[1];
+  if (!fs::is_directory(root)) {
+    fmt::print("no ONNX test data at {} (Debian's libonnx-testdata): skipped\n", root.string());
+    return 77;
+  }
+  std::map<std::string, std::string> expected = read_expected(argv[2]);
+  std::vector<fs::path> dirs;
+  for (const auto& e : fs::directory_iterator(root)) dirs.push_back(e.path());
+  std::sort(dirs.begin(), dirs.end());
+  std::map<std::string, int> counts;
+  std::string report;
+  int unexpected = 0;
+  for (const fs::path& dir : dirs) {
+    std::string name = dir.filename().string();
+    onnx::ModelProto model;
+    std::string bytes = slurp(dir / "model.onnx");
+    if (!model.ParseFromString(bytes)) continue;
+    Outcome o = run_test(dir, model);
+    auto listed = expected.find(name);
+    if (listed != expected.end()) {
+      if (o.kind == "fail")
+        o = {"xfail", listed->second};
+      else if (o.kind == "pass") {
+        fmt::print("{}: passes but is listed as an expected failure: remove it from the list\n",
+                   name);
+        ++unexpected;
+      }
+    }
+    if (o.kind == "fail") {
+      fmt::print("{}: FAILED: {}\n", name, one_line(o.reason));
+      ++unexpected;
+    }
+    ++counts[o.kind];
+    if (o.reason == "exported too") ++counts["exported"];
+    report += fmt::format("{}\t{}\t{}\t{}\n", name, op_types(model), o.kind, one_line(o.reason));
+  }
+  fmt::print(
+      "onnx conformance: {} passed ({} of them also exported and imported again), {} failed, "
+      "{} expected failures, {} skipped\n",
+      counts["pass"], counts["exported"], counts["fail"], counts["xfail"], counts["skip"]);
+  if (argc > 3) std::ofstream(argv[3]) << report;
+  return unexpected == 0 ? 0 : 1;
+}

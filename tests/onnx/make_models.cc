@@ -1,0 +1,81 @@
+// Writes the small ONNX models that the command-line and error tests import, built with
+// ONNX's protobuf classes, into a directory: usage: onnx_make_models DIR
+//   mlp.onnx             x (1, 4) -> Gemm -> Relu -> Gemm -> Softmax, weights as initializers
+//   unsupported_op.onnx  an op type without a rule (Acos)
+//   old_opset.onnx       opset 11, whose Hardmax (Hardmax-11) means other than at 13
+//   misspelt_op.onnx     an op type ONNX does not have (Sofmax)
+//   not_static.onnx      a Reshape whose shape is a graph input
+//   bad_broadcast.onnx   an Add of shapes that do not broadcast
+#include <fstream>
+
+#include "unit/onnx/model.h"
+
+using namespace ytape::onnx_test;
+
+namespace {
+
+std::vector<float> ramp(int n, float scale) {
+  std::vector<float> v(n);
+  for (int i = 0; i < n; ++i) v[i] = scale * static_cast<float>(i % 7 - 3);
+  return v;
+}
+
+Model mlp() {
+  Model m;
+  m.model.set_producer_name("ytape-tests");
+  m.input("x", {1, 4});
+  m.initializer("fc1.weight", {8, 4}, ramp(32, 0.25f));
+  m.initializer("fc1.bias", {8}, ramp(8, 0.1f));
+  m.initializer("fc2.weight", {3, 8}, ramp(24, -0.5f));
+  m.initializer("fc2.bias", {3}, ramp(3, 1));
+  set_int(m.node("Gemm", {"x", "fc1.weight", "fc1.bias"}, {"h"}, "fc1"), "transB", 1);
+  m.node("Relu", {"h"}, {"r"}, "relu");
+  set_int(m.node("Gemm", {"r", "fc2.weight", "fc2.bias"}, {"logits"}, "fc2"), "transB", 1);
+  m.node("Softmax", {"logits"}, {"probs"}, "softmax");
+  m.output("probs");
+  return m;
+}
+
+Model unary(const std::string& op, int opset) {
+  Model m(opset);
+  m.input("x", {2, 3});
+  m.node("Relu", {"x"}, {"r"}, "relu");
+  m.node(op, {"r"}, {"y"}, "angle");
+  m.output("y");
+  return m;
+}
+
+Model not_static() {
+  Model m;
+  m.input("x", {2, 3});
+  m.input("shape", {2}, onnx::TensorProto_DataType_INT64);
+  m.node("Reshape", {"x", "shape"}, {"y"}, "flatten");
+  m.output("y");
+  return m;
+}
+
+Model bad_broadcast() {
+  Model m;
+  m.input("x", {2, 3});
+  m.input("b", {2});
+  m.node("Add", {"x", "b"}, {"y"}, "add_bias");
+  m.output("y");
+  return m;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) return 2;
+  std::string dir = argv[1];
+  auto save = [&](const std::string& name, const Model& m) {
+    std::ofstream(dir + "/" + name, std::ios::binary) << m.bytes();
+  };
+  save("mlp.onnx", mlp());
+  save("unsupported_op.onnx", unary("Acos", 13));
+  save("old_opset.onnx", unary("Hardmax", 11));
+  save("misspelt_op.onnx", unary("Sofmax", 13));
+  save("not_static.onnx", not_static());
+  save("bad_broadcast.onnx", bad_broadcast());
+  return 0;
+}

@@ -271,20 +271,27 @@ int64_t Executor::planned_bytes() const {
   return total;
 }
 
+void Executor::bind_input(size_t i, const Tensor& value) {
+  const Op& op = tape_.ops[i];
+  const Type& want = tape_.type(op.outs[0]);
+  if (value.type() != want) {
+    user_error("input '{}' is {}, but the tape declares {}", op.name, type_str(value.type()),
+               type_str(want));
+  }
+  values_[op.outs[0].id] = value;
+}
+
 void Executor::bind_inputs(const TensorMap& inputs) {
   std::unordered_map<std::string_view, const Tensor*> given;
   for (const auto& [name, tensor] : inputs) given.emplace(name, &tensor);
   size_t used = 0;
   for (size_t i = 0; i < tape_.num_inputs(); ++i) {
     const Op& op = tape_.ops[i];
-    const Type& want = tape_.type(op.outs[0]);
     auto it = given.find(op.name);
-    if (it == given.end()) user_error("missing input '{}' ({})", op.name, type_str(want));
-    if (it->second->type() != want) {
-      user_error("input '{}' is {}, but the tape declares {}", op.name,
-                 type_str(it->second->type()), type_str(want));
+    if (it == given.end()) {
+      user_error("missing input '{}' ({})", op.name, type_str(tape_.type(op.outs[0])));
     }
-    values_[op.outs[0].id] = *it->second;
+    bind_input(i, *it->second);
     ++used;
   }
   if (used != given.size()) {
@@ -312,6 +319,24 @@ void Executor::fail(const Step& step, const std::exception& e) const {
 
 std::vector<Tensor> Executor::run(const TensorMap& inputs) {
   bind_inputs(inputs);
+  execute();
+  std::vector<Tensor> outs;
+  for (const Output& o : tape_.outputs) outs.push_back(values_[o.var.id]);
+  return outs;
+}
+
+void Executor::run(std::span<const Tensor> inputs, std::vector<Tensor>& outputs) {
+  if (inputs.size() != tape_.num_inputs()) {
+    user_error("{} inputs given, but tape {} has {}", inputs.size(), tape_.name,
+               tape_.num_inputs());
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) bind_input(i, inputs[i]);
+  execute();
+  outputs.resize(tape_.outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) outputs[i] = values_[tape_.outputs[i].var.id];
+}
+
+void Executor::execute() {
   if (!allocated_) {
     for (int64_t bytes : slot_bytes_) slots_.push_back(allocate_buffer(bytes));
     for (size_t v = 0; v < slot_of_.size(); ++v) {
@@ -327,9 +352,20 @@ std::vector<Tensor> Executor::run(const TensorMap& inputs) {
   }
   // An output the caller has let go of since the last run keeps its buffer: a fresh one
   // would be faulted in page by page again (the gradients of a training step are as large
-  // as its weights).
-  for (uint32_t v : fresh_outputs_) {
-    if (!values_[v].sole_owner()) values_[v] = Tensor::uninitialized(tape_.types[v]);
+  // as its weights). One the caller still holds, as a training loop holds the state it
+  // passes to the next run, alternates with the buffer of the run before, once the caller
+  // has let that go.
+  spare_outputs_.resize(fresh_outputs_.size());
+  for (size_t k = 0; k < fresh_outputs_.size(); ++k) {
+    Tensor& value = values_[fresh_outputs_[k]];
+    if (value.sole_owner()) continue;
+    Tensor& spare = spare_outputs_[k];
+    if (spare.sole_owner()) {
+      std::swap(value, spare);
+    } else {
+      spare = std::move(value);
+      value = Tensor::uninitialized(tape_.types[fresh_outputs_[k]]);
+    }
   }
   if (profiling_ && times_.empty()) {
     for (const Step& s : steps_) {
@@ -361,9 +397,6 @@ std::vector<Tensor> Executor::run(const TensorMap& inputs) {
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
   }
-  std::vector<Tensor> outs;
-  for (const Output& o : tape_.outputs) outs.push_back(values_[o.var.id]);
-  return outs;
 }
 
 }  // namespace ytape

@@ -105,7 +105,8 @@ class Trainer {
   std::string init_source_;
   TrainOptions options_;
   Binding binding_;
-  std::vector<Tensor> values_;  // per input of the step tape; empty for data inputs
+  std::vector<Tensor> values_;   // per input of the step tape; data inputs: the last batch
+  std::vector<Tensor> outputs_;  // of the last step
   std::unique_ptr<Executor> executor_;
   std::unique_ptr<Evaluator> evaluator_;
   // Per input of the eval tape: the step input whose carried value it takes, or npos.

@@ -69,6 +69,10 @@ void Executor::plan_steps(bool fusion) {
       }
       if (&op != g->op) fused_ops_.push_back(&op);
       steps_.back().fused_end = fused_ops_.size();
+      if (g->kind == Fusion::elementwise) {
+        programs_.push_back(g->program);
+        steps_.back().program = &programs_.back();
+      }
       continue;
     }
     Kernel k = table_.kernels[KernelTable::entry(op.prim)];
@@ -380,7 +384,8 @@ void Executor::execute() {
                     {arg_ptrs_.data() + s.args_begin, s.num_args},
                     {out_ptrs_.data() + s.outs_begin, s.num_outs},
                     &context_,
-                    layouts};
+                    layouts,
+                    s.program};
     auto start =
         profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     try {

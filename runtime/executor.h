@@ -116,6 +116,7 @@ class Executor {
     size_t layouts_begin;                 // into step_layouts_, or kNoLayouts when all are plain
     size_t reorders_begin, reorders_end;  // into reorders_
     size_t fused_begin, fused_end;        // into fused_ops_
+    const ElementwiseProgram* program = nullptr;  // Fusion::elementwise: in programs_
   };
   // An argument a step reads in another layout than the plan keeps it in: copied into
   // `copy`, in layout `to`, before the step runs. Copies live only during their step, so
@@ -162,7 +163,8 @@ class Executor {
   std::vector<const Tensor*> arg_ptrs_;
   std::vector<Tensor*> out_ptrs_;
   std::vector<const Op*> fused_ops_;
-  std::vector<Layout> layout_of_;     // per var
+  std::deque<ElementwiseProgram> programs_;  // a deque: steps point into it
+  std::vector<Layout> layout_of_;            // per var
   std::vector<Layout> step_layouts_;  // per step: its args' layouts as passed, then its outputs'
   std::deque<Reorder> reorders_;      // a deque: arg_ptrs_ points into it
   int64_t reorder_bytes_ = 0;

@@ -19,12 +19,16 @@ namespace ytape {
 ///   invstd, z) where the cotangent was select(gt(z, 0), g, 0); outs its (dx, dscale, dbias).
 /// - relu_backward: `op` the select; args (z, g); outs the select's output.
 /// - add_relu: `op` the add; args its (a, b); outs the relu's output.
+/// - elementwise: `op` the last op; args the values of `program`'s arguments; outs the last
+///   op's output. Its ops are elementwise ops whose results have the output's shape and whose
+///   results but the last only the group reads (ElementwiseProgram, kernels/kernel.h).
 struct FusedGroup {
   Fusion kind;
   const Op* op;
   size_t last;                 ///< index into Tape::ops of the group's last op
   std::vector<size_t> others;  ///< the other ops it takes, by index into Tape::ops
   VarList args, outs;
+  ElementwiseProgram program = {};  ///< elementwise only
 };
 
 /// The groups of `t` that `table` has kernels for, each op in at most one group; the

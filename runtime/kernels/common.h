@@ -80,11 +80,6 @@ void for_each_offset(int rank, const int64_t* sizes, const int64_t* strides, int
   for_each_offset2(rank, sizes, strides, strides, begin, end, [&](int64_t a, int64_t) { f(a); });
 }
 
-/// A row function of an elementwise op: for i in [0, n), out[i] = f(in[0][i * step[0]],
-/// in[1][i * step[1]], ...), where each step is 0 (a broadcast operand) or 1. Typed code
-/// lives in the row; the drivers below only move pointers.
-using RowFn = void (*)(void* out, const void* const* in, const int64_t* step, int64_t n);
-
 /// Applies `row` over `out`, whose inputs (at most 3) broadcast to its shape (Julia rule;
 /// the shapes have been checked). Same-shape and one-element inputs take one contiguous
 /// pass; other layouts merge the dims where every input is contiguous and call `row` per

@@ -207,7 +207,9 @@ TEST_CASE("print goes to the run's printer; a failing guard stops the run") {
 
 TEST_CASE("profiling records the time of every call") {
   Tape t = sample();
-  Executor ex(t);
+  ExecutorOptions unfused;  // one step per op
+  unfused.fusion = false;
+  Executor ex(t, unfused);
   ex.set_profiling(true);
   Tensor x = make_tensor(f32({4}), {1, 2, 3, 4});
   ex.run({{"x", x}, {"y", x}});

@@ -15,8 +15,12 @@ namespace {
 
 using namespace kernels;
 
+// The rows are compiled for AVX-512, AVX2 and the baseline, chosen when the program loads:
+// each row is one op (no a * b + c to contract), so every variant gives the same bits.
+#define YTAPE_ROW_TARGETS __attribute__((target_clones("avx512f", "avx2", "default")))
+
 template <typename T, typename R, typename F>
-void unary_row(void* out, const void* const* in, const int64_t*, int64_t n) {
+YTAPE_ROW_TARGETS void unary_row(void* out, const void* const* in, const int64_t*, int64_t n) {
   R* o = static_cast<R*>(out);
   const T* x = static_cast<const T*>(in[0]);
   for (int64_t i = 0; i < n; ++i) o[i] = F::f(x[i]);
@@ -24,7 +28,8 @@ void unary_row(void* out, const void* const* in, const int64_t*, int64_t n) {
 
 // The four cases of steps are separate loops so that each is a plain vectorizable loop.
 template <typename T, typename R, typename F>
-void binary_row(void* out, const void* const* in, const int64_t* step, int64_t n) {
+YTAPE_ROW_TARGETS void binary_row(void* out, const void* const* in, const int64_t* step,
+                                  int64_t n) {
   R* o = static_cast<R*>(out);
   const T* a = static_cast<const T*>(in[0]);
   const T* b = static_cast<const T*>(in[1]);
@@ -221,7 +226,8 @@ struct ReluBackward {
 // vectorize (GCC 12) only as written: the condition read as bytes, not bool, and both
 // operands read before the choice.
 template <typename U>
-void select_row(void* out, const void* const* in, const int64_t* step, int64_t n) {
+YTAPE_ROW_TARGETS void select_row(void* out, const void* const* in, const int64_t* step,
+                                  int64_t n) {
   U* o = static_cast<U*>(out);
   const uint8_t* c = static_cast<const uint8_t*>(in[0]);
   const U* x = static_cast<const U*>(in[1]);

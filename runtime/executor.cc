@@ -105,7 +105,7 @@ Layout Executor::output_layout(const Step& step, const std::vector<bool>& is_out
   for (size_t i = 0; i < as.size(); ++i) {
     if ((table_.blocked_args[step.entry] >> i & 1) == 0) continue;
     const Type& at = tape_.type(as[i]);
-    if (at.size() == 1) continue;
+    if (at.size() == 1 || per_channel(step, at, type)) continue;
     if (at.shape != type.shape || !blockable(at)) return Layout::plain;
     any = any || layout_of_[as[i].id] == Layout::c16;
   }
@@ -118,8 +118,18 @@ Layout Executor::read_layout(const Step& step, size_t i, Layout out) const {
   if ((table_.blocked_args[step.entry] >> i & 1) == 0) return Layout::plain;
   BlockedOut rule = table_.blocked_out[step.entry];
   if (rule == BlockedOut::always || rule == BlockedOut::never) return layout_of_[a.id];  // either
-  if (out == Layout::plain || tape_.type(a).size() == 1) return Layout::plain;
+  const Type& type = tape_.type(a);
+  if (out == Layout::plain || type.size() == 1) return Layout::plain;
+  if (per_channel(step, type, tape_.type(outs(step)[0]))) return Layout::plain;
   return Layout::c16;
+}
+
+// Whether `step` reads `arg` as a vector of one value per channel of its output `out`, an
+// image (KernelTable::channel_args).
+bool Executor::per_channel(const Step& step, const Type& arg, const Type& out) const {
+  return table_.channel_args[step.entry] && arg.rank() == 4 && out.rank() == 4 &&
+         arg.shape[0] == 1 && arg.shape[1] == 1 && arg.shape[3] == 1 &&
+         arg.shape[2] == out.shape[2] && out.size() > arg.size();
 }
 
 // One pass in step order: each output gets its layout, and each argument that its step

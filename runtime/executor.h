@@ -141,6 +141,7 @@ class Executor {
   void plan_layouts(bool blocked);
   Layout output_layout(const Step& step, const std::vector<bool>& is_output) const;
   Layout read_layout(const Step& step, size_t i, Layout out) const;
+  bool per_channel(const Step& step, const Type& arg, const Type& out) const;
   void plan_buffers();
   int in_place_slot(const Step& step, Var out, size_t index, const std::vector<size_t>& last_use,
                     const std::vector<bool>& is_output) const;

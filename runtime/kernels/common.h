@@ -86,9 +86,14 @@ void for_each_offset(int rank, const int64_t* sizes, const int64_t* strides, int
 /// run of the innermost dim. Large outputs are split across threads.
 void broadcast_rows(RowFn row, Tensor& out, std::span<const Tensor* const> in);
 
-/// broadcast_rows over a kernel's arguments and its single output. A one-element output
-/// (every input then has one element) calls the row directly: scalar tapes run millions
-/// of these, so the path is a few instructions.
+/// broadcast_rows over the arguments of a kernel whose output is a blocked image
+/// (Layout::c16), as are its arguments of the output's size; the others are single
+/// elements or per-channel vectors (1, 1, C, 1) (KernelTable::channel_args).
+void broadcast_blocked(RowFn row, const KernelCall& call);
+
+/// broadcast_rows over a kernel's arguments and its single output, of either layout. A
+/// one-element output (every input then has one element) calls the row directly: scalar
+/// tapes run millions of these, so the path is a few instructions.
 inline void broadcast_call(RowFn row, const KernelCall& call) {
   Tensor& out = *call.outs[0];
   if (out.size() == 1 && call.args.size() <= 3) {
@@ -98,6 +103,7 @@ inline void broadcast_call(RowFn row, const KernelCall& call) {
     row(out.raw(), in, kSteps, 1);
     return;
   }
+  if (call.out_layout(0) == Layout::c16) return broadcast_blocked(row, call);
   broadcast_rows(row, out, call.args);
 }
 

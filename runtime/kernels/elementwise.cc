@@ -396,7 +396,9 @@ void register_elementwise_kernels(KernelTable& t) {
   // share one (the executor's rule for BlockedOut::follow), so these kernels need not know.
   if (t.kernels_set == KernelSet::fast) {
     for (Prim p : all_prims()) {
-      if (prim_info(p).elementwise()) t.allow_blocked(p, ~uint32_t{0}, BlockedOut::follow);
+      if (!prim_info(p).elementwise()) continue;
+      t.allow_blocked(p, ~uint32_t{0}, BlockedOut::follow);
+      t.allow_channel_args(p);  // broadcast_call handles them
     }
     t.set(Fusion::add_relu, row_kernel<float_binary<AddRelu>>);
     t.set(Fusion::relu_backward, row_kernel<float_binary<ReluBackward>>);

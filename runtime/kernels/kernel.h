@@ -56,7 +56,8 @@ enum class KernelSet { fast, reference };
 /// How a kernel that reads blocked arguments lays out its output. `always`: blocked
 /// whenever the output can be (a convolution reads and writes either layout in any mix).
 /// `follow`: blocked when the blocked-readable arguments are, each either blocked with the
-/// output's shape or a single element, and otherwise plain, with every argument plain too:
+/// output's shape or a single element (or a per-channel vector, KernelTable::channel_args),
+/// and otherwise plain, with every argument plain too:
 /// such kernels (elementwise ops, batch norm) see one layout throughout, and elementwise
 /// kernels need not know which. `same`: blocked when the first argument is, which is then
 /// read in the output's layout: kernels that read and write one layout at other shapes
@@ -116,6 +117,10 @@ struct KernelTable {
   /// output's layout is chosen (runtime/executor.cc, output_layout).
   uint32_t blocked_args[kEntries] = {};
   BlockedOut blocked_out[kEntries] = {};
+  /// Whether a `follow` kernel writing a blocked image (W, H, C, N) may also read vectors
+  /// of one value per channel, of shape (1, 1, C, 1), which it reads plain (a bias added to
+  /// a convolution's output: the same bytes in either layout).
+  bool channel_args[kEntries] = {};
   /// The kernel's name for a given op (default: describe_own_kernel).
   KernelDescription describe[kEntries];
   /// The row function of an elementwise primitive by the dtype of its last argument (the
@@ -134,6 +139,10 @@ struct KernelTable {
   template <typename Key>
   void allow_in_place(Key k) {
     in_place[entry(k)] = true;
+  }
+  template <typename Key>
+  void allow_channel_args(Key k) {
+    channel_args[entry(k)] = true;
   }
   template <typename Key>
   void allow_blocked(Key k, uint32_t args, BlockedOut out) {

@@ -47,15 +47,15 @@ void Executor::add_step(Kernel k, const Op* op, int entry, const VarList& args,
   for (Var o : outs) out_vars_.push_back(o), out_ptrs_.push_back(&values_[o.id]);
 }
 
-// One step per call op, in tape order, except that a fused group is one step, where its
-// last op was.
+// One step per call op, in tape order, except that a fused group is one step, where the
+// op it runs at was (FusedGroup::at).
 void Executor::plan_steps(bool fusion) {
   std::vector<FusedGroup> groups;
   if (fusion) groups = find_fusions(tape_, table_);
   std::vector<const FusedGroup*> group_at(tape_.ops.size(), nullptr);
   std::vector<bool> in_group(tape_.ops.size(), false);
   for (const FusedGroup& g : groups) {
-    group_at[g.last] = &g;
+    group_at[g.at] = &g;
     for (size_t o : g.others) in_group[o] = true;
   }
   for (size_t i = 0; i < tape_.ops.size(); ++i) {

@@ -34,14 +34,10 @@ class Matcher {
   Matcher(const Tape& t, const KernelTable& table) : t_(t), table_(table) {
     maker_.assign(t.types.size(), kNone);
     reads_.assign(t.types.size(), 0);
-    first_read_.assign(t.types.size(), kNone);
     taken_.assign(t.ops.size(), false);
     for (size_t i = 0; i < t.ops.size(); ++i) {
       for (Var v : t.ops[i].outs) maker_[v.id] = i;
-      for (Var a : t.ops[i].args) {
-        ++reads_[a.id];
-        first_read_[a.id] = std::min(first_read_[a.id], i);
-      }
+      for (Var a : t.ops[i].args) ++reads_[a.id];
     }
     for (const Output& o : t.outputs) ++reads_[o.var.id];
   }
@@ -259,15 +255,12 @@ class Matcher {
     if (op.prim != Prim::relu || !is_float(op.args[0])) return false;
     for (Prim bn : {Prim::batchnorm, Prim::batchnorm_with_stats}) {
       const Op* b = sole_producer(op.args[0], bn);
-      // The group runs where the relu is, so the statistics it also writes must not be
-      // read before (a running mean computed between the batch norm and its relu).
-      bool stats_read_early =
-          b != nullptr && std::any_of(b->outs.begin() + 1, b->outs.end(),
-                                      [&](Var v) { return first_read_[v.id] < i; });
-      if (b != nullptr && !stats_read_early && available(Fusion::batchnorm_relu)) {
+      // The group runs where the batch norm is: the relu reads nothing else, and the
+      // statistics may be read before the relu (a running mean computed in between).
+      if (b != nullptr && available(Fusion::batchnorm_relu)) {
         VarList outs = b->outs;
         outs[0] = op.outs[0];
-        g = {Fusion::batchnorm_relu, b, i, {index(b)}, b->args, outs};
+        g = {Fusion::batchnorm_relu, b, index(b), {i}, b->args, outs};
         return true;
       }
     }
@@ -283,10 +276,9 @@ class Matcher {
 
   const Tape& t_;
   const KernelTable& table_;
-  std::vector<size_t> maker_;       // per var: the op that makes it
-  std::vector<int> reads_;          // per var: reads by ops and by the tape's outputs
-  std::vector<size_t> first_read_;  // per var: the first op that reads it
-  std::vector<bool> taken_;         // per op
+  std::vector<size_t> maker_;  // per var: the op that makes it
+  std::vector<int> reads_;     // per var: reads by ops and by the tape's outputs
+  std::vector<bool> taken_;    // per op
 };
 
 }  // namespace

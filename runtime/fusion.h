@@ -10,7 +10,7 @@
 
 namespace ytape {
 
-/// One fused group. It runs where its last op ran, with the kernel of `kind`, which sees
+/// One fused group. It runs where the op `at` ran, with the kernel of `kind`, which sees
 /// `args` and `outs` (listed per Fusion below) and reads its attributes from `op`.
 ///
 /// - batchnorm_relu: `op` the batch norm; args its (x, scale, bias); outs the relu's output,
@@ -25,7 +25,9 @@ namespace ytape {
 struct FusedGroup {
   Fusion kind;
   const Op* op;
-  size_t last;                 ///< index into Tape::ops of the group's last op
+  /// Where it runs, by index into Tape::ops: its last op, or (batchnorm_relu) the batch
+  /// norm, which the relu follows wherever it is.
+  size_t at;
   std::vector<size_t> others;  ///< the other ops it takes, by index into Tape::ops
   VarList args, outs;
   ElementwiseProgram program = {};  ///< elementwise only

@@ -164,4 +164,24 @@ TEST_CASE("a convolution's bias keeps its output blocked") {
                        1e-4);
 }
 
+// Reductions read blocked images as they are, or through a plain copy where the kept
+// dims would come out in another order.
+TEST_CASE("reductions of blocked images match their plain runs") {
+  using L = Layout;
+  Tensor x = testing::random_tensor({DType::f32, {5, 3, 32, 2}}, 6);
+  using Dims = std::vector<int64_t>;
+  for (const Dims& dims : {Dims{1, 2, 4}, Dims{1, 2}, Dims{3}, Dims{1, 3, 4}, Dims{1, 2, 3, 4},
+                           Dims{1}, Dims{4}, Dims{}}) {
+    CAPTURE(dims);
+    Attrs attrs{{"dims", dims}};
+    for (Prim p : {Prim::maximum, Prim::minimum}) {
+      testing::check_equal(testing::run_op_in_layouts(p, {x}, attrs, {L::c16, L::plain})[0],
+                           testing::to_doubles(testing::run_op(p, {x}, attrs)[0]));
+    }
+    testing::check_close(testing::run_op_in_layouts(Prim::sum, {x}, attrs, {L::c16, L::plain})[0],
+                         testing::to_doubles(testing::run_op(Prim::sum, {x}, attrs)[0]), 1e-6,
+                         1e-6);
+  }
+}
+
 }  // namespace ytape

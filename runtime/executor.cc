@@ -47,15 +47,15 @@ void Executor::add_step(Kernel k, const Op* op, int entry, const VarList& args,
   for (Var o : outs) out_vars_.push_back(o), out_ptrs_.push_back(&values_[o.id]);
 }
 
-// One step per call op, in tape order, except that a fused group is one step, where its
-// last op was.
+// One step per call op, in tape order, except that a fused group is one step, where the
+// op it runs at was (FusedGroup::at).
 void Executor::plan_steps(bool fusion) {
   std::vector<FusedGroup> groups;
   if (fusion) groups = find_fusions(tape_, table_);
   std::vector<const FusedGroup*> group_at(tape_.ops.size(), nullptr);
   std::vector<bool> in_group(tape_.ops.size(), false);
   for (const FusedGroup& g : groups) {
-    group_at[g.last] = &g;
+    group_at[g.at] = &g;
     for (size_t o : g.others) in_group[o] = true;
   }
   for (size_t i = 0; i < tape_.ops.size(); ++i) {
@@ -69,6 +69,10 @@ void Executor::plan_steps(bool fusion) {
       }
       if (&op != g->op) fused_ops_.push_back(&op);
       steps_.back().fused_end = fused_ops_.size();
+      if (g->kind == Fusion::elementwise) {
+        programs_.push_back(g->program);
+        steps_.back().program = &programs_.back();
+      }
       continue;
     }
     Kernel k = table_.kernels[KernelTable::entry(op.prim)];
@@ -101,7 +105,7 @@ Layout Executor::output_layout(const Step& step, const std::vector<bool>& is_out
   for (size_t i = 0; i < as.size(); ++i) {
     if ((table_.blocked_args[step.entry] >> i & 1) == 0) continue;
     const Type& at = tape_.type(as[i]);
-    if (at.size() == 1) continue;
+    if (at.size() == 1 || per_channel(step, at, type)) continue;
     if (at.shape != type.shape || !blockable(at)) return Layout::plain;
     any = any || layout_of_[as[i].id] == Layout::c16;
   }
@@ -114,8 +118,18 @@ Layout Executor::read_layout(const Step& step, size_t i, Layout out) const {
   if ((table_.blocked_args[step.entry] >> i & 1) == 0) return Layout::plain;
   BlockedOut rule = table_.blocked_out[step.entry];
   if (rule == BlockedOut::always || rule == BlockedOut::never) return layout_of_[a.id];  // either
-  if (out == Layout::plain || tape_.type(a).size() == 1) return Layout::plain;
+  const Type& type = tape_.type(a);
+  if (out == Layout::plain || type.size() == 1) return Layout::plain;
+  if (per_channel(step, type, tape_.type(outs(step)[0]))) return Layout::plain;
   return Layout::c16;
+}
+
+// Whether `step` reads `arg` as a vector of one value per channel of its output `out`, an
+// image (KernelTable::channel_args).
+bool Executor::per_channel(const Step& step, const Type& arg, const Type& out) const {
+  return table_.channel_args[step.entry] && arg.rank() == 4 && out.rank() == 4 &&
+         arg.shape[0] == 1 && arg.shape[1] == 1 && arg.shape[3] == 1 &&
+         arg.shape[2] == out.shape[2] && out.size() > arg.size();
 }
 
 // One pass in step order: each output gets its layout, and each argument that its step
@@ -271,20 +285,27 @@ int64_t Executor::planned_bytes() const {
   return total;
 }
 
+void Executor::bind_input(size_t i, const Tensor& value) {
+  const Op& op = tape_.ops[i];
+  const Type& want = tape_.type(op.outs[0]);
+  if (value.type() != want) {
+    user_error("input '{}' is {}, but the tape declares {}", op.name, type_str(value.type()),
+               type_str(want));
+  }
+  values_[op.outs[0].id] = value;
+}
+
 void Executor::bind_inputs(const TensorMap& inputs) {
   std::unordered_map<std::string_view, const Tensor*> given;
   for (const auto& [name, tensor] : inputs) given.emplace(name, &tensor);
   size_t used = 0;
   for (size_t i = 0; i < tape_.num_inputs(); ++i) {
     const Op& op = tape_.ops[i];
-    const Type& want = tape_.type(op.outs[0]);
     auto it = given.find(op.name);
-    if (it == given.end()) user_error("missing input '{}' ({})", op.name, type_str(want));
-    if (it->second->type() != want) {
-      user_error("input '{}' is {}, but the tape declares {}", op.name,
-                 type_str(it->second->type()), type_str(want));
+    if (it == given.end()) {
+      user_error("missing input '{}' ({})", op.name, type_str(tape_.type(op.outs[0])));
     }
-    values_[op.outs[0].id] = *it->second;
+    bind_input(i, *it->second);
     ++used;
   }
   if (used != given.size()) {
@@ -312,6 +333,24 @@ void Executor::fail(const Step& step, const std::exception& e) const {
 
 std::vector<Tensor> Executor::run(const TensorMap& inputs) {
   bind_inputs(inputs);
+  execute();
+  std::vector<Tensor> outs;
+  for (const Output& o : tape_.outputs) outs.push_back(values_[o.var.id]);
+  return outs;
+}
+
+void Executor::run(std::span<const Tensor> inputs, std::vector<Tensor>& outputs) {
+  if (inputs.size() != tape_.num_inputs()) {
+    user_error("{} inputs given, but tape {} has {}", inputs.size(), tape_.name,
+               tape_.num_inputs());
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) bind_input(i, inputs[i]);
+  execute();
+  outputs.resize(tape_.outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) outputs[i] = values_[tape_.outputs[i].var.id];
+}
+
+void Executor::execute() {
   if (!allocated_) {
     for (int64_t bytes : slot_bytes_) slots_.push_back(allocate_buffer(bytes));
     for (size_t v = 0; v < slot_of_.size(); ++v) {
@@ -327,9 +366,20 @@ std::vector<Tensor> Executor::run(const TensorMap& inputs) {
   }
   // An output the caller has let go of since the last run keeps its buffer: a fresh one
   // would be faulted in page by page again (the gradients of a training step are as large
-  // as its weights).
-  for (uint32_t v : fresh_outputs_) {
-    if (!values_[v].sole_owner()) values_[v] = Tensor::uninitialized(tape_.types[v]);
+  // as its weights). One the caller still holds, as a training loop holds the state it
+  // passes to the next run, alternates with the buffer of the run before, once the caller
+  // has let that go.
+  spare_outputs_.resize(fresh_outputs_.size());
+  for (size_t k = 0; k < fresh_outputs_.size(); ++k) {
+    Tensor& value = values_[fresh_outputs_[k]];
+    if (value.sole_owner()) continue;
+    Tensor& spare = spare_outputs_[k];
+    if (spare.sole_owner()) {
+      std::swap(value, spare);
+    } else {
+      spare = std::move(value);
+      value = Tensor::uninitialized(tape_.types[fresh_outputs_[k]]);
+    }
   }
   if (profiling_ && times_.empty()) {
     for (const Step& s : steps_) {
@@ -344,7 +394,8 @@ std::vector<Tensor> Executor::run(const TensorMap& inputs) {
                     {arg_ptrs_.data() + s.args_begin, s.num_args},
                     {out_ptrs_.data() + s.outs_begin, s.num_outs},
                     &context_,
-                    layouts};
+                    layouts,
+                    s.program};
     auto start =
         profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     try {
@@ -361,9 +412,6 @@ std::vector<Tensor> Executor::run(const TensorMap& inputs) {
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
   }
-  std::vector<Tensor> outs;
-  for (const Output& o : tape_.outputs) outs.push_back(values_[o.var.id]);
-  return outs;
 }
 
 }  // namespace ytape

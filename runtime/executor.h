@@ -63,7 +63,9 @@ struct OpTime {
 /// peak memory stays near the largest live set. Buffers are allocated on the first run and
 /// kept, so later runs allocate nothing. The tape's outputs get buffers of their own, which
 /// the caller may keep; an output whose tensors the caller has dropped before the next run
-/// keeps its buffer for that run, so a loop that lets go of its results allocates nothing.
+/// keeps its buffer for that run, and one the caller still holds takes the buffer of the run
+/// before when the caller has let go of that one: a loop that keeps each run's results
+/// until the next (a training step's carried state) allocates nothing either.
 class Executor {
  public:
   /// `t` must be valid and must outlive the executor. Throws UserError if a primitive has
@@ -74,6 +76,11 @@ class Executor {
   /// (UserError naming the input otherwise); extra names are an error too. Returns the
   /// outputs in the tape's order. Errors raised by kernels name the op and its location.
   std::vector<Tensor> run(const TensorMap& inputs);
+  /// Runs the tape with its inputs given in the tape's order (inputs[i] is the value of the
+  /// input Tape::ops[i]), with the same checks, and assigns the outputs to `outputs` in the
+  /// tape's order. For loops that run a tape many times (a training step): no names are
+  /// looked up, and once `outputs` has its size nothing is allocated.
+  void run(std::span<const Tensor> inputs, std::vector<Tensor>& outputs);
 
   /// Records per-op times in later runs when on.
   void set_profiling(bool on) { profiling_ = on; }
@@ -109,6 +116,7 @@ class Executor {
     size_t layouts_begin;                 // into step_layouts_, or kNoLayouts when all are plain
     size_t reorders_begin, reorders_end;  // into reorders_
     size_t fused_begin, fused_end;        // into fused_ops_
+    const ElementwiseProgram* program = nullptr;  // Fusion::elementwise: in programs_
   };
   // An argument a step reads in another layout than the plan keeps it in: copied into
   // `copy`, in layout `to`, before the step runs. Copies live only during their step, so
@@ -133,11 +141,14 @@ class Executor {
   void plan_layouts(bool blocked);
   Layout output_layout(const Step& step, const std::vector<bool>& is_output) const;
   Layout read_layout(const Step& step, size_t i, Layout out) const;
+  bool per_channel(const Step& step, const Type& arg, const Type& out) const;
   void plan_buffers();
   int in_place_slot(const Step& step, Var out, size_t index, const std::vector<size_t>& last_use,
                     const std::vector<bool>& is_output) const;
   bool taken_over(const Step& step, Var a) const;
   void bind_inputs(const TensorMap& inputs);
+  void bind_input(size_t i, const Tensor& value);
+  void execute();
   [[noreturn]] void fail(const Step& step, const std::exception& e) const;
 
   const Tape& tape_;
@@ -147,12 +158,14 @@ class Executor {
   std::vector<int64_t> slot_bytes_;  // capacity per slot
   std::vector<std::shared_ptr<void>> slots_;
   std::vector<uint32_t> fresh_outputs_;  // computed outputs: a new tensor each run
+  std::vector<Tensor> spare_outputs_;    // per fresh output: the one of the run before last
   std::vector<Step> steps_;
   std::vector<Var> arg_vars_, out_vars_;
   std::vector<const Tensor*> arg_ptrs_;
   std::vector<Tensor*> out_ptrs_;
   std::vector<const Op*> fused_ops_;
-  std::vector<Layout> layout_of_;     // per var
+  std::deque<ElementwiseProgram> programs_;  // a deque: steps point into it
+  std::vector<Layout> layout_of_;            // per var
   std::vector<Layout> step_layouts_;  // per step: its args' layouts as passed, then its outputs'
   std::deque<Reorder> reorders_;      // a deque: arg_ptrs_ points into it
   int64_t reorder_bytes_ = 0;

@@ -1,6 +1,9 @@
 #include "runtime/fusion.h"
 
 #include <algorithm>
+#include <queue>
+#include <span>
+#include <unordered_map>
 
 namespace ytape {
 
@@ -14,6 +17,8 @@ std::string_view fusion_name(Fusion f) {
       return "relu_backward";
     case Fusion::add_relu:
       return "add+relu";
+    case Fusion::elementwise:
+      return "elementwise";
   }
   return "?";
 }
@@ -29,14 +34,10 @@ class Matcher {
   Matcher(const Tape& t, const KernelTable& table) : t_(t), table_(table) {
     maker_.assign(t.types.size(), kNone);
     reads_.assign(t.types.size(), 0);
-    first_read_.assign(t.types.size(), kNone);
     taken_.assign(t.ops.size(), false);
     for (size_t i = 0; i < t.ops.size(); ++i) {
       for (Var v : t.ops[i].outs) maker_[v.id] = i;
-      for (Var a : t.ops[i].args) {
-        ++reads_[a.id];
-        first_read_[a.id] = std::min(first_read_[a.id], i);
-      }
+      for (Var a : t.ops[i].args) ++reads_[a.id];
     }
     for (const Output& o : t.outputs) ++reads_[o.var.id];
   }
@@ -106,7 +107,134 @@ class Matcher {
 
   size_t index(const Op* op) const { return static_cast<size_t>(op - t_.ops.data()); }
 
+  // An op that an elementwise group of output shape `shape` can take: elementwise with a
+  // row function, one result of that shape, every argument of that shape or one element.
+  // A relu that batch norm's fusion would take is left to it.
+  bool chainable(const Op& op, const Shape& shape) const {
+    if (op.kind != OpKind::call || !prim_info(op.prim).elementwise() || op.outs.size() != 1 ||
+        op.args.empty() || op.args.size() > 3 || t_.type(op.outs[0]).shape != shape) {
+      return false;
+    }
+    DType d = t_.type(op.args.back()).dtype;
+    if (table_.rows[KernelTable::entry(op.prim)][static_cast<int>(d)] == nullptr) return false;
+    for (Var a : op.args) {
+      const Type& at = t_.type(a);
+      if (at.size() != 1 && at.shape != shape) return false;
+    }
+    if (op.prim == Prim::relu && available(Fusion::batchnorm_relu)) {
+      size_t m = maker_[op.args[0].id];
+      if (m != kNone &&
+          (t_.ops[m].prim == Prim::batchnorm || t_.ops[m].prim == Prim::batchnorm_with_stats)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // The elementwise group whose result is op i's: from i, every producer of an argument
+  // that the group can take and whose result only the group reads, latest first (when an
+  // op is visited, every later reader of its result has been decided).
+  bool match_elementwise(size_t i, const Op& op, FusedGroup& g) const {
+    const Type& type = t_.type(op.outs[0]);
+    if (!available(Fusion::elementwise) || type.size() < 2 || !chainable(op, type.shape)) {
+      return false;
+    }
+    std::vector<size_t> members{i};
+    std::unordered_map<uint32_t, int> reads;  // of each var, by the members
+    std::priority_queue<size_t> producers;
+    auto take_args = [&](const Op& m) {
+      for (Var a : m.args) {
+        ++reads[a.id];
+        if (maker_[a.id] != kNone) producers.push(maker_[a.id]);
+      }
+    };
+    take_args(op);
+    size_t last = kNone;
+    while (!producers.empty()) {
+      size_t p = producers.top();
+      producers.pop();
+      if (p == last) continue;
+      last = p;
+      const Op& m = t_.ops[p];
+      if (taken_[p] || !chainable(m, type.shape) || reads[m.outs[0].id] != reads_[m.outs[0].id]) {
+        continue;
+      }
+      members.push_back(p);
+      take_args(m);
+    }
+    if (members.size() < 2) return false;
+    std::sort(members.begin(), members.end());
+    ElementwiseProgram program;
+    VarList args;
+    if (!compile(members, program, args)) return false;
+    g = {Fusion::elementwise, &op, i, {members.begin(), members.end() - 1}, args, op.outs};
+    g.program = std::move(program);
+    return true;
+  }
+
+  // The program of the members (in tape order; the last one's result is the group's) and
+  // the group's arguments in the order they are first read. Each result takes a free slot
+  // and frees its arguments' slots after its op: a slot is never read and written by one op,
+  // whose elements may differ in size. False when the program needs more slots than there
+  // are, or more arguments than a step's layouts can say.
+  bool compile(const std::vector<size_t>& members, ElementwiseProgram& program,
+               VarList& args) const {
+    std::unordered_map<uint32_t, uint32_t> result_of, arg_of, last_read;
+    for (size_t k = 0; k < members.size(); ++k) {
+      for (Var a : t_.ops[members[k]].args) last_read[a.id] = static_cast<uint32_t>(k);
+    }
+    std::vector<int> free_slots;
+    for (size_t k = 0; k < members.size(); ++k) {
+      const Op& m = t_.ops[members[k]];
+      ElementwiseProgram::Instruction ins{};
+      ins.row =
+          table_.rows[KernelTable::entry(m.prim)][static_cast<int>(t_.type(m.args.back()).dtype)];
+      ins.num_args = static_cast<int>(m.args.size());
+      for (size_t a = 0; a < m.args.size(); ++a) {
+        uint32_t id = m.args[a].id;
+        if (auto r = result_of.find(id); r != result_of.end()) {
+          ins.args[a] = {true, r->second};
+          continue;
+        }
+        auto [at, added] = arg_of.emplace(id, static_cast<uint32_t>(args.size()));
+        if (added) args.push_back(m.args[a]);
+        ins.args[a] = {false, at->second};
+      }
+      ins.slot = -1;
+      if (k + 1 < members.size()) {
+        if (free_slots.empty()) free_slots.push_back(program.slots++);
+        ins.slot = free_slots.back();
+        free_slots.pop_back();
+        result_of[m.outs[0].id] = static_cast<uint32_t>(k);
+      }
+      for (const ElementwiseProgram::Operand& o : std::span(ins.args, ins.num_args)) {
+        if (!o.result) continue;
+        uint32_t id = t_.ops[members[o.index]].outs[0].id;
+        if (last_read[id] == k) {
+          free_slots.push_back(program.instructions[o.index].slot);
+          last_read[id] = ~uint32_t{0};  // read twice by this op: freed once
+        }
+      }
+      program.instructions.push_back(ins);
+    }
+    return program.slots <= ElementwiseProgram::kMaxSlots && args.size() <= 32;
+  }
+
+  // An elementwise group of three ops or more wins over the patterns below; one of two
+  // only where none of them matches (relu_backward and add_relu are single passes).
   bool match(size_t i, const Op& op, FusedGroup& g) const {
+    FusedGroup chain{};
+    bool has_chain = match_elementwise(i, op, chain);
+    if (has_chain && chain.others.size() >= 2) {
+      g = std::move(chain);
+      return true;
+    }
+    if (match_pattern(i, op, g)) return true;
+    if (has_chain) g = std::move(chain);
+    return has_chain;
+  }
+
+  bool match_pattern(size_t i, const Op& op, FusedGroup& g) const {
     const Op *select = nullptr, *gt = nullptr;
     Var z, grad;
     if (op.prim == Prim::batchnorm_backward && available(Fusion::relu_mask_batchnorm_backward) &&
@@ -127,15 +255,12 @@ class Matcher {
     if (op.prim != Prim::relu || !is_float(op.args[0])) return false;
     for (Prim bn : {Prim::batchnorm, Prim::batchnorm_with_stats}) {
       const Op* b = sole_producer(op.args[0], bn);
-      // The group runs where the relu is, so the statistics it also writes must not be
-      // read before (a running mean computed between the batch norm and its relu).
-      bool stats_read_early =
-          b != nullptr && std::any_of(b->outs.begin() + 1, b->outs.end(),
-                                      [&](Var v) { return first_read_[v.id] < i; });
-      if (b != nullptr && !stats_read_early && available(Fusion::batchnorm_relu)) {
+      // The group runs where the batch norm is: the relu reads nothing else, and the
+      // statistics may be read before the relu (a running mean computed in between).
+      if (b != nullptr && available(Fusion::batchnorm_relu)) {
         VarList outs = b->outs;
         outs[0] = op.outs[0];
-        g = {Fusion::batchnorm_relu, b, i, {index(b)}, b->args, outs};
+        g = {Fusion::batchnorm_relu, b, index(b), {i}, b->args, outs};
         return true;
       }
     }
@@ -151,10 +276,9 @@ class Matcher {
 
   const Tape& t_;
   const KernelTable& table_;
-  std::vector<size_t> maker_;       // per var: the op that makes it
-  std::vector<int> reads_;          // per var: reads by ops and by the tape's outputs
-  std::vector<size_t> first_read_;  // per var: the first op that reads it
-  std::vector<bool> taken_;         // per op
+  std::vector<size_t> maker_;  // per var: the op that makes it
+  std::vector<int> reads_;     // per var: reads by ops and by the tape's outputs
+  std::vector<bool> taken_;    // per op
 };
 
 }  // namespace

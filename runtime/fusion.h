@@ -10,7 +10,7 @@
 
 namespace ytape {
 
-/// One fused group. It runs where its last op ran, with the kernel of `kind`, which sees
+/// One fused group. It runs where the op `at` ran, with the kernel of `kind`, which sees
 /// `args` and `outs` (listed per Fusion below) and reads its attributes from `op`.
 ///
 /// - batchnorm_relu: `op` the batch norm; args its (x, scale, bias); outs the relu's output,
@@ -19,12 +19,18 @@ namespace ytape {
 ///   invstd, z) where the cotangent was select(gt(z, 0), g, 0); outs its (dx, dscale, dbias).
 /// - relu_backward: `op` the select; args (z, g); outs the select's output.
 /// - add_relu: `op` the add; args its (a, b); outs the relu's output.
+/// - elementwise: `op` the last op; args the values of `program`'s arguments; outs the last
+///   op's output. Its ops are elementwise ops whose results have the output's shape and whose
+///   results but the last only the group reads (ElementwiseProgram, kernels/kernel.h).
 struct FusedGroup {
   Fusion kind;
   const Op* op;
-  size_t last;                 ///< index into Tape::ops of the group's last op
+  /// Where it runs, by index into Tape::ops: its last op, or (batchnorm_relu) the batch
+  /// norm, which the relu follows wherever it is.
+  size_t at;
   std::vector<size_t> others;  ///< the other ops it takes, by index into Tape::ops
   VarList args, outs;
+  ElementwiseProgram program = {};  ///< elementwise only
 };
 
 /// The groups of `t` that `table` has kernels for, each op in at most one group; the

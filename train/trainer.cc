@@ -252,20 +252,18 @@ std::optional<double> Trainer::run_step(std::span<const int64_t> order) {
   const int64_t b = binding_.batch;
   std::span<const int64_t> indices =
       order.subspan(static_cast<size_t>(position_.step * b), static_cast<size_t>(b));
-  TensorMap inputs;
   for (size_t i = 0; i < binding_.inputs.size(); ++i) {
     const BoundInput& in = binding_.inputs[i];
-    inputs.emplace_back(in.name, in.role == InputRole::data
-                                     ? gather_samples(*data_.find(in.name), indices)
-                                     : values_[i]);
+    if (in.role == InputRole::data) values_[i] = gather_samples(*data_.find(in.name), indices);
   }
   executor_->set_random_key(step_key(options_.seed, position_.global_step));
-  std::vector<Tensor> outs = executor_->run(inputs);
-  inputs.clear();
+  executor_->run(values_, outputs_);
   for (size_t i = 0; i < binding_.inputs.size(); ++i) {
-    if (binding_.inputs[i].role == InputRole::carried) values_[i] = outs[binding_.inputs[i].output];
+    if (binding_.inputs[i].role == InputRole::carried) {
+      values_[i] = outputs_[binding_.inputs[i].output];
+    }
   }
-  return count_step(binding_.loss ? std::optional(element_value(outs[*binding_.loss], 0))
+  return count_step(binding_.loss ? std::optional(element_value(outputs_[*binding_.loss], 0))
                                   : std::nullopt);
 }
 

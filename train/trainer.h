@@ -118,7 +118,8 @@ class Trainer {
   std::string init_source_;
   TrainOptions options_;
   Binding binding_;
-  std::vector<Tensor> values_;  // per input of the step tape; empty for data inputs
+  std::vector<Tensor> values_;   // per input of the step tape; data inputs: the last batch
+  std::vector<Tensor> outputs_;  // of the last step
   std::unique_ptr<Executor> executor_;
   // --keep-last: the tape for the last incomplete batch, its binding, and per input of it
   // the step input it shares (npos for data inputs).

@@ -134,6 +134,40 @@ void broadcast_rows(RowFn row, Tensor& out, std::span<const Tensor* const> in) {
   row(out.raw(), ptr, step, n);
 }
 
+// A per-channel vector, in the c16 order of one image: its blocks of 16 channels, each
+// repeated for every pixel. The image then takes one row per image, where broadcasting
+// the vector over the pixels of a blocked image would take rows of 16 elements.
+void broadcast_blocked(RowFn row, const KernelCall& call) {
+  Tensor& out = *call.outs[0];
+  const int64_t n = out.size();
+  bool channels = false;
+  for (const Tensor* a : call.args) channels = channels || (a->size() != n && a->size() != 1);
+  if (!channels) return broadcast_rows(row, out, call.args);
+  const int64_t images = out.dim(4), image = n / images, pixels = out.dim(1) * out.dim(2);
+  Tensor flat = Tensor::view({out.dtype(), {image, images}}, out.raw());
+  Tensor views[kMaxOperands];
+  const Tensor* in[kMaxOperands];
+  for (size_t i = 0; i < call.args.size(); ++i) {
+    const Tensor& a = *call.args[i];
+    void* data = const_cast<void*>(a.raw());  // read only
+    if (a.size() == n) {
+      views[i] = Tensor::view({a.dtype(), {image, images}}, data);
+    } else if (a.size() == 1) {
+      views[i] = a;
+    } else {
+      views[i] = Tensor::uninitialized({a.dtype(), {image, 1}});
+      const size_t block = static_cast<size_t>(kChannelBlock * dtype_size(a.dtype()));
+      auto* to = static_cast<char*>(views[i].raw());
+      const auto* from = static_cast<const char*>(a.raw());
+      for (int64_t c = 0; c < a.size() / kChannelBlock; ++c) {
+        for (int64_t p = 0; p < pixels; ++p, to += block) std::memcpy(to, from + c * block, block);
+      }
+    }
+    in[i] = &views[i];
+  }
+  broadcast_rows(row, flat, {in, call.args.size()});
+}
+
 namespace {
 
 template <typename U>

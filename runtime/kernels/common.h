@@ -80,20 +80,20 @@ void for_each_offset(int rank, const int64_t* sizes, const int64_t* strides, int
   for_each_offset2(rank, sizes, strides, strides, begin, end, [&](int64_t a, int64_t) { f(a); });
 }
 
-/// A row function of an elementwise op: for i in [0, n), out[i] = f(in[0][i * step[0]],
-/// in[1][i * step[1]], ...), where each step is 0 (a broadcast operand) or 1. Typed code
-/// lives in the row; the drivers below only move pointers.
-using RowFn = void (*)(void* out, const void* const* in, const int64_t* step, int64_t n);
-
 /// Applies `row` over `out`, whose inputs (at most 3) broadcast to its shape (Julia rule;
 /// the shapes have been checked). Same-shape and one-element inputs take one contiguous
 /// pass; other layouts merge the dims where every input is contiguous and call `row` per
 /// run of the innermost dim. Large outputs are split across threads.
 void broadcast_rows(RowFn row, Tensor& out, std::span<const Tensor* const> in);
 
-/// broadcast_rows over a kernel's arguments and its single output. A one-element output
-/// (every input then has one element) calls the row directly: scalar tapes run millions
-/// of these, so the path is a few instructions.
+/// broadcast_rows over the arguments of a kernel whose output is a blocked image
+/// (Layout::c16), as are its arguments of the output's size; the others are single
+/// elements or per-channel vectors (1, 1, C, 1) (KernelTable::channel_args).
+void broadcast_blocked(RowFn row, const KernelCall& call);
+
+/// broadcast_rows over a kernel's arguments and its single output, of either layout. A
+/// one-element output (every input then has one element) calls the row directly: scalar
+/// tapes run millions of these, so the path is a few instructions.
 inline void broadcast_call(RowFn row, const KernelCall& call) {
   Tensor& out = *call.outs[0];
   if (out.size() == 1 && call.args.size() <= 3) {
@@ -103,6 +103,7 @@ inline void broadcast_call(RowFn row, const KernelCall& call) {
     row(out.raw(), in, kSteps, 1);
     return;
   }
+  if (call.out_layout(0) == Layout::c16) return broadcast_blocked(row, call);
   broadcast_rows(row, out, call.args);
 }
 

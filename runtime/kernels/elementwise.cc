@@ -2,10 +2,12 @@
 // pointers, one instantiation per dtype, so that contiguous loops vectorize; the layout
 // (same shape, a broadcast scalar, strided broadcasting, threads) is handled once in
 // common.cc for every op.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "runtime/kernels/common.h"
+#include "runtime/parallel.h"
 
 namespace ytape {
 
@@ -13,8 +15,12 @@ namespace {
 
 using namespace kernels;
 
+// The rows are compiled for AVX-512, AVX2 and the baseline, chosen when the program loads:
+// each row is one op (no a * b + c to contract), so every variant gives the same bits.
+#define YTAPE_ROW_TARGETS __attribute__((target_clones("avx512f", "avx2", "default")))
+
 template <typename T, typename R, typename F>
-void unary_row(void* out, const void* const* in, const int64_t*, int64_t n) {
+YTAPE_ROW_TARGETS void unary_row(void* out, const void* const* in, const int64_t*, int64_t n) {
   R* o = static_cast<R*>(out);
   const T* x = static_cast<const T*>(in[0]);
   for (int64_t i = 0; i < n; ++i) o[i] = F::f(x[i]);
@@ -22,7 +28,8 @@ void unary_row(void* out, const void* const* in, const int64_t*, int64_t n) {
 
 // The four cases of steps are separate loops so that each is a plain vectorizable loop.
 template <typename T, typename R, typename F>
-void binary_row(void* out, const void* const* in, const int64_t* step, int64_t n) {
+YTAPE_ROW_TARGETS void binary_row(void* out, const void* const* in, const int64_t* step,
+                                  int64_t n) {
   R* o = static_cast<R*>(out);
   const T* a = static_cast<const T*>(in[0]);
   const T* b = static_cast<const T*>(in[1]);
@@ -44,67 +51,77 @@ void binary_row(void* out, const void* const* in, const int64_t* step, int64_t n
   internal_error("{} has no kernel for {}", prim_name(call.op.prim), dtype_name(d));
 }
 
-// Kernels by the dtypes they accept; the row type R is the result element type.
+// Row functions by the dtypes an op accepts (null for the others); the row type R is the
+// result element type.
 template <typename F>
-void float_unary(const KernelCall& call) {
-  switch (DType d = call.args[0]->dtype()) {
+RowFn float_unary(DType d) {
+  switch (d) {
     case DType::f32:
-      return broadcast_call(unary_row<float, float, F>, call);
+      return unary_row<float, float, F>;
     case DType::f64:
-      return broadcast_call(unary_row<double, double, F>, call);
+      return unary_row<double, double, F>;
     default:
-      bad_dtype(call, d);
+      return nullptr;
   }
 }
 
 template <typename F>
-void numeric_unary(const KernelCall& call) {
-  if (call.args[0]->dtype() == DType::i64) {
-    return broadcast_call(unary_row<int64_t, int64_t, F>, call);
-  }
-  float_unary<F>(call);
+RowFn numeric_unary(DType d) {
+  return d == DType::i64 ? unary_row<int64_t, int64_t, F> : float_unary<F>(d);
 }
 
 template <typename F>
-void float_binary(const KernelCall& call) {
-  switch (DType d = call.args[0]->dtype()) {
+RowFn float_binary(DType d) {
+  switch (d) {
     case DType::f32:
-      return broadcast_call(binary_row<float, float, F>, call);
+      return binary_row<float, float, F>;
     case DType::f64:
-      return broadcast_call(binary_row<double, double, F>, call);
+      return binary_row<double, double, F>;
     default:
-      bad_dtype(call, d);
+      return nullptr;
   }
 }
 
 template <typename F>
-void numeric_binary(const KernelCall& call) {
-  if (call.args[0]->dtype() == DType::i64) {
-    return broadcast_call(binary_row<int64_t, int64_t, F>, call);
-  }
-  float_binary<F>(call);
+RowFn numeric_binary(DType d) {
+  return d == DType::i64 ? binary_row<int64_t, int64_t, F> : float_binary<F>(d);
 }
 
 template <typename F>
-void comparison(const KernelCall& call) {
-  switch (DType d = call.args[0]->dtype()) {
+RowFn comparison(DType d) {
+  switch (d) {
     case DType::f32:
-      return broadcast_call(binary_row<float, bool, F>, call);
+      return binary_row<float, bool, F>;
     case DType::f64:
-      return broadcast_call(binary_row<double, bool, F>, call);
+      return binary_row<double, bool, F>;
     case DType::i64:
-      return broadcast_call(binary_row<int64_t, bool, F>, call);
+      return binary_row<int64_t, bool, F>;
     default:
-      bad_dtype(call, d);
+      return nullptr;
   }
 }
 
 template <typename F>
-void equality(const KernelCall& call) {
-  if (call.args[0]->dtype() == DType::boolean) {
-    return broadcast_call(binary_row<bool, bool, F>, call);
+RowFn equality(DType d) {
+  return d == DType::boolean ? binary_row<bool, bool, F> : comparison<F>(d);
+}
+
+// The kernel of an op whose row `rows` picks by the dtype of its last argument.
+template <RowFn (*rows)(DType)>
+void row_kernel(const KernelCall& call) {
+  DType d = call.args.back()->dtype();
+  RowFn row = rows(d);
+  if (row == nullptr) bad_dtype(call, d);
+  broadcast_call(row, call);
+}
+
+// Registers the kernel and its rows (for Fusion::elementwise).
+template <RowFn (*rows)(DType)>
+void set_rows(KernelTable& t, Prim p) {
+  t.set(p, row_kernel<rows>);
+  for (int d = 0; d < kNumDTypes; ++d) {
+    t.rows[KernelTable::entry(p)][d] = rows(static_cast<DType>(d));
   }
-  comparison<F>(call);
 }
 
 // ---- the ops -------------------------------------------------------------------------
@@ -209,7 +226,8 @@ struct ReluBackward {
 // vectorize (GCC 12) only as written: the condition read as bytes, not bool, and both
 // operands read before the choice.
 template <typename U>
-void select_row(void* out, const void* const* in, const int64_t* step, int64_t n) {
+YTAPE_ROW_TARGETS void select_row(void* out, const void* const* in, const int64_t* step,
+                                  int64_t n) {
   U* o = static_cast<U*>(out);
   const uint8_t* c = static_cast<const uint8_t*>(in[0]);
   const U* x = static_cast<const U*>(in[1]);
@@ -236,14 +254,14 @@ void select_row(void* out, const void* const* in, const int64_t* step, int64_t n
   }
 }
 
-void select_kernel(const KernelCall& call) {
-  switch (dtype_size(call.args[1]->dtype())) {
+RowFn select_rows(DType d) {
+  switch (dtype_size(d)) {
     case 1:
-      return broadcast_call(select_row<uint8_t>, call);
+      return select_row<uint8_t>;
     case 4:
-      return broadcast_call(select_row<uint32_t>, call);
+      return select_row<uint32_t>;
     default:
-      return broadcast_call(select_row<uint64_t>, call);
+      return select_row<uint64_t>;
   }
 }
 
@@ -296,51 +314,101 @@ void convert_kernel(const KernelCall& call) {
   }
 }
 
+// ---- Fusion::elementwise ---------------------------------------------------------------
+
+// Elements per block: a slot holds a block of the widest elements (8 bytes) in 4 KiB, so
+// that a program's slots stay in L1 from one op to the next.
+constexpr int64_t kBlock = 512;
+
+// The program over elements [begin, end) of the output, block by block: every op of a
+// block reads its elements before the last op writes them, so the output may take an
+// argument's buffer.
+void run_program(const KernelCall& call, int64_t begin, int64_t end) {
+  const ElementwiseProgram& p = *call.program;
+  alignas(64) char slots[ElementwiseProgram::kMaxSlots][kBlock * 8];
+  char* out = static_cast<char*>(call.outs[0]->raw());
+  const int out_elem = dtype_size(call.outs[0]->dtype());
+  for (int64_t b = begin; b < end; b += kBlock) {
+    const int64_t n = std::min(kBlock, end - b);
+    for (const ElementwiseProgram::Instruction& ins : p.instructions) {
+      const void* in[3];
+      int64_t step[3];
+      for (int a = 0; a < ins.num_args; ++a) {
+        const ElementwiseProgram::Operand& o = ins.args[a];
+        if (o.result) {
+          in[a] = slots[p.instructions[o.index].slot];
+          step[a] = 1;
+          continue;
+        }
+        const Tensor& t = *call.args[o.index];
+        step[a] = t.size() == 1 ? 0 : 1;
+        in[a] = static_cast<const char*>(t.raw()) + step[a] * b * dtype_size(t.dtype());
+      }
+      ins.row(ins.slot < 0 ? out + b * out_elem : slots[ins.slot], in, step, n);
+    }
+  }
+}
+
+// Split across threads where a single op would be: waking them costs microseconds, which
+// the optimizer's programs over a few thousand weights would not win back.
+void elementwise_program(const KernelCall& call) {
+  const int64_t n = call.outs[0]->size();
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+  parallel_for(blocks, kGrain / kBlock, [&](int64_t b, int64_t e) {
+    run_program(call, b * kBlock, std::min(e * kBlock, n));
+  });
+}
+
 }  // namespace
 
 void register_elementwise_kernels(KernelTable& t) {
-  t.set(Prim::neg, numeric_unary<Neg>);
-  t.set(Prim::abs, numeric_unary<Abs>);
-  t.set(Prim::sign, numeric_unary<Sign>);
-  t.set(Prim::relu, numeric_unary<Relu>);
-  t.set(Prim::exp, float_unary<Exp>);
-  t.set(Prim::log, float_unary<Log>);
-  t.set(Prim::log1p, float_unary<Log1p>);
-  t.set(Prim::expm1, float_unary<Expm1>);
-  t.set(Prim::sqrt, float_unary<Sqrt>);
-  t.set(Prim::sin, float_unary<Sin>);
-  t.set(Prim::cos, float_unary<Cos>);
-  t.set(Prim::tan, float_unary<Tan>);
-  t.set(Prim::tanh, float_unary<Tanh>);
-  t.set(Prim::sigmoid, float_unary<Sigmoid>);
-  t.set(Prim::softplus, float_unary<Softplus>);
-  t.set(Prim::add, numeric_binary<Add>);
-  t.set(Prim::sub, numeric_binary<Sub>);
-  t.set(Prim::mul, numeric_binary<Mul>);
-  t.set(Prim::max, numeric_binary<Max>);
-  t.set(Prim::min, numeric_binary<Min>);
-  t.set(Prim::div, float_binary<Div>);
-  t.set(Prim::pow, float_binary<Pow>);
-  t.set(Prim::eq, equality<Eq>);
-  t.set(Prim::ne, equality<Ne>);
-  t.set(Prim::lt, comparison<Lt>);
-  t.set(Prim::le, comparison<Le>);
-  t.set(Prim::gt, comparison<Gt>);
-  t.set(Prim::ge, comparison<Ge>);
-  t.set(Prim::select, select_kernel);
+  set_rows<numeric_unary<Neg>>(t, Prim::neg);
+  set_rows<numeric_unary<Abs>>(t, Prim::abs);
+  set_rows<numeric_unary<Sign>>(t, Prim::sign);
+  set_rows<numeric_unary<Relu>>(t, Prim::relu);
+  set_rows<float_unary<Exp>>(t, Prim::exp);
+  set_rows<float_unary<Log>>(t, Prim::log);
+  set_rows<float_unary<Log1p>>(t, Prim::log1p);
+  set_rows<float_unary<Expm1>>(t, Prim::expm1);
+  set_rows<float_unary<Sqrt>>(t, Prim::sqrt);
+  set_rows<float_unary<Sin>>(t, Prim::sin);
+  set_rows<float_unary<Cos>>(t, Prim::cos);
+  set_rows<float_unary<Tan>>(t, Prim::tan);
+  set_rows<float_unary<Tanh>>(t, Prim::tanh);
+  set_rows<float_unary<Sigmoid>>(t, Prim::sigmoid);
+  set_rows<float_unary<Softplus>>(t, Prim::softplus);
+  set_rows<numeric_binary<Add>>(t, Prim::add);
+  set_rows<numeric_binary<Sub>>(t, Prim::sub);
+  set_rows<numeric_binary<Mul>>(t, Prim::mul);
+  set_rows<numeric_binary<Max>>(t, Prim::max);
+  set_rows<numeric_binary<Min>>(t, Prim::min);
+  set_rows<float_binary<Div>>(t, Prim::div);
+  set_rows<float_binary<Pow>>(t, Prim::pow);
+  set_rows<equality<Eq>>(t, Prim::eq);
+  set_rows<equality<Ne>>(t, Prim::ne);
+  set_rows<comparison<Lt>>(t, Prim::lt);
+  set_rows<comparison<Le>>(t, Prim::le);
+  set_rows<comparison<Gt>>(t, Prim::gt);
+  set_rows<comparison<Ge>>(t, Prim::ge);
+  set_rows<select_rows>(t, Prim::select);
   t.set(Prim::convert, convert_kernel);
   // Element i of every operand is the same position whatever the layout, as long as all
   // share one (the executor's rule for BlockedOut::follow), so these kernels need not know.
   if (t.kernels_set == KernelSet::fast) {
     for (Prim p : all_prims()) {
-      if (prim_info(p).elementwise()) t.allow_blocked(p, ~uint32_t{0}, BlockedOut::follow);
+      if (!prim_info(p).elementwise()) continue;
+      t.allow_blocked(p, ~uint32_t{0}, BlockedOut::follow);
+      t.allow_channel_args(p);  // broadcast_call handles them
     }
-    t.set(Fusion::add_relu, float_binary<AddRelu>);
-    t.set(Fusion::relu_backward, float_binary<ReluBackward>);
+    t.set(Fusion::add_relu, row_kernel<float_binary<AddRelu>>);
+    t.set(Fusion::relu_backward, row_kernel<float_binary<ReluBackward>>);
     for (Fusion f : {Fusion::add_relu, Fusion::relu_backward}) {
       t.allow_in_place(f);
       t.allow_blocked(f, 0b11, BlockedOut::follow);
     }
+    t.set(Fusion::elementwise, elementwise_program);
+    t.allow_in_place(Fusion::elementwise);
+    t.allow_blocked(Fusion::elementwise, ~uint32_t{0}, BlockedOut::follow);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "runtime/layout.h"
 #include "runtime/tensor.h"
@@ -14,6 +15,7 @@
 namespace ytape {
 
 struct RunContext;
+struct ElementwiseProgram;
 
 /// Everything a kernel sees. `args` and `outs` have the types the tape records for the op
 /// (the executor has checked them); `outs` are allocated and zero-filled is NOT promised:
@@ -27,12 +29,18 @@ struct KernelCall {
   /// The layout of each argument, then of each output; null: all plain. Only kernels that
   /// allow blocked layouts (KernelTable::allow_blocked) ever see one.
   const Layout* layouts = nullptr;
+  /// What a Fusion::elementwise step computes; null for every other kernel.
+  const ElementwiseProgram* program = nullptr;
 
   Layout arg_layout(size_t i) const { return layouts ? layouts[i] : Layout::plain; }
   Layout out_layout(size_t i) const { return layouts ? layouts[args.size() + i] : Layout::plain; }
 };
 
 using Kernel = void (*)(const KernelCall& call);
+/// A row function of an elementwise op: for i in [0, n), out[i] = f(in[0][i * step[0]],
+/// in[1][i * step[1]], ...), where each step is 0 (a broadcast operand) or 1. Typed code
+/// lives in the row; the drivers (runtime/kernels/common.h) only move pointers.
+using RowFn = void (*)(void* out, const void* const* in, const int64_t* step, int64_t n);
 /// The name of the kernel that will run `op` of `t` with its arguments and outputs in
 /// `layouts` (null: all plain), for `ytape plan`: "ytape" for ytape's own kernels, or the
 /// library and its implementation ("oneDNN jit:avx512_core").
@@ -48,7 +56,8 @@ enum class KernelSet { fast, reference };
 /// How a kernel that reads blocked arguments lays out its output. `always`: blocked
 /// whenever the output can be (a convolution reads and writes either layout in any mix).
 /// `follow`: blocked when the blocked-readable arguments are, each either blocked with the
-/// output's shape or a single element, and otherwise plain, with every argument plain too:
+/// output's shape or a single element (or a per-channel vector, KernelTable::channel_args),
+/// and otherwise plain, with every argument plain too:
 /// such kernels (elementwise ops, batch norm) see one layout throughout, and elementwise
 /// kernels need not know which. `same`: blocked when the first argument is, which is then
 /// read in the output's layout: kernels that read and write one layout at other shapes
@@ -63,10 +72,32 @@ enum class Fusion : uint8_t {
   relu_mask_batchnorm_backward,  ///< batchnorm_backward(select(gt(z, 0), g, 0), ...)
   relu_backward,                 ///< select(gt(z, 0), g, 0): the mask is never stored
   add_relu,                      ///< relu(add(a, b)) of same-shape floats
+  elementwise,                   ///< elementwise ops of one shape: an ElementwiseProgram
 };
-inline constexpr int kNumFusions = static_cast<int>(Fusion::add_relu) + 1;  // add_relu is last
+inline constexpr int kNumFusions = static_cast<int>(Fusion::elementwise) + 1;  // the last
 /// The name `ytape plan` and `--profile` give a fused step, e.g. "batchnorm+relu".
 std::string_view fusion_name(Fusion f);
+
+/// What a Fusion::elementwise step computes: elementwise ops whose results have the shape
+/// of the step's output, in tape order, each reading the step's arguments (of that shape,
+/// or single elements) and the results of the ops before it; the last op's result is the
+/// output. The kernel runs the ops a block of elements at a time, so that the results
+/// between them stay in `slots` small buffers in the cache instead of full tensors.
+struct ElementwiseProgram {
+  static constexpr int kMaxSlots = 8;
+  struct Operand {
+    bool result;  ///< the result of instruction `index`; else the step's argument `index`
+    uint32_t index;
+  };
+  struct Instruction {
+    RowFn row;
+    int num_args;
+    Operand args[3];
+    int slot;  ///< where its result goes, a block at a time; -1 for the last: the output
+  };
+  std::vector<Instruction> instructions;
+  int slots = 0;
+};
 
 /// Kernel table, filled by the family registration functions: one entry per primitive,
 /// then one per Fusion. The setters take either.
@@ -86,8 +117,15 @@ struct KernelTable {
   /// output's layout is chosen (runtime/executor.cc, output_layout).
   uint32_t blocked_args[kEntries] = {};
   BlockedOut blocked_out[kEntries] = {};
+  /// Whether a `follow` kernel writing a blocked image (W, H, C, N) may also read vectors
+  /// of one value per channel, of shape (1, 1, C, 1), which it reads plain (a bias added to
+  /// a convolution's output: the same bytes in either layout).
+  bool channel_args[kEntries] = {};
   /// The kernel's name for a given op (default: describe_own_kernel).
   KernelDescription describe[kEntries];
+  /// The row function of an elementwise primitive by the dtype of its last argument (the
+  /// operands' dtype; select's values), for Fusion::elementwise; null where there is none.
+  RowFn rows[kNumPrims][kNumDTypes] = {};
 
   explicit KernelTable(KernelSet set) : kernels_set(set) {
     for (Prim p : all_prims()) in_place[entry(p)] = prim_info(p).elementwise();
@@ -101,6 +139,10 @@ struct KernelTable {
   template <typename Key>
   void allow_in_place(Key k) {
     in_place[entry(k)] = true;
+  }
+  template <typename Key>
+  void allow_channel_args(Key k) {
+    channel_args[entry(k)] = true;
   }
   template <typename Key>
   void allow_blocked(Key k, uint32_t args, BlockedOut out) {

@@ -149,12 +149,19 @@ Conv build(Kind kind, const ConvGeom& g, ConvLayouts l) {
   return c;
 }
 
-// The convolution of `kind` for `g`, built on first use by this thread. Empty sizes never
+// The convolution of `kind` for `g` at the current thread count, built on first use by
+// this thread. Empty sizes never
 // reach oneDNN: the reference kernels handle them.
 Conv& conv(Kind kind, const ConvGeom& g, ConvLayouts l) {
+  // oneDNN runs on OpenMP threads, as many as the calling thread's setting: keep it at
+  // ytape's, so that ytape's pool, OpenBLAS and oneDNN never use more threads than asked.
+  // A primitive splits its work for the setting it is built under (the first convolution
+  // of a run with --threads 1 took two threads, one waiting for the other), so it is set
+  // before one is built.
+  if (omp_get_max_threads() != num_threads()) omp_set_num_threads(num_threads());
   thread_local std::map<std::vector<int64_t>, Conv> built;
   // clang-format off
-  std::vector<int64_t> key{static_cast<int64_t>(kind), static_cast<int64_t>(l.in),
+  std::vector<int64_t> key{num_threads(), static_cast<int64_t>(kind), static_cast<int64_t>(l.in),
                            static_cast<int64_t>(l.out), g.batch, g.in_c, g.in_h, g.in_w,
                            g.out_c, g.k_h, g.k_w, g.stride_h, g.stride_w, g.dil_h, g.dil_w,
                            g.pad_h, g.pad_w, g.pad_h_hi, g.pad_w_hi, g.groups};
@@ -194,9 +201,6 @@ bool convolve(ConvKind kind, const ConvGeom& g, ConvLayouts l, const float* a, c
       {c.in[0].arg, bind<2>(c.in[0], a)},
       {c.in[1].arg, weights_out ? bind<4>(c.in[1], b) : bind<3>(c.in[1], b)},
       {c.out.arg, weights_out ? bind<3>(c.out, out) : bind<4>(c.out, out)}};
-  // oneDNN runs on OpenMP threads, as many as the calling thread's setting: keep it at
-  // ytape's, so that ytape's pool, OpenBLAS and oneDNN never use more threads than asked.
-  if (omp_get_max_threads() != num_threads()) omp_set_num_threads(num_threads());
   dnnl::stream& s = stream();
   for (Port& p : c.in) {
     if (p.reorder) p.reorder->execute(s, p.user, p.inner);

@@ -209,18 +209,51 @@ void reduce_into(const Tensor& x, const std::vector<int64_t>& dims, T* out, int6
   }
 }
 
+// A blocked image (Layout::c16) seen as the plain 5-d tensor (16, W, H, C/16, N) and its
+// reduced dims there; false when the kept dims would come out in another order than the
+// plain image's (channels kept with width or height). Channel c is (c % 16, c / 16), so
+// a reduction that keeps the channels, or reduces them whole, fills its output in the
+// plain order.
+bool blocked_view(const Tensor& x, const std::vector<int64_t>& dims, Tensor& view,
+                  std::vector<int64_t>& view_dims) {
+  bool reduced[5] = {};  // plain dims 1..4
+  for (int64_t d : dims) reduced[d] = true;
+  if (!reduced[3] && (!reduced[1] || !reduced[2])) return false;
+  view = Tensor::view(
+      {x.dtype(), {kChannelBlock, x.dim(1), x.dim(2), x.dim(3) / kChannelBlock, x.dim(4)}},
+      const_cast<void*>(x.raw()));  // read only
+  view_dims.clear();
+  if (reduced[3]) view_dims.push_back(1);
+  if (reduced[1]) view_dims.push_back(2);
+  if (reduced[2]) view_dims.push_back(3);
+  if (reduced[3]) view_dims.push_back(4);
+  if (reduced[4]) view_dims.push_back(5);
+  return true;
+}
+
 template <Prim P, template <typename> class Op>
 void reduction_kernel(const KernelCall& call) {
-  const Tensor& x = *call.args[0];
+  const Tensor* x = call.args[0];
   Tensor& out = *call.outs[0];
-  const std::vector<int64_t> dims = attrs_of<P>(call.op.attrs).dims;
-  switch (DType d = x.dtype()) {
+  std::vector<int64_t> dims = attrs_of<P>(call.op.attrs).dims;
+  Tensor view;
+  if (call.arg_layout(0) == Layout::c16) {
+    std::vector<int64_t> view_dims;
+    if (blocked_view(*x, dims, view, view_dims)) {
+      dims = std::move(view_dims);
+    } else {
+      view = Tensor::uninitialized(x->type());
+      relayout(*x, Layout::c16, view, Layout::plain);
+    }
+    x = &view;
+  }
+  switch (DType d = x->dtype()) {
     case DType::f32:
-      return reduce_into<Op<float>>(x, dims, out.data<float>(), out.size());
+      return reduce_into<Op<float>>(*x, dims, out.data<float>(), out.size());
     case DType::f64:
-      return reduce_into<Op<double>>(x, dims, out.data<double>(), out.size());
+      return reduce_into<Op<double>>(*x, dims, out.data<double>(), out.size());
     case DType::i64:
-      return reduce_into<Op<int64_t>>(x, dims, out.data<int64_t>(), out.size());
+      return reduce_into<Op<int64_t>>(*x, dims, out.data<int64_t>(), out.size());
     default:
       internal_error("{} has no kernel for {}", prim_name(call.op.prim), dtype_name(d));
   }
@@ -351,6 +384,13 @@ void register_reduce_kernels(KernelTable& t) {
   t.set(Prim::sum, reduction_kernel<Prim::sum, Sum>);
   t.set(Prim::maximum, reduction_kernel<Prim::maximum, Max>);
   t.set(Prim::minimum, reduction_kernel<Prim::minimum, Min>);
+  // Blocked images are read as they are (a bias gradient sums a convolution's blocked
+  // output gradient over all but the channels).
+  if (t.kernels_set == KernelSet::fast) {
+    for (Prim p : {Prim::sum, Prim::maximum, Prim::minimum}) {
+      t.allow_blocked(p, 0b1, BlockedOut::never);
+    }
+  }
   t.set(Prim::argmax, argmax_kernel);
   t.set(Prim::softmax, normalize_kernel<Prim::softmax>);
   t.set(Prim::log_softmax, normalize_kernel<Prim::log_softmax>);

@@ -75,6 +75,39 @@ TEST_CASE("an output dropped by the caller keeps its buffer for the next run") {
   check_close(next[0], expected_z(x, y), 1e-6, 1e-6);
 }
 
+TEST_CASE("a loop that keeps each run's outputs until the next alternates two buffers") {
+  // A training step feeds its outputs back as inputs: x' = relu(x * y) + sin(x * y).
+  Tape t = sample();
+  Executor ex(t);
+  std::vector<double> y = {1, 0.5, -1, 2};
+  std::vector<Tensor> inputs{make_tensor(f32({4}), {1, 2, 3, 4}), make_tensor(f32({4}), y)};
+  std::vector<Tensor> outs;
+  std::vector<const void*> buffers;
+  std::vector<double> want = to_doubles(inputs[0]);
+  for (int step = 0; step < 5; ++step) {
+    ex.run(inputs, outs);
+    want = expected_z(want, y);
+    check_close(outs[0], want, 1e-5, 1e-5);
+    buffers.push_back(outs[0].raw());
+    inputs[0] = outs[0];
+  }
+  CHECK(buffers[2] == buffers[0]);
+  CHECK(buffers[3] == buffers[1]);
+  CHECK(buffers[4] == buffers[0]);
+  CHECK(buffers[1] != buffers[0]);
+}
+
+TEST_CASE("inputs given in order are checked as those given by name") {
+  Tape t = sample();
+  Executor ex(t);
+  std::vector<Tensor> outs;
+  Tensor x = make_tensor(f32({4}), {1, 2, 3, 4});
+  CHECK_THROWS_WITH_AS(ex.run(std::vector<Tensor>{x}, outs), "1 inputs given, but tape f has 2",
+                       UserError);
+  CHECK_THROWS_WITH_AS(ex.run(std::vector<Tensor>{x, make_tensor(f32({2}), {1, 2})}, outs),
+                       "input 'y' is f32[2], but the tape declares f32[4]", UserError);
+}
+
 TEST_CASE("buffers are reused by liveness, in place for elementwise ops") {
   // A chain of 50 elementwise ops on 1000 floats needs two buffers at most, not 50.
   Builder b("chain");
@@ -175,7 +208,9 @@ TEST_CASE("print goes to the run's printer; a failing guard stops the run") {
 
 TEST_CASE("profiling records the time of every call") {
   Tape t = sample();
-  Executor ex(t);
+  ExecutorOptions unfused;  // one step per op
+  unfused.fusion = false;
+  Executor ex(t, unfused);
   ex.set_profiling(true);
   Tensor x = make_tensor(f32({4}), {1, 2, 3, 4});
   ex.run({{"x", x}, {"y", x}});

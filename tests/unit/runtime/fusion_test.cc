@@ -12,11 +12,12 @@ namespace ytape {
 
 namespace {
 
-// A residual block's patterns, forward and backward, plus near misses that must not fuse:
+// A residual block's patterns, forward and backward, plus near misses of the patterns:
 //   r = relu(bn(x)), q = relu(r + x): batchnorm+relu, add+relu;
 //   dx = bn_backward(select(q > 0, g, 0), ...): the relu mask folded into batch norm;
-//   d2 = select(r > 0, g, 0), read twice: relu_backward alone;
-//   relu(y2) where y2 is also an output; gt against 0.5; select of -0: none.
+//   d2 = select(r > 0, g, 0), read twice by d2 + d2: an elementwise group of the three;
+//   relu(y2) where y2 is also an output: none;
+//   gt against 0.5, select of -0: no relu mask, but elementwise groups of two.
 Tape block(DType dtype) {
   Builder b("block");
   Shape image{5, 4, 32, 2};
@@ -42,7 +43,81 @@ Tape block(DType dtype) {
   return b.finish();
 }
 
+// Adam's update of one weight w with gradient g, as the prelude traces it: the moments m
+// and v, then w, each an output; lr and the β powers are scalars. An intermediate result
+// is also an output, so that it cannot be taken into a group.
+Tape adam(DType dtype, const Shape& shape) {
+  Builder b("adam");
+  Var w = b.input("w", {dtype, shape});
+  Var g = b.input("g", {dtype, shape});
+  Var m = b.input("m", {dtype, shape});
+  Var v = b.input("v", {dtype, shape});
+  Var lr = b.input("lr", {dtype, {}});
+  Var b1t = b.input("b1t", {dtype, {}}), b2t = b.input("b2t", {dtype, {}});
+  Var b1 = b.constant(dtype, 0.9), b2 = b.constant(dtype, 0.999), one = b.constant(dtype, 1.0);
+  Var m2 = b.add(b.mul(b1, m), b.mul(b.sub(one, b1), g));
+  Var v2 = b.add(b.mul(b2, v), b.mul(b.sub(one, b2), b.mul(g, g)));
+  Var mhat = b.div(m2, b.sub(one, b1t));
+  Var denominator = b.add(b.sqrt(b.div(v2, b.sub(one, b2t))), b.constant(dtype, 1e-8));
+  Var step = b.mul(b.div(mhat, denominator), lr);
+  b.output(m2, "m");
+  b.output(v2, "v");
+  b.output(b.sub(w, b.add(step, b.mul(b.constant(dtype, 1e-4), w))), "w");
+  b.output(mhat, "mhat");
+  return b.finish();
+}
+
 }  // namespace
+
+TEST_CASE("an optimizer's update runs as three elementwise groups, with the bytes of its ops") {
+  // Shapes under a block, over several blocks, and over the threads' grain.
+  for (const Shape& shape : {Shape{37, 5}, Shape{1100}, Shape{40000}}) {
+    for (DType dtype : {DType::f32, DType::f64}) {
+      CAPTURE(shape[0]);
+      CAPTURE(dtype_name(dtype));
+      Tape t = adam(dtype, shape);
+      std::vector<FusedGroup> groups = find_fusions(t, kernel_table(KernelSet::fast));
+      // mhat, an output, is a step of its own; 1 - 0.9 is one on single elements.
+      REQUIRE(groups.size() == 3);
+      for (const FusedGroup& g : groups) CHECK(g.kind == Fusion::elementwise);
+      CHECK(groups[0].others.size() == 2);  // m: mul, mul, add
+      CHECK(groups[1].others.size() == 3);  // v: mul, mul, mul, add
+      CHECK(groups[2].others.size() == 7);  // w: div, sqrt, add, div, mul, mul, add, sub
+      TensorMap inputs = complete_inputs(t, {}, 5);
+      ExecutorOptions unfused;
+      unfused.fusion = false;
+      ExecutorOptions reference;
+      reference.kernels = KernelSet::reference;
+      Executor fused(t), plain(t, unfused), naive(t, reference);
+      std::vector<Tensor> want = naive.run(inputs);
+      CHECK(same_bits(fused.run(inputs), want));
+      CHECK(same_bits(plain.run(inputs), want));
+      CHECK(same_bits(fused.run(inputs), want));  // a second run, its slots reused
+    }
+  }
+}
+
+TEST_CASE("elementwise groups take bool and i64 results and broadcast single elements") {
+  // select(i < j, a * 2, -a) + 1 over i64 indices and floats, and the i64 sum i * j + 3.
+  Builder b("mixed");
+  Shape shape{700};
+  Var i = b.input("i", {DType::i64, shape});
+  Var j = b.input("j", {DType::i64, shape});
+  Var a = b.input("a", {DType::f32, shape});
+  Var two = b.constant(DType::f32, 2.0);
+  b.output(b.add(b.select(b.lt(i, j), b.mul(a, two), b.neg(a)), b.constant(DType::f32, 1.0)), "y");
+  b.output(b.add(b.mul(i, j), b.constant(DType::i64, 3.0)), "k");
+  Tape t = b.finish();
+  std::vector<FusedGroup> groups = find_fusions(t, kernel_table(KernelSet::fast));
+  REQUIRE(groups.size() == 2);
+  CHECK(groups[0].program.instructions.size() == 5);
+  CHECK(groups[1].program.instructions.size() == 2);
+  TensorMap inputs = complete_inputs(t, {}, 9);
+  ExecutorOptions reference;
+  reference.kernels = KernelSet::reference;
+  Executor fused(t), naive(t, reference);
+  CHECK(same_bits(fused.run(inputs), naive.run(inputs)));
+}
 
 TEST_CASE("fusion finds the residual block's groups and leaves the near misses") {
   Tape t = block(DType::f32);
@@ -50,7 +125,14 @@ TEST_CASE("fusion finds the residual block's groups and leaves the near misses")
   std::vector<Fusion> kinds;
   for (const FusedGroup& g : groups) kinds.push_back(g.kind);
   CHECK(kinds == std::vector<Fusion>{Fusion::batchnorm_relu, Fusion::add_relu,
-                                     Fusion::relu_mask_batchnorm_backward, Fusion::relu_backward});
+                                     Fusion::relu_mask_batchnorm_backward, Fusion::elementwise,
+                                     Fusion::elementwise, Fusion::elementwise});
+  // d2 + d2: gt, select, add; the mask is a bool block in a slot, d2 a float one.
+  const FusedGroup& twice = groups[3];
+  CHECK(twice.others.size() == 2);
+  CHECK(twice.program.instructions.size() == 3);
+  CHECK(twice.program.slots == 2);
+  CHECK(twice.args.size() == 3);  // r, 0, g
   // The masked backward reads g and the relu's output instead of the select's.
   const FusedGroup& masked = groups[2];
   CHECK(masked.args.size() == 6);
@@ -71,16 +153,16 @@ TEST_CASE("fused runs give the bytes of unfused runs, in both layouts and float 
       fused.blocked_layouts = unfused.blocked_layouts = blocked;
       unfused.fusion = false;
       Executor a(t, fused), b(t, unfused);
-      CHECK(a.plan().size() + 5 == b.plan().size());  // 4 groups take 5 ops more than their own
+      CHECK(a.plan().size() + 8 == b.plan().size());  // 6 groups take 8 ops more than their own
       CHECK(same_bits(a.run(inputs), b.run(inputs)));
     }
   }
 }
 
-TEST_CASE("a batch norm whose statistics are read before its relu is not fused with it") {
+TEST_CASE("a batch norm whose statistics are read before its relu runs fused where it is") {
   // A running mean computed from the statistics between the batch norm and its relu (as
-  // the prelude's BatchNorm does) must not read them before a fused group at the relu
-  // would write them.
+  // the prelude's BatchNorm does) reads them after the fused group, which runs at the
+  // batch norm: the relu reads nothing else.
   Builder b("stats");
   Var x = b.input("x", {DType::f32, {5, 4, 32, 2}});
   Var scale = b.input("scale", {DType::f32, {32}});
@@ -89,7 +171,14 @@ TEST_CASE("a batch norm whose statistics are read before its relu is not fused w
   b.output(b.mul(bn[1], b.constant(DType::f32, 0.1)), "running_mean");
   b.output(b.relu(bn[0]), "y");
   Tape t = b.finish();
-  CHECK(find_fusions(t, kernel_table(KernelSet::fast)).empty());
+  std::vector<FusedGroup> groups = find_fusions(t, kernel_table(KernelSet::fast));
+  REQUIRE(groups.size() == 1);
+  CHECK(groups[0].kind == Fusion::batchnorm_relu);
+  CHECK(t.ops[groups[0].at].prim == Prim::batchnorm_with_stats);
+  std::vector<PlannedStep> plan = Executor(t).plan();
+  REQUIRE(plan.size() == 2);
+  CHECK(plan[0].name == "batchnorm+relu");
+  CHECK(plan[1].op->prim == Prim::mul);
   TensorMap inputs = complete_inputs(t, {}, 3);
   ExecutorOptions unfused;
   unfused.fusion = false;

@@ -6,6 +6,9 @@
 #include <cmath>
 
 #include "kernel_harness.h"
+#include "runtime/executor.h"
+#include "runtime/inputs.h"
+#include "tape/builder.h"
 
 namespace ytape {
 
@@ -117,6 +120,67 @@ TEST_CASE("max pooling and its gradient on blocked images match their plain runs
         testing::run_op_in_layouts(Prim::max_pool2d_backward, args, shape,
                                    {L::c16, L::plain, L::c16})[0],
         testing::to_doubles(testing::run_op(Prim::max_pool2d_backward, args, shape)[0]));
+  }
+}
+
+// A convolution's bias, (1, 1, C, 1), added to a blocked image is read plain: the kernel
+// repeats it in the image's order, with the bits of the plain run.
+TEST_CASE("elementwise ops add per-channel vectors to blocked images exactly") {
+  using L = Layout;
+  Tensor x = testing::random_tensor({DType::f32, {5, 3, 32, 2}}, 1);
+  Tensor bias = testing::random_tensor({DType::f32, {1, 1, 32, 1}}, 2);
+  Tensor one = testing::random_tensor({DType::f32, {}}, 3);
+  auto same = [](Prim p, const std::vector<Tensor>& args, const std::vector<L>& layouts) {
+    CAPTURE(prim_name(p));
+    testing::check_equal(testing::run_op_in_layouts(p, args, {}, layouts)[0],
+                         testing::to_doubles(testing::run_op(p, args)[0]));
+  };
+  same(Prim::add, {x, bias}, {L::c16, L::plain, L::c16});
+  same(Prim::sub, {bias, x}, {L::plain, L::c16, L::c16});
+  same(Prim::mul, {x, one}, {L::c16, L::plain, L::c16});
+  Tensor mask = testing::run_op(Prim::gt, {x, bias})[0];
+  same(Prim::select, {mask, bias, x}, {L::c16, L::plain, L::c16, L::c16});
+}
+
+// A convolution, its bias and a relu, read by another convolution: the image stays
+// blocked from the first convolution to the second, with no reorder for the add.
+TEST_CASE("a convolution's bias keeps its output blocked") {
+  Builder b("conv_bias");
+  Var x = b.input("x", {DType::f32, {6, 6, 16, 2}});
+  Var w = b.input("w", {DType::f32, {3, 3, 16, 32}});
+  Var bias = b.input("bias", {DType::f32, {32}});
+  Var w2 = b.input("w2", {DType::f32, {3, 3, 32, 16}});
+  Var y = b.conv2d(x, w, {.pad = Shape{1, 1, 1, 1}});
+  Var z = b.relu(b.add(y, b.reshape(bias, {.shape = Shape{1, 1, 32, 1}})));
+  b.output(b.conv2d(z, w2, {.pad = Shape{1, 1, 1, 1}}), "out");
+  Tape t = b.finish();
+  ExecutorOptions plain_options;
+  plain_options.blocked_layouts = false;
+  Executor blocked(t), plain(t, plain_options);
+  CHECK(blocked.reorders_per_run() == 0);
+  CHECK(blocked.layouts()[z.id] == Layout::c16);
+  TensorMap inputs = complete_inputs(t, {}, 4);
+  testing::check_close(blocked.run(inputs)[0], testing::to_doubles(plain.run(inputs)[0]), 1e-4,
+                       1e-4);
+}
+
+// Reductions read blocked images as they are, or through a plain copy where the kept
+// dims would come out in another order.
+TEST_CASE("reductions of blocked images match their plain runs") {
+  using L = Layout;
+  Tensor x = testing::random_tensor({DType::f32, {5, 3, 32, 2}}, 6);
+  using Dims = std::vector<int64_t>;
+  for (const Dims& dims : {Dims{1, 2, 4}, Dims{1, 2}, Dims{3}, Dims{1, 3, 4}, Dims{1, 2, 3, 4},
+                           Dims{1}, Dims{4}, Dims{}}) {
+    CAPTURE(dims);
+    Attrs attrs{{"dims", dims}};
+    for (Prim p : {Prim::maximum, Prim::minimum}) {
+      testing::check_equal(testing::run_op_in_layouts(p, {x}, attrs, {L::c16, L::plain})[0],
+                           testing::to_doubles(testing::run_op(p, {x}, attrs)[0]));
+    }
+    testing::check_close(testing::run_op_in_layouts(Prim::sum, {x}, attrs, {L::c16, L::plain})[0],
+                         testing::to_doubles(testing::run_op(Prim::sum, {x}, attrs)[0]), 1e-6,
+                         1e-6);
   }
 }
 

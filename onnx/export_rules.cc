@@ -246,23 +246,42 @@ void conv2d(Exporter& ex, const Op& op) {
   set_attr(n, "group", a.groups);
   done(ex, op, n);
 }
-// The gradient of conv2d for its input is ConvTranspose over the same weights; its output
-// padding makes up what the stride left over: shape - (s (in - 1) + (k - 1) d + 1 - pads).
-void conv2d_backward_input(Exporter& ex, const Op& op) {
-  const auto a = attrs_of<Prim::conv2d_backward_input>(op.attrs);
-  const Shape dy = ex.type(op.args[0]).shape, w = ex.type(op.args[1]).shape;
+// ConvTranspose of dy with weights w (ytape (kw, kh, cin/groups, cout)); its output padding
+// makes up what the stride left over: shape - (s (in - 1) + (k - 1) d + 1 - pads).
+template <typename A>
+void transposed_conv(Exporter& ex, const Op& op, const std::string& w, const Shape& ws, const A& a,
+                     int64_t groups) {
+  const Shape dy = ex.type(op.args[0]).shape;
   std::vector<int64_t> extra(2);
   for (int d = 0; d < 2; ++d) {
-    extra[d] = a.shape[d] - (a.stride[d] * (dy[d] - 1) + (w[d] - 1) * a.dilation[d] + 1 -
+    extra[d] = a.shape[d] - (a.stride[d] * (dy[d] - 1) + (ws[d] - 1) * a.dilation[d] + 1 -
                              a.pad[2 * d] - a.pad[2 * d + 1]);
   }
-  onnx::NodeProto& n = ex.node("ConvTranspose", {in(ex, op, 0), in(ex, op, 1)});
+  onnx::NodeProto& n = ex.node("ConvTranspose", {in(ex, op, 0), w});
   set_attr(n, "strides", reversed(a.stride));
   set_attr(n, "pads", onnx_pads(a.pad));
   set_attr(n, "dilations", reversed(a.dilation));
-  set_attr(n, "group", a.groups);
+  set_attr(n, "group", groups);
   set_attr(n, "output_padding", reversed(extra));
   done(ex, op, n);
+}
+// The gradient of conv2d for its input is ConvTranspose over the same weights.
+void conv2d_backward_input(Exporter& ex, const Op& op) {
+  const auto a = attrs_of<Prim::conv2d_backward_input>(op.attrs);
+  transposed_conv(ex, op, in(ex, op, 1), ex.type(op.args[1]).shape, a, a.groups);
+}
+// Average pooling (padding counted) is a depthwise conv with weights 1/(kw kh); its
+// gradient the ConvTranspose of those weights.
+void avg_pool2d_backward(Exporter& ex, const Op& op) {
+  const auto p = attrs_of<Prim::avg_pool2d_backward>(op.attrs);
+  const Type& dy = ex.type(op.args[0]);
+  Shape ws = {p.window[0], p.window[1], 1, dy.shape[2]};
+  std::string w =
+      ex.constant(holding(dy.dtype, ws, 1.0 / static_cast<double>(p.window[0] * p.window[1])));
+  struct {
+    std::vector<int64_t> shape, stride, pad, dilation;
+  } a{p.shape, p.stride, p.pad, {1, 1}};
+  transposed_conv(ex, op, w, ws, a, dy.shape[2]);
 }
 // dW[m, c, i, j] = Σ dy[n, m, oh, ow] · x[n, c, oh s + i d, ow s + j d] (x padded) is a
 // Conv over x with dy as the filter, batch and channels swapped, stride and dilation
@@ -446,6 +465,7 @@ const std::map<Prim, Rule>& rules() {
     r[Prim::max_pool2d_backward] = max_pool2d_backward;
     r[Prim::scatter_add] = scatter_add;
     r[Prim::avg_pool2d] = pool<Prim::avg_pool2d>;
+    r[Prim::avg_pool2d_backward] = avg_pool2d_backward;
     r[Prim::batchnorm] = batchnorm;
     r[Prim::batchnorm_with_stats] = batchnorm_with_stats;
     r[Prim::batchnorm_backward] = batchnorm_backward;

@@ -87,7 +87,7 @@ TEST_CASE("the gradient primitives of convolutions and batch norm export in plai
   check_round_trip(b.finish());
 }
 
-TEST_CASE("max pooling's indices and gradient export through MaxPool and ScatterElements") {
+TEST_CASE("pooling gradients export through MaxPool, ScatterElements and ConvTranspose") {
   Builder b("pool_grads");
   Var x = b.input("image", f32({9, 8, 3, 2}));
   // Overlapping windows, so that some elements receive several gradients.
@@ -95,6 +95,13 @@ TEST_CASE("max pooling's indices and gradient export through MaxPool and Scatter
       b.max_pool2d_with_indices(x, {.window = {3, 2}, .stride = {2, 1}, .pad = {1, 1, 0, 1}});
   b.output(m[0], "y"), b.output(m[1], "indices");
   b.output(b.max_pool2d_backward(b.neg(m[0]), m[1], {.shape = {9, 8, 3, 2}}), "dx");
+  // The stride leaves a row over, which the output padding makes up.
+  AttrsOf<Prim::avg_pool2d> avg = {.window = {3, 2}, .stride = {2, 3}, .pad = {1, 0, 0, 1}};
+  Var a = b.avg_pool2d(x, avg);
+  b.output(b.avg_pool2d_backward(
+               b.neg(a),
+               {.shape = {9, 8, 3, 2}, .window = {3, 2}, .stride = {2, 3}, .pad = {1, 0, 0, 1}}),
+           "avg_dx");
   Var idx = b.constant(DType::i64, 2, {1, 4, 1, 1});
   Var part = b.slice(x, {.start = {1, 1, 1, 1}, .stop = {9, 4, 3, 2}, .step = {1, 1, 1, 1}});
   b.output(b.scatter_add(part, idx, {.dim = 2, .size = 5}), "scattered");

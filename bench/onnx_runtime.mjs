@@ -2,10 +2,14 @@
 // outputs with those of another (ytape run's), by name. Each output's difference is
 // max |ort - ytape| / max |ytape|, so that elements near zero do not dominate.
 // usage: node onnx_runtime.mjs MODEL.onnx INPUTS.safetensors WANT.safetensors TOLERANCE
+// onnxruntime-node is looked up in $ORT_MODULES (default: out/ort/node_modules, as
+// bench/onnx_runtime.sh installs it).
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
-const require = createRequire(process.env.ORT_MODULES + '/');
+const modules = process.env.ORT_MODULES ??
+                new URL('../out/ort/node_modules', import.meta.url).pathname;
+const require = createRequire(modules + '/');
 const ort = require('onnxruntime-node');
 
 const arrays = { F32: Float32Array, F64: Float64Array, I64: BigInt64Array };

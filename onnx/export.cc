@@ -15,7 +15,7 @@ namespace {
 
 using namespace onnx_export;
 
-constexpr int kExportOpset = 15;
+constexpr int kExportOpset = 16;
 
 void declare(onnx::ValueInfoProto* v, const std::string& name, const Type& type) {
   v->set_name(name);

@@ -48,6 +48,16 @@ Tensor holding(DType dtype, Shape shape, double v) {
   return t;
 }
 
+// A ConstantOfShape of ytape shape `shape` filled with `v`.
+std::string filled(Exporter& ex, DType dtype, const Shape& shape, double v) {
+  onnx::NodeProto& n = ex.node("ConstantOfShape", {ex.ints(reversed(shape))});
+  auto* attr = n.add_attribute();
+  attr->set_name("value");
+  attr->set_type(onnx::AttributeProto_AttributeType_TENSOR);
+  *attr->mutable_t() = tensor_proto(holding(dtype, {1}, v), "");
+  return n.output(0);
+}
+
 // ---- elementwise ----------------------------------------------------------------------
 const std::map<Prim, const char*>& simple_names() {
   static const std::map<Prim, const char*> names = {
@@ -181,6 +191,24 @@ void gather(Exporter& ex, const Op& op) {
   done(ex, op, n);
 }
 
+// out = zeros, then out[..., idx, ...] += y: ScatterElements adding (opset 16) onto zeros,
+// its indices 0-based and of y's shape.
+std::string scatter_added(Exporter& ex, const std::string& y, const Type& yt, std::string idx,
+                          const Shape& out, int64_t axis) {
+  idx = ex.node("Expand", {idx, ex.ints(reversed(yt.shape))}).output(0);
+  idx = ex.node("Sub", {idx, ex.scalar(DType::i64, 1)}).output(0);
+  onnx::NodeProto& n = ex.node("ScatterElements", {filled(ex, yt.dtype, out, 0), idx, y});
+  set_attr(n, "axis", axis);
+  set_attr(n, "reduction", std::string("add"));
+  return n.output(0);
+}
+void scatter_add(Exporter& ex, const Op& op) {
+  const Type& yt = ex.type(op.args[0]);
+  int64_t a = axis(ex, op.args[0], attrs_of<Prim::scatter_add>(op.attrs).dim);
+  ex.name(op.outs[0],
+          scatter_added(ex, in(ex, op, 0), yt, in(ex, op, 1), ex.type(op.outs[0]).shape, a));
+}
+
 // ---- linalg -----------------------------------------------------------------------------
 // C' = op(B)' op(A)', the tape's tensors being ONNX's transposed matrices.
 void matmul(Exporter& ex, const Op& op) {
@@ -218,28 +246,75 @@ void conv2d(Exporter& ex, const Op& op) {
   set_attr(n, "group", a.groups);
   done(ex, op, n);
 }
-// The gradient of conv2d for its input is ConvTranspose over the same weights; its output
-// padding makes up what the stride left over: shape - (s (in - 1) + (k - 1) d + 1 - pads).
-void conv2d_backward_input(Exporter& ex, const Op& op) {
-  const auto a = attrs_of<Prim::conv2d_backward_input>(op.attrs);
-  const Shape dy = ex.type(op.args[0]).shape, w = ex.type(op.args[1]).shape;
+// ConvTranspose of dy with weights w (ytape (kw, kh, cin/groups, cout)); its output padding
+// makes up what the stride left over: shape - (s (in - 1) + (k - 1) d + 1 - pads).
+template <typename A>
+void transposed_conv(Exporter& ex, const Op& op, const std::string& w, const Shape& ws, const A& a,
+                     int64_t groups) {
+  const Shape dy = ex.type(op.args[0]).shape;
   std::vector<int64_t> extra(2);
   for (int d = 0; d < 2; ++d) {
-    extra[d] = a.shape[d] - (a.stride[d] * (dy[d] - 1) + (w[d] - 1) * a.dilation[d] + 1 -
+    extra[d] = a.shape[d] - (a.stride[d] * (dy[d] - 1) + (ws[d] - 1) * a.dilation[d] + 1 -
                              a.pad[2 * d] - a.pad[2 * d + 1]);
   }
-  onnx::NodeProto& n = ex.node("ConvTranspose", {in(ex, op, 0), in(ex, op, 1)});
+  onnx::NodeProto& n = ex.node("ConvTranspose", {in(ex, op, 0), w});
   set_attr(n, "strides", reversed(a.stride));
   set_attr(n, "pads", onnx_pads(a.pad));
   set_attr(n, "dilations", reversed(a.dilation));
-  set_attr(n, "group", a.groups);
+  set_attr(n, "group", groups);
   set_attr(n, "output_padding", reversed(extra));
   done(ex, op, n);
+}
+// The gradient of conv2d for its input is ConvTranspose over the same weights.
+void conv2d_backward_input(Exporter& ex, const Op& op) {
+  const auto a = attrs_of<Prim::conv2d_backward_input>(op.attrs);
+  transposed_conv(ex, op, in(ex, op, 1), ex.type(op.args[1]).shape, a, a.groups);
+}
+// Average pooling (padding counted) is a depthwise conv with weights 1/(kw kh); its
+// gradient the ConvTranspose of those weights.
+void avg_pool2d_backward(Exporter& ex, const Op& op) {
+  const auto p = attrs_of<Prim::avg_pool2d_backward>(op.attrs);
+  const Type& dy = ex.type(op.args[0]);
+  Shape ws = {p.window[0], p.window[1], 1, dy.shape[2]};
+  std::string w =
+      ex.constant(holding(dy.dtype, ws, 1.0 / static_cast<double>(p.window[0] * p.window[1])));
+  struct {
+    std::vector<int64_t> shape, stride, pad, dilation;
+  } a{p.shape, p.stride, p.pad, {1, 1}};
+  transposed_conv(ex, op, w, ws, a, dy.shape[2]);
+}
+// dW[m, c, i, j] = Σ dy[n, m, oh, ow] · x[n, c, oh s + i d, ow s + j d] (x padded) is a
+// Conv over x with dy as the filter, batch and channels swapped, stride and dilation
+// swapped. Per group, x's (N, g, C/g, H, W) becomes (C/g, g N, H, W) so that group k of the
+// Conv reads group k's channels; the result (C/g, M, kH', kW') may run past the kernel
+// where the stride left rows over, and is cut to (M, C/g, kH, kW).
+std::string transposed(Exporter& ex, const std::string& v, const std::vector<int64_t>& perm) {
+  onnx::NodeProto& n = ex.node("Transpose", {v});
+  set_attr(n, "perm", perm);
+  return n.output(0);
+}
+void conv2d_backward_filter(Exporter& ex, const Op& op) {
+  const auto a = attrs_of<Prim::conv2d_backward_filter>(op.attrs);
+  const Shape x = ex.type(op.args[0]).shape;  // (w, h, c, n)
+  int64_t g = a.groups, cg = x[2] / g;
+  std::string xs =
+      ex.node("Reshape", {in(ex, op, 0), ex.ints({x[3], g, cg, x[1], x[0]})}).output(0);
+  xs = transposed(ex, xs, {2, 1, 0, 3, 4});
+  xs = ex.node("Reshape", {xs, ex.ints({cg, g * x[3], x[1], x[0]})}).output(0);
+  onnx::NodeProto& n = ex.node("Conv", {xs, transposed(ex, in(ex, op, 1), {1, 0, 2, 3})});
+  set_attr(n, "strides", reversed(a.dilation));
+  set_attr(n, "pads", onnx_pads(a.pad));
+  set_attr(n, "dilations", reversed(a.stride));
+  set_attr(n, "group", g);
+  std::string cut = ex.node("Slice", {n.output(0), ex.ints({0, 0}),
+                                      ex.ints({a.shape[1], a.shape[0]}), ex.ints({2, 3})})
+                        .output(0);
+  ex.name(op.outs[0], transposed(ex, cut, {1, 0, 2, 3}));
 }
 template <Prim P>
 void pool(Exporter& ex, const Op& op) {
   const auto a = attrs_of<P>(op.attrs);
-  onnx::NodeProto& n = ex.node(P == Prim::max_pool2d ? "MaxPool" : "AveragePool", {in(ex, op, 0)});
+  onnx::NodeProto& n = ex.node(P == Prim::avg_pool2d ? "AveragePool" : "MaxPool", {in(ex, op, 0)});
   set_attr(n, "kernel_shape", reversed(a.window));
   set_attr(n, "strides", reversed(a.stride));
   set_attr(n, "pads", onnx_pads(a.pad));
@@ -247,28 +322,117 @@ void pool(Exporter& ex, const Op& op) {
   done(ex, op, n);
 }
 
+// ONNX's indices count over the whole tensor, row-major: ((n C + c) H + h) W + w; ytape's
+// within the plane, 1-based, (w + h W) + 1. The difference, per (c, n), as a constant.
+std::string plane_offsets(Exporter& ex, const Shape& image) {
+  Tensor t(Type{DType::i64, {1, 1, image[2], image[3]}});
+  for (int64_t k = 0; k < t.size(); ++k) t.data<int64_t>()[k] = k * image[0] * image[1] - 1;
+  return ex.constant(t);
+}
+void max_pool2d_with_indices(Exporter& ex, const Op& op) {
+  pool<Prim::max_pool2d_with_indices>(ex, op);
+  onnx::NodeProto& n = ex.graph().mutable_node()->at(ex.graph().node_size() - 1);
+  n.add_output(ex.fresh());
+  std::string offsets = plane_offsets(ex, ex.type(op.args[0]).shape);
+  ex.name(op.outs[1], ex.node("Sub", {n.output(1), offsets}).output(0));
+}
+// dx = zeros, then each dy added where its index points, plane by plane.
+void max_pool2d_backward(Exporter& ex, const Op& op) {
+  const Type& dy = ex.type(op.args[0]);
+  const Shape& x = attrs_of<Prim::max_pool2d_backward>(op.attrs).shape;
+  Shape planes = {dy.shape[0] * dy.shape[1], dy.shape[2], dy.shape[3]};
+  auto flat = [&](size_t i) {
+    return ex.node("Reshape", {in(ex, op, i), ex.ints(reversed(planes))}).output(0);
+  };
+  std::string dx =
+      scatter_added(ex, flat(0), Type{dy.dtype, planes}, flat(1), {x[0] * x[1], x[2], x[3]}, 2);
+  done(ex, op, ex.node("Reshape", {dx, ex.ints(reversed(x))}));
+}
+
 // ---- norm -------------------------------------------------------------------------------
-// Training form: the batch statistics; the running ones given are placeholders.
+// Training form in plain ops, as ytape computes it: statistics over every axis but the
+// channel axis (ONNX's 1), mean = E[x], invstd = 1/sqrt(E[(x - mean)²] + eps). ONNX's
+// BatchNormalization in training mode would need running statistics, which ytape lacks.
+struct BatchStats {
+  std::string centered, invstd;  // x - mean, and 1/sqrt(var + eps) kept as (1, C, 1, ...)
+  std::string mean;              // kept as (1, C, 1, ...)
+};
+std::vector<int64_t> non_channel_axes(Exporter& ex, Var x) {
+  std::vector<int64_t> a = {0};
+  for (int i = 2; i < rank(ex, x); ++i) a.push_back(i);
+  return a;
+}
+std::string reduce_mean(Exporter& ex, const std::string& v, const std::vector<int64_t>& a) {
+  onnx::NodeProto& n = ex.node("ReduceMean", {v});
+  set_attr(n, "axes", a);
+  return n.output(0);
+}
+BatchStats batch_stats(Exporter& ex, const Op& op, double eps) {
+  DType d = ex.type(op.args[0]).dtype;
+  std::vector<int64_t> a = non_channel_axes(ex, op.args[0]);
+  BatchStats s;
+  s.mean = reduce_mean(ex, in(ex, op, 0), a);
+  s.centered = ex.node("Sub", {in(ex, op, 0), s.mean}).output(0);
+  std::string var = reduce_mean(ex, ex.node("Mul", {s.centered, s.centered}).output(0), a);
+  std::string sd = ex.node("Sqrt", {ex.node("Add", {var, ex.scalar(d, eps)}).output(0)}).output(0);
+  s.invstd = ex.node("Reciprocal", {sd}).output(0);
+  return s;
+}
+// A (C,) vector as (1, C, 1, ...), to broadcast over x, and back.
+std::string kept(Exporter& ex, Var x, const std::string& v) {
+  std::vector<int64_t> shape(rank(ex, x), 1);
+  shape[1] = ex.type(x).shape[rank(ex, x) - 2];
+  return ex.node("Reshape", {v, ex.ints(shape)}).output(0);
+}
+std::string channel_vector(Exporter& ex, Var x, const std::string& v) {
+  return ex.node("Reshape", {v, ex.ints({ex.type(x).shape[rank(ex, x) - 2]})}).output(0);
+}
+// y = (x - mean) · invstd · scale + bias
+std::string normalized(Exporter& ex, const Op& op, const BatchStats& s) {
+  Var x = op.args[0];
+  std::string xhat = ex.node("Mul", {s.centered, s.invstd}).output(0);
+  std::string scaled = ex.node("Mul", {xhat, kept(ex, x, in(ex, op, 1))}).output(0);
+  return ex.node("Add", {scaled, kept(ex, x, in(ex, op, 2))}).output(0);
+}
 void batchnorm(Exporter& ex, const Op& op) {
-  Type c = ex.type(op.args[1]);
-  std::string zeros = ex.constant(holding(c.dtype, c.shape, 0));
-  std::string ones = ex.constant(holding(c.dtype, c.shape, 1));
-  onnx::NodeProto& n =
-      ex.node("BatchNormalization", {in(ex, op, 0), in(ex, op, 1), in(ex, op, 2), zeros, ones});
-  set_attr(n, "epsilon", static_cast<float>(attrs_of<Prim::batchnorm>(op.attrs).eps));
-  set_attr(n, "training_mode", int64_t{1});
-  done(ex, op, n);
+  BatchStats s = batch_stats(ex, op, attrs_of<Prim::batchnorm>(op.attrs).eps);
+  ex.name(op.outs[0], normalized(ex, op, s));
+}
+void batchnorm_with_stats(Exporter& ex, const Op& op) {
+  BatchStats s = batch_stats(ex, op, attrs_of<Prim::batchnorm_with_stats>(op.attrs).eps);
+  ex.name(op.outs[0], normalized(ex, op, s));
+  ex.name(op.outs[1], channel_vector(ex, op.args[0], s.mean));
+  ex.name(op.outs[2], channel_vector(ex, op.args[0], s.invstd));
+}
+// With xhat = (x - mean) · invstd over M elements per channel: dbias = Σdy,
+// dscale = Σ dy · xhat, dx = scale · invstd · (dy - dbias/M - xhat · dscale/M).
+void batchnorm_backward(Exporter& ex, const Op& op) {
+  Var x = op.args[1];
+  DType d = ex.type(x).dtype;
+  std::string axes = ex.ints(non_channel_axes(ex, x)), dy = in(ex, op, 0);
+  auto sum = [&](const std::string& v) { return ex.node("ReduceSum", {v, axes}).output(0); };
+  auto mul = [&](const std::string& a, const std::string& b) {
+    return ex.node("Mul", {a, b}).output(0);
+  };
+  std::string invstd = kept(ex, x, in(ex, op, 4));
+  std::string xhat =
+      mul(ex.node("Sub", {in(ex, op, 1), kept(ex, x, in(ex, op, 3))}).output(0), invstd);
+  std::string dbias = sum(dy), dscale = sum(mul(dy, xhat));
+  double count =
+      static_cast<double>(ex.type(x).size()) / static_cast<double>(ex.type(op.args[2]).size());
+  std::string per = ex.scalar(d, 1 / count);
+  std::string inner =
+      ex.node("Sub", {ex.node("Sub", {dy, mul(dbias, per)}).output(0), mul(xhat, mul(dscale, per))})
+          .output(0);
+  ex.name(op.outs[0], mul(mul(kept(ex, x, in(ex, op, 2)), invstd), inner));
+  ex.name(op.outs[1], channel_vector(ex, x, dscale));
+  ex.name(op.outs[2], channel_vector(ex, x, dbias));
 }
 
 // ---- creation ---------------------------------------------------------------------------
 void fill(Exporter& ex, const Op& op) {
   const auto a = attrs_of<Prim::fill>(op.attrs);
-  onnx::NodeProto& n = ex.node("ConstantOfShape", {ex.ints(reversed(a.shape))});
-  auto* attr = n.add_attribute();
-  attr->set_name("value");
-  attr->set_type(onnx::AttributeProto_AttributeType_TENSOR);
-  *attr->mutable_t() = tensor_proto(holding(a.dtype, {1}, a.value), "");
-  done(ex, op, n);
+  ex.name(op.outs[0], filled(ex, a.dtype, a.shape, a.value));
 }
 
 const std::map<Prim, Rule>& rules() {
@@ -295,9 +459,16 @@ const std::map<Prim, Rule>& rules() {
     r[Prim::matmul] = matmul;
     r[Prim::conv2d] = conv2d;
     r[Prim::conv2d_backward_input] = conv2d_backward_input;
+    r[Prim::conv2d_backward_filter] = conv2d_backward_filter;
     r[Prim::max_pool2d] = pool<Prim::max_pool2d>;
+    r[Prim::max_pool2d_with_indices] = max_pool2d_with_indices;
+    r[Prim::max_pool2d_backward] = max_pool2d_backward;
+    r[Prim::scatter_add] = scatter_add;
     r[Prim::avg_pool2d] = pool<Prim::avg_pool2d>;
+    r[Prim::avg_pool2d_backward] = avg_pool2d_backward;
     r[Prim::batchnorm] = batchnorm;
+    r[Prim::batchnorm_with_stats] = batchnorm_with_stats;
+    r[Prim::batchnorm_backward] = batchnorm_backward;
     r[Prim::fill] = fill;
     return r;
   }();
@@ -374,6 +545,13 @@ void set_attr(onnx::NodeProto& n, const std::string& name, const std::vector<int
   a->set_name(name);
   a->set_type(onnx::AttributeProto_AttributeType_INTS);
   for (int64_t x : v) a->add_ints(x);
+}
+
+void set_attr(onnx::NodeProto& n, const std::string& name, const std::string& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto_AttributeType_STRING);
+  a->set_s(v);
 }
 
 void set_attr(onnx::NodeProto& n, const std::string& name, float v) {

@@ -48,5 +48,6 @@ class Exporter {
 void set_attr(onnx::NodeProto& n, const std::string& name, int64_t v);
 void set_attr(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v);
 void set_attr(onnx::NodeProto& n, const std::string& name, float v);
+void set_attr(onnx::NodeProto& n, const std::string& name, const std::string& v);
 
 }  // namespace ytape::onnx_export

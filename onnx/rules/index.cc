@@ -52,6 +52,24 @@ void gather_elements(Importer& im, const Node& n) {
   im.set_output(n, 0, im.op<Prim::gather>({cut, one_based(im, idx, s[dim - 1])}, {.dim = dim}));
 }
 
+// data with updates added where the indices point along the axis: reduction "add" only,
+// as the primitive scatter_add onto zeros, plus data.
+void scatter_elements(Importer& im, const Node& n) {
+  Var x = im.input(n, 0), idx = im.input(n, 1), y = im.input(n, 2);
+  if (attr_string(n, "reduction", "none") != "add") {
+    unsupported("ScatterElements with reduction '" + attr_string(n, "reduction", "none") + "'");
+  }
+  int dim = ydim(attr_int(n, "axis", 0), im.rank(x));
+  Shape s = im.type(x).shape, ys = im.type(y).shape;
+  if (ys.size() != s.size()) user_error("updates have rank {}, the data {}", ys.size(), s.size());
+  for (int d = 0; d < static_cast<int>(s.size()); ++d) {
+    if (d != dim - 1 && ys[d] != s[d]) unsupported("ScatterElements onto a part of the data");
+  }
+  int64_t size = s[dim - 1];
+  Var added = im.op<Prim::scatter_add>({y, one_based(im, idx, size)}, {.dim = dim, .size = size});
+  im.set_output(n, 0, im.op<Prim::add>({x, added}));
+}
+
 // The elements on and above (upper) or below the k-th diagonal of the last two ONNX dims,
 // zeros elsewhere: column j - row i >= k, or <= k, where the tape's dim 1 is the column.
 void trilu(Importer& im, const Node& n) {
@@ -94,6 +112,7 @@ void one_hot(Importer& im, const Node& n) {
 void add_index_rules(Rules& r) {
   r["Gather"] = gather;
   r["GatherElements"] = gather_elements;
+  r["ScatterElements"] = scatter_elements;
   r["Trilu"] = trilu;
   r["OneHot"] = one_hot;
 }

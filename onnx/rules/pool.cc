@@ -27,11 +27,24 @@ Window pool_window(Importer& im, const Node& n, Var x, Var image) {
   return win;
 }
 
+// The indices, when asked for, count over the whole tensor, row-major: ((n C + c) H + h) W
+// + w; the primitive's within the plane, 1-based. Adding (n C + c) H W - 1 turns one into
+// the other.
 void max_pool(Importer& im, const Node& n) {
   Var x = im.input(n, 0), image = as_image(im, x);
   Window w = pool_window(im, n, x, image);
-  Var y = im.op<Prim::max_pool2d>({image}, {.window = w.kernel, .stride = w.stride, .pad = w.pad});
-  im.set_output(n, 0, from_image(im, y, im.rank(x)));
+  AttrsOf<Prim::max_pool2d> a{.window = w.kernel, .stride = w.stride, .pad = w.pad};
+  if (n.output_size() < 2 || n.output(1).empty()) {
+    return im.set_output(n, 0, from_image(im, im.op<Prim::max_pool2d>({image}, a), im.rank(x)));
+  }
+  if (attr_int(n, "storage_order", 0) != 0) unsupported("MaxPool's storage_order 1");
+  std::vector<Var> y = im.emit_all(Prim::max_pool2d_with_indices, {image}, a.to_attrs());
+  Shape s = im.type(image).shape;
+  Tensor offsets(Type{DType::i64, {1, 1, s[2], s[3]}});
+  for (int64_t k = 0; k < offsets.size(); ++k) offsets.data<int64_t>()[k] = k * s[0] * s[1] - 1;
+  Var idx = im.op<Prim::add>({y[1], im.constant(offsets)});
+  im.set_output(n, 0, from_image(im, y[0], im.rank(x)));
+  im.set_output(n, 1, from_image(im, idx, im.rank(x)));
 }
 
 // Without count_include_pad the divisor counts only the input's elements in the window:

@@ -61,6 +61,53 @@ TEST_CASE("a convolutional network exports and imports back to the same results"
   check_round_trip(b.finish());
 }
 
+TEST_CASE("the gradient primitives of convolutions and batch norm export in plain ops") {
+  Builder b("grads");
+  Var x = b.input("image", f32({9, 8, 4, 2}));
+  Var w = b.input("w", f32({3, 2, 2, 6}));
+  Var w3 = b.input("w3", f32({3, 3, 4, 6}));
+  Var scale = b.input("scale", f32({4}));
+  Var bias = b.input("bias", f32({4}));
+  // Strides that leave rows over, dilation, uneven pads and groups.
+  AttrsOf<Prim::conv2d_backward_filter> grouped = {.shape = {3, 2, 2, 6},
+                                                   .stride = {2, 1},
+                                                   .pad = {1, 0, 1, 2},
+                                                   .dilation = {1, 2},
+                                                   .groups = 2};
+  Var dy = b.conv2d(x, w, {.stride = {2, 1}, .pad = {1, 0, 1, 2}, .dilation = {1, 2}, .groups = 2});
+  b.output(b.conv2d_backward_filter(x, dy, grouped), "dw");
+  Var dy3 = b.conv2d(x, w3, {.stride = {3, 3}, .pad = {1, 1, 0, 0}});
+  b.output(b.conv2d_backward_filter(x, dy3,
+                                    {.shape = {3, 3, 4, 6}, .stride = {3, 3}, .pad = {1, 1, 0, 0}}),
+           "dw_strided");
+  std::vector<Var> s = b.batchnorm_with_stats(x, scale, bias, {.eps = 1e-3});
+  b.output(s[0], "y"), b.output(s[1], "mean"), b.output(s[2], "invstd");
+  std::vector<Var> d = b.batchnorm_backward(b.neg(x), x, scale, s[1], s[2]);
+  b.output(d[0], "dx"), b.output(d[1], "dscale"), b.output(d[2], "dbias");
+  check_round_trip(b.finish());
+}
+
+TEST_CASE("pooling gradients export through MaxPool, ScatterElements and ConvTranspose") {
+  Builder b("pool_grads");
+  Var x = b.input("image", f32({9, 8, 3, 2}));
+  // Overlapping windows, so that some elements receive several gradients.
+  std::vector<Var> m =
+      b.max_pool2d_with_indices(x, {.window = {3, 2}, .stride = {2, 1}, .pad = {1, 1, 0, 1}});
+  b.output(m[0], "y"), b.output(m[1], "indices");
+  b.output(b.max_pool2d_backward(b.neg(m[0]), m[1], {.shape = {9, 8, 3, 2}}), "dx");
+  // The stride leaves a row over, which the output padding makes up.
+  AttrsOf<Prim::avg_pool2d> avg = {.window = {3, 2}, .stride = {2, 3}, .pad = {1, 0, 0, 1}};
+  Var a = b.avg_pool2d(x, avg);
+  b.output(b.avg_pool2d_backward(
+               b.neg(a),
+               {.shape = {9, 8, 3, 2}, .window = {3, 2}, .stride = {2, 3}, .pad = {1, 0, 0, 1}}),
+           "avg_dx");
+  Var idx = b.constant(DType::i64, 2, {1, 4, 1, 1});
+  Var part = b.slice(x, {.start = {1, 1, 1, 1}, .stop = {9, 4, 3, 2}, .step = {1, 1, 1, 1}});
+  b.output(b.scatter_add(part, idx, {.dim = 2, .size = 5}), "scattered");
+  check_round_trip(b.finish());
+}
+
 TEST_CASE("shape, index and reduction primitives export with their dims mapped") {
   Builder b("shapes");
   Var x = b.input("x", f32({3, 4, 2}));
@@ -101,9 +148,9 @@ TEST_CASE("matmul exports as Gemm or MatMul, transposes included") {
 TEST_CASE("export refuses what ONNX has no form for here, naming the op") {
   Builder b("t");
   Var x = b.input("x", f32({3}));
-  b.output(b.scatter_add(x, b.constant(DType::i64, 1, {3}), {.dim = 1, .size = 2}), "y");
-  CHECK_THROWS_WITH_AS(export_onnx(b.finish()),
-                       "op 3 (scatter_add): scatter_add has no ONNX form here", UnsupportedError);
+  b.output(b.add(x, b.iota({.dtype = DType::f32, .shape = {3}, .dim = 1})), "y");
+  CHECK_THROWS_WITH_AS(export_onnx(b.finish()), "op 2 (iota): iota has no ONNX form here",
+                       UnsupportedError);
 }
 
 }  // namespace ytape::onnx_test

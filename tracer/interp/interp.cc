@@ -346,10 +346,7 @@ Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
         // takes its own side: both are computed, and combined elementwise.
         Value rhs = eval(*e.args[1], env);
         if (signal_ != Signal::none) return Value();
-        Args args;
-        args.pos = {lhs, rhs};
-        return with_element(call(*global(e.kind == Kind::or_ ? "|" : "&"), std::move(args), e.pos),
-                            true);
+        return element_logic(e.kind == Kind::or_, lhs, rhs, e.pos);
       }
       bool l = truth(lhs, e.args[0]->pos);
       if (l == (e.kind == Kind::or_)) return Value::boolean(l);

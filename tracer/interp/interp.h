@@ -226,6 +226,9 @@ class Interpreter {
   void comprehend(const Expr& e, size_t clause, const EnvPtr& env, std::vector<Value>& out,
                   std::vector<int64_t>* dims = nullptr);
   Value eval_comparison(const Expr& e, const EnvPtr& env);
+  // `a || b` or `a && b` (as `|`, `&`) on the elements of a broadcast function: each
+  // element takes its own side, so both were computed; the result stands for elements.
+  Value element_logic(bool is_or, const Value& a, const Value& b, Pos pos);
   Value eval_dotted_comparison(const Expr& e, const EnvPtr& env);
   Value eval_if(const Expr& e, const EnvPtr& env);
   Value eval_for(const Expr& e, const EnvPtr& env);

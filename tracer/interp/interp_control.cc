@@ -29,6 +29,12 @@ Value Interpreter::eval_if(const Expr& e, const EnvPtr& env) {
   return Value();
 }
 
+Value Interpreter::element_logic(bool is_or, const Value& a, const Value& b, Pos pos) {
+  Args args;
+  args.pos = {a, b};
+  return with_element(call(*global(is_or ? "|" : "&"), std::move(args), pos), true);
+}
+
 Value Interpreter::eval_comparison(const Expr& e, const EnvPtr& env) {
   bool dotted = false;
   for (size_t i = 1; i < e.args.size(); i += 2) dotted = dotted || e.args[i]->name[0] == '.';
@@ -40,15 +46,9 @@ Value Interpreter::eval_comparison(const Expr& e, const EnvPtr& env) {
     Args args;
     args.pos = {lhs, rhs};
     Value r = call(eval(*e.args[i], env), std::move(args), e.args[i]->pos);
-    if (r.is_tensor() && r.tensor().element) {
+    if (is_element(r) || is_element(result)) {
       // On elements of a broadcast function (0 < v < 2): each link, combined with &.
-      Args both;
-      both.pos = {result, r};
-      result = i == 1 ? r : with_element(call(*global("&"), std::move(both), e.args[i]->pos), true);
-    } else if (result.is_tensor() && result.tensor().element) {
-      Args both;
-      both.pos = {result, r};
-      result = with_element(call(*global("&"), std::move(both), e.args[i]->pos), true);
+      result = i == 1 ? r : element_logic(false, result, r, e.args[i]->pos);
     } else {
       result = r;
       if (!truth(result, e.args[i]->pos)) return Value::boolean(false);

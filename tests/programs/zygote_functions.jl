@@ -69,6 +69,15 @@ nt_loss(x) = (nt = (a = x, b = x^2); nt.a + nt.b)
 mysquare(x::Real) = x^2
 relu_like(x::Real) = max(x, zero(x))
 
+# Views (gradcheck.jl's `view` tests), and a write through a slice taken under @views.
+@views function views_sum(A, v)
+  s = sum(A[2:3, :] .* A[1:2, :]) + sum(view(v, 2:3))
+  C = copy(A)
+  c = C[:, 1]
+  c .*= v[1:4]
+  s + sum(C .^ 2)
+end
+
 function zygote_all(x, A, B, v, w)
   total = pow(x, 3) + pow_rec(x, 4) + closure_mul(x) + closure_update(x) + ref_pow(x)
   total += foo_sum(x) + bar_double(x) + kwf(x) + kwf(x; scale=3, shift=1)
@@ -85,6 +94,7 @@ function zygote_all(x, A, B, v, w)
   total += sum(clamp.(v, -0.5, 0.5)) + sum(max.(v, w)) + sum(ifelse.(v .> 0, v, 2w))
   total += A[2, 3] + sum(A[:, [1, 3]]) + sum(A[end, :]) + sum(A[[true, false, true, true], 1])
   total += sum(abs2, A) + sum(exp.(v) .* log.(abs.(w) .+ 1))
+  total += views_sum(A, v)
   total += sum(cumsum(v)) + sum(kron(v[1:2], w[1:3])) + sum(repeat(v[1:2], 3) .* kron(v[1:2], w[1:3]))
   total
 end
@@ -97,6 +107,8 @@ w = randn(4)
 @assert v'A * w[1:3] isa Real && v'A * w[1:3] ≈ dot(v, A * w[1:3])
 @assert reverse(v) == v[end:-1:1] && reverse(v) isa AbstractVector
 @assert cumsum(v) ≈ [sum(v[1:i]) for i in 1:4] && cumsum([1, 2, 3]) == [1, 3, 6]
+# The write through c is a write into C: column 1 is scaled by v.
+@assert views_sum(A, v) ≈ sum(A[2:3, :] .* A[1:2, :]) + v[2] + v[3] + sum(A[:, 2:3] .^ 2) + sum((A[:, 1] .* v) .^ 2)
 @assert kron([1, 2], [1, 10, 100]) == [1, 10, 100, 2, 20, 200]
 @assert repeat([1, 2], 3) == [1, 2, 1, 2, 1, 2]
 # The captured acc is updated through the parenthesized `acc += v`: 0.7 * (1 + 2 + 3).

@@ -285,7 +285,10 @@ Value view(Interpreter& in, Args& args) {
   t->views.clear();
   t->view = std::make_shared<const TensorObj::ViewOf>(
       TensorObj::ViewOf{x.obj, std::vector<Value>(args.pos.begin() + 1, args.pos.end())});
-  const_cast<TensorObj&>(x.tensor()).views.push_back(t);
+  // Views that died are dropped here, so that a loop taking views keeps the list short.
+  auto& views = const_cast<TensorObj&>(x.tensor()).views;
+  std::erase_if(views, [](const std::weak_ptr<const Object>& w) { return w.expired(); });
+  views.push_back(t);
   v.obj = std::move(t);
   return v;
 }

@@ -207,7 +207,8 @@ class Interpreter {
   Value eval_field(const Expr& e, const EnvPtr& env);
   // Field `name` of a struct instance or named tuple; fails at `pos` naming the fields.
   Value field_of(const Value& v, const std::string& name, Pos pos);
-  Value eval_index(const Expr& e, const EnvPtr& env);
+  /// `x[i...]`; with `as_view`, a view of an array x (`@view`), its elements otherwise.
+  Value eval_index(const Expr& e, const EnvPtr& env, bool as_view = false);
   /// The arguments of getindex (and setindex!) for `object[...]` of index expression `e`:
   /// the object, then each index evaluated with its `end`.
   Args index_args(const Expr& e, Value object, const EnvPtr& env);

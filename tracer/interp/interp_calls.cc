@@ -160,9 +160,7 @@ Value Interpreter::eval_call(const Expr& e, const EnvPtr& env) {
   const Expr& callee = *e.args[0];
   if (callee.kind == Kind::id && callee.name == "@view") {
     // `@view x[i...]`: view(x, i...), the indices read as the indexing reads them (`end`).
-    const Expr& target = *e.args.at(1);
-    Args where = index_args(target, eval(*target.args[0], env), env);
-    return call(*global("view"), std::move(where), e.pos);
+    return eval_index(*e.args.at(1), env, true);
   }
   if (callee.kind == Kind::id && callee.name == "include") {
     Value path = eval(*e.args.at(1), env);

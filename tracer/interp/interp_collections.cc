@@ -199,7 +199,7 @@ Value Interpreter::eval_array(const Expr& e, const EnvPtr& env) {
   return call(*global("vcat"), std::move(rows), e.pos);
 }
 
-Value Interpreter::eval_index(const Expr& e, const EnvPtr& env) {
+Value Interpreter::eval_index(const Expr& e, const EnvPtr& env, bool as_view) {
   Value object = eval(*e.args[0], env);
   if (object.kind == VKind::type) {
     // `Float32[1, 2]`: a typed vector literal.
@@ -212,8 +212,11 @@ Value Interpreter::eval_index(const Expr& e, const EnvPtr& env) {
     args.pos = {object, v};
     return call(*global("convert"), std::move(args), e.pos);
   }
+  // A view of an array only, as Julia's `maybeview` (what @views calls): a tuple, string or
+  // dict is indexed as usual.
+  bool view = as_view && object.is_tensor() && !object.tensor().number;
   Args args = index_args(e, std::move(object), env);
-  return call(*global("getindex"), std::move(args), e.pos);
+  return call(*global(view ? "view" : "getindex"), std::move(args), e.pos);
 }
 
 int64_t Interpreter::object_end(const Value& object) {

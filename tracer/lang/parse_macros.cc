@@ -16,10 +16,9 @@ namespace ytape::tracer::parse_internal {
 
 namespace {
 
-// Macros whose expansion is their one argument: hints to Julia's compiler, and `@views`,
-// under which slices stay copies here (only `@view` and `view` make views).
-constexpr std::array<std::string_view, 7> kIdentity = {
-    "@inline", "@noinline", "@inbounds", "@views", "@fastmath", "@simd", "@propagate_inbounds"};
+// Macros whose expansion is their one argument: hints to Julia's compiler.
+constexpr std::array<std::string_view, 6> kIdentity = {
+    "@inline", "@noinline", "@inbounds", "@fastmath", "@simd", "@propagate_inbounds"};
 // Flux's declarations that a struct's fields are its parameters: every field already is.
 constexpr std::array<std::string_view, 3> kLayer = {"@functor", "@layer", "@treelike"};
 
@@ -53,6 +52,44 @@ void dotify(Expr& e) {
       break;
   }
   for (ExprPtr& a : e.args) dotify(*a);
+}
+
+// `(call @view x[i...])`, which the interpreter evaluates as a view of an array x.
+ExprPtr view_call(ExprPtr index) {
+  Pos pos = index->pos;
+  ExprPtr call = make_expr(Kind::call, pos);
+  call->args.push_back(make_expr(Kind::id, pos, "@view"));
+  call->args.push_back(std::move(index));
+  return call;
+}
+
+// `@views e`: every indexing in `e` that is read, in functions defined there too, becomes
+// `@view`, as Julia's; an assignment's target `x[i] = v` stays a write into x.
+void viewify(ExprPtr& e) {
+  switch (e->kind) {
+    case Kind::index:
+      for (ExprPtr& a : e->args) viewify(a);
+      e = view_call(std::move(e));
+      return;
+    case Kind::assign:
+    case Kind::op_assign:
+    case Kind::dot_assign:
+      if (e->args[0]->kind == Kind::index) {
+        for (ExprPtr& a : e->args[0]->args) viewify(a);
+      } else {
+        viewify(e->args[0]);
+      }
+      viewify(e->args[1]);
+      return;
+    case Kind::function:
+    case Kind::lambda:
+      viewify(e->function->body);
+      return;
+    case Kind::struct_:
+      return;
+    default:
+      for (ExprPtr& a : e->args) viewify(a);
+  }
 }
 
 }  // namespace
@@ -132,10 +169,12 @@ ExprPtr Parser::parse_macro() {
     need(1, 1, "@view x[:, 1]");
     if (args[0].first->kind != Kind::index)
       fail(m.pos, "@view takes an indexing, as in '@view x[:, 1]'");
-    ExprPtr call = make_expr(Kind::call, m.pos);
-    call->args.push_back(make_expr(Kind::id, m.pos, name));
-    call->args.push_back(std::move(args[0].first));
-    return call;
+    return view_call(std::move(args[0].first));
+  }
+  if (name == "@views") {
+    need(1, 1, "@views y = x[:, 1]");
+    viewify(args[0].first);
+    return std::move(args[0].first);
   }
   if (name == "@.") {
     need(1, 1, "@. y = a * x + b");
@@ -271,10 +310,10 @@ ExprPtr Parser::epochs_loop(Pos pos, ExprPtr n, ExprPtr body) {
 ExprPtr Parser::unsupported_macro(Pos pos, const std::string& name) {
   // A suggestion only for a near miss (a letter in four wrong at most): @time is no @simd.
   std::vector<std::string_view> known = {
-      "@.",         "@assert",       "@show",     "@view",    "@test",        "@testset",
-      "@info",      "@warn",         "@debug",    "@error",   "@kwdef",       "@with_kw",
-      "@epochs",    "@showprogress", "@__FILE__", "@__DIR__", "@test_throws", "@test_broken",
-      "@test_skip", "@test_nowarn",  "@inferred"};
+      "@.",           "@assert",    "@show",         "@view",     "@views",   "@test",
+      "@testset",     "@info",      "@warn",         "@debug",    "@error",   "@kwdef",
+      "@with_kw",     "@epochs",    "@showprogress", "@__FILE__", "@__DIR__", "@test_throws",
+      "@test_broken", "@test_skip", "@test_nowarn",  "@inferred"};
   known.insert(known.end(), kIdentity.begin(), kIdentity.end());
   known.insert(known.end(), kLayer.begin(), kLayer.end());
   std::string_view best;

@@ -82,6 +82,24 @@ TEST_CASE("views share their parent's elements both ways, as Julia's") {
   check_trace_matches(f, "f", {"x"});
 }
 
+TEST_CASE("@views makes each slice read in it a view, as Julia's") {
+  std::string p = "x = [1.0 2.0; 3.0 4.0]\n@views begin\n  y = x[:, 1]\n  y .= 0\nend";
+  CHECK(eval_show(p, "x") == "[0.0 2.0; 0.0 4.0]");
+  // In a function defined under @views; `end`, scalars, tuples and typed vectors as in Julia.
+  std::string f =
+      "w = [1.0, 2.0, 3.0, 4.0]\n@views function g!(a)\n  h = a[1:2]\n  h .= 0\n"
+      "  (a[end], (5, 6)[2], Float32[1, 2])\nend";
+  CHECK(eval_show(f, "g!(w), w") == "((4.0, 6, Float32[1.0, 2.0]), [0.0, 0.0, 3.0, 4.0])");
+  CHECK(eval_show("m = [1.0 2.0; 3.0 4.0]\n@views m[:, 2] .+= m[:, 1]", "m") ==
+        "[1.0 3.0; 3.0 7.0]");
+  // Traced: the writes are ops on the parent, and gradients flow through them.
+  std::string t =
+      "x = [1.0 2.0; 3.0 4.0]\n@views f(x) = (a = copy(x); u = a[:, 2]; "
+      "u .*= a[:, 1]; sum(a .* a))";
+  CHECK(eval_show(t, "f(x)") == "158.0");  // a = [1 2; 3 12]
+  check_trace_matches(t, "f", {"x"});
+}
+
 TEST_CASE("writes that Julia refuses give its errors") {
   auto error_of = [](const std::string& p) { return run_error(p); };
   CHECK(error_of("x = [1.0, 2.0]; x[1:2] = 5").find("perhaps use broadcasting `.=` instead?") !=

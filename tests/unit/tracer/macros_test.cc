@@ -21,10 +21,15 @@ TEST_CASE("@. broadcasts every call and operator, assignments and updates too") 
         "[2.0, 3.0]");
 }
 
-TEST_CASE("compiler hints and @views are their argument; @view marks its indexing") {
+TEST_CASE("compiler hints are their argument; @view and @views mark indexing") {
   CHECK(sexpr("@inbounds for i in 1:n\n  s += i\nend") == sexpr("for i in 1:n\n  s += i\nend"));
   CHECK(sexpr("@inline f(x) = 2x") == sexpr("f(x) = 2x"));
-  CHECK(sexpr("@views y = x[1:2]") == sexpr("y = x[1:2]"));
+  // @views: each indexing that is read, in nested ones and function bodies too; a target
+  // of assignment stays (its indices do not).
+  CHECK(sexpr("@views y = x[1:2]") == sexpr("y = @view x[1:2]"));
+  CHECK(sexpr("@views x[i[1:2]] .= y[1:2]") == sexpr("x[@view(i[1:2])] .= @view(y[1:2])"));
+  CHECK(sexpr("@views f(x) = sum(x[1:2])") == sexpr("f(x) = sum(@view x[1:2])"));
+  CHECK(sexpr("@views x[1] += x[2]") == sexpr("x[1] += @view x[2]"));
   CHECK(sexpr("@view x[:, 1]") == "(call @view (index (id x) (:) (int 1)))");
   // In a call's arguments a comma ends the macro's, or parentheses hold them.
   CHECK(sexpr("f(@view x[1:2], y)") == sexpr("f(@view(x[1:2]), y)"));
@@ -88,7 +93,7 @@ TEST_CASE("@show prints each expression and its value, and returns the last valu
 TEST_CASE("other macros are one error that names them and the supported ones") {
   std::string message = run_error("@time f(x)");
   CHECK(message.find("t.jl:1:1: the macro @time is not supported; the supported ones are @., "
-                     "@assert, @show, @view, @test, @testset,") == 0);
+                     "@assert, @show, @view, @views, @test, @testset,") == 0);
   CHECK(message.ends_with("@functor, @layer, @treelike\n@time f(x)\n^"));
   CHECK(run_error("y = @asert x > 0").find("(did you mean @assert?)") != std::string::npos);
   CHECK(parse_error("@inbounds").find("@inbounds takes one argument") != std::string::npos);

@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <type_traits>
 #include <vector>
 
@@ -37,15 +40,21 @@ inline constexpr int kGemmScratch = 1;
 /// A buffer of at least `n` elements owned by the calling thread, reused by the next call
 /// on the same thread with the same `Slot` (the contents are not kept). A kernel that needs
 /// two buffers at once takes them from two slots.
+/// The buffer is aligned to 64 bytes: oneDNN's kernels store whole cache lines there
+/// (Winograd's with non-temporal stores, which fault on anything less).
 template <typename T, int Slot = 0>
 T* scratch(int64_t n) {
-  thread_local std::vector<T> buffer;
-  if (static_cast<int64_t>(buffer.size()) < n) {
-    buffer.clear();
-    buffer.shrink_to_fit();
-    buffer.resize(static_cast<size_t>(n));
+  thread_local std::unique_ptr<T[], decltype(&std::free)> buffer(nullptr, &std::free);
+  thread_local int64_t size = 0;
+  if (size < n) {
+    buffer.reset();
+    size_t bytes = (static_cast<size_t>(n) * sizeof(T) + 63) / 64 * 64;
+    buffer.reset(static_cast<T*>(std::aligned_alloc(64, bytes)));
+    if (buffer == nullptr) throw std::bad_alloc();
+    std::memset(buffer.get(), 0, bytes);
+    size = n;
   }
-  return buffer.data();
+  return buffer.get();
 }
 
 /// 16 bytes of T as one GCC/Clang vector (one SSE register, the x86-64 baseline), with

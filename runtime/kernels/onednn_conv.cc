@@ -11,8 +11,10 @@
 // with their number.
 //
 // Primitives are built once per geometry and thread (building one costs far more than
-// running a small one) and use the direct algorithm: Winograd would change the rounding,
-// and the reference comparisons and gradient checks expect the plain sum.
+// running a small one). They use the direct algorithm, but for the 3x3 stride-1
+// convolutions where oneDNN's Winograd F(4x4, 3x3) is faster (see `winograd`); those round
+// differently from a plain sum, within f32's (README, Kernels and threads). Gradient checks run in
+// f64 on the reference kernels and are not affected.
 #include <omp.h>
 
 #include <map>
@@ -103,19 +105,34 @@ memory::desc any(const memory::desc& plain) {
   return memory::desc(plain.dims(), plain.data_type(), Tag::any);
 }
 
-std::optional<dnnl::convolution_forward::primitive_desc> forward_pd(const Descs& d) {
-  dnnl::convolution_forward::desc desc(
-      dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, any(d.src),
-      any(d.weights), any(d.dst), d.strides, d.dilates, d.pad_lo, d.pad_hi);
+// Whether Winograd should be faster than the direct algorithm for all three kinds of
+// convolution at `g`. Measured with oneDNN 2.6 on AVX-512 (jit_wino_4x3, 2 threads), against
+// the direct kernels at 450-500 GFLOP/s: 1.5-2.4x faster on ResNet-18's 3x3 layers at
+// 56x56 and 28x28 (batch 1) and at 14x14 from batch 8; slower when the batch's output has
+// fewer than 28x28 pixels (layer 4, 1.3-2x slower) or with 32 channels (digits' CNN,
+// backward-weights 1.2x slower). oneDNN has no Winograd kernel on AVX2 machines; the
+// direct one is used there.
+bool winograd(const ConvGeom& g) {
+  return g.k_w == 3 && g.k_h == 3 && g.stride_w == 1 && g.stride_h == 1 && g.dil_w == 1 &&
+         g.dil_h == 1 && g.groups == 1 && g.in_c >= 64 && g.out_c >= 64 &&
+         g.batch * g.out_plane() >= 28 * 28;
+}
+
+std::optional<dnnl::convolution_forward::primitive_desc> forward_pd(const Descs& d,
+                                                                    dnnl::algorithm algorithm) {
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training, algorithm, any(d.src),
+                                       any(d.weights), any(d.dst), d.strides, d.dilates, d.pad_lo,
+                                       d.pad_hi);
   dnnl::convolution_forward::primitive_desc pd(desc, engine(), true);
   if (!pd) return std::nullopt;
   return pd;
 }
 
-Conv build(Kind kind, const ConvGeom& g, ConvLayouts l) {
+// The convolution with `algorithm`, or one without a primitive where oneDNN has none.
+Conv build_with(Kind kind, const ConvGeom& g, ConvLayouts l, dnnl::algorithm algorithm) {
   Conv c;
   Descs d = user_descs(g, l);
-  std::optional<dnnl::convolution_forward::primitive_desc> fwd = forward_pd(d);
+  std::optional<dnnl::convolution_forward::primitive_desc> fwd = forward_pd(d, algorithm);
   if (!fwd) return c;
   if (kind == Kind::forward) {
     c.in[0] = Port(DNNL_ARG_SRC, d.src, fwd->src_desc(), true);
@@ -124,9 +141,8 @@ Conv build(Kind kind, const ConvGeom& g, ConvLayouts l) {
     c.primitive = dnnl::convolution_forward(*fwd);
     c.impl = fwd->impl_info_str();
   } else if (kind == Kind::backward_input) {
-    dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, any(d.src),
-                                               any(d.weights), any(d.dst), d.strides, d.dilates,
-                                               d.pad_lo, d.pad_hi);
+    dnnl::convolution_backward_data::desc desc(algorithm, any(d.src), any(d.weights), any(d.dst),
+                                               d.strides, d.dilates, d.pad_lo, d.pad_hi);
     dnnl::convolution_backward_data::primitive_desc pd(desc, engine(), *fwd, true);
     if (!pd) return c;
     c.in[0] = Port(DNNL_ARG_DIFF_DST, d.dst, pd.diff_dst_desc(), true);
@@ -135,9 +151,8 @@ Conv build(Kind kind, const ConvGeom& g, ConvLayouts l) {
     c.primitive = dnnl::convolution_backward_data(pd);
     c.impl = pd.impl_info_str();
   } else {
-    dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, any(d.src),
-                                                  any(d.weights), any(d.dst), d.strides, d.dilates,
-                                                  d.pad_lo, d.pad_hi);
+    dnnl::convolution_backward_weights::desc desc(algorithm, any(d.src), any(d.weights), any(d.dst),
+                                                  d.strides, d.dilates, d.pad_lo, d.pad_hi);
     dnnl::convolution_backward_weights::primitive_desc pd(desc, engine(), *fwd, true);
     if (!pd) return c;
     c.in[0] = Port(DNNL_ARG_SRC, d.src, pd.src_desc(), true);
@@ -147,6 +162,18 @@ Conv build(Kind kind, const ConvGeom& g, ConvLayouts l) {
     c.impl = pd.impl_info_str();
   }
   return c;
+}
+
+Conv build(Kind kind, const ConvGeom& g, ConvLayouts l) {
+  if (winograd(g)) {
+    try {
+      Conv c = build_with(kind, g, l, dnnl::algorithm::convolution_winograd);
+      if (c.primitive) return c;
+    } catch (const dnnl::error&) {
+      // Its scratch memory did not fit (ulimit -v): the direct kernel needs less.
+    }
+  }
+  return build_with(kind, g, l, dnnl::algorithm::convolution_direct);
 }
 
 // The convolution of `kind` for `g` at the current thread count, built on first use by

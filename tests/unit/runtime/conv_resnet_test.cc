@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <string>
 #include <vector>
 
 #include "kernel_harness.h"
@@ -91,6 +93,37 @@ TEST_CASE("the fast conv kernels match the reference at every ResNet-18 shape") 
       with_shape.set("shape", ws);
       check_op(Prim::conv2d_backward_filter, {x, dy}, with_shape);
     }
+  }
+}
+
+TEST_CASE("Winograd runs the large 3x3 stride-1 convolutions, where it is faster") {
+  // oneDNN has Winograd kernels on AVX-512 only; elsewhere every convolution is direct.
+  bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+  auto impl = [](int64_t size, int64_t c, int64_t k, int64_t stride, int64_t batch) {
+    int64_t out = (size + 2 * (k / 2) - k) / stride + 1;
+    Tensor x(Type{DType::f32, Shape{size, size, c, batch}});
+    Tensor w(Type{DType::f32, Shape{k, k, c, c}});
+    Tensor y(Type{DType::f32, Shape{out, out, c, batch}});
+    Attrs attrs{{"stride", std::vector<int64_t>{stride, stride}},
+                {"pad", std::vector<int64_t>(4, k / 2)}};
+    ConvGeom g = conv_geom(attrs_of<Prim::conv2d>(normalize_attrs(Prim::conv2d, attrs)), x, w, y);
+    std::vector<std::string> names;
+    for (auto kind : {onednn::ConvKind::forward, onednn::ConvKind::backward_input,
+                      onednn::ConvKind::backward_filter}) {
+      names.push_back(onednn::conv_impl(kind, g, {}));
+    }
+    return names;
+  };
+  for (const std::string& name : impl(56, 64, 3, 1, 1)) {
+    CHECK(name.starts_with("jit_wino") == avx512);
+  }
+  for (const std::string& name : impl(14, 256, 3, 1, 8)) {
+    CHECK(name.starts_with("jit_wino") == avx512);
+  }
+  // Layer 4's 7x7 images, strided and 1x1 convolutions, 32 channels: direct.
+  for (const auto& names : {impl(7, 512, 3, 1, 1), impl(56, 64, 3, 2, 1), impl(56, 64, 1, 1, 1),
+                            impl(8, 32, 3, 1, 32)}) {
+    for (const std::string& name : names) CHECK(name.find("wino") == std::string::npos);
   }
 }
 

@@ -105,17 +105,19 @@ memory::desc any(const memory::desc& plain) {
   return memory::desc(plain.dims(), plain.data_type(), Tag::any);
 }
 
-// Whether Winograd should be faster than the direct algorithm for all three kinds of
-// convolution at `g`. Measured with oneDNN 2.6 on AVX-512 (jit_wino_4x3, 2 threads), against
+// Whether to run the three kinds of convolution at `g` with Winograd rather than the
+// direct algorithm. Measured with oneDNN 2.6 on AVX-512 (jit_wino_4x3, 2 threads) against
 // the direct kernels at 450-500 GFLOP/s: 1.5-2.4x faster on ResNet-18's 3x3 layers at
-// 56x56 and 28x28 (batch 1) and at 14x14 from batch 8; slower when the batch's output has
-// fewer than 28x28 pixels (layer 4, 1.3-2x slower) or with 32 channels (digits' CNN,
-// backward-weights 1.2x slower). oneDNN has no Winograd kernel on AVX2 machines; the
-// direct one is used there.
+// 56x56 and 28x28, and at 14x14 from batch 8; slower when the batch's output has fewer
+// than 28x28 pixels (layer 4, 1.3-2x) or with 32 channels (the digits' CNN). But its
+// scratch memory is 8-46 MB per convolution, as much as all of ResNet-18's activations at
+// batch 1, whose step would then need more memory than PyTorch's: so it runs only where
+// the batch's output has 8x28x28 pixels or more. oneDNN has no Winograd kernels on AVX2
+// machines; the direct ones run there.
 bool winograd(const ConvGeom& g) {
   return g.k_w == 3 && g.k_h == 3 && g.stride_w == 1 && g.stride_h == 1 && g.dil_w == 1 &&
          g.dil_h == 1 && g.groups == 1 && g.in_c >= 64 && g.out_c >= 64 &&
-         g.batch * g.out_plane() >= 28 * 28;
+         g.batch * g.out_plane() >= 8 * 28 * 28;
 }
 
 std::optional<dnnl::convolution_forward::primitive_desc> forward_pd(const Descs& d,

@@ -1,4 +1,8 @@
+#include <charconv>
+#include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/io.h"
@@ -12,7 +16,25 @@ namespace {
 
 struct ImportCliOptions {
   std::string model, out, weights;
+  std::vector<std::string> dims;
 };
+
+// `--dim NAME=SIZE` options as the importer's map.
+std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& dims) {
+  std::map<std::string, int64_t> out;
+  for (const std::string& d : dims) {
+    size_t eq = d.find('=');
+    int64_t size = -1;
+    const char* end = d.data() + d.size();
+    if (eq != std::string::npos && eq > 0) {
+      auto [ptr, ec] = std::from_chars(d.data() + eq + 1, end, size);
+      if (ec != std::errc() || ptr != end) size = -1;
+    }
+    if (size < 0) user_error("--dim {}: give a symbolic dim's size as NAME=N, as in batch=1", d);
+    out[d.substr(0, eq)] = size;
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -22,8 +44,12 @@ Run setup_import(CLI::App& sub) {
   sub.add_option("-o,--output", o->out, "Write the tape (JSON) here instead of standard output");
   sub.add_option("--weights", o->weights,
                  "Write the initializers (the tape's weight inputs) to this safetensors file");
+  sub.add_option("--dim", o->dims,
+                 "Size of a symbolic input dim (dim_param) as NAME=N, as in batch=1; repeatable");
   return [o] {
-    OnnxImport imported = import_onnx(read_file(o->model), source_name(o->model));
+    OnnxImportOptions options;
+    options.dims = parse_dims(o->dims);
+    OnnxImport imported = import_onnx(read_file(o->model), source_name(o->model), options);
     // The weights first: a tape is never left without the values it was written with.
     if (!o->weights.empty()) {
       std::vector<uint8_t> bytes = write_safetensors(imported.weights);

@@ -156,8 +156,8 @@ Rule rule_for(const Node& node, int opset) {
   return rule->second;
 }
 
-// The tape type of a graph input from its declared type.
-Type input_type(const onnx::ValueInfoProto& v) {
+// The tape type of a graph input from its declared type, its symbolic dims sized by `dims`.
+Type input_type(const onnx::ValueInfoProto& v, const std::map<std::string, int64_t>& dims) {
   if (!v.type().has_tensor_type()) unsupported("an input that is not a tensor");
   const onnx::TypeProto_Tensor& t = v.type().tensor_type();
   std::optional<DType> dtype = to_dtype(t.elem_type());
@@ -168,13 +168,21 @@ Type input_type(const onnx::ValueInfoProto& v) {
   }
   Shape shape;
   for (const onnx::TensorShapeProto_Dimension& d : t.shape().dim()) {
-    if (!d.has_dim_value()) {
+    if (d.has_dim_value()) {
+      shape.push_back(d.dim_value());
+    } else if (auto size = dims.find(d.dim_param()); size != dims.end() && d.has_dim_param()) {
+      shape.push_back(size->second);
+    } else if (d.has_dim_param() && !d.dim_param().empty()) {
       user_error(
-          "dimension '{}' has no fixed size; a tape's shapes are static, so export the model "
-          "with fixed sizes",
-          d.dim_param());
+          "dimension '{}' has no fixed size; a tape's shapes are static: give it one "
+          "(ytape import --dim {}=N)",
+          d.dim_param(), d.dim_param());
+    } else {
+      user_error(
+          "dimension {} has no size, fixed or named; a tape's shapes are static, so "
+          "export the model with fixed sizes",
+          shape.size() + 1);
     }
-    shape.push_back(d.dim_value());
   }
   return Type{*dtype, reversed(shape)};
 }
@@ -191,7 +199,7 @@ void define_inputs(const onnx::GraphProto& g, std::string_view source,
     auto bound = std::find_if(options.constant_inputs.begin(), options.constant_inputs.end(),
                               [&](const auto& p) { return p.first == v.name(); });
     try {
-      Type type = input_type(v);
+      Type type = input_type(v, options.dims);
       if (bound != options.constant_inputs.end()) {
         if (bound->second.type() != type) {
           user_error("bound to a value of type {}, not {}", type_str(bound->second.type()),

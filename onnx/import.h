@@ -6,6 +6,7 @@
 // (1-based). Every attribute that names axes, or lists per-axis values, is mapped so.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -34,6 +35,9 @@ struct OnnxImportOptions {
   /// Graph inputs to treat as constants, by name, in ytape's layout: their values fold
   /// into the tape (a Reshape's target shape, a Pad's pads given as inputs).
   TensorMap constant_inputs;
+  /// Sizes of the graph inputs' symbolic dims (`dim_param`, such as a batch size exported
+  /// as dynamic), by name: a tape's shapes are static.
+  std::map<std::string, int64_t> dims;
 };
 
 /// An imported model: the tape, and the values of its initializers.

@@ -16,6 +16,15 @@ cd "$dir"
 "$ytape" import mlp.onnx -o again.json --weights again.safetensors
 cmp tape.json again.json
 cmp weights.safetensors again.safetensors
+# A symbolic batch dim takes the size given; without one it is refused by name.
+"$ytape" import mlp_batch.onnx --dim batch=3 -o batch.json
+"$ytape" show batch.json | grep -q 'in  %1::f32\[4,3\] x'
+if "$ytape" import mlp_batch.onnx -o batch.json 2>err; then
+  echo "a symbolic dim without a size should be refused"; exit 1
+fi
+grep -q "dimension 'batch' has no fixed size.*--dim batch=N" err
+"$ytape" import mlp_batch.onnx --dim batch=x -o batch.json 2>err && exit 1
+grep -q "ytape: error: --dim batch=x: give a symbolic dim's size as NAME=N" err
 echo kept >kept.json
 if "$ytape" import unsupported_op.onnx -o kept.json 2>/dev/null; then
   echo "importing an unsupported op should fail"; exit 1

@@ -1,6 +1,8 @@
 // Writes the small ONNX models that the command-line and error tests import, built with
 // ONNX's protobuf classes, into a directory: usage: onnx_make_models DIR
 //   mlp.onnx             x (1, 4) -> Gemm -> Relu -> Gemm -> Softmax, weights as initializers
+//   mlp_batch.onnx       the same with x (batch, 4): a symbolic batch dim, as exported
+//                        with dynamic axes
 //   unsupported_op.onnx  an op type without a rule (Acos)
 //   old_opset.onnx       opset 11, whose Hardmax (Hardmax-11) means other than at 13
 //   misspelt_op.onnx     an op type ONNX does not have (Sofmax)
@@ -33,6 +35,13 @@ Model mlp() {
   set_int(m.node("Gemm", {"r", "fc2.weight", "fc2.bias"}, {"logits"}, "fc2"), "transB", 1);
   m.node("Softmax", {"logits"}, {"probs"}, "softmax");
   m.output("probs");
+  return m;
+}
+
+Model mlp_batch() {
+  Model m = mlp();
+  auto* x = m.g().mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  x->mutable_dim(0)->set_dim_param("batch");
   return m;
 }
 
@@ -72,6 +81,7 @@ int main(int argc, char** argv) {
     std::ofstream(dir + "/" + name, std::ios::binary) << m.bytes();
   };
   save("mlp.onnx", mlp());
+  save("mlp_batch.onnx", mlp_batch());
   save("unsupported_op.onnx", unary("Acos", 13));
   save("old_opset.onnx", unary("Hardmax", 11));
   save("misspelt_op.onnx", unary("Sofmax", 13));

@@ -284,6 +284,25 @@ TEST_CASE("a shape that is not static is refused, naming the input") {
         "initializer, or computed from them");
 }
 
+TEST_CASE("a symbolic input dim takes the size given for its name, or is refused by name") {
+  Model m = gemm_model();
+  auto* batch = m.g().mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  batch->mutable_dim(0)->set_dim_param("batch");  // x: (batch, 3)
+  CHECK(import_error(m) ==
+        "m.onnx: input 'x': dimension 'batch' has no fixed size; a tape's shapes are static: "
+        "give it one (ytape import --dim batch=N)");
+  OnnxImportOptions options;
+  options.dims["batch"] = 5;
+  OnnxImport imported = m.import(options);
+  const Tape& t = imported.tape;
+  CHECK(t.type(t.ops.front().outs.front()) == Type{DType::f32, {3, 5}});
+  CHECK(t.type(t.outputs.front().var) == Type{DType::f32, {4, 5}});
+  batch->mutable_dim(0)->clear_dim_param();
+  CHECK(import_error(m) ==
+        "m.onnx: input 'x': dimension 1 has no size, fixed or named; a tape's shapes are "
+        "static, so export the model with fixed sizes");
+}
+
 TEST_CASE("shapes that do not broadcast are an error of the node") {
   Model m;
   m.input("x", {2, 3});

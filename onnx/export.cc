@@ -4,6 +4,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "onnx/export_rules.h"
 #include "onnx/import.h"
@@ -44,6 +45,26 @@ void add_inputs(const Tape& t, const TensorMap& weights, Exporter& ex) {
   }
 }
 
+// The graph's outputs, by name: an Identity of the value, or the graph input itself when
+// the output is that input under its own name. ONNX names each value once, so an output
+// may not take the name of another input.
+void add_outputs(const Tape& t, Exporter& ex, onnx::GraphProto& g) {
+  std::unordered_map<std::string, uint32_t> inputs;
+  for (size_t i = 0; i < t.num_inputs(); ++i) inputs.emplace(t.ops[i].name, t.ops[i].outs[0].id);
+  for (const Output& out : t.outputs) {
+    auto in = inputs.find(out.name);
+    if (in == inputs.end()) {
+      ex.node("Identity", {ex.name(out.var)}, out.name);
+    } else if (in->second != out.var.id) {
+      user_error(
+          "output '{}' has the name of input %{}: ONNX names each value once, so "
+          "rename the output or the input",
+          out.name, in->second + 1);
+    }
+    declare(g.add_output(), out.name, t.type(out.var));
+  }
+}
+
 }  // namespace
 
 std::string export_onnx(const Tape& t, const TensorMap& weights) {
@@ -68,10 +89,7 @@ std::string export_onnx(const Tape& t, const TensorMap& weights) {
                                          loc.empty() ? "" : ", " + loc, e.what()));
     }
   }
-  for (const Output& out : t.outputs) {
-    ex.node("Identity", {ex.name(out.var)}, out.name);
-    declare(g.add_output(), out.name, t.type(out.var));
-  }
+  add_outputs(t, ex, g);
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception& e) {

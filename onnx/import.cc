@@ -10,6 +10,7 @@
 #include "onnx/proto.h"
 #include "opt/dce.h"
 #include "tape/strings.h"
+#include "tape/validate.h"
 
 namespace ytape {
 
@@ -306,6 +307,12 @@ OnnxImport import_onnx(std::string_view bytes, std::string_view source,
   Tape tape = b.finish();
   PassResult dce = eliminate_dead_code(tape);
   result.tape = dce.tape ? std::move(*dce.tape) : std::move(tape);
+  try {
+    // What the rules cannot see: names the model gives twice (an output listed twice).
+    validate(result.tape);
+  } catch (const UserError& e) {
+    user_error("{}: the model does not make a valid tape: {}", source, e.what());
+  }
   return result;
 }
 

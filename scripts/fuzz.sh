@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with Clang (build/fuzz, ASan + UBSan) and runs TARGET (or
-# all six) for SECONDS each (default 60), starting from the bundled samples and test
+# all seven) for SECONDS each (default 60), starting from the bundled samples and test
 # inputs; a crash's input and report land in build/fuzz/findings/TARGET/. Exit 1 if any
 # target found one.
-# usage: scripts/fuzz.sh [tape_json|tensor_file|program|trace|diff|valid_tape|all] [SECONDS]
+# usage: scripts/fuzz.sh [tape_json|tensor_file|program|trace|diff|valid_tape|onnx_import|all] [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which=${1:-all}
 seconds=${2:-60}
 case $which in
-  all) targets=(tape_json tensor_file program trace diff valid_tape) ;;
-  tape_json | tensor_file | program | trace | diff | valid_tape) targets=("$which") ;;
+  all) targets=(tape_json tensor_file program trace diff valid_tape onnx_import) ;;
+  tape_json | tensor_file | program | trace | diff | valid_tape | onnx_import) targets=("$which") ;;
   *)
-    echo "fuzz: unknown target '$which' (tape_json, tensor_file, program, trace, diff, valid_tape or all)"
+    echo "fuzz: unknown target '$which' (tape_json, tensor_file, program, trace, diff, valid_tape, onnx_import or all)"
     exit 2
     ;;
 esac
@@ -46,6 +46,11 @@ for target in "${targets[@]}"; do
         { cat tests/cli/diff/layer.json; printf '\0'; cat "$f"; } >"$corpus/$(basename "$f")"
       done ;;
     valid_tape) for i in $(seq 16); do printf 'seed %d of the valid-tape target' "$i" >"$corpus/seed$i"; done ;;
+    onnx_import) # the CLI tests' models and a model of each of ONNX's node tests
+      build/release/tests/onnx/onnx_make_models "$corpus" 2>/dev/null || true
+      for m in /usr/share/libonnx-testdata/data/node/*/model.onnx; do
+        [ -f "$m" ] && cp "$m" "$corpus/$(basename "$(dirname "$m")").onnx"
+      done ;;
   esac
   # A dictionary of the input's tokens, taken from the sources so that it follows them.
   dict=build/fuzz/$target.dict

@@ -39,6 +39,14 @@ Window window_of(const Node& node, const Shape& in, const std::vector<int64_t>& 
           {pads[1], pads[3], pads[0], pads[2]}};
 }
 
+Shape spatial_of(const Node& node, const Shape& onnx_shape) {
+  if (onnx_shape.size() < 3) {
+    user_error("{} takes images (N, C, spatial...) and weights (M, C, kernel...); one has rank {}",
+               node.op_type(), onnx_shape.size());
+  }
+  return Shape(onnx_shape.begin() + 2, onnx_shape.end());
+}
+
 Var as_image(Importer& im, Var x) {
   Shape s = im.type(x).shape;
   if (s.size() == 3) return im.reshape(x, {s[0], 1, s[1], s[2]});
@@ -65,9 +73,9 @@ void conv(Importer& im, const Node& n) {
   Var x = im.input(n, 0), w = im.input(n, 1);
   int rank = im.rank(x);
   Shape ws = im.onnx_shape(w);
-  std::vector<int64_t> kernel = attr_ints(n, "kernel_shape", Shape(ws.begin() + 2, ws.end()));
+  std::vector<int64_t> kernel = attr_ints(n, "kernel_shape", spatial_of(n, ws));
   Shape xs = im.onnx_shape(x);
-  Window win = window_of(n, Shape(xs.begin() + 2, xs.end()), kernel);
+  Window win = window_of(n, spatial_of(n, xs), kernel);
   Var y =
       im.op<Prim::conv2d>({as_image(im, x), as_image(im, w)}, {.stride = win.stride,
                                                                .pad = win.pad,
@@ -82,12 +90,12 @@ void conv_transpose(Importer& im, const Node& n) {
   Var x = im.input(n, 0), w = im.input(n, 1);
   int rank = im.rank(x);
   Shape xs = im.onnx_shape(x), ws = im.onnx_shape(w);
-  size_t k = xs.size() - 2;
-  std::vector<int64_t> kernel = attr_ints(n, "kernel_shape", Shape(ws.begin() + 2, ws.end()));
+  size_t k = spatial_of(n, xs).size();
+  std::vector<int64_t> kernel = attr_ints(n, "kernel_shape", spatial_of(n, ws));
   if (find_attr(n, "auto_pad") && attr_string(n, "auto_pad", "NOTSET") != "NOTSET")
     unsupported("ConvTranspose's auto_pad");
   if (find_attr(n, "output_shape")) unsupported("ConvTranspose's output_shape");
-  Window win = window_of(n, Shape(xs.begin() + 2, xs.end()), kernel);
+  Window win = window_of(n, spatial_of(n, xs), kernel);
   std::vector<int64_t> extra = attr_ints(n, "output_padding", std::vector<int64_t>(k, 0));
   if (extra.size() != k) user_error("output_padding does not have one entry per spatial dim");
   if (k == 1) extra.push_back(0);

@@ -11,7 +11,7 @@ namespace {
 // pads grow so that the floor of the primitives' size formula gives ONNX's ceiling.
 Window pool_window(Importer& im, const Node& n, Var x, Var image) {
   Shape xs = im.onnx_shape(x);
-  Window win = window_of(n, Shape(xs.begin() + 2, xs.end()), attr_ints(n, "kernel_shape"));
+  Window win = window_of(n, spatial_of(n, xs), attr_ints(n, "kernel_shape"));
   for (int64_t d : win.dilation) {
     if (d != 1) unsupported(n.op_type() + "'s dilations");
   }

@@ -15,6 +15,10 @@ struct Window {
 /// the ONNX kernel sizes `kernel`. UnsupportedError for more than two spatial dims.
 Window window_of(const Node& node, const Shape& in, const std::vector<int64_t>& kernel);
 
+/// The spatial sizes of an ONNX (N, C, spatial...) image or (M, C, kernel...) weight shape;
+/// a UserError when it has fewer than three dims.
+Shape spatial_of(const Node& node, const Shape& onnx_shape);
+
 /// `x` (ytape (W, C, N) or (W, H, C, N)) as a 2-d image.
 Var as_image(Importer& im, Var x);
 /// The image `y` back in the rank `rank` of the op's input (a 1-d op's result loses the

@@ -153,4 +153,21 @@ TEST_CASE("export refuses what ONNX has no form for here, naming the op") {
                        UnsupportedError);
 }
 
+TEST_CASE("an output named as its input is that input; as another input, an error") {
+  // Found by fuzzing: both made a graph that named a value twice, which the checker refused.
+  Builder b("t");
+  Var x = b.input("x", f32({2})), y = b.input("y", f32({2}));
+  b.output(x, "x");
+  b.output(b.add(x, y), "sum");
+  check_round_trip(b.finish());
+  Builder c("t");
+  Var u = c.input("u", f32({2}));
+  c.input("v", f32({2}));
+  c.output(u, "v");
+  CHECK_THROWS_WITH_AS(export_onnx(c.finish()),
+                       "output 'v' has the name of input %2: ONNX names each value once, so "
+                       "rename the output or the input",
+                       UserError);
+}
+
 }  // namespace ytape::onnx_test

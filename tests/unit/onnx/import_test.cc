@@ -303,6 +303,28 @@ TEST_CASE("a symbolic input dim takes the size given for its name, or is refused
         "static, so export the model with fixed sizes");
 }
 
+TEST_CASE("a model listing an output twice is refused, not made an invalid tape") {
+  Model m = gemm_model();
+  m.output("y");  // found by fuzzing: the tape had two outputs of one name
+  CHECK(import_error(m) ==
+        "m.onnx: the model does not make a valid tape: tape g: two outputs are named 'y'; "
+        "give each output its own name");
+}
+
+TEST_CASE("a Conv of an input or weights of rank under 3 is refused by its node") {
+  for (const char* op : {"Conv", "ConvTranspose"}) {
+    Model m;
+    m.input("x", {1, 1, 4});
+    m.input("w", {2});  // found by fuzzing: read out of bounds
+    m.node(op, {"x", "w"}, {"y"});
+    m.output("y");
+    CHECK(import_error(m) ==
+          fmt::format("m.onnx: node 1 ({}, opset 13): {} takes images (N, C, spatial...) and "
+                      "weights (M, C, kernel...); one has rank 1",
+                      op, op));
+  }
+}
+
 TEST_CASE("shapes that do not broadcast are an error of the node") {
   Model m;
   m.input("x", {2, 3});

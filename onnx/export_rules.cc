@@ -144,6 +144,8 @@ void broadcast_to(Exporter& ex, const Op& op) {
 void permutedims(Exporter& ex, const Op& op) {
   const auto& yperm = attrs_of<Prim::permutedims>(op.attrs).perm;
   int r = static_cast<int>(yperm.size());
+  // A scalar's: ONNX's checker wants a perm of one entry or more.
+  if (r == 0) return done(ex, op, ex.node("Identity", {in(ex, op, 0)}));
   std::vector<int64_t> perm(r);
   for (int i = 0; i < r; ++i) perm[i] = r - yperm[r - 1 - i];
   onnx::NodeProto& n = ex.node("Transpose", {in(ex, op, 0)});

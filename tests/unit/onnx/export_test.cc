@@ -153,12 +153,16 @@ TEST_CASE("export refuses what ONNX has no form for here, naming the op") {
                        UnsupportedError);
 }
 
-TEST_CASE("an output named as its input is that input; as another input, an error") {
-  // Found by fuzzing: both made a graph that named a value twice, which the checker refused.
+TEST_CASE("corner cases found by fuzzing: outputs named as inputs, a scalar's perm") {
+  // An output named as its own input is that input; as another input, an error (both made
+  // graphs that named a value twice, which the checker refused).
   Builder b("t");
-  Var x = b.input("x", f32({2})), y = b.input("y", f32({2}));
+  Var x = b.input("x", f32({2})), y = b.input("y", f32({2})), s = b.input("s", f32({}));
   b.output(x, "x");
   b.output(b.add(x, y), "sum");
+  // A scalar's permutedims (Transpose wants a perm).
+  b.output(b.call1(Prim::permutedims, {s}, AttrsOf<Prim::permutedims>{.perm = {}}.to_attrs()),
+           "s2");
   check_round_trip(b.finish());
   Builder c("t");
   Var u = c.input("u", f32({2}));

@@ -32,6 +32,8 @@ Shape reshape_target(const Shape& in, std::vector<int64_t> want, bool allow_zero
       infer = static_cast<int64_t>(i);
     } else if (want[i] < 0) {
       user_error("shape[{}] is {}", i, want[i]);
+    } else if (want[i] > 0 && known > kMaxElements / want[i]) {
+      user_error("the shape has more elements than a tensor may have ({})", kMaxElements);
     } else {
       known *= want[i];
     }

@@ -325,6 +325,17 @@ TEST_CASE("a Conv of an input or weights of rank under 3 is refused by its node"
   }
 }
 
+TEST_CASE("a Reshape to more elements than a tensor may have is an error, not an overflow") {
+  Model m;
+  m.input("x", {2, 3});
+  m.ints_initializer("s", {15, INT64_MAX, -1});  // found by fuzzing: 15 * 2^63 overflowed
+  m.node("Reshape", {"x", "s"}, {"y"});
+  m.output("y");
+  CHECK(import_error(m) ==
+        "m.onnx: node 1 (Reshape, opset 13): the shape has more elements than a tensor may "
+        "have (281474976710656)");
+}
+
 TEST_CASE("shapes that do not broadcast are an error of the node") {
   Model m;
   m.input("x", {2, 3});

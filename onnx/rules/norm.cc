@@ -9,6 +9,7 @@ namespace {
 
 // A per-channel vector (C,) shaped to broadcast along the channel dim of a rank-r tensor.
 Var per_channel(Importer& im, Var v, int r) {
+  if (r < 2) user_error("the input has rank {}; it needs a channel dim", r);
   Shape s(r, 1);
   s[r - 2] = im.type(v).size();
   return im.reshape(v, s);
@@ -47,6 +48,7 @@ Var running(Importer& im, Var old, Var current, double momentum) {
 void batch_norm_training(Importer& im, const Node& n, double eps) {
   Var x = im.input(n, 0), scale = im.input(n, 1), bias = im.input(n, 2);
   int r = im.rank(x);
+  if (r < 2) user_error("the input has rank {}; it needs a channel dim", r);
   im.set_output(n, 0, im.op<Prim::batchnorm>({x, scale, bias}, {.eps = eps}));
   if (n.output_size() < 2) return;
   std::vector<int64_t> dims;
@@ -66,7 +68,6 @@ void batch_norm(Importer& im, const Node& n) {
   if (attr_int(n, "training_mode", 0) != 0) return batch_norm_training(im, n, eps);
   Var x = im.input(n, 0);
   int r = im.rank(x);
-  if (r < 2) user_error("the input has rank {}; it needs a channel dim", r);
   auto c = [&](int i) { return per_channel(im, im.input(n, i), r); };
   Var stddev = im.op<Prim::sqrt>({im.op<Prim::add>({c(4), scalar_like(im, x, eps)})});
   Var y = im.op<Prim::div>({im.op<Prim::sub>({x, c(3)}), stddev});

@@ -336,6 +336,22 @@ TEST_CASE("a Reshape to more elements than a tensor may have is an error, not an
         "have (281474976710656)");
 }
 
+TEST_CASE("instance and batch norm of an input without a channel dim are errors") {
+  for (const char* op : {"InstanceNormalization", "BatchNormalization"}) {
+    Model m;
+    m.input("x", {4});  // found by fuzzing: a rank-1 input indexed dim -1
+    m.input("s", {4});
+    m.input("b", {4});
+    std::vector<std::string> ins{"x", "s", "b"};
+    if (std::string(op) == "BatchNormalization") ins.insert(ins.end(), {"s", "b"});
+    m.node(op, ins, {"y"});
+    m.output("y");
+    CHECK(import_error(m) == fmt::format("m.onnx: node 1 ({}, opset 13): the input has rank 1; "
+                                         "it needs a channel dim",
+                                         op));
+  }
+}
+
 TEST_CASE("shapes that do not broadcast are an error of the node") {
   Model m;
   m.input("x", {2, 3});

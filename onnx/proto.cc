@@ -78,32 +78,26 @@ int raw_size(int32_t elem_type) {
   }
 }
 
-// From the typed repeated field that holds elements of `elem_type` when there is no raw data.
-void copy_typed(const onnx::TensorProto& t, Tensor& out, int64_t* have) {
+// The number of values in the typed repeated field that holds elements of `elem_type` when
+// there is no raw data; with `out`, of that many elements, also copies them there.
+int64_t copy_typed(const onnx::TensorProto& t, Tensor* out) {
+  auto copy = [&](const auto& field, auto tag) {
+    if (out != nullptr) copy_field<decltype(tag)>(field, *out);
+    return static_cast<int64_t>(field.size());
+  };
   switch (t.data_type()) {
     case TensorProto_DataType::TensorProto_DataType_FLOAT:
-      *have = t.float_data_size();
-      if (*have == out.size()) copy_field<float>(t.float_data(), out);
-      break;
+      return copy(t.float_data(), float{});
     case TensorProto_DataType::TensorProto_DataType_DOUBLE:
-      *have = t.double_data_size();
-      if (*have == out.size()) copy_field<double>(t.double_data(), out);
-      break;
+      return copy(t.double_data(), double{});
     case TensorProto_DataType::TensorProto_DataType_INT64:
-      *have = t.int64_data_size();
-      if (*have == out.size()) copy_field<int64_t>(t.int64_data(), out);
-      break;
+      return copy(t.int64_data(), int64_t{});
     case TensorProto_DataType::TensorProto_DataType_UINT32:
-      *have = t.uint64_data_size();
-      if (*have == out.size()) copy_field<int64_t>(t.uint64_data(), out);
-      break;
+      return copy(t.uint64_data(), int64_t{});
     case TensorProto_DataType::TensorProto_DataType_BOOL:
-      *have = t.int32_data_size();
-      if (*have == out.size()) copy_field<bool>(t.int32_data(), out);
-      break;
+      return copy(t.int32_data(), bool{});
     default:  // the narrower integers travel in int32_data
-      *have = t.int32_data_size();
-      if (*have == out.size()) copy_field<int64_t>(t.int32_data(), out);
+      return copy(t.int32_data(), int64_t{});
   }
 }
 
@@ -166,21 +160,22 @@ Tensor tensor_of(const onnx::TensorProto& t, const std::string& where) {
     throw UnsupportedError(where + "tensors with external data are not supported");
   }
   Shape shape(t.dims().rbegin(), t.dims().rend());
-  for (int64_t d : shape) {
-    if (d < 0) user_error("{}dimension {} is negative", where, d);
-  }
-  Tensor out(Type{*dtype, shape});
+  if (std::string why = shape_problem(shape); !why.empty()) user_error("{}{}", where, why);
+  // The data must be there before the tensor is allocated: a model may claim any size.
+  int64_t n = num_elements(shape);
   if (t.has_raw_data()) {
-    if (static_cast<int64_t>(t.raw_data().size()) != out.size() * raw_size(t.data_type())) {
-      user_error("{}raw data of {} bytes for {} elements of {}", where, t.raw_data().size(),
-                 out.size(), onnx_dtype_name(t.data_type()));
+    if (static_cast<int64_t>(t.raw_data().size()) != n * raw_size(t.data_type())) {
+      user_error("{}raw data of {} bytes for {} elements of {}", where, t.raw_data().size(), n,
+                 onnx_dtype_name(t.data_type()));
     }
+    Tensor out(Type{*dtype, shape});
     copy_raw(t.raw_data(), t.data_type(), out);
     return out;
   }
-  int64_t have = 0;
-  copy_typed(t, out, &have);
-  if (have != out.size()) user_error("{}{} values for {} elements", where, have, out.size());
+  int64_t have = copy_typed(t, nullptr);
+  if (have != n) user_error("{}{} values for {} elements", where, have, n);
+  Tensor out(Type{*dtype, shape});
+  copy_typed(t, &out);
   return out;
 }
 

@@ -352,6 +352,25 @@ TEST_CASE("instance and batch norm of an input without a channel dim are errors"
   }
 }
 
+TEST_CASE("an initializer's claimed size is checked against its data before allocation") {
+  // Found by fuzzing: dims whose product overflowed, and sizes far beyond the data given.
+  for (auto [dims, message] : {std::pair<std::vector<int64_t>, std::string>{
+                                   {1 << 30, 1 << 30, 1 << 30},
+                                   "shape [1073741824,1073741824,1073741824] has more than "
+                                   "2^48 elements"},
+                               {{int64_t{1} << 40}, "0 values for 1099511627776 elements"}}) {
+    Model m;
+    m.input("x", {1});
+    onnx::TensorProto* t = m.g().add_initializer();
+    t->set_name("w");
+    t->set_data_type(onnx::TensorProto_DataType_FLOAT);
+    for (int64_t d : dims) t->add_dims(d);
+    m.node("Add", {"x", "w"}, {"y"});
+    m.output("y");
+    CHECK(import_error(m) == "m.onnx: initializer 'w': " + message);
+  }
+}
+
 TEST_CASE("shapes that do not broadcast are an error of the node") {
   Model m;
   m.input("x", {2, 3});

@@ -134,6 +134,11 @@ Rule rule_for(const Node& node, int opset) {
   const std::string& op = node.op_type();
   const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(op, opset, "");
   if (!schema) {
+    // Defined in a later opset than the model's, or not at all (then perhaps misspelt).
+    if (const onnx::OpSchema* later = onnx::OpSchemaRegistry::Schema(op, kMaxOpset, "")) {
+      user_error("ONNX defines {} from opset {}, and the model imports opset {}", op,
+                 later->since_version(), opset);
+    }
     std::string near = closest(op, onnx_supported_ops());
     user_error("ONNX has no op type {} at opset {}{}", op, opset,
                near.empty() ? "" : fmt::format(" (did you mean {}?)", near));

@@ -5,6 +5,7 @@
 
 #include "runtime/eval.h"
 #include "tape/attrs.h"
+#include "tape/infer.h"
 
 namespace ytape::onnx_import {
 
@@ -96,12 +97,16 @@ std::vector<Var> Importer::emit_all(Prim p, VarList args, const Attrs& attrs) {
   }
   if (all_known) {
     try {
-      std::vector<Tensor> outs = evaluate(p, values, attrs);
-      bool small = std::all_of(outs.begin(), outs.end(),
-                               [](const Tensor& t) { return t.size() <= kFoldMaxElements; });
+      // Only small results fold (shapes, axes, indices), and their size is known before
+      // they are computed: a model's iota may be of any size.
+      std::vector<Type> types;
+      for (const Tensor& t : values) types.push_back(t.type());
+      std::vector<Type> out_types = infer_types(p, types, normalize_attrs(p, attrs));
+      bool small = std::all_of(out_types.begin(), out_types.end(),
+                               [](const Type& t) { return t.size() <= kFoldMaxElements; });
       if (small) {
         std::vector<Var> vars;
-        for (const Tensor& t : outs) vars.push_back(constant(t));
+        for (const Tensor& t : evaluate(p, values, attrs)) vars.push_back(constant(t));
         return vars;
       }
     } catch (const UserError&) {

@@ -371,6 +371,26 @@ TEST_CASE("an initializer's claimed size is checked against its data before allo
   }
 }
 
+TEST_CASE("only small static results fold, and large ones are not computed to find out") {
+  // Found by fuzzing: Trilu's masks over a 2^30-element input were computed at import.
+  Model m(14);
+  m.input("x", {int64_t{1} << 20, int64_t{1} << 10}, onnx::TensorProto_DataType_INT64);
+  m.node("Trilu", {"x"}, {"y"});
+  m.output("y");
+  OnnxImport imported = m.import();
+  CHECK(has_prim(imported.tape, Prim::iota));
+}
+
+TEST_CASE("an op of a later opset than the model's says from which") {
+  Model m;
+  m.input("x", {2, 2});
+  m.node("Trilu", {"x"}, {"y"});
+  m.output("y");
+  CHECK(import_error(m) ==
+        "m.onnx: node 1 (Trilu, opset 13): ONNX defines Trilu from opset 14, and the model "
+        "imports opset 13");
+}
+
 TEST_CASE("shapes that do not broadcast are an error of the node") {
   Model m;
   m.input("x", {2, 3});

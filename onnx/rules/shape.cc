@@ -114,8 +114,8 @@ void space_to_depth(Importer& im, const Node& n) {
 }
 
 void concat(Importer& im, const Node& n) {
-  VarList xs;
-  for (int i = 0; i < n.input_size(); ++i) xs.push_back(im.input(n, i));
+  VarList xs{im.input(n, 0)};  // one at least
+  for (int i = 1; i < n.input_size(); ++i) xs.push_back(im.input(n, i));
   int dim = ydim(attr_int(n, "axis", 0), im.rank(xs[0]));
   im.set_output(n, 0, xs.size() == 1 ? xs[0] : im.op<Prim::concat>(xs, {.dim = dim}));
 }

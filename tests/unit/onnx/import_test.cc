@@ -391,6 +391,14 @@ TEST_CASE("an op of a later opset than the model's says from which") {
         "imports opset 13");
 }
 
+TEST_CASE("a Concat of no inputs is an error") {
+  Model m;  // found by fuzzing: it read its first input's rank
+  m.input("x", {2});
+  m.node("Concat", {}, {"y"});
+  m.output("y");
+  CHECK(import_error(m) == "m.onnx: node 1 (Concat, opset 13): input 1 is missing");
+}
+
 TEST_CASE("shapes that do not broadcast are an error of the node") {
   Model m;
   m.input("x", {2, 3});

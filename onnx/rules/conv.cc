@@ -16,6 +16,14 @@ Window window_of(const Node& node, const Shape& in, const std::vector<int64_t>& 
   if (kernel.size() != k || stride.size() != k || dilation.size() != k || pads.size() != 2 * k) {
     user_error("kernel_shape, strides, dilations or pads do not have one entry per spatial dim");
   }
+  for (size_t i = 0; i < k; ++i) {
+    if (kernel[i] < 1 || stride[i] < 1 || dilation[i] < 1 || pads[i] < 0 || pads[i + k] < 0) {
+      user_error(
+          "kernel_shape {}, strides {}, dilations {}, pads {}: sizes, strides and "
+          "dilations are 1 or more, pads 0 or more",
+          shape_str(kernel), shape_str(stride), shape_str(dilation), shape_str(pads));
+    }
+  }
   std::string auto_pad = attr_string(node, "auto_pad", "NOTSET");
   for (size_t i = 0; i < k; ++i) {
     if (auto_pad == "VALID") {

@@ -391,6 +391,19 @@ TEST_CASE("an op of a later opset than the model's says from which") {
         "imports opset 13");
 }
 
+TEST_CASE("a window's stride 0 is an error, not a division by zero") {
+  Model m;  // found by fuzzing: auto_pad SAME divided by the stride
+  m.input("x", {1, 1, 4, 4});
+  onnx::NodeProto& pool = m.node("AveragePool", {"x"}, {"y"});
+  set_ints(pool, "kernel_shape", {2, 2});
+  set_ints(pool, "strides", {0, 1});
+  set_string(pool, "auto_pad", "SAME_UPPER");
+  m.output("y");
+  CHECK(import_error(m) ==
+        "m.onnx: node 1 (AveragePool, opset 13): kernel_shape [2,2], strides [0,1], dilations "
+        "[1,1], pads [0,0,0,0]: sizes, strides and dilations are 1 or more, pads 0 or more");
+}
+
 TEST_CASE("a Concat of no inputs is an error") {
   Model m;  // found by fuzzing: it read its first input's rank
   m.input("x", {2});

@@ -54,10 +54,13 @@ void gather_elements(Importer& im, const Node& n) {
 
 // data with updates added where the indices point along the axis: reduction "add" only,
 // as the primitive scatter_add onto zeros, plus data.
+// With reduction 'none' (whose indices ONNX forbids to repeat) the written elements are
+// those that a scatter of ones reaches, and take the scattered values.
 void scatter_elements(Importer& im, const Node& n) {
   Var x = im.input(n, 0), idx = im.input(n, 1), y = im.input(n, 2);
-  if (attr_string(n, "reduction", "none") != "add") {
-    unsupported("ScatterElements with reduction '" + attr_string(n, "reduction", "none") + "'");
+  std::string reduction = attr_string(n, "reduction", "none");
+  if (reduction != "add" && reduction != "none") {
+    unsupported("ScatterElements with reduction '" + reduction + "'");
   }
   int dim = ydim(attr_int(n, "axis", 0), im.rank(x));
   Shape s = im.type(x).shape, ys = im.type(y).shape;
@@ -66,8 +69,14 @@ void scatter_elements(Importer& im, const Node& n) {
     if (d != dim - 1 && ys[d] != s[d]) unsupported("ScatterElements onto a part of the data");
   }
   int64_t size = s[dim - 1];
-  Var added = im.op<Prim::scatter_add>({y, one_based(im, idx, size)}, {.dim = dim, .size = size});
-  im.set_output(n, 0, im.op<Prim::add>({x, added}));
+  Var at = one_based(im, idx, size);
+  Var added = im.op<Prim::scatter_add>({y, at}, {.dim = dim, .size = size});
+  if (reduction == "add") return im.set_output(n, 0, im.op<Prim::add>({x, added}));
+  DType d = im.type(y).dtype;
+  Var ones = im.op<Prim::fill>({}, {.value = 1, .dtype = d, .shape = ys});
+  Var hits = im.op<Prim::scatter_add>({ones, at}, {.dim = dim, .size = size});
+  Var written = im.op<Prim::gt>({hits, im.scalar(d, 0)});
+  im.set_output(n, 0, im.op<Prim::select>({written, added, x}));
 }
 
 // The elements on and above (upper) or below the k-th diagonal of the last two ONNX dims,
@@ -113,6 +122,7 @@ void add_index_rules(Rules& r) {
   r["Gather"] = gather;
   r["GatherElements"] = gather_elements;
   r["ScatterElements"] = scatter_elements;
+  r["Scatter"] = scatter_elements;  // ScatterElements' name until opset 11
   r["Trilu"] = trilu;
   r["OneHot"] = one_hot;
 }

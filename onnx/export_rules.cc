@@ -61,15 +61,16 @@ std::string filled(Exporter& ex, DType dtype, const Shape& shape, double v) {
 // ---- elementwise ----------------------------------------------------------------------
 const std::map<Prim, const char*>& simple_names() {
   static const std::map<Prim, const char*> names = {
-      {Prim::neg, "Neg"},           {Prim::exp, "Exp"},         {Prim::log, "Log"},
-      {Prim::sqrt, "Sqrt"},         {Prim::abs, "Abs"},         {Prim::sign, "Sign"},
-      {Prim::sin, "Sin"},           {Prim::cos, "Cos"},         {Prim::tan, "Tan"},
-      {Prim::tanh, "Tanh"},         {Prim::sigmoid, "Sigmoid"}, {Prim::relu, "Relu"},
-      {Prim::softplus, "Softplus"}, {Prim::add, "Add"},         {Prim::sub, "Sub"},
-      {Prim::mul, "Mul"},           {Prim::div, "Div"},         {Prim::pow, "Pow"},
-      {Prim::max, "Max"},           {Prim::min, "Min"},         {Prim::eq, "Equal"},
-      {Prim::lt, "Less"},           {Prim::le, "LessOrEqual"},  {Prim::gt, "Greater"},
-      {Prim::ge, "GreaterOrEqual"}, {Prim::select, "Where"}};
+      {Prim::neg, "Neg"},           {Prim::exp, "Exp"},           {Prim::log, "Log"},
+      {Prim::sqrt, "Sqrt"},         {Prim::abs, "Abs"},           {Prim::sign, "Sign"},
+      {Prim::sin, "Sin"},           {Prim::cos, "Cos"},           {Prim::tan, "Tan"},
+      {Prim::tanh, "Tanh"},         {Prim::sigmoid, "Sigmoid"},   {Prim::relu, "Relu"},
+      {Prim::softplus, "Softplus"}, {Prim::erf, "Erf"},           {Prim::floor, "Floor"},
+      {Prim::ceil, "Ceil"},         {Prim::round, "Round"},       {Prim::add, "Add"},
+      {Prim::sub, "Sub"},           {Prim::mul, "Mul"},           {Prim::div, "Div"},
+      {Prim::pow, "Pow"},           {Prim::max, "Max"},           {Prim::min, "Min"},
+      {Prim::eq, "Equal"},          {Prim::lt, "Less"},           {Prim::le, "LessOrEqual"},
+      {Prim::gt, "Greater"},        {Prim::ge, "GreaterOrEqual"}, {Prim::select, "Where"}};
   return names;
 }
 

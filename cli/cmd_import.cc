@@ -12,6 +12,7 @@ namespace {
 
 struct ImportCliOptions {
   std::string model, out, weights;
+  bool ignore_marks = false;
 };
 
 }  // namespace
@@ -22,8 +23,13 @@ Run setup_import(CLI::App& sub) {
   sub.add_option("-o,--output", o->out, "Write the tape (JSON) here instead of standard output");
   sub.add_option("--weights", o->weights,
                  "Write the initializers (the tape's weight inputs) to this safetensors file");
+  sub.add_flag("--ignore-marks", o->ignore_marks,
+               "Read a model that ytape exported as any other: its nodes, not the primitives "
+               "its marks name (docs/onnx.md)");
   return [o] {
-    OnnxImport imported = import_onnx(read_file(o->model), source_name(o->model));
+    OnnxImportOptions options;
+    options.read_marks = !o->ignore_marks;
+    OnnxImport imported = import_onnx(read_file(o->model), source_name(o->model), options);
     // The weights first: a tape is never left without the values it was written with.
     if (!o->weights.empty()) {
       std::vector<uint8_t> bytes = write_safetensors(imported.weights);

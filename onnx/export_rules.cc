@@ -9,6 +9,7 @@
 #include <map>
 
 #include "onnx/import.h"
+#include "onnx/marks.h"
 #include "onnx/proto.h"
 #include "tape/op_attrs.h"
 
@@ -531,7 +532,15 @@ void Exporter::export_op(const Op& op) {
   }
   auto rule = rules().find(op.prim);
   if (rule == rules().end()) refuse(fmt::format("{} has no ONNX form here", prim_name(op.prim)));
+  const int first = g_.node_size();
   rule->second(*this, op);
+  // A namesake node imports back as the primitive; any other form is marked with it.
+  if (rule->second == simple) return;
+  onnx_marks::Mark m{op.prim, op.attrs, {}, {}, g_.node_size() - first};
+  for (Var a : op.args) m.args.push_back(name(a));
+  for (Var o : op.outs) m.outs.push_back(name(o));
+  if (m.nodes < 1) internal_error("the export of {} wrote no node", prim_name(op.prim));
+  g_.mutable_node(first)->set_doc_string(onnx_marks::mark_text(m));
 }
 
 void set_attr(onnx::NodeProto& n, const std::string& name, int64_t v) {

@@ -34,6 +34,10 @@ struct OnnxImportOptions {
   /// Graph inputs to treat as constants, by name, in ytape's layout: their values fold
   /// into the tape (a Reshape's target shape, a Pad's pads given as inputs).
   TensorMap constant_inputs;
+  /// A model that ytape exported (producer "ytape") imports as the tape it came from: the
+  /// primitives its marks name (onnx/marks.h) in place of their nodes, nothing folded or
+  /// removed as dead, every initializer an input. False reads it as any other model.
+  bool read_marks = true;
 };
 
 /// An imported model: the tape, and the values of its initializers.

@@ -94,7 +94,7 @@ std::vector<Var> Importer::emit_all(Prim p, VarList args, const Attrs& attrs) {
     all_known = all_known && t != nullptr;
     if (t) values.push_back(*t);
   }
-  if (all_known) {
+  if (all_known && fold_) {
     try {
       std::vector<Tensor> outs = evaluate(p, values, attrs);
       bool small = std::all_of(outs.begin(), outs.end(),

@@ -1,10 +1,9 @@
 #include "onnx/marks.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 
 #include "tape/error.h"
 
@@ -49,9 +48,8 @@ AttrValue attr_value(const AttrSpec& spec, const json& j) {
       if (j.is_number_integer()) return j.get<int64_t>();
       break;
     case AttrKind::ints:
-      if (j.is_array() && std::all_of(j.begin(), j.end(), [](const json& e) {
-            return e.is_number_integer();
-          })) {
+      if (j.is_array() &&
+          std::all_of(j.begin(), j.end(), [](const json& e) { return e.is_number_integer(); })) {
         return j.get<std::vector<int64_t>>();
       }
       break;
@@ -82,8 +80,8 @@ Attrs read_attrs(Prim p, const json& j) {
   Attrs attrs;
   for (const auto& [name, value] : j.items()) {
     const auto& specs = prim_info(p).attrs;
-    auto spec = std::find_if(specs.begin(), specs.end(),
-                             [&](const AttrSpec& s) { return s.name == name; });
+    auto spec =
+        std::find_if(specs.begin(), specs.end(), [&](const AttrSpec& s) { return s.name == name; });
     if (spec == specs.end()) bad(fmt::format("{} has no attribute '{}'", prim_name(p), name));
     attrs.set(name, attr_value(*spec, value));
   }
@@ -99,7 +97,6 @@ std::vector<std::string> names(const json& j, const char* key) {
   }
   return out;
 }
-
 
 Mark parse_mark(json& j) {
   if (!j.contains("op") || !j["op"].is_string()) bad("no \"op\"");
@@ -131,10 +128,10 @@ std::string mark_text(const Mark& m) {
     if (const AttrValue* v = m.attrs.find(spec.name)) attrs[spec.name] = attr_json(*v);
   }
   nlohmann::ordered_json j = {{"op", std::string(prim_name(m.prim))},
-            {"attrs", attrs},
-            {"args", m.args},
-            {"outs", m.outs},
-            {"nodes", m.nodes}};
+                              {"attrs", attrs},
+                              {"args", m.args},
+                              {"outs", m.outs},
+                              {"nodes", m.nodes}};
   return std::string(kPrefix) + j.dump();
 }
 

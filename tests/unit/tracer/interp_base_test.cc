@@ -110,6 +110,10 @@ h(x) = round(sum(x); digits=1)
   }
   CHECK(trace_error(p, "h", {"x"}).find("round with digits of a traced value is not supported") !=
         std::string::npos);
+  // Their gradient is zero (off the jumps), as sign's: d/dx x floor(3x) = floor(3x).
+  check_gradient(
+      "f(x) = sum(x .* floor.(3 .* x) .+ ceil.(x) .* round.(x) .+ x .* round.(x))\n"
+      "x = [0.3, -1.2, 2.45]");
 }
 
 TEST_CASE("map over named tuples keeps the names; merge and getfields") {
@@ -269,12 +273,17 @@ TEST_CASE("NNlib's activations: values, and gradients against finite differences
                   "softsign(1.0)") ==
         "([-0.8646647167633873, 0.5], [-1.520166468595695, 0.5253504936777402], "
         "0.8411919906082768, -100.0, 6.0, 0.5, 0.5)");
+  // The exact gelu is x Φ(x): Φ(1) = 0.8413447460685429, erf(1) = 0.8427007929497149.
+  CHECK(eval_show("",
+                  "gelu_erf(1.0), gelu_tanh(1.0) == gelu(1.0), erf(1.0), "
+                  "SpecialFunctions.erf(-1.0)") ==
+        "(0.8413447460685429, true, 0.8427007929497149, -0.8427007929497149)");
   // The unused side of elu's ifelse stays finite: no NaN in the value or the gradient.
   CHECK(eval_show("", "elu.(Float32[100]), celu.(Float32[-100])") ==
         "(Float32[100.0], Float32[-1.0])");
   check_gradient(
       "acts = (elu, celu, selu, gelu, logσ, relu6, hardtanh, hardσ, mish, tanhshrink, "
-      "softsign, leakyrelu, swish)\n"
+      "softsign, leakyrelu, swish, gelu_erf, erf)\n"
       "f(x) = sum(sum(a.(x)) for a in acts) + sum(elu.(100 .* x))\n"
       "x = [-2.3, -0.7, 0.4, 1.9, 7.5]");
 }

@@ -67,6 +67,16 @@ Tape adam(DType dtype, const Shape& shape) {
   return b.finish();
 }
 
+// Whether a run with fusion gives the bytes of a run of the reference kernels, on inputs
+// made up from `seed`.
+bool fused_as_reference(const Tape& t, uint64_t seed) {
+  TensorMap inputs = complete_inputs(t, {}, seed);
+  ExecutorOptions reference;
+  reference.kernels = KernelSet::reference;
+  Executor fused(t), naive(t, reference);
+  return same_bits(fused.run(inputs), naive.run(inputs));
+}
+
 }  // namespace
 
 TEST_CASE("an optimizer's update runs as three elementwise groups, with the bytes of its ops") {
@@ -112,11 +122,7 @@ TEST_CASE("elementwise groups take bool and i64 results and broadcast single ele
   REQUIRE(groups.size() == 2);
   CHECK(groups[0].program.instructions.size() == 5);
   CHECK(groups[1].program.instructions.size() == 2);
-  TensorMap inputs = complete_inputs(t, {}, 9);
-  ExecutorOptions reference;
-  reference.kernels = KernelSet::reference;
-  Executor fused(t), naive(t, reference);
-  CHECK(same_bits(fused.run(inputs), naive.run(inputs)));
+  CHECK(fused_as_reference(t, 9));
 }
 
 TEST_CASE("erf and the roundings fuse, with the bytes of the unfused kernels") {
@@ -132,11 +138,7 @@ TEST_CASE("erf and the roundings fuse, with the bytes of the unfused kernels") {
     std::vector<FusedGroup> groups = find_fusions(t, kernel_table(KernelSet::fast));
     REQUIRE(groups.size() == 1);
     CHECK(groups[0].program.instructions.size() == 8);
-    TensorMap inputs = complete_inputs(t, {}, 4);
-    ExecutorOptions reference;
-    reference.kernels = KernelSet::reference;
-    Executor fused(t), naive(t, reference);
-    CHECK(same_bits(fused.run(inputs), naive.run(inputs)));
+    CHECK(fused_as_reference(t, 4));
   }
 }
 

@@ -25,6 +25,9 @@ std::optional<Var> decision(Builder& b, const Op& op, const VarMap& map,
     case Prim::gt:
     case Prim::ge:
     case Prim::argmax:
+    case Prim::floor:
+    case Prim::ceil:
+    case Prim::round:
       return outs[0];
     case Prim::convert:
       if (is_float(b.type(outs[0]).dtype)) return std::nullopt;

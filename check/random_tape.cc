@@ -316,6 +316,9 @@ bool has_jumps(const Tape& t) {
     if (op.kind != OpKind::call) return false;
     switch (op.prim) {
       case Prim::sign:
+      case Prim::floor:
+      case Prim::ceil:
+      case Prim::round:
       case Prim::eq:
       case Prim::ne:
       case Prim::lt:

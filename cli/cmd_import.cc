@@ -17,6 +17,7 @@ namespace {
 struct ImportCliOptions {
   std::string model, out, weights;
   std::vector<std::string> dims;
+  bool ignore_marks = false;
 };
 
 // `--dim NAME=SIZE` options as the importer's map.
@@ -46,9 +47,13 @@ Run setup_import(CLI::App& sub) {
                  "Write the initializers (the tape's weight inputs) to this safetensors file");
   sub.add_option("--dim", o->dims,
                  "Size of a symbolic input dim (dim_param) as NAME=N, as in batch=1; repeatable");
+  sub.add_flag("--ignore-marks", o->ignore_marks,
+               "Read a model that ytape exported as any other: its nodes, not the primitives "
+               "its marks name (docs/onnx.md)");
   return [o] {
     OnnxImportOptions options;
     options.dims = parse_dims(o->dims);
+    options.read_marks = !o->ignore_marks;
     OnnxImport imported = import_onnx(read_file(o->model), source_name(o->model), options);
     // The weights first: a tape is never left without the values it was written with.
     if (!o->weights.empty()) {

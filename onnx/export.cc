@@ -16,7 +16,7 @@ namespace {
 
 using namespace onnx_export;
 
-constexpr int kExportOpset = 16;
+constexpr int kExportOpset = 17;
 
 void declare(onnx::ValueInfoProto* v, const std::string& name, const Type& type) {
   v->set_name(name);

@@ -1,4 +1,4 @@
-// ONNX export: a tape becomes an ONNX model (opset 16), the inverse of import (docs/onnx.md):
+// ONNX export: a tape becomes an ONNX model (opset 17), the inverse of import (docs/onnx.md):
 // shapes reversed, dims mapped to axes (ytape dim d of rank r is ONNX axis r - d).
 #pragma once
 

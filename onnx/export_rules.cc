@@ -9,6 +9,7 @@
 #include <map>
 
 #include "onnx/import.h"
+#include "onnx/marks.h"
 #include "onnx/proto.h"
 #include "tape/op_attrs.h"
 
@@ -61,15 +62,16 @@ std::string filled(Exporter& ex, DType dtype, const Shape& shape, double v) {
 // ---- elementwise ----------------------------------------------------------------------
 const std::map<Prim, const char*>& simple_names() {
   static const std::map<Prim, const char*> names = {
-      {Prim::neg, "Neg"},           {Prim::exp, "Exp"},         {Prim::log, "Log"},
-      {Prim::sqrt, "Sqrt"},         {Prim::abs, "Abs"},         {Prim::sign, "Sign"},
-      {Prim::sin, "Sin"},           {Prim::cos, "Cos"},         {Prim::tan, "Tan"},
-      {Prim::tanh, "Tanh"},         {Prim::sigmoid, "Sigmoid"}, {Prim::relu, "Relu"},
-      {Prim::softplus, "Softplus"}, {Prim::add, "Add"},         {Prim::sub, "Sub"},
-      {Prim::mul, "Mul"},           {Prim::div, "Div"},         {Prim::pow, "Pow"},
-      {Prim::max, "Max"},           {Prim::min, "Min"},         {Prim::eq, "Equal"},
-      {Prim::lt, "Less"},           {Prim::le, "LessOrEqual"},  {Prim::gt, "Greater"},
-      {Prim::ge, "GreaterOrEqual"}, {Prim::select, "Where"}};
+      {Prim::neg, "Neg"},           {Prim::exp, "Exp"},           {Prim::log, "Log"},
+      {Prim::sqrt, "Sqrt"},         {Prim::abs, "Abs"},           {Prim::sign, "Sign"},
+      {Prim::sin, "Sin"},           {Prim::cos, "Cos"},           {Prim::tan, "Tan"},
+      {Prim::tanh, "Tanh"},         {Prim::sigmoid, "Sigmoid"},   {Prim::relu, "Relu"},
+      {Prim::softplus, "Softplus"}, {Prim::erf, "Erf"},           {Prim::floor, "Floor"},
+      {Prim::ceil, "Ceil"},         {Prim::round, "Round"},       {Prim::add, "Add"},
+      {Prim::sub, "Sub"},           {Prim::mul, "Mul"},           {Prim::div, "Div"},
+      {Prim::pow, "Pow"},           {Prim::max, "Max"},           {Prim::min, "Min"},
+      {Prim::eq, "Equal"},          {Prim::lt, "Less"},           {Prim::le, "LessOrEqual"},
+      {Prim::gt, "Greater"},        {Prim::ge, "GreaterOrEqual"}, {Prim::select, "Where"}};
   return names;
 }
 
@@ -532,7 +534,15 @@ void Exporter::export_op(const Op& op) {
   }
   auto rule = rules().find(op.prim);
   if (rule == rules().end()) refuse(fmt::format("{} has no ONNX form here", prim_name(op.prim)));
+  const int first = g_.node_size();
   rule->second(*this, op);
+  // A namesake node imports back as the primitive; any other form is marked with it.
+  if (rule->second == simple) return;
+  onnx_marks::Mark m{op.prim, op.attrs, {}, {}, g_.node_size() - first};
+  for (Var a : op.args) m.args.push_back(name(a));
+  for (Var o : op.outs) m.outs.push_back(name(o));
+  if (m.nodes < 1) internal_error("the export of {} wrote no node", prim_name(op.prim));
+  g_.mutable_node(first)->set_doc_string(onnx_marks::mark_text(m));
 }
 
 void set_attr(onnx::NodeProto& n, const std::string& name, int64_t v) {

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "onnx/importer.h"
+#include "onnx/marks.h"
 #include "onnx/proto.h"
 #include "opt/dce.h"
 #include "tape/strings.h"
@@ -65,7 +66,9 @@ const std::map<std::string, int, std::less<>>& same_meaning_since() {
                                                                 {"ArgMin", 11},
                                                                 {"BatchNormalization", 9},
                                                                 {"Cast", 9},
+                                                                {"Ceil", 6},
                                                                 {"Clip", 11},
+                                                                {"Compress", 11},
                                                                 {"Concat", 11},
                                                                 {"Constant", 9},
                                                                 {"ConstantOfShape", 9},
@@ -73,22 +76,27 @@ const std::map<std::string, int, std::less<>>& same_meaning_since() {
                                                                 {"Dropout", 12},
                                                                 {"Elu", 6},
                                                                 {"Equal", 11},
+                                                                {"Erf", 9},
                                                                 {"Exp", 6},
                                                                 {"Expand", 8},
                                                                 {"Flatten", 11},
+                                                                {"Floor", 6},
                                                                 {"Gather", 11},
                                                                 {"Gemm", 11},
                                                                 {"Greater", 9},
                                                                 {"HardSigmoid", 6},
                                                                 {"Identity", 1},
+                                                                {"LRN", 1},
                                                                 {"LeakyRelu", 6},
-                                                                {"LogSoftmax", 1},
                                                                 {"Less", 9},
                                                                 {"Log", 6},
+                                                                {"LogSoftmax", 1},
                                                                 {"MatMul", 9},
                                                                 {"Max", 8},
                                                                 {"MaxPool", 11},
+                                                                {"MaxUnpool", 11},
                                                                 {"Mean", 8},
+                                                                {"MeanVarianceNormalization", 9},
                                                                 {"Min", 8},
                                                                 {"Mul", 7},
                                                                 {"Neg", 6},
@@ -107,12 +115,16 @@ const std::map<std::string, int, std::less<>>& same_meaning_since() {
                                                                 {"ReduceSumSquare", 11},
                                                                 {"Relu", 6},
                                                                 {"Reshape", 5},
+                                                                {"ReverseSequence", 10},
+                                                                {"Round", 11},
+                                                                {"Scatter", 9},
                                                                 {"Selu", 6},
                                                                 {"Shape", 1},
+                                                                {"Shrink", 9},
                                                                 {"Sigmoid", 6},
                                                                 {"Sign", 9},
-                                                                {"Softmax", 1},
                                                                 {"Slice", 11},
+                                                                {"Softmax", 1},
                                                                 {"Softplus", 1},
                                                                 {"Split", 11},
                                                                 {"Sqrt", 6},
@@ -195,8 +207,9 @@ Type input_type(const onnx::ValueInfoProto& v, const std::map<std::string, int64
 
 // Inputs first (the builder wants them before any other op): the graph's inputs, then the
 // floating-point initializers; then the constants (other initializers, bound inputs).
+// `own`: a model of ytape's, whose initializers were all inputs of the tape.
 void define_inputs(const onnx::GraphProto& g, std::string_view source,
-                   const OnnxImportOptions& options, Importer& im, OnnxImport& result) {
+                   const OnnxImportOptions& options, bool own, Importer& im, OnnxImport& result) {
   std::unordered_map<std::string, const onnx::TensorProto*> initializers;
   for (const onnx::TensorProto& t : g.initializer()) initializers[t.name()] = &t;
   std::vector<std::pair<std::string, Tensor>> constants;
@@ -223,7 +236,7 @@ void define_inputs(const onnx::GraphProto& g, std::string_view source,
   }
   for (const onnx::TensorProto& t : g.initializer()) {
     Tensor value = tensor_of(t, fmt::format("{}: initializer '{}': ", source, t.name()));
-    if (t.data_type() == onnx::TensorProto_DataType_FLOAT ||
+    if (own || t.data_type() == onnx::TensorProto_DataType_FLOAT ||
         t.data_type() == onnx::TensorProto_DataType_DOUBLE) {
       im.define(t.name(), im.builder().input(t.name(), value.type()));
       result.weights.emplace_back(t.name(), value);
@@ -265,14 +278,36 @@ std::string builder_message(std::string message, std::string_view source, int no
   return message.substr(loc.size()) + " (in the tape's shapes, ONNX's reversed)";
 }
 
-void import_nodes(const onnx::GraphProto& g, std::string_view source, int opset, Importer& im) {
+// The primitive a mark names, over the values it names; returns how many nodes it stands for.
+int import_marked(Importer& im, const onnx_marks::Mark& m, int nodes_left) {
+  if (m.nodes > nodes_left) {
+    user_error("its ytape mark stands for {} nodes, but the graph has {} from this one on", m.nodes,
+               nodes_left);
+  }
+  VarList args;
+  for (const std::string& a : m.args) args.push_back(im.lookup(a));
+  std::vector<Var> outs = im.builder().call(m.prim, std::move(args), m.attrs);
+  for (size_t k = 0; k < outs.size(); ++k) im.define(m.outs[k], outs[k]);
+  return m.nodes;
+}
+
+// `own`: a model of ytape's, whose marked groups of nodes import as their primitives.
+void import_nodes(const onnx::GraphProto& g, std::string_view source, int opset, bool own,
+                  Importer& im) {
   uint32_t file = im.builder().intern_file(source);
-  for (int i = 0; i < g.node_size(); ++i) {
+  for (int i = 0; i < g.node_size();) {
     const Node& node = g.node(i);
     // An op's location is its node's position in the graph: "model.onnx:12" is node 12.
     im.builder().set_loc(Loc{file, static_cast<uint32_t>(i + 1)});
     try {
+      std::optional<onnx_marks::Mark> mark;
+      if (own) mark = onnx_marks::read_mark(node);
+      if (mark) {
+        i += import_marked(im, *mark, g.node_size() - i);
+        continue;
+      }
       import_node(im, node);
+      ++i;
     } catch (const UnsupportedError& e) {
       throw UnsupportedError(node_prefix(source, i, node, opset) + e.what(), e.needs_static());
     } catch (const UserError& e) {
@@ -297,10 +332,12 @@ OnnxImport import_onnx(std::string_view bytes, std::string_view source,
     std::string version = model.producer_version().empty() ? "" : " " + model.producer_version();
     b.add_meta("onnx.producer", model.producer_name() + version);
   }
+  bool own = options.read_marks && model.producer_name() == "ytape";
   Importer im(b, opset);
+  im.set_folding(!own);
   OnnxImport result;
-  define_inputs(g, source, options, im, result);
-  import_nodes(g, source, opset, im);
+  define_inputs(g, source, options, own, im, result);
+  import_nodes(g, source, opset, own, im);
   b.set_loc({});
   for (const onnx::ValueInfoProto& out : g.output()) {
     try {
@@ -310,6 +347,10 @@ OnnxImport import_onnx(std::string_view bytes, std::string_view source,
     }
   }
   Tape tape = b.finish();
+  if (own) {
+    result.tape = std::move(tape);
+    return result;
+  }
   PassResult dce = eliminate_dead_code(tape);
   result.tape = dce.tape ? std::move(*dce.tape) : std::move(tape);
   try {

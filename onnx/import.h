@@ -38,6 +38,10 @@ struct OnnxImportOptions {
   /// Sizes of the graph inputs' symbolic dims (`dim_param`, such as a batch size exported
   /// as dynamic), by name: a tape's shapes are static.
   std::map<std::string, int64_t> dims;
+  /// A model that ytape exported (producer "ytape") imports as the tape it came from: the
+  /// primitives its marks name (onnx/marks.h) in place of their nodes, nothing folded or
+  /// removed as dead, every initializer an input. False reads it as any other model.
+  bool read_marks = true;
 };
 
 /// An imported model: the tape, and the values of its initializers.

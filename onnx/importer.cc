@@ -95,7 +95,7 @@ std::vector<Var> Importer::emit_all(Prim p, VarList args, const Attrs& attrs) {
     all_known = all_known && t != nullptr;
     if (t) values.push_back(*t);
   }
-  if (all_known) {
+  if (all_known && fold_) {
     try {
       // Only small results fold (shapes, axes, indices), and their size is known before
       // they are computed: a model's iota may be of any size.

@@ -37,6 +37,9 @@ class Importer {
 
   int opset() const { return opset_; }
   Builder& builder() { return b_; }
+  /// Whether `emit` evaluates ops whose arguments are all known (on by default; off for
+  /// ytape's own exports, whose every op is one of the original tape's).
+  void set_folding(bool on) { fold_ = on; }
 
   // ---- values ------------------------------------------------------------------------
   /// Whether input `i` of `node` is given (optional inputs may be missing or "").
@@ -86,6 +89,7 @@ class Importer {
  private:
   Builder& b_;
   int opset_;
+  bool fold_ = true;
   std::unordered_map<std::string, Var> values_;
   std::unordered_map<uint32_t, Tensor> known_;  // by var id
 };

@@ -344,6 +344,10 @@ YTAPE_UNARY(tanh)
 YTAPE_UNARY(sigmoid)
 YTAPE_UNARY(relu)
 YTAPE_UNARY(softplus)
+YTAPE_UNARY(erf)
+YTAPE_UNARY(floor)
+YTAPE_UNARY(ceil)
+YTAPE_UNARY(round)
 #undef YTAPE_UNARY
 
 Traced abs2(const Traced& x, Where at) {

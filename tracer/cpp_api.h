@@ -189,6 +189,11 @@ Traced tanh(const Traced& x, Where at = Where::current());
 Traced sigmoid(const Traced& x, Where at = Where::current());
 Traced relu(const Traced& x, Where at = Where::current());
 Traced softplus(const Traced& x, Where at = Where::current());
+Traced erf(const Traced& x, Where at = Where::current());
+/// Rounding to integer values, kept as floats; `round` takes ties to even.
+Traced floor(const Traced& x, Where at = Where::current());
+Traced ceil(const Traced& x, Where at = Where::current());
+Traced round(const Traced& x, Where at = Where::current());
 /// `abs2.(x)` and `x.^2`: recorded as `x * x`.
 Traced abs2(const Traced& x, Where at = Where::current());
 /// `leakyrelu.(x, a)` of the prelude: `max(a * x, x)`.

@@ -87,6 +87,12 @@ Dx relu_vjp(Builder& b, const RuleArgs& r) {
 Dx softplus_vjp(Builder& b, const RuleArgs& r) {
   return {b.mul(g_of(r), b.sigmoid(x_of(r)))};
 }
+// dx = g * 2/sqrt(pi) * exp(-x^2)
+Dx erf_vjp(Builder& b, const RuleArgs& r) {
+  Var x = x_of(r);
+  Var slope = b.mul(scalar(b, x, 1.1283791670955126), b.exp(b.neg(b.mul(x, x))));
+  return {b.mul(g_of(r), slope)};
+}
 
 // dx = g, dy = g
 Dx add_vjp(Builder&, const RuleArgs& r) {
@@ -166,6 +172,7 @@ void register_elementwise_rules(RuleTable& t) {
   t.set(Prim::sigmoid, sigmoid_vjp);
   t.set(Prim::relu, relu_vjp);
   t.set(Prim::softplus, softplus_vjp);
+  t.set(Prim::erf, erf_vjp);
   t.set(Prim::add, add_vjp);
   t.set(Prim::sub, sub_vjp);
   t.set(Prim::mul, mul_vjp);

@@ -25,6 +25,14 @@ void unary(Importer& im, const Node& n) {
   im.set_output(n, 0, im.emit(P, {in(im, n, 0)}));
 }
 
+// Erf, Floor, Ceil, Round: ONNX's Erf takes integers too, which the primitive does not.
+template <Prim P>
+void float_unary(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  if (!is_float(dt(im, x))) unsupported(n.op_type() + " of " + std::string(dtype_name(dt(im, x))));
+  im.set_output(n, 0, im.emit(P, {x}));
+}
+
 template <Prim P>
 void binary(Importer& im, const Node& n) {
   im.set_output(n, 0, im.emit(P, {in(im, n, 0), in(im, n, 1)}));
@@ -157,6 +165,17 @@ void mish(Importer& im, const Node& n) {
   im.set_output(n, 0, im.op<Prim::mul>({x, im.op<Prim::tanh>({im.op<Prim::softplus>({x})})}));
 }
 
+// x < -lambd ? x + bias : x > lambd ? x - bias : 0
+void shrink(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  double lambd = attr_float(n, "lambd", 0.5), bias = attr_float(n, "bias", 0);
+  Var above = im.op<Prim::select>(
+      {im.op<Prim::gt>({x, k(im, x, lambd)}), im.op<Prim::sub>({x, k(im, x, bias)}), k(im, x, 0)});
+  im.set_output(n, 0,
+                im.op<Prim::select>({im.op<Prim::lt>({x, k(im, x, -lambd)}),
+                                     im.op<Prim::add>({x, k(im, x, bias)}), above}));
+}
+
 // min(max(x, lo), hi), each bound optional
 void clip(Importer& im, const Node& n) {
   Var y = in(im, n, 0);
@@ -227,6 +246,11 @@ void add_elementwise_rules(Rules& r) {
   r["Sigmoid"] = unary<Prim::sigmoid>;
   r["Relu"] = unary<Prim::relu>;
   r["Softplus"] = unary<Prim::softplus>;
+  r["Erf"] = float_unary<Prim::erf>;
+  r["Floor"] = float_unary<Prim::floor>;
+  r["Ceil"] = float_unary<Prim::ceil>;
+  r["Round"] = float_unary<Prim::round>;
+  r["Shrink"] = shrink;
   r["Add"] = binary<Prim::add>;
   r["Sub"] = binary<Prim::sub>;
   r["Mul"] = binary<Prim::mul>;

@@ -1,5 +1,7 @@
 // Gather and GatherElements over the `gather` primitive, whose indices are 1-based and
 // have the data's rank. ONNX indices are 0-based and may count from the end.
+#include <algorithm>
+
 #include "onnx/importer.h"
 
 namespace ytape::onnx_import {
@@ -54,10 +56,13 @@ void gather_elements(Importer& im, const Node& n) {
 
 // data with updates added where the indices point along the axis: reduction "add" only,
 // as the primitive scatter_add onto zeros, plus data.
+// With reduction 'none' (whose indices ONNX forbids to repeat) the written elements are
+// those that a scatter of ones reaches, and take the scattered values.
 void scatter_elements(Importer& im, const Node& n) {
   Var x = im.input(n, 0), idx = im.input(n, 1), y = im.input(n, 2);
-  if (attr_string(n, "reduction", "none") != "add") {
-    unsupported("ScatterElements with reduction '" + attr_string(n, "reduction", "none") + "'");
+  std::string reduction = attr_string(n, "reduction", "none");
+  if (reduction != "add" && reduction != "none") {
+    unsupported("ScatterElements with reduction '" + reduction + "'");
   }
   int dim = ydim(attr_int(n, "axis", 0), im.rank(x));
   Shape s = im.type(x).shape, ys = im.type(y).shape;
@@ -66,8 +71,14 @@ void scatter_elements(Importer& im, const Node& n) {
     if (d != dim - 1 && ys[d] != s[d]) unsupported("ScatterElements onto a part of the data");
   }
   int64_t size = s[dim - 1];
-  Var added = im.op<Prim::scatter_add>({y, one_based(im, idx, size)}, {.dim = dim, .size = size});
-  im.set_output(n, 0, im.op<Prim::add>({x, added}));
+  Var at = one_based(im, idx, size);
+  Var added = im.op<Prim::scatter_add>({y, at}, {.dim = dim, .size = size});
+  if (reduction == "add") return im.set_output(n, 0, im.op<Prim::add>({x, added}));
+  DType d = im.type(y).dtype;
+  Var ones = im.op<Prim::fill>({}, {.value = 1, .dtype = d, .shape = ys});
+  Var hits = im.op<Prim::scatter_add>({ones, at}, {.dim = dim, .size = size});
+  Var written = im.op<Prim::gt>({hits, im.scalar(d, 0)});
+  im.set_output(n, 0, im.op<Prim::select>({written, added, x}));
 }
 
 // The elements on and above (upper) or below the k-th diagonal of the last two ONNX dims,
@@ -107,12 +118,61 @@ void one_hot(Importer& im, const Node& n) {
   im.set_output(n, 0, im.op<Prim::select>({im.op<Prim::eq>({position, at}), on, off}));
 }
 
+// The slices along the axis (of the flattened input without one) whose condition, static,
+// is true.
+void compress(Importer& im, const Node& n) {
+  Var x = im.input(n, 0);
+  Tensor cond = im.static_input(n, 1);
+  int dim = 1;
+  if (find_attr(n, "axis")) {
+    dim = ydim(attr_int(n, "axis", 0), im.rank(x));
+  } else {
+    x = im.reshape(x, {im.type(x).size()});
+  }
+  if (cond.size() > im.type(x).shape[dim - 1]) {
+    user_error("the condition has {} elements, the axis {}", cond.size(),
+               im.type(x).shape[dim - 1]);
+  }
+  std::vector<int64_t> kept;
+  for (int64_t i = 0; i < cond.size(); ++i) {
+    if (element_value(cond, i) != 0) kept.push_back(i);
+  }
+  im.set_output(n, 0, im.take(x, dim, kept));
+}
+
+// Each batch's first sequence_lens[b] steps reversed, the rest kept: a gather along the time
+// dim whose static indices, (time, batch), broadcast over the other dims.
+void reverse_sequence(Importer& im, const Node& n) {
+  Var x = im.input(n, 0);
+  std::vector<int64_t> lens = im.static_ints(n, 1);
+  int r = im.rank(x);
+  int time = ydim(attr_int(n, "time_axis", 0), r), batch = ydim(attr_int(n, "batch_axis", 1), r);
+  const Shape& s = im.type(x).shape;
+  if (static_cast<int64_t>(lens.size()) != s[batch - 1]) {
+    user_error("sequence_lens has {} elements, the batch {}", lens.size(), s[batch - 1]);
+  }
+  Shape shape(r, 1);
+  shape[time - 1] = s[time - 1], shape[batch - 1] = s[batch - 1];
+  Tensor idx(Type{DType::i64, shape});
+  int64_t time_step = time < batch ? 1 : s[batch - 1], batch_step = time < batch ? s[time - 1] : 1;
+  for (int64_t b = 0; b < s[batch - 1]; ++b) {
+    int64_t len = std::clamp<int64_t>(lens[b], 0, s[time - 1]);
+    for (int64_t t = 0; t < s[time - 1]; ++t) {
+      idx.data<int64_t>()[t * time_step + b * batch_step] = (t < len ? len - 1 - t : t) + 1;
+    }
+  }
+  im.set_output(n, 0, im.op<Prim::gather>({x, im.constant(idx)}, {.dim = time}));
+}
+
 }  // namespace
 
 void add_index_rules(Rules& r) {
+  r["Compress"] = compress;
+  r["ReverseSequence"] = reverse_sequence;
   r["Gather"] = gather;
   r["GatherElements"] = gather_elements;
   r["ScatterElements"] = scatter_elements;
+  r["Scatter"] = scatter_elements;  // ScatterElements' name until opset 11
   r["Trilu"] = trilu;
   r["OneHot"] = one_hot;
 }

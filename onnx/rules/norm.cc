@@ -1,6 +1,8 @@
 // Normalization. BatchNormalization in training form is the `batchnorm` primitive (batch
 // statistics over all dims but the channel, the tape's second to last); its inference form,
 // and instance and layer normalization, are elementwise ops over reductions.
+#include <algorithm>
+
 #include "onnx/importer.h"
 
 namespace ytape::onnx_import {
@@ -102,9 +104,50 @@ void layer_norm(Importer& im, const Node& n) {
   im.set_output(n, 2, s.invstd);
 }
 
+// (x - E[x]) / (sqrt(E[(x - E[x])^2]) + 1e-9) over ONNX axes `axes` (default N, H, W).
+void mean_variance_norm(Importer& im, const Node& n) {
+  Var x = im.input(n, 0);
+  int r = im.rank(x);
+  std::vector<int64_t> dims;
+  for (int64_t a : attr_ints(n, "axes", {0, 2, 3})) dims.push_back(ydim(a, r));
+  std::sort(dims.begin(), dims.end());
+  Normalized s = normalize(im, x, dims, 0);
+  Var stddev = im.op<Prim::add>({im.op<Prim::sqrt>({s.var}), scalar_like(im, x, 1e-9)});
+  im.set_output(n, 0, im.op<Prim::div>({im.op<Prim::sub>({x, s.mean}), stddev}));
+}
+
+// x / (bias + alpha / size * Σ x^2)^beta, the sum over the `size` channels around each one
+// (floor((size - 1) / 2) before it, the rest after): the squares padded with zeros along the
+// channel dim, then `size` shifted slices added.
+void local_response_norm(Importer& im, const Node& n) {
+  Var x = im.input(n, 0);
+  int r = im.rank(x);
+  if (r < 3) user_error("the input has rank {}; LRN needs (N, C, D1, ...)", r);
+  int64_t size = attr_int(n, "size", 0), c = r - 1;
+  if (size < 1) user_error("LRN's size must be positive, got {}", size);
+  std::vector<int64_t> lo(r, 0), hi(r, 0), none(r, 0);
+  lo[c - 1] = (size - 1) / 2, hi[c - 1] = size - 1 - lo[c - 1];
+  Var padded = im.op<Prim::pad>({im.op<Prim::mul>({x, x})},
+                                {.lo = lo, .hi = hi, .interior = none, .value = 0});
+  const Shape& shape = im.type(x).shape;
+  Var sum;
+  for (int64_t j = 0; j < size; ++j) {
+    std::vector<int64_t> start(r, 1), stop(shape.begin(), shape.end()), step(r, 1);
+    start[c - 1] = 1 + j, stop[c - 1] = shape[c - 1] + j;
+    Var part = im.op<Prim::slice>({padded}, {.start = start, .stop = stop, .step = step});
+    sum = j == 0 ? part : im.op<Prim::add>({sum, part});
+  }
+  double alpha = attr_float(n, "alpha", 1e-4), beta = attr_float(n, "beta", 0.75);
+  Var base = im.op<Prim::add>({scalar_like(im, x, attr_float(n, "bias", 1)),
+                               im.op<Prim::mul>({sum, scalar_like(im, x, alpha / size)})});
+  im.set_output(n, 0, im.op<Prim::div>({x, im.op<Prim::pow>({base, scalar_like(im, x, beta)})}));
+}
+
 }  // namespace
 
 void add_norm_rules(Rules& r) {
+  r["LRN"] = local_response_norm;
+  r["MeanVarianceNormalization"] = mean_variance_norm;
   r["BatchNormalization"] = batch_norm;
   r["InstanceNormalization"] = instance_norm;
   r["LayerNormalization"] = layer_norm;

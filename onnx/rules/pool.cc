@@ -86,9 +86,48 @@ void global_pool(Importer& im, const Node& n) {
   im.set_output(n, 0, im.reshape(y, s));
 }
 
+// The inverse of MaxPool with indices: zeros of the shape the window gives ((in - 1) stride
+// + kernel - pads), each x added where its index points, then padded at the end to the
+// output_shape input (static) if there is one. The indices count over the whole tensor,
+// row-major, the order of the tape's elements too: one scatter over flattened tensors.
+Shape unpooled_shape(const Node& n, const Shape& xs) {
+  size_t spatial = xs.size() - 2;
+  std::vector<int64_t> k = attr_ints(n, "kernel_shape"), s = attr_ints(n, "strides"),
+                       p = attr_ints(n, "pads");
+  if (k.size() != spatial) user_error("kernel_shape has {} sizes, not {}", k.size(), spatial);
+  Shape out = {xs[0], xs[1]};
+  for (size_t d = 0; d < spatial; ++d) {
+    int64_t pads = p.empty() ? 0 : p.at(d) + p.at(d + spatial);
+    out.push_back((xs[2 + d] - 1) * (s.empty() ? 1 : s.at(d)) + k[d] - pads);
+  }
+  return out;
+}
+
+void max_unpool(Importer& im, const Node& n) {
+  Var x = im.input(n, 0), idx = im.input(n, 1);
+  if (im.type(idx).dtype != DType::i64) user_error("the indices must be int64");
+  Shape out = unpooled_shape(n, im.onnx_shape(x));
+  int64_t total = 1, count = im.type(x).size();
+  for (int64_t d : out) total *= d;
+  Var at = im.op<Prim::add>({im.reshape(idx, {count}), im.scalar(DType::i64, 1)});
+  Var y = im.op<Prim::scatter_add>({im.reshape(x, {count}), at}, {.dim = 1, .size = total});
+  y = im.reshape(y, reversed(out));
+  if (!im.has_input(n, 2)) return im.set_output(n, 0, y);
+  Shape want = reversed(im.static_ints(n, 2)), have = im.type(y).shape;
+  if (want.size() != have.size())
+    user_error("output_shape has rank {}, not {}", want.size(), have.size());
+  std::vector<int64_t> zeros(have.size(), 0), hi(have.size());
+  for (size_t d = 0; d < have.size(); ++d) {
+    hi[d] = want[d] - have[d];
+    if (hi[d] < 0) user_error("output_shape is smaller than the unpooled shape");
+  }
+  im.set_output(n, 0, im.op<Prim::pad>({y}, {.lo = zeros, .hi = hi, .interior = zeros}));
+}
+
 }  // namespace
 
 void add_pool_rules(Rules& r) {
+  r["MaxUnpool"] = max_unpool;
   r["MaxPool"] = max_pool;
   r["AveragePool"] = average_pool;
   r["GlobalAveragePool"] = global_pool<Prim::sum>;

@@ -187,6 +187,18 @@ YTAPE_MATH(Tanh, std::tanh(x))
 // exp only ever sees -|x|, so neither form overflows.
 YTAPE_MATH(Sigmoid, x >= 0 ? T(1) / (T(1) + std::exp(-x)) : std::exp(x) / (T(1) + std::exp(x)))
 YTAPE_MATH(Softplus, (x > 0 ? x : T(0)) + std::log1p(std::exp(-std::abs(x))))
+YTAPE_MATH(Erf, std::erf(x))
+YTAPE_MATH(Floor, std::floor(x))
+YTAPE_MATH(Ceil, std::ceil(x))
+// Ties to even (ONNX's Round, Julia's round) whatever the rounding mode: nearbyint would
+// follow the current mode, std::round takes ties away from zero.
+inline float round_even(float x) {
+  return __builtin_roundevenf(x);
+}
+inline double round_even(double x) {
+  return __builtin_roundeven(x);
+}
+YTAPE_MATH(Round, round_even(x))
 #undef YTAPE_MATH
 
 #define YTAPE_BINARY(Name, expr) \
@@ -383,6 +395,10 @@ void register_elementwise_kernels(KernelTable& t) {
   set_rows<float_unary<Tanh>>(t, Prim::tanh);
   set_rows<float_unary<Sigmoid>>(t, Prim::sigmoid);
   set_rows<float_unary<Softplus>>(t, Prim::softplus);
+  set_rows<float_unary<Erf>>(t, Prim::erf);
+  set_rows<float_unary<Floor>>(t, Prim::floor);
+  set_rows<float_unary<Ceil>>(t, Prim::ceil);
+  set_rows<float_unary<Round>>(t, Prim::round);
   set_rows<numeric_binary<Add>>(t, Prim::add);
   set_rows<numeric_binary<Sub>>(t, Prim::sub);
   set_rows<numeric_binary<Mul>>(t, Prim::mul);

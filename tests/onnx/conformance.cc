@@ -9,9 +9,11 @@
 // NaN). Outcomes: pass; skip, when the importer refuses the model as beyond what ytape expresses
 // (an op type without a rule, a dtype ytape lacks, an opset outside 13-17); fail
 // otherwise; xfail, a failure listed in EXPECTED_FAILURES ("test_name  reason" per line,
-// # comments). The exit code is 1 when a test fails that is not listed, or a listed one
-// passes (the list must then shrink). REPORT gets one line per test, tab-separated: name,
-// op types, outcome, reason; scripts/onnx_coverage.sh turns it into docs/onnx.md's table.
+// # comments). A test that passes is then exported, imported back as any ONNX model and run
+// again, which must pass too, and imported back as ytape's own (onnx/marks.h), which must
+// give the same tape (inspect/diff.h). The exit code is 1 when a test fails that is not listed, or
+// a listed one passes (the list must then shrink). REPORT gets one line per test, tab-separated:
+// name, op types, outcome, reason; scripts/onnx_coverage.sh turns it into docs/onnx.md's table.
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -22,6 +24,7 @@
 #include <set>
 #include <sstream>
 
+#include "inspect/diff.h"
 #include "onnx/export.h"
 #include "onnx/import.h"
 #include "runtime/executor.h"
@@ -130,10 +133,18 @@ Outcome run_test(const fs::path& dir, const onnx::ModelProto& model) {
     } catch (const UnsupportedError& e) {
       return {"pass", std::string("not exported: ") + e.what()};
     }
-    OnnxImport back = import_onnx(exported, (dir / "exported.onnx").string());
+    // Read as any ONNX model, the exported nodes compute what the tape computes; read with
+    // ytape's marks, they are the tape itself.
+    OnnxImportOptions plain;
+    plain.read_marks = false;
+    OnnxImport back = import_onnx(exported, (dir / "exported.onnx").string(), plain);
     for (const fs::path& set : sets) {
       Outcome o = run_set(set, model, back);
       if (o.kind != "pass") return {o.kind, "after export: " + o.reason};
+    }
+    OnnxImport same = import_onnx(exported, (dir / "exported.onnx").string());
+    if (!diff_tapes(imported.tape, same.tape).same()) {
+      return {"fail", "exported and imported again, the tape differs (ytape diff shows how)"};
     }
     return {"pass", "exported too"};
   } catch (const UnsupportedError& e) {

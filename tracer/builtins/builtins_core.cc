@@ -248,21 +248,20 @@ Value convert(Interpreter& in, Args& args) {
   return x;
 }
 
-// floor, ceil or trunc of a traced float (number, array or element of f.(x)), exactly for
-// |x| < 2^63: the tape has no rounding primitive, but its float-to-i64 convert truncates
-// toward zero, and floor (ceil) is one less (more) where the truncation is above (below) x.
+// round, floor, ceil or trunc of a traced float (number, array or element of f.(x)): the
+// rounding primitives, exact at any magnitude. trunc has none: the float-to-i64 convert
+// truncates toward zero, exactly for |x| < 2^63.
 Value traced_rounding(Interpreter& in, const Value& x, int mode, DType to) {
   DType d = x.tensor().type.dtype;
   if (!is_float(d)) return in.as_tensor(x, to);
-  Value t = in.as_tensor(in.as_tensor(x, DType::i64), d);
-  if (mode == 1) t = in.prim1(Prim::sub, {t, in.as_tensor(in.prim1(Prim::lt, {x, t}), d)});
-  if (mode == 2) t = in.prim1(Prim::add, {t, in.as_tensor(in.prim1(Prim::gt, {x, t}), d)});
+  static constexpr Prim kPrims[] = {Prim::round, Prim::floor, Prim::ceil};
+  Value t = mode < 3 ? in.prim1(kPrims[mode], {x}) : in.as_tensor(in.as_tensor(x, DType::i64), d);
   return in.as_tensor(t, to);
 }
 
 // round, floor, ceil, trunc of numbers and of arrays: round(x), round(Int, x), round(x;
-// digits=n), with Julia's ties to even. Of a traced value floor, ceil and trunc record
-// converts (above); round and digits= are an error there.
+// digits=n), with Julia's ties to even. Of a traced value they record the primitives
+// (above); digits= is an error there.
 template <int Mode>  // 0 round, 1 floor, 2 ceil, 3 trunc
 Value rounding(Interpreter& in, Args& args) {
   static constexpr const char* kNames[] = {"round", "floor", "ceil", "trunc"};
@@ -287,11 +286,8 @@ Value rounding(Interpreter& in, Args& args) {
   };
   if (x.kind == VKind::integer && !to_type) return x;
   if (is_element(x) || (x.is_tensor() && x.tensor().traced)) {
-    if (Mode == 0 || digits != nullptr) {
-      user_error(
-          "{}{} of a traced value is not supported: the tape has no rounding primitive "
-          "(floor, ceil and trunc of a traced value are)",
-          name, digits != nullptr ? " with digits" : "");
+    if (digits != nullptr) {
+      user_error("{} with digits of a traced value is not supported (without digits it is)", name);
     }
     return traced_rounding(in, x, Mode, to_type ? to : x.tensor().type.dtype);
   }

@@ -645,6 +645,7 @@ void add_math_builtins(BuiltinTable& t) {
                         {"σ", unary<Prim::sigmoid>},
                         {"relu", unary<Prim::relu>},
                         {"softplus", unary<Prim::softplus>},
+                        {"erf", unary<Prim::erf>},
                         {"abs2", abs2},
                         {"ifelse", ifelse},
                     });

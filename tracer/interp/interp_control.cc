@@ -450,7 +450,7 @@ bool is_module(std::string_view name) {
   static constexpr std::string_view kModules[] = {
       "Base",    "Core",     "Random",   "NNlib",      "Flux",   "Statistics", "LinearAlgebra",
       "Losses",  "Functors", "Math",     "Optimisers", "Zygote", "Broadcast",  "Iterators",
-      "MLUtils", "Layers",   "Optimise", "Data",       "CUDA",   "Train"};
+      "MLUtils", "Layers",   "Optimise", "Data",       "CUDA",   "Train",      "SpecialFunctions"};
   return std::find(std::begin(kModules), std::end(kModules), name) != std::end(kModules);
 }
 

@@ -3,9 +3,11 @@
 #include "onnx/export.h"
 
 #include <doctest/doctest.h>
+#include <onnx/onnx_pb.h>
 
 #include <cmath>
 
+#include "inspect/diff.h"
 #include "model.h"
 #include "runtime/inputs.h"
 #include "tape/builder.h"
@@ -18,9 +20,17 @@ Type f32(Shape s) {
   return Type{DType::f32, std::move(s)};
 }
 
-// Runs `t` and its round trip through ONNX on the same made-up inputs.
+// Runs `t` and its round trip through ONNX's nodes on the same made-up inputs; read with
+// ytape's marks, the model is `t` again.
 void check_round_trip(const Tape& t) {
-  OnnxImport back = import_onnx(export_onnx(t), "exported.onnx");
+  std::string model = export_onnx(t);
+  Tape same = import_onnx(model, "exported.onnx").tape;
+  TapeDiff diff = diff_tapes(t, same);
+  INFO(diff_str(t, same, diff, {}));
+  CHECK(diff.same());
+  OnnxImportOptions plain;  // the nodes, not ytape's marks of the primitives they compute
+  plain.read_marks = false;
+  OnnxImport back = import_onnx(model, "exported.onnx", plain);
   TensorMap inputs = complete_inputs(t, {}, 7);
   std::vector<Tensor> want = Executor(t).run(inputs);
   std::vector<Tensor> got = run(back, inputs);
@@ -132,6 +142,25 @@ TEST_CASE("shape, index and reduction primitives export with their dims mapped")
   check_round_trip(b.finish());
 }
 
+TEST_CASE("erf, floor, ceil and round export as their ONNX namesakes") {
+  Builder b("rounding");
+  Var x = b.input("x", Type{DType::f64, {3, 4}});
+  Var scaled = b.mul(x, b.constant(DType::f64, 7.5));
+  b.output(b.erf(x), "erf");
+  b.output(b.floor(scaled), "floor");
+  b.output(b.ceil(scaled), "ceil");
+  b.output(b.round(scaled), "round");
+  Tape t = b.finish();
+  onnx::ModelProto model;
+  REQUIRE(model.ParseFromString(export_onnx(t)));
+  std::vector<std::string> types;
+  for (const onnx::NodeProto& n : model.graph().node()) types.push_back(n.op_type());
+  CHECK(types == std::vector<std::string>{"Constant", "Mul", "Erf", "Floor", "Ceil", "Round",
+                                          "Identity", "Identity", "Identity", "Identity"});
+  CHECK(model.opset_import(0).version() == 17);
+  check_round_trip(t);
+}
+
 TEST_CASE("matmul exports as Gemm or MatMul, transposes included") {
   Builder b("linalg");
   Var a = b.input("a", f32({3, 4}));
@@ -143,6 +172,79 @@ TEST_CASE("matmul exports as Gemm or MatMul, transposes included") {
   b.output(b.matmul(e, a, {.transpose_b = true}), "gemm_t");
   b.output(b.matmul(u, v, {.transpose_a = true}), "batched");
   check_round_trip(b.finish());
+}
+
+// A tape whose gather exports as five nodes (Constant, Expand, Constant, Sub,
+// GatherElements), the first of them marked.
+Tape gather_tape() {
+  Builder b("g");
+  Var x = b.input("x", f32({4, 3}));
+  Var idx = b.constant(Type{DType::i64, {2, 3}}, std::vector<uint8_t>(48, 0));
+  b.output(b.gather(x, b.add(idx, b.constant(DType::i64, 1)), {.dim = 1}), "y");
+  return b.finish();
+}
+
+onnx::ModelProto exported(const Tape& t) {
+  onnx::ModelProto m;
+  REQUIRE(m.ParseFromString(export_onnx(t)));
+  return m;
+}
+
+onnx::NodeProto& first_marked(onnx::ModelProto& m) {
+  for (onnx::NodeProto& n : *m.mutable_graph()->mutable_node()) {
+    if (n.doc_string().rfind("ytape {", 0) == 0) return n;
+  }
+  FAIL("no marked node");
+  throw;
+}
+
+TEST_CASE("ytape's marks are read only in ytape's models, and only when asked") {
+  Tape t = gather_tape();
+  onnx::ModelProto m = exported(t);
+  CHECK(first_marked(m).doc_string() ==
+        R"(ytape {"op":"gather","attrs":{"dim":1},"args":["x","%t3"],"outs":["%t8"],"nodes":5})");
+  CHECK(diff_tapes(t, import_onnx(m.SerializeAsString(), "m.onnx").tape).same());
+  OnnxImportOptions plain;
+  plain.read_marks = false;
+  CHECK(!diff_tapes(t, import_onnx(m.SerializeAsString(), "m.onnx", plain).tape).same());
+  m.set_producer_name("another");
+  CHECK(!diff_tapes(t, import_onnx(m.SerializeAsString(), "m.onnx").tape).same());
+}
+
+TEST_CASE("a bad mark is one error naming its node") {
+  const std::pair<std::string, std::string> cases[] = {
+      {"ytape {", "not a JSON object"},
+      {R"(ytape {"attrs":{},"args":[],"outs":[],"nodes":1})", "no \"op\""},
+      {R"(ytape {"op":"gathr","args":[],"outs":[],"nodes":1})", "no primitive is named 'gathr'"},
+      {R"(ytape {"op":"gather","attrs":{"dim":"1"},"args":["x","%t3"],"outs":["y"],"nodes":1})",
+       "attribute 'dim' is not of kind int"},
+      {R"(ytape {"op":"gather","attrs":{"dims":1},"args":["x","%t3"],"outs":["y"],"nodes":1})",
+       "gather has no attribute 'dims'"},
+      {R"(ytape {"op":"gather","attrs":{"dim":1},"args":["x"],"outs":["y"],"nodes":1})",
+       "gather takes 2 arguments, the mark names 1"},
+      {R"(ytape {"op":"gather","attrs":{"dim":1},"args":["x","%t3"],"outs":[],"nodes":1})",
+       "gather has 1 outputs, the mark names 0"},
+      {R"(ytape {"op":"gather","attrs":{"dim":1},"args":["x","%t3"],"outs":["y"],"nodes":0})",
+       "\"nodes\" is not a positive count"},
+  };
+  for (const auto& [doc, why] : cases) {
+    CAPTURE(doc);
+    onnx::ModelProto m = exported(gather_tape());
+    first_marked(m).set_doc_string(doc);
+    CHECK_THROWS_WITH_AS(import_onnx(m.SerializeAsString(), "m.onnx"),
+                         ("m.onnx: node 4 (Constant, opset 17): a bad ytape mark in the node's "
+                          "doc_string: " +
+                          why)
+                             .c_str(),
+                         UserError);
+  }
+  onnx::ModelProto m = exported(gather_tape());
+  first_marked(m).set_doc_string(
+      R"(ytape {"op":"gather","attrs":{"dim":1},"args":["x","%t3"],"outs":["y"],"nodes":9})");
+  CHECK_THROWS_WITH_AS(import_onnx(m.SerializeAsString(), "m.onnx"),
+                       "m.onnx: node 4 (Constant, opset 17): its ytape mark stands for 9 nodes, "
+                       "but the graph has 6 from this one on",
+                       UserError);
 }
 
 TEST_CASE("export refuses what ONNX has no form for here, naming the op") {

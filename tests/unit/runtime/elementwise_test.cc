@@ -53,6 +53,13 @@ Shape broadcast_shape(const Shape& a, const Shape& b) {
   return out;
 }
 
+// Rounding to the nearest integer, ties to the even one, written out.
+long double round_half_even(long double x) {
+  long double below = std::floor(x), rest = x - below;
+  if (rest != 0.5L) return rest < 0.5L ? below : below + 1;
+  return std::fmod(below, 2.0L) == 0 ? below : below + 1;
+}
+
 struct Unary {
   Prim prim;
   long double (*ref)(long double);
@@ -78,6 +85,10 @@ const Unary kUnary[] = {
     {Prim::tanh, [](long double x) { return std::tanh(x); }, false, -4, 4},
     {Prim::sigmoid, [](long double x) { return 1 / (1 + std::exp(-x)); }, false, -30, 30},
     {Prim::softplus, [](long double x) { return std::log1p(std::exp(x)); }, false, -30, 30},
+    {Prim::erf, [](long double x) { return std::erf(x); }, false, -4, 4},
+    {Prim::floor, [](long double x) { return std::floor(x); }, false, -30, 30},
+    {Prim::ceil, [](long double x) { return std::ceil(x); }, false, -30, 30},
+    {Prim::round, [](long double x) { return round_half_even(x); }, false, -30, 30},
 };
 
 const Shape kUnaryShapes[] = {{}, {1}, {7}, {0}, {3, 0, 2}, {4, 5, 3}, {300, 257}};
@@ -124,6 +135,29 @@ TEST_CASE("unary kernels on special values") {
   // relu and sign keep the sign bit of zero.
   Tensor z = run_op1(Prim::relu, {make_tensor({DType::f64, {}}, {-0.0})});
   CHECK(std::signbit(z.data<double>()[0]));
+}
+
+TEST_CASE("floor, ceil and round on ties, huge values and special values") {
+  // 1e30 lies beyond i64 and 2^60 + 2^8 beyond f32's mantissa: integers that rounding keeps.
+  const std::vector<double> x = {0.5,  1.5,  2.5,  -0.5,  -1.5, -2.5,  2.4999,
+                                 -0.0, kNaN, kInf, -kInf, 1e30, -1e30, 0x1p60 + 0x1p8};
+  for (DType dtype : {DType::f32, DType::f64}) {
+    CAPTURE(dtype_name(dtype));
+    Tensor t = make_tensor({dtype, {static_cast<int64_t>(x.size())}}, x);
+    std::vector<double> floor, ceil, round;
+    for (double v : to_doubles(t)) {
+      floor.push_back(std::floor(v)), ceil.push_back(std::ceil(v));
+      round.push_back(static_cast<double>(round_half_even(v)));
+    }
+    check_equal(run_op1(Prim::floor, {t}), floor);
+    check_equal(run_op1(Prim::ceil, {t}), ceil);
+    check_equal(run_op1(Prim::round, {t}), round);
+    check_equal(run_op1(Prim::round, {make_tensor({dtype, {4}}, {0.5, 1.5, 2.5, -2.5})}),
+                {0, 2, 2, -2});
+  }
+  // Ties of f64 beyond f32's range of exact halves: 2^52 + 0.5 does not exist, 2^51 + 0.5 does.
+  check_equal(run_op1(Prim::round, {make_tensor({DType::f64, {2}}, {0x1p51 + 0.5, 0x1p51 + 1.5})}),
+              {0x1p51, 0x1p51 + 2});
 }
 
 TEST_CASE("i64 negation and abs wrap at the minimum") {

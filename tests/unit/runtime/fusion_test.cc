@@ -67,6 +67,16 @@ Tape adam(DType dtype, const Shape& shape) {
   return b.finish();
 }
 
+// Whether a run with fusion gives the bytes of a run of the reference kernels, on inputs
+// made up from `seed`.
+bool fused_as_reference(const Tape& t, uint64_t seed) {
+  TensorMap inputs = complete_inputs(t, {}, seed);
+  ExecutorOptions reference;
+  reference.kernels = KernelSet::reference;
+  Executor fused(t), naive(t, reference);
+  return same_bits(fused.run(inputs), naive.run(inputs));
+}
+
 }  // namespace
 
 TEST_CASE("an optimizer's update runs as three elementwise groups, with the bytes of its ops") {
@@ -112,11 +122,24 @@ TEST_CASE("elementwise groups take bool and i64 results and broadcast single ele
   REQUIRE(groups.size() == 2);
   CHECK(groups[0].program.instructions.size() == 5);
   CHECK(groups[1].program.instructions.size() == 2);
-  TensorMap inputs = complete_inputs(t, {}, 9);
-  ExecutorOptions reference;
-  reference.kernels = KernelSet::reference;
-  Executor fused(t), naive(t, reference);
-  CHECK(same_bits(fused.run(inputs), naive.run(inputs)));
+  CHECK(fused_as_reference(t, 9));
+}
+
+TEST_CASE("erf and the roundings fuse, with the bytes of the unfused kernels") {
+  // round(floor(3x) - ceil(x) + erf(x) * 2.5): one group of eight ops, in both float types.
+  for (DType d : {DType::f32, DType::f64}) {
+    CAPTURE(dtype_name(d));
+    Builder b("rounding");
+    Var x = b.input("x", {d, {1500}});
+    Var f = b.floor(b.mul(x, b.constant(d, 3.0)));
+    Var e = b.mul(b.erf(x), b.constant(d, 2.5));
+    b.output(b.round(b.add(b.sub(f, b.ceil(x)), e)), "y");
+    Tape t = b.finish();
+    std::vector<FusedGroup> groups = find_fusions(t, kernel_table(KernelSet::fast));
+    REQUIRE(groups.size() == 1);
+    CHECK(groups[0].program.instructions.size() == 8);
+    CHECK(fused_as_reference(t, 4));
+  }
 }
 
 TEST_CASE("fusion finds the residual block's groups and leaves the near misses") {

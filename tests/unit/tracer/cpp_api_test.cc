@@ -136,7 +136,8 @@ TEST_CASE("elementwise functions, activations and conversions") {
       {"sqrt", cpp::sqrt},   {"sin", cpp::sin},           {"cos", cpp::cos},
       {"tan", cpp::tan},     {"tanh", cpp::tanh},         {"sigmoid", cpp::sigmoid},
       {"relu", cpp::relu},   {"softplus", cpp::softplus}, {"abs2", cpp::abs2},
-      {"swish", cpp::swish},
+      {"swish", cpp::swish}, {"erf", cpp::erf},           {"floor", cpp::floor},
+      {"ceil", cpp::ceil},   {"round", cpp::round},
   };
   std::vector<Case> cases;
   for (auto [name, f] : unaries) {

@@ -82,27 +82,38 @@ TEST_CASE("more of Base: mapreduce, dropdims, cumsum, kron, repeat, isapprox, ro
         "(true, false, true, 2.0, 4.0, 3, -2.0, 2.0, -1.0, 3.14, [1.0, 2.0])");
   CHECK(eval_show(p, "eachcol(m), eachrow(m), iterate((5, 6)), iterate((5, 6), 3)") ==
         "([[1.0, 3.0], [2.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]], (5, 2), nothing)");
-  CHECK(trace_error("f(x) = sum(round.(x))\nx = [1.0]", "f", {"x"})
-            .find("round of a traced value is not supported") != std::string::npos);
   check_gradient(
       "f(x) = sum(cumsum(x) .^ 2) + sum(kron(x, [1.0, -2.0])) + sum(repeat(x, 2) .* (1:6)) + "
       "mapreduce(abs2, +, x)\nx = [0.5, -1.0, 2.0]");
 }
 
-TEST_CASE("floor, ceil and trunc of traced values record converts") {
+TEST_CASE("round, floor and ceil of traced values record the rounding primitives") {
   std::string p = R"(
-x = [-2.5, -2.0, -0.5, 0.0, 0.5, 2.0, 2.5]
-y = Float32[-1.5, 1.5]
-f(x) = (floor.(x), ceil.(x), trunc.(x), floor(x[1]), ceil(Int, x[7]))
-g(y) = (floor.(y), ceil.(y))
+x = [-2.5, -2.0, -0.5, 0.0, 0.5, 1.5, 2.5, 1.0e20, -3.0e19]
+y = Float32[-1.5, 1.5, 0.5, 3.0f20]
+f(x) = (floor.(x), ceil.(x), round.(x), trunc.(x[1:7]), floor(x[1]), ceil(Int, x[7]))
+g(y) = (floor.(y), ceil.(y), round.(y), round(Int, y[2]))
+h(x) = round(sum(x); digits=1)
 )";
   check_trace_matches(p, "f", {"x"});
   check_trace_matches(p, "g", {"y"});
+  // Beyond i64 (1e20, -3e19) rounding keeps the value, as Julia's does; ties go to even.
   CHECK(eval_show(p, "f(x)") ==
-        "([-3.0, -2.0, -1.0, 0.0, 0.0, 2.0, 2.0], [-2.0, -2.0, -0.0, 0.0, 1.0, 2.0, 3.0], "
-        "[-2.0, -2.0, -0.0, 0.0, 0.0, 2.0, 2.0], -3.0, 3)");
-  CHECK(trace_error("h(x) = round.(x)\nx = [1.0]", "h", {"x"})
-            .find("round of a traced value is not supported") != std::string::npos);
+        "([-3.0, -2.0, -1.0, 0.0, 0.0, 1.0, 2.0, 1.0e20, -3.0e19], "
+        "[-2.0, -2.0, -0.0, 0.0, 1.0, 2.0, 3.0, 1.0e20, -3.0e19], "
+        "[-2.0, -2.0, -0.0, 0.0, 0.0, 2.0, 2.0, 1.0e20, -3.0e19], "
+        "[-2.0, -2.0, -0.0, 0.0, 0.0, 1.0, 2.0], -3.0, 3)");
+  std::string tape = trace_text(p, "f", {"x"});
+  for (const char* prim : {"= floor(", "= ceil(", "= round("}) {
+    CAPTURE(prim);
+    CHECK(tape.find(prim) != std::string::npos);
+  }
+  CHECK(trace_error(p, "h", {"x"}).find("round with digits of a traced value is not supported") !=
+        std::string::npos);
+  // Their gradient is zero (off the jumps), as sign's: d/dx x floor(3x) = floor(3x).
+  check_gradient(
+      "f(x) = sum(x .* floor.(3 .* x) .+ ceil.(x) .* round.(x) .+ x .* round.(x))\n"
+      "x = [0.3, -1.2, 2.45]");
 }
 
 TEST_CASE("map over named tuples keeps the names; merge and getfields") {
@@ -262,12 +273,17 @@ TEST_CASE("NNlib's activations: values, and gradients against finite differences
                   "softsign(1.0)") ==
         "([-0.8646647167633873, 0.5], [-1.520166468595695, 0.5253504936777402], "
         "0.8411919906082768, -100.0, 6.0, 0.5, 0.5)");
+  // The exact gelu is x Φ(x): Φ(1) = 0.8413447460685429, erf(1) = 0.8427007929497149.
+  CHECK(eval_show("",
+                  "gelu_erf(1.0), gelu_tanh(1.0) == gelu(1.0), erf(1.0), "
+                  "SpecialFunctions.erf(-1.0)") ==
+        "(0.8413447460685429, true, 0.8427007929497149, -0.8427007929497149)");
   // The unused side of elu's ifelse stays finite: no NaN in the value or the gradient.
   CHECK(eval_show("", "elu.(Float32[100]), celu.(Float32[-100])") ==
         "(Float32[100.0], Float32[-1.0])");
   check_gradient(
       "acts = (elu, celu, selu, gelu, logσ, relu6, hardtanh, hardσ, mish, tanhshrink, "
-      "softsign, leakyrelu, swish)\n"
+      "softsign, leakyrelu, swish, gelu_erf, erf)\n"
       "f(x) = sum(sum(a.(x)) for a in acts) + sum(elu.(100 .* x))\n"
       "x = [-2.3, -0.7, 0.4, 1.9, 7.5]");
 }

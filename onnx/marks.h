@@ -1,0 +1,43 @@
+// The marks that let a model exported by ytape import back as the very tape it came from.
+//
+// Most primitives export as one ONNX node of the same meaning that imports back as that
+// primitive (Relu, Add, Where, ...). The others become a few nodes (batchnorm_backward in
+// plain arithmetic, gather as Expand, Sub and GatherElements, ...), which import as the
+// equivalent plain ops, not as the primitive. So the exporter marks the first node of each
+// such group with the op it computes: its doc_string reads
+//
+//   ytape {"op":"gather","attrs":{"dim":1},"args":["%t9","%t11"],"outs":["%t16"],"nodes":5}
+//
+// (the primitive, its attributes, the ONNX names of its arguments and outputs, and how many
+// nodes, from this one on, compute it). The importer rebuilds the primitive from the mark
+// and skips those nodes; the nodes themselves are what any other ONNX consumer runs.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tape/attrs.h"
+#include "tape/prim.h"
+
+namespace ytape::onnx_marks {
+
+/// A primitive as a mark names it.
+struct Mark {
+  Prim prim;
+  Attrs attrs;
+  std::vector<std::string> args, outs;
+  int nodes = 1;
+};
+
+/// The doc_string of the first node of a group.
+std::string mark_text(const Mark& m);
+
+/// The mark of `node`, if its doc_string holds one. Throws UserError when it starts as a
+/// mark but is not a valid one (bad JSON, an unknown primitive, attributes not of its
+/// schema, a number of arguments or outputs it does not take).
+std::optional<Mark> read_mark(const onnx::NodeProto& node);
+
+}  // namespace ytape::onnx_marks

@@ -21,10 +21,6 @@ iterate(x::AbstractArray, i=1) = i > length(x) ? nothing : (x[i], i + 1)
 
 # ---- helpers ------------------------------------------------------------------------------
 
-expand2(x::Integer) = (x, x)
-expand2(x::Tuple) = x
-expand_pad(p::Integer) = (p, p, p, p)
-expand_pad(p::Tuple) = length(p) == 2 ? (p[1], p[1], p[2], p[2]) : p
 
 flatten(x) = reshape(x, :, size(x, ndims(x)))
 
@@ -36,6 +32,14 @@ isnothing(x) = x === nothing
 iszero(x) = x == zero(x)
 vec(x) = reshape(x, :)
 clamp(x, lo, hi) = min(max(x, lo), hi)
+# Integer division rounding down (fld) and up (cld), as Julia's.
+fld(a::Integer, b::Integer) = div(a, b) - (rem(a, b) != 0 && (a < 0) != (b < 0) ? 1 : 0)
+cld(a::Integer, b::Integer) = div(a, b) + (rem(a, b) != 0 && (a < 0) == (b < 0) ? 1 : 0)
+# Base.Returns(v): a function of any arguments that returns v.
+Returns(v) = (args...; kws...) -> v
+isnan(x) = x != x
+isinf(x) = !isnan(x) && isnan(x - x)
+isfinite(x) = x - x == 0
 dot(a, b) = sum(a .* b)
 
 # The p-norm of all elements (2 by default; 1 and Inf too).
@@ -86,25 +90,27 @@ end
 
 # ---- losses (Flux's: agg reduces the per-sample losses, mean by default) -------------------
 
+# The default eps of a loss: of the float type of x's elements (Float64 for integers).
+epseltype(x) = eps(float(eltype(x)))
 xlogx(x) = ifelse(iszero(x), zero(x), x * log(ifelse(iszero(x), one(x), x)))
 xlogy(x, y) = ifelse(iszero(x), zero(x * y), x * log(ifelse(iszero(x), one(y), y)))
 
 mse(ŷ, y; agg=mean) = agg(abs2.(ŷ .- y))
 mae(ŷ, y; agg=mean) = agg(abs.(ŷ .- y))
-msle(ŷ, y; agg=mean, eps=eps(eltype(ŷ))) = agg(abs2.(log.((ŷ .+ eps) ./ (y .+ eps))))
+msle(ŷ, y; agg=mean, eps=epseltype(ŷ)) = agg(abs2.(log.((ŷ .+ eps) ./ (y .+ eps))))
 function huber_loss(ŷ, y; agg=mean, delta=1)
   err = abs.(ŷ .- y)
   agg(ifelse.(err .< delta, 0.5 .* err .^ 2, delta .* (err .- 0.5 * delta)))
 end
 # One-hot (or probability) targets y, as Flux's; integer labels are the _labels losses below.
-crossentropy(ŷ, y; dims=1, agg=mean, eps=eps(eltype(ŷ))) =
+crossentropy(ŷ, y; dims=1, agg=mean, eps=epseltype(ŷ)) =
   agg(.-sum(xlogy.(check_targets(ŷ, y, "crossentropy"), ŷ .+ eps); dims=dims))
 logitcrossentropy(ŷ, y; dims=1, agg=mean) =
   agg(.-sum(check_targets(ŷ, y, "logitcrossentropy") .* logsoftmax(ŷ; dims=dims); dims=dims))
-binarycrossentropy(ŷ, y; agg=mean, eps=eps(eltype(ŷ))) =
+binarycrossentropy(ŷ, y; agg=mean, eps=epseltype(ŷ)) =
   agg(.-xlogy.(y, ŷ .+ eps) .- xlogy.(1 .- y, 1 .- ŷ .+ eps))
 logitbinarycrossentropy(ŷ, y; agg=mean) = agg((1 .- y) .* ŷ .- logσ.(ŷ))
-function kldivergence(ŷ, y; dims=1, agg=mean, eps=eps(eltype(ŷ)))
+function kldivergence(ŷ, y; dims=1, agg=mean, eps=epseltype(ŷ))
   agg(sum(xlogx.(y); dims=dims)) + crossentropy(ŷ, y; dims=dims, agg=agg, eps=eps)
 end
 poisson_loss(ŷ, y; agg=mean) = agg(ŷ .- xlogy.(y, ŷ))
@@ -232,14 +238,23 @@ end
 # SamePad(): pads so that a stride-1 convolution keeps the input's size.
 struct SamePad
 end
+# Stride, dilation and padding of n spatial dims, as Flux stores them: n-tuples, and 2n
+# pads (before and after, per dim); SamePad pads d * (k - 1) in all, the odd one after.
+expand_n(n, x::Integer) = ntuple(_ -> x, n)
+expand_n(n, x::Tuple) = x
+expand_pad_n(n, p::Integer) = ntuple(_ -> p, 2n)
+expand_pad_n(n, p::Tuple) = length(p) == n ? ntuple(i -> p[(i - 1) ÷ 2 + 1], 2n) : p
 function conv_pad(pad, k, dilation)
-  pad isa SamePad || return expand_pad(pad)
-  tw, th = dilation[1] * (k[1] - 1), dilation[2] * (k[2] - 1)
-  ((tw + 1) ÷ 2, tw ÷ 2, (th + 1) ÷ 2, th ÷ 2)
+  pad isa SamePad || return expand_pad_n(length(k), pad)
+  t = ntuple(i -> dilation[i] * (k[i] - 1), length(k))
+  ntuple(i -> isodd(i) ? cld(t[(i + 1) ÷ 2], 2) : fld(t[i ÷ 2], 2), 2 * length(k))
 end
 
-# Conv((kw, kh), in => out, σ; stride, pad, dilation, groups, bias, init) or Conv(w, bias, σ;
-# ...). Weights are (kw, kh, in ÷ groups, out); images WHCN.
+# Conv((k...), in => out, σ; stride, pad, dilation, groups, bias, init) or Conv(w, bias=true,
+# σ; ...): weights (k..., in ÷ groups, out), images WHCN, 1-d over (W, C, N). As Flux's
+# (NNlib's conv, flipped=false) Conv is a true convolution: it flips its kernel. CrossCor,
+# the same layer without the flip, is what PyTorch and ONNX call a convolution.
+# Weights of 3-d convolutions can be made, not applied (there is no 3-d primitive).
 struct Conv
   weight
   bias
@@ -249,49 +264,7 @@ struct Conv
   dilation
   groups
 end
-function Conv(k::Tuple, ch, σ=identity; stride=1, pad=0, dilation=1, groups=1, bias=true,
-              init=glorot_uniform)
-  weight = init(k..., ch[1] ÷ groups, ch[2])
-  Conv(weight, bias, σ; stride=stride, pad=pad, dilation=dilation, groups=groups)
-end
-# A 1-d convolution (weight (k, cin, cout), input (W, C, N)) is the 2-d one with H = 1.
-expand_1d(p::Integer) = (p, p, 0, 0)
-expand_1d(p::Tuple) = length(p) == 1 ? (p[1], p[1], 0, 0) : (p[1], p[2], 0, 0)
-function Conv(w::AbstractArray, bias=true, σ=identity; stride=1, pad=0, dilation=1, groups=1)
-  if ndims(w) == 3
-    s = (stride isa Tuple ? stride[1] : stride, 1)
-    d = (dilation isa Tuple ? dilation[1] : dilation, 1)
-    p = pad isa SamePad ? conv_pad(pad, (size(w, 1), 1), d) : expand_1d(pad)
-    return new_instance(Conv, w, create_bias(w, bias, size(w, 3)), σ, s, p, d, groups)
-  end
-  new_instance(Conv, w, create_bias(w, bias, size(w, 4)), σ, expand2(stride),
-       conv_pad(pad, size(w), expand2(dilation)), expand2(dilation), groups)
-end
-function (c::Conv)(x)
-  if ndims(c.weight) == 3
-    w = reshape(c.weight, size(c.weight, 1), 1, size(c.weight, 2), size(c.weight, 3))
-    y = Conv(w, c.bias, c.σ; stride=c.stride, pad=c.pad, dilation=c.dilation,
-             groups=c.groups)(reshape(x, size(x, 1), 1, size(x, 2), size(x, 3)))
-    return reshape(y, size(y, 1), size(y, 3), size(y, 4))
-  end
-  y = Prim.conv2d(match_eltype(c.weight, x), c.weight; stride=c.stride, pad=c.pad,
-                  dilation=c.dilation, groups=c.groups)
-  if c.bias !== false
-    y = y .+ reshape(c.bias, 1, 1, :, 1)
-  end
-  c.σ.(y)
-end
-# One filter group per input channel, as Flux's.
-DepthwiseConv(k::Tuple, ch, σ=identity; kw...) = Conv(k, ch, σ; groups=ch[1], kw...)
-# Flux's Conv flips its kernel (a true convolution) and CrossCor does not; here both are
-# cross-correlation, as PyTorch's and ONNX's convolutions are.
-CrossCor(args...; kw...) = Conv(args...; kw...)
-
-# ConvTranspose((kw, kh), in => out, σ; stride, pad, dilation, groups, bias, init): the
-# transpose (gradient with respect to its input) of the Conv whose weight it holds,
-# (kw, kh, out ÷ groups, in); the output is (W - 1) * stride - pads + dilation * (k - 1) + 1
-# wide.
-struct ConvTranspose
+struct CrossCor
   weight
   bias
   σ
@@ -300,22 +273,108 @@ struct ConvTranspose
   dilation
   groups
 end
-function ConvTranspose(k::Tuple, ch, σ=identity; stride=1, pad=0, dilation=1, groups=1,
-                       bias=true, init=glorot_uniform)
-  w = init(k[1], k[2], ch[2] ÷ groups, ch[1])
-  s = expand2(stride)
-  # SamePad makes the output stride times the input, as Flux's.
-  p = conv_pad(pad, (k[1] - s[1] + 1, k[2] - s[2] + 1), expand2(dilation))
-  new_instance(ConvTranspose, w, create_bias(w, bias, ch[2]), σ, s, p, expand2(dilation), groups)
+Conv(k::Tuple, ch, σ=identity; kw...) = conv_layer(Conv, k, ch, σ; kw...)
+Conv(w::AbstractArray, bias=true, σ=identity; kw...) = conv_layer(Conv, w, bias, σ; kw...)
+CrossCor(k::Tuple, ch, σ=identity; kw...) = conv_layer(CrossCor, k, ch, σ; kw...)
+CrossCor(w::AbstractArray, bias=true, σ=identity; kw...) = conv_layer(CrossCor, w, bias, σ; kw...)
+# One filter group per input channel, as Flux's.
+DepthwiseConv(k::Tuple, ch, σ=identity; kw...) = Conv(k, ch, σ; groups=ch[1], kw...)
+# From a weight (k..., multiplier, in), Flux 0.13's layout: the Conv of weight (k..., 1,
+# multiplier * in) and in groups.
+DepthwiseConv(w::AbstractArray, bias=true, σ=identity; kw...) =
+  Conv(reshape(w, size(w)[1:end-2]..., 1, :), bias, σ; groups=size(w, ndims(w)), kw...)
+function conv_weight(k, ch, groups, init)
+  @assert ch[1] % groups == 0 "Input channel dimension must be divisible by groups."
+  @assert ch[2] % groups == 0 "Output channel dimension must be divisible by groups."
+  w = init(k..., ch[1] ÷ groups, ch[2])
+  size(w) == (k..., ch[1] ÷ groups, ch[2]) || throw(DimensionMismatch(
+    "the initializer made a weight of size $(size(w)), expected $((k..., ch[1] ÷ groups, ch[2]))"))
+  w
 end
+function conv_layer(T, k::Tuple, ch, σ; stride=1, pad=0, dilation=1, groups=1, bias=true,
+                    init=glorot_uniform)
+  w = conv_weight(k, ch, groups, init)
+  conv_layer(T, w, bias, σ; stride=stride, pad=pad, dilation=dilation, groups=groups)
+end
+function conv_layer(T, w::AbstractArray, bias, σ; stride=1, pad=0, dilation=1, groups=1)
+  n = ndims(w) - 2
+  d = expand_n(n, dilation)
+  new_instance(T, w, create_bias(w, bias, size(w, ndims(w))), σ, expand_n(n, stride),
+               conv_pad(pad, size(w)[1:n], d), d, groups)
+end
+(c::Conv)(x) = conv_apply(c, x, true)
+(c::CrossCor)(x) = conv_apply(c, x, false)
+# Flux's internals that its tests call: the channels a layer takes and gives.
+_channels_in(c::Union{Conv, CrossCor}) = size(c.weight, ndims(c.weight) - 1) * c.groups
+_channels_out(c::Union{Conv, CrossCor}) = size(c.weight, ndims(c.weight))
+
+# A convolution's geometry as the 2-d primitives take it: a 1-d one is the 2-d one with
+# H = 1 (its weight (k, 1, cin, cout), input (W, 1, C, N)); a dilation does nothing along a
+# kernel dim of size 1, so NNlib's 0 there is 1.
+function conv_geometry(c)
+  n = ndims(c.weight) - 2
+  n == 3 && error("3-d convolutions are not supported: there is no 3-d convolution primitive")
+  k = size(c.weight)
+  d = ntuple(i -> k[i] == 1 ? 1 : c.dilation[i], n)
+  n == 2 && return (c.stride, c.pad, d)
+  ((c.stride[1], 1), (c.pad[1], c.pad[2], 0, 0), (d[1], 1))
+end
+as_2d(w) = ndims(w) == 3 ? reshape(w, size(w, 1), 1, size(w, 2), size(w, 3)) : w
+function from_2d(y, x)
+  ndims(x) == 3 ? reshape(y, size(y, 1), size(y, 3), size(y, 4)) : y
+end
+function conv_apply(c, x, flip::Bool)
+  s, p, d = conv_geometry(c)
+  w = as_2d(c.weight)
+  w = flip ? reverse(w; dims=(1, 2)) : w
+  y = Prim.conv2d(as_2d(match_eltype(c.weight, x)), w; stride=s, pad=p, dilation=d,
+                  groups=c.groups)
+  y = c.bias === false ? y : y .+ reshape(c.bias, 1, 1, :, 1)
+  from_2d(c.σ.(y), x)
+end
+
+# ConvTranspose((k...), in => out, σ; stride, pad, dilation, groups, bias, init, outpad):
+# the transpose (gradient with respect to its input) of the Conv whose weight it holds,
+# (k..., out ÷ groups, in), flipping as that Conv does; along each dim the output is
+# (W - 1) * stride - pads + dilation * (k - 1) + 1 + outpad wide.
+struct ConvTranspose
+  weight
+  bias
+  σ
+  stride
+  pad
+  outpad
+  dilation
+  groups
+end
+function ConvTranspose(k::Tuple, ch, σ=identity; stride=1, pad=0, outpad=0, dilation=1,
+                       groups=1, bias=true, init=glorot_uniform)
+  w = conv_weight(k, ch[2] => ch[1], groups, init)
+  ConvTranspose(w, bias, σ; stride=stride, pad=pad, outpad=outpad, dilation=dilation,
+                groups=groups)
+end
+function ConvTranspose(w::AbstractArray, bias=true, σ=identity; stride=1, pad=0, outpad=0,
+                       dilation=1, groups=1)
+  n = ndims(w) - 2
+  s, d = expand_n(n, stride), expand_n(n, dilation)
+  # SamePad makes the output stride times the input, as Flux's.
+  p = conv_pad(pad, ntuple(i -> size(w, i) - s[i] + 1, n), d)
+  new_instance(ConvTranspose, w, create_bias(w, bias, size(w, n + 1) * groups), σ, s, p,
+               expand_n(n, outpad), d, groups)
+end
+_channels_in(c::ConvTranspose) = size(c.weight, ndims(c.weight))
+_channels_out(c::ConvTranspose) = size(c.weight, ndims(c.weight) - 1) * c.groups
 function (c::ConvTranspose)(x)
-  k, s, p, d = size(c.weight), c.stride, c.pad, c.dilation
-  out = ((size(x, 1) - 1) * s[1] - p[1] - p[2] + d[1] * (k[1] - 1) + 1,
-         (size(x, 2) - 1) * s[2] - p[3] - p[4] + d[2] * (k[2] - 1) + 1,
-         k[3] * c.groups, size(x, 4))
-  y = Prim.conv2d_backward_input(match_eltype(c.weight, x), c.weight; shape=out, stride=s, pad=p, dilation=d,
-                                 groups=c.groups)
-  c.σ.(c.bias === false ? y : y .+ reshape(c.bias, 1, 1, :, 1))
+  s, p, d = conv_geometry(c)
+  w = reverse(as_2d(c.weight); dims=(1, 2))
+  x2 = as_2d(match_eltype(c.weight, x))
+  k = size(w)
+  o = ndims(x) == 3 ? (c.outpad[1], 0) : c.outpad
+  out = ((size(x2, 1) - 1) * s[1] - p[1] - p[2] + d[1] * (k[1] - 1) + 1 + o[1],
+         (size(x2, 2) - 1) * s[2] - p[3] - p[4] + d[2] * (k[2] - 1) + 1 + o[2],
+         k[3] * c.groups, size(x2, 4))
+  y = Prim.conv2d_backward_input(x2, w; shape=out, stride=s, pad=p, dilation=d, groups=c.groups)
+  from_2d(c.σ.(c.bias === false ? y : y .+ reshape(c.bias, 1, 1, :, 1)), x)
 end
 
 # BatchNorm(channels, σ; track_stats=true, affine=true, eps=1e-5, momentum=0.1f0, active):
@@ -453,21 +512,51 @@ function _splitat(data::AbstractVector, offsets::AbstractVector)
   Any[data[offsets[i]:ends[i]] for i in 1:length(offsets)]
 end
 
+# MaxPool((k...); pad=0, stride=k) and MeanPool, over 1 or 2 spatial dims (W, C, N or
+# W, H, C, N); pad=SamePad() pads k - 1 in all, as Flux's. NNlib's maxpool(x, PoolDims(x,
+# k; stride, padding)) and meanpool the same.
 struct MaxPool
   window
   stride
   pad
 end
-MaxPool(k::Tuple; pad=0, stride=k) = MaxPool(k, expand2(stride), expand_pad(pad))
-(m::MaxPool)(x) = Prim.max_pool2d(x; window=m.window, stride=m.stride, pad=m.pad)
-
 struct MeanPool
   window
   stride
   pad
 end
-MeanPool(k::Tuple; pad=0, stride=k) = MeanPool(k, expand2(stride), expand_pad(pad))
-(m::MeanPool)(x) = Prim.avg_pool2d(x; window=m.window, stride=m.stride, pad=m.pad)
+struct PoolDims
+  window
+  stride
+  pad
+end
+function PoolDims(x::AbstractArray, k; stride=k, padding=0, dilation=1)
+  n = ndims(x) - 2
+  kk = expand_n(n, k)
+  PoolDims(kk, expand_n(n, stride), conv_pad(padding, kk, expand_n(n, 1)))
+end
+MaxPool(k::Tuple; pad=0, stride=k) =
+  MaxPool(k, expand_n(length(k), stride), conv_pad(pad, k, expand_n(length(k), 1)))
+MeanPool(k::Tuple; pad=0, stride=k) =
+  MeanPool(k, expand_n(length(k), stride), conv_pad(pad, k, expand_n(length(k), 1)))
+(m::MaxPool)(x) = pool_apply(:max, x, m.window, m.stride, m.pad)
+(m::MeanPool)(x) = pool_apply(:mean, x, m.window, m.stride, m.pad)
+maxpool(x, p::PoolDims) = pool_apply(:max, x, p.window, p.stride, p.pad)
+meanpool(x, p::PoolDims) = pool_apply(:mean, x, p.window, p.stride, p.pad)
+maxpool(x, k::Tuple; pad=0, stride=k) = MaxPool(k; pad=pad, stride=stride)(x)
+meanpool(x, k::Tuple; pad=0, stride=k) = MeanPool(k; pad=pad, stride=stride)(x)
+pool2d(kind, x; window, stride, pad) = kind === :max ?
+  Prim.max_pool2d(x; window=window, stride=stride, pad=pad) :
+  Prim.avg_pool2d(x; window=window, stride=stride, pad=pad)
+function pool_apply(kind, x, k, s, p)
+  length(k) == ndims(x) - 2 || throw(DimensionMismatch(
+    "a pooling window of $(length(k)) dims takes an input of $(length(k) + 2) dims, got $(size(x))"))
+  length(k) > 2 && error("3-d pooling is not supported: there is no 3-d pooling primitive")
+  length(k) == 2 && return pool2d(kind, x; window=k, stride=s, pad=p)
+  y = pool2d(kind, reshape(x, size(x, 1), 1, size(x, 2), size(x, 3)); window=(k[1], 1),
+             stride=(s[1], 1), pad=(p[1], p[2], 0, 0))
+  reshape(y, size(y, 1), size(y, 3), size(y, 4))
+end
 
 struct GlobalMeanPool
 end
@@ -937,7 +1026,7 @@ function isapprox(a, b; atol=0,
   na, nb = a isa AbstractArray ? (norm(a), norm(b)) : (abs(a), abs(b))
   a == b || d <= max(atol, rtol * max(na, nb))
 end
-≈(a, b) = isapprox(a, b)
+≈(a, b; kw...) = isapprox(a, b; kw...)
 eachcol(x::AbstractMatrix) = [x[:, j] for j in 1:size(x, 2)]
 eachrow(x::AbstractMatrix) = [x[i, :] for i in 1:size(x, 1)]
 Embedding(nin::Integer, nout::Integer; kw...) = Embedding(nin => nout; kw...)
@@ -1103,20 +1192,24 @@ function set_mode!(m::Union{BatchNorm, Dropout, AlphaDropout}, mode)
 end
 
 # More of Flux's losses.
-label_smoothing(y, α; dims=1) =
+function label_smoothing(y, α; dims=1)
+  0 < α < 1 || throw(ArgumentError("α must be between 0 and 1"))
   dims == 0 ? y .* (1 - α) .+ α / 2 : y .* (1 - α) .+ α / size(y, dims)
+end
 function tversky_loss(ŷ, y; beta=0.7)
   tp = sum(y .* ŷ)
   1 - (tp + 1) / (sum(y .* ŷ .+ beta .* (1 .- y) .* ŷ .+ (1 - beta) .* y .* (1 .- ŷ)) + 1)
 end
-function binary_focal_loss(ŷ, y; agg=mean, gamma=2, eps=eps(eltype(ŷ)))
+function binary_focal_loss(ŷ, y; agg=mean, gamma=2, eps=epseltype(ŷ))
   p = y .* (ŷ .+ eps) .+ (1 .- y) .* (1 .- ŷ .- eps)
   agg((1 .- p) .^ gamma .* .-log.(p))
 end
-focal_loss(ŷ, y; dims=1, agg=mean, gamma=2, eps=eps(eltype(ŷ))) =
+focal_loss(ŷ, y; dims=1, agg=mean, gamma=2, eps=epseltype(ŷ)) =
   agg(sum(.-y .* (1 .- (ŷ .+ eps)) .^ gamma .* log.(ŷ .+ eps); dims=dims))
-siamese_contrastive_loss(ŷ, y; agg=mean, margin=1) =
+function siamese_contrastive_loss(ŷ, y; agg=mean, margin=1)
+  margin < 0 && throw(DomainError(margin, "Margin must be non-negative"))
   agg((1 .- y) .* ŷ .^ 2 .+ y .* max.(0, margin .- ŷ) .^ 2)
+end
 eachindex(x) = 1:length(x)
 # Flux.normalise(x; dims, eps): zero mean and unit (uncorrected) standard deviation along dims.
 function normalise(x; dims=ndims(x), eps=1f-5)
@@ -1471,6 +1564,10 @@ end
 # CPU, as it would in Julia there).
 cpu(x) = x
 gpu(x) = x
+# f32(m), f64(m): the model with its float arrays converted, as Flux's (Float16 has no
+# dtype here).
+f32(m) = fmap(x -> x isa AbstractArray && eltype(x) <: AbstractFloat ? Float32.(x) : x, m)
+f64(m) = fmap(x -> x isa AbstractArray && eltype(x) <: AbstractFloat ? Float64.(x) : x, m)
 functional(show_reason::Bool=false) = false
 has_cuda(show_reason::Bool=false) = false
 has_cuda_gpu(show_reason::Bool=false) = false

@@ -438,6 +438,12 @@ Value ndims(Interpreter&, Args& args) {
 
 Value reshape(Interpreter& in, Args& args) {
   need_args(args, 2, 1 << 30, "reshape");
+  if (args.pos[0].kind == VKind::range) {
+    // reshape(1:6, 2, 3): the range's values, as Julia's (a ReshapedArray of the range).
+    Args values;
+    values.pos.push_back(args.pos[0]);
+    args.pos[0] = in.call(*in.global("collect"), std::move(values), in.here());
+  }
   const Value& x = args.pos[0];
   if (!x.is_tensor()) not_defined_for("reshape", x);
   std::vector<Value> dims(args.pos.begin() + 1, args.pos.end());

@@ -319,6 +319,10 @@ Value float_(Interpreter& in, Args& args) {
   if (x.kind == VKind::integer || x.kind == VKind::boolean)
     return Value::floating(as_double(x), DType::f64, true);
   if (x.is_tensor() && !is_float(x.tensor().type.dtype)) return in.as_tensor(x, DType::f64);
+  DType d;
+  // float(T) of a type: Float64 for Int and Bool, as Julia's; a float type is itself.
+  if (x.kind == VKind::type && type_dtype(*x.type_ref(), &d) && !is_float(d))
+    return Value::type(dtype_type(DType::f64));
   return x;
 }
 

@@ -1,0 +1,96 @@
+// What running Flux 0.14's own test files (test/layers/conv.jl, normalisation.jl,
+// recurrent.jl, test/losses.jl, test/outputsize.jl) as published asked of the language and
+// the prelude: each case a gap they showed, with Flux's meaning pinned.
+#include <doctest/doctest.h>
+
+#include "tests/unit/tracer/interp_helpers.h"
+
+namespace ytape::tracer::testing {
+
+TEST_CASE("Test's syntax as Flux's tests write it: do ... end[1], @test keywords, exception values") {
+  std::string p = R"(
+g = gradient([1.0, 2.0]) do v
+  sum(abs2, v)
+end[1]
+@test [1.0, 1.0] ≈ [1.0, 1.0 + 1e-9] rtol=1e-6
+@test 1.0 ≈ 1.1 atol=0.2
+@test 1 == 2 skip=true
+@test 1 == 2 broken=true
+@test_throws DomainError(-1, "no") throw(DomainError(-1, "no"))
+)";
+  CHECK(eval_show(p, "g") == "[2.0, 4.0]");
+  CHECK(run_error("@test 1.0 ≈ 1.1 atol=0.01").find("Test Failed: 1.0 ≈ 1.1") !=
+        std::string::npos);
+  CHECK(run_error("@test_throws DomainError(-1, \"yes\") throw(DomainError(-1, \"no\"))")
+            .find("threw DomainError with -1: no; expected DomainError with -1: yes") !=
+        std::string::npos);
+  CHECK(run_error("@test 1 == 1 atol").find("@test takes keywords after its expression") !=
+        std::string::npos);
+}
+
+TEST_CASE("Conv is a true convolution, as Flux's; CrossCor is not; ConvTranspose is Conv's transpose") {
+  std::string p = R"(
+w = reshape(Float32.(1:4), 2, 2, 1, 1)
+x = zeros(Float32, 3, 3, 1, 1)
+x[2, 2, 1, 1] = 1
+c = Conv(w, false)
+t = ConvTranspose(w, false)
+)";
+  // The impulse response of a convolution is its kernel; of a cross-correlation the
+  // kernel reversed. ConvTranspose, the transpose of the convolution, scatters each pixel
+  // through the kernel reversed.
+  CHECK(eval_show(p, "c(x)[:, :, 1, 1] == w[:, :, 1, 1]") == "true");
+  CHECK(eval_show(p, "CrossCor(w, false)(x)[:, :, 1, 1] == w[end:-1:1, end:-1:1, 1, 1]") ==
+        "true");
+  CHECK(eval_show(p, "t(reshape([1f0], 1, 1, 1, 1))[:, :, 1, 1] == w[end:-1:1, end:-1:1, 1, 1]") ==
+        "true");
+  check_trace_matches(p + "f(x) = sum(abs2, c(x)) + sum(CrossCor(w, false)(x))", "f", {"x"});
+}
+
+TEST_CASE("convolution and pooling layers: Flux's constructors, 1-d forms, SamePad, NNlib's pools") {
+  std::string p = R"(
+x = reshape(Float32.(1:16), 4, 4, 1, 1)
+x1 = reshape(Float32.(1:10), 10, 1, 1)
+)";
+  CHECK(eval_show(p, "maxpool(x, PoolDims(x, 2)) == MaxPool((2, 2))(x), "
+                     "size(MeanPool((3,); pad=SamePad())(x1)), size(MaxPool((2, 2); pad=SamePad())(x))") ==
+        "(true, (4, 1, 1), (2, 2, 1, 1))");
+  CHECK(eval_show(p, "size(ConvTranspose((3,), 2 => 4; groups=2, pad=SamePad())(ones(Float32, 10, 2, 1))), "
+                     "size(ConvTranspose((3, 5), 3 => 6; stride=3, outpad=(1, 0))(ones(Float32, 4, 4, 3, 1)))") ==
+        "((10, 4, 1), (13, 14, 6, 1))");
+  // SamePad with a dilation of 0 along a kernel dim of 1 (Flux's k .÷ 2), a 5-d weight made.
+  CHECK(eval_show(p, "size(Conv((1,), 1 => 1; pad=SamePad(), dilation=(0,))(x1)), "
+                     "Flux._channels_in(Conv((1, 2, 3), 2 => 4)), Flux._channels_out(ConvTranspose((3,), 10 => 15; groups=5)), "
+                     "size(DepthwiseConv(rand(2, 3, 4, 5, 6), rand(30)).weight)") ==
+        "((10, 1, 1), 2, 15, (2, 3, 4, 1, 30))");
+  CHECK(run_error("Conv((2, 2), 3 => 10; groups=2)")
+            .find("AssertionError: Input channel dimension must be divisible by groups.") !=
+        std::string::npos);
+  CHECK(run_error("Conv((3, 3), 1 => 1; init=(_...) -> rand(3, 3, 1))")
+            .find("DimensionMismatch: the initializer made a weight of size (3, 3, 1), expected "
+                  "(3, 3, 1, 1)") != std::string::npos);
+  CHECK(run_error("Conv((1, 1, 1), 1 => 1)(ones(Float32, 2, 2, 2, 1, 1))")
+            .find("3-d convolutions are not supported") != std::string::npos);
+  CHECK(eval_show("m = f32(Chain(Dense(rand(2, 2)), Dense(2 => 1)))",
+                  "eltype(m[1].weight), eltype(m[2].weight), eltype(f64(m)[2].bias)") ==
+        "(Float32, Float32, Float64)");
+}
+
+TEST_CASE("Base names Flux's tests use: cld, fld, Returns, isnan, float(T), reshape of a range") {
+  CHECK(eval_show("", "cld(7, 2), fld(7, 2), cld(-7, 2), fld(-7, 2), cld.((4, 5), 2)") ==
+        "(4, 3, -3, -4, (2, 3))");
+  CHECK(eval_show("", "ntuple(Returns(3), 2), isnan(0.0 / 0.0), isnan(1.0), isinf(-1 / 0), "
+                      "isfinite(1.0)") == "((3, 3), true, false, true, true)");
+  CHECK(eval_show("", "float(Int), float(Float32), reshape(-2:3, 2, 3)") ==
+        "(Float64, Float32, [-2 0 2; -1 1 3])");
+}
+
+TEST_CASE("losses as Flux's tests pin them: integer targets, label_smoothing and margin checks") {
+  CHECK(eval_show("", "Flux.kldivergence([1 2 3], [1 2 3]) ≈ 0") == "true");
+  CHECK(run_error("label_smoothing([0.0, 1.0], 1.2)")
+            .find("ArgumentError: α must be between 0 and 1") != std::string::npos);
+  CHECK(run_error("Flux.siamese_contrastive_loss([0.1, 0.2], [1, 0]; margin=-1)")
+            .find("DomainError with -1: Margin must be non-negative") != std::string::npos);
+}
+
+}  // namespace ytape::tracer::testing

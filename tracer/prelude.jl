@@ -709,7 +709,9 @@ end
 RNNCell(p::Pair, σ=tanh; init=glorot_uniform, initb=zeros32, init_state=zeros32) =
   RNNCell(σ, init(p.second, p.first), init(p.second, p.second), initb(p.second),
           init_state(p.second, 1))
+# Inputs of another element type are converted to the weights', as Flux 0.14's cells do.
 function (m::RNNCell)(h, x)
+  x = match_eltype(m.Wi, x)
   h = m.σ.(m.Wi * x .+ m.Wh * h .+ m.b)
   h, reshape_cell_output(h, x)
 end
@@ -730,6 +732,7 @@ function LSTMCell(p::Pair; init=glorot_uniform, initb=zeros32, init_state=zeros3
   LSTMCell(init(4 * out, p.first), init(4 * out, out), b, (init_state(out, 1), init_state(out, 1)))
 end
 function (m::LSTMCell)((h, c), x)
+  x = match_eltype(m.Wi, x)
   o = size(h, 1)
   g = m.Wi * x .+ m.Wh * h .+ m.b
   c′ = sigmoid.(gate(g, o, 2)) .* c .+ sigmoid.(gate(g, o, 1)) .* tanh.(gate(g, o, 3))
@@ -749,6 +752,7 @@ GRUCell(p::Pair; init=glorot_uniform, initb=zeros32, init_state=zeros32) =
   GRUCell(init(3 * p.second, p.first), init(3 * p.second, p.second), initb(3 * p.second),
           init_state(p.second, 1))
 function (m::GRUCell)(h, x)
+  x = match_eltype(m.Wi, x)
   o = size(h, 1)
   gx, gh = m.Wi * x, m.Wh * h
   r = sigmoid.(gate(gx, o, 1) .+ gate(gh, o, 1) .+ gate(m.b, o, 1))
@@ -1211,11 +1215,12 @@ function siamese_contrastive_loss(ŷ, y; agg=mean, margin=1)
   agg((1 .- y) .* ŷ .^ 2 .+ y .* max.(0, margin .- ŷ) .^ 2)
 end
 eachindex(x) = 1:length(x)
-# Flux.normalise(x; dims, eps): zero mean and unit (uncorrected) standard deviation along dims.
+# Flux.normalise(x; dims, eps): (x - μ) / sqrt(σ² + eps) along dims, σ² uncorrected, as
+# Flux 0.14 (and LayerNorm) computes it.
 function normalise(x; dims=ndims(x), eps=1f-5)
   μ = mean(x; dims=dims)
-  σ = sqrt.(mean(abs2.(x .- μ); dims=dims))
-  (x .- μ) ./ (σ .+ eps)
+  σ² = mean(abs2.(x .- μ); dims=dims)
+  (x .- μ) ./ sqrt.(σ² .+ eps)
 end
 
 # ---- Optimisers.jl (0.3): rules, setup, update, adjust ----------------------------------------
@@ -1564,6 +1569,15 @@ end
 # CPU, as it would in Julia there).
 cpu(x) = x
 gpu(x) = x
+# Flux.outputsize(m, inputsizes...; padbatch=false): the size of m's output for inputs of
+# those sizes (a batch dim of 1 appended with padbatch), run on zeros of a copy of m, so
+# that a Recur's state is left as it was.
+function outputsize(m, sizes::Tuple...; padbatch=false)
+  length(sizes) == 1 && sizes[1] isa Tuple && !isempty(sizes[1]) && sizes[1][1] isa Tuple &&
+    return outputsize(m, sizes[1]...; padbatch=padbatch)
+  xs = [zeros(Float32, (padbatch ? (s..., 1) : s)...) for s in sizes]
+  size(deepcopy(m)(xs...))
+end
 # f32(m), f64(m): the model with its float arrays converted, as Flux's (Float16 has no
 # dtype here).
 f32(m) = fmap(x -> x isa AbstractArray && eltype(x) <: AbstractFloat ? Float32.(x) : x, m)

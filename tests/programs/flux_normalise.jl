@@ -76,10 +76,12 @@ function norm_loss(layers, x, x3, xb, img, xg)
   @test yg[:, :, 3:4, 1] ≈ normalise_by_hand(xg[:, :, 3:4, 1], 1f-5)
   @test !(yg[:, :, 1:2, 1] ≈ normalise_by_hand(xg[:, :, 1:4, 1], 1f-5)[:, :, 1:2])
   total += sum(abs2, yi .* img) + sum(l.inorm_act(img) .* img) + sum(abs2, yg .* xg)
-  # Flux.normalise: zero mean, unit (uncorrected) deviation along dims, ϵ added to σ.
+  # Flux.normalise: zero mean, unit (uncorrected) deviation along dims, ϵ added to σ², as
+  # Flux 0.14's and LayerNorm's.
   xn = Flux.normalise(x; dims=1)
   @test all(abs.(mean(xn; dims=1)) .< 1e-6)
-  @test xn[:, 2] ≈ (x[:, 2] .- mean(x[:, 2])) ./ (std(x[:, 2]; corrected=false) + 1f-5)
+  @test xn[:, 2] ≈ (x[:, 2] .- mean(x[:, 2])) ./ sqrt(var(x[:, 2]; corrected=false) + 1f-5)
+  @test LayerNorm(size(x, 1))(x) ≈ xn
   total += sum(abs2, xn .* x)
   total
 end

@@ -7,7 +7,8 @@
 
 namespace ytape::tracer::testing {
 
-TEST_CASE("Test's syntax as Flux's tests write it: do ... end[1], @test keywords, exception values") {
+TEST_CASE(
+    "Test's syntax as Flux's tests write it: do ... end[1], @test keywords, exception values") {
   std::string p = R"(
 g = gradient([1.0, 2.0]) do v
   sum(abs2, v)
@@ -19,8 +20,7 @@ end[1]
 @test_throws DomainError(-1, "no") throw(DomainError(-1, "no"))
 )";
   CHECK(eval_show(p, "g") == "[2.0, 4.0]");
-  CHECK(run_error("@test 1.0 ≈ 1.1 atol=0.01").find("Test Failed: 1.0 ≈ 1.1") !=
-        std::string::npos);
+  CHECK(run_error("@test 1.0 ≈ 1.1 atol=0.01").find("Test Failed: 1.0 ≈ 1.1") != std::string::npos);
   CHECK(run_error("@test_throws DomainError(-1, \"yes\") throw(DomainError(-1, \"no\"))")
             .find("threw DomainError with -1: no; expected DomainError with -1: yes") !=
         std::string::npos);
@@ -28,7 +28,8 @@ end[1]
         std::string::npos);
 }
 
-TEST_CASE("Conv is a true convolution, as Flux's; CrossCor is not; ConvTranspose is Conv's transpose") {
+TEST_CASE(
+    "Conv is a true convolution, as Flux's; CrossCor is not; ConvTranspose is Conv's transpose") {
   std::string p = R"(
 w = reshape(Float32.(1:4), 2, 2, 1, 1)
 x = zeros(Float32, 3, 3, 1, 1)
@@ -40,28 +41,34 @@ t = ConvTranspose(w, false)
   // kernel reversed. ConvTranspose, the transpose of the convolution, scatters each pixel
   // through the kernel reversed.
   CHECK(eval_show(p, "c(x)[:, :, 1, 1] == w[:, :, 1, 1]") == "true");
-  CHECK(eval_show(p, "CrossCor(w, false)(x)[:, :, 1, 1] == w[end:-1:1, end:-1:1, 1, 1]") ==
-        "true");
+  CHECK(eval_show(p, "CrossCor(w, false)(x)[:, :, 1, 1] == w[end:-1:1, end:-1:1, 1, 1]") == "true");
   CHECK(eval_show(p, "t(reshape([1f0], 1, 1, 1, 1))[:, :, 1, 1] == w[end:-1:1, end:-1:1, 1, 1]") ==
         "true");
   check_trace_matches(p + "f(x) = sum(abs2, c(x)) + sum(CrossCor(w, false)(x))", "f", {"x"});
 }
 
-TEST_CASE("convolution and pooling layers: Flux's constructors, 1-d forms, SamePad, NNlib's pools") {
+TEST_CASE(
+    "convolution and pooling layers: Flux's constructors, 1-d forms, SamePad, NNlib's pools") {
   std::string p = R"(
 x = reshape(Float32.(1:16), 4, 4, 1, 1)
 x1 = reshape(Float32.(1:10), 10, 1, 1)
 )";
-  CHECK(eval_show(p, "maxpool(x, PoolDims(x, 2)) == MaxPool((2, 2))(x), "
-                     "size(MeanPool((3,); pad=SamePad())(x1)), size(MaxPool((2, 2); pad=SamePad())(x))") ==
+  CHECK(eval_show(
+            p,
+            "maxpool(x, PoolDims(x, 2)) == MaxPool((2, 2))(x), "
+            "size(MeanPool((3,); pad=SamePad())(x1)), size(MaxPool((2, 2); pad=SamePad())(x))") ==
         "(true, (4, 1, 1), (2, 2, 1, 1))");
-  CHECK(eval_show(p, "size(ConvTranspose((3,), 2 => 4; groups=2, pad=SamePad())(ones(Float32, 10, 2, 1))), "
-                     "size(ConvTranspose((3, 5), 3 => 6; stride=3, outpad=(1, 0))(ones(Float32, 4, 4, 3, 1)))") ==
-        "((10, 4, 1), (13, 14, 6, 1))");
+  CHECK(eval_show(
+            p,
+            "size(ConvTranspose((3,), 2 => 4; groups=2, pad=SamePad())(ones(Float32, 10, 2, 1))), "
+            "size(ConvTranspose((3, 5), 3 => 6; stride=3, outpad=(1, 0))(ones(Float32, 4, 4, 3, "
+            "1)))") == "((10, 4, 1), (13, 14, 6, 1))");
   // SamePad with a dilation of 0 along a kernel dim of 1 (Flux's k .÷ 2), a 5-d weight made.
-  CHECK(eval_show(p, "size(Conv((1,), 1 => 1; pad=SamePad(), dilation=(0,))(x1)), "
-                     "Flux._channels_in(Conv((1, 2, 3), 2 => 4)), Flux._channels_out(ConvTranspose((3,), 10 => 15; groups=5)), "
-                     "size(DepthwiseConv(rand(2, 3, 4, 5, 6), rand(30)).weight)") ==
+  CHECK(eval_show(p,
+                  "size(Conv((1,), 1 => 1; pad=SamePad(), dilation=(0,))(x1)), "
+                  "Flux._channels_in(Conv((1, 2, 3), 2 => 4)), "
+                  "Flux._channels_out(ConvTranspose((3,), 10 => 15; groups=5)), "
+                  "size(DepthwiseConv(rand(2, 3, 4, 5, 6), rand(30)).weight)") ==
         "((10, 1, 1), 2, 15, (2, 3, 4, 1, 30))");
   CHECK(run_error("Conv((2, 2), 3 => 10; groups=2)")
             .find("AssertionError: Input channel dimension must be divisible by groups.") !=
@@ -79,10 +86,27 @@ x1 = reshape(Float32.(1:10), 10, 1, 1)
 TEST_CASE("Base names Flux's tests use: cld, fld, Returns, isnan, float(T), reshape of a range") {
   CHECK(eval_show("", "cld(7, 2), fld(7, 2), cld(-7, 2), fld(-7, 2), cld.((4, 5), 2)") ==
         "(4, 3, -3, -4, (2, 3))");
-  CHECK(eval_show("", "ntuple(Returns(3), 2), isnan(0.0 / 0.0), isnan(1.0), isinf(-1 / 0), "
-                      "isfinite(1.0)") == "((3, 3), true, false, true, true)");
+  CHECK(eval_show("",
+                  "ntuple(Returns(3), 2), isnan(0.0 / 0.0), isnan(1.0), isinf(-1 / 0), "
+                  "isfinite(1.0)") == "((3, 3), true, false, true, true)");
   CHECK(eval_show("", "float(Int), float(Float32), reshape(-2:3, 2, 3)") ==
         "(Float64, Float32, [-2 0 2; -1 1 3])");
+}
+
+TEST_CASE("Flux.normalise is Flux 0.14's: ϵ added to the variance, as LayerNorm") {
+  CHECK(eval_show("x = [0.1 0.5 0.9; 0.3 0.2 0.4]",
+                  "LayerNorm(2)(x) ≈ Flux.normalise(x; dims=1), "
+                  "Flux.normalise(x; dims=1)[1, 1] ≈ -0.1 / sqrt(0.01 + 1f-5)") == "(true, true)");
+}
+
+TEST_CASE("recurrent cells convert their input to the weights' element type, as Flux 0.14's") {
+  CHECK(eval_show("x = rand(Float64, 2, 4)\nm1 = RNN(2 => 3)\nm2 = LSTM(2 => 3)\nm3 = GRU(2 => 3)",
+                  "typeof(m1(x)), typeof(m1.state), typeof(m2(x)), typeof(m3(x))") ==
+        "(Matrix{Float32}, Matrix{Float32}, Matrix{Float32}, Matrix{Float32})");
+  CHECK(eval_show("m = RNN(2 => 3)\np = Parallel(vcat, Dense(2, 4), Dense(3, 6))",
+                  "Flux.outputsize(m, (2, 4)), size(m.state), Flux.outputsize(Dense(10, 5), (10,); "
+                  "padbatch=true), outputsize(p, (2,), (3,)), outputsize(p, ((2, 7), (3, 7)))") ==
+        "((3, 4), (3, 1), (5, 1), (10,), (10, 7))");
 }
 
 TEST_CASE("losses as Flux's tests pin them: integer targets, label_smoothing and margin checks") {

@@ -80,6 +80,10 @@ hardsigmoid(x) = hardσ(x)
 mish(x) = x * tanh(softplus(x))
 tanhshrink(x) = x - tanh(x)
 softsign(x) = x / (1 + abs(x))
+lisht(x) = x * tanh(x)
+logcosh(x) = x + softplus(-2x) - 0.6931471805599453
+softshrink(x, λ=0.5) = min(max(0, x - λ), x + λ)
+trelu(x, θ=1) = ifelse(x > θ, x, zero(x))
 
 softmax(x; dims=1) = Prim.softmax(x; dims=dims)
 logsoftmax(x; dims=1) = Prim.log_softmax(x; dims=dims)
@@ -323,7 +327,14 @@ as_2d(w) = ndims(w) == 3 ? reshape(w, size(w, 1), 1, size(w, 2), size(w, 3)) : w
 function from_2d(y, x)
   ndims(x) == 3 ? reshape(y, size(y, 1), size(y, 3), size(y, 4)) : y
 end
+function check_channels(layer, x, c)
+  size(x, ndims(x) - 1) == c || throw(DimensionMismatch(
+    "$(layer) takes $c channels (dim $(ndims(x) - 1) of the input), got an input of size $(size(x))"))
+end
 function conv_apply(c, x, flip::Bool)
+  ndims(x) == ndims(c.weight) || throw(DimensionMismatch(
+    "a convolution of weight size $(size(c.weight)) takes inputs of $(ndims(c.weight)) dims, got size $(size(x))"))
+  check_channels(typeof(c), x, _channels_in(c))
   s, p, d = conv_geometry(c)
   w = as_2d(c.weight)
   w = flip ? reverse(w; dims=(1, 2)) : w
@@ -410,6 +421,8 @@ function (b::BatchNorm)(x)
   # Parameters take the input's element type, as Flux's promotion gives (Float64 data).
   T = eltype(x)
   c = size(x, ndims(x) - 1)
+  n = b.weight !== false ? length(b.weight) : b.μ !== nothing ? length(b.μ) : c
+  check_channels(BatchNorm, x, n)
   w = b.weight === false ? ones(T, c) : T.(b.weight)
   β = b.bias === false ? zeros(T, c) : T.(b.bias)
   if b.track_stats && !isactive(b)
@@ -442,6 +455,12 @@ struct LayerNorm
   bias
   ϵ
   dims
+end
+# LayerNorm(2, 3), LayerNorm(2, 3, tanh): sizes as arguments, as Flux's.
+LayerNorm(s1::Integer, s2::Integer; kw...) = LayerNorm((s1, s2); kw...)
+function LayerNorm(s1::Integer, s2::Integer, s3, rest...; kw...)
+  all = (s1, s2, s3, rest...)
+  all[end] isa Integer ? LayerNorm(all; kw...) : LayerNorm(all[1:end - 1], all[end]; kw...)
 end
 function LayerNorm(size, λ=identity; affine=true, eps=1f-5)
   sz = size isa Integer ? (size,) : size
@@ -680,8 +699,14 @@ mutable struct Recur
 end
 Recur(cell) = Recur(cell, cell.state0)
 function (m::Recur)(x)
+  # A sequence (features, batch, time): each step in turn, outputs stacked along time.
+  x isa AbstractArray && ndims(x) == 3 && return recur_sequence(m, x)
   m.state, y = m.cell(m.state, x)
   y
+end
+function recur_sequence(m, x)
+  ys = [m(x[:, :, t]) for t in 1:size(x, 3)]
+  reshape(reduce(hcat, ys), size(ys[1])..., size(x, 3))
 end
 sublayers(r::Recur) = (r.cell,)
 function reset!(m::Recur)
@@ -762,6 +787,38 @@ function (m::GRUCell)(h, x)
   h′, reshape_cell_output(h′, x)
 end
 GRU(a...; ka...) = Recur(GRUCell(a...; ka...))
+
+# GRUv3(in => out): GRU as in v3 of the paper (Flux's GRUv3): the reset gate applies to h
+# before its own product, Wh_h̃ (out, out); Wi (3out, in), Wh (2out, out), b (3out).
+struct GRUv3Cell
+  Wi
+  Wh
+  b
+  Wh_h̃
+  state0
+end
+GRUv3Cell(p::Pair; init=glorot_uniform, initb=zeros32, init_state=zeros32) =
+  GRUv3Cell(init(3 * p.second, p.first), init(2 * p.second, p.second), initb(3 * p.second),
+            init(p.second, p.second), init_state(p.second, 1))
+function (m::GRUv3Cell)(h, x)
+  x = match_eltype(m.Wi, x)
+  o = size(h, 1)
+  gx, gh = multigate(m.Wi * x, o, Val(3)), multigate(m.Wh * h, o, Val(2))
+  b = multigate(m.b, o, Val(3))
+  r = sigmoid.(gx[1] .+ gh[1] .+ b[1])
+  z = sigmoid.(gx[2] .+ gh[2] .+ b[2])
+  h̃ = tanh.(gx[3] .+ m.Wh_h̃ * (r .* h) .+ b[3])
+  h′ = (1 .- z) .* h̃ .+ z .* h
+  h′, reshape_cell_output(h′, x)
+end
+GRUv3(a...; ka...) = Recur(GRUv3Cell(a...; ka...))
+
+# Flux's helpers: the N gates of c rows each of x; the slices of x along its last dim.
+multigate(x, c, ::Val{N}) where N = ntuple(n -> gate(x, c, n), N)
+eachlastdim(x) = [selectdim(x, ndims(x), i) for i in 1:size(x, ndims(x))]
+# Base's: the slice of x at index i of dim d; the slices along dims (one dim).
+selectdim(x, d::Integer, i) = x[ntuple(k -> k == d ? i : (:), ndims(x))...]
+eachslice(x; dims) = [selectdim(x, dims, i) for i in 1:size(x, dims)]
 
 # ---- Ref ---------------------------------------------------------------------------------
 
@@ -1144,18 +1201,20 @@ struct InstanceNorm
   scale
   bias
   ϵ
+  chs
 end
 InstanceNorm(c::Integer, σ=identity; affine=false, eps=1f-5) =
-  InstanceNorm(σ, affine ? ones(Float32, c) : false, affine ? zeros(Float32, c) : false, eps)
+  InstanceNorm(σ, affine ? ones(Float32, c) : false, affine ? zeros(Float32, c) : false, eps, c)
 struct GroupNorm
   σ
   scale
   bias
   ϵ
   groups
+  chs
 end
 GroupNorm(c::Integer, g::Integer, σ=identity; affine=true, eps=1f-5) =
-  GroupNorm(σ, affine ? ones(Float32, c) : false, affine ? zeros(Float32, c) : false, eps, g)
+  GroupNorm(σ, affine ? ones(Float32, c) : false, affine ? zeros(Float32, c) : false, eps, g, c)
 function normalise_over(x, dims, ϵ)
   μ = mean(x; dims=dims)
   (x .- μ) ./ sqrt.(mean(abs2.(x .- μ); dims=dims) .+ ϵ)
@@ -1165,9 +1224,11 @@ function channel_affine(y, scale, bias)
   s = (ntuple(i -> 1, ndims(y) - 2)..., :, 1)
   y .* reshape(scale, s) .+ reshape(bias, s)
 end
-(l::InstanceNorm)(x) =
+(l::InstanceNorm)(x) = (check_channels(InstanceNorm, x, l.chs); instance_norm(l, x))
+instance_norm(l, x) =
   l.σ.(channel_affine(normalise_over(x, ntuple(i -> i, ndims(x) - 2), l.ϵ), l.scale, l.bias))
 function (l::GroupNorm)(x)
+  check_channels(GroupNorm, x, l.chs)
   sz = size(x)
   c, n = sz[end-1], sz[end]
   g = reshape(x, sz[1:end-2]..., c ÷ l.groups, l.groups, n)
@@ -1576,8 +1637,12 @@ function outputsize(m, sizes::Tuple...; padbatch=false)
   length(sizes) == 1 && sizes[1] isa Tuple && !isempty(sizes[1]) && sizes[1][1] isa Tuple &&
     return outputsize(m, sizes[1]...; padbatch=padbatch)
   xs = [zeros(Float32, (padbatch ? (s..., 1) : s)...) for s in sizes]
-  size(deepcopy(m)(xs...))
+  # Several inputs go in as one tuple, as Flux's (a Parallel takes them apart).
+  size(deepcopy(m)(length(xs) == 1 ? xs[1] : Tuple(xs)))
 end
+# Flux.unsqueeze(x; dims): x with a dim of 1 inserted at dims; unsqueeze(; dims) the function.
+unsqueeze(x; dims) = reshape(x, size(x)[1:dims - 1]..., 1, size(x)[dims:end]...)
+unsqueeze(; dims) = x -> unsqueeze(x; dims=dims)
 # f32(m), f64(m): the model with its float arrays converted, as Flux's (Float16 has no
 # dtype here).
 f32(m) = fmap(x -> x isa AbstractArray && eltype(x) <: AbstractFloat ? Float32.(x) : x, m)

@@ -109,6 +109,55 @@ TEST_CASE("recurrent cells convert their input to the weights' element type, as 
         "((3, 4), (3, 1), (5, 1), (10,), (10, 7))");
 }
 
+TEST_CASE("+ of arrays equal up to trailing dims of 1, as Julia's promote_shape") {
+  CHECK(eval_show("", "[1.0, 2.0] + [1.0 2.0]', [1.0, 2.0] - ones(2, 1, 1)") ==
+        "([2.0; 4.0;;], [0.0; 1.0;;;])");
+  CHECK(run_error("[1.0, 2.0] + ones(2, 2)").find("the shapes must be equal") != std::string::npos);
+  check_trace_matches("f(x, y) = sum(abs2, x + y)\nx = [1f0, 2f0]\ny = [3f0 4f0]'", "f",
+                      {"x", "y"});
+}
+
+TEST_CASE("recurrent layers over sequences; GRUv3; Flux's multigate and eachlastdim") {
+  std::string p = R"(
+seed!(3)
+m = RNN(2 => 3)
+x = rand(Float32, 2, 4, 5)
+y = m(x)
+Flux.reset!(m)
+steps = [m(x[:, :, t]) for t in 1:5]
+g = GRUv3(2 => 3)
+)";
+  CHECK(eval_show(p, "size(y), y[:, :, 5] == steps[5], size(g(x[:, :, 1])), size(g.cell.Wh)") ==
+        "((3, 4, 5), true, (3, 4), (6, 3))");
+  CHECK(eval_show("x = reshape(1:12, 6, 2)",
+                  "Flux.multigate(x, 2, Val(3))[3], "
+                  "length(Flux.eachlastdim(x)), selectdim(x, 2, 1)") ==
+        "([5 11; 6 12], 2, [1, 2, 3, 4, 5, 6])");
+  CHECK(eval_show("x = reshape(1:8, 2, 2, 2)\nidx = (1, :, 2)",
+                  "x[idx...], eachslice(x; dims=3)[2] == x[:, :, 2]") == "([5, 7], true)");
+  check_trace_matches(p + "f(x) = (Flux.reset!((m, g)); sum(abs2, m(x)) + sum(g(x[:, :, 2])))", "f",
+                      {"x"});
+}
+
+TEST_CASE(
+    "outputsize's needs: unsqueeze, NNlib's other activations, LayerNorm(a, b), channel checks") {
+  CHECK(eval_show("",
+                  "size(Flux.unsqueeze(dims=3)(ones(5, 7, 13))), size(LayerNorm(3, 2).scale), "
+                  "size(LayerNorm(3, 2, tanh)(ones(3, 2))), "
+                  "round.((lisht(1.0), logcosh(1.0), softshrink(0.7), trelu(0.5)); digits=4)") ==
+        "((5, 7, 1, 13), (3, 2), (3, 2), (0.7616, 0.4338, 0.2, 0.0))");
+  for (const char* bad :
+       {"Conv((3, 3), 3 => 16)(ones(Float32, 5, 5, 2, 1))",
+        "BatchNorm(3)(ones(Float32, 4, 4, 5, 1))", "InstanceNorm(3)(ones(Float32, 4, 4, 5, 1))",
+        "GroupNorm(16, 4)(ones(Float32, 4, 4, 15, 1))"}) {
+    CAPTURE(bad);
+    CHECK(run_error(bad).find("DimensionMismatch: ") != std::string::npos);
+  }
+  CHECK(run_error("Conv((3, 3), 3 => 16)(ones(Float32, 5, 5, 3))")
+            .find("DimensionMismatch: a convolution of weight size (3, 3, 3, 16) takes inputs "
+                  "of 4 dims, got size (5, 5, 3)") != std::string::npos);
+}
+
 TEST_CASE("losses as Flux's tests pin them: integer targets, label_smoothing and margin checks") {
   CHECK(eval_show("", "Flux.kldivergence([1 2 3], [1 2 3]) ≈ 0") == "true");
   CHECK(run_error("label_smoothing([0.0, 1.0], 1.2)")

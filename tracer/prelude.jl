@@ -396,18 +396,27 @@ end
 # towards them (σ² with the batch's corrected variance, as Flux); in test mode it uses
 # the running ones. Mode: `active`, or when unset (nothing) training inside `gradient` only,
 # as Flux's. track_stats=false keeps no running statistics and always uses the batch's.
-# ϵ and momentum are kept as Val(x): a float field would be a tape input, and ϵ must be a
-# static attribute of the batchnorm primitive (static_value(b.ϵ) reads them).
+# ϵ (the field eps) and momentum are kept as Val(x): a float field would be a tape input, and ϵ must be a
+# static attribute of the batchnorm primitive (static_value(b.eps) reads them).
 mutable struct BatchNorm
   weight
   bias
   σ
   μ
   σ²
-  ϵ
+  eps
   momentum
   track_stats
   active
+end
+# Flux's names for BatchNorm's fields: β and γ (bias and weight), ϵ (the number), λ.
+function getproperty(b::BatchNorm, name::Symbol)
+  name === :β && return b.bias
+  name === :γ && return b.weight
+  name === :ϵ && return static_value(b.eps)
+  name === :λ && return b.σ
+  error("BatchNorm has no field '$name'; its fields are weight (γ), bias (β), σ (λ), μ, σ², ",
+        "eps (ϵ), momentum, track_stats, active")
 end
 function BatchNorm(channels::Integer, σ=identity; initβ=zeros32, initγ=ones32, affine=true,
                    track_stats=true, active=nothing, eps=1e-5, momentum=0.1f0)
@@ -427,10 +436,10 @@ function (b::BatchNorm)(x)
   β = b.bias === false ? zeros(T, c) : T.(b.bias)
   if b.track_stats && !isactive(b)
     shape = ntuple(i -> i == ndims(x) - 1 ? c : 1, ndims(x))
-    inv = reshape(w ./ sqrt.(T.(b.σ²) .+ T(static_value(b.ϵ))), shape)
+    inv = reshape(w ./ sqrt.(T.(b.σ²) .+ T(static_value(b.eps))), shape)
     return b.σ.((x .- reshape(T.(b.μ), shape)) .* inv .+ reshape(β, shape))
   end
-  ϵ = Float64(static_value(b.ϵ))
+  ϵ = Float64(static_value(b.eps))
   b.track_stats || return b.σ.(Prim.batchnorm(x, w, β; eps=ϵ))
   # The batch's statistics come with the normalization: invstd = 1 / sqrt(var + ϵ).
   y, μ, invstd = Prim.batchnorm_with_stats(x, w, β; eps=ϵ)
@@ -1095,7 +1104,8 @@ Embedding(nin::Integer, nout::Integer; kw...) = Embedding(nin => nout; kw...)
 # ---- more of Flux ----------------------------------------------------------------------------
 
 # Flux.params(m...): the arrays the models hold, each once, in field order (numbers and
-# functions are not parameters, as in Flux).
+# functions are not parameters, as in Flux), of the fields trainable(x) names (not a
+# BatchNorm's running statistics nor a Recur's state).
 function params(ms...)
   out = []
   for m in ms
@@ -1108,10 +1118,10 @@ function collect_params!(out, x)
     any(p -> p === x, out) || push!(out, x)
   elseif x isa AbstractVector  # of values: Chain([layer1, layer2])
     foreach(xi -> collect_params!(out, xi), x)
+  elseif x isa Tuple || x isa NamedTuple
+    foreach(xi -> collect_params!(out, xi), x)
   elseif !(x isa Number || x isa Function || x isa Symbol || x isa AbstractString)
-    for i in 1:nfields(x)
-      collect_params!(out, getfield(x, i))
-    end
+    foreach(xi -> collect_params!(out, xi), values(trainable(x)))
   end
   out
 end
@@ -1193,48 +1203,99 @@ function (b::Bilinear)(x, y)
 end
 (b::Bilinear)(xy::Tuple) = b(xy...)
 
-# InstanceNorm(c, σ; affine=false, eps=1f-5) normalizes each channel of each sample over
-# its spatial dims; GroupNorm(c, g, σ; affine=true, eps=1f-5) each group of c ÷ g
-# channels of each sample.
-struct InstanceNorm
-  σ
-  scale
-  bias
+# InstanceNorm(c, λ; affine=false, track_stats=false, eps=1f-5, momentum=0.1f0, active)
+# normalizes each channel of each sample over its spatial dims; GroupNorm(c, G, λ;
+# affine=true, ...) each group of c ÷ G channels of each sample. Flux 0.14's fields: the
+# scale γ and shift β (with affine), the running μ and σ² (with track_stats, one per
+# channel or group, moved towards the batch's by momentum in training as BatchNorm's,
+# and used in test mode).
+mutable struct InstanceNorm
+  λ
+  β
+  γ
+  μ
+  σ²
   ϵ
+  momentum
+  affine
+  track_stats
+  active
   chs
 end
-InstanceNorm(c::Integer, σ=identity; affine=false, eps=1f-5) =
-  InstanceNorm(σ, affine ? ones(Float32, c) : false, affine ? zeros(Float32, c) : false, eps, c)
-struct GroupNorm
-  σ
-  scale
-  bias
+function InstanceNorm(c::Integer, λ=identity; initβ=zeros32, initγ=ones32, affine=false,
+                      track_stats=false, active=nothing, eps=1f-5, momentum=0.1f0)
+  InstanceNorm(λ, affine ? initβ(c) : nothing, affine ? initγ(c) : nothing,
+               track_stats ? zeros32(c) : nothing, track_stats ? ones32(c) : nothing, eps,
+               momentum, affine, track_stats, active, c)
+end
+mutable struct GroupNorm
+  G
+  λ
+  β
+  γ
+  μ
+  σ²
   ϵ
-  groups
+  momentum
+  affine
+  track_stats
+  active
   chs
 end
-GroupNorm(c::Integer, g::Integer, σ=identity; affine=true, eps=1f-5) =
-  GroupNorm(σ, affine ? ones(Float32, c) : false, affine ? zeros(Float32, c) : false, eps, g, c)
-function normalise_over(x, dims, ϵ)
-  μ = mean(x; dims=dims)
-  (x .- μ) ./ sqrt.(mean(abs2.(x .- μ); dims=dims) .+ ϵ)
+function GroupNorm(c::Integer, G::Integer, λ=identity; initβ=zeros32, initγ=ones32,
+                   affine=true, track_stats=false, active=nothing, eps=1f-5, momentum=0.1f0)
+  @assert c % G == 0 "The number of groups ($G) must divide the number of channels ($c)"
+  GroupNorm(G, λ, affine ? initβ(c) : nothing, affine ? initγ(c) : nothing,
+            track_stats ? zeros32(G) : nothing, track_stats ? ones32(G) : nothing, eps,
+            momentum, affine, track_stats, active, c)
 end
-function channel_affine(y, scale, bias)
-  scale === false && return y
-  s = (ntuple(i -> 1, ndims(y) - 2)..., :, 1)
-  y .* reshape(scale, s) .+ reshape(bias, s)
+trainable(l::Union{InstanceNorm, GroupNorm}) = l.affine ? (β = l.β, γ = l.γ) : (;)
+function (l::InstanceNorm)(x)
+  check_channels(InstanceNorm, x, l.chs)
+  N = ndims(x)
+  norm_forward(l, x, ntuple(i -> i, N - 2), ntuple(i -> i == N - 1 ? size(x, N - 1) : 1, N))
 end
-(l::InstanceNorm)(x) = (check_channels(InstanceNorm, x, l.chs); instance_norm(l, x))
-instance_norm(l, x) =
-  l.σ.(channel_affine(normalise_over(x, ntuple(i -> i, ndims(x) - 2), l.ϵ), l.scale, l.bias))
 function (l::GroupNorm)(x)
   check_channels(GroupNorm, x, l.chs)
   sz = size(x)
-  c, n = sz[end-1], sz[end]
-  g = reshape(x, sz[1:end-2]..., c ÷ l.groups, l.groups, n)
-  y = reshape(normalise_over(g, ntuple(i -> i, ndims(x) - 1), l.ϵ), sz...)
-  l.σ.(channel_affine(y, l.scale, l.bias))
+  g = reshape(x, sz[1:end-2]..., sz[end-1] ÷ l.G, l.G, sz[end])
+  N = ndims(g)
+  shape = ntuple(i -> i == N - 1 || i == N - 2 ? size(g, i) : 1, N)
+  reshape(norm_forward(l, g, ntuple(i -> i, N - 2), shape), sz)
 end
+# Flux's _norm_layer_forward: x normalized over reduce_dims with the batch's statistics
+# (in training, or without running ones) or the running ones (in test mode), which have
+# the size of x's dim N-1; then γ and β of affine_shape, and λ.
+function norm_forward(l, x, reduce_dims, affine_shape)
+  N = ndims(x)
+  T = eltype(x)
+  if !isactive(l) && l.track_stats
+    s = ntuple(i -> i == N - 1 ? size(x, N - 1) : 1, N)
+    μ, σ² = reshape(T.(l.μ), s), reshape(T.(l.σ²), s)
+  else
+    μ = mean(x; dims=reduce_dims)
+    σ² = mean(abs2.(x .- μ); dims=reduce_dims)
+    l.track_stats && norm_track_stats!(l, x, μ, σ², reduce_dims)
+  end
+  y = (x .- μ) ./ sqrt.(σ² .+ T(l.ϵ))
+  l.affine || return l.λ.(y)
+  l.λ.(reshape(T.(l.γ), affine_shape) .* y .+ reshape(T.(l.β), affine_shape))
+end
+function norm_track_stats!(l, x, μ, σ², reduce_dims)
+  N = ndims(x)
+  m = prod([size(x, i) for i in reduce_dims])
+  μnew = vec(N in reduce_dims ? μ : mean(μ; dims=N))
+  σ²new = vec(N in reduce_dims ? σ² : mean(σ²; dims=N))
+  V = eltype(l.μ)
+  mtm = V(l.momentum)
+  l.μ = (1 - mtm) .* l.μ .+ mtm .* V.(μnew)
+  l.σ² = (1 - mtm) .* l.σ² .+ (mtm * m / max(m - 1, 1)) .* V.(σ²new)
+  nothing
+end
+# Flux.hasaffine(l): whether a normalization layer scales and shifts.
+hasaffine(l::Union{InstanceNorm, GroupNorm}) = l.affine
+hasaffine(b::BatchNorm) = b.weight !== false
+hasaffine(l::LayerNorm) = l.scale !== false
 
 # AlphaDropout(p): dropout that keeps a SELU network's mean and variance, as Flux's.
 mutable struct AlphaDropout
@@ -1251,7 +1312,7 @@ function (a::AlphaDropout)(x)
   A .* ifelse.(rand(T, size(x)...) .> a.p, x, α′) .+ B
 end
 # The layers with a mode keep it in `active` (true, false, or nothing: unset).
-function set_mode!(m::Union{BatchNorm, Dropout, AlphaDropout}, mode)
+function set_mode!(m::Union{BatchNorm, InstanceNorm, GroupNorm, Dropout, AlphaDropout}, mode)
   m.active = mode
   m
 end
@@ -1672,6 +1733,9 @@ length(gs::Grads) = length(gs.params)
 # pullback(f, args...) and pullback(f, ps), Zygote's: f's value and a function of the
 # value's cotangent Δ giving the gradients, for a real-valued f.
 pullback_of(grads) = Δ -> scale_gradient(grads, Δ)
+pullback_call(f, xs...) = (y = f(xs...); y isa AbstractArray ? (sum(y), y, :array_pullback) : y)
+array_pullback_back(Δ) = error("the back function of pullback needs a real-valued function: ",
+                               "of an array-valued f, write gradient(x -> sum(Δ .* f(x)), x)")
 scale_gradient(g::Nothing, Δ) = nothing
 scale_gradient(g::Union{Number, AbstractArray}, Δ) = Δ == 1 ? g : g .* Δ
 scale_gradient(g::Union{Tuple, NamedTuple}, Δ) = map(x -> scale_gradient(x, Δ), g)
@@ -1725,6 +1789,9 @@ function jacobian(f, xs...)
 end
 hessian(f, x) = jacobian(x -> gradient(f, x)[1], x)[1]
 hessian_reverse(f, x) = hessian(f, x)
+# ForwardDiff's jacobian and gradient of one array: the matrix and the array (Zygote's give
+# a tuple, one per argument), computed the same exact way.
+const ForwardDiff = (jacobian = (f, x) -> jacobian(f, x)[1], gradient = (f, x) -> gradient(f, x)[1])
 hessian_dual(f, x) = hessian(f, x)
 
 # Flux's older names for its rules.

@@ -22,6 +22,12 @@ Value reshape_to(Interpreter& in, const Value& v, Shape shape) {
 
 std::vector<int64_t> int_list(const Value& v, std::string_view what) {
   if (v.kind == VKind::integer) return {v.i};
+  if (v.is_tensor() && !v.tensor().traced && v.tensor().type.dtype == DType::i64 &&
+      v.tensor().type.rank() == 1) {
+    // A vector of integers, as Julia takes one too (permutedims(x, [2, 1, 3])).
+    const int64_t* p = v.tensor().data.data<int64_t>();
+    return std::vector<int64_t>(p, p + v.tensor().type.shape[0]);
+  }
   if (v.kind == VKind::tuple || v.kind == VKind::range) {
     std::vector<int64_t> out;
     if (v.kind == VKind::range) {

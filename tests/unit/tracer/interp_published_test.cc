@@ -158,6 +158,66 @@ TEST_CASE(
                   "of 4 dims, got size (5, 5, 3)") != std::string::npos);
 }
 
+TEST_CASE("getproperty methods answer names that are no fields, as Julia's x.name calls them") {
+  std::string p = R"(
+struct Celsius
+  t
+end
+getproperty(c::Celsius, s::Symbol) = s === :kelvin ? c.t + 273 : error("no property $s")
+)";
+  CHECK(eval_show(p, "Celsius(10).kelvin, Celsius(10).t") == "(283, 10)");
+  CHECK(run_error(p + "Celsius(1).f").find("no property f") != std::string::npos);
+  CHECK(run_error("struct P\n  a\nend\nP(1).b").find("P has no field 'b'; its fields are a") !=
+        std::string::npos);
+}
+
+TEST_CASE(
+    "pullback of a layer as Flux's tests call it: its value in training, its statistics kept") {
+  std::string p = R"(
+evalwgrad(f, x...) = pullback(f, x...)[1]
+m = BatchNorm(2)
+x = [1.0 3.0 5.0; 2.0 4.0 6.0]
+y = evalwgrad(m, x)
+)";
+  // Flux's values (test/layers/normalisation.jl): the batch's statistics, and the running
+  // ones moved by momentum 0.1, σ² with the corrected variance.
+  CHECK(eval_show(p, "round.(y; digits=5), m.μ ≈ [0.3, 0.4], m.σ² ≈ [1.3, 1.3]") ==
+        "([-1.22474 0.0 1.22474; -1.22474 0.0 1.22474], true, true)");
+  CHECK(eval_show(p,
+                  "m.β == [0, 0], m.γ == [1, 1], m.ϵ, m.λ, Flux.hasaffine(m), "
+                  "length(Flux.params(m)), length(Flux.params(BatchNorm(2; affine=false)))") ==
+        "(true, true, 1.0e-5, identity, true, 2, 0)");
+  CHECK(run_error(p + "pullback(m, x)[2](ones(2, 3))")
+            .find("the back function of pullback needs a real-valued function") !=
+        std::string::npos);
+  CHECK(eval_show("", "pullback(x -> sum(abs2, x), [1.0, 2.0])[2](1.0)") == "([2.0, 4.0],)");
+  CHECK(run_error(p + "m.foo").find("BatchNorm has no field 'foo'") != std::string::npos);
+}
+
+TEST_CASE("InstanceNorm and GroupNorm with running statistics, as Flux 0.14's") {
+  std::string p = R"(
+evalwgrad(f, x...) = pullback(f, x...)[1]
+m = InstanceNorm(2; affine=true, track_stats=true)
+x = Float32.(reshape(collect(1:12), 3, 2, 2))
+y = evalwgrad(m, x)
+g = GroupNorm(4, 2; track_stats=true)
+z = evalwgrad(g, Float32.(reshape(collect(1:24), 3, 4, 2)))
+)";
+  CHECK(eval_show(p,
+                  "m.μ ≈ [0.5, 0.8], length(Flux.params(m)), g.μ ≈ [0.95, 1.55], g.G, "
+                  "Flux.hasaffine(InstanceNorm(2)), length(Flux.params(InstanceNorm(2)))") ==
+        "(true, 2, true, 2, false, 0)");
+  // In test mode the running statistics normalize.
+  CHECK(eval_show(p,
+                  "m(x) ≈ (x .- reshape(m.μ, 1, 2, 1)) ./ sqrt.(reshape(m.σ², 1, 2, 1) .+ 1f-5)") ==
+        "true");
+  CHECK(eval_show(
+            "x = rand(Float32, 3, 4)\nbn = trainmode!(BatchNorm(3))",
+            "ForwardDiff.jacobian(bn, x) isa Matrix{Float32}, size(ForwardDiff.jacobian(bn, x)), "
+            "permutedims(reshape(1:6, 1, 2, 3), [3, 1, 2])[:, 1, 2]") ==
+        "(true, (12, 12), [2, 4, 6])");
+}
+
 TEST_CASE("losses as Flux's tests pin them: integer targets, label_smoothing and margin checks") {
   CHECK(eval_show("", "Flux.kldivergence([1 2 3], [1 2 3]) ≈ 0") == "true");
   CHECK(run_error("label_smoothing([0.0, 1.0], 1.2)")

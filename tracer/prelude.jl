@@ -38,6 +38,10 @@ cld(a::Integer, b::Integer) = div(a, b) + (rem(a, b) != 0 && (a < 0) == (b < 0) 
 # Base.Returns(v): a function of any arguments that returns v.
 Returns(v) = (args...; kws...) -> v
 isnan(x) = x != x
+floatmin(::Type{Float32}) = 1.1754944f-38
+floatmin(::Type{Float64}) = 2.2250738585072014e-308
+floatmax(::Type{Float32}) = 3.4028235f38
+floatmax(::Type{Float64}) = 1.7976931348623157e308
 isinf(x) = !isnan(x) && isnan(x - x)
 isfinite(x) = x - x == 0
 dot(a, b) = sum(a .* b)
@@ -491,11 +495,16 @@ mutable struct Dropout
   active
 end
 Dropout(p; dims=:) = Dropout(p, dims, nothing)
+# Flux.dropout(x, p; dims=:, active=true): the function (NNlib's dropout), applied when active.
+dropout(x, p; dims=:, active::Bool=true) = active ? Dropout(p, dims, true)(x) : x
 function (d::Dropout)(x)
   # No test of p == 0: p is a tape input when the layer is, and rand .>= 0 keeps all.
   isactive(d) || return x
   s = d.dims === (:) ? size(x) : ntuple(i -> i in d.dims ? size(x, i) : 1, ndims(x))
-  x .* ((rand(eltype(x), s...) .>= d.p) ./ convert(eltype(x), 1 - d.p))
+  # p = 1 keeps nothing, as NNlib's: the scale stays finite (1 - p at least floatmin), so
+  # that the all-false mask gives zeros, not NaN.
+  T = eltype(x)
+  x .* ((rand(T, s...) .>= d.p) .* (1 / max(convert(T, 1 - d.p), floatmin(T))))
 end
 
 # Embedding(in => out): column k of the weight (out, in) for label k.
@@ -1306,6 +1315,7 @@ AlphaDropout(p) = AlphaDropout(p, nothing)
 function (a::AlphaDropout)(x)
   (!isactive(a) || a.p == 0) && return x
   T = eltype(x)
+  a.p == 1 && return sign.(x) .* T(0)  # as Flux's: nothing kept
   α′ = T(-1.7580993408473766)  # selu(-Inf)
   A = T(1 / sqrt((1 - a.p) * (1 + a.p * α′^2)))
   B = T(-A * α′ * a.p)

@@ -411,6 +411,7 @@ Value keys(Interpreter&, Args& args) {
 Value values(Interpreter&, Args& args) {
   need(args, 1, "values");
   const Value& v = args.pos[0];
+  if (v.kind == VKind::tuple) return v;  // a tuple's values are the tuple, as Julia's
   if (v.kind != VKind::named_tuple) user_error("values of {} is not supported", a_type_name(v));
   return Value::tuple(v.tup().items);
 }

@@ -218,6 +218,22 @@ z = evalwgrad(g, Float32.(reshape(collect(1:24), 3, 4, 2)))
         "(true, (12, 12), [2, 4, 6])");
 }
 
+TEST_CASE("Dropout(1) and AlphaDropout(1) keep nothing, as NNlib's (not NaN); Flux.dropout") {
+  std::string p = R"(
+evalwgrad(f, x...) = pullback(f, x...)[1]
+x = [1.0, 2.0, 3.0]
+)";
+  CHECK(eval_show(p,
+                  "evalwgrad(Dropout(1), x), evalwgrad(AlphaDropout(1), x) == zero(x), "
+                  "evalwgrad(Dropout(0), x), Flux.dropout(x, 0.5; active=false)") ==
+        "([0.0, 0.0, 0.0], true, [1.0, 2.0, 3.0], [1.0, 2.0, 3.0])");
+  CHECK(eval_show("seed!(1)",
+                  "count(iszero, Flux.dropout(ones(100), 0.9)) > 50, values(()), "
+                  "values((1, 2)), floatmin(Float32) > 0") == "(true, (), (1, 2), true)");
+  // The gradient at p = 1 is zeros too, not NaN.
+  CHECK(eval_show(p, "gradient(v -> sum(trainmode!(Dropout(1))(v)), x)[1]") == "[0.0, 0.0, 0.0]");
+}
+
 TEST_CASE("losses as Flux's tests pin them: integer targets, label_smoothing and margin checks") {
   CHECK(eval_show("", "Flux.kldivergence([1 2 3], [1 2 3]) ≈ 0") == "true");
   CHECK(run_error("label_smoothing([0.0, 1.0], 1.2)")

@@ -1711,6 +1711,35 @@ function outputsize(m, sizes::Tuple...; padbatch=false)
   # Several inputs go in as one tuple, as Flux's (a Parallel takes them apart).
   size(deepcopy(m)(length(xs) == 1 ? xs[1] : Tuple(xs)))
 end
+# Flux's @autosize (tracer/lang/parse_autosize.cc): a LazyLayer makes its layer from the
+# first input it sees; autosize_build runs the model once on zeros of the sizes, then
+# puts the made layers in place of the lazy ones.
+mutable struct LazyLayer
+  make
+  layer
+end
+LazyLayer(make) = LazyLayer(make, nothing)
+function (l::LazyLayer)(xs...)
+  l.layer === nothing && (l.layer = l.make(xs[1]))
+  l.layer(xs...)
+end
+# The size `_` stands for: Flux's autosizefor, dim 1 for Dense, Embedding and LayerNorm,
+# else the second-to-last (channels).
+autosize_dim(x, layer::String) = layer in ("Dense", "Embedding", "LayerNorm") ? size(x, 1) :
+  size(x, max(1, ndims(x) - 1))
+function autosize_build(sizes::Tuple, m)
+  m(zeros(Float32, sizes...))
+  strip_lazy(m)
+end
+strip_lazy(l::LazyLayer) = l.layer === nothing ?
+  error("@autosize: a layer was never called on the example input, so its size is unknown") :
+  l.layer
+function strip_lazy(x)
+  (x isa Tuple || x isa NamedTuple) && return map(strip_lazy, x)
+  x isa AbstractVector && eltype(x) == Any && return [strip_lazy(xi) for xi in x]
+  is_struct(x) || return x
+  new_instance(typeof(x), map(strip_lazy, Tuple(getfields(x)))...)
+end
 # Flux.unsqueeze(x; dims): x with a dim of 1 inserted at dims; unsqueeze(; dims) the function.
 unsqueeze(x; dims) = reshape(x, size(x)[1:dims - 1]..., 1, size(x)[dims:end]...)
 unsqueeze(; dims) = x -> unsqueeze(x; dims=dims)

@@ -205,6 +205,7 @@ ExprPtr Parser::parse_macro() {
     need(2, 2, "@epochs 10 Flux.train!(loss, ps, data, opt)");
     return epochs_loop(m.pos, std::move(args[0].first), std::move(args[1].first));
   }
+  if (name == "@autosize") return autosize_macro(m.pos, args);
   if (name == "@showprogress") {
     need(1, 1, "@showprogress for x in xs ... end");
     return std::move(args[0].first);
@@ -354,7 +355,7 @@ ExprPtr Parser::unsupported_macro(Pos pos, const std::string& name) {
       "@.",           "@assert",    "@show",         "@view",     "@views",   "@test",
       "@testset",     "@info",      "@warn",         "@debug",    "@error",   "@kwdef",
       "@with_kw",     "@epochs",    "@showprogress", "@__FILE__", "@__DIR__", "@test_throws",
-      "@test_broken", "@test_skip", "@test_nowarn",  "@inferred"};
+      "@test_broken", "@test_skip", "@test_nowarn",  "@inferred", "@autosize"};
   known.insert(known.end(), kIdentity.begin(), kIdentity.end());
   known.insert(known.end(), kLayer.begin(), kLayer.end());
   std::string_view best;

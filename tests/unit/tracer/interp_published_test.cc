@@ -239,6 +239,23 @@ x = [1.0, 2.0, 3.0]
   CHECK(eval_show(p, "gradient(v -> sum(trainmode!(Dropout(1))(v)), x)[1]") == "[0.0, 0.0, 0.0]");
 }
 
+TEST_CASE("@autosize: each `_` is the size of the input the layer first sees, as Flux's") {
+  std::string p = R"(
+m = @autosize (3, 1) Chain(Dense(_ => 4), Dense(_ => div(_, 2)), BatchNorm(_, affine=false))
+c = @autosize (8, 8, 1, 2) Chain(c = Conv((3, 3), _ => 5; pad=SamePad()), f = Flux.flatten,
+                                 d = Dense(_ => _ ÷ 4, relu)) |> gpu
+mo = @autosize (3, 45) Maxout(() -> Dense(_ => 6, tanh), 2)
+)";
+  CHECK(eval_show(p,
+                  "size(m[1].weight), size(m[2].weight), length(m[3].μ), "
+                  "size(c[:c].weight), size(c[:d].weight), size(mo(randn(3, 45)))") ==
+        "((4, 3), (2, 4), 2, (3, 3, 1, 5), (80, 320), (6, 45))");
+  CHECK(run_error("m = @autosize 3 Dense(_ => 2)")
+            .find("@autosize takes the input's size as a tuple and a model") != std::string::npos);
+  CHECK(run_error("m = @autosize (3,) _")
+            .find("@autosize takes `_` as the size argument of a layer") != std::string::npos);
+}
+
 TEST_CASE("losses as Flux's tests pin them: integer targets, label_smoothing and margin checks") {
   CHECK(eval_show("", "Flux.kldivergence([1 2 3], [1 2 3]) ≈ 0") == "true");
   CHECK(run_error("label_smoothing([0.0, 1.0], 1.2)")

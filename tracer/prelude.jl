@@ -88,6 +88,8 @@ lisht(x) = x * tanh(x)
 logcosh(x) = x + softplus(-2x) - 0.6931471805599453
 softshrink(x, λ=0.5) = min(max(0, x - λ), x + λ)
 trelu(x, θ=1) = ifelse(x > θ, x, zero(x))
+# NNlib's randomized leaky ReLU: a slope drawn in [lo, hi) for each element.
+rrelu(x, lo=1 / 8, hi=1 / 3) = leakyrelu(x, (hi - lo) * rand(typeof(float(x))) + lo)
 
 softmax(x; dims=1) = Prim.softmax(x; dims=dims)
 logsoftmax(x; dims=1) = Prim.log_softmax(x; dims=dims)

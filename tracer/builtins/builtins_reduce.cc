@@ -381,6 +381,13 @@ Value random(Interpreter& in, Args& args) {
     user_error("{} draws floats{}: give Float32 or Float64", prim_name(P),
                P == Prim::rand ? " or Bools" : "");
   bool number = shape.empty() && args.pos.size() <= 1;
+  // Inside f.(x) of a user function a number drawn is one draw per element, as Julia
+  // calls f once per element: an array of the broadcast's shape standing for elements.
+  const Shape* each = number ? in.element_shape() : nullptr;
+  if (each != nullptr) {
+    shape = *each;
+    number = false;
+  }
   if (coin) {
     Args floats;
     floats.pos.push_back(Value::type(dtype_type(DType::f32)));
@@ -394,10 +401,11 @@ Value random(Interpreter& in, Args& args) {
     // Inside a trace a draw is an op of the tape, never a frozen sample: each run draws
     // from its own random key.
     Var v = in.record(P, {}, attrs).outs.front();
-    return Value::traced(v, Type{d, shape}, number);
+    return with_element(Value::traced(v, Type{d, shape}, number), each != nullptr);
   }
   Value v = in.prim1(P, {}, attrs);
-  return number ? to_scalar(Value::concrete(v.tensor().data, true)) : v;
+  return number ? to_scalar(Value::concrete(v.tensor().data, true))
+                : with_element(std::move(v), each != nullptr);
 }
 
 Value rand(Interpreter& in, Args& args) {

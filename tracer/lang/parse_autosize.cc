@@ -77,8 +77,9 @@ void Parser::make_lazy(ExprPtr& e) {
   int depth = underscore_depth(*e);
   if (depth == 0) return;
   if (depth == 1) {
-    fail(e->pos, "@autosize takes `_` as the size argument of a layer, as in "
-                 "'Dense(_ => 10)' or 'BatchNorm(_)'");
+    fail(e->pos,
+         "@autosize takes `_` as the size argument of a layer, as in "
+         "'Dense(_ => 10)' or 'BatchNorm(_)'");
   }
   if (depth == 2) {
     e = lazy_layer(std::move(e));
@@ -89,8 +90,9 @@ void Parser::make_lazy(ExprPtr& e) {
 
 ExprPtr Parser::autosize_macro(Pos pos, std::vector<std::pair<ExprPtr, std::string>>& args) {
   if (args.size() != 2 || args[0].first->kind != Kind::tuple) {
-    fail(pos, "@autosize takes the input's size as a tuple and a model, as in "
-              "'@autosize (28, 28, 1, 32) Chain(Conv((3, 3), _ => 8), ...)'");
+    fail(pos,
+         "@autosize takes the input's size as a tuple and a model, as in "
+         "'@autosize (28, 28, 1, 32) Chain(Conv((3, 3), _ => 8), ...)'");
   }
   make_lazy(args[1].first);
   ExprPtr call = make_expr(Kind::call, pos);

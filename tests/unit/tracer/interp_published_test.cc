@@ -256,6 +256,25 @@ mo = @autosize (3, 45) Maxout(() -> Dense(_ => 6, tanh), 2)
             .find("@autosize takes `_` as the size argument of a layer") != std::string::npos);
 }
 
+TEST_CASE("a number drawn inside f.(x) is one draw per element, as Julia calls f per element") {
+  std::string p = R"(
+seed!(2)
+noisy(t) = t + rand(Float32)
+x = zeros(Float32, 50)
+y = noisy.(x)
+z = map(t -> t + randn(), zeros(50))
+s = rrelu.(-ones(Float32, 50))
+)";
+  // Before, every element got the same draw.
+  CHECK(eval_show(p,
+                  "maximum(y) - minimum(y) > 0.5, all(0 .<= y .< 1), std(z) > 0.5, "
+                  "eltype(s), all(-1 / 3 .< s .<= -1 / 8), maximum(s) - minimum(s) > 0.1") ==
+        "(true, true, true, Float32, true, true)");
+  // Traced, the draw is one random op of the broadcast's shape.
+  CHECK(trace_text(p + "f(v) = sum(noisy.(v))\nv = zeros(Float32, 4)", "f", {"v"})
+            .find("rand(dtype=f32, shape=[4]") != std::string::npos);
+}
+
 TEST_CASE("losses as Flux's tests pin them: integer targets, label_smoothing and margin checks") {
   CHECK(eval_show("", "Flux.kldivergence([1 2 3], [1 2 3]) ≈ 0") == "true");
   CHECK(run_error("label_smoothing([0.0, 1.0], 1.2)")

@@ -312,6 +312,13 @@ Value rand_from(Interpreter& in, Args& args) {
   const Tensor& from = pool.tensor().data;
   if (from.size() == 0) user_error("rand: the collection is empty");
   auto [unused, shape] = type_and_dims(args, 1, DType::f64);
+  bool number = shape.empty() && args.pos.size() == 1;
+  // Inside f.(x) of a user function, one draw per element (as random<P>).
+  const Shape* each = number ? in.element_shape() : nullptr;
+  if (each != nullptr) {
+    shape = *each;
+    number = false;
+  }
   Tensor u = uniforms(in, shape);
   Tensor out = Tensor::uninitialized(Type{from.dtype(), shape});
   auto size = static_cast<size_t>(dtype_size(from.dtype()));
@@ -320,9 +327,8 @@ Value rand_from(Interpreter& in, Args& args) {
     std::memcpy(static_cast<uint8_t*>(out.raw()) + k * size,
                 static_cast<const uint8_t*>(from.raw()) + i * size, size);
   }
-  bool number = shape.empty() && args.pos.size() == 1;
   return number ? to_scalar(Value::concrete(std::move(out), true))
-                : Value::concrete(std::move(out));
+                : with_element(Value::concrete(std::move(out)), each != nullptr);
 }
 
 // randperm(n): a random permutation of 1:n from the program's generator (the order of n

@@ -264,12 +264,14 @@ x = zeros(Float32, 50)
 y = noisy.(x)
 z = map(t -> t + randn(), zeros(50))
 s = rrelu.(-ones(Float32, 50))
+k = map(t -> t + rand(1:1000), zeros(Int, 50))
 )";
   // Before, every element got the same draw.
   CHECK(eval_show(p,
                   "maximum(y) - minimum(y) > 0.5, all(0 .<= y .< 1), std(z) > 0.5, "
-                  "eltype(s), all(-1 / 3 .< s .<= -1 / 8), maximum(s) - minimum(s) > 0.1") ==
-        "(true, true, true, Float32, true, true)");
+                  "eltype(s), all(-1 / 3 .< s .<= -1 / 8), maximum(s) - minimum(s) > 0.1, "
+                  "maximum(k) - minimum(k) > 100, eltype(k)") ==
+        "(true, true, true, Float32, true, true, true, Int64)");
   // Traced, the draw is one random op of the broadcast's shape.
   CHECK(trace_text(p + "f(v) = sum(noisy.(v))\nv = zeros(Float32, 4)", "f", {"v"})
             .find("rand(dtype=f32, shape=[4]") != std::string::npos);

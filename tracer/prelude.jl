@@ -382,6 +382,9 @@ end
 _channels_in(c::ConvTranspose) = size(c.weight, ndims(c.weight))
 _channels_out(c::ConvTranspose) = size(c.weight, ndims(c.weight) - 1) * c.groups
 function (c::ConvTranspose)(x)
+  ndims(x) == ndims(c.weight) || throw(DimensionMismatch(
+    "a ConvTranspose of weight size $(size(c.weight)) takes inputs of $(ndims(c.weight)) dims, got size $(size(x))"))
+  check_channels(ConvTranspose, x, _channels_in(c))
   s, p, d = conv_geometry(c)
   w = reverse(as_2d(c.weight); dims=(1, 2))
   x2 = as_2d(match_eltype(c.weight, x))

@@ -154,7 +154,8 @@ TEST_CASE(
   for (const char* bad :
        {"Conv((3, 3), 3 => 16)(ones(Float32, 5, 5, 2, 1))",
         "BatchNorm(3)(ones(Float32, 4, 4, 5, 1))", "InstanceNorm(3)(ones(Float32, 4, 4, 5, 1))",
-        "GroupNorm(16, 4)(ones(Float32, 4, 4, 15, 1))"}) {
+        "GroupNorm(16, 4)(ones(Float32, 4, 4, 15, 1))",
+        "ConvTranspose((3, 3), 2 => 4)(ones(Float32, 5, 5, 3, 1))"}) {
     CAPTURE(bad);
     CHECK(run_error(bad).find("DimensionMismatch: ") != std::string::npos);
   }

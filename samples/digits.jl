@@ -14,10 +14,11 @@ using Flux, Optimisers
 seed!(1)
 
 # Three 3x3 convolutions with batch norm, pooled down to 2x2x64, then dropout and a linear
-# layer to the 10 classes.
-cnn = Chain(Conv((3, 3), 1 => 32; pad=1), BatchNorm(32, relu),
-            Conv((3, 3), 32 => 32; pad=1), BatchNorm(32, relu), MaxPool((2, 2)),
-            Conv((3, 3), 32 => 64; pad=1), BatchNorm(64, relu), MaxPool((2, 2)),
+# layer to the 10 classes. CrossCor (PyTorch's Conv2d; Flux's Conv flips its kernel), so
+# that bench/compare_torch_train.py trains the same model from the same weights.
+cnn = Chain(CrossCor((3, 3), 1 => 32; pad=1), BatchNorm(32, relu),
+            CrossCor((3, 3), 32 => 32; pad=1), BatchNorm(32, relu), MaxPool((2, 2)),
+            CrossCor((3, 3), 32 => 64; pad=1), BatchNorm(64, relu), MaxPool((2, 2)),
             Flux.flatten, Dropout(0.5), Dense(256 => 10))
 mlp = Chain(Flux.flatten, Dense(64 => 128, relu), Dropout(0.2), Dense(128 => 10))
 
@@ -53,7 +54,7 @@ end
 
 # Shifted images help a network that starts with a convolution, which sees a shifted
 # digit alike; an MLP sees each pixel by its position, and they only blur its input.
-shifts_help(model) = model.layers[1] isa Conv
+shifts_help(model) = model.layers[1] isa Union{Conv, CrossCor}
 
 # One step: the loss and its gradient (batch norm and dropout train inside withgradient,
 # batch norm moving its running statistics), then AdamW's update at the schedule's rate.

@@ -6,10 +6,10 @@
 # The tape's inputs correspond one to one to the parameters of torchvision's
 # resnet18().state_dict(): "model." + the torchvision name with indices 1-based
 # (layer1.0.conv1.weight is model.layer1.1.conv1.weight, downsample.0 is downsample.1), the
-# shape reversed ((64, 3, 7, 7) is f32[7,7,3,64]), the same bytes. Images are WHCN.
+# shape reversed ((64, 3, 7, 7) is f32[7,7,3,64]), the same bytes. Images are WHCN; torch's
+# Conv2d is CrossCor (Flux's Conv flips its kernel).
 
 seed!(18)
-
 # torch.nn.Linear: weight (out, in) row-major is (in, out) here; y = weight' * x + bias.
 struct Linear
   weight
@@ -18,7 +18,7 @@ end
 Linear(nin::Integer, nout::Integer) = Linear(glorot_uniform(nin, nout), zeros(Float32, nout))
 (l::Linear)(x) = Prim.matmul(l.weight, x; transpose_a=true) .+ l.bias
 
-conv3x3(cin, cout, stride) = Conv((3, 3), (cin, cout); stride=stride, pad=1, bias=false)
+conv3x3(cin, cout, stride) = CrossCor((3, 3), (cin, cout); stride=stride, pad=1, bias=false)
 # Batch norm with the batch's statistics always (torchvision's train mode): no running
 # statistics, so the inputs are the state_dict's parameters without its buffers.
 bn(channels) = BatchNorm(channels; track_stats=false)
@@ -33,7 +33,7 @@ end
 
 function BasicBlock(cin::Integer, cout::Integer, stride::Integer)
   downsample = stride == 1 && cin == cout ? nothing :
-               (Conv((1, 1), (cin, cout); stride=stride, bias=false), bn(cout))
+               (CrossCor((1, 1), (cin, cout); stride=stride, bias=false), bn(cout))
   BasicBlock(conv3x3(cin, cout, stride), bn(cout), conv3x3(cout, cout, 1), bn(cout), downsample)
 end
 
@@ -56,7 +56,7 @@ struct ResNet
   fc
 end
 
-ResNet() = ResNet(Conv((7, 7), (3, 64); stride=2, pad=3, bias=false), bn(64),
+ResNet() = ResNet(CrossCor((7, 7), (3, 64); stride=2, pad=3, bias=false), bn(64),
                   layer(64, 64, 1), layer(64, 128, 2), layer(128, 256, 2), layer(256, 512, 2),
                   Linear(512, 1000))
 

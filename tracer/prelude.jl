@@ -21,10 +21,6 @@ iterate(x::AbstractArray, i=1) = i > length(x) ? nothing : (x[i], i + 1)
 
 # ---- helpers ------------------------------------------------------------------------------
 
-expand2(x::Integer) = (x, x)
-expand2(x::Tuple) = x
-expand_pad(p::Integer) = (p, p, p, p)
-expand_pad(p::Tuple) = length(p) == 2 ? (p[1], p[1], p[2], p[2]) : p
 
 flatten(x) = reshape(x, :, size(x, ndims(x)))
 
@@ -36,6 +32,18 @@ isnothing(x) = x === nothing
 iszero(x) = x == zero(x)
 vec(x) = reshape(x, :)
 clamp(x, lo, hi) = min(max(x, lo), hi)
+# Integer division rounding down (fld) and up (cld), as Julia's.
+fld(a::Integer, b::Integer) = div(a, b) - (rem(a, b) != 0 && (a < 0) != (b < 0) ? 1 : 0)
+cld(a::Integer, b::Integer) = div(a, b) + (rem(a, b) != 0 && (a < 0) == (b < 0) ? 1 : 0)
+# Base.Returns(v): a function of any arguments that returns v.
+Returns(v) = (args...; kws...) -> v
+isnan(x) = x != x
+floatmin(::Type{Float32}) = 1.1754944f-38
+floatmin(::Type{Float64}) = 2.2250738585072014e-308
+floatmax(::Type{Float32}) = 3.4028235f38
+floatmax(::Type{Float64}) = 1.7976931348623157e308
+isinf(x) = !isnan(x) && isnan(x - x)
+isfinite(x) = x - x == 0
 dot(a, b) = sum(a .* b)
 
 # The p-norm of all elements (2 by default; 1 and Inf too).
@@ -79,6 +87,12 @@ hardsigmoid(x) = hardσ(x)
 mish(x) = x * tanh(softplus(x))
 tanhshrink(x) = x - tanh(x)
 softsign(x) = x / (1 + abs(x))
+lisht(x) = x * tanh(x)
+logcosh(x) = x + softplus(-2x) - 0.6931471805599453
+softshrink(x, λ=0.5) = min(max(0, x - λ), x + λ)
+trelu(x, θ=1) = ifelse(x > θ, x, zero(x))
+# NNlib's randomized leaky ReLU: a slope drawn in [lo, hi) for each element.
+rrelu(x, lo=1 / 8, hi=1 / 3) = leakyrelu(x, (hi - lo) * rand(typeof(float(x))) + lo)
 
 softmax(x; dims=1) = Prim.softmax(x; dims=dims)
 logsoftmax(x; dims=1) = Prim.log_softmax(x; dims=dims)
@@ -89,25 +103,27 @@ end
 
 # ---- losses (Flux's: agg reduces the per-sample losses, mean by default) -------------------
 
+# The default eps of a loss: of the float type of x's elements (Float64 for integers).
+epseltype(x) = eps(float(eltype(x)))
 xlogx(x) = ifelse(iszero(x), zero(x), x * log(ifelse(iszero(x), one(x), x)))
 xlogy(x, y) = ifelse(iszero(x), zero(x * y), x * log(ifelse(iszero(x), one(y), y)))
 
 mse(ŷ, y; agg=mean) = agg(abs2.(ŷ .- y))
 mae(ŷ, y; agg=mean) = agg(abs.(ŷ .- y))
-msle(ŷ, y; agg=mean, eps=eps(eltype(ŷ))) = agg(abs2.(log.((ŷ .+ eps) ./ (y .+ eps))))
+msle(ŷ, y; agg=mean, eps=epseltype(ŷ)) = agg(abs2.(log.((ŷ .+ eps) ./ (y .+ eps))))
 function huber_loss(ŷ, y; agg=mean, delta=1)
   err = abs.(ŷ .- y)
   agg(ifelse.(err .< delta, 0.5 .* err .^ 2, delta .* (err .- 0.5 * delta)))
 end
 # One-hot (or probability) targets y, as Flux's; integer labels are the _labels losses below.
-crossentropy(ŷ, y; dims=1, agg=mean, eps=eps(eltype(ŷ))) =
+crossentropy(ŷ, y; dims=1, agg=mean, eps=epseltype(ŷ)) =
   agg(.-sum(xlogy.(check_targets(ŷ, y, "crossentropy"), ŷ .+ eps); dims=dims))
 logitcrossentropy(ŷ, y; dims=1, agg=mean) =
   agg(.-sum(check_targets(ŷ, y, "logitcrossentropy") .* logsoftmax(ŷ; dims=dims); dims=dims))
-binarycrossentropy(ŷ, y; agg=mean, eps=eps(eltype(ŷ))) =
+binarycrossentropy(ŷ, y; agg=mean, eps=epseltype(ŷ)) =
   agg(.-xlogy.(y, ŷ .+ eps) .- xlogy.(1 .- y, 1 .- ŷ .+ eps))
 logitbinarycrossentropy(ŷ, y; agg=mean) = agg((1 .- y) .* ŷ .- logσ.(ŷ))
-function kldivergence(ŷ, y; dims=1, agg=mean, eps=eps(eltype(ŷ)))
+function kldivergence(ŷ, y; dims=1, agg=mean, eps=epseltype(ŷ))
   agg(sum(xlogx.(y); dims=dims)) + crossentropy(ŷ, y; dims=dims, agg=agg, eps=eps)
 end
 poisson_loss(ŷ, y; agg=mean) = agg(ŷ .- xlogy.(y, ŷ))
@@ -235,14 +251,23 @@ end
 # SamePad(): pads so that a stride-1 convolution keeps the input's size.
 struct SamePad
 end
+# Stride, dilation and padding of n spatial dims, as Flux stores them: n-tuples, and 2n
+# pads (before and after, per dim); SamePad pads d * (k - 1) in all, the odd one after.
+expand_n(n, x::Integer) = ntuple(_ -> x, n)
+expand_n(n, x::Tuple) = x
+expand_pad_n(n, p::Integer) = ntuple(_ -> p, 2n)
+expand_pad_n(n, p::Tuple) = length(p) == n ? ntuple(i -> p[(i - 1) ÷ 2 + 1], 2n) : p
 function conv_pad(pad, k, dilation)
-  pad isa SamePad || return expand_pad(pad)
-  tw, th = dilation[1] * (k[1] - 1), dilation[2] * (k[2] - 1)
-  ((tw + 1) ÷ 2, tw ÷ 2, (th + 1) ÷ 2, th ÷ 2)
+  pad isa SamePad || return expand_pad_n(length(k), pad)
+  t = ntuple(i -> dilation[i] * (k[i] - 1), length(k))
+  ntuple(i -> isodd(i) ? cld(t[(i + 1) ÷ 2], 2) : fld(t[i ÷ 2], 2), 2 * length(k))
 end
 
-# Conv((kw, kh), in => out, σ; stride, pad, dilation, groups, bias, init) or Conv(w, bias, σ;
-# ...). Weights are (kw, kh, in ÷ groups, out); images WHCN.
+# Conv((k...), in => out, σ; stride, pad, dilation, groups, bias, init) or Conv(w, bias=true,
+# σ; ...): weights (k..., in ÷ groups, out), images WHCN, 1-d over (W, C, N). As Flux's
+# (NNlib's conv, flipped=false) Conv is a true convolution: it flips its kernel. CrossCor,
+# the same layer without the flip, is what PyTorch and ONNX call a convolution.
+# Weights of 3-d convolutions can be made, not applied (there is no 3-d primitive).
 struct Conv
   weight
   bias
@@ -252,49 +277,7 @@ struct Conv
   dilation
   groups
 end
-function Conv(k::Tuple, ch, σ=identity; stride=1, pad=0, dilation=1, groups=1, bias=true,
-              init=glorot_uniform)
-  weight = init(k..., ch[1] ÷ groups, ch[2])
-  Conv(weight, bias, σ; stride=stride, pad=pad, dilation=dilation, groups=groups)
-end
-# A 1-d convolution (weight (k, cin, cout), input (W, C, N)) is the 2-d one with H = 1.
-expand_1d(p::Integer) = (p, p, 0, 0)
-expand_1d(p::Tuple) = length(p) == 1 ? (p[1], p[1], 0, 0) : (p[1], p[2], 0, 0)
-function Conv(w::AbstractArray, bias=true, σ=identity; stride=1, pad=0, dilation=1, groups=1)
-  if ndims(w) == 3
-    s = (stride isa Tuple ? stride[1] : stride, 1)
-    d = (dilation isa Tuple ? dilation[1] : dilation, 1)
-    p = pad isa SamePad ? conv_pad(pad, (size(w, 1), 1), d) : expand_1d(pad)
-    return new_instance(Conv, w, create_bias(w, bias, size(w, 3)), σ, s, p, d, groups)
-  end
-  new_instance(Conv, w, create_bias(w, bias, size(w, 4)), σ, expand2(stride),
-       conv_pad(pad, size(w), expand2(dilation)), expand2(dilation), groups)
-end
-function (c::Conv)(x)
-  if ndims(c.weight) == 3
-    w = reshape(c.weight, size(c.weight, 1), 1, size(c.weight, 2), size(c.weight, 3))
-    y = Conv(w, c.bias, c.σ; stride=c.stride, pad=c.pad, dilation=c.dilation,
-             groups=c.groups)(reshape(x, size(x, 1), 1, size(x, 2), size(x, 3)))
-    return reshape(y, size(y, 1), size(y, 3), size(y, 4))
-  end
-  y = Prim.conv2d(match_eltype(c.weight, x), c.weight; stride=c.stride, pad=c.pad,
-                  dilation=c.dilation, groups=c.groups)
-  if c.bias !== false
-    y = y .+ reshape(c.bias, 1, 1, :, 1)
-  end
-  c.σ.(y)
-end
-# One filter group per input channel, as Flux's.
-DepthwiseConv(k::Tuple, ch, σ=identity; kw...) = Conv(k, ch, σ; groups=ch[1], kw...)
-# Flux's Conv flips its kernel (a true convolution) and CrossCor does not; here both are
-# cross-correlation, as PyTorch's and ONNX's convolutions are.
-CrossCor(args...; kw...) = Conv(args...; kw...)
-
-# ConvTranspose((kw, kh), in => out, σ; stride, pad, dilation, groups, bias, init): the
-# transpose (gradient with respect to its input) of the Conv whose weight it holds,
-# (kw, kh, out ÷ groups, in); the output is (W - 1) * stride - pads + dilation * (k - 1) + 1
-# wide.
-struct ConvTranspose
+struct CrossCor
   weight
   bias
   σ
@@ -303,22 +286,118 @@ struct ConvTranspose
   dilation
   groups
 end
-function ConvTranspose(k::Tuple, ch, σ=identity; stride=1, pad=0, dilation=1, groups=1,
-                       bias=true, init=glorot_uniform)
-  w = init(k[1], k[2], ch[2] ÷ groups, ch[1])
-  s = expand2(stride)
-  # SamePad makes the output stride times the input, as Flux's.
-  p = conv_pad(pad, (k[1] - s[1] + 1, k[2] - s[2] + 1), expand2(dilation))
-  new_instance(ConvTranspose, w, create_bias(w, bias, ch[2]), σ, s, p, expand2(dilation), groups)
+Conv(k::Tuple, ch, σ=identity; kw...) = conv_layer(Conv, k, ch, σ; kw...)
+Conv(w::AbstractArray, bias=true, σ=identity; kw...) = conv_layer(Conv, w, bias, σ; kw...)
+CrossCor(k::Tuple, ch, σ=identity; kw...) = conv_layer(CrossCor, k, ch, σ; kw...)
+CrossCor(w::AbstractArray, bias=true, σ=identity; kw...) = conv_layer(CrossCor, w, bias, σ; kw...)
+# One filter group per input channel, as Flux's.
+DepthwiseConv(k::Tuple, ch, σ=identity; kw...) = Conv(k, ch, σ; groups=ch[1], kw...)
+# From a weight (k..., multiplier, in), Flux 0.13's layout: the Conv of weight (k..., 1,
+# multiplier * in) and in groups.
+DepthwiseConv(w::AbstractArray, bias=true, σ=identity; kw...) =
+  Conv(reshape(w, size(w)[1:end-2]..., 1, :), bias, σ; groups=size(w, ndims(w)), kw...)
+function conv_weight(k, ch, groups, init)
+  @assert ch[1] % groups == 0 "Input channel dimension must be divisible by groups."
+  @assert ch[2] % groups == 0 "Output channel dimension must be divisible by groups."
+  w = init(k..., ch[1] ÷ groups, ch[2])
+  size(w) == (k..., ch[1] ÷ groups, ch[2]) || throw(DimensionMismatch(
+    "the initializer made a weight of size $(size(w)), expected $((k..., ch[1] ÷ groups, ch[2]))"))
+  w
 end
+function conv_layer(T, k::Tuple, ch, σ; stride=1, pad=0, dilation=1, groups=1, bias=true,
+                    init=glorot_uniform)
+  w = conv_weight(k, ch, groups, init)
+  conv_layer(T, w, bias, σ; stride=stride, pad=pad, dilation=dilation, groups=groups)
+end
+function conv_layer(T, w::AbstractArray, bias, σ; stride=1, pad=0, dilation=1, groups=1)
+  n = ndims(w) - 2
+  d = expand_n(n, dilation)
+  new_instance(T, w, create_bias(w, bias, size(w, ndims(w))), σ, expand_n(n, stride),
+               conv_pad(pad, size(w)[1:n], d), d, groups)
+end
+(c::Conv)(x) = conv_apply(c, x, true)
+(c::CrossCor)(x) = conv_apply(c, x, false)
+# Flux's internals that its tests call: the channels a layer takes and gives.
+_channels_in(c::Union{Conv, CrossCor}) = size(c.weight, ndims(c.weight) - 1) * c.groups
+_channels_out(c::Union{Conv, CrossCor}) = size(c.weight, ndims(c.weight))
+
+# A convolution's geometry as the 2-d primitives take it: a 1-d one is the 2-d one with
+# H = 1 (its weight (k, 1, cin, cout), input (W, 1, C, N)); a dilation does nothing along a
+# kernel dim of size 1, so NNlib's 0 there is 1.
+function conv_geometry(c)
+  n = ndims(c.weight) - 2
+  n == 3 && error("3-d convolutions are not supported: there is no 3-d convolution primitive")
+  k = size(c.weight)
+  d = ntuple(i -> k[i] == 1 ? 1 : c.dilation[i], n)
+  n == 2 && return (c.stride, c.pad, d)
+  ((c.stride[1], 1), (c.pad[1], c.pad[2], 0, 0), (d[1], 1))
+end
+as_2d(w) = ndims(w) == 3 ? reshape(w, size(w, 1), 1, size(w, 2), size(w, 3)) : w
+function from_2d(y, x)
+  ndims(x) == 3 ? reshape(y, size(y, 1), size(y, 3), size(y, 4)) : y
+end
+function check_channels(layer, x, c)
+  size(x, ndims(x) - 1) == c || throw(DimensionMismatch(
+    "$(layer) takes $c channels (dim $(ndims(x) - 1) of the input), got an input of size $(size(x))"))
+end
+function conv_apply(c, x, flip::Bool)
+  ndims(x) == ndims(c.weight) || throw(DimensionMismatch(
+    "a convolution of weight size $(size(c.weight)) takes inputs of $(ndims(c.weight)) dims, got size $(size(x))"))
+  check_channels(typeof(c), x, _channels_in(c))
+  s, p, d = conv_geometry(c)
+  w = as_2d(c.weight)
+  w = flip ? reverse(w; dims=(1, 2)) : w
+  y = Prim.conv2d(as_2d(match_eltype(c.weight, x)), w; stride=s, pad=p, dilation=d,
+                  groups=c.groups)
+  y = c.bias === false ? y : y .+ reshape(c.bias, 1, 1, :, 1)
+  from_2d(c.σ.(y), x)
+end
+
+# ConvTranspose((k...), in => out, σ; stride, pad, dilation, groups, bias, init, outpad):
+# the transpose (gradient with respect to its input) of the Conv whose weight it holds,
+# (k..., out ÷ groups, in), flipping as that Conv does; along each dim the output is
+# (W - 1) * stride - pads + dilation * (k - 1) + 1 + outpad wide.
+struct ConvTranspose
+  weight
+  bias
+  σ
+  stride
+  pad
+  outpad
+  dilation
+  groups
+end
+function ConvTranspose(k::Tuple, ch, σ=identity; stride=1, pad=0, outpad=0, dilation=1,
+                       groups=1, bias=true, init=glorot_uniform)
+  w = conv_weight(k, ch[2] => ch[1], groups, init)
+  ConvTranspose(w, bias, σ; stride=stride, pad=pad, outpad=outpad, dilation=dilation,
+                groups=groups)
+end
+function ConvTranspose(w::AbstractArray, bias=true, σ=identity; stride=1, pad=0, outpad=0,
+                       dilation=1, groups=1)
+  n = ndims(w) - 2
+  s, d = expand_n(n, stride), expand_n(n, dilation)
+  # SamePad makes the output stride times the input, as Flux's.
+  p = conv_pad(pad, ntuple(i -> size(w, i) - s[i] + 1, n), d)
+  new_instance(ConvTranspose, w, create_bias(w, bias, size(w, n + 1) * groups), σ, s, p,
+               expand_n(n, outpad), d, groups)
+end
+_channels_in(c::ConvTranspose) = size(c.weight, ndims(c.weight))
+_channels_out(c::ConvTranspose) = size(c.weight, ndims(c.weight) - 1) * c.groups
 function (c::ConvTranspose)(x)
-  k, s, p, d = size(c.weight), c.stride, c.pad, c.dilation
-  out = ((size(x, 1) - 1) * s[1] - p[1] - p[2] + d[1] * (k[1] - 1) + 1,
-         (size(x, 2) - 1) * s[2] - p[3] - p[4] + d[2] * (k[2] - 1) + 1,
-         k[3] * c.groups, size(x, 4))
-  y = Prim.conv2d_backward_input(match_eltype(c.weight, x), c.weight; shape=out, stride=s, pad=p, dilation=d,
-                                 groups=c.groups)
-  c.σ.(c.bias === false ? y : y .+ reshape(c.bias, 1, 1, :, 1))
+  ndims(x) == ndims(c.weight) || throw(DimensionMismatch(
+    "a ConvTranspose of weight size $(size(c.weight)) takes inputs of $(ndims(c.weight)) dims, got size $(size(x))"))
+  check_channels(ConvTranspose, x, _channels_in(c))
+  s, p, d = conv_geometry(c)
+  w = reverse(as_2d(c.weight); dims=(1, 2))
+  x2 = as_2d(match_eltype(c.weight, x))
+  k = size(w)
+  o = ndims(x) == 3 ? (c.outpad[1], 0) : c.outpad
+  out = ((size(x2, 1) - 1) * s[1] - p[1] - p[2] + d[1] * (k[1] - 1) + 1 + o[1],
+         (size(x2, 2) - 1) * s[2] - p[3] - p[4] + d[2] * (k[2] - 1) + 1 + o[2],
+         k[3] * c.groups, size(x2, 4))
+  y = Prim.conv2d_backward_input(x2, w; shape=out, stride=s, pad=p, dilation=d, groups=c.groups)
+  from_2d(c.σ.(c.bias === false ? y : y .+ reshape(c.bias, 1, 1, :, 1)), x)
 end
 
 # BatchNorm(channels, σ; track_stats=true, affine=true, eps=1e-5, momentum=0.1f0, active):
@@ -329,18 +408,27 @@ end
 # towards them (σ² with the batch's corrected variance, as Flux); in test mode it uses
 # the running ones. Mode: `active`, or when unset (nothing) training inside `gradient` only,
 # as Flux's. track_stats=false keeps no running statistics and always uses the batch's.
-# ϵ and momentum are kept as Val(x): a float field would be a tape input, and ϵ must be a
-# static attribute of the batchnorm primitive (static_value(b.ϵ) reads them).
+# ϵ (the field eps) and momentum are kept as Val(x): a float field would be a tape input, and ϵ must be a
+# static attribute of the batchnorm primitive (static_value(b.eps) reads them).
 mutable struct BatchNorm
   weight
   bias
   σ
   μ
   σ²
-  ϵ
+  eps
   momentum
   track_stats
   active
+end
+# Flux's names for BatchNorm's fields: β and γ (bias and weight), ϵ (the number), λ.
+function getproperty(b::BatchNorm, name::Symbol)
+  name === :β && return b.bias
+  name === :γ && return b.weight
+  name === :ϵ && return static_value(b.eps)
+  name === :λ && return b.σ
+  error("BatchNorm has no field '$name'; its fields are weight (γ), bias (β), σ (λ), μ, σ², ",
+        "eps (ϵ), momentum, track_stats, active")
 end
 function BatchNorm(channels::Integer, σ=identity; initβ=zeros32, initγ=ones32, affine=true,
                    track_stats=true, active=nothing, eps=1e-5, momentum=0.1f0)
@@ -354,14 +442,16 @@ function (b::BatchNorm)(x)
   # Parameters take the input's element type, as Flux's promotion gives (Float64 data).
   T = eltype(x)
   c = size(x, ndims(x) - 1)
+  n = b.weight !== false ? length(b.weight) : b.μ !== nothing ? length(b.μ) : c
+  check_channels(BatchNorm, x, n)
   w = b.weight === false ? ones(T, c) : T.(b.weight)
   β = b.bias === false ? zeros(T, c) : T.(b.bias)
   if b.track_stats && !isactive(b)
     shape = ntuple(i -> i == ndims(x) - 1 ? c : 1, ndims(x))
-    inv = reshape(w ./ sqrt.(T.(b.σ²) .+ T(static_value(b.ϵ))), shape)
+    inv = reshape(w ./ sqrt.(T.(b.σ²) .+ T(static_value(b.eps))), shape)
     return b.σ.((x .- reshape(T.(b.μ), shape)) .* inv .+ reshape(β, shape))
   end
-  ϵ = Float64(static_value(b.ϵ))
+  ϵ = Float64(static_value(b.eps))
   b.track_stats || return b.σ.(Prim.batchnorm(x, w, β; eps=ϵ))
   # The batch's statistics come with the normalization: invstd = 1 / sqrt(var + ϵ).
   y, μ, invstd = Prim.batchnorm_with_stats(x, w, β; eps=ϵ)
@@ -387,6 +477,12 @@ struct LayerNorm
   ϵ
   dims
 end
+# LayerNorm(2, 3), LayerNorm(2, 3, tanh): sizes as arguments, as Flux's.
+LayerNorm(s1::Integer, s2::Integer; kw...) = LayerNorm((s1, s2); kw...)
+function LayerNorm(s1::Integer, s2::Integer, s3, rest...; kw...)
+  all = (s1, s2, s3, rest...)
+  all[end] isa Integer ? LayerNorm(all; kw...) : LayerNorm(all[1:end - 1], all[end]; kw...)
+end
 function LayerNorm(size, λ=identity; affine=true, eps=1f-5)
   sz = size isa Integer ? (size,) : size
   LayerNorm(λ, affine ? ones(Float32, sz...) : false, affine ? zeros(Float32, sz...) : false, eps,
@@ -407,11 +503,16 @@ mutable struct Dropout
   active
 end
 Dropout(p; dims=:) = Dropout(p, dims, nothing)
+# Flux.dropout(x, p; dims=:, active=true): the function (NNlib's dropout), applied when active.
+dropout(x, p; dims=:, active::Bool=true) = active ? Dropout(p, dims, true)(x) : x
 function (d::Dropout)(x)
   # No test of p == 0: p is a tape input when the layer is, and rand .>= 0 keeps all.
   isactive(d) || return x
   s = d.dims === (:) ? size(x) : ntuple(i -> i in d.dims ? size(x, i) : 1, ndims(x))
-  x .* ((rand(eltype(x), s...) .>= d.p) ./ convert(eltype(x), 1 - d.p))
+  # p = 1 keeps nothing, as NNlib's: the scale stays finite (1 - p at least floatmin), so
+  # that the all-false mask gives zeros, not NaN.
+  T = eltype(x)
+  x .* ((rand(T, s...) .>= d.p) .* (1 / max(convert(T, 1 - d.p), floatmin(T))))
 end
 
 # Embedding(in => out): column k of the weight (out, in) for label k.
@@ -456,21 +557,51 @@ function _splitat(data::AbstractVector, offsets::AbstractVector)
   Any[data[offsets[i]:ends[i]] for i in 1:length(offsets)]
 end
 
+# MaxPool((k...); pad=0, stride=k) and MeanPool, over 1 or 2 spatial dims (W, C, N or
+# W, H, C, N); pad=SamePad() pads k - 1 in all, as Flux's. NNlib's maxpool(x, PoolDims(x,
+# k; stride, padding)) and meanpool the same.
 struct MaxPool
   window
   stride
   pad
 end
-MaxPool(k::Tuple; pad=0, stride=k) = MaxPool(k, expand2(stride), expand_pad(pad))
-(m::MaxPool)(x) = Prim.max_pool2d(x; window=m.window, stride=m.stride, pad=m.pad)
-
 struct MeanPool
   window
   stride
   pad
 end
-MeanPool(k::Tuple; pad=0, stride=k) = MeanPool(k, expand2(stride), expand_pad(pad))
-(m::MeanPool)(x) = Prim.avg_pool2d(x; window=m.window, stride=m.stride, pad=m.pad)
+struct PoolDims
+  window
+  stride
+  pad
+end
+function PoolDims(x::AbstractArray, k; stride=k, padding=0, dilation=1)
+  n = ndims(x) - 2
+  kk = expand_n(n, k)
+  PoolDims(kk, expand_n(n, stride), conv_pad(padding, kk, expand_n(n, 1)))
+end
+MaxPool(k::Tuple; pad=0, stride=k) =
+  MaxPool(k, expand_n(length(k), stride), conv_pad(pad, k, expand_n(length(k), 1)))
+MeanPool(k::Tuple; pad=0, stride=k) =
+  MeanPool(k, expand_n(length(k), stride), conv_pad(pad, k, expand_n(length(k), 1)))
+(m::MaxPool)(x) = pool_apply(:max, x, m.window, m.stride, m.pad)
+(m::MeanPool)(x) = pool_apply(:mean, x, m.window, m.stride, m.pad)
+maxpool(x, p::PoolDims) = pool_apply(:max, x, p.window, p.stride, p.pad)
+meanpool(x, p::PoolDims) = pool_apply(:mean, x, p.window, p.stride, p.pad)
+maxpool(x, k::Tuple; pad=0, stride=k) = MaxPool(k; pad=pad, stride=stride)(x)
+meanpool(x, k::Tuple; pad=0, stride=k) = MeanPool(k; pad=pad, stride=stride)(x)
+pool2d(kind, x; window, stride, pad) = kind === :max ?
+  Prim.max_pool2d(x; window=window, stride=stride, pad=pad) :
+  Prim.avg_pool2d(x; window=window, stride=stride, pad=pad)
+function pool_apply(kind, x, k, s, p)
+  length(k) == ndims(x) - 2 || throw(DimensionMismatch(
+    "a pooling window of $(length(k)) dims takes an input of $(length(k) + 2) dims, got $(size(x))"))
+  length(k) > 2 && error("3-d pooling is not supported: there is no 3-d pooling primitive")
+  length(k) == 2 && return pool2d(kind, x; window=k, stride=s, pad=p)
+  y = pool2d(kind, reshape(x, size(x, 1), 1, size(x, 2), size(x, 3)); window=(k[1], 1),
+             stride=(s[1], 1), pad=(p[1], p[2], 0, 0))
+  reshape(y, size(y, 1), size(y, 3), size(y, 4))
+end
 
 struct GlobalMeanPool
 end
@@ -594,8 +725,14 @@ mutable struct Recur
 end
 Recur(cell) = Recur(cell, cell.state0)
 function (m::Recur)(x)
+  # A sequence (features, batch, time): each step in turn, outputs stacked along time.
+  x isa AbstractArray && ndims(x) == 3 && return recur_sequence(m, x)
   m.state, y = m.cell(m.state, x)
   y
+end
+function recur_sequence(m, x)
+  ys = [m(x[:, :, t]) for t in 1:size(x, 3)]
+  reshape(reduce(hcat, ys), size(ys[1])..., size(x, 3))
 end
 sublayers(r::Recur) = (r.cell,)
 function reset!(m::Recur)
@@ -623,7 +760,9 @@ end
 RNNCell(p::Pair, σ=tanh; init=glorot_uniform, initb=zeros32, init_state=zeros32) =
   RNNCell(σ, init(p.second, p.first), init(p.second, p.second), initb(p.second),
           init_state(p.second, 1))
+# Inputs of another element type are converted to the weights', as Flux 0.14's cells do.
 function (m::RNNCell)(h, x)
+  x = match_eltype(m.Wi, x)
   h = m.σ.(m.Wi * x .+ m.Wh * h .+ m.b)
   h, reshape_cell_output(h, x)
 end
@@ -644,6 +783,7 @@ function LSTMCell(p::Pair; init=glorot_uniform, initb=zeros32, init_state=zeros3
   LSTMCell(init(4 * out, p.first), init(4 * out, out), b, (init_state(out, 1), init_state(out, 1)))
 end
 function (m::LSTMCell)((h, c), x)
+  x = match_eltype(m.Wi, x)
   o = size(h, 1)
   g = m.Wi * x .+ m.Wh * h .+ m.b
   c′ = sigmoid.(gate(g, o, 2)) .* c .+ sigmoid.(gate(g, o, 1)) .* tanh.(gate(g, o, 3))
@@ -663,6 +803,7 @@ GRUCell(p::Pair; init=glorot_uniform, initb=zeros32, init_state=zeros32) =
   GRUCell(init(3 * p.second, p.first), init(3 * p.second, p.second), initb(3 * p.second),
           init_state(p.second, 1))
 function (m::GRUCell)(h, x)
+  x = match_eltype(m.Wi, x)
   o = size(h, 1)
   gx, gh = m.Wi * x, m.Wh * h
   r = sigmoid.(gate(gx, o, 1) .+ gate(gh, o, 1) .+ gate(m.b, o, 1))
@@ -672,6 +813,38 @@ function (m::GRUCell)(h, x)
   h′, reshape_cell_output(h′, x)
 end
 GRU(a...; ka...) = Recur(GRUCell(a...; ka...))
+
+# GRUv3(in => out): GRU as in v3 of the paper (Flux's GRUv3): the reset gate applies to h
+# before its own product, Wh_h̃ (out, out); Wi (3out, in), Wh (2out, out), b (3out).
+struct GRUv3Cell
+  Wi
+  Wh
+  b
+  Wh_h̃
+  state0
+end
+GRUv3Cell(p::Pair; init=glorot_uniform, initb=zeros32, init_state=zeros32) =
+  GRUv3Cell(init(3 * p.second, p.first), init(2 * p.second, p.second), initb(3 * p.second),
+            init(p.second, p.second), init_state(p.second, 1))
+function (m::GRUv3Cell)(h, x)
+  x = match_eltype(m.Wi, x)
+  o = size(h, 1)
+  gx, gh = multigate(m.Wi * x, o, Val(3)), multigate(m.Wh * h, o, Val(2))
+  b = multigate(m.b, o, Val(3))
+  r = sigmoid.(gx[1] .+ gh[1] .+ b[1])
+  z = sigmoid.(gx[2] .+ gh[2] .+ b[2])
+  h̃ = tanh.(gx[3] .+ m.Wh_h̃ * (r .* h) .+ b[3])
+  h′ = (1 .- z) .* h̃ .+ z .* h
+  h′, reshape_cell_output(h′, x)
+end
+GRUv3(a...; ka...) = Recur(GRUv3Cell(a...; ka...))
+
+# Flux's helpers: the N gates of c rows each of x; the slices of x along its last dim.
+multigate(x, c, ::Val{N}) where N = ntuple(n -> gate(x, c, n), N)
+eachlastdim(x) = [selectdim(x, ndims(x), i) for i in 1:size(x, ndims(x))]
+# Base's: the slice of x at index i of dim d; the slices along dims (one dim).
+selectdim(x, d::Integer, i) = x[ntuple(k -> k == d ? i : (:), ndims(x))...]
+eachslice(x; dims) = [selectdim(x, dims, i) for i in 1:size(x, dims)]
 
 # ---- Ref ---------------------------------------------------------------------------------
 
@@ -940,7 +1113,7 @@ function isapprox(a, b; atol=0,
   na, nb = a isa AbstractArray ? (norm(a), norm(b)) : (abs(a), abs(b))
   a == b || d <= max(atol, rtol * max(na, nb))
 end
-≈(a, b) = isapprox(a, b)
+≈(a, b; kw...) = isapprox(a, b; kw...)
 eachcol(x::AbstractMatrix) = [x[:, j] for j in 1:size(x, 2)]
 eachrow(x::AbstractMatrix) = [x[i, :] for i in 1:size(x, 1)]
 Embedding(nin::Integer, nout::Integer; kw...) = Embedding(nin => nout; kw...)
@@ -948,7 +1121,8 @@ Embedding(nin::Integer, nout::Integer; kw...) = Embedding(nin => nout; kw...)
 # ---- more of Flux ----------------------------------------------------------------------------
 
 # Flux.params(m...): the arrays the models hold, each once, in field order (numbers and
-# functions are not parameters, as in Flux).
+# functions are not parameters, as in Flux), of the fields trainable(x) names (not a
+# BatchNorm's running statistics nor a Recur's state).
 function params(ms...)
   out = []
   for m in ms
@@ -961,10 +1135,10 @@ function collect_params!(out, x)
     any(p -> p === x, out) || push!(out, x)
   elseif x isa AbstractVector  # of values: Chain([layer1, layer2])
     foreach(xi -> collect_params!(out, xi), x)
+  elseif x isa Tuple || x isa NamedTuple
+    foreach(xi -> collect_params!(out, xi), x)
   elseif !(x isa Number || x isa Function || x isa Symbol || x isa AbstractString)
-    for i in 1:nfields(x)
-      collect_params!(out, getfield(x, i))
-    end
+    foreach(xi -> collect_params!(out, xi), values(trainable(x)))
   end
   out
 end
@@ -1046,44 +1220,99 @@ function (b::Bilinear)(x, y)
 end
 (b::Bilinear)(xy::Tuple) = b(xy...)
 
-# InstanceNorm(c, σ; affine=false, eps=1f-5) normalizes each channel of each sample over
-# its spatial dims; GroupNorm(c, g, σ; affine=true, eps=1f-5) each group of c ÷ g
-# channels of each sample.
-struct InstanceNorm
-  σ
-  scale
-  bias
+# InstanceNorm(c, λ; affine=false, track_stats=false, eps=1f-5, momentum=0.1f0, active)
+# normalizes each channel of each sample over its spatial dims; GroupNorm(c, G, λ;
+# affine=true, ...) each group of c ÷ G channels of each sample. Flux 0.14's fields: the
+# scale γ and shift β (with affine), the running μ and σ² (with track_stats, one per
+# channel or group, moved towards the batch's by momentum in training as BatchNorm's,
+# and used in test mode).
+mutable struct InstanceNorm
+  λ
+  β
+  γ
+  μ
+  σ²
   ϵ
+  momentum
+  affine
+  track_stats
+  active
+  chs
 end
-InstanceNorm(c::Integer, σ=identity; affine=false, eps=1f-5) =
-  InstanceNorm(σ, affine ? ones(Float32, c) : false, affine ? zeros(Float32, c) : false, eps)
-struct GroupNorm
-  σ
-  scale
-  bias
+function InstanceNorm(c::Integer, λ=identity; initβ=zeros32, initγ=ones32, affine=false,
+                      track_stats=false, active=nothing, eps=1f-5, momentum=0.1f0)
+  InstanceNorm(λ, affine ? initβ(c) : nothing, affine ? initγ(c) : nothing,
+               track_stats ? zeros32(c) : nothing, track_stats ? ones32(c) : nothing, eps,
+               momentum, affine, track_stats, active, c)
+end
+mutable struct GroupNorm
+  G
+  λ
+  β
+  γ
+  μ
+  σ²
   ϵ
-  groups
+  momentum
+  affine
+  track_stats
+  active
+  chs
 end
-GroupNorm(c::Integer, g::Integer, σ=identity; affine=true, eps=1f-5) =
-  GroupNorm(σ, affine ? ones(Float32, c) : false, affine ? zeros(Float32, c) : false, eps, g)
-function normalise_over(x, dims, ϵ)
-  μ = mean(x; dims=dims)
-  (x .- μ) ./ sqrt.(mean(abs2.(x .- μ); dims=dims) .+ ϵ)
+function GroupNorm(c::Integer, G::Integer, λ=identity; initβ=zeros32, initγ=ones32,
+                   affine=true, track_stats=false, active=nothing, eps=1f-5, momentum=0.1f0)
+  @assert c % G == 0 "The number of groups ($G) must divide the number of channels ($c)"
+  GroupNorm(G, λ, affine ? initβ(c) : nothing, affine ? initγ(c) : nothing,
+            track_stats ? zeros32(G) : nothing, track_stats ? ones32(G) : nothing, eps,
+            momentum, affine, track_stats, active, c)
 end
-function channel_affine(y, scale, bias)
-  scale === false && return y
-  s = (ntuple(i -> 1, ndims(y) - 2)..., :, 1)
-  y .* reshape(scale, s) .+ reshape(bias, s)
+trainable(l::Union{InstanceNorm, GroupNorm}) = l.affine ? (β = l.β, γ = l.γ) : (;)
+function (l::InstanceNorm)(x)
+  check_channels(InstanceNorm, x, l.chs)
+  N = ndims(x)
+  norm_forward(l, x, ntuple(i -> i, N - 2), ntuple(i -> i == N - 1 ? size(x, N - 1) : 1, N))
 end
-(l::InstanceNorm)(x) =
-  l.σ.(channel_affine(normalise_over(x, ntuple(i -> i, ndims(x) - 2), l.ϵ), l.scale, l.bias))
 function (l::GroupNorm)(x)
+  check_channels(GroupNorm, x, l.chs)
   sz = size(x)
-  c, n = sz[end-1], sz[end]
-  g = reshape(x, sz[1:end-2]..., c ÷ l.groups, l.groups, n)
-  y = reshape(normalise_over(g, ntuple(i -> i, ndims(x) - 1), l.ϵ), sz...)
-  l.σ.(channel_affine(y, l.scale, l.bias))
+  g = reshape(x, sz[1:end-2]..., sz[end-1] ÷ l.G, l.G, sz[end])
+  N = ndims(g)
+  shape = ntuple(i -> i == N - 1 || i == N - 2 ? size(g, i) : 1, N)
+  reshape(norm_forward(l, g, ntuple(i -> i, N - 2), shape), sz)
 end
+# Flux's _norm_layer_forward: x normalized over reduce_dims with the batch's statistics
+# (in training, or without running ones) or the running ones (in test mode), which have
+# the size of x's dim N-1; then γ and β of affine_shape, and λ.
+function norm_forward(l, x, reduce_dims, affine_shape)
+  N = ndims(x)
+  T = eltype(x)
+  if !isactive(l) && l.track_stats
+    s = ntuple(i -> i == N - 1 ? size(x, N - 1) : 1, N)
+    μ, σ² = reshape(T.(l.μ), s), reshape(T.(l.σ²), s)
+  else
+    μ = mean(x; dims=reduce_dims)
+    σ² = mean(abs2.(x .- μ); dims=reduce_dims)
+    l.track_stats && norm_track_stats!(l, x, μ, σ², reduce_dims)
+  end
+  y = (x .- μ) ./ sqrt.(σ² .+ T(l.ϵ))
+  l.affine || return l.λ.(y)
+  l.λ.(reshape(T.(l.γ), affine_shape) .* y .+ reshape(T.(l.β), affine_shape))
+end
+function norm_track_stats!(l, x, μ, σ², reduce_dims)
+  N = ndims(x)
+  m = prod([size(x, i) for i in reduce_dims])
+  μnew = vec(N in reduce_dims ? μ : mean(μ; dims=N))
+  σ²new = vec(N in reduce_dims ? σ² : mean(σ²; dims=N))
+  V = eltype(l.μ)
+  mtm = V(l.momentum)
+  l.μ = (1 - mtm) .* l.μ .+ mtm .* V.(μnew)
+  l.σ² = (1 - mtm) .* l.σ² .+ (mtm * m / max(m - 1, 1)) .* V.(σ²new)
+  nothing
+end
+# Flux.hasaffine(l): whether a normalization layer scales and shifts.
+hasaffine(l::Union{InstanceNorm, GroupNorm}) = l.affine
+hasaffine(b::BatchNorm) = b.weight !== false
+hasaffine(l::LayerNorm) = l.scale !== false
 
 # AlphaDropout(p): dropout that keeps a SELU network's mean and variance, as Flux's.
 mutable struct AlphaDropout
@@ -1094,38 +1323,44 @@ AlphaDropout(p) = AlphaDropout(p, nothing)
 function (a::AlphaDropout)(x)
   (!isactive(a) || a.p == 0) && return x
   T = eltype(x)
+  a.p == 1 && return sign.(x) .* T(0)  # as Flux's: nothing kept
   α′ = T(-1.7580993408473766)  # selu(-Inf)
   A = T(1 / sqrt((1 - a.p) * (1 + a.p * α′^2)))
   B = T(-A * α′ * a.p)
   A .* ifelse.(rand(T, size(x)...) .> a.p, x, α′) .+ B
 end
 # The layers with a mode keep it in `active` (true, false, or nothing: unset).
-function set_mode!(m::Union{BatchNorm, Dropout, AlphaDropout}, mode)
+function set_mode!(m::Union{BatchNorm, InstanceNorm, GroupNorm, Dropout, AlphaDropout}, mode)
   m.active = mode
   m
 end
 
 # More of Flux's losses.
-label_smoothing(y, α; dims=1) =
+function label_smoothing(y, α; dims=1)
+  0 < α < 1 || throw(ArgumentError("α must be between 0 and 1"))
   dims == 0 ? y .* (1 - α) .+ α / 2 : y .* (1 - α) .+ α / size(y, dims)
+end
 function tversky_loss(ŷ, y; beta=0.7)
   tp = sum(y .* ŷ)
   1 - (tp + 1) / (sum(y .* ŷ .+ beta .* (1 .- y) .* ŷ .+ (1 - beta) .* y .* (1 .- ŷ)) + 1)
 end
-function binary_focal_loss(ŷ, y; agg=mean, gamma=2, eps=eps(eltype(ŷ)))
+function binary_focal_loss(ŷ, y; agg=mean, gamma=2, eps=epseltype(ŷ))
   p = y .* (ŷ .+ eps) .+ (1 .- y) .* (1 .- ŷ .- eps)
   agg((1 .- p) .^ gamma .* .-log.(p))
 end
-focal_loss(ŷ, y; dims=1, agg=mean, gamma=2, eps=eps(eltype(ŷ))) =
+focal_loss(ŷ, y; dims=1, agg=mean, gamma=2, eps=epseltype(ŷ)) =
   agg(sum(.-y .* (1 .- (ŷ .+ eps)) .^ gamma .* log.(ŷ .+ eps); dims=dims))
-siamese_contrastive_loss(ŷ, y; agg=mean, margin=1) =
+function siamese_contrastive_loss(ŷ, y; agg=mean, margin=1)
+  margin < 0 && throw(DomainError(margin, "Margin must be non-negative"))
   agg((1 .- y) .* ŷ .^ 2 .+ y .* max.(0, margin .- ŷ) .^ 2)
+end
 eachindex(x) = 1:length(x)
-# Flux.normalise(x; dims, eps): zero mean and unit (uncorrected) standard deviation along dims.
+# Flux.normalise(x; dims, eps): (x - μ) / sqrt(σ² + eps) along dims, σ² uncorrected, as
+# Flux 0.14 (and LayerNorm) computes it.
 function normalise(x; dims=ndims(x), eps=1f-5)
   μ = mean(x; dims=dims)
-  σ = sqrt.(mean(abs2.(x .- μ); dims=dims))
-  (x .- μ) ./ (σ .+ eps)
+  σ² = mean(abs2.(x .- μ); dims=dims)
+  (x .- μ) ./ sqrt.(σ² .+ eps)
 end
 
 # ---- Optimisers.jl (0.3): rules, setup, update, adjust ----------------------------------------
@@ -1474,6 +1709,52 @@ end
 # CPU, as it would in Julia there).
 cpu(x) = x
 gpu(x) = x
+# Flux.outputsize(m, inputsizes...; padbatch=false): the size of m's output for inputs of
+# those sizes (a batch dim of 1 appended with padbatch), run on zeros of a copy of m, so
+# that a Recur's state is left as it was.
+function outputsize(m, sizes::Tuple...; padbatch=false)
+  length(sizes) == 1 && sizes[1] isa Tuple && !isempty(sizes[1]) && sizes[1][1] isa Tuple &&
+    return outputsize(m, sizes[1]...; padbatch=padbatch)
+  xs = [zeros(Float32, (padbatch ? (s..., 1) : s)...) for s in sizes]
+  # Several inputs go in as one tuple, as Flux's (a Parallel takes them apart).
+  size(deepcopy(m)(length(xs) == 1 ? xs[1] : Tuple(xs)))
+end
+# Flux's @autosize (tracer/lang/parse_autosize.cc): a LazyLayer makes its layer from the
+# first input it sees; autosize_build runs the model once on zeros of the sizes, then
+# puts the made layers in place of the lazy ones.
+mutable struct LazyLayer
+  make
+  layer
+end
+LazyLayer(make) = LazyLayer(make, nothing)
+function (l::LazyLayer)(xs...)
+  l.layer === nothing && (l.layer = l.make(xs[1]))
+  l.layer(xs...)
+end
+# The size `_` stands for: Flux's autosizefor, dim 1 for Dense, Embedding and LayerNorm,
+# else the second-to-last (channels).
+autosize_dim(x, layer::String) = layer in ("Dense", "Embedding", "LayerNorm") ? size(x, 1) :
+  size(x, max(1, ndims(x) - 1))
+function autosize_build(sizes::Tuple, m)
+  m(zeros(Float32, sizes...))
+  strip_lazy(m)
+end
+strip_lazy(l::LazyLayer) = l.layer === nothing ?
+  error("@autosize: a layer was never called on the example input, so its size is unknown") :
+  l.layer
+function strip_lazy(x)
+  (x isa Tuple || x isa NamedTuple) && return map(strip_lazy, x)
+  x isa AbstractVector && eltype(x) == Any && return [strip_lazy(xi) for xi in x]
+  is_struct(x) || return x
+  new_instance(typeof(x), map(strip_lazy, Tuple(getfields(x)))...)
+end
+# Flux.unsqueeze(x; dims): x with a dim of 1 inserted at dims; unsqueeze(; dims) the function.
+unsqueeze(x; dims) = reshape(x, size(x)[1:dims - 1]..., 1, size(x)[dims:end]...)
+unsqueeze(; dims) = x -> unsqueeze(x; dims=dims)
+# f32(m), f64(m): the model with its float arrays converted, as Flux's (Float16 has no
+# dtype here).
+f32(m) = fmap(x -> x isa AbstractArray && eltype(x) <: AbstractFloat ? Float32.(x) : x, m)
+f64(m) = fmap(x -> x isa AbstractArray && eltype(x) <: AbstractFloat ? Float64.(x) : x, m)
 functional(show_reason::Bool=false) = false
 has_cuda(show_reason::Bool=false) = false
 has_cuda_gpu(show_reason::Bool=false) = false
@@ -1499,6 +1780,9 @@ length(gs::Grads) = length(gs.params)
 # pullback(f, args...) and pullback(f, ps), Zygote's: f's value and a function of the
 # value's cotangent Δ giving the gradients, for a real-valued f.
 pullback_of(grads) = Δ -> scale_gradient(grads, Δ)
+pullback_call(f, xs...) = (y = f(xs...); y isa AbstractArray ? (sum(y), y, :array_pullback) : y)
+array_pullback_back(Δ) = error("the back function of pullback needs a real-valued function: ",
+                               "of an array-valued f, write gradient(x -> sum(Δ .* f(x)), x)")
 scale_gradient(g::Nothing, Δ) = nothing
 scale_gradient(g::Union{Number, AbstractArray}, Δ) = Δ == 1 ? g : g .* Δ
 scale_gradient(g::Union{Tuple, NamedTuple}, Δ) = map(x -> scale_gradient(x, Δ), g)
@@ -1552,6 +1836,9 @@ function jacobian(f, xs...)
 end
 hessian(f, x) = jacobian(x -> gradient(f, x)[1], x)[1]
 hessian_reverse(f, x) = hessian(f, x)
+# ForwardDiff's jacobian and gradient of one array: the matrix and the array (Zygote's give
+# a tuple, one per argument), computed the same exact way.
+const ForwardDiff = (jacobian = (f, x) -> jacobian(f, x)[1], gradient = (f, x) -> gradient(f, x)[1])
 hessian_dual(f, x) = hessian(f, x)
 
 # Flux's older names for its rules.

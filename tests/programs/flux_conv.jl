@@ -13,7 +13,8 @@ using Random
 init64(dims...) = randn(dims...) ./ sqrt(prod(dims[1:end-1]))
 
 # Independent loops: the cross-correlation of x (W, H, cin, N) with weight (k, k, cin, cout)
-# and its transpose, each input pixel scattered through the weight (k, k, cout, cin).
+# and, as Flux's ConvTranspose, the transpose of the convolution (the flipped kernel), each
+# input pixel scattered through the weight (k, k, cout, cin) flipped.
 function crosscor_loops(x, w, b)
   k1, k2, cin, cout = size(w)
   y = zeros(size(x, 1) - k1 + 1, size(x, 2) - k2 + 1, cout, size(x, 4))
@@ -31,7 +32,7 @@ function convtranspose_loops(x, w, b, s)
   y = zeros((size(x, 1) - 1) * s + k1, (size(x, 2) - 1) * s + k2, cout, size(x, 4))
   for n in 1:size(x, 4), c in 1:cin, j in 1:size(x, 2), i in 1:size(x, 1)
     for o in 1:cout, bb in 1:k2, a in 1:k1
-      y[(i - 1) * s + a, (j - 1) * s + bb, o, n] += x[i, j, c, n] * w[a, bb, o, c]
+      y[(i - 1) * s + a, (j - 1) * s + bb, o, n] += x[i, j, c, n] * w[k1 + 1 - a, k2 + 1 - bb, o, c]
     end
   end
   y .+ reshape(b, 1, 1, :, 1)
@@ -82,9 +83,8 @@ function build_layers()
   conv1d.bias .= randn(1)
   x1 = randn(10, 1, 2)
   @test size(conv1d(x1)) == (8, 1, 2)
-  # Here Conv is a cross-correlation, as CrossCor (docs/language.md; Flux's flips the
-  # kernel).
-  w1 = conv1d.weight[:, 1, 1]
+  # Conv is a true convolution, as Flux's: it flips the kernel (CrossCor does not).
+  w1 = reverse(conv1d.weight[:, 1, 1])
   @test conv1d(x1)[4, 1, 2] ≈ conv1d.bias[1] + sum(x1[4:6, 1, 2] .* w1)
   (; pools, cnn, with_bias, no_bias, asym, depthwise, windows, strided, same, crosscor, convt,
    conv1d)

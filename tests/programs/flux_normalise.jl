@@ -2,7 +2,8 @@
 # in test mode by testmode!, and with p = 0), LayerNorm over one and two dims, with an
 # activation and affine=false, and BatchNorm with an activation over WHCN images and
 # over (features, batch) matrices, inside a Chain with Dense and Conv (on Float64 images,
-# which the Float32 Conv converts), AlphaDropout in test mode, InstanceNorm and GroupNorm.
+# which the Float32 Conv converts), AlphaDropout in test mode, InstanceNorm and GroupNorm,
+# also with running statistics (test mode: the running ones; training: the batch's).
 # check: -f norm_loss layers x x3 xb img xg
 
 using Flux
@@ -33,8 +34,19 @@ function build_layers()
   inorm = InstanceNorm(2)
   inorm_act = InstanceNorm(2, relu; affine=true)
   gnorm = GroupNorm(4, 2)
+  inorm_stats = InstanceNorm(2; affine=true, track_stats=true)
+  inorm_stats.μ .= [0.5f0, -1.0f0]
+  inorm_stats.σ² .= [2.0f0, 0.5f0]
+  gnorm_stats = trainmode!(GroupNorm(4, 2; track_stats=true))
+  # With running statistics: in test mode (unset, outside gradient) they normalize; in
+  # training the batch's do, as without them. Flux's names for BatchNorm's fields.
+  im = randn(4, 4, 2, 1)
+  @test inorm_stats(im)[:, :, 2, 1] ≈ (im[:, :, 2, 1] .+ 1) ./ sqrt(0.5 + 1f-5)
+  xgs = randn(3, 3, 4, 2)
+  @test deepcopy(gnorm_stats)(xgs) ≈ gnorm(xgs)
+  @test bn.β === bn.bias && bn.γ === bn.weight && Flux.hasaffine(bn)
   (; drop, drop_dims, chain, no_drop, ln, ln2, ln_act, bn, bn_act, conv_bn, alpha, inorm,
-   inorm_act, gnorm)
+   inorm_act, gnorm, inorm_stats, gnorm_stats)
 end
 
 # The normalization of x over all of its entries, by loops: (x - μ) / sqrt(σ² + ϵ).
@@ -76,10 +88,13 @@ function norm_loss(layers, x, x3, xb, img, xg)
   @test yg[:, :, 3:4, 1] ≈ normalise_by_hand(xg[:, :, 3:4, 1], 1f-5)
   @test !(yg[:, :, 1:2, 1] ≈ normalise_by_hand(xg[:, :, 1:4, 1], 1f-5)[:, :, 1:2])
   total += sum(abs2, yi .* img) + sum(l.inorm_act(img) .* img) + sum(abs2, yg .* xg)
-  # Flux.normalise: zero mean, unit (uncorrected) deviation along dims, ϵ added to σ.
+  total += sum(abs2, l.inorm_stats(img) .* img) + sum(abs2, l.gnorm_stats(xg) .* xg)
+  # Flux.normalise: zero mean, unit (uncorrected) deviation along dims, ϵ added to σ², as
+  # Flux 0.14's and LayerNorm's.
   xn = Flux.normalise(x; dims=1)
   @test all(abs.(mean(xn; dims=1)) .< 1e-6)
-  @test xn[:, 2] ≈ (x[:, 2] .- mean(x[:, 2])) ./ (std(x[:, 2]; corrected=false) + 1f-5)
+  @test xn[:, 2] ≈ (x[:, 2] .- mean(x[:, 2])) ./ sqrt(var(x[:, 2]; corrected=false) + 1f-5)
+  @test LayerNorm(size(x, 1))(x) ≈ xn
   total += sum(abs2, xn .* x)
   total
 end

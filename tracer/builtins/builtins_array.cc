@@ -22,6 +22,12 @@ Value reshape_to(Interpreter& in, const Value& v, Shape shape) {
 
 std::vector<int64_t> int_list(const Value& v, std::string_view what) {
   if (v.kind == VKind::integer) return {v.i};
+  if (v.is_tensor() && !v.tensor().traced && v.tensor().type.dtype == DType::i64 &&
+      v.tensor().type.rank() == 1) {
+    // A vector of integers, as Julia takes one too (permutedims(x, [2, 1, 3])).
+    const int64_t* p = v.tensor().data.data<int64_t>();
+    return std::vector<int64_t>(p, p + v.tensor().type.shape[0]);
+  }
   if (v.kind == VKind::tuple || v.kind == VKind::range) {
     std::vector<int64_t> out;
     if (v.kind == VKind::range) {
@@ -438,6 +444,12 @@ Value ndims(Interpreter&, Args& args) {
 
 Value reshape(Interpreter& in, Args& args) {
   need_args(args, 2, 1 << 30, "reshape");
+  if (args.pos[0].kind == VKind::range) {
+    // reshape(1:6, 2, 3): the range's values, as Julia's (a ReshapedArray of the range).
+    Args values;
+    values.pos.push_back(args.pos[0]);
+    args.pos[0] = in.call(*in.global("collect"), std::move(values), in.here());
+  }
   const Value& x = args.pos[0];
   if (!x.is_tensor()) not_defined_for("reshape", x);
   std::vector<Value> dims(args.pos.begin() + 1, args.pos.end());

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
+#include <span>
 
 #include "tape/error.h"
 #include "tracer/interp/interp.h"
@@ -189,7 +191,33 @@ Value eltype(Interpreter& in, Args& args) {
   return typeof_(in, args);
 }
 
-// eps(Float32), eps(Float64), eps(): the spacing of floats at 1; eps(x): at x.
+// The spacing of floats of T at |x| (Julia's eps(x)).
+template <typename T>
+T spacing(T x) {
+  x = std::abs(x);
+  return std::nextafter(x, std::numeric_limits<T>::infinity()) - x;
+}
+
+// eps.(x) of a concrete float array: the spacing at each element (a traced array's would
+// need the exponent of each element, which no primitive gives).
+Value eps_each(const Value& v) {
+  const TensorObj& t = v.tensor();
+  if (t.traced) user_error("eps.(x) of a traced array is not supported: eps of each element");
+  Tensor out(t.type);
+  if (t.type.dtype == DType::f32) {
+    std::span<const float> in = t.data.span<float>();
+    std::span<float> o = out.span<float>();
+    for (size_t i = 0; i < in.size(); ++i) o[i] = spacing(in[i]);
+  } else {
+    std::span<const double> in = t.data.span<double>();
+    std::span<double> o = out.span<double>();
+    for (size_t i = 0; i < in.size(); ++i) o[i] = spacing(in[i]);
+  }
+  return Value::concrete(std::move(out), t.number);
+}
+
+// eps(Float32), eps(Float64), eps(): the spacing of floats at 1; eps(x): at x; of an
+// array (eps.(x)), at each element.
 Value eps(Interpreter&, Args& args) {
   if (args.pos.empty()) return Value::floating(0x1p-52, DType::f64);
   need(args, 1, "eps");
@@ -199,13 +227,11 @@ Value eps(Interpreter&, Args& args) {
     return Value::floating(d == DType::f32 ? 0x1p-23 : 0x1p-52, d);
   }
   if (v.kind == VKind::float_) {
-    double x = std::abs(v.f);
-    double spacing = v.dtype == DType::f32
-                         ? static_cast<double>(std::nextafter(static_cast<float>(x), INFINITY) -
-                                               static_cast<float>(x))
-                         : std::nextafter(x, INFINITY) - x;
-    return Value::floating(spacing, v.dtype);
+    double at = v.dtype == DType::f32 ? static_cast<double>(spacing(static_cast<float>(v.f)))
+                                      : spacing(v.f);
+    return Value::floating(at, v.dtype);
   }
+  if (v.is_tensor() && is_float(v.tensor().type.dtype)) return eps_each(v);
   user_error("eps takes Float32, Float64 or a float number, got {}", a_type_name(v));
 }
 
@@ -315,6 +341,10 @@ Value float_(Interpreter& in, Args& args) {
   if (x.kind == VKind::integer || x.kind == VKind::boolean)
     return Value::floating(as_double(x), DType::f64, true);
   if (x.is_tensor() && !is_float(x.tensor().type.dtype)) return in.as_tensor(x, DType::f64);
+  DType d;
+  // float(T) of a type: Float64 for Int and Bool, as Julia's; a float type is itself.
+  if (x.kind == VKind::type && type_dtype(*x.type_ref(), &d) && !is_float(d))
+    return Value::type(dtype_type(DType::f64));
   return x;
 }
 
@@ -403,6 +433,7 @@ Value keys(Interpreter&, Args& args) {
 Value values(Interpreter&, Args& args) {
   need(args, 1, "values");
   const Value& v = args.pos[0];
+  if (v.kind == VKind::tuple) return v;  // a tuple's values are the tuple, as Julia's
   if (v.kind != VKind::named_tuple) user_error("values of {} is not supported", a_type_name(v));
   return Value::tuple(v.tup().items);
 }

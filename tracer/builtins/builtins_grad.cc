@@ -354,10 +354,23 @@ Value value_and_gradient(Interpreter& in, Args& args) {
 }
 
 // pullback(f, args...) and pullback(f, ps), Zygote's: (f(args...), Δ -> the gradients
-// scaled by Δ), for a real-valued f.
+// scaled by Δ), for a real-valued f. Of an array-valued f, the value as inside gradient
+// (layers train; Flux's tests take it so) and a back function that says it needs a
+// real-valued f. f runs as the first argument of the prelude's pullback_call, so that
+// what a layer called so writes into itself (pullback(m, x) of a BatchNorm m: its running
+// statistics) goes back into it; that argument's gradient is dropped.
 Value pullback(Interpreter& in, Args& args) {
-  Call c = differentiate_call(in, args, false, "pullback");
+  std::vector<Value> xs(args.pos.begin() + std::min<size_t>(1, args.pos.size()), args.pos.end());
+  bool implicit = args.pos.empty() || is_implicit(in, args.pos[0], xs);
+  if (!implicit) args.pos.insert(args.pos.begin(), *in.global("pullback_call"));
+  Call c = differentiate_call(in, args, !implicit, "pullback");
+  if (!implicit) c.d.grads.erase(c.d.grads.begin());
   Value value = c.d.value;
+  if (value.kind == VKind::tuple && value.tup().items.size() == 3 &&
+      value.tup().items[2].kind == VKind::symbol &&
+      value.tup().items[2].text() == "array_pullback") {
+    return Value::tuple({value.tup().items[1], *in.global("array_pullback_back")});
+  }
   Value back = in.call(*in.global("pullback_of"), Args{{c.grads(in)}, {}}, in.here());
   return Value::tuple({value, back});
 }

@@ -216,12 +216,23 @@ namespace {
   user_error("'{}' of an array and a number is not defined: write '{}' to broadcast", op, dotted);
 }
 
-// `a + b`, `a - b`: numbers, or arrays of one shape (broadcasting needs the dotted form).
+// Julia's promote_shape: equal dims, and those past the shorter shape's rank all 1.
+bool same_up_to_trailing_ones(const Shape& a, const Shape& b) {
+  const Shape& longer = a.size() >= b.size() ? a : b;
+  const Shape& shorter = a.size() >= b.size() ? b : a;
+  for (size_t i = 0; i < longer.size(); ++i) {
+    if (longer[i] != (i < shorter.size() ? shorter[i] : 1)) return false;
+  }
+  return true;
+}
+
+// `a + b`, `a - b`: numbers, or arrays of one shape up to trailing dims of 1, as Julia's
+// ((3,) + (3, 1) is (3, 1)); broadcasting needs the dotted form.
 Value additive(Interpreter& in, Prim p, const Value& a, const Value& b) {
   if (!pointwise(in, a, b) && (is_array(a) || is_array(b))) {
     std::string_view op = p == Prim::add ? "+" : "-";
     if (!is_array(a) || !is_array(b)) array_error(op, p == Prim::add ? ".+" : ".-");
-    if (a.tensor().type.shape != b.tensor().type.shape) {
+    if (!same_up_to_trailing_ones(a.tensor().type.shape, b.tensor().type.shape)) {
       user_error(
           "'{}' of arrays of shapes {} and {}: the shapes must be equal (or write '.{}' "
           "to broadcast)",

@@ -312,6 +312,13 @@ Value rand_from(Interpreter& in, Args& args) {
   const Tensor& from = pool.tensor().data;
   if (from.size() == 0) user_error("rand: the collection is empty");
   auto [unused, shape] = type_and_dims(args, 1, DType::f64);
+  bool number = shape.empty() && args.pos.size() == 1;
+  // Inside f.(x) of a user function, one draw per element (as random<P>).
+  const Shape* each = number ? in.element_shape() : nullptr;
+  if (each != nullptr) {
+    shape = *each;
+    number = false;
+  }
   Tensor u = uniforms(in, shape);
   Tensor out = Tensor::uninitialized(Type{from.dtype(), shape});
   auto size = static_cast<size_t>(dtype_size(from.dtype()));
@@ -320,9 +327,8 @@ Value rand_from(Interpreter& in, Args& args) {
     std::memcpy(static_cast<uint8_t*>(out.raw()) + k * size,
                 static_cast<const uint8_t*>(from.raw()) + i * size, size);
   }
-  bool number = shape.empty() && args.pos.size() == 1;
   return number ? to_scalar(Value::concrete(std::move(out), true))
-                : Value::concrete(std::move(out));
+                : with_element(Value::concrete(std::move(out)), each != nullptr);
 }
 
 // randperm(n): a random permutation of 1:n from the program's generator (the order of n
@@ -381,6 +387,13 @@ Value random(Interpreter& in, Args& args) {
     user_error("{} draws floats{}: give Float32 or Float64", prim_name(P),
                P == Prim::rand ? " or Bools" : "");
   bool number = shape.empty() && args.pos.size() <= 1;
+  // Inside f.(x) of a user function a number drawn is one draw per element, as Julia
+  // calls f once per element: an array of the broadcast's shape standing for elements.
+  const Shape* each = number ? in.element_shape() : nullptr;
+  if (each != nullptr) {
+    shape = *each;
+    number = false;
+  }
   if (coin) {
     Args floats;
     floats.pos.push_back(Value::type(dtype_type(DType::f32)));
@@ -394,10 +407,11 @@ Value random(Interpreter& in, Args& args) {
     // Inside a trace a draw is an op of the tape, never a frozen sample: each run draws
     // from its own random key.
     Var v = in.record(P, {}, attrs).outs.front();
-    return Value::traced(v, Type{d, shape}, number);
+    return with_element(Value::traced(v, Type{d, shape}, number), each != nullptr);
   }
   Value v = in.prim1(P, {}, attrs);
-  return number ? to_scalar(Value::concrete(v.tensor().data, true)) : v;
+  return number ? to_scalar(Value::concrete(v.tensor().data, true))
+                : with_element(std::move(v), each != nullptr);
 }
 
 Value rand(Interpreter& in, Args& args) {

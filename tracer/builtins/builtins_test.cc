@@ -45,6 +45,7 @@ std::string exception_type(const std::string& message) {
       head.find(' ') == std::string_view::npos &&
       (head.ends_with("Error") || head.ends_with("Exception") || head.ends_with("Mismatch"));
   if (named) return std::string(head);
+  if (head.starts_with("DomainError with ")) return "DomainError";
   for (auto [phrase, type] : kPhrases)
     if (message.find(phrase) != std::string::npos) return std::string(type);
   return "ErrorException";
@@ -63,11 +64,21 @@ std::optional<std::string> error_of(Interpreter& in, const Value& thunk) {
 }
 
 // `@test_throws T e`: e must raise an error of type T (Exception: any). The parser passes
-// T's text, e as a thunk and e's text.
+// T's text, e as a thunk and e's text; for an exception value (`@test_throws
+// DomainError(-1, "msg") e`) also a thunk making it: e must throw an equal one, which
+// here is one with the same message.
 Value test_throws(Interpreter& in, Args& args) {
   const std::string type = args.pos[0].text(), text = args.pos[2].text();
   std::optional<std::string> err = error_of(in, args.pos[1]);
   if (!err) user_error("Test Failed: {} did not throw; expected {}", text, type);
+  if (args.pos.size() == 4) {
+    Value expected = in.call(args.pos[3], Args{}, in.here());
+    Args a;
+    a.pos.push_back(std::move(expected));
+    std::string want = in.call(*in.global("exception_text"), std::move(a), in.here()).text();
+    if (want != *err) user_error("Test Failed: {} threw {}; expected {}", text, *err, want);
+    return Value();
+  }
   std::string got = exception_type(*err);
   if (type != "Exception" && type != got) {
     user_error("Test Failed: {} threw {} ({}); expected {}", text, got, *err, type);

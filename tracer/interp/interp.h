@@ -166,6 +166,11 @@ class Interpreter {
   bool truth(const Value& cond, Pos pos);
   /// Whether arithmetic on arrays is elementwise now (inside `f.(x)` of a user function).
   bool elementwise() const { return elementwise_ > 0; }
+  /// Inside `f.(x)` of a user function over arrays: the broadcast's shape, over which a
+  /// number drawn at random (`rand()` in f) is one draw per element; else null.
+  const Shape* element_shape() const {
+    return element_shapes_.empty() ? nullptr : &element_shapes_.back();
+  }
   /// The position of the call being evaluated, for messages and op locations.
   Pos here() const { return here_; }
   [[noreturn]] void fail(Pos pos, std::string_view message) const;
@@ -327,6 +332,7 @@ class Interpreter {
   std::vector<int64_t> ends_;  // the value of `end` in each enclosing index expression
   std::string pending_;        // printed text not yet ended by a newline
   int elementwise_ = 0;
+  std::vector<Shape> element_shapes_;  // of the user-function broadcasts being called
 
   // Control signals of return/break/continue: set by those nodes, consumed by the
   // enclosing call or loop; every block stops at a set signal.

@@ -216,7 +216,15 @@ Value Interpreter::broadcast(const Value& f, Args args, Pos pos) {
       shape = shape ? Type{t.dtype, shapes::broadcast_shapes(*shape, t)} : t;
       a = with_element(std::move(a), true);
     }
-    Value out = with_element(call(f, std::move(args), pos), nested);
+    if (shape) element_shapes_.push_back(shape->shape);
+    Value out;
+    try {
+      out = with_element(call(f, std::move(args), pos), nested);
+    } catch (...) {
+      if (shape) element_shapes_.pop_back();
+      throw;
+    }
+    if (shape) element_shapes_.pop_back();
     if (nested || !shape || !out.is_number()) return out;
     // A result that does not depend on the elements fills the broadcast's shape, as
     // Julia's `(t -> 1.0).(x)` does.

@@ -258,14 +258,23 @@ Args Interpreter::index_args(const Expr& e, Value object, const EnvPtr& env) {
         }
       }
     }
-    ends_.push_back(end);
+    // `x[idx...]`: the items of idx are indices, as Julia's (an `end` in idx has no dim).
+    const Expr& index = *e.args[k + 1];
+    bool splat = index.kind == Kind::splat;
+    ends_.push_back(splat ? kUnknownEnd : end);
+    Value v;
     try {
-      args.pos.push_back(eval(*e.args[k + 1], env));
+      v = eval(splat ? *index.args[0] : index, env);
     } catch (...) {
       ends_.pop_back();
       throw;
     }
     ends_.pop_back();
+    if (!splat) {
+      args.pos.push_back(std::move(v));
+      continue;
+    }
+    for (Value& item : iterate(v, index.pos)) args.pos.push_back(std::move(item));
   }
   return args;
 }

@@ -485,6 +485,14 @@ Value Interpreter::field_of(const Value& v, const std::string& name, Pos pos) {
     for (size_t i = 0; i < s.type->fields.size(); ++i) {
       if (s.type->fields[i] == name) return s.fields[i];
     }
+    // A name that is no field: the program's (or the prelude's) getproperty(x, :name)
+    // method for x's type, as Julia's `x.name` calls (Flux's BatchNorm `m.β`).
+    const Value* getproperty = global("getproperty");
+    Args args{{v, Value::symbol(name)}, {}};
+    if (getproperty != nullptr && getproperty->kind == VKind::function &&
+        find_method(getproperty->fn(), args) != nullptr) {
+      return call(*getproperty, std::move(args), pos);
+    }
     fail(pos, no_field(s.type->name, name, s.type->fields));
   }
   if (v.kind == VKind::named_tuple) {

@@ -183,13 +183,8 @@ ExprPtr Parser::parse_macro() {
   }
   if (name == "@test") {
     // Test's @test: checked as @assert is, failing with Test's words.
-    need(1, 1, "@test f(2) == 4");
-    ExprPtr call = make_expr(Kind::call, m.pos);
-    call->args.push_back(make_expr(Kind::id, m.pos, "@assert"));
-    call->args.push_back(std::move(args[0].first));
-    call->args.push_back(make_expr(Kind::string_lit, m.pos, args[0].second));
-    call->args.push_back(make_expr(Kind::string_lit, m.pos, "Test Failed: " + args[0].second));
-    return call;
+    need(1, 8, "@test f(2) == 4");
+    return test_call(m.pos, args);
   }
   if (name == "@info" || name == "@warn" || name == "@debug" || name == "@error") {
     // Logging: @info and @warn print their message (as Julia's logger does, with its
@@ -210,6 +205,7 @@ ExprPtr Parser::parse_macro() {
     need(2, 2, "@epochs 10 Flux.train!(loss, ps, data, opt)");
     return epochs_loop(m.pos, std::move(args[0].first), std::move(args[1].first));
   }
+  if (name == "@autosize") return autosize_macro(m.pos, args);
   if (name == "@showprogress") {
     need(1, 1, "@showprogress for x in xs ... end");
     return std::move(args[0].first);
@@ -269,15 +265,61 @@ ExprPtr Parser::test_macro(Pos pos, const std::string& name,
   }
   if (name == "@test_skip") return make_expr(Kind::nothing, pos);
   if (name == "@test_nowarn" || name == "@inferred") return std::move(args[0].first);
+  auto thunk_of = [](ExprPtr e) {
+    ExprPtr thunk = make_expr(Kind::lambda, e->pos);
+    thunk->function = std::make_unique<Function>();
+    thunk->function->body = std::move(e);
+    return thunk;
+  };
   auto& [e, text] = args.back();
-  ExprPtr thunk = make_expr(Kind::lambda, e->pos);
-  thunk->function = std::make_unique<Function>();
-  thunk->function->body = std::move(e);
   ExprPtr call = make_expr(Kind::call, pos);
   call->args.push_back(make_expr(Kind::id, pos, name));
   if (want == 2) call->args.push_back(make_expr(Kind::string_lit, pos, args[0].second));
-  call->args.push_back(std::move(thunk));
+  call->args.push_back(thunk_of(std::move(e)));
   call->args.push_back(make_expr(Kind::string_lit, pos, text));
+  // `@test_throws DomainError(-1, "msg") e`: the exception value too, to compare with.
+  if (want == 2 && args[0].first->kind == Kind::call)
+    call->args.push_back(thunk_of(std::move(args[0].first)));
+  return call;
+}
+
+// `@test e` is (call @assert e "e" "Test Failed: e"). Test's keywords after e:
+// `broken=true` makes it @test_broken, `skip=true` @test_skip, and any other is passed to
+// the tested call, as `@test a ≈ b atol=1e-5` is `isapprox(a, b; atol=1e-5)`.
+ExprPtr Parser::test_call(Pos pos, std::vector<std::pair<ExprPtr, std::string>>& args) {
+  ExprPtr& test = args[0].first;
+  std::string mode = "@test";
+  for (size_t i = 1; i < args.size(); ++i) {
+    Expr& kw = *args[i].first;
+    if (kw.kind != Kind::assign || kw.args[0]->kind != Kind::id)
+      fail(kw.pos, "@test takes keywords after its expression, as in '@test a ≈ b atol=1e-5'");
+    const std::string& key = kw.args[0]->name;
+    if (key == "broken" || key == "skip") {
+      if (kw.args[1]->kind != Kind::bool_lit)
+        fail(kw.pos, fmt::format("@test's {}= takes true or false", key));
+      if (kw.args[1]->int_value) mode = "@test_" + key;
+      continue;
+    }
+    if (test->kind == Kind::comparison && test->args.size() == 3) {
+      ExprPtr call = make_expr(Kind::call, test->pos);
+      call->args.push_back(std::move(test->args[1]));
+      call->args.push_back(std::move(test->args[0]));
+      call->args.push_back(std::move(test->args[2]));
+      test = std::move(call);
+    }
+    if (test->kind != Kind::call)
+      fail(kw.pos, fmt::format("@test passes {}= to a call, as in '@test a ≈ b atol=1e-5'", key));
+    ExprPtr arg = make_expr(Kind::kw, kw.pos, key);
+    arg->args.push_back(std::move(kw.args[1]));
+    test->args.push_back(std::move(arg));
+  }
+  args.resize(1);
+  if (mode != "@test") return test_macro(pos, mode, args);
+  ExprPtr call = make_expr(Kind::call, pos);
+  call->args.push_back(make_expr(Kind::id, pos, "@assert"));
+  call->args.push_back(std::move(test));
+  call->args.push_back(make_expr(Kind::string_lit, pos, args[0].second));
+  call->args.push_back(make_expr(Kind::string_lit, pos, "Test Failed: " + args[0].second));
   return call;
 }
 
@@ -313,7 +355,7 @@ ExprPtr Parser::unsupported_macro(Pos pos, const std::string& name) {
       "@.",           "@assert",    "@show",         "@view",     "@views",   "@test",
       "@testset",     "@info",      "@warn",         "@debug",    "@error",   "@kwdef",
       "@with_kw",     "@epochs",    "@showprogress", "@__FILE__", "@__DIR__", "@test_throws",
-      "@test_broken", "@test_skip", "@test_nowarn",  "@inferred"};
+      "@test_broken", "@test_skip", "@test_nowarn",  "@inferred", "@autosize"};
   known.insert(known.end(), kIdentity.begin(), kIdentity.end());
   known.insert(known.end(), kLayer.begin(), kLayer.end());
   std::string_view best;

@@ -369,7 +369,9 @@ ExprPtr Parser::parse_postfix(ExprPtr e) {
     } else if (t.kind == Tok::keyword && t.text == "do") {
       if (e->kind != Kind::call)
         fail(t.pos, "'do' must follow a function call, as in 'map(xs) do x'");
-      return parse_do(std::move(e));
+      // `gradient(m) do m ... end[1]` indexes the call's result, as Julia reads it.
+      chain.deeper(t.pos);
+      e = parse_do(std::move(e));
     } else {
       return e;
     }

@@ -153,6 +153,11 @@ class Parser {
   /// is `e`); an unknown macro is an error naming the supported ones.
   ExprPtr parse_macro();
   ExprPtr epochs_loop(Pos pos, ExprPtr n, ExprPtr body);
+  // parse_autosize.cc: Flux's @autosize.
+  ExprPtr autosize_macro(Pos pos, std::vector<std::pair<ExprPtr, std::string>>& args);
+  ExprPtr lazy_layer(ExprPtr layer);
+  void make_lazy(ExprPtr& e);
+  ExprPtr test_call(Pos pos, std::vector<std::pair<ExprPtr, std::string>>& args);
   ExprPtr test_macro(Pos pos, const std::string& name,
                      std::vector<std::pair<ExprPtr, std::string>>& args);
   ExprPtr unsupported_macro(Pos pos, const std::string& name);

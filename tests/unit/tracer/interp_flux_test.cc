@@ -69,9 +69,10 @@ c = Conv((3,), 2 => 4; pad=1)
 x = randn(Float32, 10, 2, 3)
 y = c(x)
 w = c.weight
-v = [sum(w[k, i, o] * x[t + k - 2, i, 1] for k in 1:3, i in 1:2 if 1 <= t + k - 2 <= 10)
+v = [sum(w[4 - k, i, o] * x[t + k - 2, i, 1] for k in 1:3, i in 1:2 if 1 <= t + k - 2 <= 10)
      for t in 1:10, o in 1:4]
 )";
+  // Conv is a true convolution, as Flux's: v reads the kernel backwards.
   CHECK(eval_show(p,
                   "size(y), maximum(abs.(v .- y[:, :, 1])) < 1e-5, "
                   "size(Conv((3,), 1 => 1; stride=2)(ones(Float32, 9, 1, 1)))") ==

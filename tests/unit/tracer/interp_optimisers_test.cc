@@ -445,7 +445,7 @@ s2, m2, l2 = train_step(m1, s1)
 s3, m3, l3 = train_step(m2, s2)
 )");
   CHECK(show(in.eval_text("l3 < l2 < l1, s.layers[2].μ, keys(s.layers[2])")) ==
-        "(true, nothing, (:weight, :bias, :σ, :μ, :σ², :ϵ, :momentum, :track_stats, :active))");
+        "(true, nothing, (:weight, :bias, :σ, :μ, :σ², :eps, :momentum, :track_stats, :active))");
   validate(t.tape);
   CHECK(print_tape(t.tape).find("guard") == std::string::npos);
   Executor executor(t.tape);

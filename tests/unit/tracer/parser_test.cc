@@ -275,6 +275,9 @@ TEST_CASE("anonymous functions and do blocks") {
   CHECK(sexpr("foldl(xs; init=0) do acc, x\n  acc + x\nend") ==
         "(call foldl (-> (acc x) (block (call + (id acc) (id x)))) (id xs) (kw init (int 0)))");
   CHECK(sexpr("foreach(xs) do\nend") == "(call foreach (-> () (block)) (id xs))");
+  // Flux's tests index the result: `gradient(m) do m ... end[1]`.
+  CHECK(sexpr("gradient(m) do m\n  m\nend[1]") ==
+        "(index (call gradient (-> (m) (block (id m))) (id m)) (int 1))");
 }
 
 TEST_CASE("structs and abstract types") {

@@ -77,9 +77,9 @@ RATIO_GOAL = 0.2             # ytape / PyTorch, time per epoch
 
 # What this script mirrors of digits.jl: if these lines change, so must the script.
 EXPECTED = [
-    r"Conv\(\(3, 3\), 1 => 32; pad=1\), BatchNorm\(32, relu\)",
-    r"Conv\(\(3, 3\), 32 => 32; pad=1\), BatchNorm\(32, relu\), MaxPool\(\(2, 2\)\)",
-    r"Conv\(\(3, 3\), 32 => 64; pad=1\), BatchNorm\(64, relu\), MaxPool\(\(2, 2\)\)",
+    r"CrossCor\(\(3, 3\), 1 => 32; pad=1\), BatchNorm\(32, relu\)",
+    r"CrossCor\(\(3, 3\), 32 => 32; pad=1\), BatchNorm\(32, relu\), MaxPool\(\(2, 2\)\)",
+    r"CrossCor\(\(3, 3\), 32 => 64; pad=1\), BatchNorm\(64, relu\), MaxPool\(\(2, 2\)\)",
     r"Flux\.flatten, Dropout\(0\.5\), Dense\(256 => 10\)\)",
     r"mlp = Chain\(Flux\.flatten, Dense\(64 => 128, relu\), Dropout\(0\.2\), Dense\(128 => 10\)\)",
     r"const steps = epochs \* \(1500 ÷ 32\)",

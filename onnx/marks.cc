@@ -78,12 +78,14 @@ AttrValue attr_value(const AttrSpec& spec, const json& j) {
 Attrs read_attrs(Prim p, const json& j) {
   if (!j.is_object()) bad("\"attrs\" is not an object");
   Attrs attrs;
-  for (const auto& [name, value] : j.items()) {
+  for (const auto& item : j.items()) {
+    // Not a structured binding: Clang 14 (the fuzz build) cannot capture one.
+    const std::string& name = item.key();
     const auto& specs = prim_info(p).attrs;
     auto spec =
         std::find_if(specs.begin(), specs.end(), [&](const AttrSpec& s) { return s.name == name; });
     if (spec == specs.end()) bad(fmt::format("{} has no attribute '{}'", prim_name(p), name));
-    attrs.set(name, attr_value(*spec, value));
+    attrs.set(name, attr_value(*spec, item.value()));
   }
   return normalize_attrs(p, attrs);
 }

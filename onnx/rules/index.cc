@@ -147,7 +147,7 @@ void reverse_sequence(Importer& im, const Node& n) {
   std::vector<int64_t> lens = im.static_ints(n, 1);
   int r = im.rank(x);
   int time = ydim(attr_int(n, "time_axis", 0), r), batch = ydim(attr_int(n, "batch_axis", 1), r);
-  const Shape& s = im.type(x).shape;
+  const Shape s = im.type(x).shape;  // a copy: the builder's types move as ops are added
   if (static_cast<int64_t>(lens.size()) != s[batch - 1]) {
     user_error("sequence_lens has {} elements, the batch {}", lens.size(), s[batch - 1]);
   }

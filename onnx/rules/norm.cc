@@ -125,15 +125,20 @@ void local_response_norm(Importer& im, const Node& n) {
   if (r < 3) user_error("the input has rank {}; LRN needs (N, C, D1, ...)", r);
   int64_t size = attr_int(n, "size", 0), c = r - 1;
   if (size < 1) user_error("LRN's size must be positive, got {}", size);
+  // A copy: the builder's types move as ops are added. Channels beyond the data add zeros,
+  // so the window is cut to at most C - 1 channels on each side.
+  const Shape shape = im.type(x).shape;
+  int64_t channels = shape[c - 1];
+  int64_t before = std::min((size - 1) / 2, channels - 1);
+  int64_t after = std::min(size - 1 - (size - 1) / 2, channels - 1);
   std::vector<int64_t> lo(r, 0), hi(r, 0), none(r, 0);
-  lo[c - 1] = (size - 1) / 2, hi[c - 1] = size - 1 - lo[c - 1];
+  lo[c - 1] = before, hi[c - 1] = after;
   Var padded = im.op<Prim::pad>({im.op<Prim::mul>({x, x})},
                                 {.lo = lo, .hi = hi, .interior = none, .value = 0});
-  const Shape& shape = im.type(x).shape;
   Var sum;
-  for (int64_t j = 0; j < size; ++j) {
+  for (int64_t j = 0; j <= before + after; ++j) {
     std::vector<int64_t> start(r, 1), stop(shape.begin(), shape.end()), step(r, 1);
-    start[c - 1] = 1 + j, stop[c - 1] = shape[c - 1] + j;
+    start[c - 1] = 1 + j, stop[c - 1] = channels + j;
     Var part = im.op<Prim::slice>({padded}, {.start = start, .stop = stop, .step = step});
     sum = j == 0 ? part : im.op<Prim::add>({sum, part});
   }

@@ -404,6 +404,29 @@ TEST_CASE("a window's stride 0 is an error, not a division by zero") {
         "[1,1], pads [0,0,0,0]: sizes, strides and dilations are 1 or more, pads 0 or more");
 }
 
+TEST_CASE("LRN with a window wider than the channels sums them all") {
+  // Found by fuzzing: a read of the builder's moved types; a huge size unrolled its window.
+  Model m;
+  m.input("x", {1, 2, 1, 1});
+  onnx::NodeProto& lrn = m.node("LRN", {"x"}, {"y"});
+  set_int(lrn, "size", 1000);
+  auto* alpha = lrn.add_attribute();  // alpha / size = 1; bias 1, beta 1
+  alpha->set_name("alpha");
+  alpha->set_type(onnx::AttributeProto_AttributeType_FLOAT);
+  alpha->set_f(1000);
+  auto* beta = lrn.add_attribute();
+  beta->set_name("beta");
+  beta->set_type(onnx::AttributeProto_AttributeType_FLOAT);
+  beta->set_f(1);
+  m.output("y");
+  OnnxImport imported = m.import();
+  CHECK(imported.tape.ops.size() < 20);
+  std::vector<Tensor> y = run(imported, {{"x", onnx_tensor({1, 2, 1, 1}, {1, 2})}});
+  std::vector<float> got = values(y[0]);
+  CHECK(got[0] == doctest::Approx(1.0 / 6));
+  CHECK(got[1] == doctest::Approx(2.0 / 6));
+}
+
 TEST_CASE("a Concat of no inputs is an error") {
   Model m;  // found by fuzzing: it read its first input's rank
   m.input("x", {2});

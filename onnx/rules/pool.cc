@@ -91,15 +91,24 @@ void global_pool(Importer& im, const Node& n) {
 // output_shape input (static) if there is one. The indices count over the whole tensor,
 // row-major, the order of the tape's elements too: one scatter over flattened tensors.
 Shape unpooled_shape(const Node& n, const Shape& xs) {
-  size_t spatial = xs.size() - 2;
-  std::vector<int64_t> k = attr_ints(n, "kernel_shape"), s = attr_ints(n, "strides"),
-                       p = attr_ints(n, "pads");
-  if (k.size() != spatial) user_error("kernel_shape has {} sizes, not {}", k.size(), spatial);
+  size_t spatial = spatial_of(n, xs).size();
+  std::vector<int64_t> k = attr_ints(n, "kernel_shape"),
+                       s = attr_ints(n, "strides", std::vector<int64_t>(spatial, 1)),
+                       p = attr_ints(n, "pads", std::vector<int64_t>(2 * spatial, 0));
+  if (k.size() != spatial || s.size() != spatial || p.size() != 2 * spatial) {
+    user_error("kernel_shape, strides or pads do not have one entry per spatial dim");
+  }
   Shape out = {xs[0], xs[1]};
   for (size_t d = 0; d < spatial; ++d) {
-    int64_t pads = p.empty() ? 0 : p.at(d) + p.at(d + spatial);
-    out.push_back((xs[2 + d] - 1) * (s.empty() ? 1 : s.at(d)) + k[d] - pads);
+    int64_t lo = p[d], hi = p[d + spatial], steps = xs[2 + d] - 1;
+    if (k[d] < 1 || s[d] < 1 || k[d] > kMaxElements || (steps > 0 && s[d] > kMaxElements / steps) ||
+        lo < 0 || hi < 0 || lo > kMaxElements || hi > kMaxElements) {
+      user_error("kernel_shape {}, strides {}, pads {}: out of range", shape_str(k), shape_str(s),
+                 shape_str(p));
+    }
+    out.push_back((xs[2 + d] - 1) * s[d] + k[d] - p[d] - p[d + spatial]);
   }
+  if (std::string why = shape_problem(out); !why.empty()) user_error("the unpooled shape: {}", why);
   return out;
 }
 
@@ -107,8 +116,7 @@ void max_unpool(Importer& im, const Node& n) {
   Var x = im.input(n, 0), idx = im.input(n, 1);
   if (im.type(idx).dtype != DType::i64) user_error("the indices must be int64");
   Shape out = unpooled_shape(n, im.onnx_shape(x));
-  int64_t total = 1, count = im.type(x).size();
-  for (int64_t d : out) total *= d;
+  int64_t total = num_elements(out), count = im.type(x).size();
   Var at = im.op<Prim::add>({im.reshape(idx, {count}), im.scalar(DType::i64, 1)});
   Var y = im.op<Prim::scatter_add>({im.reshape(x, {count}), at}, {.dim = 1, .size = total});
   y = im.reshape(y, reversed(out));

@@ -427,6 +427,19 @@ TEST_CASE("LRN with a window wider than the channels sums them all") {
   CHECK(got[1] == doctest::Approx(2.0 / 6));
 }
 
+TEST_CASE("MaxUnpool's window attributes are checked, not read past their end") {
+  Model m(11);  // found by fuzzing: pads of one entry for two spatial dims
+  m.input("x", {1, 1, 2, 2});
+  m.input("i", {1, 1, 2, 2}, onnx::TensorProto_DataType_INT64);
+  onnx::NodeProto& unpool = m.node("MaxUnpool", {"x", "i"}, {"y"});
+  set_ints(unpool, "kernel_shape", {2, 2});
+  set_ints(unpool, "pads", {1});
+  m.output("y");
+  CHECK(import_error(m) ==
+        "m.onnx: node 1 (MaxUnpool, opset 11): kernel_shape, strides or pads "
+        "do not have one entry per spatial dim");
+}
+
 TEST_CASE("a Concat of no inputs is an error") {
   Model m;  // found by fuzzing: it read its first input's rank
   m.input("x", {2});

@@ -188,13 +188,15 @@ Type input_type(const onnx::ValueInfoProto& v, const std::map<std::string, int64
   for (const onnx::TensorShapeProto_Dimension& d : t.shape().dim()) {
     if (d.has_dim_value()) {
       shape.push_back(d.dim_value());
-    } else if (auto size = dims.find(d.dim_param()); size != dims.end() && d.has_dim_param()) {
+    } else if (!d.dim_param().empty()) {
+      auto size = dims.find(d.dim_param());
+      if (size == dims.end()) {
+        user_error(
+            "dimension '{}' has no fixed size; a tape's shapes are static: give it one "
+            "(ytape import --dim {}=N)",
+            d.dim_param(), d.dim_param());
+      }
       shape.push_back(size->second);
-    } else if (d.has_dim_param() && !d.dim_param().empty()) {
-      user_error(
-          "dimension '{}' has no fixed size; a tape's shapes are static: give it one "
-          "(ytape import --dim {}=N)",
-          d.dim_param(), d.dim_param());
     } else {
       user_error(
           "dimension {} has no size, fixed or named; a tape's shapes are static, so "
@@ -346,13 +348,11 @@ OnnxImport import_onnx(std::string_view bytes, std::string_view source,
       throw UserError(fmt::format("{}: output '{}': {}", source, out.name(), e.what()));
     }
   }
-  Tape tape = b.finish();
-  if (own) {
-    result.tape = std::move(tape);
-    return result;
+  result.tape = b.finish();
+  if (!own) {  // a tape of ytape's comes back as it was, dead ops included
+    PassResult dce = eliminate_dead_code(result.tape);
+    if (dce.tape) result.tape = std::move(*dce.tape);
   }
-  PassResult dce = eliminate_dead_code(tape);
-  result.tape = dce.tape ? std::move(*dce.tape) : std::move(tape);
   try {
     // What the rules cannot see: names the model gives twice (an output listed twice).
     validate(result.tape);

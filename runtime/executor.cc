@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "runtime/fusion.h"
+#include "runtime/parallel.h"
 #include "tape/print.h"
 
 namespace ytape {
@@ -36,6 +37,7 @@ Executor::Executor(const Tape& t, ExecutorOptions options)
   plan_steps(options.fusion);
   plan_layouts(options.blocked_layouts);
   plan_buffers();
+  start_threads();  // before the first run allocates the plan's buffers
 }
 
 void Executor::add_step(Kernel k, const Op* op, int entry, const VarList& args,
@@ -197,7 +199,10 @@ bool Executor::taken_over(const Step& step, Var a) const {
 // callers may keep them), a slot. A slot is freed after the last step that reads its value
 // and reused, best fit by size, by later values. An output shares a slot with an argument
 // of its step only where the kernel allows it (in_place_slot): slots are freed after the
-// outputs of the step are placed.
+// outputs of the step are placed. A kernel's work memory (KernelTable::workspace) is a
+// slot too, taken after the outputs and freed with the step: so it lies where values that
+// died before the step lay (oneDNN's Winograd convolutions need tens of megabytes, which
+// a batch's first activations have freed by then).
 void Executor::plan_buffers() {
   constexpr size_t kNever = ~size_t{0};
   std::vector<size_t> last_use(tape_.types.size(), kNever);
@@ -217,8 +222,20 @@ void Executor::plan_buffers() {
     int slot = slot_of_[var];
     if (slot != kNoSlot) free_slots.emplace(slot_bytes_[slot], slot);
   };
+  auto take = [&](int64_t bytes) {  // the best fit, or the largest grown, or a new slot
+    auto fit = free_slots.lower_bound(bytes);
+    if (fit == free_slots.end() && !free_slots.empty()) fit = std::prev(free_slots.end());
+    if (fit == free_slots.end()) {
+      slot_bytes_.push_back(bytes);
+      return static_cast<int>(slot_bytes_.size() - 1);
+    }
+    int slot = fit->second;
+    slot_bytes_[slot] = std::max(slot_bytes_[slot], bytes);
+    free_slots.erase(fit);
+    return slot;
+  };
   for (size_t s = 0; s < steps_.size(); ++s) {
-    const Step& step = steps_[s];
+    Step& step = steps_[s];
     for (Var o : outs(step)) {
       if (is_output[o.id]) continue;
       if (int slot = in_place_slot(step, o, s, last_use, is_output); slot != kNoSlot) {
@@ -226,19 +243,13 @@ void Executor::plan_buffers() {
         continue;
       }
       const Type& type = tape_.type(o);
-      int64_t bytes = type.size() * dtype_size(type.dtype);
-      auto fit = free_slots.lower_bound(bytes);
-      if (fit == free_slots.end() && !free_slots.empty()) fit = std::prev(free_slots.end());
-      int slot;
-      if (fit != free_slots.end()) {
-        slot = fit->second;
-        slot_bytes_[slot] = std::max(slot_bytes_[slot], bytes);
-        free_slots.erase(fit);
-      } else {
-        slot = static_cast<int>(slot_bytes_.size());
-        slot_bytes_.push_back(bytes);
+      slot_of_[o.id] = take(type.size() * dtype_size(type.dtype));
+    }
+    if (WorkspaceSize size = table_.workspace[step.entry]) {
+      if (int64_t bytes = size(tape_, *step.op, layouts(step)); bytes > 0) {
+        step.workspace_slot = take(bytes);
+        free_slots.emplace(slot_bytes_[step.workspace_slot], step.workspace_slot);
       }
-      slot_of_[o.id] = slot;
     }
     for (Var a : args(step)) {
       if (last_use[a.id] == s && !is_output[a.id]) {
@@ -262,8 +273,7 @@ std::vector<PlannedStep> Executor::plan() const {
     for (Var o : outs(s)) p.outs.push_back(o);
     p.fused.assign(fused_ops_.begin() + static_cast<ptrdiff_t>(s.fused_begin),
                    fused_ops_.begin() + static_cast<ptrdiff_t>(s.fused_end));
-    const Layout* layouts =
-        s.layouts_begin == kNoLayouts ? nullptr : &step_layouts_[s.layouts_begin];
+    const Layout* layouts = this->layouts(s);
     p.kernel = table_.describe[s.entry](tape_, *s.op, layouts);
     for (size_t i = 0; i < s.num_args + s.num_outs; ++i) {
       Layout l = layouts != nullptr ? layouts[i] : Layout::plain;
@@ -273,6 +283,7 @@ std::vector<PlannedStep> Executor::plan() const {
       p.reorders.emplace_back(Var{reorders_[r].var}, reorders_[r].to);
     }
     for (Var o : outs(s)) p.buffers.push_back(slot_of_[o.id]);
+    p.workspace = s.workspace_slot;
     plan.push_back(std::move(p));
   }
   return plan;
@@ -388,14 +399,14 @@ void Executor::execute() {
   }
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Step& s = steps_[i];
-    const Layout* layouts =
-        s.layouts_begin == kNoLayouts ? nullptr : step_layouts_.data() + s.layouts_begin;
     KernelCall call{*s.op,
                     {arg_ptrs_.data() + s.args_begin, s.num_args},
                     {out_ptrs_.data() + s.outs_begin, s.num_outs},
                     &context_,
-                    layouts,
-                    s.program};
+                    layouts(s),
+                    s.program,
+                    s.workspace_slot == kNoSlot ? nullptr : slots_[s.workspace_slot].get(),
+                    s.workspace_slot == kNoSlot ? 0 : slot_bytes_[s.workspace_slot]};
     auto start =
         profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     try {

@@ -47,6 +47,7 @@ struct PlannedStep {
   /// Arguments reordered into a copy before the step, with the copy's layout.
   std::vector<std::pair<Var, Layout>> reorders;
   std::vector<int64_t> buffers;  ///< each output's buffer slot; -1: a buffer of its own
+  int64_t workspace = -1;        ///< the slot of the kernel's work memory; -1: none
 };
 
 /// Time spent in one op of the plan over all runs.
@@ -117,6 +118,7 @@ class Executor {
     size_t reorders_begin, reorders_end;  // into reorders_
     size_t fused_begin, fused_end;        // into fused_ops_
     const ElementwiseProgram* program = nullptr;  // Fusion::elementwise: in programs_
+    int workspace_slot = -1;                      // KernelCall::workspace's slot, or none
   };
   // An argument a step reads in another layout than the plan keeps it in: copied into
   // `copy`, in layout `to`, before the step runs. Copies live only during their step, so
@@ -146,6 +148,9 @@ class Executor {
   int in_place_slot(const Step& step, Var out, size_t index, const std::vector<size_t>& last_use,
                     const std::vector<bool>& is_output) const;
   bool taken_over(const Step& step, Var a) const;
+  const Layout* layouts(const Step& s) const {
+    return s.layouts_begin == kNoLayouts ? nullptr : step_layouts_.data() + s.layouts_begin;
+  }
   void bind_inputs(const TensorMap& inputs);
   void bind_input(size_t i, const Tensor& value);
   void execute();

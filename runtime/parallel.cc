@@ -44,6 +44,16 @@ int num_threads() {
   return state().threads;
 }
 
+void start_threads() {
+  int n = num_threads();
+  if (n == 1) return;
+  // An empty region would be compiled away; each thread must run something.
+  volatile int started = 0;
+#pragma omp parallel num_threads(n)
+  started = 1;
+  (void)started;
+}
+
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
   if (n <= 0) return;
   int threads = num_threads();

@@ -13,6 +13,11 @@ namespace ytape {
 void set_num_threads(int n);
 /// The current setting (default: the number of cores, at most 8).
 int num_threads();
+/// Starts OpenMP's threads for the current setting, if they are not running yet. OpenMP
+/// creates them at its first parallel loop and ends the process (exit 1, its own message)
+/// when it cannot: started before a run allocates its buffers, a run under a memory limit
+/// (ulimit -v) fails there instead, with ytape's error.
+void start_threads();
 
 /// Runs body(begin, end) over [0, n) split into at most num_threads() contiguous chunks;
 /// runs inline when n < grain or one thread is set. Chunks are deterministic for a given

@@ -36,12 +36,15 @@ std::string size_str(int64_t bytes) {
   return b < 1e5 ? fmt::format("{:.1f} kB", b / 1e3) : fmt::format("{:.1f} MB", b / 1e6);
 }
 
-std::string buffers_str(const Executor& e, const std::vector<int64_t>& buffers) {
+std::string slot_str(const Executor& e, int64_t slot) {
+  return slot < 0 ? "own" : fmt::format("#{} ({})", slot, size_str(e.slot_bytes(slot)));
+}
+
+// Each output's buffer, then the kernel's work memory if it has any.
+std::string buffers_str(const Executor& e, const PlannedStep& p) {
   std::string out;
-  for (int64_t slot : buffers) {
-    out += out.empty() ? "" : ", ";
-    out += slot < 0 ? "own" : fmt::format("#{} ({})", slot, size_str(e.slot_bytes(slot)));
-  }
+  for (int64_t slot : p.buffers) out += (out.empty() ? "" : ", ") + slot_str(e, slot);
+  if (p.workspace >= 0) out += "; work " + slot_str(e, p.workspace);
   return out;
 }
 
@@ -78,7 +81,7 @@ std::string plan_str(const Tape& t, const Executor& e) {
       out += fmt::format("{:>5}  reorder {} to {} for the next step\n", "", var_str(v),
                          layout_name(to));
     }
-    out += row(i + 1, lines[i], buffers_str(e, plan[i].buffers));
+    out += row(i + 1, lines[i], buffers_str(e, plan[i]));
     if (!plan[i].fused.empty()) {  // the tape's ops the fused step runs, its own first
       std::string ops = op_str(*plan[i].op);
       for (const Op* op : plan[i].fused) ops += "; " + op_str(*op);

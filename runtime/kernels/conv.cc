@@ -10,6 +10,7 @@
 #include "runtime/kernels/conv.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "runtime/kernels/dense.h"
 #include "runtime/kernels/onednn.h"
@@ -235,25 +236,44 @@ void conv_fast(const KernelCall& call) {
                        conv_geom(attrs_of<prim_of(Kind)>(call.op.attrs), *t[r.image], *t[r.weights],
                                  *t[r.output]),
                        {l[r.image], l[r.output]}, t[0]->data<float>(), t[1]->data<float>(),
-                       out.data<float>())) {
+                       out.data<float>(), call.workspace, call.workspace_bytes)) {
     return;
   }
   require_plain(call);
   Reference(call);
 }
 
+// What oneDNN is asked about an f32 op of the tape, before it runs: its geometry and
+// image layouts.
+struct PlannedConv {
+  ConvGeom geom;
+  onednn::ConvLayouts layouts;
+};
+
+template <onednn::ConvKind Kind>
+std::optional<PlannedConv> planned_conv(const Tape& tape, const Op& op, const Layout* layouts) {
+  constexpr ConvRoles r = roles(Kind);
+  const Type* t[] = {&tape.type(op.args[0]), &tape.type(op.args[1]), &tape.type(op.outs[0])};
+  if (t[2]->dtype != DType::f32) return std::nullopt;
+  Layout l[3];
+  for (size_t i = 0; i < 3; ++i) l[i] = layouts != nullptr ? layouts[i] : Layout::plain;
+  return PlannedConv{
+      conv_geom(attrs_of<prim_of(Kind)>(op.attrs), *t[r.image], *t[r.weights], *t[r.output]),
+      {l[r.image], l[r.output]}};
+}
+
 // "oneDNN <implementation>" for f32, where oneDNN has one; else ytape's own.
 template <onednn::ConvKind Kind>
 std::string describe_fast(const Tape& tape, const Op& op, const Layout* layouts) {
-  constexpr ConvRoles r = roles(Kind);
-  const Type* t[] = {&tape.type(op.args[0]), &tape.type(op.args[1]), &tape.type(op.outs[0])};
-  if (t[2]->dtype != DType::f32) return "ytape";
-  Layout l[3];
-  for (size_t i = 0; i < 3; ++i) l[i] = layouts != nullptr ? layouts[i] : Layout::plain;
-  std::string impl = onednn::conv_impl(
-      Kind, conv_geom(attrs_of<prim_of(Kind)>(op.attrs), *t[r.image], *t[r.weights], *t[r.output]),
-      {l[r.image], l[r.output]});
+  std::optional<PlannedConv> c = planned_conv<Kind>(tape, op, layouts);
+  std::string impl = c ? onednn::conv_impl(Kind, c->geom, c->layouts) : "";
   return impl.empty() ? "ytape" : "oneDNN " + impl;
+}
+
+template <onednn::ConvKind Kind>
+int64_t workspace_fast(const Tape& tape, const Op& op, const Layout* layouts) {
+  std::optional<PlannedConv> c = planned_conv<Kind>(tape, op, layouts);
+  return c ? onednn::conv_scratchpad_bytes(Kind, c->geom, c->layouts) : 0;
 }
 
 }  // namespace
@@ -279,6 +299,11 @@ void register_conv_kernels(KernelTable& t) {
         describe_fast<ConvKind::backward_input>;
     t.describe[static_cast<int>(Prim::conv2d_backward_filter)] =
         describe_fast<ConvKind::backward_filter>;
+    t.workspace[static_cast<int>(Prim::conv2d)] = workspace_fast<ConvKind::forward>;
+    t.workspace[static_cast<int>(Prim::conv2d_backward_input)] =
+        workspace_fast<ConvKind::backward_input>;
+    t.workspace[static_cast<int>(Prim::conv2d_backward_filter)] =
+        workspace_fast<ConvKind::backward_filter>;
     return;
   }
   t.set(Prim::conv2d, forward);

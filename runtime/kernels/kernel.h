@@ -31,6 +31,11 @@ struct KernelCall {
   const Layout* layouts = nullptr;
   /// What a Fusion::elementwise step computes; null for every other kernel.
   const ElementwiseProgram* program = nullptr;
+  /// The step's work memory, of `workspace_bytes` (at least what KernelTable::workspace
+  /// asked for when the plan was made; 64-byte aligned, contents undefined), planned with
+  /// the values' buffers; null when it asked for none or outside an executor.
+  void* workspace = nullptr;
+  int64_t workspace_bytes = 0;
 
   Layout arg_layout(size_t i) const { return layouts ? layouts[i] : Layout::plain; }
   Layout out_layout(size_t i) const { return layouts ? layouts[args.size() + i] : Layout::plain; }
@@ -45,6 +50,9 @@ using RowFn = void (*)(void* out, const void* const* in, const int64_t* step, in
 /// `layouts` (null: all plain), for `ytape plan`: "ytape" for ytape's own kernels, or the
 /// library and its implementation ("oneDNN jit:avx512_core").
 using KernelDescription = std::string (*)(const Tape& t, const Op& op, const Layout* layouts);
+/// The bytes of work memory the kernel needs to run `op` of `t` with `layouts` (as for
+/// KernelDescription); the executor plans it like a value that lives for the step alone.
+using WorkspaceSize = int64_t (*)(const Tape& t, const Op& op, const Layout* layouts);
 std::string describe_own_kernel(const Tape& t, const Op& op, const Layout* layouts);
 
 /// Which kernels a table holds. `fast` sends f32 dense math to oneDNN where it has an
@@ -123,6 +131,8 @@ struct KernelTable {
   bool channel_args[kEntries] = {};
   /// The kernel's name for a given op (default: describe_own_kernel).
   KernelDescription describe[kEntries];
+  /// The kernel's work memory for a given op; null: none.
+  WorkspaceSize workspace[kEntries] = {};
   /// The row function of an elementwise primitive by the dtype of its last argument (the
   /// operands' dtype; select's values), for Fusion::elementwise; null where there is none.
   RowFn rows[kNumPrims][kNumDTypes] = {};

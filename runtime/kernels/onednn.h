@@ -22,9 +22,16 @@ enum class ConvKind { forward, backward_input, backward_filter };
 /// The convolution of `kind` in f32, from the op's two arguments to its output, in the op's
 /// order: conv2d (x, w) -> y, conv2d_backward_input (dy, w) -> dx, conv2d_backward_filter
 /// (x, dy) -> dw. Returns false, having written nothing, when oneDNN has no kernel for the
-/// geometry (the caller falls back to its own).
+/// geometry (the caller falls back to its own). `scratchpad` is work memory of
+/// `scratchpad_bytes` (64-byte aligned) for the primitive; where it is null or smaller than
+/// conv_scratchpad_bytes (planned at another thread count), a buffer of the calling
+/// thread's serves.
 bool convolve(ConvKind kind, const ConvGeom& g, ConvLayouts l, const float* a, const float* b,
-              float* out);
+              float* out, void* scratchpad = nullptr, int64_t scratchpad_bytes = 0);
+
+/// The bytes of work memory oneDNN's convolution of `kind` for `g` in `l` needs; 0 when
+/// it needs none or has no kernel for the geometry.
+int64_t conv_scratchpad_bytes(ConvKind kind, const ConvGeom& g, ConvLayouts l);
 
 /// The name of oneDNN's implementation of the convolution of `kind` for `g` with images in
 /// `l`, as "jit:avx512_core", or "" when oneDNN has none.

@@ -70,6 +70,7 @@ struct Port {
 struct Conv {
   std::optional<dnnl::primitive> primitive;
   Port in[2], out;
+  memory scratchpad;  // the primitive's work memory, given by the caller (see user_scratchpad)
   std::string impl;
 };
 
@@ -120,12 +121,24 @@ bool winograd(const ConvGeom& g) {
          g.batch * g.out_plane() >= 8 * 28 * 28;
 }
 
+// The primitives' work memory is the caller's (scratchpad_mode::user), so that the
+// executor plans it with its values (KernelTable::workspace) instead of oneDNN keeping
+// buffers of its own beside them.
+const dnnl::primitive_attr& user_scratchpad() {
+  static const dnnl::primitive_attr* attr = [] {
+    auto* a = new dnnl::primitive_attr;  // kept for the process, as the engine
+    a->set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    return a;
+  }();
+  return *attr;
+}
+
 std::optional<dnnl::convolution_forward::primitive_desc> forward_pd(const Descs& d,
                                                                     dnnl::algorithm algorithm) {
   dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training, algorithm, any(d.src),
                                        any(d.weights), any(d.dst), d.strides, d.dilates, d.pad_lo,
                                        d.pad_hi);
-  dnnl::convolution_forward::primitive_desc pd(desc, engine(), true);
+  dnnl::convolution_forward::primitive_desc pd(desc, user_scratchpad(), engine(), true);
   if (!pd) return std::nullopt;
   return pd;
 }
@@ -141,26 +154,31 @@ Conv build_with(Kind kind, const ConvGeom& g, ConvLayouts l, dnnl::algorithm alg
     c.in[1] = Port(DNNL_ARG_WEIGHTS, d.weights, fwd->weights_desc(), true);
     c.out = Port(DNNL_ARG_DST, d.dst, fwd->dst_desc(), false);
     c.primitive = dnnl::convolution_forward(*fwd);
+    c.scratchpad = memory(fwd->scratchpad_desc(), engine(), DNNL_MEMORY_NONE);
     c.impl = fwd->impl_info_str();
   } else if (kind == Kind::backward_input) {
     dnnl::convolution_backward_data::desc desc(algorithm, any(d.src), any(d.weights), any(d.dst),
                                                d.strides, d.dilates, d.pad_lo, d.pad_hi);
-    dnnl::convolution_backward_data::primitive_desc pd(desc, engine(), *fwd, true);
+    dnnl::convolution_backward_data::primitive_desc pd(desc, user_scratchpad(), engine(), *fwd,
+                                                       true);
     if (!pd) return c;
     c.in[0] = Port(DNNL_ARG_DIFF_DST, d.dst, pd.diff_dst_desc(), true);
     c.in[1] = Port(DNNL_ARG_WEIGHTS, d.weights, pd.weights_desc(), true);
     c.out = Port(DNNL_ARG_DIFF_SRC, d.src, pd.diff_src_desc(), false);
     c.primitive = dnnl::convolution_backward_data(pd);
+    c.scratchpad = memory(pd.scratchpad_desc(), engine(), DNNL_MEMORY_NONE);
     c.impl = pd.impl_info_str();
   } else {
     dnnl::convolution_backward_weights::desc desc(algorithm, any(d.src), any(d.weights), any(d.dst),
                                                   d.strides, d.dilates, d.pad_lo, d.pad_hi);
-    dnnl::convolution_backward_weights::primitive_desc pd(desc, engine(), *fwd, true);
+    dnnl::convolution_backward_weights::primitive_desc pd(desc, user_scratchpad(), engine(), *fwd,
+                                                          true);
     if (!pd) return c;
     c.in[0] = Port(DNNL_ARG_SRC, d.src, pd.src_desc(), true);
     c.in[1] = Port(DNNL_ARG_DIFF_DST, d.dst, pd.diff_dst_desc(), true);
     c.out = Port(DNNL_ARG_DIFF_WEIGHTS, d.weights, pd.diff_weights_desc(), false);
     c.primitive = dnnl::convolution_backward_weights(pd);
+    c.scratchpad = memory(pd.scratchpad_desc(), engine(), DNNL_MEMORY_NONE);
     c.impl = pd.impl_info_str();
   }
   return c;
@@ -219,7 +237,7 @@ memory& bind(Port& p, const float* data) {
 }  // namespace
 
 bool convolve(ConvKind kind, const ConvGeom& g, ConvLayouts l, const float* a, const float* b,
-              float* out) {
+              float* out, void* scratchpad, int64_t scratchpad_bytes) {
   if (empty(g)) return false;
   Conv& c = conv(kind, g, l);
   if (!c.primitive) return false;
@@ -230,6 +248,12 @@ bool convolve(ConvKind kind, const ConvGeom& g, ConvLayouts l, const float* a, c
       {c.in[0].arg, bind<2>(c.in[0], a)},
       {c.in[1].arg, weights_out ? bind<4>(c.in[1], b) : bind<3>(c.in[1], b)},
       {c.out.arg, weights_out ? bind<3>(c.out, out) : bind<4>(c.out, out)}};
+  if (auto bytes = static_cast<int64_t>(c.scratchpad.get_desc().get_size()); bytes > 0) {
+    if (scratchpad == nullptr || scratchpad_bytes < bytes)
+      scratchpad = dense::scratch<float, 5>(bytes / 4 + 1);
+    c.scratchpad.set_data_handle(scratchpad);
+    args.emplace(DNNL_ARG_SCRATCHPAD, c.scratchpad);
+  }
   dnnl::stream& s = stream();
   for (Port& p : c.in) {
     if (p.reorder) p.reorder->execute(s, p.user, p.inner);
@@ -238,6 +262,12 @@ bool convolve(ConvKind kind, const ConvGeom& g, ConvLayouts l, const float* a, c
   if (c.out.reorder) c.out.reorder->execute(s, c.out.inner, c.out.user);
   s.wait();
   return true;
+}
+
+int64_t conv_scratchpad_bytes(ConvKind kind, const ConvGeom& g, ConvLayouts l) {
+  if (empty(g)) return 0;
+  const Conv& c = conv(kind, g, l);
+  return c.primitive ? static_cast<int64_t>(c.scratchpad.get_desc().get_size()) : 0;
 }
 
 std::string conv_impl(ConvKind kind, const ConvGeom& g, ConvLayouts l) {

@@ -5,13 +5,17 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <map>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 #include <vector>
 
 #include "kernel_harness.h"
+#include "runtime/executor.h"
+#include "runtime/inputs.h"
 #include "runtime/kernels/conv.h"
 #include "runtime/kernels/onednn.h"
+#include "tape/builder.h"
 
 namespace ytape {
 
@@ -122,6 +126,53 @@ TEST_CASE("Winograd runs the large 3x3 stride-1 convolutions of large batches") 
   for (const auto& names : {impl(56, 64, 3, 1, 1), impl(7, 512, 3, 1, 8), impl(56, 64, 3, 2, 8),
                             impl(56, 64, 1, 1, 8), impl(8, 32, 3, 1, 32)}) {
     for (const std::string& name : names) CHECK(name.find("wino") == std::string::npos);
+  }
+}
+
+// Two Winograd convolutions (on AVX-512; direct ones elsewhere) and the gradients of the
+// second: each step whose oneDNN primitive needs work memory gets a buffer of the plan for
+// it, apart from the buffers the step reads and writes, and the results are the reference
+// kernels'.
+TEST_CASE("a convolution's work memory is a buffer of the executor's plan") {
+  Builder b("wino");
+  Var x = b.input("x", {DType::f32, {28, 28, 64, 8}});
+  Var w = b.input("w", {DType::f32, {3, 3, 64, 64}});
+  Var dz = b.input("dz", {DType::f32, {28, 28, 64, 8}});
+  Var y = b.relu(b.conv2d(x, w, {.pad = Shape{1, 1, 1, 1}}));
+  b.output(b.conv2d(y, w, {.pad = Shape{1, 1, 1, 1}}), "z");
+  b.output(
+      b.conv2d_backward_input(dz, w, {.shape = Shape{28, 28, 64, 8}, .pad = Shape{1, 1, 1, 1}}),
+      "dy");
+  b.output(
+      b.conv2d_backward_filter(y, dz, {.shape = Shape{3, 3, 64, 64}, .pad = Shape{1, 1, 1, 1}}),
+      "dw");
+  Tape t = b.finish();
+  Executor fast(t), reference(t, {.kernels = KernelSet::reference});
+  std::map<uint32_t, int64_t> slot_of;  // of each computed value
+  for (const PlannedStep& s : fast.plan()) {
+    for (size_t i = 0; i < s.outs.size(); ++i) slot_of[s.outs[i].id] = s.buffers[i];
+  }
+  int with_work = 0;
+  for (const PlannedStep& s : fast.plan()) {
+    WorkspaceSize size = kernel_table().workspace[static_cast<int>(s.op->prim)];
+    if (size == nullptr) continue;
+    std::vector<Layout> layouts = s.reads;
+    layouts.insert(layouts.end(), s.writes.begin(), s.writes.end());
+    int64_t needed = size(t, *s.op, layouts.data());
+    CAPTURE(s.name);
+    CHECK((s.workspace >= 0) == (needed > 0));
+    if (s.workspace < 0) continue;
+    ++with_work;
+    CHECK(fast.slot_bytes(s.workspace) >= needed);
+    for (int64_t slot : s.buffers) CHECK(slot != s.workspace);
+    for (Var a : s.args) CHECK((!slot_of.contains(a.id) || slot_of[a.id] != s.workspace));
+  }
+  bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+  if (avx512) CHECK(with_work >= 3);  // Winograd's transformed tiles
+  TensorMap inputs = complete_inputs(t, {}, 5);
+  std::vector<Tensor> got = fast.run(inputs), want = reference.run(inputs);
+  for (size_t i = 0; i < got.size(); ++i) {
+    testing::check_close(got[i], to_doubles(want[i]), 1e-3, 1e-3);
   }
 }
 

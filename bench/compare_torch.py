@@ -245,9 +245,8 @@ def exchange(ytape, tolerance, threads, work):
 # few hundred elements) by up to 1e-2 relative. That is no error of either side, so the
 # check runs PyTorch with ytape's relu signs (read from the tape's relu inputs), and reports
 # how many inputs differ and what PyTorch's own signs give. The signs and the gradients
-# compared come from one run: a tape output is computed in the plain layout, so the run
-# that returns the relu inputs rounds some sums in another order than the run without them,
-# and from batch 2 on their signs then differ in a few places (5e-3 apart at batch 8).
+# compared come from one run (an output asked for changes no other: the executor copies
+# blocked outputs plain after computing them as it would without them).
 
 def run_with_relu_signs(ytape, grad_tape, inputs, threads, work):
     """One run of the gradient tape that also returns its relu inputs: its outputs, and the

@@ -89,16 +89,18 @@ std::string_view Executor::step_name(const Step& s) const {
 }
 
 // The layout a step writes its (first) output in (BlockedOut): never blocked when the value
-// is returned to the caller or is not an image that can be blocked. A `follow` kernel
+// is not an image that can be blocked. A tape output may be blocked too (the caller gets a
+// plain copy), so that asking for a value never changes how it or others are computed.
+// A `follow` kernel
 // writes blocked when one of its blocked-readable operands is blocked and every other is of
 // the output's shape and type class (so that it can be reordered to match) or is a single
 // element: in a residual block the blocked side wins, and a plain operand pays one reorder
 // instead of turning the rest of the network plain. A `same` kernel (pooling) writes the
 // layout of its first argument.
-Layout Executor::output_layout(const Step& step, const std::vector<bool>& is_output) const {
+Layout Executor::output_layout(const Step& step) const {
   BlockedOut rule = table_.blocked_out[step.entry];
   std::span<const Var> as = args(step), os = outs(step);
-  if (os.empty() || rule == BlockedOut::never || is_output[os[0].id]) return Layout::plain;
+  if (os.empty() || rule == BlockedOut::never) return Layout::plain;
   const Type& type = tape_.type(os[0]);
   if (!blockable(type)) return Layout::plain;
   if (rule == BlockedOut::always) return Layout::c16;
@@ -140,10 +142,8 @@ bool Executor::per_channel(const Step& step, const Type& arg, const Type& out) c
 void Executor::plan_layouts(bool blocked) {
   layout_of_.assign(tape_.types.size(), Layout::plain);
   if (!blocked) return;
-  std::vector<bool> is_output(tape_.types.size(), false);
-  for (const Output& o : tape_.outputs) is_output[o.var.id] = true;
   for (Step& step : steps_) {
-    Layout out = output_layout(step, is_output);
+    Layout out = output_layout(step);
     step.reorders_begin = reorders_.size();
     std::vector<Layout> layouts;
     bool any_blocked = out == Layout::c16;
@@ -211,9 +211,16 @@ void Executor::plan_buffers() {
     for (Var a : args(steps_[s])) last_use[a.id] = s;
   }
   for (const Output& o : tape_.outputs) is_output[o.var.id] = true;
-  for (const Step& step : steps_) {
+  copy_of_.assign(tape_.types.size(), -1);
+  for (Step& step : steps_) {
     for (Var o : outs(step)) {
-      if (is_output[o.id]) fresh_outputs_.push_back(o.id);
+      if (!is_output[o.id]) continue;
+      fresh_outputs_.push_back(o.id);
+      if (layout_of_[o.id] == Layout::c16) {  // planned from here on as any other value
+        copy_of_[o.id] = step.plain_copy = static_cast<int>(plain_copies_.size());
+        plain_copies_.push_back({o.id, {}});
+        is_output[o.id] = false;
+      }
     }
   }
 
@@ -346,7 +353,7 @@ std::vector<Tensor> Executor::run(const TensorMap& inputs) {
   bind_inputs(inputs);
   execute();
   std::vector<Tensor> outs;
-  for (const Output& o : tape_.outputs) outs.push_back(values_[o.var.id]);
+  for (const Output& o : tape_.outputs) outs.push_back(returned(o.var.id));
   return outs;
 }
 
@@ -358,7 +365,7 @@ void Executor::run(std::span<const Tensor> inputs, std::vector<Tensor>& outputs)
   for (size_t i = 0; i < inputs.size(); ++i) bind_input(i, inputs[i]);
   execute();
   outputs.resize(tape_.outputs.size());
-  for (size_t i = 0; i < outputs.size(); ++i) outputs[i] = values_[tape_.outputs[i].var.id];
+  for (size_t i = 0; i < outputs.size(); ++i) outputs[i] = returned(tape_.outputs[i].var.id);
 }
 
 void Executor::execute() {
@@ -382,7 +389,7 @@ void Executor::execute() {
   // has let that go.
   spare_outputs_.resize(fresh_outputs_.size());
   for (size_t k = 0; k < fresh_outputs_.size(); ++k) {
-    Tensor& value = values_[fresh_outputs_[k]];
+    Tensor& value = returned(fresh_outputs_[k]);
     if (value.sole_owner()) continue;
     Tensor& spare = spare_outputs_[k];
     if (spare.sole_owner()) {
@@ -415,6 +422,10 @@ void Executor::execute() {
         relayout(values_[re.var], layout_of_[re.var], re.copy, re.to);
       }
       s.kernel(call);
+      if (s.plain_copy >= 0) {
+        PlainCopy& c = plain_copies_[s.plain_copy];
+        relayout(values_[c.var], Layout::c16, c.plain, Layout::plain);
+      }
     } catch (const UserError& e) {
       fail(s, e);
     }

@@ -119,6 +119,13 @@ class Executor {
     size_t fused_begin, fused_end;        // into fused_ops_
     const ElementwiseProgram* program = nullptr;  // Fusion::elementwise: in programs_
     int workspace_slot = -1;                      // KernelCall::workspace's slot, or none
+    int plain_copy = -1;                          // into plain_copies_, or none
+  };
+  // A tape output that its step writes blocked: it lives in a buffer like any value, and
+  // after the step a plain copy is made, which the caller gets.
+  struct PlainCopy {
+    uint32_t var;
+    Tensor plain;
   };
   // An argument a step reads in another layout than the plan keeps it in: copied into
   // `copy`, in layout `to`, before the step runs. Copies live only during their step, so
@@ -141,13 +148,17 @@ class Executor {
   }
   std::string_view step_name(const Step& s) const;
   void plan_layouts(bool blocked);
-  Layout output_layout(const Step& step, const std::vector<bool>& is_output) const;
+  Layout output_layout(const Step& step) const;
   Layout read_layout(const Step& step, size_t i, Layout out) const;
   bool per_channel(const Step& step, const Type& arg, const Type& out) const;
   void plan_buffers();
   int in_place_slot(const Step& step, Var out, size_t index, const std::vector<size_t>& last_use,
                     const std::vector<bool>& is_output) const;
   bool taken_over(const Step& step, Var a) const;
+  // The tensor the caller gets for `var`, a tape output.
+  Tensor& returned(uint32_t var) {
+    return copy_of_[var] < 0 ? values_[var] : plain_copies_[copy_of_[var]].plain;
+  }
   const Layout* layouts(const Step& s) const {
     return s.layouts_begin == kNoLayouts ? nullptr : step_layouts_.data() + s.layouts_begin;
   }
@@ -163,7 +174,9 @@ class Executor {
   std::vector<int64_t> slot_bytes_;  // capacity per slot
   std::vector<std::shared_ptr<void>> slots_;
   std::vector<uint32_t> fresh_outputs_;  // computed outputs: a new tensor each run
-  std::vector<Tensor> spare_outputs_;    // per fresh output: the one of the run before last
+  std::vector<PlainCopy> plain_copies_;
+  std::vector<int> copy_of_;           // per var: its index in plain_copies_, or -1
+  std::vector<Tensor> spare_outputs_;  // per fresh output: the one of the run before last
   std::vector<Step> steps_;
   std::vector<Var> arg_vars_, out_vars_;
   std::vector<const Tensor*> arg_ptrs_;

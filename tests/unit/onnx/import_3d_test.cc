@@ -16,11 +16,15 @@ namespace {
 
 using Dims = std::array<int64_t, 5>;  // ONNX (N, C, D, H, W)
 
-int64_t count(const Dims& d) { return d[0] * d[1] * d[2] * d[3] * d[4]; }
+int64_t count(const Dims& d) {
+  return d[0] * d[1] * d[2] * d[3] * d[4];
+}
 int64_t at(const Dims& d, int64_t n, int64_t c, int64_t z, int64_t y, int64_t x) {
   return (((n * d[1] + c) * d[2] + z) * d[3] + y) * d[4] + x;
 }
-std::vector<int64_t> vec(const Dims& d) { return {d.begin(), d.end()}; }
+std::vector<int64_t> vec(const Dims& d) {
+  return {d.begin(), d.end()};
+}
 
 std::vector<float> ramp(int64_t n, float scale) {
   std::vector<float> v(static_cast<size_t>(n));

@@ -1,5 +1,7 @@
 // The 3-d convolution and pooling composed of 2-d primitives (tape/spatial3d.h), run op by
 // op on the kernels in f64, against naive 3-d loops over the definitions.
+#include "tape/spatial3d.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -8,7 +10,6 @@
 #include <vector>
 
 #include "kernel_harness.h"
-#include "tape/spatial3d.h"
 
 namespace ytape {
 
@@ -48,8 +49,7 @@ struct ConvCase {
   Conv3dAttrs a;
 
   int64_t out_dim(int d) const {
-    return (x[d] + a.pad[2 * d] + a.pad[2 * d + 1] - a.dilation[d] * (k[d] - 1) - 1) /
-               a.stride[d] +
+    return (x[d] + a.pad[2 * d] + a.pad[2 * d + 1] - a.dilation[d] * (k[d] - 1) - 1) / a.stride[d] +
            1;
   }
   Shape w_shape() const { return {k[0], k[1], k[2], x[3] / a.groups, cout}; }
@@ -194,11 +194,11 @@ TEST_CASE("composed 3-d ops name themselves in errors, before emitting any op") 
         }) ==
         "max_pool3d: window=[2,2,2] and pad=[0,0,0,0,2,0] do not fit x f64[4,4,4,2,1] along D, "
         "or give a window of only padding");
-  CHECK(error_of([](TensorSink& s, Var x) {
-          avg_pool3d(s, s.add(random_tensor({DType::f64, {4, 4, 2, 1}}, 3)), {{2, 2, 2}, {1, 1, 1}});
-          (void)x;
-        })
-            .find("avg_pool3d: x (W, H, D, C, N) must have rank 5") == 0);
+  CHECK(
+      error_of([](TensorSink& s, Var x) {
+        avg_pool3d(s, s.add(random_tensor({DType::f64, {4, 4, 2, 1}}, 3)), {{2, 2, 2}, {1, 1, 1}});
+        (void)x;
+      }).find("avg_pool3d: x (W, H, D, C, N) must have rank 5") == 0);
 }
 
 }  // namespace

@@ -54,8 +54,8 @@ Shape conv_output(const Type& x, const Type& w, const Conv3dAttrs& a) {
   }
   Shape out{0, 0, 0, cout, x.shape[4]};
   for (int i = 0; i < 3; ++i) {
-    out[i] = window_positions(x.shape[i], a.pad[2 * i], a.pad[2 * i + 1], w.shape[i],
-                              a.dilation[i], a.stride[i]);
+    out[i] = window_positions(x.shape[i], a.pad[2 * i], a.pad[2 * i + 1], w.shape[i], a.dilation[i],
+                              a.stride[i]);
     if (out[i] == 0) {
       user_error("the kernel of w {} with dilation={} does not fit in x {} with pad={} (along {})",
                  type_str(w), shape_str(a.dilation), type_str(x), shape_str(a.pad), "WHD"[i]);
@@ -89,7 +89,9 @@ Var reshape(OpSink& s, Var x, Shape shape) {
 }
 
 // (W, H, D, C, N) <-> (W, H, C, D, N): the permutation is its own inverse.
-Var swap_depth(OpSink& s, Var x) { return s.op<Prim::permutedims>({x}, {.perm = {1, 2, 4, 3, 5}}); }
+Var swap_depth(OpSink& s, Var x) {
+  return s.op<Prim::permutedims>({x}, {.perm = {1, 2, 4, 3, 5}});
+}
 
 // `count` elements along 0-based dim `dim`, from 0-based `first`, `step` apart.
 Var slice(OpSink& s, Var x, int dim, int64_t first, int64_t count, int64_t step) {
@@ -103,8 +105,7 @@ Var slice(OpSink& s, Var x, int dim, int64_t first, int64_t count, int64_t step)
 }
 
 // `lo` and `hi` elements of `value` around dim `dim`, `interior` between its elements.
-Var pad(OpSink& s, Var x, int dim, int64_t lo, int64_t hi, int64_t interior = 0,
-        double value = 0) {
+Var pad(OpSink& s, Var x, int dim, int64_t lo, int64_t hi, int64_t interior = 0, double value = 0) {
   if (lo == 0 && hi == 0 && interior == 0) return x;
   std::vector<int64_t> l(s.type(x).rank(), 0), h = l, in = l;
   l[dim] = lo;

@@ -110,6 +110,12 @@ x1 = reshape(Float32.(1:10), 10, 1, 1)
   CHECK(run_error("Conv((3, 3), 1 => 1; init=(_...) -> rand(3, 3, 1))")
             .find("DimensionMismatch: the initializer made a weight of size (3, 3, 1), expected "
                   "(3, 3, 1, 1)") != std::string::npos);
+  // SamePad at stride 3 over a kernel of 2 pads (0, -1): the transpose of a convolution
+  // that crops the last element, which it never reads, so its gradient there is 0.
+  CHECK(eval_show(p,
+                  "t = ConvTranspose(reshape([1.0, 2.0], 2, 1, 1), false; stride=3, "
+                  "pad=SamePad()); (t.pad, t(reshape([1.0, 10.0], 2, 1, 1))[:, 1, 1])") ==
+        "((0, -1), [2.0, 1.0, 0.0, 20.0, 10.0, 0.0])");
   CHECK(run_error("Conv((2, 2, 5), 1 => 1)(ones(Float32, 3, 3, 3, 1, 1))")
             .find("conv3d: the kernel of w f32[2,2,5,1,1] with dilation=[1,1,1] does not fit "
                   "in x f32[3,3,3,1,1] with pad=[0,0,0,0,0,0] (along D)") != std::string::npos);

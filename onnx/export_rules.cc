@@ -173,15 +173,37 @@ void concat(Exporter& ex, const Op& op) {
   set_attr(n, "axis", axis(ex, op.args[0], attrs_of<Prim::concat>(op.attrs).dim));
   done(ex, op, n);
 }
+// x (of ytape shape `shape`, updated) with `interior` elements `value` between each two
+// along ytape dim `dim`: a unit dim before it, concatenated there with the filler, merges
+// with it into n (1 + interior) elements, whose last `interior` are cut.
+std::string interleave(Exporter& ex, std::string x, Shape& shape, int dim, int64_t interior,
+                       DType dtype, double value) {
+  int64_t n = shape[dim - 1];
+  if (interior == 0 || n == 0) return x;
+  Shape wide = shape;
+  wide.insert(wide.begin() + (dim - 1), 1);
+  x = ex.node("Reshape", {x, ex.ints(reversed(wide))}).output(0);
+  Shape filler = wide;
+  filler[dim - 1] = interior;
+  onnx::NodeProto& joined = ex.node("Concat", {x, filled(ex, dtype, filler, value)});
+  set_attr(joined, "axis", static_cast<int64_t>(wide.size()) - dim);
+  shape[dim - 1] = n * (1 + interior);
+  x = ex.node("Reshape", {joined.output(0), ex.ints(reversed(shape))}).output(0);
+  shape[dim - 1] = (n - 1) * (1 + interior) + 1;
+  int64_t ax = static_cast<int64_t>(shape.size()) - dim;
+  return ex.node("Slice", {x, ex.ints({0}), ex.ints({shape[dim - 1]}), ex.ints({ax})}).output(0);
+}
 void pad(Exporter& ex, const Op& op) {
   const auto a = attrs_of<Prim::pad>(op.attrs);
-  for (int64_t i : a.interior) {
-    if (i != 0) refuse("interior padding");
+  DType d = ex.type(op.args[0]).dtype;
+  Shape shape = ex.type(op.args[0]).shape;
+  std::string x = in(ex, op, 0);
+  for (size_t i = 0; i < a.interior.size(); ++i) {
+    x = interleave(ex, x, shape, static_cast<int>(i) + 1, a.interior[i], d, a.value);
   }
   std::vector<int64_t> pads = reversed(a.lo), hi = reversed(a.hi);
   pads.insert(pads.end(), hi.begin(), hi.end());
-  DType d = ex.type(op.args[0]).dtype;
-  done(ex, op, ex.node("Pad", {in(ex, op, 0), ex.ints(pads), ex.scalar(d, a.value)}));
+  done(ex, op, ex.node("Pad", {x, ex.ints(pads), ex.scalar(d, a.value)}));
 }
 
 // ---- index ------------------------------------------------------------------------------

@@ -264,10 +264,10 @@ function conv_pad(pad, k, dilation)
 end
 
 # Conv((k...), in => out, σ; stride, pad, dilation, groups, bias, init) or Conv(w, bias=true,
-# σ; ...): weights (k..., in ÷ groups, out), images WHCN, 1-d over (W, C, N). As Flux's
-# (NNlib's conv, flipped=false) Conv is a true convolution: it flips its kernel. CrossCor,
-# the same layer without the flip, is what PyTorch and ONNX call a convolution.
-# Weights of 3-d convolutions can be made, not applied (there is no 3-d primitive).
+# σ; ...): weights (k..., in ÷ groups, out), images WHCN, 1-d over (W, C, N), 3-d over
+# (W, H, D, C, N). As Flux's (NNlib's conv, flipped=false) Conv is a true convolution: it
+# flips its kernel. CrossCor, the same layer without the flip, is what PyTorch and ONNX
+# call a convolution.
 struct Conv
   weight
   bias
@@ -321,21 +321,32 @@ end
 _channels_in(c::Union{Conv, CrossCor}) = size(c.weight, ndims(c.weight) - 1) * c.groups
 _channels_out(c::Union{Conv, CrossCor}) = size(c.weight, ndims(c.weight))
 
-# A convolution's geometry as the 2-d primitives take it: a 1-d one is the 2-d one with
+# A convolution's geometry as the primitives take it: a 1-d one is the 2-d one with
 # H = 1 (its weight (k, 1, cin, cout), input (W, 1, C, N)); a dilation does nothing along a
-# kernel dim of size 1, so NNlib's 0 there is 1.
+# kernel dim of size 1, so NNlib's 0 there is 1. A 3-d one is composed of 2-d ones
+# (Composite.conv3d, docs/language.md).
 function conv_geometry(c)
   n = ndims(c.weight) - 2
-  n == 3 && error("3-d convolutions are not supported: there is no 3-d convolution primitive")
   k = size(c.weight)
   d = ntuple(i -> k[i] == 1 ? 1 : c.dilation[i], n)
-  n == 2 && return (c.stride, c.pad, d)
+  n >= 2 && return (c.stride, c.pad, d)
   ((c.stride[1], 1), (c.pad[1], c.pad[2], 0, 0), (d[1], 1))
 end
 as_2d(w) = ndims(w) == 3 ? reshape(w, size(w, 1), 1, size(w, 2), size(w, 3)) : w
 function from_2d(y, x)
   ndims(x) == 3 ? reshape(y, size(y, 1), size(y, 3), size(y, 4)) : y
 end
+spatial_dims(x) = ntuple(identity, ndims(x) - 2)
+# x padded by p (before and after each spatial dim, in order) with `value`.
+pad_spatial(x, p, value=0) = Prim.pad(x; lo=(ntuple(i -> p[2i - 1], ndims(x) - 2)..., 0, 0),
+                                      hi=(ntuple(i -> p[2i], ndims(x) - 2)..., 0, 0),
+                                      interior=ntuple(_ -> 0, ndims(x)), value=value)
+# b as a (1, ..., C, 1) array, to add per channel of y.
+channel_bias(b, y) = reshape(b, ntuple(_ -> 1, ndims(y) - 2)..., :, 1)
+spatial_conv(x, w; kw...) =
+  ndims(x) == 5 ? Composite.conv3d(x, w; kw...) : Prim.conv2d(x, w; kw...)
+spatial_conv_transpose(x, w; kw...) = ndims(x) == 5 ?
+  Composite.conv3d_backward_input(x, w; kw...) : Prim.conv2d_backward_input(x, w; kw...)
 function check_channels(layer, x, c)
   size(x, ndims(x) - 1) == c || throw(DimensionMismatch(
     "$(layer) takes $c channels (dim $(ndims(x) - 1) of the input), got an input of size $(size(x))"))
@@ -346,10 +357,10 @@ function conv_apply(c, x, flip::Bool)
   check_channels(typeof(c), x, _channels_in(c))
   s, p, d = conv_geometry(c)
   w = as_2d(c.weight)
-  w = flip ? reverse(w; dims=(1, 2)) : w
-  y = Prim.conv2d(as_2d(match_eltype(c.weight, x)), w; stride=s, pad=p, dilation=d,
-                  groups=c.groups)
-  y = c.bias === false ? y : y .+ reshape(c.bias, 1, 1, :, 1)
+  w = flip ? reverse(w; dims=spatial_dims(w)) : w
+  y = spatial_conv(as_2d(match_eltype(c.weight, x)), w; stride=s, pad=p, dilation=d,
+                   groups=c.groups)
+  y = c.bias === false ? y : y .+ channel_bias(c.bias, y)
   from_2d(c.σ.(y), x)
 end
 
@@ -389,15 +400,20 @@ function (c::ConvTranspose)(x)
     "a ConvTranspose of weight size $(size(c.weight)) takes inputs of $(ndims(c.weight)) dims, got size $(size(x))"))
   check_channels(ConvTranspose, x, _channels_in(c))
   s, p, d = conv_geometry(c)
-  w = reverse(as_2d(c.weight); dims=(1, 2))
+  w = reverse(as_2d(c.weight); dims=spatial_dims(c.weight))
   x2 = as_2d(match_eltype(c.weight, x))
   k = size(w)
+  n = ndims(w) - 2
   o = ndims(x) == 3 ? (c.outpad[1], 0) : c.outpad
-  out = ((size(x2, 1) - 1) * s[1] - p[1] - p[2] + d[1] * (k[1] - 1) + 1 + o[1],
-         (size(x2, 2) - 1) * s[2] - p[3] - p[4] + d[2] * (k[2] - 1) + 1 + o[2],
-         k[3] * c.groups, size(x2, 4))
-  y = Prim.conv2d_backward_input(x2, w; shape=out, stride=s, pad=p, dilation=d, groups=c.groups)
-  from_2d(c.σ.(c.bias === false ? y : y .+ reshape(c.bias, 1, 1, :, 1)), x)
+  # SamePad at a stride above the kernel pads by less than 0 (Flux's): the transpose of a
+  # convolution of a cropped input, zero where the crop cut.
+  crop = map(q -> max(-q, 0), p)
+  p = map(q -> max(q, 0), p)
+  out = (ntuple(i -> (size(x2, i) - 1) * s[i] - p[2i - 1] - p[2i] + d[i] * (k[i] - 1) + 1 + o[i],
+                n)..., k[n + 1] * c.groups, size(x2, n + 2))
+  y = spatial_conv_transpose(x2, w; shape=out, stride=s, pad=p, dilation=d, groups=c.groups)
+  y = sum(crop) > 0 ? pad_spatial(y, crop) : y
+  from_2d(c.σ.(c.bias === false ? y : y .+ channel_bias(c.bias, y)), x)
 end
 
 # BatchNorm(channels, σ; track_stats=true, affine=true, eps=1e-5, momentum=0.1f0, active):
@@ -557,9 +573,10 @@ function _splitat(data::AbstractVector, offsets::AbstractVector)
   Any[data[offsets[i]:ends[i]] for i in 1:length(offsets)]
 end
 
-# MaxPool((k...); pad=0, stride=k) and MeanPool, over 1 or 2 spatial dims (W, C, N or
-# W, H, C, N); pad=SamePad() pads k - 1 in all, as Flux's. NNlib's maxpool(x, PoolDims(x,
-# k; stride, padding)) and meanpool the same.
+# MaxPool((k...); pad=0, stride=k) and MeanPool, over 1, 2 or 3 spatial dims (W, C, N,
+# W, H, C, N or W, H, D, C, N; 3-d ones composed of 2-d ones, Composite.max_pool3d);
+# pad=SamePad() pads k - 1 in all, as Flux's. NNlib's maxpool(x, PoolDims(x, k; stride,
+# padding)) and meanpool the same.
 struct MaxPool
   window
   stride
@@ -593,10 +610,26 @@ meanpool(x, k::Tuple; pad=0, stride=k) = MeanPool(k; pad=pad, stride=stride)(x)
 pool2d(kind, x; window, stride, pad) = kind === :max ?
   Prim.max_pool2d(x; window=window, stride=stride, pad=pad) :
   Prim.avg_pool2d(x; window=window, stride=stride, pad=pad)
+# Windows of only padding, which the primitives refuse, are NNlib's: x is padded
+# explicitly, with -floatmax (where NNlib's max starts, nextfloat(-Inf)) or 0, and pooled
+# unpadded, which gives NNlib's values and gradients everywhere.
+function only_padding(x, k, s, p)
+  for i in 1:length(k)
+    lo, n = p[2i - 1], size(x, i)
+    out = (n + lo + p[2i] - k[i]) ÷ s[i] + 1
+    out >= 1 && (lo >= k[i] || (out - 1) * s[i] >= lo + n) && return true
+  end
+  false
+end
+pad_explicitly(kind, x, p) = pad_spatial(x, p, kind === :max ? -floatmax(eltype(x)) : 0)
 function pool_apply(kind, x, k, s, p)
   length(k) == ndims(x) - 2 || throw(DimensionMismatch(
     "a pooling window of $(length(k)) dims takes an input of $(length(k) + 2) dims, got $(size(x))"))
-  length(k) > 2 && error("3-d pooling is not supported: there is no 3-d pooling primitive")
+  if only_padding(x, k, s, p)
+    return pool_apply(kind, pad_explicitly(kind, x, p), k, s, ntuple(_ -> 0, length(p)))
+  end
+  length(k) == 3 && return kind === :max ? Composite.max_pool3d(x; window=k, stride=s, pad=p) :
+                           Composite.avg_pool3d(x; window=k, stride=s, pad=p)
   length(k) == 2 && return pool2d(kind, x; window=k, stride=s, pad=p)
   y = pool2d(kind, reshape(x, size(x, 1), 1, size(x, 2), size(x, 3)); window=(k[1], 1),
              stride=(s[1], 1), pad=(p[1], p[2], 0, 0))
@@ -605,10 +638,10 @@ end
 
 struct GlobalMeanPool
 end
-(g::GlobalMeanPool)(x) = mean(x; dims=(1, 2))
+(g::GlobalMeanPool)(x) = mean(x; dims=spatial_dims(x))
 struct GlobalMaxPool
 end
-(g::GlobalMaxPool)(x) = maximum(x; dims=(1, 2))
+(g::GlobalMaxPool)(x) = maximum(x; dims=spatial_dims(x))
 
 # AdaptiveMeanPool(out) and AdaptiveMaxPool(out): the window and stride that give an
 # output of size out (w, h), as Flux's.

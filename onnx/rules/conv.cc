@@ -1,15 +1,18 @@
 // Conv and ConvTranspose. ONNX's NCHW images and (M, C/group, kH, kW) weights are the
 // tape's WHCN images and (kw, kh, cin/groups, cout) weights as they are; only the
 // attributes are reordered (spatial.h). ConvTranspose is the gradient of a convolution
-// with respect to its input, whose weights (C, M/group, kH, kW) read the same way.
+// with respect to its input, whose weights (C, M/group, kH, kW) read the same way. Over
+// NCDHW volumes both are composed of the 2-d primitives (tape/spatial3d.h).
+#include <algorithm>
+
 #include "onnx/rules/spatial.h"
 
 namespace ytape::onnx_import {
 
 Window window_of(const Node& node, const Shape& in, const std::vector<int64_t>& kernel) {
   size_t k = in.size();
-  if (k < 1 || k > 2)
-    unsupported(fmt::format("{} with {} spatial dims (ytape has 1 and 2)", node.op_type(), k));
+  if (k < 1 || k > 3)
+    unsupported(fmt::format("{} with {} spatial dims (ytape has 1 to 3)", node.op_type(), k));
   std::vector<int64_t> ones(k, 1), stride = attr_ints(node, "strides", ones),
                                    dilation = attr_ints(node, "dilations", ones),
                                    pads = attr_ints(node, "pads", std::vector<int64_t>(2 * k, 0));
@@ -39,12 +42,16 @@ Window window_of(const Node& node, const Shape& in, const std::vector<int64_t>& 
       user_error("auto_pad '{}' is none of NOTSET, SAME_UPPER, SAME_LOWER, VALID", auto_pad);
     }
   }
-  // ONNX lists H before W, the primitives w before h.
+  // ONNX lists the spatial dims outermost first (D, H, W), the primitives w first.
   if (k == 1) return {{kernel[0], 1}, {stride[0], 1}, {dilation[0], 1}, {pads[0], pads[1], 0, 0}};
-  return {{kernel[1], kernel[0]},
-          {stride[1], stride[0]},
-          {dilation[1], dilation[0]},
-          {pads[1], pads[3], pads[0], pads[2]}};
+  Window win;
+  for (size_t i = k; i-- > 0;) {
+    win.kernel.push_back(kernel[i]);
+    win.stride.push_back(stride[i]);
+    win.dilation.push_back(dilation[i]);
+    win.pad.insert(win.pad.end(), {pads[i], pads[i + k]});
+  }
+  return win;
 }
 
 Shape spatial_of(const Node& node, const Shape& onnx_shape) {
@@ -58,8 +65,8 @@ Shape spatial_of(const Node& node, const Shape& onnx_shape) {
 Var as_image(Importer& im, Var x) {
   Shape s = im.type(x).shape;
   if (s.size() == 3) return im.reshape(x, {s[0], 1, s[1], s[2]});
-  if (s.size() != 4)
-    unsupported(fmt::format("an input of rank {} (ytape has 1-d and 2-d images)", s.size()));
+  if (s.size() != 4 && s.size() != 5)
+    unsupported(fmt::format("an input of rank {} (ytape has 1-d to 3-d images)", s.size()));
   return x;
 }
 
@@ -70,11 +77,13 @@ Var from_image(Importer& im, Var y, int rank) {
 
 namespace {
 
-// y + bias per output channel (the tape's dim 3).
+// y + bias per output channel (the tape's second to last dim).
 Var add_bias(Importer& im, const Node& n, Var y, int bias_input) {
   if (!im.has_input(n, bias_input)) return y;
   Var b = im.input(n, bias_input);
-  return im.op<Prim::add>({y, im.reshape(b, {1, 1, im.type(b).size(), 1})});
+  Shape s(static_cast<size_t>(im.rank(y)), 1);
+  s[s.size() - 2] = im.type(b).size();
+  return im.op<Prim::add>({y, im.reshape(b, s)});
 }
 
 void conv(Importer& im, const Node& n) {
@@ -84,11 +93,16 @@ void conv(Importer& im, const Node& n) {
   std::vector<int64_t> kernel = attr_ints(n, "kernel_shape", spatial_of(n, ws));
   Shape xs = im.onnx_shape(x);
   Window win = window_of(n, spatial_of(n, xs), kernel);
-  Var y =
-      im.op<Prim::conv2d>({as_image(im, x), as_image(im, w)}, {.stride = win.stride,
-                                                               .pad = win.pad,
-                                                               .dilation = win.dilation,
-                                                               .groups = attr_int(n, "group", 1)});
+  int64_t groups = attr_int(n, "group", 1);
+  Var y;
+  if (rank == 5) {
+    ImporterSink s(im);
+    y = conv3d(s, x, w, {win.stride, win.pad, win.dilation, groups});
+  } else {
+    y = im.op<Prim::conv2d>(
+        {as_image(im, x), as_image(im, w)},
+        {.stride = win.stride, .pad = win.pad, .dilation = win.dilation, .groups = groups});
+  }
   im.set_output(n, 0, from_image(im, add_bias(im, n, y, 2), rank));
 }
 
@@ -106,23 +120,30 @@ void conv_transpose(Importer& im, const Node& n) {
   Window win = window_of(n, spatial_of(n, xs), kernel);
   std::vector<int64_t> extra = attr_ints(n, "output_padding", std::vector<int64_t>(k, 0));
   if (extra.size() != k) user_error("output_padding does not have one entry per spatial dim");
+  std::reverse(extra.begin(), extra.end());  // [w, h, d]
   if (k == 1) extra.push_back(0);
-  if (k == 2) std::swap(extra[0], extra[1]);  // [w, h]
   int64_t groups = attr_int(n, "group", 1);
   Var image = as_image(im, x);
   Shape is = im.type(image).shape;
-  Shape out{0, 0, ws[1] * groups, is[3]};
-  for (int d = 0; d < 2; ++d) {
+  Shape out = is;
+  out[out.size() - 2] = ws[1] * groups;
+  for (size_t d = 0; d + 2 < out.size(); ++d) {
     out[d] = win.stride[d] * (is[d] - 1) + extra[d] + (win.kernel[d] - 1) * win.dilation[d] + 1 -
              win.pad[2 * d] - win.pad[2 * d + 1];
   }
   // The convolution that maps an input of `out` to x has the same pads: output_padding
   // (less than the stride) adds positions no window of it reads, whose gradient is 0.
-  Var y = im.op<Prim::conv2d_backward_input>({image, as_image(im, w)}, {.shape = out,
-                                                                        .stride = win.stride,
-                                                                        .pad = win.pad,
-                                                                        .dilation = win.dilation,
-                                                                        .groups = groups});
+  Var y;
+  if (rank == 5) {
+    ImporterSink s(im);
+    y = conv3d_backward_input(s, image, w, out, {win.stride, win.pad, win.dilation, groups});
+  } else {
+    y = im.op<Prim::conv2d_backward_input>({image, as_image(im, w)}, {.shape = out,
+                                                                      .stride = win.stride,
+                                                                      .pad = win.pad,
+                                                                      .dilation = win.dilation,
+                                                                      .groups = groups});
+  }
   im.set_output(n, 0, from_image(im, add_bias(im, n, y, 2), rank));
 }
 

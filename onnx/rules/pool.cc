@@ -1,4 +1,5 @@
-// Pooling: MaxPool, AveragePool and the global forms, over 1-d and 2-d images.
+// Pooling: MaxPool, AveragePool and the global forms, over 1-d and 2-d images and 3-d
+// volumes (composed of 2-d pools, tape/spatial3d.h).
 #include <algorithm>
 
 #include "onnx/rules/spatial.h"
@@ -16,7 +17,7 @@ Window pool_window(Importer& im, const Node& n, Var x, Var image) {
     if (d != 1) unsupported(n.op_type() + "'s dilations");
   }
   if (attr_int(n, "ceil_mode", 0) != 0) {
-    for (int d = 0; d < 2; ++d) {
+    for (size_t d = 0; d < win.kernel.size(); ++d) {
       int64_t size = im.type(image).shape[d], lo = win.pad[2 * d], &hi = win.pad[2 * d + 1];
       int64_t span = size + lo + hi - win.kernel[d];
       int64_t out = (span + win.stride[d] - 1) / win.stride[d] + 1;
@@ -34,7 +35,13 @@ void max_pool(Importer& im, const Node& n) {
   Var x = im.input(n, 0), image = as_image(im, x);
   Window w = pool_window(im, n, x, image);
   AttrsOf<Prim::max_pool2d> a{.window = w.kernel, .stride = w.stride, .pad = w.pad};
-  if (n.output_size() < 2 || n.output(1).empty()) {
+  bool indices = n.output_size() >= 2 && !n.output(1).empty();
+  if (im.rank(x) == 5) {
+    if (indices) unsupported("MaxPool's indices over 3 spatial dims");
+    ImporterSink s(im);
+    return im.set_output(n, 0, max_pool3d(s, x, {w.kernel, w.stride, w.pad}));
+  }
+  if (!indices) {
     return im.set_output(n, 0, from_image(im, im.op<Prim::max_pool2d>({image}, a), im.rank(x)));
   }
   if (attr_int(n, "storage_order", 0) != 0) unsupported("MaxPool's storage_order 1");
@@ -52,8 +59,12 @@ void max_pool(Importer& im, const Node& n) {
 void average_pool(Importer& im, const Node& n) {
   Var x = im.input(n, 0), image = as_image(im, x);
   Window w = pool_window(im, n, x, image);
-  AttrsOf<Prim::avg_pool2d> a{.window = w.kernel, .stride = w.stride, .pad = w.pad};
-  Var y = im.op<Prim::avg_pool2d>({image}, a);
+  ImporterSink sink(im);
+  auto pool = [&](Var v) {
+    if (im.rank(v) == 5) return avg_pool3d(sink, v, {w.kernel, w.stride, w.pad});
+    return im.op<Prim::avg_pool2d>({v}, {.window = w.kernel, .stride = w.stride, .pad = w.pad});
+  };
+  Var y = pool(image);
   bool padded = std::any_of(w.pad.begin(), w.pad.end(), [](int64_t p) { return p != 0; });
   bool include = attr_int(n, "count_include_pad", 0) != 0;
   if (include && attr_int(n, "ceil_mode", 0) != 0) {
@@ -61,9 +72,9 @@ void average_pool(Importer& im, const Node& n) {
   }
   if (padded && !include) {
     Shape s = im.type(image).shape;
-    Var ones =
-        im.op<Prim::fill>({}, {.value = 1, .dtype = im.type(x).dtype, .shape = {s[0], s[1], 1, 1}});
-    y = im.op<Prim::div>({y, im.op<Prim::avg_pool2d>({ones}, a)});
+    s[s.size() - 2] = s[s.size() - 1] = 1;
+    Var ones = im.op<Prim::fill>({}, {.value = 1, .dtype = im.type(x).dtype, .shape = s});
+    y = im.op<Prim::div>({y, pool(ones)});
   }
   im.set_output(n, 0, from_image(im, y, im.rank(x)));
 }

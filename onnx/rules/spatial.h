@@ -1,9 +1,11 @@
 // The attributes that ONNX's convolution and pooling ops share (kernel_shape, strides,
-// dilations, pads, auto_pad), in the primitives' 2-d form: [w, h] lists and pads
-// [w_lo, w_hi, h_lo, h_hi]. A 1-d op is a 2-d one of height 1.
+// dilations, pads, auto_pad), in the primitives' form: [w, h] lists and pads
+// [w_lo, w_hi, h_lo, h_hi], and [w, h, d] and [w_lo, w_hi, h_lo, h_hi, d_lo, d_hi] for 3-d
+// ops (tape/spatial3d.h). A 1-d op is a 2-d one of height 1.
 #pragma once
 
 #include "onnx/importer.h"
+#include "tape/spatial3d.h"
 
 namespace ytape::onnx_import {
 
@@ -11,18 +13,32 @@ struct Window {
   std::vector<int64_t> kernel, stride, dilation, pad;
 };
 
-/// The window of `node` over an input of ONNX spatial sizes `in` ([H, W] or [W]) with
-/// the ONNX kernel sizes `kernel`. UnsupportedError for more than two spatial dims.
+/// The window of `node` over an input of ONNX spatial sizes `in` ([D, H, W], [H, W] or [W])
+/// with the ONNX kernel sizes `kernel`. UnsupportedError for more than three spatial dims.
 Window window_of(const Node& node, const Shape& in, const std::vector<int64_t>& kernel);
 
 /// The spatial sizes of an ONNX (N, C, spatial...) image or (M, C, kernel...) weight shape;
 /// a UserError when it has fewer than three dims.
 Shape spatial_of(const Node& node, const Shape& onnx_shape);
 
-/// `x` (ytape (W, C, N) or (W, H, C, N)) as a 2-d image.
+/// `x` (ytape (W, C, N) or (W, H, C, N)) as a 2-d image; (W, H, D, C, N) as it is.
 Var as_image(Importer& im, Var x);
 /// The image `y` back in the rank `rank` of the op's input (a 1-d op's result loses the
 /// height again).
 Var from_image(Importer& im, Var y, int rank);
+
+/// The importer as an OpSink: the ops of the composed 3-d ops fold where their arguments
+/// are known, as the importer's own.
+class ImporterSink final : public OpSink {
+ public:
+  explicit ImporterSink(Importer& im) : im_(im) {}
+  Var call(Prim p, VarList args, const Attrs& attrs) override {
+    return im_.emit(p, std::move(args), attrs);
+  }
+  Type type(Var v) const override { return im_.type(v); }
+
+ private:
+  Importer& im_;
+};
 
 }  // namespace ytape::onnx_import

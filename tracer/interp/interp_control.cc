@@ -468,10 +468,11 @@ std::string path_text(const Expr& e) {
 
 Value Interpreter::eval_field(const Expr& e, const EnvPtr& env) {
   const Expr& object = *e.args[0];
-  // `Prim.conv2d` is the primitive; `Base.f` and `Flux.Losses.mse` read the global f.
-  bool prim = object.kind == Kind::id && object.name == "Prim";
+  // `Prim.conv2d` is the primitive, `Composite.conv3d` the op composed of primitives;
+  // `Base.f` and `Flux.Losses.mse` read the global f.
+  bool prim = object.kind == Kind::id && (object.name == "Prim" || object.name == "Composite");
   if (prim || is_module_path(object)) {
-    const Value* g = global(prim ? "Prim." + e.name : e.name);
+    const Value* g = global(prim ? object.name + "." + e.name : e.name);
     if (g == nullptr)
       fail(e.pos, fmt::format("undefined variable '{}.{}'", path_text(object), e.name));
     return *g;

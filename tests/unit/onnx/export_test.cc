@@ -11,6 +11,7 @@
 #include "model.h"
 #include "runtime/inputs.h"
 #include "tape/builder.h"
+#include "tape/spatial3d.h"
 
 namespace ytape::onnx_test {
 
@@ -139,6 +140,22 @@ TEST_CASE("shape, index and reduction primitives export with their dims mapped")
            "selected");
   b.output(b.ne(mask, b.constant(DType::boolean, 1)), "not");
   b.output(b.add(x, b.fill({.value = 2, .dtype = DType::f32, .shape = {3, 4, 2}})), "filled");
+  check_round_trip(b.finish());
+}
+
+TEST_CASE("interior padding exports as a concatenation with its filler, merged and cut") {
+  Builder b("interior");
+  Var x = b.input("x", f32({3, 4, 2}));
+  Var dy = b.input("dy", f32({2, 3, 3, 2, 1}));
+  Var w = b.input("w", f32({2, 2, 3, 4, 2}));
+  b.output(b.pad(x, {.lo = {1, 0, 0}, .hi = {0, 2, 1}, .interior = {2, 0, 1}, .value = -0.5}),
+           "padded");
+  // A 3-d convolution's transpose at a depth stride above 1 (tape/spatial3d.h) pads with
+  // interior, as the gradient of a strided slice does.
+  BuilderSink s(b);
+  b.output(conv3d_backward_input(s, dy, w, {3, 4, 7, 4, 1},
+                                 {.stride = {1, 1, 2}, .pad = {0, 0, 0, 0, 1, 0}}),
+           "transposed");
   check_round_trip(b.finish());
 }
 

@@ -564,6 +564,7 @@ void Exporter::export_op(const Op& op) {
   for (Var a : op.args) m.args.push_back(name(a));
   for (Var o : op.outs) m.outs.push_back(name(o));
   if (m.nodes < 1) internal_error("the export of {} wrote no node", prim_name(op.prim));
+  m.digest = onnx_marks::group_digest(g_, first, m.nodes);
   g_.mutable_node(first)->set_doc_string(onnx_marks::mark_text(m));
 }
 

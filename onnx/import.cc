@@ -281,11 +281,7 @@ std::string builder_message(std::string message, std::string_view source, int no
 }
 
 // The primitive a mark names, over the values it names; returns how many nodes it stands for.
-int import_marked(Importer& im, const onnx_marks::Mark& m, int nodes_left) {
-  if (m.nodes > nodes_left) {
-    user_error("its ytape mark stands for {} nodes, but the graph has {} from this one on", m.nodes,
-               nodes_left);
-  }
+int import_marked(Importer& im, const onnx_marks::Mark& m) {
   VarList args;
   for (const std::string& a : m.args) args.push_back(im.lookup(a));
   std::vector<Var> outs = im.builder().call(m.prim, std::move(args), m.attrs);
@@ -304,8 +300,8 @@ void import_nodes(const onnx::GraphProto& g, std::string_view source, int opset,
     try {
       std::optional<onnx_marks::Mark> mark;
       if (own) mark = onnx_marks::read_mark(node);
-      if (mark) {
-        i += import_marked(im, *mark, g.node_size() - i);
+      if (mark && mark->digest == onnx_marks::group_digest(g, i, mark->nodes)) {
+        i += import_marked(im, *mark);
         continue;
       }
       import_node(im, node);

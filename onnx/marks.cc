@@ -1,5 +1,7 @@
 #include "onnx/marks.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -118,6 +120,10 @@ Mark parse_mark(json& j) {
     bad("\"nodes\" is not a positive count");
   }
   m.nodes = static_cast<int>(std::min<int64_t>(j["nodes"].get<int64_t>(), 1 << 30));
+  if (!j.contains("digest") || !j["digest"].is_string() || j["digest"].get<std::string>().empty()) {
+    bad("no \"digest\"");
+  }
+  m.digest = j["digest"].get<std::string>();
   return m;
 }
 
@@ -133,8 +139,23 @@ std::string mark_text(const Mark& m) {
                               {"attrs", attrs},
                               {"args", m.args},
                               {"outs", m.outs},
-                              {"nodes", m.nodes}};
+                              {"nodes", m.nodes},
+                              {"digest", m.digest}};
   return std::string(kPrefix) + j.dump();
+}
+
+std::string group_digest(const onnx::GraphProto& g, int first, int nodes) {
+  if (first < 0 || nodes < 0 || nodes > g.node_size() - first) return "";
+  uint64_t h = 14695981039346656037ull;  // FNV-1a
+  for (int i = first; i < first + nodes; ++i) {
+    onnx::NodeProto n = g.node(i);
+    if (i == first) n.clear_doc_string();
+    // The length first, so that no two groups hash one byte string.
+    std::string bytes = n.SerializeAsString();
+    bytes = std::to_string(bytes.size()) + ":" + bytes;
+    for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
+  }
+  return fmt::format("{:016x}", h);
 }
 
 std::optional<Mark> read_mark(const onnx::NodeProto& node) {

@@ -6,11 +6,14 @@
 // equivalent plain ops, not as the primitive. So the exporter marks the first node of each
 // such group with the op it computes: its doc_string reads
 //
-//   ytape {"op":"gather","attrs":{"dim":1},"args":["%t9","%t11"],"outs":["%t16"],"nodes":5}
+//   ytape {"op":"gather","attrs":{"dim":1},"args":["%t9","%t11"],"outs":["%t16"],"nodes":5,
+//          "digest":"9c1f0a..."}
 //
-// (the primitive, its attributes, the ONNX names of its arguments and outputs, and how many
-// nodes, from this one on, compute it). The importer rebuilds the primitive from the mark
-// and skips those nodes; the nodes themselves are what any other ONNX consumer runs.
+// (the primitive, its attributes, the ONNX names of its arguments and outputs, how many
+// nodes, from this one on, compute it, and a digest of those nodes). The importer rebuilds
+// the primitive from the mark and skips those nodes; the nodes themselves are what any other
+// ONNX consumer runs. A group whose nodes no longer match the digest (another tool edited
+// the model) is imported from its nodes: they, not the mark, say what the model computes.
 #pragma once
 
 #include <onnx/onnx_pb.h>
@@ -30,14 +33,20 @@ struct Mark {
   Attrs attrs;
   std::vector<std::string> args, outs;
   int nodes = 1;
+  std::string digest;  ///< group_digest of the nodes, when the mark was written
 };
+
+/// A digest of the `nodes` nodes of `g` from `first` on (each node whole, but for the first
+/// one's doc_string, which holds the mark): 16 hex digits of a 64-bit FNV-1a hash. An empty
+/// string when the graph has fewer nodes.
+std::string group_digest(const onnx::GraphProto& g, int first, int nodes);
 
 /// The doc_string of the first node of a group.
 std::string mark_text(const Mark& m);
 
 /// The mark of `node`, if its doc_string holds one. Throws UserError when it starts as a
 /// mark but is not a valid one (bad JSON, an unknown primitive, attributes not of its
-/// schema, a number of arguments or outputs it does not take).
+/// schema, a number of arguments or outputs it does not take, no digest).
 std::optional<Mark> read_mark(const onnx::NodeProto& node);
 
 }  // namespace ytape::onnx_marks

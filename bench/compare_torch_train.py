@@ -18,7 +18,7 @@ data (samples/data/digits_{train,test}.safetensors), side by side in one run:
 
 Batches of 32, shuffled every epoch, the last incomplete batch dropped (46 steps of the 1,500
 training samples); mean logit cross-entropy; Optimisers.jl 0.3's AdamW as the prelude
-(tracer/prelude.jl) implements it: OptimiserChain(Adam(η, (0.9, 0.999), 1e-8),
+(tracer/prelude/optimisers.jl) implements it: OptimiserChain(Adam(η, (0.9, 0.999), 1e-8),
 WeightDecay(1e-4)), i.e. x -= Adam's step + λ x, the decay not scaled by η (not
 torch.optim.AdamW's x -= η λ x), on every trainable array (BatchNorm's scale and bias too);
 η of step t (1-based) is CosAnneal(3f-3, 1f-4, period, false):

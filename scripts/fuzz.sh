@@ -40,7 +40,7 @@ for target in "${targets[@]}"; do
   case $target in
     tape_json) cp samples/tapes/*.json samples/golden/*.json tests/cli/malformed/*.json "$corpus"/ 2>/dev/null || true ;;
     tensor_file) cp tests/cli/run/*.safetensors tests/cli/run/*.json "$corpus"/ 2>/dev/null || true ;;
-    program | trace) cp samples/*.jl tracer/prelude.jl tests/errors/*.jl tests/fuzz/programs/*.jl "$corpus"/ 2>/dev/null || true ;;
+    program | trace) cp samples/*.jl tracer/prelude/*.jl tests/errors/*.jl tests/fuzz/programs/*.jl "$corpus"/ 2>/dev/null || true ;;
     diff) # the diff tests' tapes, each paired with the one it was edited from (NUL between)
       for f in tests/cli/diff/*.json; do
         { cat tests/cli/diff/layer.json; printf '\0'; cat "$f"; } >"$corpus/$(basename "$f")"

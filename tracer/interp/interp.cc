@@ -25,8 +25,11 @@ Interpreter::Interpreter(Limits limits, bool prelude)
   for (auto& [name, type] : builtin_type_names()) globals_->vars[name] = Value::type(type);
   register_builtins();
   if (prelude) {
-    prelude_file_ = sources_.size();
-    run_text("prelude.jl", kPreludeText);
+    if (sources_.size() != 0) internal_error("the prelude must be the first source read");
+    for (size_t i = 0; i < kNumPreludeFiles; ++i) {
+      run_text(kPreludeFiles[i].name, kPreludeFiles[i].text);
+    }
+    prelude_files_ = static_cast<uint32_t>(sources_.size());
   }
 }
 
@@ -159,9 +162,9 @@ std::string Interpreter::located(Pos pos, std::string_view message) const {
   // the prelude's line after: the program's line is the one to change.
   size_t shown = frames_.size();
   std::string inside;
-  if (pos.file == prelude_file_ && prelude_file_ != ~uint32_t{0}) {
+  if (in_prelude(pos.file)) {
     size_t i = shown;
-    while (i > 0 && frames_[i - 1].call.file == prelude_file_) --i;
+    while (i > 0 && in_prelude(frames_[i - 1].call.file)) --i;
     if (i > 0 && frames_[i - 1].call.known()) {
       inside = fmt::format("\n  in the prelude's {} at {}", frames_[shown - 1].name,
                            sources_.where(pos));
@@ -570,9 +573,9 @@ const Method* Interpreter::find_method(const FunctionObj& f, const Args& args) {
 // Ops recorded by prelude code (a layer, a loss) carry the line of the program that
 // called into the prelude, the line a reader of the tape knows.
 Pos Interpreter::op_pos() const {
-  if (here_.file != prelude_file_) return here_;
+  if (!in_prelude(here_.file)) return here_;
   for (size_t i = frames_.size(); i-- > 0;) {
-    if (frames_[i].call.known() && frames_[i].call.file != prelude_file_) return frames_[i].call;
+    if (frames_[i].call.known() && !in_prelude(frames_[i].call.file)) return frames_[i].call;
   }
   return here_;
 }

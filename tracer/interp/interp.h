@@ -54,7 +54,7 @@ struct Limits {
 class Interpreter {
  public:
   /// An interpreter whose globals hold the built-ins and, with `prelude`, the standard
-  /// prelude (tracer/prelude.jl: layers, activations, losses).
+  /// prelude (tracer/prelude/: layers, activations, losses, optimisers).
   explicit Interpreter(Limits limits = {}, bool prelude = true);
   ~Interpreter();
 
@@ -319,7 +319,10 @@ class Interpreter {
   // The chain of files being run, outermost first: canonical path and path as given.
   std::vector<std::pair<std::string, std::string>> running_files_;
   double parse_seconds_ = 0;
-  uint32_t prelude_file_ = ~uint32_t{0};  // ops recorded in the prelude take the program's line
+  // The prelude's source files are [0, prelude_files_): ops recorded there take the
+  // program's line.
+  uint32_t prelude_files_ = 0;
+  bool in_prelude(uint32_t file) const { return file < prelude_files_; }
   EnvPtr globals_;
   std::vector<Frame> frames_;
   // Environments captured by closures. A closure stored in (a scope below) the
@@ -403,8 +406,14 @@ void add_vector_builtins(BuiltinTable& table);
 void add_grad_builtins(BuiltinTable& table);
 void add_test_builtins(BuiltinTable& table);
 
-/// The text of the standard prelude (tracer/prelude.jl, embedded at build time).
-extern const char* const kPreludeText;
+/// One file of the standard prelude (tracer/prelude/, embedded at build time).
+struct PreludeFile {
+  const char* name;  ///< as messages name it: "prelude/layers.jl"
+  const char* text;
+};
+/// The prelude's files, in the order they are loaded.
+extern const PreludeFile kPreludeFiles[];
+extern const size_t kNumPreludeFiles;
 
 /// Helpers shared by the built-in families (builtins_math.cc).
 /// `a op b` for an elementwise primitive, on scalars or tensors, with Julia's promotion

@@ -1,5 +1,5 @@
 // Flux's `@autosize (sizes...) model`: each layer call in `model` that uses `_` for a size
-// becomes a LazyLayer (tracer/prelude.jl) that makes the layer when it first sees its
+// becomes a LazyLayer (tracer/prelude/training.jl) that makes the layer when it first sees its
 // input, `_` being that input's size along the dim the layer reads (Dense: dim 1; a
 // convolution: the channels). The model then runs once on zeros of the sizes, and the
 // made layers replace the lazy ones: (call autosize_build sizes model).

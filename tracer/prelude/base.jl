@@ -1,0 +1,225 @@
+# The standard prelude of ytape's model language: Flux-like layers, activations, losses and
+# optimisers, written in the language itself and loaded before every program, in the order
+# tracer/CMakeLists.txt lists its files. Layouts follow docs/primitives.md: images are WHCN,
+# conv weights (kw, kh, cin, cout), Dense weights (out, in) as in Flux. Everything here
+# traces down to primitives.
+#
+# This file: Base, Statistics and LinearAlgebra names, activations, losses, initializers, train/test mode.
+
+# ---- Pair ---------------------------------------------------------------------------------
+
+# `a => b`: p.first and p.second; p[1], p[2], first(p), last(p); `k, v = p` destructures.
+struct Pair
+  first
+  second
+end
+=>(a, b) = Pair(a, b)
+getindex(p::Pair, i::Integer) = i == 1 ? p.first : i == 2 ? p.second : error("BoundsError: a Pair has 2 elements, not ", i)
+first(p::Pair) = p.first
+last(p::Pair) = p.second
+length(p::Pair) = 2
+iterate(p::Pair, i=1) = i > 2 ? nothing : (p[i], i + 1)
+iterate(t::Tuple, i=1) = i > length(t) ? nothing : (t[i], i + 1)
+iterate(x::AbstractArray, i=1) = i > length(x) ? nothing : (x[i], i + 1)
+
+# ---- helpers ------------------------------------------------------------------------------
+
+
+flatten(x) = reshape(x, :, size(x, ndims(x)))
+
+# ---- Base, Statistics and LinearAlgebra ----------------------------------------------------
+
+|>(x, f) = f(x)
+∘(f, g) = (xs...; kws...) -> f(g(xs...; kws...))
+isnothing(x) = x === nothing
+iszero(x) = x == zero(x)
+vec(x) = reshape(x, :)
+clamp(x, lo, hi) = min(max(x, lo), hi)
+# Integer division rounding down (fld) and up (cld), as Julia's.
+fld(a::Integer, b::Integer) = div(a, b) - (rem(a, b) != 0 && (a < 0) != (b < 0) ? 1 : 0)
+cld(a::Integer, b::Integer) = div(a, b) + (rem(a, b) != 0 && (a < 0) == (b < 0) ? 1 : 0)
+# Base.Returns(v): a function of any arguments that returns v.
+Returns(v) = (args...; kws...) -> v
+isnan(x) = x != x
+floatmin(::Type{Float32}) = 1.1754944f-38
+floatmin(::Type{Float64}) = 2.2250738585072014e-308
+floatmax(::Type{Float32}) = 3.4028235f38
+floatmax(::Type{Float64}) = 1.7976931348623157e308
+isinf(x) = !isnan(x) && isnan(x - x)
+isfinite(x) = x - x == 0
+dot(a, b) = sum(a .* b)
+
+# The p-norm of all elements (2 by default; 1 and Inf too).
+function norm(x, p::Real=2)
+  p == 2 && return sqrt(sum(abs2.(x)))
+  p == 1 && return sum(abs.(x))
+  p == Inf && return maximum(abs.(x))
+  sum(abs.(x) .^ p)^(1 / p)
+end
+
+# The variance and standard deviation, of all elements or along dims, corrected (n - 1) by
+# default, as in Statistics.
+function var(x; dims=nothing, corrected::Bool=true)
+  m = dims === nothing ? mean(x) : mean(x; dims=dims)
+  n = length(x) ÷ length(m)
+  squares = dims === nothing ? sum(abs2.(x .- m)) : sum(abs2.(x .- m); dims=dims)
+  squares ./ (corrected ? n - 1 : n)
+end
+std(x; dims=nothing, corrected::Bool=true) = sqrt.(var(x; dims=dims, corrected=corrected))
+
+# ---- activations (scalar functions: broadcast them, as relu.(x)) ----------------------------
+
+leakyrelu(x, a=0.01f0) = max(a * x, x)
+swish(x) = x * sigmoid(x)
+# The unused side of each ifelse stays finite (expm1 of min(x, 0)), so that its zero
+# gradient does not multiply an overflow into NaN.
+elu(x, α=1) = ifelse(x > 0, x, α * expm1(min(x, 0)))
+celu(x, α=1) = ifelse(x >= 0, x, α * expm1(min(x, 0) / α))
+selu(x) = 1.0507009873554804 * ifelse(x > 0, x, 1.6732632423543772 * expm1(min(x, 0)))
+# NNlib's gelu, the tanh approximation of x Φ(x).
+gelu(x) = 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x^3)))
+# NNlib's gelu_erf, x Φ(x) exactly (ONNX's Gelu, PyTorch's default); gelu_tanh is gelu.
+gelu_erf(x) = 0.5 * x * (1 + erf(x / 1.4142135623730951))
+gelu_tanh(x) = gelu(x)
+logσ(x) = -softplus(-x)
+logsigmoid(x) = logσ(x)
+relu6(x) = min(relu(x), 6)
+hardtanh(x) = clamp(x, -1, 1)
+hardσ(x) = clamp((x + 3) / 6, 0, 1)
+hardsigmoid(x) = hardσ(x)
+mish(x) = x * tanh(softplus(x))
+tanhshrink(x) = x - tanh(x)
+softsign(x) = x / (1 + abs(x))
+lisht(x) = x * tanh(x)
+logcosh(x) = x + softplus(-2x) - 0.6931471805599453
+softshrink(x, λ=0.5) = min(max(0, x - λ), x + λ)
+trelu(x, θ=1) = ifelse(x > θ, x, zero(x))
+# NNlib's randomized leaky ReLU: a slope drawn in [lo, hi) for each element.
+rrelu(x, lo=1 / 8, hi=1 / 3) = leakyrelu(x, (hi - lo) * rand(typeof(float(x))) + lo)
+
+softmax(x; dims=1) = Prim.softmax(x; dims=dims)
+logsoftmax(x; dims=1) = Prim.log_softmax(x; dims=dims)
+function logsumexp(x; dims=1)
+  m = maximum(x; dims=dims)
+  m .+ log.(sum(exp.(x .- m); dims=dims))
+end
+
+# ---- losses (Flux's: agg reduces the per-sample losses, mean by default) -------------------
+
+# The default eps of a loss: of the float type of x's elements (Float64 for integers).
+epseltype(x) = eps(float(eltype(x)))
+xlogx(x) = ifelse(iszero(x), zero(x), x * log(ifelse(iszero(x), one(x), x)))
+xlogy(x, y) = ifelse(iszero(x), zero(x * y), x * log(ifelse(iszero(x), one(y), y)))
+
+mse(ŷ, y; agg=mean) = agg(abs2.(ŷ .- y))
+mae(ŷ, y; agg=mean) = agg(abs.(ŷ .- y))
+msle(ŷ, y; agg=mean, eps=epseltype(ŷ)) = agg(abs2.(log.((ŷ .+ eps) ./ (y .+ eps))))
+function huber_loss(ŷ, y; agg=mean, delta=1)
+  err = abs.(ŷ .- y)
+  agg(ifelse.(err .< delta, 0.5 .* err .^ 2, delta .* (err .- 0.5 * delta)))
+end
+# One-hot (or probability) targets y, as Flux's; integer labels are the _labels losses below.
+crossentropy(ŷ, y; dims=1, agg=mean, eps=epseltype(ŷ)) =
+  agg(.-sum(xlogy.(check_targets(ŷ, y, "crossentropy"), ŷ .+ eps); dims=dims))
+logitcrossentropy(ŷ, y; dims=1, agg=mean) =
+  agg(.-sum(check_targets(ŷ, y, "logitcrossentropy") .* logsoftmax(ŷ; dims=dims); dims=dims))
+binarycrossentropy(ŷ, y; agg=mean, eps=epseltype(ŷ)) =
+  agg(.-xlogy.(y, ŷ .+ eps) .- xlogy.(1 .- y, 1 .- ŷ .+ eps))
+logitbinarycrossentropy(ŷ, y; agg=mean) = agg((1 .- y) .* ŷ .- logσ.(ŷ))
+function kldivergence(ŷ, y; dims=1, agg=mean, eps=epseltype(ŷ))
+  agg(sum(xlogx.(y); dims=dims)) + crossentropy(ŷ, y; dims=dims, agg=agg, eps=eps)
+end
+poisson_loss(ŷ, y; agg=mean) = agg(ŷ .- xlogy.(y, ŷ))
+hinge_loss(ŷ, y; agg=mean) = agg(max.(0, 1 .- ŷ .* y))
+squared_hinge_loss(ŷ, y; agg=mean) = agg(abs2.(max.(0, 1 .- ŷ .* y)))
+dice_coeff_loss(ŷ, y; smooth=1) =
+  1 - (2 * sum(y .* ŷ) + smooth) / (sum(abs2.(y)) + sum(abs2.(ŷ)) + smooth)
+
+# An integer label vector where Flux takes one-hot targets says what to use instead.
+function check_targets(ŷ, y, name)
+  if y isa AbstractArray && ndims(y) == 1 && ndims(ŷ) == 2 && eltype(y) == Int
+    error(name, " takes one-hot targets of the scores' size, as Flux's (onehotbatch(labels, ",
+          "1:", size(ŷ, 1), ")); for integer labels use ", name, "_labels(scores, labels)")
+  end
+  y
+end
+
+# The losses of scores (classes, batch) against integer labels (batch,) in 1:classes: the
+# same as with onehotbatch(labels, 1:classes), without building the one-hot matrix.
+function logitcrossentropy_labels(logits, labels; agg=mean)
+  n = size(logits, 2)
+  agg(.-Prim.gather(logsoftmax(logits; dims=1), reshape(labels, 1, n); dim=1))
+end
+function crossentropy_labels(probs, labels; agg=mean, eps=eps(eltype(probs)))
+  n = size(probs, 2)
+  agg(.-log.(Prim.gather(probs, reshape(labels, 1, n); dim=1) .+ eps))
+end
+
+# One-hot columns, as Flux's: onehotbatch(labels, classes)[i, j] is labels[j] == classes[i].
+# An array of labels gives one more dim in front: (classes, size(labels)...).
+onehotbatch(labels, classes) =
+  reshape(collect(classes), :, ntuple(_ -> 1, ndims(labels))...) .==
+  reshape(labels, 1, size(labels)...)
+onehotbatch(labels::Union{Tuple, AbstractRange}, classes) = onehotbatch(collect(labels), classes)
+onehot(label, classes) = collect(classes) .== label
+# OneHotArrays' constructors: the index (or indices) and the number of classes.
+OneHotVector(i::Integer, n::Integer) = onehot(i, 1:n)
+OneHotMatrix(ix, n::Integer) = onehotbatch(ix, 1:n)
+# The class of each column of scores: the label at its largest value (the first of ties).
+function onecold(y, labels=1:size(y, 1))
+  p = Prim.argmax(eltype(y) == Bool ? Int.(y) : y; dim=1)
+  labels == 1:size(y, 1) ? p : collect(labels)[p]
+end
+
+# ---- initializers (Flux's: dims as the weight's size, Float32) ---------------------------------
+
+function fans(dims)
+  receptive = 1
+  for i in 1:length(dims)-2
+    receptive *= dims[i]
+  end
+  length(dims) == 1 && return (dims[1], dims[1])
+  length(dims) == 2 ? (dims[2], dims[1]) : (receptive * dims[end-1], receptive * dims[end])
+end
+# Uniform in ±sqrt(6 / (fan_in + fan_out)), Glorot and Bengio (2010), as Flux's default.
+function glorot_uniform(dims...)
+  fan_in, fan_out = fans(dims)
+  scale = sqrt(24f0 / (fan_in + fan_out))
+  (rand(Float32, dims...) .- 0.5f0) .* scale
+end
+glorot_normal(dims...) = randn(Float32, dims...) .* sqrt(2f0 / sum(fans(dims)))
+kaiming_uniform(dims...; gain=sqrt(2f0)) =
+  (rand(Float32, dims...) .- 0.5f0) .* (2 * gain * sqrt(3f0 / fans(dims)[1]))
+kaiming_normal(dims...; gain=sqrt(2f0)) = randn(Float32, dims...) .* (gain / sqrt(fans(dims)[1]))
+zeros32(dims...) = zeros(Float32, dims...)
+ones32(dims...) = ones(Float32, dims...)
+rand32(dims...) = rand(Float32, dims...)
+randn32(dims...) = randn(Float32, dims...)
+
+# A layer's bias: bias=true makes zeros, false keeps none (as Flux, the field is false).
+create_bias(w, bias::Bool, n) = bias ? zeros(eltype(w), n) : false
+create_bias(w, bias::AbstractRange, n) = create_bias(w, collect(bias), n)
+function create_bias(w, bias::AbstractArray, n)
+  size(bias) == (n,) ||
+    throw(DimensionMismatch("expected bias of size ($n,), got size $(size(bias))"))
+  eltype(bias) == eltype(w) ? bias : eltype(w).(bias)
+end
+
+# ---- train and test mode ------------------------------------------------------------------
+
+# trainmode!(m) and testmode!(m) set the mode of the layers that differ (Dropout,
+# BatchNorm) throughout a model; an unset layer trains inside `gradient` only, as Flux's.
+trainmode!(m, mode=true) = set_mode!(m, mode)
+# Whether a layer with a mode (Dropout, BatchNorm) is in training mode: its `active`, or
+# when unset, whether it runs inside `gradient` (Flux's rule).
+isactive(m) = m.active === nothing ? within_gradient() : m.active
+testmode!(m, mode=true) = set_mode!(m, !mode)
+function set_mode!(m, mode)
+  foreach(x -> set_mode!(x, mode), sublayers(m))
+  m
+end
+
+# The layers a container holds, for the functions that walk a model (testmode!, reset!).
+sublayers(m) = ()
+sublayers(t::Tuple) = t
+sublayers(t::NamedTuple) = values(t)

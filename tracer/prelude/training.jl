@@ -1,0 +1,193 @@
+# The prelude (tracer/prelude/base.jl says what it is): Data loading, training loops and Flux's implicit parameters.
+
+# ---- data loading and training loops (MLUtils, Flux) -------------------------------------------
+
+# Observations lie along the last dim of arrays; of a tuple or named tuple, along each's.
+numobs(x::AbstractArray) = size(x, ndims(x))
+numobs(t::Union{Tuple, NamedTuple}) = numobs(first(t))
+function getobs(x::AbstractArray, i)
+  front = size(x)[1:end-1]
+  reshape(reshape(x, :, numobs(x))[:, i], front..., length(i))
+end
+getobs(t::Tuple, i) = map(x -> getobs(x, i), t)
+getobs(t::NamedTuple, i) = map(x -> getobs(x, i), t)
+shuffle(x::AbstractVector) = x[randperm(length(x))]
+
+# DataLoader(data; batchsize=1, shuffle=false, partial=true): the batches of an array or a
+# tuple of arrays, as MLUtils' (Flux.DataLoader). Each pass in a new order when shuffled,
+# drawn from the program's generator (seed!); at top level, where training loops run.
+struct DataLoader
+  data
+  batchsize
+  shuffle
+  partial
+end
+DataLoader(data; batchsize=1, shuffle=false, partial=true, rng=nothing) =
+  DataLoader(data, batchsize, shuffle, partial)
+# Flux 0.11's DataLoader(x, y; ...): the data as separate arguments.
+DataLoader(x, y; kw...) = DataLoader((x, y); kw...)
+function length(d::DataLoader)
+  n = numobs(d.data)
+  d.partial ? (n + d.batchsize - 1) ÷ d.batchsize : n ÷ d.batchsize
+end
+function iterate(d::DataLoader)
+  n = numobs(d.data)
+  iterate(d, (d.shuffle ? randperm(n) : collect(1:n), 1))
+end
+function iterate(d::DataLoader, state)
+  order, k = state
+  k > length(d) && return nothing
+  idx = order[(k - 1) * d.batchsize + 1:min(k * d.batchsize, length(order))]
+  (getobs(d.data, idx), (order, k + 1))
+end
+
+# Flux.train!(loss, model, data, opt_state): a step of loss(model, batch...)'s gradient and
+# Optimisers.update! per batch of data, writing into the model's arrays, as Flux 0.14's.
+function train!(loss, model, data, opt_state)
+  for batch in data
+    b = batch isa Tuple ? batch : (batch,)
+    grads = gradient(m -> loss(m, b...), model)
+    Optimisers.update!(opt_state, model, grads[1])
+  end
+end
+
+# Flux's device movers: this machine is the only device, so both are the identity; and
+# CUDA.jl's questions, answered for a machine without a GPU (code that asks runs on the
+# CPU, as it would in Julia there).
+cpu(x) = x
+gpu(x) = x
+# Flux.outputsize(m, inputsizes...; padbatch=false): the size of m's output for inputs of
+# those sizes (a batch dim of 1 appended with padbatch), run on zeros of a copy of m, so
+# that a Recur's state is left as it was.
+function outputsize(m, sizes::Tuple...; padbatch=false)
+  length(sizes) == 1 && sizes[1] isa Tuple && !isempty(sizes[1]) && sizes[1][1] isa Tuple &&
+    return outputsize(m, sizes[1]...; padbatch=padbatch)
+  xs = [zeros(Float32, (padbatch ? (s..., 1) : s)...) for s in sizes]
+  # Several inputs go in as one tuple, as Flux's (a Parallel takes them apart).
+  size(deepcopy(m)(length(xs) == 1 ? xs[1] : Tuple(xs)))
+end
+# Flux's @autosize (tracer/lang/parse_autosize.cc): a LazyLayer makes its layer from the
+# first input it sees; autosize_build runs the model once on zeros of the sizes, then
+# puts the made layers in place of the lazy ones.
+mutable struct LazyLayer
+  make
+  layer
+end
+LazyLayer(make) = LazyLayer(make, nothing)
+function (l::LazyLayer)(xs...)
+  l.layer === nothing && (l.layer = l.make(xs[1]))
+  l.layer(xs...)
+end
+# The size `_` stands for: Flux's autosizefor, dim 1 for Dense, Embedding and LayerNorm,
+# else the second-to-last (channels).
+autosize_dim(x, layer::String) = layer in ("Dense", "Embedding", "LayerNorm") ? size(x, 1) :
+  size(x, max(1, ndims(x) - 1))
+function autosize_build(sizes::Tuple, m)
+  m(zeros(Float32, sizes...))
+  strip_lazy(m)
+end
+strip_lazy(l::LazyLayer) = l.layer === nothing ?
+  error("@autosize: a layer was never called on the example input, so its size is unknown") :
+  l.layer
+function strip_lazy(x)
+  (x isa Tuple || x isa NamedTuple) && return map(strip_lazy, x)
+  x isa AbstractVector && eltype(x) == Any && return [strip_lazy(xi) for xi in x]
+  is_struct(x) || return x
+  new_instance(typeof(x), map(strip_lazy, Tuple(getfields(x)))...)
+end
+# Flux.unsqueeze(x; dims): x with a dim of 1 inserted at dims; unsqueeze(; dims) the function.
+unsqueeze(x; dims) = reshape(x, size(x)[1:dims - 1]..., 1, size(x)[dims:end]...)
+unsqueeze(; dims) = x -> unsqueeze(x; dims=dims)
+# f32(m), f64(m): the model with its float arrays converted, as Flux's (Float16 has no
+# dtype here).
+f32(m) = fmap(x -> x isa AbstractArray && eltype(x) <: AbstractFloat ? Float32.(x) : x, m)
+f64(m) = fmap(x -> x isa AbstractArray && eltype(x) <: AbstractFloat ? Float64.(x) : x, m)
+functional(show_reason::Bool=false) = false
+has_cuda(show_reason::Bool=false) = false
+has_cuda_gpu(show_reason::Bool=false) = false
+allowscalar(x...) = nothing
+
+# ---- Flux's implicit parameters (Zygote's Params and Grads, Flux.Optimise) -----------------
+
+# gradient(() -> loss(model(x), y), Flux.params(model)) differentiates for the arrays of
+# `params` as they are used inside the function: its Grads are looked up by the array
+# itself, gs[model[1].weight], and are `nothing` for an array the loss did not use.
+struct Grads
+  params
+  grads
+end
+function getindex(gs::Grads, p)
+  i = findfirst(q -> q === p, gs.params)
+  i === nothing && error("KeyError: this array is not one of the parameters of the gradient")
+  gs.grads[i]
+end
+haskey(gs::Grads, p) = findfirst(q -> q === p, gs.params) !== nothing
+length(gs::Grads) = length(gs.params)
+
+# pullback(f, args...) and pullback(f, ps), Zygote's: f's value and a function of the
+# value's cotangent Δ giving the gradients, for a real-valued f.
+pullback_of(grads) = Δ -> scale_gradient(grads, Δ)
+pullback_call(f, xs...) = (y = f(xs...); y isa AbstractArray ? (sum(y), y, :array_pullback) : y)
+array_pullback_back(Δ) = error("the back function of pullback needs a real-valued function: ",
+                               "of an array-valued f, write gradient(x -> sum(Δ .* f(x)), x)")
+scale_gradient(g::Nothing, Δ) = nothing
+scale_gradient(g::Union{Number, AbstractArray}, Δ) = Δ == 1 ? g : g .* Δ
+scale_gradient(g::Union{Tuple, NamedTuple}, Δ) = map(x -> scale_gradient(x, Δ), g)
+scale_gradient(g::Grads, Δ) = Grads(g.params, [scale_gradient(x, Δ) for x in g.grads])
+scale_gradient(g::AbstractVector, Δ) = [scale_gradient(x, Δ) for x in g]
+
+# Flux.Optimise's implicit form: update!(opt, ps, gs) steps each parameter by its gradient
+# in place, and update!(opt, x, dx) one array. A rule's state is kept per rule and array,
+# as Flux's legacy optimisers keep theirs.
+const implicit_states = []
+function update!(opt::AbstractRule, x::AbstractArray, dx)
+  k = findfirst(s -> s[1] === opt && s[2] === x, implicit_states)
+  state = k === nothing ? init(opt, x) : implicit_states[k][3]
+  state, step = apply!(opt, state, x, dx)
+  if k === nothing
+    push!(implicit_states, (opt, x, state))
+  else
+    implicit_states[k] = (opt, x, state)
+  end
+  x .-= step
+end
+function update!(opt::AbstractRule, ps::AbstractVector, gs::Grads)
+  for p in ps
+    dx = gs[p]
+    dx === nothing || update!(opt, p, dx)
+  end
+end
+
+# Flux.train!(loss, ps, data, opt; cb): Flux's implicit loop: for each batch, the gradient
+# of loss(batch...) for the parameters, then a step; cb() after each.
+function train!(loss, ps::AbstractVector, data, opt::AbstractRule; cb=() -> nothing)
+  for batch in data
+    b = batch isa Tuple ? batch : (batch,)
+    gs = gradient(() -> loss(b...), ps)
+    update!(opt, ps, gs)
+    cb()
+  end
+end
+
+# Zygote's jacobian(f, xs...): for each argument the matrix of ∂f(xs...)[i]/∂x[j] (a row
+# per element of f's result, a column per element of the argument), one gradient per row;
+# hessian(f, x) (and hessian_reverse, hessian_dual) the jacobian of its gradient, exact as
+# a gradient of a gradient is. Integer arguments are taken as floats, as Zygote does.
+function jacobian(f, xs...)
+  xs = map(x -> x isa AbstractArray && !(eltype(x) <: AbstractFloat) ? float.(x) : x, xs)
+  n = length(f(xs...))
+  row(i) = gradient((a...) -> (y = f(a...); y isa Number ? y : y[i]), xs...)
+  rows = [row(i) for i in 1:n]
+  ntuple(k -> vcat([reshape(r[k] === nothing ? zero(xs[k]) : r[k], 1, :) for r in rows]...),
+         length(xs))
+end
+hessian(f, x) = jacobian(x -> gradient(f, x)[1], x)[1]
+hessian_reverse(f, x) = hessian(f, x)
+# ForwardDiff's jacobian and gradient of one array: the matrix and the array (Zygote's give
+# a tuple, one per argument), computed the same exact way.
+const ForwardDiff = (jacobian = (f, x) -> jacobian(f, x)[1], gradient = (f, x) -> gradient(f, x)[1])
+hessian_dual(f, x) = hessian(f, x)
+
+# Flux's older names for its rules.
+ADAM(η=0.001, β=(0.9, 0.999), ϵ=1e-8) = Adam(η, β, ϵ)
+Optimiser(opts...) = OptimiserChain(opts...)

@@ -55,6 +55,7 @@ void Interpreter::register_builtins() {
   add_vector_builtins(table);
   add_grad_builtins(table);
   add_test_builtins(table);
+  add_string_builtins(table);
   for (auto& [name, fn] : table) {
     auto f = std::make_shared<FunctionObj>();
     f->name = name;

@@ -223,3 +223,22 @@ end
 sublayers(m) = ()
 sublayers(t::Tuple) = t
 sublayers(t::NamedTuple) = values(t)
+
+# ---- printing into a string: IO, IOBuffer, show, sprint -------------------------------------
+
+# An IOBuffer collects the text print, println and show write into it; sprint(f, args...)
+# runs f(io, args...) on one and returns the text. show(io, x) writes repr(x) where no method
+# for x's type says otherwise (Flux's layers have theirs, prelude/layers.jl).
+abstract type IO end
+mutable struct IOBuffer <: IO
+  text::String
+end
+IOBuffer() = IOBuffer("")
+print(io::IOBuffer, xs...) = (io.text = io.text * string(xs...); nothing)
+println(io::IOBuffer, xs...) = print(io, xs..., "\n")
+show(io::IO, x) = print(io, repr(x))
+function sprint(f, args...)
+  io = IOBuffer()
+  f(io, args...)
+  io.text
+end

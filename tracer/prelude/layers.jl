@@ -524,3 +524,53 @@ function (p::PairwiseFusion)(x)
   end
   Tuple(outs)
 end
+
+# ---- printing: Flux's show, the call that makes the layer ------------------------------------
+
+# sprint(show, layer) and show(io, layer) write Flux's one-line form of a layer, such as
+# Conv((3, 3), 2 => 4, relu, pad=1); print, string and repr still write every field.
+# A tuple of equal sizes is written as one (Flux's _maybetuple_string).
+maybetuple_string(t) = all(==(t[1]), t) ? string(t[1]) : string(t)
+function show_conv_options(io, l)
+  l.σ === identity || print(io, ", ", l.σ)
+  all(==(0), l.pad) || print(io, ", pad=", maybetuple_string(l.pad))
+  all(==(1), l.stride) || print(io, ", stride=", maybetuple_string(l.stride))
+  all(==(1), l.dilation) || print(io, ", dilation=", maybetuple_string(l.dilation))
+  l.groups == 1 || print(io, ", groups=", l.groups)
+  l.bias === false && print(io, ", bias=false")
+end
+function show(io::IO, l::Union{Conv, CrossCor, ConvTranspose})
+  kernel = size(l.weight)[1:ndims(l.weight)-2]
+  print(io, typeof(l), "(", kernel, ", ", _channels_in(l), " => ", _channels_out(l))
+  show_conv_options(io, l)
+  print(io, ")")
+end
+function show(io::IO, l::Dense)
+  print(io, "Dense(", size(l.weight, 2), " => ", size(l.weight, 1))
+  l.σ === identity || print(io, ", ", l.σ)
+  l.bias === false && print(io, "; bias=false")
+  print(io, ")")
+end
+function show(io::IO, m::Union{MaxPool, MeanPool})
+  print(io, typeof(m), "(", m.window)
+  all(==(0), m.pad) || print(io, ", pad=", maybetuple_string(m.pad))
+  m.stride == m.window || print(io, ", stride=", maybetuple_string(m.stride))
+  print(io, ")")
+end
+function show(io::IO, b::BatchNorm)
+  channels = b.weight !== false ? length(b.weight) : b.μ !== nothing ? length(b.μ) : "?"
+  print(io, "BatchNorm(", channels)
+  b.σ === identity || print(io, ", ", b.σ)
+  b.weight === false && print(io, ", affine=false")
+  b.active === nothing || print(io, ", active=", b.active)
+  print(io, ")")
+end
+show(io::IO, d::Dropout) = print(io, "Dropout(", d.p, d.dims === (:) ? "" : ", dims=$(d.dims)", ")")
+function show(io::IO, c::Chain)
+  print(io, "Chain(")
+  for (i, layer) in enumerate(c.layers)
+    i > 1 && print(io, ", ")
+    show(io, layer)
+  end
+  print(io, ")")
+end

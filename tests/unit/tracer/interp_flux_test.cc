@@ -62,6 +62,31 @@ e = Embedding(4 => 3)
                   "e(Bool[0, 1, 0, 0]) == e.weight[:, 2]") == "(true, (3, 2, 2), true)");
 }
 
+// Flux's one-line show of layers, as sprint(show, layer) gives it (its tests ask for it).
+TEST_CASE("sprint(show, layer) writes Flux's form of a layer") {
+  std::string p = R"(
+m = Chain(Conv((3, 3), 2 => 4, relu; pad=1), MaxPool((2, 2)), BatchNorm(4, relu),
+          Dropout(0.5), MeanPool((2, 2); stride=1), Dense(10 => 3))
+)";
+  CHECK(eval_show(p, "sprint(show, m)") ==
+        "\"Chain(Conv((3, 3), 2 => 4, relu, pad=1), MaxPool((2, 2)), BatchNorm(4, relu), "
+        "Dropout(0.5), MeanPool((2, 2), stride=1), Dense(10 => 3))\"");
+  CHECK(eval_show("", "sprint(show, ConvTranspose((3, 3), 2 => 4; groups=2))") ==
+        "\"ConvTranspose((3, 3), 2 => 4, groups=2)\"");
+  CHECK(eval_show("",
+                  "sprint(show, CrossCor((3, 3), 2 => 4; stride=2, pad=(1, 0, 1, 0), "
+                  "bias=false))") ==
+        "\"CrossCor((3, 3), 2 => 4, pad=(1, 0, 1, 0), stride=2, bias=false)\"");
+  CHECK(eval_show("", "sprint(show, Dense(2 => 3, tanh; bias=false)), sprint(show, (1, \"a\"))") ==
+        "(\"Dense(2 => 3, tanh; bias=false)\", \"(1, \\\"a\\\")\")");
+  CHECK(eval_show("",
+                  "occursin(\"2 =>\", \"x 2 => 4\"), startswith(\"abc\", \"ab\"), "
+                  "endswith(\"abc\", \"bc\"), occursin(\"z\", \"abc\")") ==
+        "(true, true, true, false)");
+  CHECK(run_error("occursin(1, \"a\")").find("occursin takes two strings, got an Int64") !=
+        std::string::npos);
+}
+
 TEST_CASE("1-d convolutions: Conv((k,), in => out) over (W, C, N)") {
   std::string p = R"(
 seed!(9)

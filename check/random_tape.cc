@@ -151,7 +151,7 @@ class Generator {
   Var bounded(Var x) { return b_.max(b_.min(x, scalar(1000)), scalar(-1000)); }
 
   Var unary(Var x) {
-    switch (pick(15)) {
+    switch (pick(17)) {
       case 0:
         return b_.neg(x);
       case 1:
@@ -166,9 +166,13 @@ class Generator {
         return b_.sqrt(positive(x));
       case 6:
         return b_.tan(b_.mul(b_.tanh(x), scalar(0.5)));
+      case 7:  // inside (-1, 1), away from the ends where the slope grows without bound
+        return b_.asin(b_.mul(b_.tanh(x), scalar(0.9)));
+      case 8:
+        return b_.acos(b_.mul(b_.tanh(x), scalar(0.9)));
       default:
         return b_.call1(one_of({Prim::abs, Prim::sign, Prim::sin, Prim::cos, Prim::tanh,
-                                Prim::sigmoid, Prim::relu, Prim::softplus}),
+                                Prim::sigmoid, Prim::relu, Prim::softplus, Prim::atan}),
                         {x});
     }
   }

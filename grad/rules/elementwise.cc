@@ -93,6 +93,21 @@ Dx erf_vjp(Builder& b, const RuleArgs& r) {
   Var slope = b.mul(scalar(b, x, 1.1283791670955126), b.exp(b.neg(b.mul(x, x))));
   return {b.mul(g_of(r), slope)};
 }
+// dx = g / sqrt(1 - x^2)
+Dx asin_vjp(Builder& b, const RuleArgs& r) {
+  Var x = x_of(r);
+  return {b.div(g_of(r), b.sqrt(b.sub(scalar(b, x, 1), b.mul(x, x))))};
+}
+// dx = -g / sqrt(1 - x^2)
+Dx acos_vjp(Builder& b, const RuleArgs& r) {
+  Var x = x_of(r);
+  return {b.neg(b.div(g_of(r), b.sqrt(b.sub(scalar(b, x, 1), b.mul(x, x)))))};
+}
+// dx = g / (1 + x^2)
+Dx atan_vjp(Builder& b, const RuleArgs& r) {
+  Var x = x_of(r);
+  return {b.div(g_of(r), b.add(scalar(b, x, 1), b.mul(x, x)))};
+}
 
 // dx = g, dy = g
 Dx add_vjp(Builder&, const RuleArgs& r) {
@@ -173,6 +188,9 @@ void register_elementwise_rules(RuleTable& t) {
   t.set(Prim::relu, relu_vjp);
   t.set(Prim::softplus, softplus_vjp);
   t.set(Prim::erf, erf_vjp);
+  t.set(Prim::asin, asin_vjp);
+  t.set(Prim::acos, acos_vjp);
+  t.set(Prim::atan, atan_vjp);
   t.set(Prim::add, add_vjp);
   t.set(Prim::sub, sub_vjp);
   t.set(Prim::mul, mul_vjp);

@@ -25,7 +25,8 @@ void unary(Importer& im, const Node& n) {
   im.set_output(n, 0, im.emit(P, {in(im, n, 0)}));
 }
 
-// Erf, Floor, Ceil, Round: ONNX's Erf takes integers too, which the primitive does not.
+// Erf, Asin, Acos, Atan, Floor, Ceil, Round: ONNX's Erf takes integers too, which the primitive
+// does not.
 template <Prim P>
 void float_unary(Importer& im, const Node& n) {
   Var x = in(im, n, 0);
@@ -247,6 +248,9 @@ void add_elementwise_rules(Rules& r) {
   r["Relu"] = unary<Prim::relu>;
   r["Softplus"] = unary<Prim::softplus>;
   r["Erf"] = float_unary<Prim::erf>;
+  r["Asin"] = float_unary<Prim::asin>;
+  r["Acos"] = float_unary<Prim::acos>;
+  r["Atan"] = float_unary<Prim::atan>;
   r["Floor"] = float_unary<Prim::floor>;
   r["Ceil"] = float_unary<Prim::ceil>;
   r["Round"] = float_unary<Prim::round>;

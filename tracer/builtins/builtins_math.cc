@@ -657,6 +657,9 @@ void add_math_builtins(BuiltinTable& t) {
                         {"relu", unary<Prim::relu>},
                         {"softplus", unary<Prim::softplus>},
                         {"erf", unary<Prim::erf>},
+                        {"asin", unary<Prim::asin>},
+                        {"acos", unary<Prim::acos>},
+                        {"atan", unary<Prim::atan>},
                         {"abs2", abs2},
                         {"ifelse", ifelse},
                     });

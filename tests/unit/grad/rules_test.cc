@@ -20,7 +20,8 @@ namespace ytape::grad {
 namespace {
 
 // How the values of one input are made.
-enum class Gen { away, positive, small, index, boolean };
+// inner: in (-0.8, 0.8), where asin and acos are smooth and finite differences stay accurate.
+enum class Gen { away, positive, small, inner, index, boolean };
 
 struct Arg {
   Type type;
@@ -71,13 +72,17 @@ using Ints = std::vector<int64_t>;
 std::vector<Case> elementwise_cases() {
   std::vector<Case> cases;
   for (Prim p : {Prim::neg, Prim::exp, Prim::expm1, Prim::abs, Prim::sin, Prim::cos, Prim::tanh,
-                 Prim::sigmoid, Prim::relu, Prim::softplus, Prim::erf}) {
+                 Prim::sigmoid, Prim::relu, Prim::softplus, Prim::erf, Prim::atan}) {
     cases.push_back(unary(p, {3, 4}));
     cases.push_back(unary(p, {}));
   }
   for (Prim p : {Prim::log, Prim::log1p, Prim::sqrt})
     cases.push_back(unary(p, {3, 2}, Gen::positive));
   cases.push_back(unary(Prim::tan, {3, 2}, Gen::small));
+  for (Prim p : {Prim::asin, Prim::acos}) {
+    cases.push_back(unary(p, {3, 4}, Gen::inner));
+    cases.push_back(unary(p, {}, Gen::inner));
+  }
   for (Prim p : {Prim::add, Prim::sub, Prim::mul, Prim::div, Prim::max, Prim::min}) {
     cases.push_back(binary(p, {3, 4}, {3, 4}));
     cases.push_back(binary(p, {3, 4}, {3}));
@@ -224,6 +229,9 @@ Tensor values(const Arg& a, uint64_t seed) {
         break;
       case Gen::small:
         t.data<double>()[i] = 2 * u - 1;
+        break;
+      case Gen::inner:
+        t.data<double>()[i] = 1.6 * u - 0.8;
         break;
       case Gen::index:
         t.data<int64_t>()[i] = 1 + static_cast<int64_t>(u * a.max_index);

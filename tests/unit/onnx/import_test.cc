@@ -248,10 +248,10 @@ TEST_CASE("an op type without a rule is refused, naming the node, op type and op
   Model m;
   m.input("x", {2});
   m.node("Relu", {"x"}, {"r"}, "first");
-  m.node("Acos", {"r"}, {"y"}, "trig");
+  m.node("Det", {"r"}, {"y"}, "det");
   m.output("y");
   CHECK(import_error(m) ==
-        "m.onnx: node 2 'trig' (Acos, opset 13): op type Acos is not supported (docs/onnx.md "
+        "m.onnx: node 2 'det' (Det, opset 13): op type Det is not supported (docs/onnx.md "
         "lists those that are)");
   CHECK_THROWS_AS(m.import(), UnsupportedError);
 }

@@ -86,6 +86,9 @@ const Unary kUnary[] = {
     {Prim::sigmoid, [](long double x) { return 1 / (1 + std::exp(-x)); }, false, -30, 30},
     {Prim::softplus, [](long double x) { return std::log1p(std::exp(x)); }, false, -30, 30},
     {Prim::erf, [](long double x) { return std::erf(x); }, false, -4, 4},
+    {Prim::asin, [](long double x) { return std::asin(x); }, false, -1, 1},
+    {Prim::acos, [](long double x) { return std::acos(x); }, false, -1, 1},
+    {Prim::atan, [](long double x) { return std::atan(x); }, false, -30, 30},
     {Prim::floor, [](long double x) { return std::floor(x); }, false, -30, 30},
     {Prim::ceil, [](long double x) { return std::ceil(x); }, false, -30, 30},
     {Prim::round, [](long double x) { return round_half_even(x); }, false, -30, 30},
@@ -135,6 +138,30 @@ TEST_CASE("unary kernels on special values") {
   // relu and sign keep the sign bit of zero.
   Tensor z = run_op1(Prim::relu, {make_tensor({DType::f64, {}}, {-0.0})});
   CHECK(std::signbit(z.data<double>()[0]));
+}
+
+TEST_CASE("asin, acos and atan at the ends of their domains and beyond") {
+  const long double pi = 3.141592653589793238462643383279502884L;
+  const std::vector<double> x = {1, -1, 0.0, -0.0, 1.5, -2, kInf, -kInf, kNaN};
+  for (DType dtype : {DType::f32, DType::f64}) {
+    CAPTURE(dtype_name(dtype));
+    Tensor t = make_tensor({dtype, {9}}, x);
+    const double rtol = math_rtol(dtype), h = static_cast<double>(pi / 2);
+    const auto p = static_cast<double>(pi);
+    // Outside [-1, 1] asin and acos are NaN; atan reaches +-pi/2 at the infinities.
+    check_close(run_op1(Prim::asin, {t}), {h, -h, 0, -0.0, kNaN, kNaN, kNaN, kNaN, kNaN}, rtol, 0);
+    check_close(run_op1(Prim::acos, {t}), {0, p, h, h, kNaN, kNaN, kNaN, kNaN, kNaN}, rtol, 0);
+    check_close(
+        run_op1(Prim::atan, {t}),
+        {static_cast<double>(pi / 4), static_cast<double>(-pi / 4), 0, -0.0,
+         static_cast<double>(std::atan(1.5L)), static_cast<double>(std::atan(-2.0L)), h, -h, kNaN},
+        rtol, 0);
+  }
+  // asin and atan keep the sign bit of zero, as C's.
+  for (Prim p : {Prim::asin, Prim::atan}) {
+    Tensor z = run_op1(p, {make_tensor({DType::f64, {}}, {-0.0})});
+    CHECK(std::signbit(z.data<double>()[0]));
+  }
 }
 
 TEST_CASE("floor, ceil and round on ties, huge values and special values") {

@@ -116,6 +116,24 @@ h(x) = round(sum(x); digits=1)
       "x = [0.3, -1.2, 2.45]");
 }
 
+TEST_CASE("asin, acos and atan of traced values record the primitives") {
+  std::string p = R"(
+x = [-0.9, -0.2, 0.0, 0.5, 0.99]
+f(x) = (asin.(x), acos.(x), atan.(40 .* x), asin(x[2]), acos(x[5]), atan(x[1]))
+)";
+  check_trace_matches(p, "f", {"x"});
+  std::string tape = trace_text(p, "f", {"x"});
+  for (const char* prim : {"= asin(", "= acos(", "= atan("}) {
+    CAPTURE(prim);
+    CHECK(tape.find(prim) != std::string::npos);
+  }
+  CHECK(eval_show("", "asin(0.5), acos(-1.0), atan(1.0), atan(1), asin(Float32(1))") ==
+        "(0.5235987755982989, 3.141592653589793, 0.7853981633974483, 0.7853981633974483, "
+        "1.5707964f0)");
+  CHECK(eval_show("", "atan.([-Inf, 0.0])") == "[-1.5707963267948966, 0.0]");
+  check_gradient("f(x) = sum(asin.(x) .* acos.(x) .+ atan.(3 .* x))\nx = [-0.6, 0.1, 0.7]");
+}
+
 TEST_CASE("map over named tuples keeps the names; merge and getfields") {
   CHECK(eval_show("",
                   "map(x -> 2x, (a = 1, b = 2)), map(+, (a = 1,), (a = 2,)), "

@@ -179,11 +179,13 @@ class Generator {
 
   // Broadcasting ones when the shapes allow; the builder refuses the others.
   Var binary(Var x, Var y) {
-    switch (pick(4)) {
+    switch (pick(5)) {
       case 0:
         return b_.div(x, positive(y));
       case 1:
         return b_.pow(positive(x), b_.tanh(y));
+      case 2:
+        return b_.rem(x, positive(y));
       default:
         return b_.call1(one_of({Prim::add, Prim::sub, Prim::mul, Prim::max, Prim::min}), {x, y});
     }
@@ -323,6 +325,7 @@ bool has_jumps(const Tape& t) {
       case Prim::floor:
       case Prim::ceil:
       case Prim::round:
+      case Prim::rem:
       case Prim::eq:
       case Prim::ne:
       case Prim::lt:

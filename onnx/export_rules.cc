@@ -92,6 +92,11 @@ void expm1(Exporter& ex, const Op& op) {  // exp(x) - 1
 void ne(Exporter& ex, const Op& op) {
   done(ex, op, ex.node("Not", {ex.node("Equal", {in(ex, op, 0), in(ex, op, 1)}).output(0)}));
 }
+void rem(Exporter& ex, const Op& op) {  // C's fmod: ONNX's Mod with fmod = 1
+  onnx::NodeProto& n = ex.node("Mod", {in(ex, op, 0), in(ex, op, 1)});
+  set_attr(n, "fmod", int64_t{1});
+  done(ex, op, n);
+}
 void convert(Exporter& ex, const Op& op) {
   onnx::NodeProto& n = ex.node("Cast", {in(ex, op, 0)});
   set_attr(n, "to", int64_t{onnx_import::to_onnx_dtype(attrs_of<Prim::convert>(op.attrs).dtype)});
@@ -447,6 +452,7 @@ const std::map<Prim, Rule>& rules() {
     r[Prim::log1p] = log1p;
     r[Prim::expm1] = expm1;
     r[Prim::ne] = ne;
+    r[Prim::rem] = rem;
     r[Prim::convert] = convert;
     r[Prim::sum] = reduction<Prim::sum>;
     r[Prim::maximum] = reduction<Prim::maximum>;

@@ -139,6 +139,17 @@ Dx pow_vjp(Builder& b, const RuleArgs& r) {
   if (r.need[1]) dx[1] = b.mul(b.mul(g_of(r), z_of(r)), b.log(x));
   return dx;
 }
+// dx = g, dy = -g * n where n = trunc(x / y), the quotient that rem took away: read as
+// round((x - z) / y), exact where x / y would round up to the next integer
+Dx rem_vjp(Builder& b, const RuleArgs& r) {
+  Dx dx(2);
+  if (r.need[0]) dx[0] = g_of(r);
+  if (r.need[1]) {
+    Var n = b.round(b.div(b.sub(r.args[0], z_of(r)), r.args[1]));
+    dx[1] = b.neg(b.mul(g_of(r), n));
+  }
+  return dx;
+}
 // The first argument takes g where it wins or ties; the other where it loses, so that
 // the two always sum to g.
 Dx extremum_vjp(Builder& b, const RuleArgs& r, Var first_wins) {
@@ -196,6 +207,7 @@ void register_elementwise_rules(RuleTable& t) {
   t.set(Prim::mul, mul_vjp);
   t.set(Prim::div, div_vjp);
   t.set(Prim::pow, pow_vjp);
+  t.set(Prim::rem, rem_vjp);
   t.set(Prim::max, max_vjp);
   t.set(Prim::min, min_vjp);
   t.set(Prim::select, select_vjp);

@@ -46,6 +46,16 @@ void div(Importer& im, const Node& n) {
   binary<Prim::div>(im, n);
 }
 
+// fmod = 1: C's fmod, the rem primitive. ONNX defines fmod = 0 (the remainder that takes
+// the divisor's sign) for integers only; the primitive takes floats only.
+void mod(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  if (!is_float(dt(im, x))) unsupported("Mod of " + std::string(dtype_name(dt(im, x))));
+  int64_t fmod = attr_int(n, "fmod", 0);
+  if (fmod != 1) user_error("Mod of floats needs fmod = 1 (ONNX's rule), not {}", fmod);
+  binary<Prim::rem>(im, n);
+}
+
 // The exponent may have another dtype than the base; the result has the base's.
 void pow(Importer& im, const Node& n) {
   Var x = in(im, n, 0), y = in(im, n, 1);
@@ -260,6 +270,7 @@ void add_elementwise_rules(Rules& r) {
   r["Mul"] = binary<Prim::mul>;
   r["Div"] = div;
   r["Pow"] = pow;
+  r["Mod"] = mod;
   r["Equal"] = binary<Prim::eq>;
   r["Less"] = binary<Prim::lt>;
   r["LessOrEqual"] = binary<Prim::le>;

@@ -217,6 +217,7 @@ YTAPE_BINARY(Sub, sub_values(a, b))
 YTAPE_BINARY(Mul, mul_values(a, b))
 YTAPE_BINARY(Div, a / b)
 YTAPE_BINARY(Pow, std::pow(a, b))
+YTAPE_BINARY(Rem, std::fmod(a, b))
 YTAPE_BINARY(Max, max_nan(a, b))
 YTAPE_BINARY(Min, min_nan(a, b))
 YTAPE_BINARY(Eq, a == b)
@@ -413,6 +414,7 @@ void register_elementwise_kernels(KernelTable& t) {
   set_rows<numeric_binary<Min>>(t, Prim::min);
   set_rows<float_binary<Div>>(t, Prim::div);
   set_rows<float_binary<Pow>>(t, Prim::pow);
+  set_rows<float_binary<Rem>>(t, Prim::rem);
   set_rows<equality<Eq>>(t, Prim::eq);
   set_rows<equality<Ne>>(t, Prim::ne);
   set_rows<comparison<Lt>>(t, Prim::lt);

@@ -71,7 +71,7 @@ void register_elementwise_infer(InferTable& t) {
     t.set(p, float_unary);
   }
   for (Prim p : {Prim::add, Prim::sub, Prim::mul, Prim::max, Prim::min}) t.set(p, numeric_binary);
-  for (Prim p : {Prim::div, Prim::pow}) t.set(p, float_binary);
+  for (Prim p : {Prim::div, Prim::pow, Prim::rem}) t.set(p, float_binary);
   for (Prim p : {Prim::eq, Prim::ne}) t.set(p, equality);
   for (Prim p : {Prim::lt, Prim::le, Prim::gt, Prim::ge}) t.set(p, ordering);
   t.set(Prim::select, select);

@@ -91,6 +91,11 @@ std::vector<Case> elementwise_cases() {
   }
   cases.push_back(binary(Prim::pow, {3, 4}, {3, 4}, Gen::positive));
   cases.push_back(binary(Prim::pow, {3, 4}, {}, Gen::positive));
+  // Values in +-[0.2, 1.7]: quotients up to 8.5 in size, either sign; a step across a jump
+  // is a kink (check/kinks.h), retried elsewhere.
+  cases.push_back(binary(Prim::rem, {3, 4}, {3, 4}));
+  cases.push_back(binary(Prim::rem, {3, 4}, {3}));
+  cases.push_back(binary(Prim::rem, {}, {2, 3}));
   cases.push_back(with(Prim::select, {boolean({3, 4}), f64({3, 1}), f64({})}, {}));
   cases.push_back(with(Prim::convert, {f64({2, 3})}, {{"dtype", DType::f64}}));
   return cases;

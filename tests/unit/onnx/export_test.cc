@@ -178,6 +178,22 @@ TEST_CASE("asin, acos and atan export as their ONNX namesakes") {
   check_round_trip(t);
 }
 
+TEST_CASE("rem exports as Mod with fmod = 1") {
+  Builder b("remainder");
+  Var x = b.input("x", f32({2, 3}));
+  Var y = b.input("y", f32({2}));
+  b.output(b.sum(b.rem(x, y), {.dims = {1, 2}}), "z");
+  Tape t = b.finish();
+  onnx::ModelProto model;
+  REQUIRE(model.ParseFromString(export_onnx(t)));
+  const onnx::NodeProto& mod = model.graph().node(0);
+  CHECK(mod.op_type() == "Mod");
+  REQUIRE(mod.attribute_size() == 1);
+  CHECK(mod.attribute(0).name() == "fmod");
+  CHECK(mod.attribute(0).i() == 1);
+  check_round_trip(t);
+}
+
 TEST_CASE("matmul exports as Gemm or MatMul, transposes included") {
   Builder b("linalg");
   Var a = b.input("a", f32({3, 4}));

@@ -235,15 +235,6 @@ TEST_CASE("a graph input given as a constant folds into the tape") {
 
 // ---- errors: each names the file and the node ------------------------------------------
 
-std::string import_error(const Model& m) {
-  try {
-    m.import();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
 TEST_CASE("an op type without a rule is refused, naming the node, op type and opset") {
   Model m;
   m.input("x", {2});

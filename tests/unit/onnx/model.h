@@ -103,6 +103,16 @@ inline std::vector<Tensor> run(const OnnxImport& m, TensorMap inputs) {
   return e.run(inputs);
 }
 
+/// The message of the UserError that importing `m` throws, or "no error".
+inline std::string import_error(const Model& m) {
+  try {
+    m.import();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 inline std::vector<float> values(const Tensor& t) {
   std::span<const float> s = t.span<const float>();
   return {s.begin(), s.end()};

@@ -211,6 +211,7 @@ const Binary kBinary[] = {
     {Prim::mul, [](long double a, long double b) { return a * b; }, kNumeric, -5, 5},
     {Prim::div, [](long double a, long double b) { return a / b; }, kFloat, 0.5, 5},
     {Prim::pow, [](long double a, long double b) { return std::pow(a, b); }, kFloat, 0.1, 3},
+    {Prim::rem, [](long double a, long double b) { return std::fmod(a, b); }, kFloat, -5, 5},
     {Prim::max, [](long double a, long double b) { return a > b ? a : b; }, kNumeric, -5, 5},
     {Prim::min, [](long double a, long double b) { return a < b ? a : b; }, kNumeric, -5, 5},
     {Prim::eq, [](long double a, long double b) { return (long double)(a == b); }, kAll, -2, 2},
@@ -294,6 +295,27 @@ TEST_CASE("binary kernels on large tensors use threads and agree") {
     }
   }
   set_num_threads(saved);
+}
+
+TEST_CASE("rem is C's fmod: exact, with x's sign, NaN where fmod has it") {
+  // 1e30 rem 3 needs all of 1e30's bits (a division would round); -4 rem 2 is -0.
+  const std::vector<double> x = {7.5, -7.5, 7.5, -7.5, 1e30, -4, 5, kInf, kNaN, 0.5, -0.0};
+  const std::vector<double> y = {2, 2, -2, -2, 3, 2, 0, 1, 1, kInf, 3};
+  for (DType dtype : {DType::f32, DType::f64}) {
+    CAPTURE(dtype_name(dtype));
+    Tensor a = make_tensor({dtype, {11}}, x), b = make_tensor({dtype, {11}}, y);
+    std::vector<double> av = to_doubles(a), want;
+    for (size_t i = 0; i < x.size(); ++i) {
+      want.push_back(static_cast<double>(std::fmod(static_cast<long double>(av[i]), y[i])));
+    }
+    Tensor got = run_op1(Prim::rem, {a, b});
+    check_equal(got, want);
+    CHECK(std::signbit(to_doubles(got)[5]));
+    CHECK(std::signbit(to_doubles(got)[10]));
+  }
+  check_equal(run_op1(Prim::rem, {make_tensor({DType::f64, {3}}, {7.5, -7.5, 1e30}),
+                                  make_tensor({DType::f64, {}}, {2})}),
+              {1.5, -1.5, 0});
 }
 
 TEST_CASE("max and min propagate NaN from either side") {

@@ -41,8 +41,11 @@ TEST_CASE("elementwise ops check dtypes") {
                        UserError);
   CHECK_THROWS_WITH_AS(infer(Prim::max, {"bool[2]", "bool[2]"}),
                        "the arguments must be numeric (f32, f64 or i64), got bool[2]", UserError);
-  CHECK_THROWS_WITH_AS(infer(Prim::div, {"i64[2]", "i64[2]"}),
-                       "the arguments must be f32 or f64, got i64[2]", UserError);
+  for (Prim p : {Prim::div, Prim::pow, Prim::rem}) {
+    CAPTURE(prim_name(p));
+    CHECK_THROWS_WITH_AS(infer(p, {"i64[2]", "i64[2]"}),
+                         "the arguments must be f32 or f64, got i64[2]", UserError);
+  }
   CHECK_THROWS_WITH_AS(infer(Prim::pow, {"f32[2]", "f64[]"}),
                        "arguments must have one dtype, got f32[2] and f64[]; convert one first",
                        UserError);

@@ -37,10 +37,15 @@ struct Model {
     for (float x : v) t->add_float_data(x);
   }
   void ints_initializer(const std::string& name, std::vector<int64_t> v) {
+    ints_initializer(name, {static_cast<int64_t>(v.size())}, v);
+  }
+  /// An int64 initializer of any shape, row-major.
+  void ints_initializer(const std::string& name, std::vector<int64_t> shape,
+                        std::vector<int64_t> v) {
     onnx::TensorProto* t = g().add_initializer();
     t->set_name(name);
     t->set_data_type(onnx::TensorProto_DataType_INT64);
-    t->add_dims(static_cast<int64_t>(v.size()));
+    for (int64_t d : shape) t->add_dims(d);
     for (int64_t x : v) t->add_int64_data(x);
   }
   onnx::NodeProto& node(const std::string& op, std::vector<std::string> ins,

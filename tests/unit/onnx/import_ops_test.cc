@@ -144,6 +144,16 @@ TEST_CASE("Resize: nearest and linear from the coordinate they map to; cubic is 
   set_string(cubic.node("Resize", {"x", "", "scales"}, {"y"}, "r"), "mode", "cubic");
   cubic.output("y");
   CHECK_THROWS_AS(cubic.import(), UnsupportedError);
+  // A scale whose output would not fit is an error before anything is planned for it.
+  Model huge;
+  huge.input("x", {1, 2});
+  constant_floats(huge, "scales", {1, 0x1p30f});
+  huge.node("Resize", {"x", "", "scales"}, {"y"}, "r");
+  huge.output("y");
+  CHECK(
+      import_error(huge) ==
+      "m.onnx: node 2 'r' (Resize, opset 13): scale 1073741824 of an axis of 2 is not positive, or "
+      "makes more than 2^24");
 }
 
 TEST_CASE("TopK: sorted values and indices, the lower index first among equals") {

@@ -35,6 +35,8 @@ std::optional<Var> decision(Builder& b, const Op& op, const VarMap& map,
     case Prim::max:
     case Prim::min:
       return b.ge(arg(0), arg(1));
+    case Prim::rem:  // the quotient, as rem's gradient reads it
+      return b.round(b.div(b.sub(arg(0), outs[0]), arg(1)));
     case Prim::maximum:
     case Prim::minimum: {
       Var x = arg(0);

@@ -151,7 +151,7 @@ class Generator {
   Var bounded(Var x) { return b_.max(b_.min(x, scalar(1000)), scalar(-1000)); }
 
   Var unary(Var x) {
-    switch (pick(15)) {
+    switch (pick(17)) {
       case 0:
         return b_.neg(x);
       case 1:
@@ -166,20 +166,26 @@ class Generator {
         return b_.sqrt(positive(x));
       case 6:
         return b_.tan(b_.mul(b_.tanh(x), scalar(0.5)));
+      case 7:  // inside (-1, 1), away from the ends where the slope grows without bound
+        return b_.asin(b_.mul(b_.tanh(x), scalar(0.9)));
+      case 8:
+        return b_.acos(b_.mul(b_.tanh(x), scalar(0.9)));
       default:
         return b_.call1(one_of({Prim::abs, Prim::sign, Prim::sin, Prim::cos, Prim::tanh,
-                                Prim::sigmoid, Prim::relu, Prim::softplus}),
+                                Prim::sigmoid, Prim::relu, Prim::softplus, Prim::atan}),
                         {x});
     }
   }
 
   // Broadcasting ones when the shapes allow; the builder refuses the others.
   Var binary(Var x, Var y) {
-    switch (pick(4)) {
+    switch (pick(5)) {
       case 0:
         return b_.div(x, positive(y));
       case 1:
         return b_.pow(positive(x), b_.tanh(y));
+      case 2:
+        return b_.rem(x, positive(y));
       default:
         return b_.call1(one_of({Prim::add, Prim::sub, Prim::mul, Prim::max, Prim::min}), {x, y});
     }
@@ -319,6 +325,7 @@ bool has_jumps(const Tape& t) {
       case Prim::floor:
       case Prim::ceil:
       case Prim::round:
+      case Prim::rem:
       case Prim::eq:
       case Prim::ne:
       case Prim::lt:

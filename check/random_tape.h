@@ -33,8 +33,8 @@ struct RandomTapeOptions {
 Tape random_tape(const Choose& choose, const RandomTapeOptions& options = {});
 
 /// Whether `t` has an op whose result jumps where its arguments change a little (sign,
-/// floor, ceil, round, comparisons, argmax): runs in two precisions may then differ by more than
-/// rounding.
+/// floor, ceil, round, rem, comparisons, argmax): runs in two precisions may then differ by more
+/// than rounding.
 bool has_jumps(const Tape& t);
 
 }  // namespace ytape::check

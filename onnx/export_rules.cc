@@ -67,7 +67,8 @@ const std::map<Prim, const char*>& simple_names() {
       {Prim::sin, "Sin"},           {Prim::cos, "Cos"},           {Prim::tan, "Tan"},
       {Prim::tanh, "Tanh"},         {Prim::sigmoid, "Sigmoid"},   {Prim::relu, "Relu"},
       {Prim::softplus, "Softplus"}, {Prim::erf, "Erf"},           {Prim::floor, "Floor"},
-      {Prim::ceil, "Ceil"},         {Prim::round, "Round"},       {Prim::add, "Add"},
+      {Prim::ceil, "Ceil"},         {Prim::round, "Round"},       {Prim::asin, "Asin"},
+      {Prim::acos, "Acos"},         {Prim::atan, "Atan"},         {Prim::add, "Add"},
       {Prim::sub, "Sub"},           {Prim::mul, "Mul"},           {Prim::div, "Div"},
       {Prim::pow, "Pow"},           {Prim::max, "Max"},           {Prim::min, "Min"},
       {Prim::eq, "Equal"},          {Prim::lt, "Less"},           {Prim::le, "LessOrEqual"},
@@ -90,6 +91,11 @@ void expm1(Exporter& ex, const Op& op) {  // exp(x) - 1
 }
 void ne(Exporter& ex, const Op& op) {
   done(ex, op, ex.node("Not", {ex.node("Equal", {in(ex, op, 0), in(ex, op, 1)}).output(0)}));
+}
+void rem(Exporter& ex, const Op& op) {  // C's fmod: ONNX's Mod with fmod = 1
+  onnx::NodeProto& n = ex.node("Mod", {in(ex, op, 0), in(ex, op, 1)});
+  set_attr(n, "fmod", int64_t{1});
+  done(ex, op, n);
 }
 void convert(Exporter& ex, const Op& op) {
   onnx::NodeProto& n = ex.node("Cast", {in(ex, op, 0)});
@@ -468,6 +474,7 @@ const std::map<Prim, Rule>& rules() {
     r[Prim::log1p] = log1p;
     r[Prim::expm1] = expm1;
     r[Prim::ne] = ne;
+    r[Prim::rem] = rem;
     r[Prim::convert] = convert;
     r[Prim::sum] = reduction<Prim::sum>;
     r[Prim::maximum] = reduction<Prim::maximum>;

@@ -115,6 +115,7 @@ const std::map<std::string, int, std::less<>>& same_meaning_since() {
                                                                 {"ReduceSumSquare", 11},
                                                                 {"Relu", 6},
                                                                 {"Reshape", 5},
+                                                                {"Resize", 11},
                                                                 {"ReverseSequence", 10},
                                                                 {"Round", 11},
                                                                 {"Scatter", 9},
@@ -135,6 +136,7 @@ const std::map<std::string, int, std::less<>>& same_meaning_since() {
                                                                 {"Tile", 6},
                                                                 {"Transpose", 1},
                                                                 {"Unsqueeze", 11},
+                                                                {"Upsample", 9},
                                                                 {"Where", 9}};
   return since;
 }

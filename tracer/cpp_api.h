@@ -190,6 +190,9 @@ Traced sigmoid(const Traced& x, Where at = Where::current());
 Traced relu(const Traced& x, Where at = Where::current());
 Traced softplus(const Traced& x, Where at = Where::current());
 Traced erf(const Traced& x, Where at = Where::current());
+Traced asin(const Traced& x, Where at = Where::current());
+Traced acos(const Traced& x, Where at = Where::current());
+Traced atan(const Traced& x, Where at = Where::current());
 /// Rounding to integer values, kept as floats; `round` takes ties to even.
 Traced floor(const Traced& x, Where at = Where::current());
 Traced ceil(const Traced& x, Where at = Where::current());

@@ -93,6 +93,21 @@ Dx erf_vjp(Builder& b, const RuleArgs& r) {
   Var slope = b.mul(scalar(b, x, 1.1283791670955126), b.exp(b.neg(b.mul(x, x))));
   return {b.mul(g_of(r), slope)};
 }
+// dx = g / sqrt(1 - x^2)
+Dx asin_vjp(Builder& b, const RuleArgs& r) {
+  Var x = x_of(r);
+  return {b.div(g_of(r), b.sqrt(b.sub(scalar(b, x, 1), b.mul(x, x))))};
+}
+// dx = -g / sqrt(1 - x^2)
+Dx acos_vjp(Builder& b, const RuleArgs& r) {
+  Var x = x_of(r);
+  return {b.neg(b.div(g_of(r), b.sqrt(b.sub(scalar(b, x, 1), b.mul(x, x)))))};
+}
+// dx = g / (1 + x^2)
+Dx atan_vjp(Builder& b, const RuleArgs& r) {
+  Var x = x_of(r);
+  return {b.div(g_of(r), b.add(scalar(b, x, 1), b.mul(x, x)))};
+}
 
 // dx = g, dy = g
 Dx add_vjp(Builder&, const RuleArgs& r) {
@@ -122,6 +137,17 @@ Dx pow_vjp(Builder& b, const RuleArgs& r) {
   Dx dx(2);
   if (r.need[0]) dx[0] = b.mul(g_of(r), b.mul(y, b.pow(x, b.sub(y, scalar(b, y, 1)))));
   if (r.need[1]) dx[1] = b.mul(b.mul(g_of(r), z_of(r)), b.log(x));
+  return dx;
+}
+// dx = g, dy = -g * n where n = trunc(x / y), the quotient that rem took away: read as
+// round((x - z) / y), exact where x / y would round up to the next integer
+Dx rem_vjp(Builder& b, const RuleArgs& r) {
+  Dx dx(2);
+  if (r.need[0]) dx[0] = g_of(r);
+  if (r.need[1]) {
+    Var n = b.round(b.div(b.sub(r.args[0], z_of(r)), r.args[1]));
+    dx[1] = b.neg(b.mul(g_of(r), n));
+  }
   return dx;
 }
 // The first argument takes g where it wins or ties; the other where it loses, so that
@@ -173,11 +199,15 @@ void register_elementwise_rules(RuleTable& t) {
   t.set(Prim::relu, relu_vjp);
   t.set(Prim::softplus, softplus_vjp);
   t.set(Prim::erf, erf_vjp);
+  t.set(Prim::asin, asin_vjp);
+  t.set(Prim::acos, acos_vjp);
+  t.set(Prim::atan, atan_vjp);
   t.set(Prim::add, add_vjp);
   t.set(Prim::sub, sub_vjp);
   t.set(Prim::mul, mul_vjp);
   t.set(Prim::div, div_vjp);
   t.set(Prim::pow, pow_vjp);
+  t.set(Prim::rem, rem_vjp);
   t.set(Prim::max, max_vjp);
   t.set(Prim::min, min_vjp);
   t.set(Prim::select, select_vjp);

@@ -25,7 +25,8 @@ void unary(Importer& im, const Node& n) {
   im.set_output(n, 0, im.emit(P, {in(im, n, 0)}));
 }
 
-// Erf, Floor, Ceil, Round: ONNX's Erf takes integers too, which the primitive does not.
+// Erf, Asin, Acos, Atan, Floor, Ceil, Round: ONNX's Erf takes integers too, which the primitive
+// does not.
 template <Prim P>
 void float_unary(Importer& im, const Node& n) {
   Var x = in(im, n, 0);
@@ -43,6 +44,16 @@ void div(Importer& im, const Node& n) {
   Var x = in(im, n, 0);
   if (!is_float(dt(im, x))) unsupported("Div of " + std::string(dtype_name(dt(im, x))));
   binary<Prim::div>(im, n);
+}
+
+// fmod = 1: C's fmod, the rem primitive. ONNX defines fmod = 0 (the remainder that takes
+// the divisor's sign) for integers only; the primitive takes floats only.
+void mod(Importer& im, const Node& n) {
+  Var x = in(im, n, 0);
+  if (!is_float(dt(im, x))) unsupported("Mod of " + std::string(dtype_name(dt(im, x))));
+  int64_t fmod = attr_int(n, "fmod", 0);
+  if (fmod != 1) user_error("Mod of floats needs fmod = 1 (ONNX's rule), not {}", fmod);
+  binary<Prim::rem>(im, n);
 }
 
 // The exponent may have another dtype than the base; the result has the base's.
@@ -247,6 +258,9 @@ void add_elementwise_rules(Rules& r) {
   r["Relu"] = unary<Prim::relu>;
   r["Softplus"] = unary<Prim::softplus>;
   r["Erf"] = float_unary<Prim::erf>;
+  r["Asin"] = float_unary<Prim::asin>;
+  r["Acos"] = float_unary<Prim::acos>;
+  r["Atan"] = float_unary<Prim::atan>;
   r["Floor"] = float_unary<Prim::floor>;
   r["Ceil"] = float_unary<Prim::ceil>;
   r["Round"] = float_unary<Prim::round>;
@@ -256,6 +270,7 @@ void add_elementwise_rules(Rules& r) {
   r["Mul"] = binary<Prim::mul>;
   r["Div"] = div;
   r["Pow"] = pow;
+  r["Mod"] = mod;
   r["Equal"] = binary<Prim::eq>;
   r["Less"] = binary<Prim::lt>;
   r["LessOrEqual"] = binary<Prim::le>;

@@ -1,5 +1,6 @@
-// Gather and GatherElements over the `gather` primitive, whose indices are 1-based and
-// have the data's rank. ONNX indices are 0-based and may count from the end.
+// Gather, GatherElements, GatherND and the scatters over the `gather` and `scatter_add`
+// primitives, whose indices are 1-based and have the data's rank. ONNX indices are 0-based
+// and may count from the end.
 #include <algorithm>
 
 #include "onnx/importer.h"
@@ -164,6 +165,105 @@ void reverse_sequence(Importer& im, const Node& n) {
   im.set_output(n, 0, im.op<Prim::gather>({x, im.constant(idx)}, {.dim = time}));
 }
 
+// ---- GatherND and ScatterND: the index tuples as linear indices into flattened dims ----
+
+int64_t product(const Shape& s, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to; ++i) p *= s[i];
+  return p;
+}
+
+// The 1-based linear indices, ytape shape (1, L, B), of the index tuples `idx` (ONNX
+// shape (B..., L..., k), each tuple's last element fastest) into the row-major dims `dims`
+// (k of them), negative elements counting back from their dim's size.
+Var linear_index(Importer& im, Var idx, const Shape& dims, int64_t l, int64_t batch) {
+  if (im.type(idx).dtype != DType::i64)
+    user_error("indices must be integers, not {}", dtype_name(im.type(idx).dtype));
+  auto k = static_cast<int64_t>(dims.size());
+  Tensor sizes(Type{DType::i64, {k, 1, 1}}), strides(Type{DType::i64, {k, 1, 1}});
+  int64_t stride = 1;
+  for (int64_t j = k - 1; j >= 0; --j) {
+    sizes.data<int64_t>()[j] = dims[j];
+    strides.data<int64_t>()[j] = stride;
+    stride *= dims[j];
+  }
+  Var tuples = im.reshape(idx, {k, l, batch});
+  Var size = im.constant(sizes);
+  Var negative = im.op<Prim::lt>({tuples, im.scalar(DType::i64, 0)});
+  Var wrapped = im.op<Prim::select>({negative, im.op<Prim::add>({tuples, size}), tuples});
+  Var offsets = im.op<Prim::mul>({wrapped, im.constant(strides)});
+  Var linear = im.op<Prim::sum>({offsets}, {.dims = {1}});
+  return im.reshape(im.op<Prim::add>({linear, im.scalar(DType::i64, 1)}), {1, l, batch});
+}
+
+// out[b, l] = data[b, idx[b, l]]: the data as (inner, M, B) on the tape, gathered along M.
+void gather_nd(Importer& im, const Node& n) {
+  Var x = im.input(n, 0), idx = im.input(n, 1);
+  const Shape d = im.onnx_shape(x), is = im.onnx_shape(idx);
+  int64_t b = attr_int(n, "batch_dims", 0);
+  if (is.empty()) user_error("indices have rank 0");
+  int64_t k = is.back();
+  auto r = static_cast<int64_t>(d.size()), q = static_cast<int64_t>(is.size());
+  if (b < 0 || b >= q || b + k > r) {
+    user_error(
+        "batch_dims {} and index tuples of {} do not fit data of rank {} and indices "
+        "of rank {}",
+        b, k, r, q);
+  }
+  for (int64_t i = 0; i < b; ++i) {
+    if (d[i] != is[i])
+      user_error("batch dim {} is {} in the data, {} in the indices", i, d[i], is[i]);
+  }
+  auto ub = static_cast<size_t>(b), uk = static_cast<size_t>(k);
+  int64_t batch = product(d, 0, ub), inner = product(d, ub + uk, d.size());
+  int64_t l = product(is, ub, is.size() - 1);
+  Shape tuple_dims(d.begin() + b, d.begin() + b + k);
+  Var at = linear_index(im, idx, tuple_dims, l, batch);
+  Var flat = im.reshape(x, {inner, product(d, ub, ub + uk), batch});
+  Var y = im.op<Prim::gather>({flat, at}, {.dim = 2});
+  Shape out(is.begin(), is.end() - 1);
+  out.insert(out.end(), d.begin() + b + k, d.end());
+  im.set_output(n, 0, im.reshape(y, reversed(out)));
+}
+
+// data with the slices that the index tuples point at replaced by (reduction none) or
+// increased by (add) the updates: scatter_add onto the data as (inner, M), as
+// ScatterElements does along one dim.
+void scatter_nd(Importer& im, const Node& n) {
+  Var x = im.input(n, 0), idx = im.input(n, 1), u = im.input(n, 2);
+  std::string reduction = attr_string(n, "reduction", "none");
+  if (reduction != "add" && reduction != "none") {
+    unsupported("ScatterND with reduction '" + reduction + "'");
+  }
+  const Shape d = im.onnx_shape(x), is = im.onnx_shape(idx), us = im.onnx_shape(u);
+  if (is.empty()) user_error("indices have rank 0");
+  int64_t k = is.back();
+  if (k > static_cast<int64_t>(d.size()))
+    user_error("index tuples of {} into data of rank {}", k, d.size());
+  Shape want(is.begin(), is.end() - 1);
+  want.insert(want.end(), d.begin() + k, d.end());
+  if (us != want) {
+    user_error("updates have shape {}, the indices and data need {} (ONNX order)", shape_str(us),
+               shape_str(want));
+  }
+  auto uk = static_cast<size_t>(k);
+  int64_t m = product(d, 0, uk), inner = product(d, uk, d.size());
+  int64_t l = product(is, 0, is.size() - 1);
+  Var at = linear_index(im, idx, Shape(d.begin(), d.begin() + k), l, 1);
+  Var flat = im.reshape(x, {inner, m, 1});
+  Var added = im.op<Prim::scatter_add>({im.reshape(u, {inner, l, 1}), at}, {.dim = 2, .size = m});
+  Var y;
+  if (reduction == "add") {
+    y = im.op<Prim::add>({flat, added});
+  } else {
+    DType dt = im.type(u).dtype;
+    Var ones = im.op<Prim::fill>({}, {.value = 1, .dtype = dt, .shape = {1, l, 1}});
+    Var hits = im.op<Prim::scatter_add>({ones, at}, {.dim = 2, .size = m});
+    y = im.op<Prim::select>({im.op<Prim::gt>({hits, im.scalar(dt, 0)}), added, flat});
+  }
+  im.set_output(n, 0, im.reshape(y, reversed(d)));
+}
+
 }  // namespace
 
 void add_index_rules(Rules& r) {
@@ -174,6 +274,8 @@ void add_index_rules(Rules& r) {
   r["ScatterElements"] = scatter_elements;
   r["Scatter"] = scatter_elements;  // ScatterElements' name until opset 11
   r["Trilu"] = trilu;
+  r["GatherND"] = gather_nd;
+  r["ScatterND"] = scatter_nd;
   r["OneHot"] = one_hot;
 }
 

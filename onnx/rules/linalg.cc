@@ -2,6 +2,9 @@
 // transpose, so ONNX's A * B is, on the tape, matmul(B', A') with A', B' the tape's
 // tensors: (A B)' = B' A'. Batch dims follow the first two and broadcast as in numpy.
 #include <algorithm>
+#include <cctype>
+#include <map>
+#include <string>
 
 #include "onnx/importer.h"
 
@@ -60,11 +63,171 @@ void gemm(Importer& im, const Node& n) {
   im.set_output(n, 0, y);
 }
 
+// ---- Einsum: each operand's labels made distinct (diagonals taken), its dims permuted and
+// given size 1 to align with every label, the operands multiplied with broadcasting, the
+// labels missing from the output summed. Labels are chars; "..." stands for the broadcast
+// dims, named here by the chars '0', '1', ... (right-aligned across operands, as numpy).
+
+struct Term {
+  Var x;
+  std::string labels;  // one per ONNX axis
+};
+
+// The labels of one operand's term, "..." expanded for an operand of rank `rank`.
+std::string expand_term(std::string_view term, int rank, int ellipsis_rank) {
+  std::string out;
+  size_t dots = term.find("...");
+  int letters = static_cast<int>(term.size()) - (dots == std::string_view::npos ? 0 : 3);
+  int inner = rank - letters;
+  if (dots == std::string_view::npos ? inner != 0 : inner < 0) {
+    user_error("the term '{}' does not fit an operand of rank {}", term, rank);
+  }
+  for (size_t i = 0; i < term.size(); ++i) {
+    if (i == dots) {
+      for (int e = ellipsis_rank - inner; e < ellipsis_rank; ++e) out += static_cast<char>('0' + e);
+      i += 2;
+    } else if (std::isalpha(static_cast<unsigned char>(term[i]))) {
+      out += term[i];
+    } else {
+      user_error("the term '{}' has '{}', not a letter", term, term[i]);
+    }
+  }
+  return out;
+}
+
+// `t` with its dims permuted to the order of `order` (a permutation of t.labels).
+Term permuted(Importer& im, const Term& t, const std::string& order) {
+  if (order == t.labels) return t;
+  auto m = static_cast<int64_t>(order.size());
+  std::vector<int64_t> perm(m);
+  // New ytape dim j is new ONNX axis m - j, which is old ONNX axis p, old ytape dim m - p.
+  for (int64_t j = 1; j <= m; ++j) {
+    auto p = static_cast<int64_t>(t.labels.find(order[m - j]));
+    perm[j - 1] = m - p;
+  }
+  return {im.op<Prim::permutedims>({t.x}, {.perm = perm}), order};
+}
+
+// `t` with one label that repeats taken along its diagonal, until none repeats.
+Term diagonals(Importer& im, Term t) {
+  for (size_t a = 0; a < t.labels.size(); ++a) {
+    size_t b = t.labels.find(t.labels[a], a + 1);
+    if (b == std::string::npos) continue;
+    Shape s = im.onnx_shape(t.x);
+    if (s[a] != s[b]) user_error("label '{}' has sizes {} and {}", t.labels[a], s[a], s[b]);
+    std::string rest = t.labels;
+    rest.erase(b, 1), rest.erase(a, 1);
+    Term moved = permuted(im, t, rest + t.labels[a] + t.labels[b]);
+    int64_t size = s[a];
+    Shape flat = reversed(im.onnx_shape(moved.x));  // ytape: the pair are dims 1 and 2
+    flat.erase(flat.begin()), flat[0] = size * size;
+    Var x = im.reshape(moved.x, flat);
+    std::vector<int64_t> start(flat.size(), 1), stop(flat), step(flat.size(), 1);
+    step[0] = size + 1;
+    x = im.op<Prim::slice>({x}, {.start = start, .stop = stop, .step = step});
+    return diagonals(im, {x, rest + t.labels[a]});
+  }
+  return t;
+}
+
+std::vector<std::string> split_terms(const std::string& lhs) {
+  std::vector<std::string> terms;
+  for (size_t from = 0;;) {
+    size_t comma = lhs.find(',', from);
+    terms.push_back(lhs.substr(from, comma - from));
+    if (comma == std::string::npos) return terms;
+    from = comma + 1;
+  }
+}
+
+int letters_in(const std::string& term) {
+  return static_cast<int>(term.size()) - (term.find("...") == std::string::npos ? 0 : 3);
+}
+
+// The output's labels: the right side expanded, or (no "->") the broadcast dims and then
+// the letters that occur once, in alphabetical order.
+std::string output_labels(const std::string& eq, int ellipsis_rank,
+                          const std::map<char, int>& count) {
+  std::string out;
+  size_t arrow = eq.find("->");
+  if (arrow != std::string::npos) {
+    std::string rhs = eq.substr(arrow + 2);
+    bool dots = rhs.find("...") != std::string::npos;
+    out = expand_term(rhs, letters_in(rhs) + (dots ? ellipsis_rank : 0), ellipsis_rank);
+  } else {
+    for (int e = 0; e < ellipsis_rank; ++e) out += static_cast<char>('0' + e);
+    for (auto [c, k] : count) {
+      if (std::isalpha(static_cast<unsigned char>(c)) && k == 1) out += c;
+    }
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!count.count(out[i])) user_error("the output label '{}' is in no input", out[i]);
+    if (out.find(out[i], i + 1) != std::string::npos)
+      user_error("the output label '{}' repeats", out[i]);
+  }
+  return out;
+}
+
+// The operands, each permuted and reshaped to the dims of `all` (size 1 where it lacks the
+// label), multiplied.
+Var broadcast_product(Importer& im, const std::vector<Term>& ops, const std::string& all) {
+  Var product;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    std::string order;
+    for (char c : all) {
+      if (ops[i].labels.find(c) != std::string::npos) order += c;
+    }
+    Term t = permuted(im, ops[i], order);
+    Shape s = im.onnx_shape(t.x), full;
+    for (char c : all) {
+      size_t at = order.find(c);
+      full.push_back(at == std::string::npos ? 1 : s[at]);
+    }
+    Var x = im.reshape(t.x, reversed(full));
+    product = i == 0 ? x : im.op<Prim::mul>({product, x});
+  }
+  return product;
+}
+
+void einsum(Importer& im, const Node& n) {
+  std::string eq;
+  for (char c : attr_string(n, "equation", "")) {
+    if (c != ' ') eq += c;
+  }
+  std::vector<std::string> terms = split_terms(eq.substr(0, eq.find("->")));
+  if (static_cast<int>(terms.size()) != n.input_size())
+    user_error("the equation '{}' has {} terms for {} inputs", eq, terms.size(), n.input_size());
+  int ellipsis_rank = 0;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    int rank = im.rank(im.input(n, static_cast<int>(i)));
+    ellipsis_rank = std::max(ellipsis_rank, rank - letters_in(terms[i]));
+  }
+  if (ellipsis_rank > 9) user_error("'...' stands for {} dims, more than 9", ellipsis_rank);
+  std::vector<Term> ops;
+  std::map<char, int> count;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    Var x = im.input(n, static_cast<int>(i));
+    ops.push_back(diagonals(im, {x, expand_term(terms[i], im.rank(x), ellipsis_rank)}));
+    for (char c : ops.back().labels) ++count[c];
+  }
+  std::string out = output_labels(eq, ellipsis_rank, count), all = out;
+  for (auto [c, k] : count) {
+    if (out.find(c) == std::string::npos) all += c;
+  }
+  Var product = broadcast_product(im, ops, all);
+  auto r = static_cast<int64_t>(all.size());
+  std::vector<int64_t> summed;  // ONNX axes out.size().. r - 1, as ytape dims
+  for (int64_t a = r - 1; a >= static_cast<int64_t>(out.size()); --a) summed.push_back(r - a);
+  if (!summed.empty()) product = im.op<Prim::sum>({product}, {.dims = summed});
+  im.set_output(n, 0, product);
+}
+
 }  // namespace
 
 void add_linalg_rules(Rules& r) {
   r["MatMul"] = matmul;
   r["Gemm"] = gemm;
+  r["Einsum"] = einsum;
 }
 
 }  // namespace ytape::onnx_import

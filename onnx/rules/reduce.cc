@@ -126,6 +126,47 @@ void hardmax(Importer& im, const Node& n) {
   im.set_output(n, 0, im.op<Prim::convert>({one_hot}, {.dtype = im.type(x).dtype}));
 }
 
+// The k largest (or smallest) elements along the axis, sorted, and their 0-based indices,
+// the lower index first among equal values: no sort primitive, so each element's rank (the
+// elements that come before it) is counted over all pairs along the axis (n^2 comparisons),
+// and output r gathers the element of rank r. Exact for every value, infinities included.
+void top_k(Importer& im, const Node& n) {
+  Var x = im.input(n, 0);
+  std::vector<int64_t> kv = im.static_ints(n, 1);
+  int r = im.rank(x);
+  if (r == 0) user_error("TopK of a scalar");
+  int dim = ydim(attr_int(n, "axis", -1), r);
+  const Shape s = im.type(x).shape;
+  int64_t size = s[dim - 1];
+  if (kv.size() != 1 || kv[0] < 0 || kv[0] > size)
+    user_error("k must be one number in 0..{}, the axis' size", size);
+  int64_t k = kv[0];
+  bool largest = attr_int(n, "largest", 1) != 0;
+  // Pairs: i along `dim`, j along the new dim + 1.
+  Shape si = s, sj = s, pair(r + 1, 1);
+  si.insert(si.begin() + dim, 1);
+  sj.insert(sj.begin() + dim - 1, 1);
+  pair[dim - 1] = size, pair[dim] = size;
+  Var xi = im.reshape(x, si), xj = im.reshape(x, sj);
+  Var i = im.op<Prim::iota>({}, {.dtype = DType::i64, .shape = pair, .dim = dim});
+  Var j = im.op<Prim::iota>({}, {.dtype = DType::i64, .shape = pair, .dim = dim + 1});
+  Var better = largest ? im.op<Prim::gt>({xj, xi}) : im.op<Prim::lt>({xj, xi});
+  Var tie_before = im.op<Prim::select>(
+      {im.op<Prim::eq>({xj, xi}), im.op<Prim::lt>({j, i}), im.scalar(DType::boolean, 0)});
+  Var before = im.op<Prim::select>({better, im.scalar(DType::boolean, 1), tie_before});
+  Var ranks = im.op<Prim::sum>({im.op<Prim::convert>({before}, {.dtype = DType::i64})},
+                               {.dims = {dim + 1}});
+  // (i along dim) == (r along dim + 1), as i64 for argmax: the first i of rank r.
+  Shape wanted(r + 1, 1);
+  wanted[dim] = k;
+  Var rank = im.op<Prim::iota>({}, {.dtype = DType::i64, .shape = wanted, .dim = dim + 1});
+  Var hit =
+      im.op<Prim::eq>({im.reshape(ranks, si), im.op<Prim::sub>({rank, im.scalar(DType::i64, 1)})});
+  Var at = im.op<Prim::argmax>({im.op<Prim::convert>({hit}, {.dtype = DType::i64})}, {.dim = dim});
+  im.set_output(n, 0, im.op<Prim::gather>({x, at}, {.dim = dim}));
+  im.set_output(n, 1, im.op<Prim::sub>({at, im.scalar(DType::i64, 1)}));
+}
+
 }  // namespace
 
 void add_reduce_rules(Rules& r) {
@@ -143,6 +184,7 @@ void add_reduce_rules(Rules& r) {
   r["ArgMax"] = arg_extreme<false>;
   r["ArgMin"] = arg_extreme<true>;
   r["Hardmax"] = hardmax;
+  r["TopK"] = top_k;
 }
 
 }  // namespace ytape::onnx_import

@@ -188,6 +188,9 @@ YTAPE_MATH(Tanh, std::tanh(x))
 YTAPE_MATH(Sigmoid, x >= 0 ? T(1) / (T(1) + std::exp(-x)) : std::exp(x) / (T(1) + std::exp(x)))
 YTAPE_MATH(Softplus, (x > 0 ? x : T(0)) + std::log1p(std::exp(-std::abs(x))))
 YTAPE_MATH(Erf, std::erf(x))
+YTAPE_MATH(Asin, std::asin(x))
+YTAPE_MATH(Acos, std::acos(x))
+YTAPE_MATH(Atan, std::atan(x))
 YTAPE_MATH(Floor, std::floor(x))
 YTAPE_MATH(Ceil, std::ceil(x))
 // Ties to even (ONNX's Round, Julia's round) whatever the rounding mode: nearbyint would
@@ -214,6 +217,7 @@ YTAPE_BINARY(Sub, sub_values(a, b))
 YTAPE_BINARY(Mul, mul_values(a, b))
 YTAPE_BINARY(Div, a / b)
 YTAPE_BINARY(Pow, std::pow(a, b))
+YTAPE_BINARY(Rem, std::fmod(a, b))
 YTAPE_BINARY(Max, max_nan(a, b))
 YTAPE_BINARY(Min, min_nan(a, b))
 YTAPE_BINARY(Eq, a == b)
@@ -397,6 +401,9 @@ void register_elementwise_kernels(KernelTable& t) {
   set_rows<float_unary<Sigmoid>>(t, Prim::sigmoid);
   set_rows<float_unary<Softplus>>(t, Prim::softplus);
   set_rows<float_unary<Erf>>(t, Prim::erf);
+  set_rows<float_unary<Asin>>(t, Prim::asin);
+  set_rows<float_unary<Acos>>(t, Prim::acos);
+  set_rows<float_unary<Atan>>(t, Prim::atan);
   set_rows<float_unary<Floor>>(t, Prim::floor);
   set_rows<float_unary<Ceil>>(t, Prim::ceil);
   set_rows<float_unary<Round>>(t, Prim::round);
@@ -407,6 +414,7 @@ void register_elementwise_kernels(KernelTable& t) {
   set_rows<numeric_binary<Min>>(t, Prim::min);
   set_rows<float_binary<Div>>(t, Prim::div);
   set_rows<float_binary<Pow>>(t, Prim::pow);
+  set_rows<float_binary<Rem>>(t, Prim::rem);
   set_rows<equality<Eq>>(t, Prim::eq);
   set_rows<equality<Ne>>(t, Prim::ne);
   set_rows<comparison<Lt>>(t, Prim::lt);

@@ -66,12 +66,12 @@ std::vector<Type> convert(Prim, std::span<const Type> a, const Attrs& attrs) {
 void register_elementwise_infer(InferTable& t) {
   for (Prim p : {Prim::neg, Prim::abs, Prim::sign, Prim::relu}) t.set(p, numeric_unary);
   for (Prim p : {Prim::exp, Prim::log, Prim::log1p, Prim::expm1, Prim::sqrt, Prim::sin, Prim::cos,
-                 Prim::tan, Prim::tanh, Prim::sigmoid, Prim::softplus, Prim::erf, Prim::floor,
-                 Prim::ceil, Prim::round}) {
+                 Prim::tan, Prim::tanh, Prim::sigmoid, Prim::softplus, Prim::erf, Prim::asin,
+                 Prim::acos, Prim::atan, Prim::floor, Prim::ceil, Prim::round}) {
     t.set(p, float_unary);
   }
   for (Prim p : {Prim::add, Prim::sub, Prim::mul, Prim::max, Prim::min}) t.set(p, numeric_binary);
-  for (Prim p : {Prim::div, Prim::pow}) t.set(p, float_binary);
+  for (Prim p : {Prim::div, Prim::pow, Prim::rem}) t.set(p, float_binary);
   for (Prim p : {Prim::eq, Prim::ne}) t.set(p, equality);
   for (Prim p : {Prim::lt, Prim::le, Prim::gt, Prim::ge}) t.set(p, ordering);
   t.set(Prim::select, select);

@@ -63,6 +63,8 @@ double apply_scalar(Prim p, double x, double y) {
       return x / y;
     case Prim::pow:
       return std::pow(x, y);
+    case Prim::rem:
+      return std::fmod(x, y);
     case Prim::max:
       return std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y);
     case Prim::min:
@@ -594,22 +596,6 @@ Value ifelse(Interpreter& in, Args& args) {
   return with_element(std::move(r), element);
 }
 
-Value int_div(Interpreter&, Args& args) {
-  need(args, 2, "÷");
-  const Value &a = args.pos[0], &b = args.pos[1];
-  if (a.kind != VKind::integer || b.kind != VKind::integer) user_error("÷ takes integers");
-  if (b.i == 0) user_error("integer division by zero");
-  return Value::integer(a.i / b.i);
-}
-
-Value rem(Interpreter&, Args& args) {
-  need(args, 2, "%");
-  const Value &a = args.pos[0], &b = args.pos[1];
-  if (a.kind != VKind::integer || b.kind != VKind::integer) user_error("% takes integers");
-  if (b.i == 0) user_error("integer division by zero");
-  return Value::integer(a.i % b.i);
-}
-
 }  // namespace
 
 void add_math_builtins(BuiltinTable& t) {
@@ -634,10 +620,6 @@ void add_math_builtins(BuiltinTable& t) {
                         {"===", identical},
                         {"isequal", isequal},
                         {"!==", not_identical},
-                        {"÷", int_div},
-                        {"div", int_div},
-                        {"%", rem},
-                        {"rem", rem},
                         {"max", binary<Prim::max>},
                         {"min", binary<Prim::min>},
                         {"abs", unary<Prim::abs>},
@@ -657,6 +639,9 @@ void add_math_builtins(BuiltinTable& t) {
                         {"relu", unary<Prim::relu>},
                         {"softplus", unary<Prim::softplus>},
                         {"erf", unary<Prim::erf>},
+                        {"asin", unary<Prim::asin>},
+                        {"acos", unary<Prim::acos>},
+                        {"atan", unary<Prim::atan>},
                         {"abs2", abs2},
                         {"ifelse", ifelse},
                     });

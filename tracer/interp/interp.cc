@@ -47,6 +47,7 @@ void Interpreter::register_builtins() {
   BuiltinTable table;
   add_core_builtins(table);
   add_math_builtins(table);
+  add_division_builtins(table);
   add_array_builtins(table);
   add_reduce_builtins(table);
   add_collection_builtins(table);

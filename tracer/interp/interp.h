@@ -396,6 +396,7 @@ class Interpreter {
 /// Built-in families, registered into the global environment (builtins_*.cc).
 using BuiltinTable = std::vector<std::pair<std::string, Builtin>>;
 void add_math_builtins(BuiltinTable& table);
+void add_division_builtins(BuiltinTable& table);
 void add_array_builtins(BuiltinTable& table);
 void add_core_builtins(BuiltinTable& table);
 void add_reduce_builtins(BuiltinTable& table);

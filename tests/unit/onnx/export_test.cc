@@ -179,6 +179,39 @@ TEST_CASE("erf, floor, ceil and round export as their ONNX namesakes") {
   check_round_trip(t);
 }
 
+TEST_CASE("asin, acos and atan export as their ONNX namesakes") {
+  Builder b("inverse_trig");
+  Var x = b.input("x", Type{DType::f32, {2, 3}});
+  Var inside = b.tanh(x);
+  b.output(b.asin(inside), "asin");
+  b.output(b.acos(inside), "acos");
+  b.output(b.atan(x), "atan");
+  Tape t = b.finish();
+  onnx::ModelProto model;
+  REQUIRE(model.ParseFromString(export_onnx(t)));
+  std::vector<std::string> types;
+  for (const onnx::NodeProto& n : model.graph().node()) types.push_back(n.op_type());
+  CHECK(types == std::vector<std::string>{"Tanh", "Asin", "Acos", "Atan", "Identity", "Identity",
+                                          "Identity"});
+  check_round_trip(t);
+}
+
+TEST_CASE("rem exports as Mod with fmod = 1") {
+  Builder b("remainder");
+  Var x = b.input("x", f32({2, 3}));
+  Var y = b.input("y", f32({2}));
+  b.output(b.sum(b.rem(x, y), {.dims = {1, 2}}), "z");
+  Tape t = b.finish();
+  onnx::ModelProto model;
+  REQUIRE(model.ParseFromString(export_onnx(t)));
+  const onnx::NodeProto& mod = model.graph().node(0);
+  CHECK(mod.op_type() == "Mod");
+  REQUIRE(mod.attribute_size() == 1);
+  CHECK(mod.attribute(0).name() == "fmod");
+  CHECK(mod.attribute(0).i() == 1);
+  check_round_trip(t);
+}
+
 TEST_CASE("matmul exports as Gemm or MatMul, transposes included") {
   Builder b("linalg");
   Var a = b.input("a", f32({3, 4}));

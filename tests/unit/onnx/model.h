@@ -37,10 +37,15 @@ struct Model {
     for (float x : v) t->add_float_data(x);
   }
   void ints_initializer(const std::string& name, std::vector<int64_t> v) {
+    ints_initializer(name, {static_cast<int64_t>(v.size())}, v);
+  }
+  /// An int64 initializer of any shape, row-major.
+  void ints_initializer(const std::string& name, std::vector<int64_t> shape,
+                        std::vector<int64_t> v) {
     onnx::TensorProto* t = g().add_initializer();
     t->set_name(name);
     t->set_data_type(onnx::TensorProto_DataType_INT64);
-    t->add_dims(static_cast<int64_t>(v.size()));
+    for (int64_t d : shape) t->add_dims(d);
     for (int64_t x : v) t->add_int64_data(x);
   }
   onnx::NodeProto& node(const std::string& op, std::vector<std::string> ins,
@@ -101,6 +106,16 @@ inline std::vector<Tensor> run(const OnnxImport& m, TensorMap inputs) {
   for (const auto& w : m.weights) inputs.push_back(w);
   Executor e(m.tape);
   return e.run(inputs);
+}
+
+/// The message of the UserError that importing `m` throws, or "no error".
+inline std::string import_error(const Model& m) {
+  try {
+    m.import();
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "no error";
 }
 
 inline std::vector<float> values(const Tensor& t) {

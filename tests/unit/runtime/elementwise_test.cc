@@ -86,6 +86,9 @@ const Unary kUnary[] = {
     {Prim::sigmoid, [](long double x) { return 1 / (1 + std::exp(-x)); }, false, -30, 30},
     {Prim::softplus, [](long double x) { return std::log1p(std::exp(x)); }, false, -30, 30},
     {Prim::erf, [](long double x) { return std::erf(x); }, false, -4, 4},
+    {Prim::asin, [](long double x) { return std::asin(x); }, false, -1, 1},
+    {Prim::acos, [](long double x) { return std::acos(x); }, false, -1, 1},
+    {Prim::atan, [](long double x) { return std::atan(x); }, false, -30, 30},
     {Prim::floor, [](long double x) { return std::floor(x); }, false, -30, 30},
     {Prim::ceil, [](long double x) { return std::ceil(x); }, false, -30, 30},
     {Prim::round, [](long double x) { return round_half_even(x); }, false, -30, 30},
@@ -137,6 +140,30 @@ TEST_CASE("unary kernels on special values") {
   CHECK(std::signbit(z.data<double>()[0]));
 }
 
+TEST_CASE("asin, acos and atan at the ends of their domains and beyond") {
+  const long double pi = 3.141592653589793238462643383279502884L;
+  const std::vector<double> x = {1, -1, 0.0, -0.0, 1.5, -2, kInf, -kInf, kNaN};
+  for (DType dtype : {DType::f32, DType::f64}) {
+    CAPTURE(dtype_name(dtype));
+    Tensor t = make_tensor({dtype, {9}}, x);
+    const double rtol = math_rtol(dtype), h = static_cast<double>(pi / 2);
+    const auto p = static_cast<double>(pi);
+    // Outside [-1, 1] asin and acos are NaN; atan reaches +-pi/2 at the infinities.
+    check_close(run_op1(Prim::asin, {t}), {h, -h, 0, -0.0, kNaN, kNaN, kNaN, kNaN, kNaN}, rtol, 0);
+    check_close(run_op1(Prim::acos, {t}), {0, p, h, h, kNaN, kNaN, kNaN, kNaN, kNaN}, rtol, 0);
+    check_close(
+        run_op1(Prim::atan, {t}),
+        {static_cast<double>(pi / 4), static_cast<double>(-pi / 4), 0, -0.0,
+         static_cast<double>(std::atan(1.5L)), static_cast<double>(std::atan(-2.0L)), h, -h, kNaN},
+        rtol, 0);
+  }
+  // asin and atan keep the sign bit of zero, as C's.
+  for (Prim p : {Prim::asin, Prim::atan}) {
+    Tensor z = run_op1(p, {make_tensor({DType::f64, {}}, {-0.0})});
+    CHECK(std::signbit(z.data<double>()[0]));
+  }
+}
+
 TEST_CASE("floor, ceil and round on ties, huge values and special values") {
   // 1e30 lies beyond i64 and 2^60 + 2^8 beyond f32's mantissa: integers that rounding keeps.
   const std::vector<double> x = {0.5,  1.5,  2.5,  -0.5,  -1.5, -2.5,  2.4999,
@@ -184,6 +211,7 @@ const Binary kBinary[] = {
     {Prim::mul, [](long double a, long double b) { return a * b; }, kNumeric, -5, 5},
     {Prim::div, [](long double a, long double b) { return a / b; }, kFloat, 0.5, 5},
     {Prim::pow, [](long double a, long double b) { return std::pow(a, b); }, kFloat, 0.1, 3},
+    {Prim::rem, [](long double a, long double b) { return std::fmod(a, b); }, kFloat, -5, 5},
     {Prim::max, [](long double a, long double b) { return a > b ? a : b; }, kNumeric, -5, 5},
     {Prim::min, [](long double a, long double b) { return a < b ? a : b; }, kNumeric, -5, 5},
     {Prim::eq, [](long double a, long double b) { return (long double)(a == b); }, kAll, -2, 2},
@@ -267,6 +295,27 @@ TEST_CASE("binary kernels on large tensors use threads and agree") {
     }
   }
   set_num_threads(saved);
+}
+
+TEST_CASE("rem is C's fmod: exact, with x's sign, NaN where fmod has it") {
+  // 1e30 rem 3 needs all of 1e30's bits (a division would round); -4 rem 2 is -0.
+  const std::vector<double> x = {7.5, -7.5, 7.5, -7.5, 1e30, -4, 5, kInf, kNaN, 0.5, -0.0};
+  const std::vector<double> y = {2, 2, -2, -2, 3, 2, 0, 1, 1, kInf, 3};
+  for (DType dtype : {DType::f32, DType::f64}) {
+    CAPTURE(dtype_name(dtype));
+    Tensor a = make_tensor({dtype, {11}}, x), b = make_tensor({dtype, {11}}, y);
+    std::vector<double> av = to_doubles(a), want;
+    for (size_t i = 0; i < x.size(); ++i) {
+      want.push_back(static_cast<double>(std::fmod(static_cast<long double>(av[i]), y[i])));
+    }
+    Tensor got = run_op1(Prim::rem, {a, b});
+    check_equal(got, want);
+    CHECK(std::signbit(to_doubles(got)[5]));
+    CHECK(std::signbit(to_doubles(got)[10]));
+  }
+  check_equal(run_op1(Prim::rem, {make_tensor({DType::f64, {3}}, {7.5, -7.5, 1e30}),
+                                  make_tensor({DType::f64, {}}, {2})}),
+              {1.5, -1.5, 0});
 }
 
 TEST_CASE("max and min propagate NaN from either side") {

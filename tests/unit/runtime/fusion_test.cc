@@ -142,6 +142,40 @@ TEST_CASE("erf and the roundings fuse, with the bytes of the unfused kernels") {
   }
 }
 
+TEST_CASE("asin, acos and atan fuse, with the bytes of the unfused kernels") {
+  // atan(x) + asin(tanh(x)) * acos(tanh(x) / 2): one group of seven ops, in both float types.
+  for (DType d : {DType::f32, DType::f64}) {
+    CAPTURE(dtype_name(d));
+    Builder b("inverse_trig");
+    Var x = b.input("x", {d, {1500}});
+    Var t = b.tanh(x);
+    Var a = b.mul(b.asin(t), b.acos(b.div(t, b.constant(d, 2.0))));
+    b.output(b.add(b.atan(x), a), "y");
+    Tape tape = b.finish();
+    std::vector<FusedGroup> groups = find_fusions(tape, kernel_table(KernelSet::fast));
+    REQUIRE(groups.size() == 1);
+    CHECK(groups[0].program.instructions.size() == 7);
+    CHECK(fused_as_reference(tape, 5));
+  }
+}
+
+TEST_CASE("rem fuses, with the bytes of the unfused kernel") {
+  // rem(3x, y) * x + rem(x, 0.7): one group of five ops, in both float types.
+  for (DType d : {DType::f32, DType::f64}) {
+    CAPTURE(dtype_name(d));
+    Builder b("remainders");
+    Var x = b.input("x", {d, {1500}});
+    Var y = b.input("y", {d, {1500}});
+    Var r = b.mul(b.rem(b.mul(x, b.constant(d, 3.0)), y), x);
+    b.output(b.add(r, b.rem(x, b.constant(d, 0.7))), "z");
+    Tape tape = b.finish();
+    std::vector<FusedGroup> groups = find_fusions(tape, kernel_table(KernelSet::fast));
+    REQUIRE(groups.size() == 1);
+    CHECK(groups[0].program.instructions.size() == 5);
+    CHECK(fused_as_reference(tape, 6));
+  }
+}
+
 TEST_CASE("fusion finds the residual block's groups and leaves the near misses") {
   Tape t = block(DType::f32);
   std::vector<FusedGroup> groups = find_fusions(t, kernel_table(KernelSet::fast));

@@ -137,7 +137,8 @@ TEST_CASE("elementwise functions, activations and conversions") {
       {"tan", cpp::tan},     {"tanh", cpp::tanh},         {"sigmoid", cpp::sigmoid},
       {"relu", cpp::relu},   {"softplus", cpp::softplus}, {"abs2", cpp::abs2},
       {"swish", cpp::swish}, {"erf", cpp::erf},           {"floor", cpp::floor},
-      {"ceil", cpp::ceil},   {"round", cpp::round},
+      {"ceil", cpp::ceil},   {"round", cpp::round},       {"asin", cpp::asin},
+      {"acos", cpp::acos},   {"atan", cpp::atan},
   };
   std::vector<Case> cases;
   for (auto [name, f] : unaries) {

@@ -116,6 +116,54 @@ h(x) = round(sum(x); digits=1)
       "x = [0.3, -1.2, 2.45]");
 }
 
+TEST_CASE("asin, acos and atan of traced values record the primitives") {
+  std::string p = R"(
+x = [-0.9, -0.2, 0.0, 0.5, 0.99]
+f(x) = (asin.(x), acos.(x), atan.(40 .* x), asin(x[2]), acos(x[5]), atan(x[1]))
+)";
+  check_trace_matches(p, "f", {"x"});
+  std::string tape = trace_text(p, "f", {"x"});
+  for (const char* prim : {"= asin(", "= acos(", "= atan("}) {
+    CAPTURE(prim);
+    CHECK(tape.find(prim) != std::string::npos);
+  }
+  CHECK(eval_show("", "asin(0.5), acos(-1.0), atan(1.0), atan(1), asin(Float32(1))") ==
+        "(0.5235987755982989, 3.141592653589793, 0.7853981633974483, 0.7853981633974483, "
+        "1.5707964f0)");
+  CHECK(eval_show("", "atan.([-Inf, 0.0])") == "[-1.5707963267948966, 0.0]");
+  check_gradient("f(x) = sum(asin.(x) .* acos.(x) .+ atan.(3 .* x))\nx = [-0.6, 0.1, 0.7]");
+}
+
+TEST_CASE("rem, % and mod as Julia's: integers, floats, and traced floats as rem") {
+  CHECK(eval_show("", "rem(7, -3), -7 % 3, mod(-7, 3), mod(7, -3), mod(6, -3), 7 ÷ -2") ==
+        "(1, -1, 2, -2, 0, -3)");
+  // mod of floats moves rem's result by y where their signs differ, and signs a zero as y.
+  CHECK(eval_show("",
+                  "rem(7.5, 2), -7.5 % 2.0, mod(-7.5, 2), mod(7.5, -2.0), mod(-4.0, 2.0), "
+                  "mod(4.0, -2.0), rem(1.0e30, 3.0), mod(Float32(-1), 3)") ==
+        "(1.5, -1.5, 0.5, -0.5, 0.0, -0.0, 1.0, 2.0f0)");
+  std::string p = R"(
+x = [-7.5, -2.0, -0.3, 0.0, 0.3, 4.5, 7.9]
+f(x) = (rem.(x, 2.0), mod.(x, 2.0), mod.(x, -2.0), x .% 3, mod(x[1], 2.5), rem.(x, reverse(x) .+ 10))
+g(x) = rem(x, 2.0)
+h(x) = mod.(round.(Int, x), 2)
+)";
+  check_trace_matches(p, "f", {"x"});
+  CHECK(eval_show(p, "f(x)[2], f(x)[3]") ==
+        "([0.5, 0.0, 1.7, 0.0, 0.3, 0.5, 1.9000000000000004], "
+        "[-1.5, -0.0, -0.3, -0.0, -1.7, -1.5, -0.09999999999999964])");
+  CHECK(trace_text(p, "f", {"x"}).find("= rem(") != std::string::npos);
+  CHECK(
+      trace_error(p, "g", {"x"}).find("rem of arrays: write rem.(a, b) to apply it elementwise") !=
+      std::string::npos);
+  CHECK(trace_error(p, "h", {"x"}).find("mod of integer arrays is not supported") !=
+        std::string::npos);
+  // d/dx rem(x, y) = 1, d/dy = -trunc(x / y); mod's d/dy = -floor(x / y).
+  check_gradient(
+      "f(x) = sum(rem.(x, 0.7) .* x .+ mod.(3 .* x, reverse(x) .+ 2.0) .+ mod.(x, -1.3))\n"
+      "x = [0.31, -1.22, 2.45, -0.77]");
+}
+
 TEST_CASE("map over named tuples keeps the names; merge and getfields") {
   CHECK(eval_show("",
                   "map(x -> 2x, (a = 1, b = 2)), map(+, (a = 1,), (a = 2,)), "

@@ -1,0 +1,233 @@
+// Resize in its nearest and linear modes, with static scales or sizes: one ONNX axis at a
+// time, from the last (as ONNX's reference interpolates, the first axis last), each a gather
+// of the static source positions along the tape's dim, and for linear a weighted sum of two.
+//
+// Output position x of an axis of `in` elements maps to the source coordinate c that
+// coordinate_transformation_mode gives; its neighbours are x0 = ceil(c) - 1 and x0 + 1, cut
+// to the axis (ONNX's edge padding), with ratio c - x0 in (0, 1]: linear takes
+// (1 - ratio) at x0 and ratio at x0 + 1; nearest one of the two as nearest_mode says.
+#include <algorithm>
+#include <cmath>
+
+#include "onnx/importer.h"
+
+namespace ytape::onnx_import {
+
+namespace {
+
+// The plans below hold a few numbers per output position: bounded so that a bad scale is
+// an error rather than an allocation that fails.
+constexpr int64_t kMaxAxis = int64_t{1} << 24;
+
+struct AxisPlan {
+  std::vector<int64_t> lo, hi;  // 0-based neighbours, per output position
+  std::vector<double> ratio;    // weight of hi
+  std::vector<bool> outside;    // tf_crop_and_resize: the extrapolation value instead
+};
+
+struct Transform {
+  std::string mode;
+  double roi_lo = 0, roi_hi = 1;
+};
+
+// The source coordinate of output position x; `out_len` is scale * in, not rounded, as in
+// ONNX's reference.
+double source(const Transform& t, int64_t x, int64_t in, double scale, bool* outside) {
+  double out_len = scale * static_cast<double>(in), xd = static_cast<double>(x);
+  auto last = static_cast<double>(in - 1);
+  if (t.mode == "half_pixel") return (xd + 0.5) / scale - 0.5;
+  if (t.mode == "pytorch_half_pixel") return out_len == 1 ? -0.5 : (xd + 0.5) / scale - 0.5;
+  if (t.mode == "align_corners") return out_len == 1 ? 0 : xd * last / (out_len - 1);
+  if (t.mode == "asymmetric") return xd / scale;
+  if (t.mode == "tf_half_pixel_for_nn") return (xd + 0.5) / scale;
+  if (t.mode == "tf_crop_and_resize") {
+    double span = t.roi_hi - t.roi_lo;
+    double c = out_len == 1 ? span * last / 2 : xd * span * last / (out_len - 1);
+    c += t.roi_lo * last;
+    *outside = c < 0 || c > last;
+    return c;
+  }
+  unsupported("Resize with coordinate_transformation_mode '" + t.mode + "'");
+}
+
+AxisPlan plan_axis(const Transform& t, int64_t in, int64_t out, double scale) {
+  AxisPlan p;
+  for (int64_t x = 0; x < out; ++x) {
+    bool outside = false;
+    double c = source(t, x, in, scale, &outside);
+    if (!std::isfinite(c) || std::abs(c) > 1e15)
+      user_error("scale {} maps outside any axis", scale);
+    double x0 = std::ceil(c) - 1;
+    p.lo.push_back(std::clamp<int64_t>(static_cast<int64_t>(x0), 0, in - 1));
+    p.hi.push_back(std::clamp<int64_t>(static_cast<int64_t>(x0) + 1, 0, in - 1));
+    p.ratio.push_back(c - x0);
+    p.outside.push_back(outside);
+  }
+  return p;
+}
+
+// Whether nearest mode `mode` takes the higher neighbour at `ratio` (in (0, 1]).
+bool nearest_takes_hi(const std::string& mode, double ratio) {
+  if (ratio == 1) return true;
+  if (mode == "round_prefer_floor") return ratio > 0.5;
+  if (mode == "round_prefer_ceil") return ratio >= 0.5;
+  if (mode == "floor") return false;
+  if (mode == "ceil") return true;
+  unsupported("Resize with nearest_mode '" + mode + "'");
+}
+
+// A tensor of `x`'s rank, `values` along `dim` and size 1 elsewhere.
+template <typename T>
+Tensor along(DType dtype, int rank, int dim, const std::vector<T>& values) {
+  Shape s(rank, 1);
+  s[dim - 1] = static_cast<int64_t>(values.size());
+  Tensor t(Type{dtype, s});
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (dtype == DType::f32) t.data<float>()[i] = static_cast<float>(values[i]);
+    if (dtype == DType::f64) t.data<double>()[i] = static_cast<double>(values[i]);
+    if (dtype == DType::i64) t.data<int64_t>()[i] = static_cast<int64_t>(values[i]);
+    if (dtype == DType::boolean) t.data<bool>()[i] = static_cast<bool>(values[i]);
+  }
+  return t;
+}
+
+Var gather_at(Importer& im, Var x, int dim, const std::vector<int64_t>& at) {
+  std::vector<int64_t> one_based;
+  for (int64_t i : at) one_based.push_back(i + 1);
+  Tensor idx = along(DType::i64, im.rank(x), dim, one_based);
+  return im.op<Prim::gather>({x, im.constant(idx)}, {.dim = dim});
+}
+
+struct Options {
+  bool linear = false;
+  std::string nearest_mode;
+  double extrapolation = 0;
+};
+
+// `x` resized along the tape's `dim` by the plan.
+Var resize_axis(Importer& im, Var x, int dim, const AxisPlan& p, const Options& o) {
+  DType d = im.type(x).dtype;
+  int r = im.rank(x);
+  Var y;
+  if (!o.linear) {
+    std::vector<int64_t> at;
+    for (size_t i = 0; i < p.lo.size(); ++i)
+      at.push_back(nearest_takes_hi(o.nearest_mode, p.ratio[i]) ? p.hi[i] : p.lo[i]);
+    y = gather_at(im, x, dim, at);
+  } else {
+    std::vector<double> keep;
+    for (double w : p.ratio) keep.push_back(1 - w);
+    Var lo = im.op<Prim::mul>({gather_at(im, x, dim, p.lo), im.constant(along(d, r, dim, keep))});
+    Var hi =
+        im.op<Prim::mul>({gather_at(im, x, dim, p.hi), im.constant(along(d, r, dim, p.ratio))});
+    y = im.op<Prim::add>({lo, hi});
+  }
+  if (std::find(p.outside.begin(), p.outside.end(), true) == p.outside.end()) return y;
+  Var outside = im.constant(along(DType::boolean, r, dim, p.outside));
+  return im.op<Prim::select>({outside, im.scalar(d, o.extrapolation), y});
+}
+
+// Whether the plan gives every position its own element back, with weight 1.
+bool identity(const AxisPlan& p, int64_t in) {
+  if (static_cast<int64_t>(p.lo.size()) != in) return false;
+  for (int64_t x = 0; x < in; ++x) {
+    if (p.ratio[x] != 1 || p.hi[x] != x || p.outside[x]) return false;
+  }
+  return true;
+}
+
+// Every axis resized, the last ONNX axis first; `roi` is empty or ONNX's [starts, ends].
+Var resize_axes(Importer& im, Var x, Transform t, const Options& o,
+                const std::vector<double>& scales, const std::vector<int64_t>& out,
+                const std::vector<double>& roi) {
+  const Shape in = im.onnx_shape(x);
+  auto r = static_cast<int64_t>(in.size());
+  for (int64_t a = r - 1; a >= 0; --a) {
+    if (in[a] == 0 || out[a] == 0) user_error("Resize of an empty axis, or to one");
+    if (!roi.empty()) t.roi_lo = roi[a], t.roi_hi = roi[a + r];
+    AxisPlan p = plan_axis(t, in[a], out[a], scales[a]);
+    if (identity(p, in[a])) continue;
+    x = resize_axis(im, x, static_cast<int>(r - a), p, o);
+  }
+  return x;
+}
+
+// The scales in input `i`, and the output sizes they give: floor(scale * size).
+std::vector<double> read_scales(Importer& im, const Node& n, int i, const Shape& in,
+                                std::vector<int64_t>* out) {
+  Tensor s = im.static_input(n, i);
+  auto r = static_cast<int64_t>(in.size());
+  if (s.size() != r) user_error("scales has {} elements for rank {}", s.size(), r);
+  std::vector<double> scales(r);
+  for (int64_t a = 0; a < r; ++a) {
+    scales[a] = element_value(s, a);
+    double size = std::floor(scales[a] * static_cast<double>(in[a]));
+    if (!(scales[a] > 0) || !(size <= static_cast<double>(kMaxAxis))) {
+      user_error("scale {} of an axis of {} is not positive, or makes more than 2^24", scales[a],
+                 in[a]);
+    }
+    out->push_back(static_cast<int64_t>(size));
+  }
+  return scales;
+}
+
+void check_float(Importer& im, const Node& n, Var x) {
+  DType d = im.type(x).dtype;
+  if (!is_float(d)) unsupported(n.op_type() + " of " + std::string(dtype_name(d)));
+}
+
+// Resize (opsets 11 and 13): X, roi, scales, sizes; the sizes when given, else the scales.
+void resize(Importer& im, const Node& n) {
+  Var x = im.input(n, 0);
+  check_float(im, n, x);
+  std::string mode = attr_string(n, "mode", "nearest");
+  if (mode != "nearest" && mode != "linear") unsupported("Resize in " + mode + " mode");
+  if (attr_int(n, "exclude_outside", 0) != 0) unsupported("Resize with exclude_outside");
+  const Shape in = im.onnx_shape(x);
+  auto r = static_cast<int64_t>(in.size());
+  Transform t{attr_string(n, "coordinate_transformation_mode", "half_pixel")};
+  std::vector<double> scales, roi;
+  std::vector<int64_t> out;
+  if (im.has_input(n, 3) && im.static_input(n, 3).size() > 0) {
+    out = im.static_ints(n, 3);
+    if (static_cast<int64_t>(out.size()) != r)
+      user_error("sizes has {} elements for rank {}", out.size(), r);
+    for (int64_t a = 0; a < r; ++a) {
+      if (out[a] < 0 || out[a] > kMaxAxis) user_error("size {} is not in 0..2^24", out[a]);
+      scales.push_back(static_cast<double>(out[a]) / static_cast<double>(in[a]));
+    }
+  } else {
+    if (!im.has_input(n, 2)) user_error("Resize needs scales or sizes");
+    scales = read_scales(im, n, 2, in, &out);
+  }
+  if (t.mode == "tf_crop_and_resize") {
+    Tensor roi_t = im.static_input(n, 1);
+    if (roi_t.size() != 2 * r) user_error("roi has {} elements for rank {}", roi_t.size(), r);
+    for (int64_t i = 0; i < 2 * r; ++i) roi.push_back(element_value(roi_t, i));
+  }
+  Options o{mode == "linear", attr_string(n, "nearest_mode", "round_prefer_floor"),
+            attr_float(n, "extrapolation_value", 0)};
+  im.set_output(n, 0, resize_axes(im, x, t, o, scales, out, roi));
+}
+
+// Upsample (opset 9, deprecated since 10): X, scales; nearest takes floor(x / scale), as
+// ONNX's reference repeats each element. Its linear mode has no node test to check against.
+void upsample(Importer& im, const Node& n) {
+  Var x = im.input(n, 0);
+  check_float(im, n, x);
+  std::string mode = attr_string(n, "mode", "nearest");
+  if (mode != "nearest") unsupported("Upsample in " + mode + " mode");
+  std::vector<int64_t> out;
+  std::vector<double> scales = read_scales(im, n, 1, im.onnx_shape(x), &out);
+  Options o{false, "floor", 0};
+  im.set_output(n, 0, resize_axes(im, x, Transform{"asymmetric"}, o, scales, out, {}));
+}
+
+}  // namespace
+
+void add_resize_rules(Rules& r) {
+  r["Resize"] = resize;
+  r["Upsample"] = upsample;
+}
+
+}  // namespace ytape::onnx_import

@@ -1,0 +1,176 @@
+// The importer's rules for Mod, GatherND, ScatterND, Einsum and Resize on small models,
+// each compared with values worked out by hand from ONNX's definition (row-major).
+#include <doctest/doctest.h>
+
+#include "model.h"
+#include "onnx/import.h"
+
+namespace ytape::onnx_test {
+
+namespace {
+
+// A Constant node defining `name` as the 1-D floats `v` (an initializer would be a weight).
+void constant_floats(Model& m, const std::string& name, const std::vector<float>& v) {
+  auto* a = m.node("Constant", {}, {name}).add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto_AttributeType_TENSOR);
+  a->mutable_t()->set_data_type(onnx::TensorProto_DataType_FLOAT);
+  a->mutable_t()->add_dims(static_cast<int64_t>(v.size()));
+  for (float x : v) a->mutable_t()->add_float_data(x);
+}
+
+}  // namespace
+
+TEST_CASE("Mod with fmod = 1 is C's fmod, the rem primitive; other Mods are refused") {
+  Model m;
+  m.input("x", {5});
+  m.input("y", {5});
+  set_int(m.node("Mod", {"x", "y"}, {"z"}, "r"), "fmod", 1);
+  m.output("z");
+  OnnxImport imported = m.import();
+  std::vector<Tensor> z = run(imported, {{"x", onnx_tensor({5}, {5.5f, -5.5f, 5.5f, -5.5f, 7})},
+                                         {"y", onnx_tensor({5}, {2, 2, -2, -2, 3.5f})}});
+  CHECK(values(z[0]) == std::vector<float>{1.5f, -1.5f, 1.5f, -1.5f, 0});
+  // ONNX defines fmod = 0, the remainder with the divisor's sign, for integers only.
+  Model floored;
+  floored.input("x", {2});
+  floored.input("y", {2});
+  floored.node("Mod", {"x", "y"}, {"z"}, "r");
+  floored.output("z");
+  CHECK(import_error(floored) ==
+        "m.onnx: node 1 'r' (Mod, opset 13): Mod of floats needs fmod = 1 (ONNX's rule), not 0");
+  Model integers;
+  integers.input("x", {2}, onnx::TensorProto_DataType_INT64);
+  integers.input("y", {2}, onnx::TensorProto_DataType_INT64);
+  set_int(integers.node("Mod", {"x", "y"}, {"z"}, "r"), "fmod", 1);
+  integers.output("z");
+  CHECK(import_error(integers) ==
+        "m.onnx: node 1 'r' (Mod, opset 13): Mod of i64 is not supported");
+  CHECK_THROWS_AS(integers.import(), UnsupportedError);
+}
+
+TEST_CASE("GatherND takes tuples, negative ones from the end, and slices for short ones") {
+  Model m;
+  m.input("x", {2, 2});
+  m.ints_initializer("tuples", {2, 2}, {1, -2, 0, 1});
+  m.ints_initializer("rows", {2, 1}, {1, 0});
+  m.node("GatherND", {"x", "tuples"}, {"y"});
+  m.node("GatherND", {"x", "rows"}, {"z"});
+  m.output("y");
+  m.output("z");
+  std::vector<Tensor> out = run(m.import(), {{"x", onnx_tensor({2, 2}, {0, 1, 2, 3})}});
+  CHECK(values(out[0]) == std::vector<float>{2, 1});
+  CHECK(out[1].shape() == Shape{2, 2});
+  CHECK(values(out[1]) == std::vector<float>{2, 3, 0, 1});
+  Model bad;
+  bad.input("x", {2, 2});
+  bad.ints_initializer("tuples", {1, 3}, {0, 0, 0});
+  bad.node("GatherND", {"x", "tuples"}, {"y"}, "g");
+  bad.output("y");
+  CHECK(import_error(bad) ==
+        "m.onnx: node 1 'g' (GatherND, opset 13): batch_dims 0 and index tuples of 3 do not fit "
+        "data of rank 2 and indices of rank 2");
+}
+
+TEST_CASE("ScatterND replaces (reduction none) or adds to (add) what the tuples point at") {
+  for (const char* reduction : {"none", "add"}) {
+    CAPTURE(reduction);
+    Model m(16);
+    m.input("x", {8});
+    m.input("u", {4});
+    m.ints_initializer("at", {4, 1}, {4, 3, 1, 7});
+    set_string(m.node("ScatterND", {"x", "at", "u"}, {"y"}), "reduction", reduction);
+    m.output("y");
+    std::vector<Tensor> out = run(m.import(), {{"x", onnx_tensor({8}, {1, 2, 3, 4, 5, 6, 7, 8})},
+                                               {"u", onnx_tensor({4}, {9, 10, 11, 12})}});
+    std::vector<float> want = std::string(reduction) == "none"
+                                  ? std::vector<float>{1, 11, 3, 10, 9, 6, 7, 12}
+                                  : std::vector<float>{1, 13, 3, 14, 14, 6, 7, 20};
+    CHECK(values(out[0]) == want);
+  }
+  Model bad;
+  bad.input("x", {8});
+  bad.input("u", {3});
+  bad.ints_initializer("at", {4, 1}, {4, 3, 1, 7});
+  bad.node("ScatterND", {"x", "at", "u"}, {"y"}, "s");
+  bad.output("y");
+  CHECK(import_error(bad) ==
+        "m.onnx: node 1 's' (ScatterND, opset 13): updates have shape [3], the indices and data "
+        "need [4] (ONNX order)");
+}
+
+TEST_CASE("Einsum: a matrix product, a diagonal, an implicit output, and bad equations") {
+  Model m;
+  m.input("a", {2, 3});
+  m.input("b", {3, 2});
+  m.input("s", {3, 3});
+  set_string(m.node("Einsum", {"a", "b"}, {"ab"}), "equation", "ij, jk -> ik");
+  set_string(m.node("Einsum", {"s"}, {"d"}), "equation", "ii->i");
+  set_string(m.node("Einsum", {"b", "a"}, {"t"}), "equation", "ji,ij");  // no output labels
+  m.output("ab");
+  m.output("d");
+  m.output("t");
+  std::vector<Tensor> out =
+      run(m.import(), {{"a", onnx_tensor({2, 3}, {1, 2, 3, 4, 5, 6})},
+                       {"b", onnx_tensor({3, 2}, {1, 0, 0, 1, 1, 1})},
+                       {"s", onnx_tensor({3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9})}});
+  CHECK(values(out[0]) == std::vector<float>{4, 5, 10, 11});
+  CHECK(values(out[1]) == std::vector<float>{1, 5, 9});
+  CHECK(values(out[2]) == std::vector<float>{1 + 3 + 5 + 6});  // the sum of a_ij b_ji
+  Model bad;
+  bad.input("a", {2, 3});
+  set_string(bad.node("Einsum", {"a"}, {"y"}, "e"), "equation", "ij,jk->ik");
+  bad.output("y");
+  CHECK(import_error(bad) ==
+        "m.onnx: node 1 'e' (Einsum, opset 13): the equation 'ij,jk->ik' has 2 terms for 1 inputs");
+}
+
+TEST_CASE("Resize: nearest and linear from the coordinate they map to; cubic is refused") {
+  Model m;
+  m.input("x", {1, 2});
+  constant_floats(m, "scales", {1, 2});
+  onnx::NodeProto& nearest = m.node("Resize", {"x", "", "scales"}, {"n"});
+  set_string(nearest, "coordinate_transformation_mode", "asymmetric");
+  set_string(m.node("Resize", {"x", "", "scales"}, {"l"}), "mode", "linear");
+  m.output("n");
+  m.output("l");
+  std::vector<Tensor> out = run(m.import(), {{"x", onnx_tensor({1, 2}, {1, 2})}});
+  CHECK(values(out[0]) == std::vector<float>{1, 1, 2, 2});
+  // half_pixel: c = (x + 0.5) / 2 - 0.5 = -0.25, 0.25, 0.75, 1.25, its ends at the edges.
+  CHECK(values(out[1]) == std::vector<float>{1, 1.25f, 1.75f, 2});
+  Model cubic;
+  cubic.input("x", {1, 2});
+  constant_floats(cubic, "scales", {1, 2});
+  set_string(cubic.node("Resize", {"x", "", "scales"}, {"y"}, "r"), "mode", "cubic");
+  cubic.output("y");
+  CHECK_THROWS_AS(cubic.import(), UnsupportedError);
+  // A scale whose output would not fit is an error before anything is planned for it.
+  Model huge;
+  huge.input("x", {1, 2});
+  constant_floats(huge, "scales", {1, 0x1p30f});
+  huge.node("Resize", {"x", "", "scales"}, {"y"}, "r");
+  huge.output("y");
+  CHECK(
+      import_error(huge) ==
+      "m.onnx: node 2 'r' (Resize, opset 13): scale 1073741824 of an axis of 2 is not positive, or "
+      "makes more than 2^24");
+}
+
+TEST_CASE("TopK: sorted values and indices, the lower index first among equals") {
+  Model m;
+  m.input("x", {4});
+  m.ints_initializer("k3", {3});
+  m.ints_initializer("k2", {2});
+  m.node("TopK", {"x", "k3"}, {"v", "i"});
+  set_int(m.node("TopK", {"x", "k2"}, {"sv", "si"}), "largest", 0);
+  for (const char* o : {"v", "i", "sv", "si"}) m.output(o);
+  std::vector<Tensor> out = run(m.import(), {{"x", onnx_tensor({4}, {3, -INFINITY, 3, 2})}});
+  CHECK(values(out[0]) == std::vector<float>{3, 3, 2});
+  CHECK(std::vector<int64_t>(out[1].span<const int64_t>().begin(),
+                             out[1].span<const int64_t>().end()) == std::vector<int64_t>{0, 2, 3});
+  CHECK(values(out[2]) == std::vector<float>{-INFINITY, 2});
+  CHECK(std::vector<int64_t>(out[3].span<const int64_t>().begin(),
+                             out[3].span<const int64_t>().end()) == std::vector<int64_t>{1, 3});
+}
+
+}  // namespace ytape::onnx_test

@@ -291,6 +291,7 @@ std::vector<PlannedStep> Executor::plan() const {
     }
     for (Var o : outs(s)) p.buffers.push_back(slot_of_[o.id]);
     p.workspace = s.workspace_slot;
+    p.copied_plain = s.plain_copy >= 0;
     plan.push_back(std::move(p));
   }
   return plan;

@@ -48,6 +48,9 @@ struct PlannedStep {
   std::vector<std::pair<Var, Layout>> reorders;
   std::vector<int64_t> buffers;  ///< each output's buffer slot; -1: a buffer of its own
   int64_t workspace = -1;        ///< the slot of the kernel's work memory; -1: none
+  /// The first output is a tape output the step writes blocked: the caller gets a plain
+  /// copy made after the step.
+  bool copied_plain = false;
 };
 
 /// Time spent in one op of the plan over all runs.

@@ -45,6 +45,7 @@ std::string buffers_str(const Executor& e, const PlannedStep& p) {
   std::string out;
   for (int64_t slot : p.buffers) out += (out.empty() ? "" : ", ") + slot_str(e, slot);
   if (p.workspace >= 0) out += "; work " + slot_str(e, p.workspace);
+  if (p.copied_plain) out += "; copied plain for the caller";
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include "kernel_harness.h"
 #include "runtime/executor.h"
 #include "runtime/inputs.h"
+#include "runtime/plan_print.h"
 #include "tape/builder.h"
 
 namespace ytape {
@@ -181,6 +182,7 @@ TEST_CASE("an output in the middle of a blocked chain changes no other output") 
   with.outputs.push_back({y, "y"});
   Executor one(without), two(with);
   CHECK(two.layouts()[y.id] == Layout::c16);
+  CHECK(plan_str(with, two).find("copied plain for the caller") != std::string::npos);
   TensorMap inputs = complete_inputs(without, {}, 6);
   Tensor z1 = one.run(inputs)[0];
   for (int run = 0; run < 2; ++run) {  // the second run refills the outputs' buffers

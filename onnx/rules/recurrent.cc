@@ -131,8 +131,7 @@ Var add(Importer& im, Var a, Var b) {
 
 // The activation of x, clipped to [-clip, clip] first when the node has a clip.
 Var activate(Importer& im, const Spec& s, const Activation& a, Var x) {
-  if (s.clip)
-    x = im.op<Prim::min>({im.op<Prim::max>({x, k(im, x, -*s.clip)}), k(im, x, *s.clip)});
+  if (s.clip) x = im.op<Prim::min>({im.op<Prim::max>({x, k(im, x, -*s.clip)}), k(im, x, *s.clip)});
   const std::string& f = a.name;
   if (f == "relu") return im.op<Prim::relu>({x});
   if (f == "tanh") return im.op<Prim::tanh>({x});
@@ -145,13 +144,13 @@ Var activate(Importer& im, const Spec& s, const Activation& a, Var x) {
     Var lin = add(im, mul(im, x, k(im, x, a.alpha)), k(im, x, a.beta));
     return im.op<Prim::min>({im.op<Prim::max>({lin, k(im, x, 0)}), k(im, x, 1)});
   }
-  if (f == "softsign")
-    return im.op<Prim::div>({x, add(im, k(im, x, 1), im.op<Prim::abs>({x}))});
+  if (f == "softsign") return im.op<Prim::div>({x, add(im, k(im, x, 1), im.op<Prim::abs>({x}))});
   if (f == "thresholdedrelu")
     return im.op<Prim::select>({im.op<Prim::ge>({x, k(im, x, a.alpha)}), x, k(im, x, 0)});
   // leakyrelu, elu: x if x >= 0, else alpha x or alpha (e^x - 1)
   Var neg = f == "elu" ? im.op<Prim::expm1>({x}) : x;
-  return im.op<Prim::select>({im.op<Prim::lt>({x, k(im, x, 0)}), mul(im, neg, k(im, x, a.alpha)), x});
+  return im.op<Prim::select>(
+      {im.op<Prim::lt>({x, k(im, x, 0)}), mul(im, neg, k(im, x, a.alpha)), x});
 }
 
 // ---- reading the node ----------------------------------------------------------------
@@ -189,9 +188,9 @@ Spec read_spec(Importer& im, const Node& n, Cell cell) {
   if (s.hidden <= 0 || s.hidden > (int64_t{1} << 40))
     user_error("hidden_size is {}, not a positive size", s.hidden);
   if (s.steps < 1 || s.steps > kMaxSteps) {
-    throw UnsupportedError(fmt::format(
-        "a sequence of {} steps is not supported: ytape unrolls 1 to {} steps", s.steps,
-        kMaxSteps));
+    throw UnsupportedError(
+        fmt::format("a sequence of {} steps is not supported: ytape unrolls 1 to {} steps", s.steps,
+                    kMaxSteps));
   }
   std::string direction = attr_string(n, "direction", "forward");
   if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
@@ -222,10 +221,10 @@ void check_sequence_lens(Importer& im, const Node& n, const Spec& s) {
   try {
     lens = im.static_ints(n, 4);
   } catch (const UnsupportedError& e) {
-    throw UnsupportedError(
-        std::string(e.what()) + "; sequences of varying length are not supported, so "
-                                "sequence_lens must be a constant equal to seq_length",
-        e.needs_static());
+    throw UnsupportedError(std::string(e.what()) +
+                               "; sequences of varying length are not supported, so "
+                               "sequence_lens must be a constant equal to seq_length",
+                           e.needs_static());
   }
   if (static_cast<int64_t>(lens.size()) != s.batch)
     user_error("sequence_lens has {} lengths for a batch of {}", lens.size(), s.batch);

@@ -177,7 +177,8 @@ Outputs reference(const Case& c, const Inputs& in) {
         }
         h[b] = hn;
         for (int64_t j = 0; j < H; ++j) {
-          int64_t at = c.layout == 0 ? ((t * D + d) * B + b) * H + j : ((b * S + t) * D + d) * H + j;
+          int64_t at =
+              c.layout == 0 ? ((t * D + d) * B + b) * H + j : ((b * S + t) * D + d) * H + j;
           out.y[at] = h[b][j];
         }
       }
@@ -320,14 +321,14 @@ TEST_CASE("the recurrent ops clip the activations' inputs and take ONNX's other 
     check_case(rnn);
     Case gru("GRU", direction);
     gru.clip = 0.7;
-    gru.acts = {{"HardSigmoid", 0.3, 0.4}, {"ScaledTanh", 1.5, 0.5},
-                {"Sigmoid"},               {"Softsign"}};
+    gru.acts = {{"HardSigmoid", 0.3, 0.4}, {"ScaledTanh", 1.5, 0.5}, {"Sigmoid"}, {"Softsign"}};
     if (gru.D() == 1) gru.acts.resize(2);
     check_case(gru);
     Case lstm("LSTM", direction);
     lstm.clip = 0.6;
-    lstm.acts = {{"Sigmoid"}, {"Elu", 0.5}, {"Softplus"},
-                 {"HardSigmoid", 0.1, 0.6}, {"Affine", 0.5, 0.1}, {"ThresholdedRelu", 0.2}};
+    lstm.acts = {{"Sigmoid"},          {"Elu", 0.5},
+                 {"Softplus"},         {"HardSigmoid", 0.1, 0.6},
+                 {"Affine", 0.5, 0.1}, {"ThresholdedRelu", 0.2}};
     if (lstm.D() == 1) lstm.acts.resize(3);
     check_case(lstm);
   }
@@ -343,7 +344,8 @@ TEST_CASE("an activation's alpha and beta default to those of the ONNX op of its
   auto* attrs = n.mutable_attribute();
   attrs->erase(std::remove_if(attrs->begin(), attrs->end(),
                               [](const onnx::AttributeProto& a) {
-                                return a.name() == "activation_alpha" || a.name() == "activation_beta";
+                                return a.name() == "activation_alpha" ||
+                                       a.name() == "activation_beta";
                               }),
                attrs->end());
   std::vector<Tensor> out = run(m.import(), feed);
@@ -387,27 +389,31 @@ TEST_CASE("bad recurrent nodes are one error naming the node") {
   Model wrong = lstm({1, 4, 1});
   set_int(wrong.node("LSTM", {"X", "W", "R"}, {"Y"}, "l"), "hidden_size", 2);
   wrong.output("Y");
-  CHECK(import_error(wrong) == "m.onnx: node 1 'l' (LSTM, opset 14): W has shape [1, 4, 1], not "
-                               "[1, 8, 1]");
+  CHECK(import_error(wrong) ==
+        "m.onnx: node 1 'l' (LSTM, opset 14): W has shape [1, 4, 1], not "
+        "[1, 8, 1]");
   Model coupled = lstm({1, 8, 1});
   set_int(coupled.node("LSTM", {"X", "W", "R"}, {"Y"}, "l"), "input_forget", 1);
   coupled.output("Y");
-  CHECK(import_error(coupled) == "m.onnx: node 1 'l' (LSTM, opset 14): input_forget = 1 "
-                                 "(coupled input and forget gates) is not supported");
+  CHECK(import_error(coupled) ==
+        "m.onnx: node 1 'l' (LSTM, opset 14): input_forget = 1 "
+        "(coupled input and forget gates) is not supported");
   Model odd = lstm({1, 8, 1});
   onnx::NodeProto& n = odd.node("LSTM", {"X", "W", "R"}, {"Y"}, "l");
   set_string(n, "direction", "sideways");
   odd.output("Y");
-  CHECK(import_error(odd) == "m.onnx: node 1 'l' (LSTM, opset 14): direction is 'sideways', "
-                             "not forward, reverse or bidirectional");
+  CHECK(import_error(odd) ==
+        "m.onnx: node 1 'l' (LSTM, opset 14): direction is 'sideways', "
+        "not forward, reverse or bidirectional");
   Model unknown = lstm({1, 8, 1});
   auto* a = unknown.node("LSTM", {"X", "W", "R"}, {"Y"}, "l").add_attribute();
   a->set_name("activations");
   a->set_type(onnx::AttributeProto_AttributeType_STRINGS);
   for (const char* f : {"Sigmoid", "Tanh", "Swish"}) a->add_strings(f);
   unknown.output("Y");
-  CHECK(import_error(unknown) == "m.onnx: node 1 'l' (LSTM, opset 14): activation 'Swish' is "
-                                 "not one of the recurrent ops' functions");
+  CHECK(import_error(unknown) ==
+        "m.onnx: node 1 'l' (LSTM, opset 14): activation 'Swish' is "
+        "not one of the recurrent ops' functions");
 }
 
 TEST_CASE("an imported bidirectional LSTM's gradient agrees with finite differences") {

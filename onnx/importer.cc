@@ -205,6 +205,7 @@ const Rules& all_rules() {
     add_norm_rules(r);
     add_loss_rules(r);
     add_resize_rules(r);
+    add_recurrent_rules(r);
     add_creation_rules(r);
     return r;
   }();

@@ -117,6 +117,7 @@ void add_norm_rules(Rules& rules);
 void add_loss_rules(Rules& rules);
 void add_creation_rules(Rules& rules);
 void add_resize_rules(Rules& rules);
+void add_recurrent_rules(Rules& rules);
 
 /// Every rule, by op type.
 const Rules& all_rules();

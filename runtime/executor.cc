@@ -195,8 +195,9 @@ bool Executor::taken_over(const Step& step, Var a) const {
   return step.num_outs > 0 && slot_of_[outs(step)[0].id] == slot_of_[a.id];
 }
 
-// Assigns every value computed by a step, except the tape's outputs (fresh each run, so
-// callers may keep them), a slot. A slot is freed after the last step that reads its value
+// Assigns every value computed by a step, except the tape's outputs written plain (fresh
+// each run, so callers may keep them; a blocked one has a slot and a fresh plain copy), a
+// slot. A slot is freed after the last step that reads its value
 // and reused, best fit by size, by later values. An output shares a slot with an argument
 // of its step only where the kernel allows it (in_place_slot): slots are freed after the
 // outputs of the step are placed. A kernel's work memory (KernelTable::workspace) is a

@@ -160,6 +160,19 @@ TEST_CASE("interior padding exports as a concatenation with its filler, merged a
   check_round_trip(b.finish());
 }
 
+onnx::ModelProto exported(const Tape& t) {
+  onnx::ModelProto m;
+  REQUIRE(m.ParseFromString(export_onnx(t)));
+  return m;
+}
+
+// The op types of a model's nodes, in graph order.
+std::vector<std::string> op_types(const onnx::ModelProto& m) {
+  std::vector<std::string> types;
+  for (const onnx::NodeProto& n : m.graph().node()) types.push_back(n.op_type());
+  return types;
+}
+
 TEST_CASE("erf, floor, ceil and round export as their ONNX namesakes") {
   Builder b("rounding");
   Var x = b.input("x", Type{DType::f64, {3, 4}});
@@ -169,12 +182,10 @@ TEST_CASE("erf, floor, ceil and round export as their ONNX namesakes") {
   b.output(b.ceil(scaled), "ceil");
   b.output(b.round(scaled), "round");
   Tape t = b.finish();
-  onnx::ModelProto model;
-  REQUIRE(model.ParseFromString(export_onnx(t)));
-  std::vector<std::string> types;
-  for (const onnx::NodeProto& n : model.graph().node()) types.push_back(n.op_type());
-  CHECK(types == std::vector<std::string>{"Constant", "Mul", "Erf", "Floor", "Ceil", "Round",
-                                          "Identity", "Identity", "Identity", "Identity"});
+  onnx::ModelProto model = exported(t);
+  CHECK(op_types(model) == std::vector<std::string>{"Constant", "Mul", "Erf", "Floor", "Ceil",
+                                                    "Round", "Identity", "Identity", "Identity",
+                                                    "Identity"});
   CHECK(model.opset_import(0).version() == 17);
   check_round_trip(t);
 }
@@ -187,12 +198,8 @@ TEST_CASE("asin, acos and atan export as their ONNX namesakes") {
   b.output(b.acos(inside), "acos");
   b.output(b.atan(x), "atan");
   Tape t = b.finish();
-  onnx::ModelProto model;
-  REQUIRE(model.ParseFromString(export_onnx(t)));
-  std::vector<std::string> types;
-  for (const onnx::NodeProto& n : model.graph().node()) types.push_back(n.op_type());
-  CHECK(types == std::vector<std::string>{"Tanh", "Asin", "Acos", "Atan", "Identity", "Identity",
-                                          "Identity"});
+  CHECK(op_types(exported(t)) == std::vector<std::string>{"Tanh", "Asin", "Acos", "Atan",
+                                                          "Identity", "Identity", "Identity"});
   check_round_trip(t);
 }
 
@@ -233,12 +240,6 @@ Tape gather_tape() {
   Var idx = b.constant(Type{DType::i64, {2, 3}}, std::vector<uint8_t>(48, 0));
   b.output(b.gather(x, b.add(idx, b.constant(DType::i64, 1)), {.dim = 1}), "y");
   return b.finish();
-}
-
-onnx::ModelProto exported(const Tape& t) {
-  onnx::ModelProto m;
-  REQUIRE(m.ParseFromString(export_onnx(t)));
-  return m;
 }
 
 int first_marked_index(const onnx::ModelProto& m) {

@@ -428,6 +428,19 @@ Value seed(Interpreter& in, Args& args) {
   return Value();
 }
 
+// _random_stream(seed, draws): makes (seed, draws) the state of the generator of rand and
+// randn and returns the state it had, a tuple alike; for the prelude's RNG objects.
+Value random_stream(Interpreter& in, Args& args) {
+  need_args(args, 2, 2, "_random_stream");
+  for (const Value& v : args.pos) {
+    if (v.kind != VKind::integer) user_error("_random_stream takes two integers");
+  }
+  auto [seed, draws] = in.stream();
+  in.set_stream({static_cast<uint64_t>(args.pos[0].i), static_cast<uint64_t>(args.pos[1].i)});
+  return Value::tuple(
+      {Value::integer(static_cast<int64_t>(seed)), Value::integer(static_cast<int64_t>(draws))});
+}
+
 }  // namespace
 
 void add_reduce_builtins(BuiltinTable& t) {
@@ -445,6 +458,7 @@ void add_reduce_builtins(BuiltinTable& t) {
                         {"sort", sort},
                         {"sortperm", sortperm},
                         {"seed!", seed},
+                        {"_random_stream", random_stream},
                         {"prod", prod},
                     });
 }

@@ -11,8 +11,10 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "tape/builder.h"
@@ -184,6 +186,10 @@ class Interpreter {
     draws_ = 0;
   }
   uint64_t next_seed();
+  /// The generator's state, its seed and the draws made since: an RNG object of the
+  /// prelude swaps its own in for its draws.
+  std::pair<uint64_t, uint64_t> stream() const { return {seed_, draws_}; }
+  void set_stream(std::pair<uint64_t, uint64_t> s) { std::tie(seed_, draws_) = s; }
   /// `object.name = v` on an instance of a mutable struct (Julia's setfield!): every
   /// copy of the instance sees the new value. While tracing, the instance's fields as
   /// they were before the trace come back at end_trace, so that no traced value outlives

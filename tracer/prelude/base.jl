@@ -181,6 +181,42 @@ function fans(dims)
   length(dims) == 1 && return (dims[1], dims[1])
   length(dims) == 2 ? (dims[2], dims[1]) : (receptive * dims[end-1], receptive * dims[end])
 end
+# Random number generators as objects (Random's AbstractRNG), taken first by rand, randn,
+# randperm, shuffle and the initializers, and by Dropout's rng=. A seeded one
+# (MersenneTwister(n), Xoshiro(n)) is a stream of its own: two of one seed draw the same
+# numbers, and its draws leave the program's stream (Random.seed!(n)) where it was; Julia's
+# exact sequences are not reproduced. default_rng() (a TaskLocalRNG) and generators made
+# without a seed draw from the program's stream. In a traced function every draw is a
+# random op of the tape, drawn anew by each run, as rand's.
+abstract type AbstractRNG end
+mutable struct MersenneTwister <: AbstractRNG
+  seed
+  draws
+end
+mutable struct Xoshiro <: AbstractRNG
+  seed
+  draws
+end
+MersenneTwister(seed=nothing) = MersenneTwister(seed, 0)
+Xoshiro(seed=nothing) = Xoshiro(seed, 0)
+struct TaskLocalRNG <: AbstractRNG end
+default_rng() = TaskLocalRNG()
+const GLOBAL_RNG = TaskLocalRNG()
+seed!(rng::Union{MersenneTwister, Xoshiro}, seed::Integer) = (rng.seed = seed; rng.draws = 0; rng)
+seed!(rng::TaskLocalRNG, seed::Integer) = (seed!(seed); rng)
+copy(rng::Union{MersenneTwister, Xoshiro}) = typeof(rng)(rng.seed, rng.draws)
+# f(args...; kw...) drawing from rng's stream.
+function with_rng(f, rng::AbstractRNG, args...; kw...)
+  (rng isa TaskLocalRNG || rng.seed === nothing) && return f(args...; kw...)
+  saved = _random_stream(rng.seed, rng.draws)
+  x = f(args...; kw...)
+  rng.draws = _random_stream(saved...)[2]
+  x
+end
+rand(rng::AbstractRNG, args...) = with_rng(rand, rng, args...)
+randn(rng::AbstractRNG, args...) = with_rng(randn, rng, args...)
+randperm(rng::AbstractRNG, n) = with_rng(randperm, rng, n)
+
 # Uniform in ±sqrt(6 / (fan_in + fan_out)), Glorot and Bengio (2010), as Flux's default.
 function glorot_uniform(dims...)
   fan_in, fan_out = fans(dims)
@@ -195,6 +231,12 @@ zeros32(dims...) = zeros(Float32, dims...)
 ones32(dims...) = ones(Float32, dims...)
 rand32(dims...) = rand(Float32, dims...)
 randn32(dims...) = randn(Float32, dims...)
+glorot_uniform(rng::AbstractRNG, dims...) = with_rng(glorot_uniform, rng, dims...)
+glorot_normal(rng::AbstractRNG, dims...) = with_rng(glorot_normal, rng, dims...)
+kaiming_uniform(rng::AbstractRNG, dims...; kw...) = with_rng(kaiming_uniform, rng, dims...; kw...)
+kaiming_normal(rng::AbstractRNG, dims...; kw...) = with_rng(kaiming_normal, rng, dims...; kw...)
+rand32(rng::AbstractRNG, dims...) = with_rng(rand32, rng, dims...)
+randn32(rng::AbstractRNG, dims...) = with_rng(randn32, rng, dims...)
 
 # A layer's bias: bias=true makes zeros, false keeps none (as Flux, the field is false).
 create_bias(w, bias::Bool, n) = bias ? zeros(eltype(w), n) : false

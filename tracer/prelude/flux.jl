@@ -201,8 +201,10 @@ hasaffine(l::LayerNorm) = l.scale !== false
 mutable struct AlphaDropout
   p
   active
+  rng
 end
-AlphaDropout(p) = AlphaDropout(p, nothing)
+AlphaDropout(p, active) = AlphaDropout(p, active, default_rng())
+AlphaDropout(p; active=nothing, rng=default_rng()) = AlphaDropout(p, active, rng)
 function (a::AlphaDropout)(x)
   (!isactive(a) || a.p == 0) && return x
   T = eltype(x)
@@ -210,7 +212,7 @@ function (a::AlphaDropout)(x)
   α′ = T(-1.7580993408473766)  # selu(-Inf)
   A = T(1 / sqrt((1 - a.p) * (1 + a.p * α′^2)))
   B = T(-A * α′ * a.p)
-  A .* ifelse.(rand(T, size(x)...) .> a.p, x, α′) .+ B
+  A .* ifelse.(rand(a.rng, T, size(x)...) .> a.p, x, α′) .+ B
 end
 # The layers with a mode keep it in `active` (true, false, or nothing: unset).
 function set_mode!(m::Union{BatchNorm, InstanceNorm, GroupNorm, Dropout, AlphaDropout}, mode)

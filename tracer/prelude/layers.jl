@@ -296,10 +296,15 @@ mutable struct Dropout
   p
   dims
   active
+  rng
 end
-Dropout(p; dims=:) = Dropout(p, dims, nothing)
-# Flux.dropout(x, p; dims=:, active=true): the function (NNlib's dropout), applied when active.
+Dropout(p, dims, active) = Dropout(p, dims, active, default_rng())
+Dropout(p; dims=:, active=nothing, rng=default_rng()) = Dropout(p, dims, active, rng)
+# Flux.dropout([rng,] x, p; dims=:, active=true): the function (NNlib's dropout), applied
+# when active.
 dropout(x, p; dims=:, active::Bool=true) = active ? Dropout(p, dims, true)(x) : x
+dropout(rng::AbstractRNG, x, p; dims=:, active::Bool=true) =
+  active ? Dropout(p, dims, true, rng)(x) : x
 function (d::Dropout)(x)
   # No test of p == 0: p is a tape input when the layer is, and rand .>= 0 keeps all.
   isactive(d) || return x
@@ -307,7 +312,7 @@ function (d::Dropout)(x)
   # p = 1 keeps nothing, as NNlib's: the scale stays finite (1 - p at least floatmin), so
   # that the all-false mask gives zeros, not NaN.
   T = eltype(x)
-  x .* ((rand(T, s...) .>= d.p) .* (1 / max(convert(T, 1 - d.p), floatmin(T))))
+  x .* ((rand(d.rng, T, s...) .>= d.p) .* (1 / max(convert(T, 1 - d.p), floatmin(T))))
 end
 
 # Embedding(in => out): column k of the weight (out, in) for label k.

@@ -12,6 +12,7 @@ end
 getobs(t::Tuple, i) = map(x -> getobs(x, i), t)
 getobs(t::NamedTuple, i) = map(x -> getobs(x, i), t)
 shuffle(x::AbstractVector) = x[randperm(length(x))]
+shuffle(rng::AbstractRNG, x::AbstractVector) = x[randperm(rng, length(x))]
 
 # DataLoader(data; batchsize=1, shuffle=false, partial=true): the batches of an array or a
 # tuple of arrays, as MLUtils' (Flux.DataLoader). Each pass in a new order when shuffled,

@@ -281,6 +281,42 @@ x = [1.0, 2.0, 3.0]
   CHECK(eval_show(p, "gradient(v -> sum(trainmode!(Dropout(1))(v)), x)[1]") == "[0.0, 0.0, 0.0]");
 }
 
+TEST_CASE("RNG objects: a seeded one is a stream of its own, default_rng the program's") {
+  std::string p = R"(
+seed!(5)
+a = rand(MersenneTwister(1), Float32, 4)
+b = rand(MersenneTwister(1), Float32, 4)
+rng = Xoshiro(2)
+c = randn(rng, 3)
+d = randn(rng, 3)
+seed!(rng, 2)
+e = randn(rng, 3)
+seed!(5)
+f = rand(Float32, 4)
+g = rand(MersenneTwister(1), Float32, 4)
+h = rand(Float32, 4)
+seed!(5)
+i = rand(default_rng(), Float32, 4)
+j = rand(Float32, 4)
+)";
+  // Equal seeds draw equal numbers; a stream goes on from draw to draw and starts again
+  // at seed!; a seeded generator's draws leave the program's stream as it was.
+  CHECK(eval_show(p, "a == b, c != d, c == e, f != a, h == j, i == f, copy(rng).draws == 1") ==
+        "(true, true, true, true, true, true, true)");
+  // The initializers, shuffle and randperm take one first; Dropout and Flux.dropout too.
+  CHECK(eval_show("",
+                  "glorot_uniform(MersenneTwister(1), 3, 2) == "
+                  "glorot_uniform(MersenneTwister(1), 3, 2), size(Flux.kaiming_normal("
+                  "Xoshiro(0), 4, 5; gain=1)), sort(shuffle(MersenneTwister(2), [3, 1, 2])), "
+                  "sort(randperm(Xoshiro(1), 3)), Dropout(0.5).rng isa Random.TaskLocalRNG, "
+                  "Dropout(0.5; rng=MersenneTwister(1)).rng isa MersenneTwister") ==
+        "(true, (4, 5), [1, 2, 3], [1, 2, 3], true, true)");
+  CHECK(eval_show("x = ones(100)",
+                  "count(iszero, trainmode!(Dropout(0.9; rng=MersenneTwister(1)))(x)) > 50, "
+                  "Flux.dropout(MersenneTwister(1), x, 0.9) == "
+                  "Flux.dropout(MersenneTwister(1), x, 0.9)") == "(true, true)");
+}
+
 TEST_CASE("@autosize: each `_` is the size of the input the layer first sees, as Flux's") {
   std::string p = R"(
 m = @autosize (3, 1) Chain(Dense(_ => 4), Dense(_ => div(_, 2)), BatchNorm(_, affine=false))

@@ -1,6 +1,11 @@
 // Primaries and everything written between brackets: parentheses (grouping, tuples, named
 // tuples, blocks, generators), call arguments, array literals and comprehensions, indexing,
 // and strings with interpolation.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string_view>
+
 #include "tracer/lang/parser_impl.h"
 
 namespace ytape::tracer::parse_internal {
@@ -41,6 +46,7 @@ ExprPtr Parser::parse_primary() {
       return parse_string();
     case Tok::ident:
       if (after().kind == Tok::op && after().text == "->") return parse_lambda();
+      if (after().kind == Tok::string && !after().space_before) return parse_prefixed_string();
       return make_expr(Kind::id, take().pos, t.text);
     case Tok::keyword:
       // `in(x, xs)` and `in(xs)`: the function, called (`in` is otherwise an operator).
@@ -314,6 +320,41 @@ ExprPtr Parser::parse_index(ExprPtr object) {
 }
 
 // ---- strings -----------------------------------------------------------------------------
+
+// A string with a name before it, Julia's non-standard string literal: v"1.7.2", a version
+// number, becomes the call VersionNumber(1, 7, 2) (the prelude defines the type; a missing
+// minor or patch part is 0). Others are refused by name.
+ExprPtr Parser::parse_prefixed_string() {
+  const Token& name = take();
+  const Token& str = take();
+  if (name.text != "v") {
+    fail(name.pos, fmt::format("string literals with a prefix ({}\"...\") are not supported, "
+                               "but for version numbers (v\"1.7\")",
+                               name.text));
+  }
+  ExprPtr call = make_expr(Kind::call, name.pos);
+  call->args.push_back(make_expr(Kind::id, name.pos, "VersionNumber"));
+  std::string_view text = str.text;
+  for (int part = 0; part < 3; ++part) {
+    size_t dot = std::min(text.find('.'), text.size());
+    std::string_view digits = text.substr(0, dot);
+    ExprPtr n = make_expr(Kind::int_lit, str.pos);
+    bool ok = str.parts.empty() && !digits.empty() && digits.size() <= 9 &&
+              digits.find_first_not_of("0123456789") == std::string_view::npos;
+    if (!ok && !(part > 0 && text.empty())) {
+      fail(str.pos, fmt::format("'{}' is not a version number: give up to three numbers joined "
+                                "by dots, as \"1.7.2\"",
+                                str.text));
+    }
+    for (char c : digits) n->int_value = n->int_value * 10 + (c - '0');
+    call->args.push_back(std::move(n));
+    text = dot < text.size() ? text.substr(dot + 1) : std::string_view();
+  }
+  if (!text.empty()) {
+    fail(str.pos, fmt::format("'{}' is not a version number: at most three parts", str.text));
+  }
+  return call;
+}
 
 ExprPtr Parser::parse_string() {
   const Token& t = take();

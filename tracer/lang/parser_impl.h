@@ -146,6 +146,7 @@ class Parser {
   ExprPtr parse_rows(ExprPtr first, const Token& open);
   ExprPtr parse_index(ExprPtr object);
   ExprPtr parse_string();
+  ExprPtr parse_prefixed_string();
   ExprPtr parse_colon();
 
   // ---- macros (parse_macros.cc) ----------------------------------------------------------

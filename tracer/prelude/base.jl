@@ -181,6 +181,24 @@ function fans(dims)
   length(dims) == 1 && return (dims[1], dims[1])
   length(dims) == 2 ? (dims[2], dims[1]) : (receptive * dims[end-1], receptive * dims[end])
 end
+# Version numbers: v"1.7.2" in a program is VersionNumber(1, 7, 2) (no prerelease or build
+# parts). VERSION is the Julia whose meaning the language follows.
+struct VersionNumber
+  major
+  minor
+  patch
+end
+function isless(a::VersionNumber, b::VersionNumber)
+  a.major != b.major && return a.major < b.major
+  a.minor != b.minor && return a.minor < b.minor
+  a.patch < b.patch
+end
+<(a::VersionNumber, b::VersionNumber) = isless(a, b)
+<=(a::VersionNumber, b::VersionNumber) = !isless(b, a)
+>(a::VersionNumber, b::VersionNumber) = isless(b, a)
+>=(a::VersionNumber, b::VersionNumber) = !isless(a, b)
+const VERSION = v"1.9.0"
+
 # Random number generators as objects (Random's AbstractRNG), taken first by rand, randn,
 # randperm, shuffle and the initializers, and by Dropout's rng=. A seeded one
 # (MersenneTwister(n), Xoshiro(n)) is a stream of its own: two of one seed draw the same
@@ -284,3 +302,4 @@ function sprint(f, args...)
   f(io, args...)
   io.text
 end
+show(io::IO, v::VersionNumber) = print(io, "v\"", v.major, ".", v.minor, ".", v.patch, "\"")

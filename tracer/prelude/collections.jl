@@ -170,6 +170,12 @@ all(f::Function, x) = all(f.(x))
 
 # ---- more of Base -----------------------------------------------------------------------------
 
+# only(x): the one element of a collection, as Julia's.
+function only(x)
+  length(x) == 1 || throw(ArgumentError("only: the collection has $(length(x)) elements, not 1"))
+  first(x)
+end
+
 # ==(x), <(x), ...: functions of the other side, as Julia's Base.Fix2 (count(==(2), x)).
 ==(x) = y -> y == x
 !=(x) = y -> y != x

@@ -281,6 +281,16 @@ x = [1.0, 2.0, 3.0]
   CHECK(eval_show(p, "gradient(v -> sum(trainmode!(Dropout(1))(v)), x)[1]") == "[0.0, 0.0, 0.0]");
 }
 
+TEST_CASE("v\"1.7\" is a version number; VERSION is 1.9's, as published code tests it") {
+  CHECK(eval_show("",
+                  "VERSION >= v\"1.7\", VERSION < v\"1.10\", v\"1.7\" == v\"1.7.0\", "
+                  "v\"2\" > v\"1.99.3\", v\"1.2.3\" <= v\"1.2.3\", sprint(show, v\"1.7\")") ==
+        "(true, true, true, true, true, \"v\\\"1.7.0\\\"\")");
+  CHECK(run_error("a = v\"1.x\"").find("'1.x' is not a version number") != std::string::npos);
+  CHECK(run_error("a = v\"1.2.3.4\"").find("at most three parts") != std::string::npos);
+  CHECK(run_error("a = r\"a+\"").find("prefix (r\"...\") are not supported") != std::string::npos);
+}
+
 TEST_CASE("RNG objects: a seeded one is a stream of its own, default_rng the program's") {
   std::string p = R"(
 seed!(5)
@@ -309,8 +319,11 @@ j = rand(Float32, 4)
                   "glorot_uniform(MersenneTwister(1), 3, 2), size(Flux.kaiming_normal("
                   "Xoshiro(0), 4, 5; gain=1)), sort(shuffle(MersenneTwister(2), [3, 1, 2])), "
                   "sort(randperm(Xoshiro(1), 3)), Dropout(0.5).rng isa Random.TaskLocalRNG, "
-                  "Dropout(0.5; rng=MersenneTwister(1)).rng isa MersenneTwister") ==
-        "(true, (4, 5), [1, 2, 3], [1, 2, 3], true, true)");
+                  "Dropout(0.5; rng=MersenneTwister(1)).rng isa MersenneTwister, "
+                  "only(values((; rng = 3))), only([7])") ==
+        "(true, (4, 5), [1, 2, 3], [1, 2, 3], true, true, 3, 7)");
+  CHECK(run_error("only([1, 2])").find("only: the collection has 2 elements, not 1") !=
+        std::string::npos);
   CHECK(eval_show("x = ones(100)",
                   "count(iszero, trainmode!(Dropout(0.9; rng=MersenneTwister(1)))(x)) > 50, "
                   "Flux.dropout(MersenneTwister(1), x, 0.9) == "

@@ -9,6 +9,7 @@
 #include "onnx/importer.h"
 #include "onnx/marks.h"
 #include "onnx/proto.h"
+#include "onnx/rules/integer.h"
 #include "opt/dce.h"
 #include "tape/strings.h"
 #include "tape/validate.h"
@@ -180,7 +181,7 @@ Rule rule_for(const Node& node, int opset) {
 Type input_type(const onnx::ValueInfoProto& v, const std::map<std::string, int64_t>& dims) {
   if (!v.type().has_tensor_type()) unsupported("an input that is not a tensor");
   const onnx::TypeProto_Tensor& t = v.type().tensor_type();
-  std::optional<DType> dtype = to_dtype(t.elem_type());
+  std::optional<DType> dtype = to_dtype(t.elem_type(), true);
   if (!dtype) {
     throw UnsupportedError(
         fmt::format("element type {} is not one of ytape's (f32, f64, i64, bool)",
@@ -316,6 +317,15 @@ void import_nodes(const onnx::GraphProto& g, std::string_view source, int opset,
   }
 }
 
+// An output of a narrower integer type, held as i64, wraps into its range as ONNX's would
+// (uint8 200 + 100 is 44): the tape's additions, subtractions and products agree with
+// ONNX's modulo 2^bits, so they agree once wrapped.
+Var output_value(Importer& im, const onnx::ValueInfoProto& out) {
+  Var v = im.lookup(out.name());
+  if (!out.type().has_tensor_type() || im.type(v).dtype != DType::i64) return v;
+  return wrap_integer(im, v, out.type().tensor_type().elem_type());
+}
+
 }  // namespace
 
 OnnxImport import_onnx(std::string_view bytes, std::string_view source,
@@ -341,7 +351,7 @@ OnnxImport import_onnx(std::string_view bytes, std::string_view source,
   b.set_loc({});
   for (const onnx::ValueInfoProto& out : g.output()) {
     try {
-      b.output(im.lookup(out.name()), out.name());
+      b.output(output_value(im, out), out.name());
     } catch (const UserError& e) {
       throw UserError(fmt::format("{}: output '{}': {}", source, out.name(), e.what()));
     }

@@ -4,6 +4,7 @@
 
 #include "onnx/importer.h"
 #include "onnx/proto.h"
+#include "onnx/rules/integer.h"
 
 namespace ytape::onnx_import {
 
@@ -77,11 +78,16 @@ Var convert(Importer& im, Var x, DType to) {
   return im.type(x).dtype == to ? x : im.op<Prim::convert>({x}, {.dtype = to});
 }
 
+// A cast to a narrower integer type is one to i64, which holds those (docs/onnx.md,
+// Dtypes), wrapped into the type's range as the cast wraps (300 to uint8 is 44).
 void cast(Importer& im, const Node& n) {
   auto to = static_cast<int32_t>(attr_int(n, "to", 0));
-  std::optional<DType> dtype = to_dtype(to);
+  std::optional<DType> dtype = to_dtype(to, true);
   if (!dtype) unsupported("Cast to " + onnx_dtype_name(to) + " (ytape has f32, f64, i64 and bool)");
-  im.set_output(n, 0, convert(im, im.input(n, 0), *dtype));
+  Var x = im.input(n, 0);
+  Var y = convert(im, x, *dtype);
+  if (to != onnx::TensorProto_DataType_INT64 && *dtype == DType::i64) y = wrap_integer(im, y, to);
+  im.set_output(n, 0, y);
 }
 
 void cast_like(Importer& im, const Node& n) {

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "onnx/importer.h"
+#include "onnx/rules/integer.h"
 
 namespace ytape::onnx_import {
 
@@ -39,29 +40,36 @@ void binary(Importer& im, const Node& n) {
   im.set_output(n, 0, im.emit(P, {in(im, n, 0), in(im, n, 1)}));
 }
 
-// Integer division truncates in ONNX; the primitive divides floats only.
+// Integer division truncates in ONNX (onnx/rules/integer.h).
 void div(Importer& im, const Node& n) {
-  Var x = in(im, n, 0);
-  if (!is_float(dt(im, x))) unsupported("Div of " + std::string(dtype_name(dt(im, x))));
-  binary<Prim::div>(im, n);
+  Var x = in(im, n, 0), y = in(im, n, 1);
+  if (dt(im, x) != DType::i64) return binary<Prim::div>(im, n);
+  im.set_output(n, 0, integer_div(im, x, y));
 }
 
-// fmod = 1: C's fmod, the rem primitive. ONNX defines fmod = 0 (the remainder that takes
-// the divisor's sign) for integers only; the primitive takes floats only.
+// fmod = 1: C's fmod, the rem primitive (integers through f64, onnx/rules/integer.h).
+// fmod = 0, the remainder with the divisor's sign, ONNX defines for integers only.
 void mod(Importer& im, const Node& n) {
-  Var x = in(im, n, 0);
-  if (!is_float(dt(im, x))) unsupported("Mod of " + std::string(dtype_name(dt(im, x))));
+  Var x = in(im, n, 0), y = in(im, n, 1);
   int64_t fmod = attr_int(n, "fmod", 0);
+  if (fmod != 0 && fmod != 1) user_error("fmod is 0 or 1, not {}", fmod);
+  if (dt(im, x) == DType::i64) return im.set_output(n, 0, integer_mod(im, x, y, fmod == 1));
   if (fmod != 1) user_error("Mod of floats needs fmod = 1 (ONNX's rule), not {}", fmod);
   binary<Prim::rem>(im, n);
 }
 
-// The exponent may have another dtype than the base; the result has the base's.
+// The exponent may have another dtype than the base; the result has the base's. Integers
+// go through f64, whose pow is exact where the power is below 2^53, and are rounded back.
 void pow(Importer& im, const Node& n) {
   Var x = in(im, n, 0), y = in(im, n, 1);
-  if (!is_float(dt(im, x))) unsupported("Pow of " + std::string(dtype_name(dt(im, x))));
-  if (dt(im, y) != dt(im, x)) y = im.op<Prim::convert>({y}, {.dtype = dt(im, x)});
-  im.set_output(n, 0, im.op<Prim::pow>({x, y}));
+  DType d = dt(im, x);
+  if (!is_float(d) && d != DType::i64) unsupported("Pow of " + std::string(dtype_name(d)));
+  DType work = is_float(d) ? d : DType::f64;
+  if (d != work) x = im.op<Prim::convert>({x}, {.dtype = work});
+  if (dt(im, y) != work) y = im.op<Prim::convert>({y}, {.dtype = work});
+  Var p = im.op<Prim::pow>({x, y});
+  if (d != work) p = im.op<Prim::convert>({im.op<Prim::round>({p})}, {.dtype = d});
+  im.set_output(n, 0, p);
 }
 
 // Max, Min, Sum: one or more arguments, folded left to right.

@@ -1,6 +1,7 @@
 // Pooling: MaxPool, AveragePool and the global forms, over 1-d and 2-d images and 3-d
 // volumes (composed of 2-d pools, tape/spatial3d.h).
 #include <algorithm>
+#include <optional>
 
 #include "onnx/rules/spatial.h"
 
@@ -30,28 +31,37 @@ Window pool_window(Importer& im, const Node& n, Var x, Var image) {
 
 // The indices, when asked for, count over the whole tensor, row-major: ((n C + c) H + h) W
 // + w; the primitive's within the plane, 1-based. Adding (n C + c) H W - 1 turns one into
-// the other.
-void max_pool(Importer& im, const Node& n) {
-  Var x = im.input(n, 0), image = as_image(im, x);
+// the other. Returns the values, and the indices when the node names them.
+std::pair<Var, std::optional<Var>> pool_max(Importer& im, const Node& n, Var x) {
+  Var image = as_image(im, x);
   Window w = pool_window(im, n, x, image);
   AttrsOf<Prim::max_pool2d> a{.window = w.kernel, .stride = w.stride, .pad = w.pad};
   bool indices = n.output_size() >= 2 && !n.output(1).empty();
   if (im.rank(x) == 5) {
     if (indices) unsupported("MaxPool's indices over 3 spatial dims");
     ImporterSink s(im);
-    return im.set_output(n, 0, max_pool3d(s, x, {w.kernel, w.stride, w.pad}));
+    return {max_pool3d(s, x, {w.kernel, w.stride, w.pad}), std::nullopt};
   }
-  if (!indices) {
-    return im.set_output(n, 0, from_image(im, im.op<Prim::max_pool2d>({image}, a), im.rank(x)));
-  }
+  if (!indices) return {from_image(im, im.op<Prim::max_pool2d>({image}, a), im.rank(x)), {}};
   if (attr_int(n, "storage_order", 0) != 0) unsupported("MaxPool's storage_order 1");
   std::vector<Var> y = im.emit_all(Prim::max_pool2d_with_indices, {image}, a.to_attrs());
   Shape s = im.type(image).shape;
   Tensor offsets(Type{DType::i64, {1, 1, s[2], s[3]}});
   for (int64_t k = 0; k < offsets.size(); ++k) offsets.data<int64_t>()[k] = k * s[0] * s[1] - 1;
   Var idx = im.op<Prim::add>({y[1], im.constant(offsets)});
-  im.set_output(n, 0, from_image(im, y[0], im.rank(x)));
-  im.set_output(n, 1, from_image(im, idx, im.rank(x)));
+  return {from_image(im, y[0], im.rank(x)), from_image(im, idx, im.rank(x))};
+}
+
+// ONNX pools int8 and uint8 too (from opset 12), which the tape holds as i64 and the
+// primitive pools as floats: as f64 and back, exact for every value those types hold.
+void max_pool(Importer& im, const Node& n) {
+  Var x = im.input(n, 0);
+  bool ints = im.type(x).dtype == DType::i64;
+  if (ints) x = im.op<Prim::convert>({x}, {.dtype = DType::f64});
+  auto [y, indices] = pool_max(im, n, x);
+  if (ints) y = im.op<Prim::convert>({y}, {.dtype = DType::i64});
+  im.set_output(n, 0, y);
+  if (indices) im.set_output(n, 1, *indices);
 }
 
 // Without count_include_pad the divisor counts only the input's elements in the window:

@@ -156,6 +156,20 @@ Var Importer::take(Var x, int dim, const std::vector<int64_t>& indices) {
   return op<Prim::gather>({x, constant(idx)}, {.dim = dim});
 }
 
+Var Importer::slice(Var x, int dim, int64_t from, int64_t count, int64_t step) {
+  Shape s = type(x).shape;
+  std::vector<int64_t> start(s.size(), 1), stop(s), steps(s.size(), 1);
+  start[dim - 1] = from + 1, stop[dim - 1] = from + (count - 1) * step + 1, steps[dim - 1] = step;
+  if (count == 0) stop[dim - 1] = from;
+  return op<Prim::slice>({x}, {.start = start, .stop = stop, .step = steps});
+}
+
+Var Importer::pad(Var x, int dim, int64_t lo, int64_t hi, double value) {
+  std::vector<int64_t> los(rank(x), 0), his(rank(x), 0), none(rank(x), 0);
+  los[dim - 1] = lo, his[dim - 1] = hi;
+  return op<Prim::pad>({x}, {.lo = los, .hi = his, .interior = none, .value = value});
+}
+
 const onnx::AttributeProto* find_attr(const Node& node, std::string_view name) {
   for (const onnx::AttributeProto& a : node.attribute()) {
     if (a.name() == name) return &a;

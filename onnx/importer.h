@@ -85,6 +85,10 @@ class Importer {
   Var reshape(Var x, const Shape& shape);
   /// Elements of `x` along ytape dim `dim` picked by 0-based `indices`, in order.
   Var take(Var x, int dim, const std::vector<int64_t>& indices);
+  /// `count` elements of `x` along ytape dim `dim`, every `step`-th from 0-based `from`.
+  Var slice(Var x, int dim, int64_t from, int64_t count, int64_t step = 1);
+  /// `x` padded along ytape dim `dim` with `lo` and `hi` elements of `value`.
+  Var pad(Var x, int dim, int64_t lo, int64_t hi, double value = 0);
 
  private:
   Builder& b_;

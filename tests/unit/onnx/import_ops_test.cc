@@ -1,5 +1,6 @@
-// The importer's rules for Mod, GatherND, ScatterND, Einsum and Resize on small models,
-// each compared with values worked out by hand from ONNX's definition (row-major).
+// The importer's rules for Mod, GatherND, ScatterND, Einsum, Resize, TopK, CumSum and
+// ReduceProd on small models, each compared with values worked out by hand from ONNX's
+// definition (row-major).
 #include <doctest/doctest.h>
 
 #include "model.h"
@@ -163,6 +164,51 @@ TEST_CASE("TopK: sorted values and indices, the lower index first among equals")
   CHECK(values(out[2]) == std::vector<float>{-INFINITY, 2});
   CHECK(std::vector<int64_t>(out[3].span<const int64_t>().begin(),
                              out[3].span<const int64_t>().end()) == std::vector<int64_t>{1, 3});
+}
+
+TEST_CASE("CumSum: inclusive and exclusive, forward and reverse, along the axis") {
+  struct Case {
+    int64_t exclusive, reverse;
+    std::vector<float> want;
+  };
+  for (const Case& c : {Case{0, 0, {1, 3, 6, 10, 15}}, Case{1, 0, {0, 1, 3, 6, 10}},
+                        Case{0, 1, {15, 14, 12, 9, 5}}, Case{1, 1, {14, 12, 9, 5, 0}}}) {
+    CAPTURE(c.exclusive);
+    CAPTURE(c.reverse);
+    Model m;
+    m.input("x", {2, 5});
+    m.ints_initializer("axis", {}, {-1});
+    onnx::NodeProto& n = m.node("CumSum", {"x", "axis"}, {"y"});
+    set_int(n, "exclusive", c.exclusive);
+    set_int(n, "reverse", c.reverse);
+    m.output("y");
+    std::vector<Tensor> y =
+        run(m.import(), {{"x", onnx_tensor({2, 5}, {1, 2, 3, 4, 5, 1, 2, 3, 4, 5})}});
+    std::vector<float> want = c.want;
+    want.insert(want.end(), c.want.begin(), c.want.end());
+    CHECK(values(y[0]) == want);
+  }
+  Model bad;
+  bad.input("x", {3});
+  bad.ints_initializer("axis", {2}, {0, 0});
+  bad.node("CumSum", {"x", "axis"}, {"y"}, "c");
+  bad.output("y");
+  CHECK(import_error(bad) == "m.onnx: node 1 'c' (CumSum, opset 13): axis has 2 elements, not 1");
+}
+
+TEST_CASE("ReduceProd multiplies pairwise along each axis, odd lengths included") {
+  Model m;
+  m.input("x", {3, 5});
+  set_ints(m.node("ReduceProd", {"x"}, {"rows"}), "axes", {1});
+  set_int(m.node("ReduceProd", {"x"}, {"all"}), "keepdims", 0);
+  m.output("rows");
+  m.output("all");
+  std::vector<float> x{1, 2, 3, 4, 5, 1, 1, 2, 1, 1, -1, 1, 1, 1, 0.5f};
+  std::vector<Tensor> y = run(m.import(), {{"x", onnx_tensor({3, 5}, x)}});
+  CHECK(y[0].shape() == Shape{1, 3});
+  CHECK(values(y[0]) == std::vector<float>{120, 2, -0.5f});
+  CHECK(y[1].shape() == Shape{});
+  CHECK(values(y[1]) == std::vector<float>{-120});
 }
 
 }  // namespace ytape::onnx_test

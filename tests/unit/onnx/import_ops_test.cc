@@ -118,7 +118,7 @@ TEST_CASE("Einsum: a matrix product, a diagonal, an implicit output, and bad equ
         "m.onnx: node 1 'e' (Einsum, opset 13): the equation 'ij,jk->ik' has 2 terms for 1 inputs");
 }
 
-TEST_CASE("Resize: nearest and linear from the coordinate they map to; cubic is refused") {
+TEST_CASE("Resize: nearest, linear and cubic from the coordinate they map to") {
   Model m;
   m.input("x", {1, 2});
   constant_floats(m, "scales", {1, 2});
@@ -131,12 +131,26 @@ TEST_CASE("Resize: nearest and linear from the coordinate they map to; cubic is 
   CHECK(values(out[0]) == std::vector<float>{1, 1, 2, 2});
   // half_pixel: c = (x + 0.5) / 2 - 0.5 = -0.25, 0.25, 0.75, 1.25, its ends at the edges.
   CHECK(values(out[1]) == std::vector<float>{1, 1.25f, 1.75f, 2});
-  Model cubic;
-  cubic.input("x", {1, 2});
-  constant_floats(cubic, "scales", {1, 2});
-  set_string(cubic.node("Resize", {"x", "", "scales"}, {"y"}, "r"), "mode", "cubic");
-  cubic.output("y");
-  CHECK_THROWS_AS(cubic.import(), UnsupportedError);
+  // Cubic, asymmetric: c = x / 2. At c = 0.5 the neighbours -1, 0, 1, 2 (the first cut to 0)
+  // weigh -0.09375, 0.59375, 0.59375, -0.09375 (a = -0.75); exclude_outside drops the
+  // first and divides by the rest's sum, 1.09375. Inside, cubic reproduces a line.
+  for (int64_t exclude : {0, 1}) {
+    Model cubic;
+    cubic.input("x", {1, 4});
+    constant_floats(cubic, "scales", {1, 2});
+    onnx::NodeProto& r = cubic.node("Resize", {"x", "", "scales"}, {"y"});
+    set_string(r, "mode", "cubic");
+    set_string(r, "coordinate_transformation_mode", "asymmetric");
+    set_int(r, "exclude_outside", exclude);
+    cubic.output("y");
+    std::vector<float> y =
+        values(run(cubic.import(), {{"x", onnx_tensor({1, 4}, {1, 2, 3, 4})}})[0]);
+    REQUIRE(y.size() == 8);
+    CHECK(y[0] == 1);
+    CHECK(y[1] == doctest::Approx(exclude ? 1.5 / 1.09375 : 1.40625));
+    CHECK(y[2] == 2);
+    CHECK(y[3] == doctest::Approx(2.5));
+  }
   // A scale whose output would not fit is an error before anything is planned for it.
   Model huge;
   huge.input("x", {1, 2});

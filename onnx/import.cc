@@ -87,11 +87,13 @@ const std::map<std::string, int, std::less<>>& same_meaning_since() {
                                                                 {"Gemm", 11},
                                                                 {"Greater", 9},
                                                                 {"HardSigmoid", 6},
+                                                                {"If", 11},
                                                                 {"Identity", 1},
                                                                 {"LRN", 1},
                                                                 {"LeakyRelu", 6},
                                                                 {"Less", 9},
                                                                 {"Log", 6},
+                                                                {"Loop", 11},
                                                                 {"LogSoftmax", 1},
                                                                 {"MatMul", 9},
                                                                 {"Max", 8},
@@ -121,6 +123,7 @@ const std::map<std::string, int, std::less<>>& same_meaning_since() {
                                                                 {"Resize", 11},
                                                                 {"ReverseSequence", 10},
                                                                 {"Round", 11},
+                                                                {"Scan", 9},
                                                                 {"Scatter", 9},
                                                                 {"Selu", 6},
                                                                 {"Shape", 1},
@@ -276,6 +279,32 @@ void import_node(Importer& im, const Node& node) {
     }
   }
 }
+
+}  // namespace
+
+// Inner nodes' errors name the subgraph and the node in it; the caller prefixes the node
+// that holds the subgraph, as for any rule's error.
+void onnx_import::import_subgraph(Importer& im, const onnx::GraphProto& g, std::string_view attr) {
+  for (const onnx::TensorProto& t : g.initializer()) {
+    im.define(t.name(),
+              im.constant(tensor_of(t, fmt::format("{}: initializer '{}': ", attr, t.name()))));
+  }
+  for (int i = 0; i < g.node_size(); ++i) {
+    const Node& node = g.node(i);
+    std::string where =
+        fmt::format("{} node {}{} ({}): ", attr, i + 1,
+                    node.name().empty() ? "" : " '" + node.name() + "'", node.op_type());
+    try {
+      import_node(im, node);
+    } catch (const UnsupportedError& e) {
+      throw UnsupportedError(where + e.what(), e.needs_static());
+    } catch (const UserError& e) {
+      throw UserError(where + e.what());
+    }
+  }
+}
+
+namespace {
 
 // The builder's messages start with the op's location, which the node prefix already
 // says, and show the tape's shapes, which read reversed to ONNX eyes.

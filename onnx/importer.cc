@@ -123,6 +123,13 @@ Var Importer::emit(Prim p, VarList args, const Attrs& attrs) {
   return outs[0];
 }
 
+void Importer::count_iteration(std::string_view op) {
+  constexpr int64_t kMaxIterations = 4096;
+  if (++iterations_ > kMaxIterations) {
+    unsupported(fmt::format("a {} unrolled beyond {} iterations in all", op, kMaxIterations));
+  }
+}
+
 Var Importer::constant(const Tensor& t) {
   Var v = b_.constant(t.type(), bytes_of(t));
   known_[v.id] = t;
@@ -220,6 +227,7 @@ const Rules& all_rules() {
     add_loss_rules(r);
     add_resize_rules(r);
     add_recurrent_rules(r);
+    add_control_rules(r);
     add_creation_rules(r);
     return r;
   }();

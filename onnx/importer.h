@@ -66,6 +66,10 @@ class Importer {
   void define(const std::string& name, Var v);
   Var lookup(const std::string& name) const;
 
+  /// Counts one more iteration that a loop (Loop, Scan) unrolls: the tape grows with each,
+  /// so past 4096 in the whole model (nested loops multiply) UnsupportedError names `op`.
+  void count_iteration(std::string_view op);
+
   // ---- building ----------------------------------------------------------------------
   /// Applies `p`; when every argument is known, evaluates it with the runtime's kernel
   /// instead and returns a constant (folding the static parts of a model at import).
@@ -94,6 +98,7 @@ class Importer {
   Builder& b_;
   int opset_;
   bool fold_ = true;
+  int64_t iterations_ = 0;
   std::unordered_map<std::string, Var> values_;
   std::unordered_map<uint32_t, Tensor> known_;  // by var id
 };
@@ -107,6 +112,12 @@ std::vector<int64_t> attr_ints(const Node& node, std::string_view name,
                                std::vector<int64_t> fallback = {});
 /// Throws UnsupportedError "<what> is not supported".
 [[noreturn]] void unsupported(const std::string& what);
+
+/// Imports the nodes of `graph`, a subgraph of the node being imported (an If's branch, a
+/// Loop's body, named by its attribute `attr` in messages), once the values its inputs name
+/// are defined; its outputs are then defined by their names. Recursion is bounded by the
+/// model's own nesting, which protobuf's parser limits.
+void import_subgraph(Importer& im, const onnx::GraphProto& graph, std::string_view attr);
 
 // ---- the families' rules -----------------------------------------------------------------
 void add_elementwise_rules(Rules& rules);
@@ -122,6 +133,7 @@ void add_loss_rules(Rules& rules);
 void add_creation_rules(Rules& rules);
 void add_resize_rules(Rules& rules);
 void add_recurrent_rules(Rules& rules);
+void add_control_rules(Rules& rules);
 
 /// Every rule, by op type.
 const Rules& all_rules();

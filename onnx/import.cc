@@ -57,8 +57,10 @@ std::string closest(std::string_view word, const std::vector<std::string>& names
 // Op types whose definitions before the one in effect at opset 13 differ from it only in
 // the element types they allow (bfloat16 at 13, more integers), or in taking a list as an
 // attribute that opset 13 takes as an input (Squeeze-11's axes, Split-11's lengths, which
-// the rules read either way), from the version where their meaning last changed. Softmax
-// and LogSoftmax before 13 flatten their input: their rules read the model's opset.
+// the rules read either way), or in accepting what was invalid before (the reductions'
+// negative axes from 11: a valid ReduceSum-1 means what ReduceSum-11 does), from the
+// version where their meaning last changed. Softmax and LogSoftmax before 13 flatten their
+// input: their rules read the model's opset.
 // (ONNX's changelog: Add-7 took numpy broadcasting, Gather-11 negative indices, ...)
 const std::map<std::string, int, std::less<>>& same_meaning_since() {
   static const std::map<std::string, int, std::less<>> since = {{"Abs", 6},
@@ -75,7 +77,8 @@ const std::map<std::string, int, std::less<>>& same_meaning_since() {
                                                                 {"CumSum", 11},
                                                                 {"ConstantOfShape", 9},
                                                                 {"Div", 7},
-                                                                {"Dropout", 12},
+                                                                {"DepthToSpace", 11},
+                                                                {"Dropout", 10},
                                                                 {"Elu", 6},
                                                                 {"Equal", 11},
                                                                 {"Erf", 9},
@@ -108,16 +111,16 @@ const std::map<std::string, int, std::less<>>& same_meaning_since() {
                                                                 {"Pow", 7},
                                                                 {"Range", 11},
                                                                 {"Reciprocal", 6},
-                                                                {"ReduceL1", 11},
-                                                                {"ReduceL2", 11},
-                                                                {"ReduceLogSum", 11},
-                                                                {"ReduceLogSumExp", 11},
-                                                                {"ReduceMax", 11},
-                                                                {"ReduceMean", 11},
-                                                                {"ReduceMin", 11},
-                                                                {"ReduceProd", 11},
-                                                                {"ReduceSum", 11},
-                                                                {"ReduceSumSquare", 11},
+                                                                {"ReduceL1", 1},
+                                                                {"ReduceL2", 1},
+                                                                {"ReduceLogSum", 1},
+                                                                {"ReduceLogSumExp", 1},
+                                                                {"ReduceMax", 1},
+                                                                {"ReduceMean", 1},
+                                                                {"ReduceMin", 1},
+                                                                {"ReduceProd", 1},
+                                                                {"ReduceSum", 1},
+                                                                {"ReduceSumSquare", 1},
                                                                 {"Relu", 6},
                                                                 {"Reshape", 5},
                                                                 {"Resize", 11},

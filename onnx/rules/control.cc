@@ -80,7 +80,8 @@ void loop(Importer& im, const Node& n) {
       unsupported("a Loop whose condition is not known at import (it depends on the values)");
     go = element_value(*cond, 0) != 0;
     for (int k = 0; k < carried; ++k) values[k] = im.lookup(body.output(1 + k).name());
-    for (int s = 0; s < scans; ++s) scanned[s].push_back(im.lookup(body.output(1 + carried + s).name()));
+    for (int s = 0; s < scans; ++s)
+      scanned[s].push_back(im.lookup(body.output(1 + carried + s).name()));
   }
   for (int k = 0; k < carried; ++k) im.set_output(n, k, values[k]);
   for (int s = 0; s < scans; ++s) {
@@ -92,7 +93,8 @@ void loop(Importer& im, const Node& n) {
 // ONNX's per-input or per-output axis (or direction) attribute, 0 for each by default.
 std::vector<int64_t> per_value(const Node& n, std::string_view name, int count) {
   std::vector<int64_t> v = attr_ints(n, name, std::vector<int64_t>(count, 0));
-  if (static_cast<int>(v.size()) != count) user_error("{} has {} entries, not {}", name, v.size(), count);
+  if (static_cast<int>(v.size()) != count)
+    user_error("{} has {} entries, not {}", name, v.size(), count);
   return v;
 }
 
@@ -106,9 +108,10 @@ void scan(Importer& im, const Node& n) {
   int states = n.input_size() - inputs, outputs = body.output_size() - states;
   if (inputs < 1 || states < 0 || outputs < 0 || body.input_size() != n.input_size() ||
       n.output_size() != body.output_size()) {
-    user_error("a body of {} inputs and {} outputs does not fit {} inputs, {} outputs and {} "
-               "scan inputs", body.input_size(), body.output_size(), n.input_size(),
-               n.output_size(), inputs);
+    user_error(
+        "a body of {} inputs and {} outputs does not fit {} inputs, {} outputs and {} "
+        "scan inputs",
+        body.input_size(), body.output_size(), n.input_size(), n.output_size(), inputs);
   }
   std::vector<int64_t> in_axes = per_value(n, "scan_input_axes", inputs),
                        in_back = per_value(n, "scan_input_directions", inputs),
@@ -139,7 +142,8 @@ void scan(Importer& im, const Node& n) {
     }
     import_subgraph(im, body, "body");
     for (int k = 0; k < states; ++k) values[k] = im.lookup(body.output(k).name());
-    for (int s = 0; s < outputs; ++s) scanned[s].push_back(im.lookup(body.output(states + s).name()));
+    for (int s = 0; s < outputs; ++s)
+      scanned[s].push_back(im.lookup(body.output(states + s).name()));
   }
   for (int k = 0; k < states; ++k) im.set_output(n, k, values[k]);
   for (int s = 0; s < outputs; ++s) {

@@ -102,7 +102,7 @@ TEST_CASE("Loop with a known trip count unrolls, carrying values and stacking sc
   OnnxImport imported = loop_model(3).import();
   std::vector<Tensor> out = run(imported, {{"acc", onnx_tensor({2}, {10, 20})}});
   CHECK(values(out[0]) == std::vector<float>{13, 23});  // + 0 + 1 + 2
-  CHECK(out[1].shape() == Shape{2, 3});                  // ONNX's (3, 2)
+  CHECK(out[1].shape() == Shape{2, 3});                 // ONNX's (3, 2)
   CHECK(values(out[1]) == std::vector<float>{10, 20, 11, 21, 13, 23});
   CHECK(import_error(loop_model(5000)) ==
         "m.onnx: node 1 'sum' (Loop, opset 13): a Loop unrolled beyond 4096 iterations in all is "
@@ -136,8 +136,8 @@ TEST_CASE("Scan slices its inputs along their axes, in either direction") {
   names(body.mutable_output(), {"s_out", "p"});
   m.output("sum");
   m.output("partial");
-  std::vector<Tensor> out = run(
-      m.import(), {{"init", onnx_tensor({2}, {0, 0})}, {"x", onnx_tensor({2, 3}, {1, 2, 3, 4, 5, 6})}});
+  std::vector<Tensor> out = run(m.import(), {{"init", onnx_tensor({2}, {0, 0})},
+                                             {"x", onnx_tensor({2, 3}, {1, 2, 3, 4, 5, 6})}});
   CHECK(values(out[0]) == std::vector<float>{6, 15});
   CHECK(out[1].shape() == Shape{3, 2});  // ONNX's (2, 3): the steps along axis 1
   CHECK(values(out[1]) == std::vector<float>{3, 5, 6, 6, 11, 15});

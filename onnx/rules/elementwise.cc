@@ -72,6 +72,21 @@ void pow(Importer& im, const Node& n) {
   im.set_output(n, 0, p);
 }
 
+// x << y is x 2^y, x >> y is x / 2^y truncated (onnx/rules/integer.h); an output of the
+// shifted type wraps away what << carried beyond it.
+void bit_shift(Importer& im, const Node& n) {
+  Var x = in(im, n, 0), y = in(im, n, 1);
+  if (dt(im, x) != DType::i64) unsupported("BitShift of " + std::string(dtype_name(dt(im, x))));
+  std::string direction = attr_string(n, "direction", "");
+  if (direction != "LEFT" && direction != "RIGHT")
+    user_error("direction is LEFT or RIGHT, not '{}'", direction);
+  Var exponent = im.op<Prim::convert>({y}, {.dtype = DType::f64});
+  Var power = im.op<Prim::pow>({im.scalar(DType::f64, 2), exponent});
+  power = im.op<Prim::convert>({power}, {.dtype = DType::i64});
+  im.set_output(n, 0,
+                direction == "LEFT" ? im.op<Prim::mul>({x, power}) : integer_div(im, x, power));
+}
+
 // Max, Min, Sum: one or more arguments, folded left to right.
 template <Prim P>
 Var fold_inputs(Importer& im, const Node& n) {
@@ -278,6 +293,7 @@ void add_elementwise_rules(Rules& r) {
   r["Mul"] = binary<Prim::mul>;
   r["Div"] = div;
   r["Pow"] = pow;
+  r["BitShift"] = bit_shift;
   r["Mod"] = mod;
   r["Equal"] = binary<Prim::eq>;
   r["Less"] = binary<Prim::lt>;

@@ -1,5 +1,6 @@
 // ONNX's narrower integer types, held as i64 (docs/onnx.md, Dtypes), and the integer
-// arithmetic that goes through f64 (onnx/rules/integer.h): Mod, Div, Pow, Cast, MaxPool.
+// arithmetic that goes through f64 (onnx/rules/integer.h): Mod, Div, Pow, BitShift, Cast,
+// MaxPool.
 #include <doctest/doctest.h>
 
 #include "model.h"
@@ -62,6 +63,19 @@ TEST_CASE("Div of integers truncates toward zero; Pow of integers is exact") {
         std::vector<int64_t>{3, -3, -2, 3});
   CHECK(run_binary(binary("Pow", 3, kInt32), {3, -2, 7}, {4, 3, 0}) ==
         std::vector<int64_t>{81, -8, 1});
+}
+
+TEST_CASE("BitShift multiplies or divides by 2^y; the output's type wraps what << carried") {
+  Model left = binary("BitShift", 3, kUint8);
+  set_string(*left.g().mutable_node(0), "direction", "LEFT");
+  CHECK(run_binary(left, {16, 4, 255}, {1, 2, 1}) == std::vector<int64_t>{32, 16, 254});
+  Model right = binary("BitShift", 3, onnx::TensorProto_DataType_UINT32);
+  set_string(*right.g().mutable_node(0), "direction", "RIGHT");
+  CHECK(run_binary(right, {16, 5, 4000000000}, {1, 1, 4}) == std::vector<int64_t>{8, 2, 250000000});
+  Model bad = binary("BitShift", 1, kUint8);
+  set_string(*bad.g().mutable_node(0), "direction", "UP");
+  CHECK(import_error(bad) ==
+        "m.onnx: node 1 'b' (BitShift, opset 13): direction is LEFT or RIGHT, not 'UP'");
 }
 
 TEST_CASE("Cast to a narrower integer type wraps as the cast does") {

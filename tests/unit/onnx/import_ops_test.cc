@@ -225,4 +225,33 @@ TEST_CASE("ReduceProd multiplies pairwise along each axis, odd lengths included"
   CHECK(values(y[1]) == std::vector<float>{-120});
 }
 
+TEST_CASE("EyeLike: ones on the k-th diagonal, in the input's shape and the asked dtype") {
+  Model m;
+  m.input("x", {2, 3});
+  set_int(m.node("EyeLike", {"x"}, {"y"}), "k", 1);
+  set_int(m.node("EyeLike", {"x"}, {"z"}), "dtype", onnx::TensorProto_DataType_INT32);
+  m.output("y");
+  m.output("z");
+  std::vector<Tensor> out = run(m.import(), {{"x", onnx_tensor({2, 3}, std::vector<float>(6))}});
+  CHECK(values(out[0]) == std::vector<float>{0, 1, 0, 0, 0, 1});
+  CHECK(int_values(out[1]) == std::vector<int64_t>{1, 0, 0, 0, 1, 0});
+}
+
+TEST_CASE("the cosine windows, periodic and symmetric") {
+  Model m(17);
+  m.ints_initializer("size", {}, {4});
+  m.node("HannWindow", {"size"}, {"hann"});
+  set_int(m.node("BlackmanWindow", {"size"}, {"blackman"}), "periodic", 0);
+  m.output("hann");
+  m.output("blackman");
+  std::vector<Tensor> out = run(m.import(), {});
+  // 0.5 - 0.5 cos(2 pi n / 4); 0.42 - 0.5 cos(2 pi n / 3) + 0.08 cos(4 pi n / 3)
+  std::vector<float> hann = values(out[0]), blackman = values(out[1]);
+  std::vector<double> want_hann{0, 0.5, 1, 0.5}, want_blackman{0, 0.63, 0.63, 0};
+  for (int i = 0; i < 4; ++i) {
+    CHECK(hann[i] == doctest::Approx(want_hann[i]));
+    CHECK(blackman[i] == doctest::Approx(want_blackman[i]).epsilon(1e-6));
+  }
+}
+
 }  // namespace ytape::onnx_test

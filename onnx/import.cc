@@ -76,6 +76,7 @@ const std::map<std::string, int, std::less<>>& same_meaning_since() {
                                                                 {"Constant", 9},
                                                                 {"CumSum", 11},
                                                                 {"ConstantOfShape", 9},
+                                                                {"DequantizeLinear", 10},
                                                                 {"Div", 7},
                                                                 {"DepthToSpace", 11},
                                                                 {"Dropout", 10},
@@ -109,6 +110,7 @@ const std::map<std::string, int, std::less<>>& same_meaning_since() {
                                                                 {"Neg", 6},
                                                                 {"Pad", 11},
                                                                 {"Pow", 7},
+                                                                {"QuantizeLinear", 10},
                                                                 {"Range", 11},
                                                                 {"Reciprocal", 6},
                                                                 {"ReduceL1", 1},
@@ -232,6 +234,7 @@ void define_inputs(const onnx::GraphProto& g, std::string_view source,
                               [&](const auto& p) { return p.first == v.name(); });
     try {
       Type type = input_type(v, options.dims);
+      im.set_narrow_type(v.name(), v.type().tensor_type().elem_type());
       if (bound != options.constant_inputs.end()) {
         if (bound->second.type() != type) {
           user_error("bound to a value of type {}, not {}", type_str(bound->second.type()),
@@ -249,6 +252,7 @@ void define_inputs(const onnx::GraphProto& g, std::string_view source,
   }
   for (const onnx::TensorProto& t : g.initializer()) {
     Tensor value = tensor_of(t, fmt::format("{}: initializer '{}': ", source, t.name()));
+    im.set_narrow_type(t.name(), t.data_type());
     if (own || t.data_type() == onnx::TensorProto_DataType_FLOAT ||
         t.data_type() == onnx::TensorProto_DataType_DOUBLE) {
       im.define(t.name(), im.builder().input(t.name(), value.type()));

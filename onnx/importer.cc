@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "onnx/proto.h"
 #include "runtime/eval.h"
 #include "tape/attrs.h"
 #include "tape/infer.h"
@@ -49,6 +50,16 @@ Var Importer::lookup(const std::string& name) const {
 
 void Importer::define(const std::string& name, Var v) {
   values_[name] = v;
+}
+
+int32_t Importer::narrow_type(const std::string& name) const {
+  auto it = narrow_types_.find(name);
+  return it == narrow_types_.end() ? 0 : it->second;
+}
+
+void Importer::set_narrow_type(const std::string& name, int32_t elem_type) {
+  if (elem_type != onnx::TensorProto_DataType_INT64 && to_dtype(elem_type, true) == DType::i64)
+    narrow_types_[name] = elem_type;
 }
 
 const Tensor* Importer::known(Var v) const {
@@ -228,6 +239,7 @@ const Rules& all_rules() {
     add_resize_rules(r);
     add_recurrent_rules(r);
     add_control_rules(r);
+    add_quantize_rules(r);
     add_creation_rules(r);
     return r;
   }();

@@ -65,6 +65,10 @@ class Importer {
   /// Defines an ONNX value by name: the graph's inputs and initializers.
   void define(const std::string& name, Var v);
   Var lookup(const std::string& name) const;
+  /// The ONNX integer type of a value that the tape holds as i64 and ONNX narrower (a graph
+  /// input, initializer or Constant of int8, uint8, ...), by name; 0 when not known so.
+  int32_t narrow_type(const std::string& name) const;
+  void set_narrow_type(const std::string& name, int32_t elem_type);
 
   /// Counts one more iteration that a loop (Loop, Scan) unrolls: the tape grows with each,
   /// so past 4096 in the whole model (nested loops multiply) UnsupportedError names `op`.
@@ -100,6 +104,7 @@ class Importer {
   bool fold_ = true;
   int64_t iterations_ = 0;
   std::unordered_map<std::string, Var> values_;
+  std::unordered_map<std::string, int32_t> narrow_types_;
   std::unordered_map<uint32_t, Tensor> known_;  // by var id
 };
 
@@ -134,6 +139,7 @@ void add_creation_rules(Rules& rules);
 void add_resize_rules(Rules& rules);
 void add_recurrent_rules(Rules& rules);
 void add_control_rules(Rules& rules);
+void add_quantize_rules(Rules& rules);
 
 /// Every rule, by op type.
 const Rules& all_rules();

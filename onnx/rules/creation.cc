@@ -28,6 +28,7 @@ void constant(Importer& im, const Node& n) {
   Tensor t;
   if (a.name() == "value") {
     t = tensor_of(a.t(), "value: ");
+    if (n.output_size() > 0) im.set_narrow_type(n.output(0), a.t().data_type());
   } else if (a.name() == "value_float") {
     t = Tensor(Type{DType::f32, {}});
     t.data<float>()[0] = a.f();
@@ -90,6 +91,7 @@ void cast(Importer& im, const Node& n) {
   Var y = convert(im, x, *dtype);
   if (to != onnx::TensorProto_DataType_INT64 && *dtype == DType::i64) y = wrap_integer(im, y, to);
   im.set_output(n, 0, y);
+  if (n.output_size() > 0) im.set_narrow_type(n.output(0), to);
 }
 
 void cast_like(Importer& im, const Node& n) {

@@ -99,4 +99,49 @@ TEST_CASE("MaxPool of uint8 pools through f64 and back") {
   CHECK(int_values(y[0]) == std::vector<int64_t>{250});
 }
 
+TEST_CASE("QuantizeLinear saturates to the zero point's type, rounding half to even") {
+  Model m;
+  m.input("x", {2, 3});
+  m.initializer("scale", {2}, {1, 0.5f});  // per row: axis 0
+  onnx::TensorProto* zp = m.g().add_initializer();
+  zp->set_name("zp");
+  zp->set_data_type(kInt8);
+  zp->add_dims(2);
+  zp->add_int32_data(0);
+  zp->add_int32_data(-100);
+  set_int(m.node("QuantizeLinear", {"x", "scale", "zp"}, {"q"}), "axis", 0);
+  set_int(m.node("DequantizeLinear", {"q", "scale", "zp"}, {"back"}), "axis", 0);
+  m.output("q", kInt8);
+  m.output("back");
+  std::vector<Tensor> out =
+      run(m.import(), {{"x", onnx_tensor({2, 3}, {2.5f, 3.5f, -300, 10, -20, 1000})}});
+  CHECK(int_values(out[0]) == std::vector<int64_t>{2, 4, -128, -80, -128, 127});
+  CHECK(values(out[1]) == std::vector<float>{2, 4, -128, 10, -14, 113.5f});
+  // Without a zero point the type is uint8; one computed at run time has no known type.
+  Model unknown;
+  unknown.input("x", {2});
+  unknown.input("z", {2}, kUint8);
+  unknown.initializer("scale", {}, {1});
+  unknown.node("Abs", {"z"}, {"zp"});
+  unknown.node("QuantizeLinear", {"x", "scale", "zp"}, {"q"}, "quantize");
+  unknown.output("q");
+  CHECK(import_error(unknown) ==
+        "m.onnx: node 2 'quantize' (QuantizeLinear, opset 13): a zero point whose type (uint8 or "
+        "int8) is not known at import is not supported");
+}
+
+TEST_CASE("DynamicQuantizeLinear: uint8 over the range of x and 0") {
+  Model m(11);
+  m.input("x", {4});
+  m.node("DynamicQuantizeLinear", {"x"}, {"y", "scale", "zp"});
+  m.output("y");
+  m.output("scale");
+  m.output("zp");
+  std::vector<Tensor> out = run(m.import(), {{"x", onnx_tensor({4}, {-1, 0, 2, 4})}});
+  // scale = (4 - -1) / 255, zero point round(1 / scale) = round(51) = 51
+  CHECK(values(out[1])[0] == doctest::Approx(5.0 / 255));
+  CHECK(int_values(out[2]) == std::vector<int64_t>{51});
+  CHECK(int_values(out[0]) == std::vector<int64_t>{0, 51, 153, 255});
+}
+
 }  // namespace ytape::onnx_test

@@ -240,6 +240,7 @@ const Rules& all_rules() {
     add_recurrent_rules(r);
     add_control_rules(r);
     add_quantize_rules(r);
+    add_sample_rules(r);
     add_creation_rules(r);
     return r;
   }();

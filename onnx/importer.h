@@ -140,6 +140,7 @@ void add_resize_rules(Rules& rules);
 void add_recurrent_rules(Rules& rules);
 void add_control_rules(Rules& rules);
 void add_quantize_rules(Rules& rules);
+void add_sample_rules(Rules& rules);
 
 /// Every rule, by op type.
 const Rules& all_rules();

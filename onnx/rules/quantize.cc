@@ -36,7 +36,8 @@ Var per_axis(Importer& im, const Node& n, int i, Var x, DType dtype) {
 Var quantize(Importer& im, Var x, Var scale, Var zero_point, std::pair<double, double> range) {
   DType d = im.type(x).dtype;
   Var q = im.op<Prim::add>({im.op<Prim::round>({im.op<Prim::div>({x, scale})}), zero_point});
-  q = im.op<Prim::min>({im.op<Prim::max>({q, im.scalar(d, range.first)}), im.scalar(d, range.second)});
+  q = im.op<Prim::min>(
+      {im.op<Prim::max>({q, im.scalar(d, range.first)}), im.scalar(d, range.second)});
   return im.op<Prim::convert>({q}, {.dtype = DType::i64});
 }
 

@@ -1,6 +1,6 @@
-// The importer's rules for Mod, GatherND, ScatterND, Einsum, Resize, TopK, CumSum and
-// ReduceProd on small models, each compared with values worked out by hand from ONNX's
-// definition (row-major).
+// The importer's rules for Mod, GatherND, ScatterND, Einsum, Resize, TopK, CumSum,
+// ReduceProd, EyeLike, the windows and GridSample on small models, each compared with values worked
+// out by hand from ONNX's definition (row-major).
 #include <doctest/doctest.h>
 
 #include "model.h"
@@ -252,6 +252,39 @@ TEST_CASE("the cosine windows, periodic and symmetric") {
     CHECK(hann[i] == doctest::Approx(want_hann[i]));
     CHECK(blackman[i] == doctest::Approx(want_blackman[i]).epsilon(1e-6));
   }
+}
+
+TEST_CASE("GridSample: the neighbours of each grid position, by mode and padding") {
+  struct Case {
+    std::string mode, padding;
+    // At (0, 0), the centre: x = y = 0.5; and at (-1, -1), the outer side of the first
+    // element: x = y = -0.5, whose neighbours -1 (0 with zeros padding) and 0 weigh 1/2 each,
+    // which nearest rounds to 0 (half to even) and border clamps to 0.
+    std::vector<float> want;
+  };
+  for (const Case& c : {Case{"bilinear", "zeros", {2.5f, 0.25f}}, Case{"nearest", "zeros", {1, 1}},
+                        Case{"bilinear", "border", {2.5f, 1}}}) {
+    CAPTURE(c.mode);
+    CAPTURE(c.padding);
+    Model m(16);
+    m.input("x", {1, 1, 2, 2});
+    m.input("grid", {1, 1, 2, 2});
+    onnx::NodeProto& n = m.node("GridSample", {"x", "grid"}, {"y"});
+    set_string(n, "mode", c.mode);
+    set_string(n, "padding_mode", c.padding);
+    m.output("y");
+    std::vector<Tensor> y = run(m.import(), {{"x", onnx_tensor({1, 1, 2, 2}, {1, 2, 3, 4})},
+                                             {"grid", onnx_tensor({1, 1, 2, 2}, {0, 0, -1, -1})}});
+    CHECK(values(y[0]) == c.want);
+  }
+  Model bad(16);
+  bad.input("x", {1, 1, 2, 2});
+  bad.input("grid", {1, 1, 2, 2});
+  set_string(bad.node("GridSample", {"x", "grid"}, {"y"}, "g"), "mode", "area");
+  bad.output("y");
+  CHECK(
+      import_error(bad) ==
+      "m.onnx: node 1 'g' (GridSample, opset 16): mode 'area' is not nearest, bilinear or bicubic");
 }
 
 }  // namespace ytape::onnx_test

@@ -68,9 +68,9 @@ Var pad_coordinate(Importer& im, Var c, int64_t size, const Sampling& s) {
 // outside the axis.
 Tap tap(Importer& im, Var at, Var w, int64_t size, const Sampling& s) {
   if (s.padding == "zeros") {
-    Var inside = im.op<Prim::select>(
-        {im.op<Prim::ge>({at, k(im, at, 0)}), im.op<Prim::le>({at, k(im, at, size - 1.0)}),
-         im.scalar(DType::boolean, 0)});
+    Var inside = im.op<Prim::select>({im.op<Prim::ge>({at, k(im, at, 0)}),
+                                      im.op<Prim::le>({at, k(im, at, size - 1.0)}),
+                                      im.scalar(DType::boolean, 0)});
     w = im.op<Prim::select>({inside, w, k(im, w, 0)});
   }
   Var index = clamp(im, at, static_cast<double>(size - 1));
@@ -79,10 +79,11 @@ Tap tap(Importer& im, Var at, Var w, int64_t size, const Sampling& s) {
 
 std::vector<Tap> taps(Importer& im, Var g, int64_t size, const Sampling& s) {
   auto n = static_cast<double>(size);
-  Var c = s.align_corners ? mul(im, add(im, g, k(im, g, 1)), k(im, g, (n - 1) / 2))
-                          : im.op<Prim::div>({sub(im, mul(im, add(im, g, k(im, g, 1)), k(im, g, n)),
-                                                  k(im, g, 1)),
-                                              k(im, g, 2)});
+  Var c =
+      s.align_corners
+          ? mul(im, add(im, g, k(im, g, 1)), k(im, g, (n - 1) / 2))
+          : im.op<Prim::div>(
+                {sub(im, mul(im, add(im, g, k(im, g, 1)), k(im, g, n)), k(im, g, 1)), k(im, g, 2)});
   if (s.mode == "nearest") {
     Var at = im.op<Prim::round>({pad_coordinate(im, c, size, s)});
     return {tap(im, at, k(im, g, 1), size, s)};
@@ -118,7 +119,8 @@ std::vector<Tap> taps(Importer& im, Var g, int64_t size, const Sampling& s) {
 void grid_sample(Importer& im, const Node& n) {
   Var x = im.input(n, 0), grid = im.input(n, 1);
   DType d = im.type(x).dtype;
-  if (!is_float(d) || im.type(grid).dtype != d) user_error("X and grid must be floats of one dtype");
+  if (!is_float(d) || im.type(grid).dtype != d)
+    user_error("X and grid must be floats of one dtype");
   Shape xs = im.type(x).shape, gs = im.type(grid).shape;  // (W, H, C, N), (2, Wo, Ho, N)
   if (xs.size() != 4) unsupported(fmt::format("GridSample of rank {} (only 4)", xs.size()));
   if (gs.size() != 4 || gs[0] != 2 || gs[3] != xs[3])
@@ -130,15 +132,20 @@ void grid_sample(Importer& im, const Node& n) {
   if (s.padding != "zeros" && s.padding != "border" && s.padding != "reflection")
     user_error("padding_mode '{}' is not zeros, border or reflection", s.padding);
   int64_t positions = gs[1] * gs[2];
-  auto coordinate = [&](int64_t j) { return im.reshape(im.slice(grid, 1, j, 1), {positions, 1, gs[3]}); };
-  std::vector<Tap> across = taps(im, coordinate(0), xs[0], s), down = taps(im, coordinate(1), xs[1], s);
+  auto coordinate = [&](int64_t j) {
+    return im.reshape(im.slice(grid, 1, j, 1), {positions, 1, gs[3]});
+  };
+  std::vector<Tap> across = taps(im, coordinate(0), xs[0], s),
+                   down = taps(im, coordinate(1), xs[1], s);
   Var planes = im.reshape(x, {xs[0] * xs[1], xs[2], xs[3]});
   std::optional<Var> y;
   for (const Tap& v : down) {
     for (const Tap& h : across) {
-      Var at = add(im, add(im, mul(im, v.index, im.scalar(DType::i64, static_cast<double>(xs[0]))), h.index),
-                   im.scalar(DType::i64, 1));
-      Var term = mul(im, im.op<Prim::gather>({planes, at}, {.dim = 1}), mul(im, v.weight, h.weight));
+      Var at = add(
+          im, add(im, mul(im, v.index, im.scalar(DType::i64, static_cast<double>(xs[0]))), h.index),
+          im.scalar(DType::i64, 1));
+      Var term =
+          mul(im, im.op<Prim::gather>({planes, at}, {.dim = 1}), mul(im, v.weight, h.weight));
       y = y ? add(im, *y, term) : term;
     }
   }

@@ -1,6 +1,6 @@
 // The importer's rules for Mod, GatherND, ScatterND, Einsum, Resize, TopK, CumSum,
-// ReduceProd, EyeLike, the windows and GridSample on small models, each compared with values worked
-// out by hand from ONNX's definition (row-major).
+// ReduceProd, EyeLike, the windows and GridSample on small models, each compared with
+// values worked out by hand from ONNX's definition (row-major).
 #include <doctest/doctest.h>
 
 #include "model.h"

@@ -24,9 +24,14 @@ using namespace onnx_import;
 // when each of its ops is still defined as at opset 13 (Conv has not changed since opset
 // 11, so a model of opset 11 with convolutions imports; one with Squeeze-11 does not).
 constexpr int kMinOpset = 13, kMaxOpset = 17;
+// The domain of ONNX's optimizers (Adagrad, Momentum, Adam), at its one version.
+constexpr std::string_view kTraining = "ai.onnx.preview.training";
 
+// A model of the training domain's ops alone reads as of opset 13.
 int default_opset(const onnx::ModelProto& model, std::string_view source) {
+  bool training = false;
   for (const onnx::OperatorSetIdProto& o : model.opset_import()) {
+    training = training || (o.domain() == kTraining && o.version() == 1);
     if (o.domain().empty() || o.domain() == "ai.onnx") {
       int version = static_cast<int>(o.version());
       if (version < 1 || version > kMaxOpset) {
@@ -37,6 +42,7 @@ int default_opset(const onnx::ModelProto& model, std::string_view source) {
       return version;
     }
   }
+  if (training) return kMinOpset;
   throw UnsupportedError(
       fmt::format("{}: the model imports no opset of the default domain (ai.onnx), "
                   "only of others, which are not supported",
@@ -270,12 +276,25 @@ std::string node_prefix(std::string_view source, size_t index, const Node& node,
                      opset);
 }
 
-void import_node(Importer& im, const Node& node) {
-  if (!node.domain().empty() && node.domain() != "ai.onnx") {
+// The rule of a node of the training domain, whose ops have one version.
+Rule training_rule_for(const Node& node) {
+  auto rule = training_rules().find(node.op_type());
+  if (rule == training_rules().end()) {
     throw UnsupportedError(
-        fmt::format("the domain '{}' is not supported (only ai.onnx)", node.domain()));
+        fmt::format("op type {} of the domain {} is not supported", node.op_type(), kTraining));
   }
-  rule_for(node, im.opset())(im, node);
+  return rule->second;
+}
+
+void import_node(Importer& im, const Node& node) {
+  if (node.domain() == kTraining) {
+    training_rule_for(node)(im, node);
+  } else if (!node.domain().empty() && node.domain() != "ai.onnx") {
+    throw UnsupportedError(fmt::format("the domain '{}' is not supported (only ai.onnx and {})",
+                                       node.domain(), kTraining));
+  } else {
+    rule_for(node, im.opset())(im, node);
+  }
   for (int i = 0; i < node.output_size(); ++i) {
     if (node.output(i).empty()) continue;
     try {

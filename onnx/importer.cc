@@ -247,4 +247,13 @@ const Rules& all_rules() {
   return rules;
 }
 
+const Rules& training_rules() {
+  static const Rules rules = [] {
+    Rules r;
+    add_training_rules(r);
+    return r;
+  }();
+  return rules;
+}
+
 }  // namespace ytape::onnx_import

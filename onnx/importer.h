@@ -142,7 +142,11 @@ void add_control_rules(Rules& rules);
 void add_quantize_rules(Rules& rules);
 void add_sample_rules(Rules& rules);
 
-/// Every rule, by op type.
+void add_training_rules(Rules& rules);
+
+/// Every rule of the default domain (ai.onnx), by op type.
 const Rules& all_rules();
+/// The rules of ONNX's training domain (ai.onnx.preview.training), by op type.
+const Rules& training_rules();
 
 }  // namespace ytape::onnx_import

@@ -88,8 +88,8 @@ void adam(Importer& im, const Node& n) {
   for (int i = 0; i < count; ++i) {
     Var x = im.input(n, 2 + i), g = o.regularized(n, x, im.input(n, 2 + count + i));
     Var v = o.add(o.mul(o.k(alpha), im.input(n, 2 + 2 * count + i)), o.mul(o.k(1 - alpha), g));
-    Var h = o.add(o.mul(o.k(beta), im.input(n, 2 + 3 * count + i)),
-                  o.mul(o.k(1 - beta), o.mul(g, g)));
+    Var h =
+        o.add(o.mul(o.k(beta), im.input(n, 2 + 3 * count + i)), o.mul(o.k(1 - beta), o.mul(g, g)));
     Var step = o.div(o.mul(rate, v), o.add(o.sqrt(h), epsilon));
     im.set_output(n, i, o.mul(keep, o.sub(x, step)));
     im.set_output(n, count + i, v);

@@ -1,6 +1,6 @@
 // The importer's rules for Mod, GatherND, ScatterND, Einsum, Resize, TopK, CumSum,
-// ReduceProd, EyeLike, the windows and GridSample on small models, each compared with
-// values worked out by hand from ONNX's definition (row-major).
+// ReduceProd, EyeLike, the windows, GridSample and ConvTranspose's output_shape on small
+// models, each compared with values worked out by hand from ONNX's definition (row-major).
 #include <doctest/doctest.h>
 
 #include "model.h"
@@ -285,6 +285,29 @@ TEST_CASE("GridSample: the neighbours of each grid position, by mode and padding
   CHECK(
       import_error(bad) ==
       "m.onnx: node 1 'g' (GridSample, opset 16): mode 'area' is not nearest, bilinear or bicubic");
+}
+
+TEST_CASE("ConvTranspose's output_shape and auto_pad SAME_* give its pads") {
+  // Ones over ones, stride 2: the full output is 1 1 2 1 2 1 1.
+  struct Case {
+    std::string auto_pad;
+    std::vector<int64_t> output_shape;
+    std::vector<float> want;
+  };
+  for (const Case& c : {Case{"NOTSET", {8}, {1, 1, 2, 1, 2, 1, 1, 0}},  // one more at the end
+                        Case{"SAME_UPPER", {}, {1, 1, 2, 1, 2, 1}},     // 3 x 2: cut at the end
+                        Case{"SAME_LOWER", {}, {1, 2, 1, 2, 1, 1}}}) {  // at the start
+    CAPTURE(c.auto_pad);
+    Model m;
+    m.input("x", {1, 1, 3});
+    m.initializer("w", {1, 1, 3}, {1, 1, 1});
+    onnx::NodeProto& n = m.node("ConvTranspose", {"x", "w"}, {"y"});
+    set_ints(n, "strides", {2});
+    set_string(n, "auto_pad", c.auto_pad);
+    if (!c.output_shape.empty()) set_ints(n, "output_shape", c.output_shape);
+    m.output("y");
+    CHECK(values(run(m.import(), {{"x", onnx_tensor({1, 1, 3}, {1, 1, 1})}})[0]) == c.want);
+  }
 }
 
 }  // namespace ytape::onnx_test

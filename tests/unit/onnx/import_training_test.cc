@@ -32,7 +32,9 @@ Model optimizer(const std::string& op, const std::vector<std::string>& state) {
 TensorMap step_inputs(int64_t t, const std::vector<std::string>& state) {
   Tensor steps(Type{DType::i64, {}});
   steps.data<int64_t>()[0] = t;
-  TensorMap in{{"R", onnx_tensor({}, {0.5f})}, {"T", steps}, {"x", onnx_tensor({2}, {1, 2})},
+  TensorMap in{{"R", onnx_tensor({}, {0.5f})},
+               {"T", steps},
+               {"x", onnx_tensor({2}, {1, 2})},
                {"g", onnx_tensor({2}, {2, -4})}};
   for (const std::string& s : state) in.emplace_back(s, onnx_tensor({2}, {1, 1}));
   return in;

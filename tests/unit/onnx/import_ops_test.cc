@@ -1,6 +1,6 @@
 // The importer's rules for Mod, GatherND, ScatterND, Einsum, Resize, TopK, CumSum,
-// ReduceProd, EyeLike, the windows, GridSample and ConvTranspose's output_shape on small
-// models, each compared with values worked out by hand from ONNX's definition (row-major).
+// ReduceProd, EyeLike, the windows, GridSample, ConvTranspose's output_shape and DFT on
+// small models, each compared with values worked out by hand from ONNX's definition (row-major).
 #include <doctest/doctest.h>
 
 #include "model.h"
@@ -308,6 +308,26 @@ TEST_CASE("ConvTranspose's output_shape and auto_pad SAME_* give its pads") {
     m.output("y");
     CHECK(values(run(m.import(), {{"x", onnx_tensor({1, 1, 3}, {1, 1, 1})}})[0]) == c.want);
   }
+}
+
+TEST_CASE("DFT: products with the cosine and sine matrices, onesided, inverse") {
+  Model m(17);
+  m.input("x", {1, 4, 1});  // one real signal 1 2 3 4 along axis 1
+  set_int(m.node("DFT", {"x"}, {"y"}), "onesided", 1);
+  set_int(m.node("DFT", {"y"}, {"back"}), "inverse", 1);  // of the three frequencies: L = 3
+  m.output("y");
+  m.output("back");
+  std::vector<Tensor> out = run(m.import(), {{"x", onnx_tensor({1, 4, 1}, {1, 2, 3, 4})}});
+  std::vector<float> y = values(out[0]), want{10, 0, -2, 2, -2, 0};  // (re, im) per frequency
+  REQUIRE(y.size() == want.size());
+  for (size_t i = 0; i < y.size(); ++i) CHECK(y[i] == doctest::Approx(want[i]).epsilon(1e-6));
+  CHECK(out[1].shape() == Shape{2, 3, 1});
+  Model bad(17);
+  bad.input("x", {4, 2});
+  set_int(bad.node("DFT", {"x"}, {"y"}, "f"), "axis", -1);
+  bad.output("y");
+  CHECK(import_error(bad) ==
+        "m.onnx: node 1 'f' (DFT, opset 17): the axis is that of the real and imaginary parts");
 }
 
 }  // namespace ytape::onnx_test

@@ -1,7 +1,10 @@
 // The importer's rules for Mod, GatherND, ScatterND, Einsum, Resize, TopK, CumSum,
-// ReduceProd, EyeLike, the windows, GridSample, ConvTranspose's output_shape and DFT on
-// small models, each compared with values worked out by hand from ONNX's definition (row-major).
+// ReduceProd, EyeLike, the windows, GridSample, ConvTranspose's output_shape, DFT and
+// STFT on small models, each compared with values worked out by hand from ONNX's
+// definition (row-major).
 #include <doctest/doctest.h>
+
+#include <cmath>
 
 #include "model.h"
 #include "onnx/import.h"
@@ -328,6 +331,21 @@ TEST_CASE("DFT: products with the cosine and sine matrices, onesided, inverse") 
   bad.output("y");
   CHECK(import_error(bad) ==
         "m.onnx: node 1 'f' (DFT, opset 17): the axis is that of the real and imaginary parts");
+}
+
+TEST_CASE("STFT: the frames every frame_step, each transformed") {
+  Model m(17);
+  m.input("x", {1, 5, 1});
+  m.ints_initializer("step", {}, {2});
+  m.ints_initializer("length", {}, {3});
+  m.node("STFT", {"x", "step", "", "length"}, {"y"});
+  m.output("y");
+  std::vector<Tensor> y = run(m.import(), {{"x", onnx_tensor({1, 5, 1}, {1, 2, 3, 4, 5})}});
+  CHECK(y[0].shape() == Shape{2, 2, 2, 1});  // ONNX's (1 batch, 2 frames, 2 frequencies, 2)
+  // Frames 1 2 3 and 3 4 5: sums 6 and 12; at 1/3, -1.5 + (sqrt(3) / 2) i for both.
+  std::vector<double> want{6, 0, -1.5, std::sqrt(3.0) / 2, 12, 0, -1.5, std::sqrt(3.0) / 2};
+  std::vector<float> got = values(y[0]);
+  for (size_t i = 0; i < want.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-5));
 }
 
 }  // namespace ytape::onnx_test

@@ -1,6 +1,8 @@
 // Pooling: MaxPool, AveragePool and the global forms, over 1-d and 2-d images and 3-d
 // volumes (composed of 2-d pools, tape/spatial3d.h).
 #include <algorithm>
+#include <array>
+#include <limits>
 #include <optional>
 
 #include "onnx/rules/spatial.h"
@@ -14,16 +16,18 @@ namespace {
 Window pool_window(Importer& im, const Node& n, Var x, Var image) {
   Shape xs = im.onnx_shape(x);
   Window win = window_of(n, spatial_of(n, xs), attr_ints(n, "kernel_shape"));
-  for (int64_t d : win.dilation) {
-    if (d != 1) unsupported(n.op_type() + "'s dilations");
-  }
+  bool dilated =
+      std::any_of(win.dilation.begin(), win.dilation.end(), [](int64_t d) { return d != 1; });
+  if (dilated && (n.op_type() != "MaxPool" || im.rank(x) == 5))
+    unsupported(n.op_type() + "'s dilations" + (im.rank(x) == 5 ? " over 3 spatial dims" : ""));
   if (attr_int(n, "ceil_mode", 0) != 0) {
     for (size_t d = 0; d < win.kernel.size(); ++d) {
       int64_t size = im.type(image).shape[d], lo = win.pad[2 * d], &hi = win.pad[2 * d + 1];
-      int64_t span = size + lo + hi - win.kernel[d];
+      int64_t reach = (win.kernel[d] - 1) * win.dilation[d] + 1;
+      int64_t span = size + lo + hi - reach;
       int64_t out = (span + win.stride[d] - 1) / win.stride[d] + 1;
       if ((out - 1) * win.stride[d] >= size + lo) --out;  // no window may start in the padding
-      hi = std::max(hi, (out - 1) * win.stride[d] + win.kernel[d] - size - lo);
+      hi = std::max(hi, (out - 1) * win.stride[d] + reach - size - lo);
     }
   }
   return win;
@@ -32,11 +36,39 @@ Window pool_window(Importer& im, const Node& n, Var x, Var image) {
 // The indices, when asked for, count over the whole tensor, row-major: ((n C + c) H + h) W
 // + w; the primitive's within the plane, 1-based. Adding (n C + c) H W - 1 turns one into
 // the other. Returns the values, and the indices when the node names them.
+// With dilations (no primitive has them): the elementwise max over the kernel's taps, each
+// a strided slice of the image padded with the lowest value.
+Var dilated_max_pool(Importer& im, Var image, const Window& w) {
+  DType d = im.type(image).dtype;
+  double lowest = d == DType::f32 ? std::numeric_limits<float>::lowest()
+                                  : std::numeric_limits<double>::lowest();
+  Var padded = im.pad(im.pad(image, 1, w.pad[0], w.pad[1], lowest), 2, w.pad[2], w.pad[3], lowest);
+  Shape s = im.type(padded).shape;
+  std::array<int64_t, 2> out{};
+  for (int k = 0; k < 2; ++k) {
+    out[k] = (s[k] - (w.kernel[k] - 1) * w.dilation[k] - 1) / w.stride[k] + 1;
+    if (out[k] < 1) user_error("the window is larger than the padded input");
+  }
+  std::optional<Var> y;
+  for (int64_t b = 0; b < w.kernel[1]; ++b) {
+    Var rows = im.slice(padded, 2, b * w.dilation[1], out[1], w.stride[1]);
+    for (int64_t a = 0; a < w.kernel[0]; ++a) {
+      Var tap = im.slice(rows, 1, a * w.dilation[0], out[0], w.stride[0]);
+      y = y ? im.op<Prim::max>({*y, tap}) : tap;
+    }
+  }
+  return *y;
+}
+
 std::pair<Var, std::optional<Var>> pool_max(Importer& im, const Node& n, Var x) {
   Var image = as_image(im, x);
   Window w = pool_window(im, n, x, image);
-  AttrsOf<Prim::max_pool2d> a{.window = w.kernel, .stride = w.stride, .pad = w.pad};
   bool indices = n.output_size() >= 2 && !n.output(1).empty();
+  if (std::any_of(w.dilation.begin(), w.dilation.end(), [](int64_t d) { return d != 1; })) {
+    if (indices) unsupported("MaxPool's indices with dilations");
+    return {from_image(im, dilated_max_pool(im, image, w), im.rank(x)), std::nullopt};
+  }
+  AttrsOf<Prim::max_pool2d> a{.window = w.kernel, .stride = w.stride, .pad = w.pad};
   if (im.rank(x) == 5) {
     if (indices) unsupported("MaxPool's indices over 3 spatial dims");
     ImporterSink s(im);

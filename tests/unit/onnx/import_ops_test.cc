@@ -1,10 +1,11 @@
 // The importer's rules for Mod, GatherND, ScatterND, Einsum, Resize, TopK, CumSum,
-// ReduceProd, EyeLike, the windows, GridSample, ConvTranspose's output_shape, DFT and
-// STFT on small models, each compared with values worked out by hand from ONNX's
-// definition (row-major).
+// ReduceProd, EyeLike, the windows, GridSample, ConvTranspose's output_shape, DFT, STFT
+// and MaxPool's dilations on small models, each compared with values worked out by hand
+// from ONNX's definition (row-major).
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <numeric>
 
 #include "model.h"
 #include "onnx/import.h"
@@ -346,6 +347,19 @@ TEST_CASE("STFT: the frames every frame_step, each transformed") {
   std::vector<double> want{6, 0, -1.5, std::sqrt(3.0) / 2, 12, 0, -1.5, std::sqrt(3.0) / 2};
   std::vector<float> got = values(y[0]);
   for (size_t i = 0; i < want.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-5));
+}
+
+TEST_CASE("MaxPool with dilations: the max over the kernel's strided slices") {
+  Model m;
+  m.input("x", {1, 1, 4, 4});
+  onnx::NodeProto& n = m.node("MaxPool", {"x"}, {"y"});
+  set_ints(n, "kernel_shape", {2, 2});
+  set_ints(n, "dilations", {2, 2});
+  m.output("y");
+  std::vector<float> x(16);
+  std::iota(x.begin(), x.end(), 0);
+  std::vector<Tensor> y = run(m.import(), {{"x", onnx_tensor({1, 1, 4, 4}, x)}});
+  CHECK(values(y[0]) == std::vector<float>{10, 11, 14, 15});  // taps 2 apart: the lower right
 }
 
 }  // namespace ytape::onnx_test

@@ -5,6 +5,7 @@
 #include <limits>
 #include <optional>
 
+#include "onnx/rules/integer.h"
 #include "onnx/rules/spatial.h"
 
 namespace ytape::onnx_import {
@@ -75,12 +76,19 @@ std::pair<Var, std::optional<Var>> pool_max(Importer& im, const Node& n, Var x) 
     return {max_pool3d(s, x, {w.kernel, w.stride, w.pad}), std::nullopt};
   }
   if (!indices) return {from_image(im, im.op<Prim::max_pool2d>({image}, a), im.rank(x)), {}};
-  if (attr_int(n, "storage_order", 0) != 0) unsupported("MaxPool's storage_order 1");
   std::vector<Var> y = im.emit_all(Prim::max_pool2d_with_indices, {image}, a.to_attrs());
   Shape s = im.type(image).shape;
   Tensor offsets(Type{DType::i64, {1, 1, s[2], s[3]}});
   for (int64_t k = 0; k < offsets.size(); ++k) offsets.data<int64_t>()[k] = k * s[0] * s[1] - 1;
-  Var idx = im.op<Prim::add>({y[1], im.constant(offsets)});
+  Var idx = y[1];
+  // storage_order 1 counts within the plane column-major, h + w H: from w + h W + 1.
+  if (attr_int(n, "storage_order", 0) != 0) {
+    Var at = im.op<Prim::sub>({idx, im.scalar(DType::i64, 1)}), width = im.scalar(DType::i64, s[0]);
+    Var w_at = integer_mod(im, at, width, false), h_at = integer_div(im, at, width);
+    Var column = im.op<Prim::mul>({w_at, im.scalar(DType::i64, static_cast<double>(s[1]))});
+    idx = im.op<Prim::add>({im.op<Prim::add>({column, h_at}), im.scalar(DType::i64, 1)});
+  }
+  idx = im.op<Prim::add>({idx, im.constant(offsets)});
   return {from_image(im, y[0], im.rank(x)), from_image(im, idx, im.rank(x))};
 }
 

@@ -1,7 +1,7 @@
 // The importer's rules for Mod, GatherND, ScatterND, Einsum, Resize, TopK, CumSum,
 // ReduceProd, EyeLike, the windows, GridSample, ConvTranspose's output_shape, DFT, STFT
-// and MaxPool's dilations on small models, each compared with values worked out by hand
-// from ONNX's definition (row-major).
+// and MaxPool's dilations and storage order on small models, each compared with values
+// worked out by hand from ONNX's definition (row-major).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -360,6 +360,21 @@ TEST_CASE("MaxPool with dilations: the max over the kernel's strided slices") {
   std::iota(x.begin(), x.end(), 0);
   std::vector<Tensor> y = run(m.import(), {{"x", onnx_tensor({1, 1, 4, 4}, x)}});
   CHECK(values(y[0]) == std::vector<float>{10, 11, 14, 15});  // taps 2 apart: the lower right
+}
+
+TEST_CASE("MaxPool's indices in column-major order (storage_order 1)") {
+  Model m;
+  m.input("x", {1, 2, 2, 3});
+  onnx::NodeProto& n = m.node("MaxPool", {"x"}, {"y", "i"});
+  set_ints(n, "kernel_shape", {2, 3});
+  set_int(n, "storage_order", 1);
+  m.output("y");
+  m.output("i");
+  // Plane 1's max at (h 1, w 1): 1 + 1 * 2 = 3; plane 2's at (0, 2): 0 + 2 * 2 + 6 = 10.
+  std::vector<Tensor> out =
+      run(m.import(), {{"x", onnx_tensor({1, 2, 2, 3}, {0, 1, 2, 3, 9, 5, 0, 1, 9, 3, 4, 5})}});
+  CHECK(values(out[0]) == std::vector<float>{9, 9});
+  CHECK(int_values(out[1]) == std::vector<int64_t>{3, 10});
 }
 
 }  // namespace ytape::onnx_test

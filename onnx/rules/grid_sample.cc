@@ -13,7 +13,7 @@
 //   (its edges' centres with align_corners, else their outer sides), then clamps.
 #include <optional>
 
-#include "onnx/importer.h"
+#include "onnx/rules/arith.h"
 
 namespace ytape::onnx_import {
 
@@ -28,18 +28,7 @@ struct Sampling {
   bool align_corners = false;
 };
 
-Var k(Importer& im, Var like, double v) {
-  return im.scalar(im.type(like).dtype, v);
-}
-Var add(Importer& im, Var a, Var b) {
-  return im.op<Prim::add>({a, b});
-}
-Var sub(Importer& im, Var a, Var b) {
-  return im.op<Prim::sub>({a, b});
-}
-Var mul(Importer& im, Var a, Var b) {
-  return im.op<Prim::mul>({a, b});
-}
+using arith::add, arith::k, arith::mul, arith::sub;
 Var clamp(Importer& im, Var c, double hi) {
   return im.op<Prim::min>({im.op<Prim::max>({c, k(im, c, 0)}), k(im, c, hi)});
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "onnx/importer.h"
+#include "onnx/rules/arith.h"
 #include "tape/attrs.h"
 
 namespace ytape::onnx_import {
@@ -119,15 +120,7 @@ std::vector<Activation> read_activations(const Node& n, std::vector<std::string>
   return acts;
 }
 
-Var k(Importer& im, Var like, double value) {
-  return im.scalar(im.type(like).dtype, value);
-}
-Var mul(Importer& im, Var a, Var b) {
-  return im.op<Prim::mul>({a, b});
-}
-Var add(Importer& im, Var a, Var b) {
-  return im.op<Prim::add>({a, b});
-}
+using arith::add, arith::k, arith::mul;
 
 // The activation of x, clipped to [-clip, clip] first when the node has a clip.
 Var activate(Importer& im, const Spec& s, const Activation& a, Var x) {

@@ -123,8 +123,8 @@ void cosine_window(Importer& im, const Node& n) {
   Tensor size = im.static_input(n, 0);
   if (size.size() != 1) user_error("size has {} elements, not 1", size.size());
   double count = element_value(size, 0);
-  if (!(count >= 0 && count <= static_cast<double>(int64_t{1} << 24)))
-    user_error("size {} is not in 0..2^24", count);
+  if (!(count >= 0 && count <= static_cast<double>(int64_t{1} << 16)))
+    user_error("size {} is not in 0..2^16", count);
   auto to = static_cast<int32_t>(attr_int(n, "output_datatype", onnx::TensorProto_DataType_FLOAT));
   std::optional<DType> dtype = to_dtype(to, true);
   if (!dtype) unsupported(n.op_type() + " of " + onnx_dtype_name(to));

@@ -112,6 +112,7 @@ void grid_sample(Importer& im, const Node& n) {
     user_error("X and grid must be floats of one dtype");
   Shape xs = im.type(x).shape, gs = im.type(grid).shape;  // (W, H, C, N), (2, Wo, Ho, N)
   if (xs.size() != 4) unsupported(fmt::format("GridSample of rank {} (only 4)", xs.size()));
+  if (xs[0] == 0 || xs[1] == 0) user_error("X's planes are empty");
   if (gs.size() != 4 || gs[0] != 2 || gs[3] != xs[3])
     user_error("the grid's shape must be (N, H_out, W_out, 2) for X's N");
   Sampling s{attr_string(n, "mode", "bilinear"), attr_string(n, "padding_mode", "zeros"),

@@ -15,7 +15,8 @@ namespace ytape::onnx_import {
 
 namespace {
 
-constexpr int64_t kMaxLength = int64_t{1} << 12;  // the matrices hold L^2 elements each
+// The matrices are constants of the tape, of L^2 elements each: bounded as folded values are.
+constexpr int64_t kMaxLength = 256;
 
 // cos (sine = false) or sin of 2 pi k n / L for k < rows, n < L, times `scale`: the tape's
 // (rows, L) matrix.
@@ -78,7 +79,8 @@ void dft(Importer& im, const Node& n) {
   if (inverse && onesided) unsupported("an inverse onesided DFT");
   int64_t have = s[dim - 1], length = have;
   if (im.has_input(n, 1)) length = static_cast<int64_t>(element_value(im.static_input(n, 1), 0));
-  if (length < 1 || length > kMaxLength) user_error("dft_length {} is not in 1..4096", length);
+  if (length < 1 || length > kMaxLength)
+    user_error("a transform of {} points is not of 1 to {}", length, kMaxLength);
   if (length < have) x = im.slice(x, dim, 0, length);
   if (length > have) x = im.pad(x, dim, 0, length - have);
   im.set_output(n, 0, transform(im, x, dim, onesided ? length / 2 + 1 : length, inverse));
@@ -105,6 +107,8 @@ void stft(Importer& im, const Node& n) {
   if (step < 1 || frame < 1 || frame > std::min(s[1], kMaxLength))
     user_error("frame_step {} and frame_length {} do not fit a signal of {}", step, frame, s[1]);
   int64_t frames = (s[1] - frame) / step + 1;
+  if (frames > (int64_t{1} << 24) / frame)
+    user_error("{} frames of {} are too many", frames, frame);
   Tensor at(Type{DType::i64, {1, frame * frames, 1}});
   for (int64_t f = 0; f < frames; ++f) {
     for (int64_t j = 0; j < frame; ++j) at.data<int64_t>()[f * frame + j] = f * step + j + 1;

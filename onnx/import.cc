@@ -9,6 +9,7 @@
 #include "onnx/importer.h"
 #include "onnx/marks.h"
 #include "onnx/proto.h"
+#include "onnx/rules/integer.h"
 #include "opt/dce.h"
 #include "tape/strings.h"
 #include "tape/validate.h"
@@ -23,9 +24,14 @@ using namespace onnx_import;
 // when each of its ops is still defined as at opset 13 (Conv has not changed since opset
 // 11, so a model of opset 11 with convolutions imports; one with Squeeze-11 does not).
 constexpr int kMinOpset = 13, kMaxOpset = 17;
+// The domain of ONNX's optimizers (Adagrad, Momentum, Adam), at its one version.
+constexpr std::string_view kTraining = "ai.onnx.preview.training";
 
+// A model of the training domain's ops alone reads as of opset 13.
 int default_opset(const onnx::ModelProto& model, std::string_view source) {
+  bool training = false;
   for (const onnx::OperatorSetIdProto& o : model.opset_import()) {
+    training = training || (o.domain() == kTraining && o.version() == 1);
     if (o.domain().empty() || o.domain() == "ai.onnx") {
       int version = static_cast<int>(o.version());
       if (version < 1 || version > kMaxOpset) {
@@ -36,6 +42,7 @@ int default_opset(const onnx::ModelProto& model, std::string_view source) {
       return version;
     }
   }
+  if (training) return kMinOpset;
   throw UnsupportedError(
       fmt::format("{}: the model imports no opset of the default domain (ai.onnx), "
                   "only of others, which are not supported",
@@ -56,8 +63,10 @@ std::string closest(std::string_view word, const std::vector<std::string>& names
 // Op types whose definitions before the one in effect at opset 13 differ from it only in
 // the element types they allow (bfloat16 at 13, more integers), or in taking a list as an
 // attribute that opset 13 takes as an input (Squeeze-11's axes, Split-11's lengths, which
-// the rules read either way), from the version where their meaning last changed. Softmax
-// and LogSoftmax before 13 flatten their input: their rules read the model's opset.
+// the rules read either way), or in accepting what was invalid before (the reductions'
+// negative axes from 11: a valid ReduceSum-1 means what ReduceSum-11 does), from the
+// version where their meaning last changed. Softmax and LogSoftmax before 13 flatten their
+// input: their rules read the model's opset.
 // (ONNX's changelog: Add-7 took numpy broadcasting, Gather-11 negative indices, ...)
 const std::map<std::string, int, std::less<>>& same_meaning_since() {
   static const std::map<std::string, int, std::less<>> since = {{"Abs", 6},
@@ -71,9 +80,12 @@ const std::map<std::string, int, std::less<>>& same_meaning_since() {
                                                                 {"Compress", 11},
                                                                 {"Concat", 11},
                                                                 {"Constant", 9},
+                                                                {"CumSum", 11},
                                                                 {"ConstantOfShape", 9},
+                                                                {"DequantizeLinear", 10},
                                                                 {"Div", 7},
-                                                                {"Dropout", 12},
+                                                                {"DepthToSpace", 11},
+                                                                {"Dropout", 10},
                                                                 {"Elu", 6},
                                                                 {"Equal", 11},
                                                                 {"Erf", 9},
@@ -85,11 +97,13 @@ const std::map<std::string, int, std::less<>>& same_meaning_since() {
                                                                 {"Gemm", 11},
                                                                 {"Greater", 9},
                                                                 {"HardSigmoid", 6},
+                                                                {"If", 11},
                                                                 {"Identity", 1},
                                                                 {"LRN", 1},
                                                                 {"LeakyRelu", 6},
                                                                 {"Less", 9},
                                                                 {"Log", 6},
+                                                                {"Loop", 11},
                                                                 {"LogSoftmax", 1},
                                                                 {"MatMul", 9},
                                                                 {"Max", 8},
@@ -102,22 +116,25 @@ const std::map<std::string, int, std::less<>>& same_meaning_since() {
                                                                 {"Neg", 6},
                                                                 {"Pad", 11},
                                                                 {"Pow", 7},
+                                                                {"QuantizeLinear", 10},
                                                                 {"Range", 11},
                                                                 {"Reciprocal", 6},
-                                                                {"ReduceL1", 11},
-                                                                {"ReduceL2", 11},
-                                                                {"ReduceLogSum", 11},
-                                                                {"ReduceLogSumExp", 11},
-                                                                {"ReduceMax", 11},
-                                                                {"ReduceMean", 11},
-                                                                {"ReduceMin", 11},
-                                                                {"ReduceSum", 11},
-                                                                {"ReduceSumSquare", 11},
+                                                                {"ReduceL1", 1},
+                                                                {"ReduceL2", 1},
+                                                                {"ReduceLogSum", 1},
+                                                                {"ReduceLogSumExp", 1},
+                                                                {"ReduceMax", 1},
+                                                                {"ReduceMean", 1},
+                                                                {"ReduceMin", 1},
+                                                                {"ReduceProd", 1},
+                                                                {"ReduceSum", 1},
+                                                                {"ReduceSumSquare", 1},
                                                                 {"Relu", 6},
                                                                 {"Reshape", 5},
                                                                 {"Resize", 11},
                                                                 {"ReverseSequence", 10},
                                                                 {"Round", 11},
+                                                                {"Scan", 9},
                                                                 {"Scatter", 9},
                                                                 {"Selu", 6},
                                                                 {"Shape", 1},
@@ -180,7 +197,7 @@ Rule rule_for(const Node& node, int opset) {
 Type input_type(const onnx::ValueInfoProto& v, const std::map<std::string, int64_t>& dims) {
   if (!v.type().has_tensor_type()) unsupported("an input that is not a tensor");
   const onnx::TypeProto_Tensor& t = v.type().tensor_type();
-  std::optional<DType> dtype = to_dtype(t.elem_type());
+  std::optional<DType> dtype = to_dtype(t.elem_type(), true);
   if (!dtype) {
     throw UnsupportedError(
         fmt::format("element type {} is not one of ytape's (f32, f64, i64, bool)",
@@ -223,6 +240,7 @@ void define_inputs(const onnx::GraphProto& g, std::string_view source,
                               [&](const auto& p) { return p.first == v.name(); });
     try {
       Type type = input_type(v, options.dims);
+      im.set_narrow_type(v.name(), v.type().tensor_type().elem_type());
       if (bound != options.constant_inputs.end()) {
         if (bound->second.type() != type) {
           user_error("bound to a value of type {}, not {}", type_str(bound->second.type()),
@@ -240,6 +258,7 @@ void define_inputs(const onnx::GraphProto& g, std::string_view source,
   }
   for (const onnx::TensorProto& t : g.initializer()) {
     Tensor value = tensor_of(t, fmt::format("{}: initializer '{}': ", source, t.name()));
+    im.set_narrow_type(t.name(), t.data_type());
     if (own || t.data_type() == onnx::TensorProto_DataType_FLOAT ||
         t.data_type() == onnx::TensorProto_DataType_DOUBLE) {
       im.define(t.name(), im.builder().input(t.name(), value.type()));
@@ -257,12 +276,25 @@ std::string node_prefix(std::string_view source, size_t index, const Node& node,
                      opset);
 }
 
-void import_node(Importer& im, const Node& node) {
-  if (!node.domain().empty() && node.domain() != "ai.onnx") {
+// The rule of a node of the training domain, whose ops have one version.
+Rule training_rule_for(const Node& node) {
+  auto rule = training_rules().find(node.op_type());
+  if (rule == training_rules().end()) {
     throw UnsupportedError(
-        fmt::format("the domain '{}' is not supported (only ai.onnx)", node.domain()));
+        fmt::format("op type {} of the domain {} is not supported", node.op_type(), kTraining));
   }
-  rule_for(node, im.opset())(im, node);
+  return rule->second;
+}
+
+void import_node(Importer& im, const Node& node) {
+  if (node.domain() == kTraining) {
+    training_rule_for(node)(im, node);
+  } else if (!node.domain().empty() && node.domain() != "ai.onnx") {
+    throw UnsupportedError(fmt::format("the domain '{}' is not supported (only ai.onnx and {})",
+                                       node.domain(), kTraining));
+  } else {
+    rule_for(node, im.opset())(im, node);
+  }
   for (int i = 0; i < node.output_size(); ++i) {
     if (node.output(i).empty()) continue;
     try {
@@ -273,6 +305,32 @@ void import_node(Importer& im, const Node& node) {
     }
   }
 }
+
+}  // namespace
+
+// Inner nodes' errors name the subgraph and the node in it; the caller prefixes the node
+// that holds the subgraph, as for any rule's error.
+void onnx_import::import_subgraph(Importer& im, const onnx::GraphProto& g, std::string_view attr) {
+  for (const onnx::TensorProto& t : g.initializer()) {
+    im.define(t.name(),
+              im.constant(tensor_of(t, fmt::format("{}: initializer '{}': ", attr, t.name()))));
+  }
+  for (int i = 0; i < g.node_size(); ++i) {
+    const Node& node = g.node(i);
+    std::string where =
+        fmt::format("{} node {}{} ({}): ", attr, i + 1,
+                    node.name().empty() ? "" : " '" + node.name() + "'", node.op_type());
+    try {
+      import_node(im, node);
+    } catch (const UnsupportedError& e) {
+      throw UnsupportedError(where + e.what(), e.needs_static());
+    } catch (const UserError& e) {
+      throw UserError(where + e.what());
+    }
+  }
+}
+
+namespace {
 
 // The builder's messages start with the op's location, which the node prefix already
 // says, and show the tape's shapes, which read reversed to ONNX eyes.
@@ -316,6 +374,15 @@ void import_nodes(const onnx::GraphProto& g, std::string_view source, int opset,
   }
 }
 
+// An output of a narrower integer type, held as i64, wraps into its range as ONNX's would
+// (uint8 200 + 100 is 44): the tape's additions, subtractions and products agree with
+// ONNX's modulo 2^bits, so they agree once wrapped.
+Var output_value(Importer& im, const onnx::ValueInfoProto& out) {
+  Var v = im.lookup(out.name());
+  if (!out.type().has_tensor_type() || im.type(v).dtype != DType::i64) return v;
+  return wrap_integer(im, v, out.type().tensor_type().elem_type());
+}
+
 }  // namespace
 
 OnnxImport import_onnx(std::string_view bytes, std::string_view source,
@@ -341,7 +408,7 @@ OnnxImport import_onnx(std::string_view bytes, std::string_view source,
   b.set_loc({});
   for (const onnx::ValueInfoProto& out : g.output()) {
     try {
-      b.output(im.lookup(out.name()), out.name());
+      b.output(output_value(im, out), out.name());
     } catch (const UserError& e) {
       throw UserError(fmt::format("{}: output '{}': {}", source, out.name(), e.what()));
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "onnx/proto.h"
 #include "runtime/eval.h"
 #include "tape/attrs.h"
 #include "tape/infer.h"
@@ -49,6 +50,16 @@ Var Importer::lookup(const std::string& name) const {
 
 void Importer::define(const std::string& name, Var v) {
   values_[name] = v;
+}
+
+int32_t Importer::narrow_type(const std::string& name) const {
+  auto it = narrow_types_.find(name);
+  return it == narrow_types_.end() ? 0 : it->second;
+}
+
+void Importer::set_narrow_type(const std::string& name, int32_t elem_type) {
+  if (elem_type != onnx::TensorProto_DataType_INT64 && to_dtype(elem_type, true) == DType::i64)
+    narrow_types_[name] = elem_type;
 }
 
 const Tensor* Importer::known(Var v) const {
@@ -123,6 +134,13 @@ Var Importer::emit(Prim p, VarList args, const Attrs& attrs) {
   return outs[0];
 }
 
+void Importer::count_iteration(std::string_view op) {
+  constexpr int64_t kMaxIterations = 4096;
+  if (++iterations_ > kMaxIterations) {
+    unsupported(fmt::format("a {} unrolled beyond {} iterations in all", op, kMaxIterations));
+  }
+}
+
 Var Importer::constant(const Tensor& t) {
   Var v = b_.constant(t.type(), bytes_of(t));
   known_[v.id] = t;
@@ -154,6 +172,20 @@ Var Importer::take(Var x, int dim, const std::vector<int64_t>& indices) {
   Tensor idx(Type{DType::i64, shape});
   for (size_t i = 0; i < indices.size(); ++i) idx.data<int64_t>()[i] = indices[i] + 1;
   return op<Prim::gather>({x, constant(idx)}, {.dim = dim});
+}
+
+Var Importer::slice(Var x, int dim, int64_t from, int64_t count, int64_t step) {
+  Shape s = type(x).shape;
+  std::vector<int64_t> start(s.size(), 1), stop(s), steps(s.size(), 1);
+  start[dim - 1] = from + 1, stop[dim - 1] = from + (count - 1) * step + 1, steps[dim - 1] = step;
+  if (count == 0) stop[dim - 1] = from;
+  return op<Prim::slice>({x}, {.start = start, .stop = stop, .step = steps});
+}
+
+Var Importer::pad(Var x, int dim, int64_t lo, int64_t hi, double value) {
+  std::vector<int64_t> los(rank(x), 0), his(rank(x), 0), none(rank(x), 0);
+  los[dim - 1] = lo, his[dim - 1] = hi;
+  return op<Prim::pad>({x}, {.lo = los, .hi = his, .interior = none, .value = value});
 }
 
 const onnx::AttributeProto* find_attr(const Node& node, std::string_view name) {
@@ -206,7 +238,20 @@ const Rules& all_rules() {
     add_loss_rules(r);
     add_resize_rules(r);
     add_recurrent_rules(r);
+    add_control_rules(r);
+    add_quantize_rules(r);
+    add_sample_rules(r);
+    add_spectral_rules(r);
     add_creation_rules(r);
+    return r;
+  }();
+  return rules;
+}
+
+const Rules& training_rules() {
+  static const Rules rules = [] {
+    Rules r;
+    add_training_rules(r);
     return r;
   }();
   return rules;

@@ -65,6 +65,14 @@ class Importer {
   /// Defines an ONNX value by name: the graph's inputs and initializers.
   void define(const std::string& name, Var v);
   Var lookup(const std::string& name) const;
+  /// The ONNX integer type of a value that the tape holds as i64 and ONNX narrower (a graph
+  /// input, initializer or Constant of int8, uint8, ...), by name; 0 when not known so.
+  int32_t narrow_type(const std::string& name) const;
+  void set_narrow_type(const std::string& name, int32_t elem_type);
+
+  /// Counts one more iteration that a loop (Loop, Scan) unrolls: the tape grows with each,
+  /// so past 4096 in the whole model (nested loops multiply) UnsupportedError names `op`.
+  void count_iteration(std::string_view op);
 
   // ---- building ----------------------------------------------------------------------
   /// Applies `p`; when every argument is known, evaluates it with the runtime's kernel
@@ -85,12 +93,18 @@ class Importer {
   Var reshape(Var x, const Shape& shape);
   /// Elements of `x` along ytape dim `dim` picked by 0-based `indices`, in order.
   Var take(Var x, int dim, const std::vector<int64_t>& indices);
+  /// `count` elements of `x` along ytape dim `dim`, every `step`-th from 0-based `from`.
+  Var slice(Var x, int dim, int64_t from, int64_t count, int64_t step = 1);
+  /// `x` padded along ytape dim `dim` with `lo` and `hi` elements of `value`.
+  Var pad(Var x, int dim, int64_t lo, int64_t hi, double value = 0);
 
  private:
   Builder& b_;
   int opset_;
   bool fold_ = true;
+  int64_t iterations_ = 0;
   std::unordered_map<std::string, Var> values_;
+  std::unordered_map<std::string, int32_t> narrow_types_;
   std::unordered_map<uint32_t, Tensor> known_;  // by var id
 };
 
@@ -103,6 +117,12 @@ std::vector<int64_t> attr_ints(const Node& node, std::string_view name,
                                std::vector<int64_t> fallback = {});
 /// Throws UnsupportedError "<what> is not supported".
 [[noreturn]] void unsupported(const std::string& what);
+
+/// Imports the nodes of `graph`, a subgraph of the node being imported (an If's branch, a
+/// Loop's body, named by its attribute `attr` in messages), once the values its inputs name
+/// are defined; its outputs are then defined by their names. Recursion is bounded by the
+/// model's own nesting, which protobuf's parser limits.
+void import_subgraph(Importer& im, const onnx::GraphProto& graph, std::string_view attr);
 
 // ---- the families' rules -----------------------------------------------------------------
 void add_elementwise_rules(Rules& rules);
@@ -118,8 +138,16 @@ void add_loss_rules(Rules& rules);
 void add_creation_rules(Rules& rules);
 void add_resize_rules(Rules& rules);
 void add_recurrent_rules(Rules& rules);
+void add_control_rules(Rules& rules);
+void add_quantize_rules(Rules& rules);
+void add_sample_rules(Rules& rules);
+void add_spectral_rules(Rules& rules);
 
-/// Every rule, by op type.
+void add_training_rules(Rules& rules);
+
+/// Every rule of the default domain (ai.onnx), by op type.
 const Rules& all_rules();
+/// The rules of ONNX's training domain (ai.onnx.preview.training), by op type.
+const Rules& training_rules();
 
 }  // namespace ytape::onnx_import

@@ -108,20 +108,49 @@ void conv(Importer& im, const Node& n) {
 
 // The output size along one dim: given, or stride * (in - 1) + output_padding +
 // ((kernel - 1) * dilation + 1) - pads.
+// The pads of a ConvTranspose whose output_shape is given, or implied by auto_pad SAME_*
+// (the input's size times the stride), as ONNX defines them: the total stride (in - 1) +
+// output_padding + (kernel - 1) dilation + 1 - out, its larger half at the end for
+// SAME_UPPER, at the start otherwise (halves floored, as ONNX's reference does). A negative
+// pad at the end extends the output there, as output_padding does. `in` is ONNX's spatial
+// sizes; `extra` (output_padding) and `win` are the primitives' [w, h, d] lists.
+void transposed_pads(const Node& n, const Shape& in, std::vector<int64_t>& extra, Window& win) {
+  std::string auto_pad = attr_string(n, "auto_pad", "NOTSET");
+  bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  if (!find_attr(n, "output_shape") && !same) return;
+  size_t k = in.size();
+  std::vector<int64_t> out = attr_ints(n, "output_shape");
+  if (out.size() == k + 2) out.erase(out.begin(), out.begin() + 2);
+  if (!find_attr(n, "output_shape")) {
+    for (size_t i = 0; i < k; ++i) out.push_back(in[i] * win.stride[k - 1 - i]);
+  }
+  if (out.size() != k) user_error("output_shape does not have one entry per spatial dim");
+  for (size_t i = 0; i < k; ++i) {
+    size_t j = k - 1 - i;  // the primitives' order
+    int64_t total =
+        win.stride[j] * (in[i] - 1) + extra[j] + (win.kernel[j] - 1) * win.dilation[j] + 1 - out[i];
+    int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);  // floor(total / 2)
+    int64_t lo = auto_pad == "SAME_UPPER" ? half : total - half, hi = total - lo;
+    if (lo < 0 || extra[j] - std::min<int64_t>(hi, 0) >= win.stride[j])
+      unsupported("a ConvTranspose's output_shape beyond what its windows reach");
+    win.pad[2 * j] = lo;
+    win.pad[2 * j + 1] = std::max<int64_t>(hi, 0);
+    extra[j] -= std::min<int64_t>(hi, 0);
+  }
+}
+
 void conv_transpose(Importer& im, const Node& n) {
   Var x = im.input(n, 0), w = im.input(n, 1);
   int rank = im.rank(x);
   Shape xs = im.onnx_shape(x), ws = im.onnx_shape(w);
   size_t k = spatial_of(n, xs).size();
   std::vector<int64_t> kernel = attr_ints(n, "kernel_shape", spatial_of(n, ws));
-  if (find_attr(n, "auto_pad") && attr_string(n, "auto_pad", "NOTSET") != "NOTSET")
-    unsupported("ConvTranspose's auto_pad");
-  if (find_attr(n, "output_shape")) unsupported("ConvTranspose's output_shape");
   Window win = window_of(n, spatial_of(n, xs), kernel);
   std::vector<int64_t> extra = attr_ints(n, "output_padding", std::vector<int64_t>(k, 0));
   if (extra.size() != k) user_error("output_padding does not have one entry per spatial dim");
   std::reverse(extra.begin(), extra.end());  // [w, h, d]
   if (k == 1) extra.push_back(0);
+  transposed_pads(n, spatial_of(n, xs), extra, win);
   int64_t groups = attr_int(n, "group", 1);
   Var image = as_image(im, x);
   Shape is = im.type(image).shape;

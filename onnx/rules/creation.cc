@@ -1,9 +1,12 @@
-// Constants and what passes values through: Constant, ConstantOfShape, Range, Cast,
-// CastLike, Identity, Dropout (inference).
+// Constants and what passes values through: Constant, ConstantOfShape, Range, EyeLike,
+// the windows, Cast, CastLike, Identity, Dropout (inference).
 #include <cmath>
+#include <numbers>
+#include <numeric>
 
 #include "onnx/importer.h"
 #include "onnx/proto.h"
+#include "onnx/rules/integer.h"
 
 namespace ytape::onnx_import {
 
@@ -25,6 +28,7 @@ void constant(Importer& im, const Node& n) {
   Tensor t;
   if (a.name() == "value") {
     t = tensor_of(a.t(), "value: ");
+    if (n.output_size() > 0) im.set_narrow_type(n.output(0), a.t().data_type());
   } else if (a.name() == "value_float") {
     t = Tensor(Type{DType::f32, {}});
     t.data<float>()[0] = a.f();
@@ -77,15 +81,60 @@ Var convert(Importer& im, Var x, DType to) {
   return im.type(x).dtype == to ? x : im.op<Prim::convert>({x}, {.dtype = to});
 }
 
+// A cast to a narrower integer type is one to i64, which holds those (docs/onnx.md,
+// Dtypes), wrapped into the type's range as the cast wraps (300 to uint8 is 44).
 void cast(Importer& im, const Node& n) {
   auto to = static_cast<int32_t>(attr_int(n, "to", 0));
-  std::optional<DType> dtype = to_dtype(to);
+  std::optional<DType> dtype = to_dtype(to, true);
   if (!dtype) unsupported("Cast to " + onnx_dtype_name(to) + " (ytape has f32, f64, i64 and bool)");
-  im.set_output(n, 0, convert(im, im.input(n, 0), *dtype));
+  Var x = im.input(n, 0);
+  Var y = convert(im, x, *dtype);
+  if (to != onnx::TensorProto_DataType_INT64 && *dtype == DType::i64) y = wrap_integer(im, y, to);
+  im.set_output(n, 0, y);
+  if (n.output_size() > 0) im.set_narrow_type(n.output(0), to);
 }
 
 void cast_like(Importer& im, const Node& n) {
   im.set_output(n, 0, convert(im, im.input(n, 0), im.type(im.input(n, 1)).dtype));
+}
+
+// Ones where column - row = k, of the input's 2-d shape: the column numbers (along the
+// tape's dim 1) minus the row numbers (dim 2), compared with k.
+void eye_like(Importer& im, const Node& n) {
+  Var x = im.input(n, 0);
+  if (im.rank(x) != 2) user_error("the input has rank {}, not 2", im.rank(x));
+  auto to = static_cast<int32_t>(attr_int(n, "dtype", 0));
+  std::optional<DType> dtype = to == 0 ? im.type(x).dtype : to_dtype(to, true);
+  if (!dtype) unsupported("EyeLike of " + onnx_dtype_name(to));
+  Shape s = im.type(x).shape;
+  std::vector<int64_t> columns(s[0]), rows(s[1]);
+  std::iota(columns.begin(), columns.end(), 0);
+  std::iota(rows.begin(), rows.end(), 0);
+  Var diff = im.op<Prim::sub>(
+      {im.reshape(im.ints(columns), {s[0], 1}), im.reshape(im.ints(rows), {1, s[1]})});
+  Var on = im.op<Prim::eq>({diff, im.scalar(DType::i64, static_cast<double>(attr_int(n, "k", 0)))});
+  im.set_output(n, 0, convert(im, on, *dtype));
+}
+
+// The generalized cosine windows a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N), n < size,
+// with N = size when periodic, size - 1 when symmetric.
+template <int A0, int A1, int A2, int Denominator>
+void cosine_window(Importer& im, const Node& n) {
+  Tensor size = im.static_input(n, 0);
+  if (size.size() != 1) user_error("size has {} elements, not 1", size.size());
+  double count = element_value(size, 0);
+  if (!(count >= 0 && count <= static_cast<double>(int64_t{1} << 16)))
+    user_error("size {} is not in 0..2^16", count);
+  auto to = static_cast<int32_t>(attr_int(n, "output_datatype", onnx::TensorProto_DataType_FLOAT));
+  std::optional<DType> dtype = to_dtype(to, true);
+  if (!dtype) unsupported(n.op_type() + " of " + onnx_dtype_name(to));
+  double period = attr_int(n, "periodic", 1) != 0 ? count : count - 1;
+  Tensor w(Type{DType::f64, {static_cast<int64_t>(count)}});
+  for (int64_t i = 0; i < w.size(); ++i) {
+    double t = 2 * std::numbers::pi * static_cast<double>(i) / period;
+    w.data<double>()[i] = (A0 - A1 * std::cos(t) + A2 * std::cos(2 * t)) / Denominator;
+  }
+  im.set_output(n, 0, convert(im, im.constant(w), *dtype));
 }
 
 void identity(Importer& im, const Node& n) {
@@ -115,6 +164,10 @@ void add_creation_rules(Rules& r) {
   r["Cast"] = cast;
   r["CastLike"] = cast_like;
   r["Identity"] = identity;
+  r["EyeLike"] = eye_like;
+  r["HannWindow"] = cosine_window<1, 1, 0, 2>;          // 0.5 - 0.5 cos
+  r["HammingWindow"] = cosine_window<25, 21, 0, 46>;    // 25/46 - 21/46 cos
+  r["BlackmanWindow"] = cosine_window<42, 50, 8, 100>;  // 0.42 - 0.5 cos + 0.08 cos
   r["Dropout"] = dropout;
 }
 

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "onnx/importer.h"
+#include "onnx/rules/integer.h"
 
 namespace ytape::onnx_import {
 
@@ -39,29 +40,51 @@ void binary(Importer& im, const Node& n) {
   im.set_output(n, 0, im.emit(P, {in(im, n, 0), in(im, n, 1)}));
 }
 
-// Integer division truncates in ONNX; the primitive divides floats only.
+// Integer division truncates in ONNX (onnx/rules/integer.h).
 void div(Importer& im, const Node& n) {
-  Var x = in(im, n, 0);
-  if (!is_float(dt(im, x))) unsupported("Div of " + std::string(dtype_name(dt(im, x))));
-  binary<Prim::div>(im, n);
+  Var x = in(im, n, 0), y = in(im, n, 1);
+  if (dt(im, x) != DType::i64) return binary<Prim::div>(im, n);
+  im.set_output(n, 0, integer_div(im, x, y));
 }
 
-// fmod = 1: C's fmod, the rem primitive. ONNX defines fmod = 0 (the remainder that takes
-// the divisor's sign) for integers only; the primitive takes floats only.
+// fmod = 1: C's fmod, the rem primitive (integers through f64, onnx/rules/integer.h).
+// fmod = 0, the remainder with the divisor's sign, ONNX defines for integers only.
 void mod(Importer& im, const Node& n) {
-  Var x = in(im, n, 0);
-  if (!is_float(dt(im, x))) unsupported("Mod of " + std::string(dtype_name(dt(im, x))));
+  Var x = in(im, n, 0), y = in(im, n, 1);
   int64_t fmod = attr_int(n, "fmod", 0);
+  if (fmod != 0 && fmod != 1) user_error("fmod is 0 or 1, not {}", fmod);
+  if (dt(im, x) == DType::i64) return im.set_output(n, 0, integer_mod(im, x, y, fmod == 1));
   if (fmod != 1) user_error("Mod of floats needs fmod = 1 (ONNX's rule), not {}", fmod);
   binary<Prim::rem>(im, n);
 }
 
-// The exponent may have another dtype than the base; the result has the base's.
+// The exponent may have another dtype than the base; the result has the base's. Integers
+// go through f64, whose pow is exact where the power is below 2^53, and are rounded back.
 void pow(Importer& im, const Node& n) {
   Var x = in(im, n, 0), y = in(im, n, 1);
-  if (!is_float(dt(im, x))) unsupported("Pow of " + std::string(dtype_name(dt(im, x))));
-  if (dt(im, y) != dt(im, x)) y = im.op<Prim::convert>({y}, {.dtype = dt(im, x)});
-  im.set_output(n, 0, im.op<Prim::pow>({x, y}));
+  DType d = dt(im, x);
+  if (!is_float(d) && d != DType::i64) unsupported("Pow of " + std::string(dtype_name(d)));
+  DType work = is_float(d) ? d : DType::f64;
+  if (d != work) x = im.op<Prim::convert>({x}, {.dtype = work});
+  if (dt(im, y) != work) y = im.op<Prim::convert>({y}, {.dtype = work});
+  Var p = im.op<Prim::pow>({x, y});
+  if (d != work) p = im.op<Prim::convert>({im.op<Prim::round>({p})}, {.dtype = d});
+  im.set_output(n, 0, p);
+}
+
+// x << y is x 2^y, x >> y is x / 2^y truncated (onnx/rules/integer.h); an output of the
+// shifted type wraps away what << carried beyond it.
+void bit_shift(Importer& im, const Node& n) {
+  Var x = in(im, n, 0), y = in(im, n, 1);
+  if (dt(im, x) != DType::i64) unsupported("BitShift of " + std::string(dtype_name(dt(im, x))));
+  std::string direction = attr_string(n, "direction", "");
+  if (direction != "LEFT" && direction != "RIGHT")
+    user_error("direction is LEFT or RIGHT, not '{}'", direction);
+  Var exponent = im.op<Prim::convert>({y}, {.dtype = DType::f64});
+  Var power = im.op<Prim::pow>({im.scalar(DType::f64, 2), exponent});
+  power = im.op<Prim::convert>({power}, {.dtype = DType::i64});
+  im.set_output(n, 0,
+                direction == "LEFT" ? im.op<Prim::mul>({x, power}) : integer_div(im, x, power));
 }
 
 // Max, Min, Sum: one or more arguments, folded left to right.
@@ -270,6 +293,7 @@ void add_elementwise_rules(Rules& r) {
   r["Mul"] = binary<Prim::mul>;
   r["Div"] = div;
   r["Pow"] = pow;
+  r["BitShift"] = bit_shift;
   r["Mod"] = mod;
   r["Equal"] = binary<Prim::eq>;
   r["Less"] = binary<Prim::lt>;

@@ -1,7 +1,11 @@
 // Pooling: MaxPool, AveragePool and the global forms, over 1-d and 2-d images and 3-d
 // volumes (composed of 2-d pools, tape/spatial3d.h).
 #include <algorithm>
+#include <array>
+#include <limits>
+#include <optional>
 
+#include "onnx/rules/integer.h"
 #include "onnx/rules/spatial.h"
 
 namespace ytape::onnx_import {
@@ -13,16 +17,18 @@ namespace {
 Window pool_window(Importer& im, const Node& n, Var x, Var image) {
   Shape xs = im.onnx_shape(x);
   Window win = window_of(n, spatial_of(n, xs), attr_ints(n, "kernel_shape"));
-  for (int64_t d : win.dilation) {
-    if (d != 1) unsupported(n.op_type() + "'s dilations");
-  }
+  bool dilated =
+      std::any_of(win.dilation.begin(), win.dilation.end(), [](int64_t d) { return d != 1; });
+  if (dilated && (n.op_type() != "MaxPool" || im.rank(x) == 5))
+    unsupported(n.op_type() + "'s dilations" + (im.rank(x) == 5 ? " over 3 spatial dims" : ""));
   if (attr_int(n, "ceil_mode", 0) != 0) {
     for (size_t d = 0; d < win.kernel.size(); ++d) {
       int64_t size = im.type(image).shape[d], lo = win.pad[2 * d], &hi = win.pad[2 * d + 1];
-      int64_t span = size + lo + hi - win.kernel[d];
+      int64_t reach = (win.kernel[d] - 1) * win.dilation[d] + 1;
+      int64_t span = size + lo + hi - reach;
       int64_t out = (span + win.stride[d] - 1) / win.stride[d] + 1;
       if ((out - 1) * win.stride[d] >= size + lo) --out;  // no window may start in the padding
-      hi = std::max(hi, (out - 1) * win.stride[d] + win.kernel[d] - size - lo);
+      hi = std::max(hi, (out - 1) * win.stride[d] + reach - size - lo);
     }
   }
   return win;
@@ -30,28 +36,72 @@ Window pool_window(Importer& im, const Node& n, Var x, Var image) {
 
 // The indices, when asked for, count over the whole tensor, row-major: ((n C + c) H + h) W
 // + w; the primitive's within the plane, 1-based. Adding (n C + c) H W - 1 turns one into
-// the other.
-void max_pool(Importer& im, const Node& n) {
-  Var x = im.input(n, 0), image = as_image(im, x);
+// the other. Returns the values, and the indices when the node names them.
+// With dilations (no primitive has them): the elementwise max over the kernel's taps, each
+// a strided slice of the image padded with the lowest value.
+Var dilated_max_pool(Importer& im, Var image, const Window& w) {
+  DType d = im.type(image).dtype;
+  double lowest = d == DType::f32 ? std::numeric_limits<float>::lowest()
+                                  : std::numeric_limits<double>::lowest();
+  Var padded = im.pad(im.pad(image, 1, w.pad[0], w.pad[1], lowest), 2, w.pad[2], w.pad[3], lowest);
+  Shape s = im.type(padded).shape;
+  std::array<int64_t, 2> out{};
+  for (int k = 0; k < 2; ++k) {
+    out[k] = (s[k] - (w.kernel[k] - 1) * w.dilation[k] - 1) / w.stride[k] + 1;
+    if (out[k] < 1) user_error("the window is larger than the padded input");
+  }
+  std::optional<Var> y;
+  for (int64_t b = 0; b < w.kernel[1]; ++b) {
+    Var rows = im.slice(padded, 2, b * w.dilation[1], out[1], w.stride[1]);
+    for (int64_t a = 0; a < w.kernel[0]; ++a) {
+      Var tap = im.slice(rows, 1, a * w.dilation[0], out[0], w.stride[0]);
+      y = y ? im.op<Prim::max>({*y, tap}) : tap;
+    }
+  }
+  return *y;
+}
+
+std::pair<Var, std::optional<Var>> pool_max(Importer& im, const Node& n, Var x) {
+  Var image = as_image(im, x);
   Window w = pool_window(im, n, x, image);
-  AttrsOf<Prim::max_pool2d> a{.window = w.kernel, .stride = w.stride, .pad = w.pad};
   bool indices = n.output_size() >= 2 && !n.output(1).empty();
+  if (std::any_of(w.dilation.begin(), w.dilation.end(), [](int64_t d) { return d != 1; })) {
+    if (indices) unsupported("MaxPool's indices with dilations");
+    return {from_image(im, dilated_max_pool(im, image, w), im.rank(x)), std::nullopt};
+  }
+  AttrsOf<Prim::max_pool2d> a{.window = w.kernel, .stride = w.stride, .pad = w.pad};
   if (im.rank(x) == 5) {
     if (indices) unsupported("MaxPool's indices over 3 spatial dims");
     ImporterSink s(im);
-    return im.set_output(n, 0, max_pool3d(s, x, {w.kernel, w.stride, w.pad}));
+    return {max_pool3d(s, x, {w.kernel, w.stride, w.pad}), std::nullopt};
   }
-  if (!indices) {
-    return im.set_output(n, 0, from_image(im, im.op<Prim::max_pool2d>({image}, a), im.rank(x)));
-  }
-  if (attr_int(n, "storage_order", 0) != 0) unsupported("MaxPool's storage_order 1");
+  if (!indices) return {from_image(im, im.op<Prim::max_pool2d>({image}, a), im.rank(x)), {}};
   std::vector<Var> y = im.emit_all(Prim::max_pool2d_with_indices, {image}, a.to_attrs());
   Shape s = im.type(image).shape;
   Tensor offsets(Type{DType::i64, {1, 1, s[2], s[3]}});
   for (int64_t k = 0; k < offsets.size(); ++k) offsets.data<int64_t>()[k] = k * s[0] * s[1] - 1;
-  Var idx = im.op<Prim::add>({y[1], im.constant(offsets)});
-  im.set_output(n, 0, from_image(im, y[0], im.rank(x)));
-  im.set_output(n, 1, from_image(im, idx, im.rank(x)));
+  Var idx = y[1];
+  // storage_order 1 counts within the plane column-major, h + w H: from w + h W + 1.
+  if (attr_int(n, "storage_order", 0) != 0) {
+    Var at = im.op<Prim::sub>({idx, im.scalar(DType::i64, 1)}), width = im.scalar(DType::i64, s[0]);
+    Var w_at = integer_mod(im, at, width, false), h_at = integer_div(im, at, width);
+    Var column = im.op<Prim::mul>({w_at, im.scalar(DType::i64, static_cast<double>(s[1]))});
+    idx = im.op<Prim::add>({im.op<Prim::add>({column, h_at}), im.scalar(DType::i64, 1)});
+  }
+  idx = im.op<Prim::add>({idx, im.constant(offsets)});
+  return {from_image(im, y[0], im.rank(x)), from_image(im, idx, im.rank(x))};
+}
+
+// ONNX pools int8 and uint8 too (from opset 12), which the tape holds as i64 and the
+// primitive pools as floats: as f64 and back, exact for every value those types hold.
+void max_pool(Importer& im, const Node& n) {
+  Var x = im.input(n, 0);
+  bool ints = im.type(x).dtype == DType::i64;
+  if (ints) x = im.op<Prim::convert>({x}, {.dtype = DType::f64});
+  auto [y, indices] = pool_max(im, n, x);
+  if (ints) y = im.op<Prim::convert>({y}, {.dtype = DType::i64});
+  im.set_output(n, 0, y);
+  if (indices) im.set_output(n, 1, *indices);
 }
 
 // Without count_include_pad the divisor counts only the input's elements in the window:

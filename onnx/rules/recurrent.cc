@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "onnx/importer.h"
+#include "onnx/rules/arith.h"
 #include "tape/attrs.h"
 
 namespace ytape::onnx_import {
@@ -119,15 +120,7 @@ std::vector<Activation> read_activations(const Node& n, std::vector<std::string>
   return acts;
 }
 
-Var k(Importer& im, Var like, double value) {
-  return im.scalar(im.type(like).dtype, value);
-}
-Var mul(Importer& im, Var a, Var b) {
-  return im.op<Prim::mul>({a, b});
-}
-Var add(Importer& im, Var a, Var b) {
-  return im.op<Prim::add>({a, b});
-}
+using arith::add, arith::k, arith::mul;
 
 // The activation of x, clipped to [-clip, clip] first when the node has a clip.
 Var activate(Importer& im, const Spec& s, const Activation& a, Var x) {
@@ -240,17 +233,9 @@ void check_sequence_lens(Importer& im, const Node& n, const Spec& s) {
 
 // ---- building ------------------------------------------------------------------------
 
-// Elements from..from + count - 1 (0-based) of `x` along ytape dim `dim`.
-Var range(Importer& im, Var x, int dim, int64_t from, int64_t count) {
-  Shape s = im.type(x).shape;
-  std::vector<int64_t> start(s.size(), 1), stop(s), step(s.size(), 1);
-  start[dim - 1] = from + 1, stop[dim - 1] = from + count;
-  return im.op<Prim::slice>({x}, {.start = start, .stop = stop, .step = step});
-}
-
 // Entry `d` of ytape dim `dim`, that dim dropped.
 Var pick(Importer& im, Var x, int dim, int64_t d) {
-  Var y = range(im, x, dim, d, 1);
+  Var y = im.slice(x, dim, d, 1);
   Shape s = im.type(y).shape;
   s.erase(s.begin() + dim - 1);
   return im.reshape(y, s);
@@ -273,22 +258,22 @@ Direction load_direction(Importer& im, const Node& n, const Spec& s, int d) {
   Direction dir;
   dir.w = pick(im, checked_input(im, n, 1, s, {s.directions, GH, s.input}, "W"), 3, d);
   Var r = pick(im, checked_input(im, n, 2, s, {s.directions, GH, H}, "R"), 3, d);
-  dir.r = s.cell == Cell::gru ? range(im, r, 2, 0, 2 * H) : r;
-  if (s.cell == Cell::gru) dir.r_h = range(im, r, 2, 2 * H, H);
+  dir.r = s.cell == Cell::gru ? im.slice(r, 2, 0, 2 * H) : r;
+  if (s.cell == Cell::gru) dir.r_h = im.slice(r, 2, 2 * H, H);
   if (im.has_input(n, 3)) {
     Var b = pick(im, checked_input(im, n, 3, s, {s.directions, 2 * GH}, "B"), 2, d);
-    Var wb = range(im, b, 1, 0, GH), rb = range(im, b, 1, GH, GH);
+    Var wb = im.slice(b, 1, 0, GH), rb = im.slice(b, 1, GH, GH);
     if (s.linear_before_reset) {
       // Rbh is added inside r (.) (...); the others go with X W'.
-      dir.rb_h = range(im, rb, 1, 2 * H, H);
-      rb = im.op<Prim::pad>({range(im, rb, 1, 0, 2 * H)}, {.lo = {0}, .hi = {H}, .interior = {0}});
+      dir.rb_h = im.slice(rb, 1, 2 * H, H);
+      rb = im.op<Prim::pad>({im.slice(rb, 1, 0, 2 * H)}, {.lo = {0}, .hi = {H}, .interior = {0}});
     }
     dir.bias = add(im, wb, rb);
   }
   if (s.cell == Cell::lstm && im.has_input(n, 7)) {
     Var p = pick(im, checked_input(im, n, 7, s, {s.directions, 3 * H}, "P"), 2, d);
-    dir.p_i = range(im, p, 1, 0, H), dir.p_o = range(im, p, 1, H, H);
-    dir.p_f = range(im, p, 1, 2 * H, H);
+    dir.p_i = im.slice(p, 1, 0, H), dir.p_o = im.slice(p, 1, H, H);
+    dir.p_f = im.slice(p, 1, 2 * H, H);
   }
   dir.h = initial_state(im, n, 5, s, d, "initial_h");  // input 6 of each of the three
   if (s.cell == Cell::lstm) dir.c = initial_state(im, n, 6, s, d, "initial_c");
@@ -297,7 +282,7 @@ Direction load_direction(Importer& im, const Node& n, const Spec& s, int d) {
 
 // Rows of gate `g` of pre-activations (G H, B).
 Var gate(Importer& im, const Spec& s, Var pre, int g) {
-  return range(im, pre, 1, g * s.hidden, s.hidden);
+  return im.slice(pre, 1, g * s.hidden, s.hidden);
 }
 Var recurrent(Importer& im, Var r, Var h) {
   return im.op<Prim::matmul>({r, h}, {.transpose_a = true});
@@ -324,7 +309,7 @@ void step(Importer& im, const Spec& s, int d, Direction& dir, Var xw) {
     dir.h = mul(im, o, activate(im, s, act[2], dir.c));
     return;
   }
-  Var zr = add(im, range(im, xw, 1, 0, 2 * s.hidden), recurrent(im, dir.r, dir.h));
+  Var zr = add(im, im.slice(xw, 1, 0, 2 * s.hidden), recurrent(im, dir.r, dir.h));
   Var z = activate(im, s, act[0], gate(im, s, zr, 0));
   Var r = activate(im, s, act[0], gate(im, s, zr, 1));
   Var pre = gate(im, s, xw, 2);
@@ -349,7 +334,7 @@ void run_direction(Importer& im, const Spec& s, int d, Direction& dir, Var x) {
   dir.hs.assign(s.steps, Var{});
   for (int64_t i = 0; i < s.steps; ++i) {
     int64_t t = backwards ? s.steps - 1 - i : i;
-    step(im, s, d, dir, range(im, xw, 2, t * s.batch, s.batch));
+    step(im, s, d, dir, im.slice(xw, 2, t * s.batch, s.batch));
     dir.hs[t] = dir.h;
   }
 }

@@ -9,7 +9,7 @@ namespace ytape::onnx_import {
 
 namespace {
 
-enum class Reducer { sum, mean, max, min, sum_square, l1, l2, log_sum, log_sum_exp };
+enum class Reducer { sum, mean, max, min, prod, sum_square, l1, l2, log_sum, log_sum_exp };
 
 // The reduced dims of `x`, ascending; all of them for no axes.
 std::vector<int64_t> reduced_dims(Importer& im, Var x, const std::vector<int64_t>& axes) {
@@ -34,6 +34,30 @@ Var sum_of(Importer& im, Var x, const std::vector<int64_t>& dims) {
   return im.op<Prim::sum>({x}, {.dims = dims});
 }
 
+// No primitive multiplies along a dim: per dim, neighbours multiplied pairwise (an odd one
+// out by a padded 1) until one is left, log2(n) products; an empty dim gives 1.
+Var product_of(Importer& im, Var x, const std::vector<int64_t>& dims) {
+  Shape out;
+  for (int d = 1; d <= im.rank(x); ++d) {
+    if (!std::count(dims.begin(), dims.end(), d)) out.push_back(im.type(x).shape[d - 1]);
+  }
+  for (int64_t d64 : dims) {
+    auto d = static_cast<int>(d64);
+    for (int64_t len = im.type(x).shape[d - 1]; len != 1; len = (len + 1) / 2) {
+      if (len == 0) {
+        Shape s = im.type(x).shape;
+        s[d - 1] = 1;
+        x = im.op<Prim::fill>({}, {.value = 1, .dtype = im.type(x).dtype, .shape = s});
+        break;
+      }
+      if (len % 2 != 0) x = im.pad(x, d, 0, 1, 1);
+      x = im.op<Prim::mul>(
+          {im.slice(x, d, 0, (len + 1) / 2, 2), im.slice(x, d, 1, (len + 1) / 2, 2)});
+    }
+  }
+  return im.reshape(x, out);
+}
+
 Var reduce(Importer& im, Reducer r, Var x, const std::vector<int64_t>& dims) {
   DType dt = im.type(x).dtype;
   switch (r) {
@@ -43,6 +67,8 @@ Var reduce(Importer& im, Reducer r, Var x, const std::vector<int64_t>& dims) {
       return im.op<Prim::maximum>({x}, {.dims = dims});
     case Reducer::min:
       return im.op<Prim::minimum>({x}, {.dims = dims});
+    case Reducer::prod:
+      return product_of(im, x, dims);
     case Reducer::sum_square:
       return sum_of(im, im.op<Prim::mul>({x, x}), dims);
     case Reducer::l1:
@@ -78,6 +104,29 @@ void reduction(Importer& im, const Node& n) {
   Var y = reduce(im, R, x, dims);
   if (attr_int(n, "keepdims", 1) != 0) y = im.reshape(y, kept_shape(im, x, dims));
   im.set_output(n, 0, y);
+}
+
+// Hillis and Steele's scan: the running sums plus themselves shifted by 1, 2, 4, ... along
+// the axis (zeros shifted in), log2(n) additions; exclusive shifts the result once more.
+// reverse scans from the end, shifting the other way.
+void cumsum(Importer& im, const Node& n) {
+  Var x = im.input(n, 0);
+  std::vector<int64_t> axis = im.static_ints(n, 1);
+  if (axis.size() != 1) user_error("axis has {} elements, not 1", axis.size());
+  int d = ydim(axis[0], im.rank(x));
+  bool reverse = attr_int(n, "reverse", 0) != 0;
+  int64_t len = im.type(x).shape[d - 1];
+  auto shift = [&](Var v, int64_t by) {
+    if (by >= len) {
+      return im.op<Prim::fill>({},
+                               {.value = 0, .dtype = im.type(v).dtype, .shape = im.type(v).shape});
+    }
+    Var kept = im.slice(v, d, reverse ? by : 0, len - by);
+    return reverse ? im.pad(kept, d, 0, by) : im.pad(kept, d, by, 0);
+  };
+  for (int64_t by = 1; by < len; by *= 2) x = im.op<Prim::add>({x, shift(x, by)});
+  if (attr_int(n, "exclusive", 0) != 0) x = shift(x, 1);
+  im.set_output(n, 0, x);
 }
 
 template <Prim P>
@@ -174,7 +223,9 @@ void add_reduce_rules(Rules& r) {
   r["ReduceMean"] = reduction<Reducer::mean>;
   r["ReduceMax"] = reduction<Reducer::max>;
   r["ReduceMin"] = reduction<Reducer::min>;
+  r["ReduceProd"] = reduction<Reducer::prod>;
   r["ReduceSumSquare"] = reduction<Reducer::sum_square>;
+  r["CumSum"] = cumsum;
   r["ReduceL1"] = reduction<Reducer::l1>;
   r["ReduceL2"] = reduction<Reducer::l2>;
   r["ReduceLogSum"] = reduction<Reducer::log_sum>;

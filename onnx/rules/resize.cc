@@ -1,12 +1,16 @@
-// Resize in its nearest and linear modes, with static scales or sizes: one ONNX axis at a
-// time, from the last (as ONNX's reference interpolates, the first axis last), each a gather
-// of the static source positions along the tape's dim, and for linear a weighted sum of two.
+// Resize in its nearest, linear and cubic modes, with static scales or sizes: one ONNX axis
+// at a time, from the last (as ONNX's reference interpolates, the first axis last), each a
+// gather of the static source positions along the tape's dim, and for linear and cubic a
+// weighted sum of two or four with static weights.
 //
 // Output position x of an axis of `in` elements maps to the source coordinate c that
 // coordinate_transformation_mode gives; its neighbours are x0 = ceil(c) - 1 and x0 + 1, cut
 // to the axis (ONNX's edge padding), with ratio c - x0 in (0, 1]: linear takes
-// (1 - ratio) at x0 and ratio at x0 + 1; nearest one of the two as nearest_mode says.
+// (1 - ratio) at x0 and ratio at x0 + 1; nearest one of the two as nearest_mode says; cubic
+// x0 - 1 to x0 + 2 with Keys' weights of cubic_coeff_a, those outside the axis set to 0 and
+// the rest scaled to sum to 1 with exclude_outside.
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "onnx/importer.h"
@@ -21,6 +25,7 @@ constexpr int64_t kMaxAxis = int64_t{1} << 24;
 
 struct AxisPlan {
   std::vector<int64_t> lo, hi;  // 0-based neighbours, per output position
+  std::vector<int64_t> x0;      // lo before it is cut to the axis
   std::vector<double> ratio;    // weight of hi
   std::vector<bool> outside;    // tf_crop_and_resize: the extrapolation value instead
 };
@@ -58,6 +63,7 @@ AxisPlan plan_axis(const Transform& t, int64_t in, int64_t out, double scale) {
     if (!std::isfinite(c) || std::abs(c) > 1e15)
       user_error("scale {} maps outside any axis", scale);
     double x0 = std::ceil(c) - 1;
+    p.x0.push_back(static_cast<int64_t>(x0));
     p.lo.push_back(std::clamp<int64_t>(static_cast<int64_t>(x0), 0, in - 1));
     p.hi.push_back(std::clamp<int64_t>(static_cast<int64_t>(x0) + 1, 0, in - 1));
     p.ratio.push_back(c - x0);
@@ -99,17 +105,52 @@ Var gather_at(Importer& im, Var x, int dim, const std::vector<int64_t>& at) {
 }
 
 struct Options {
-  bool linear = false;
-  std::string nearest_mode;
-  double extrapolation = 0;
+  std::string mode, nearest_mode;
+  double extrapolation = 0, cubic_a = -0.75;
+  bool exclude_outside = false;
 };
 
+// Keys' cubic convolution weights of the neighbours x0 - 1 .. x0 + 2 at `ratio` (ONNX's
+// reference's cubic_coeffs), with parameter a.
+std::array<double, 4> cubic_weights(double ratio, double a) {
+  auto near = [a](double t) { return ((a + 2) * t - (a + 3)) * t * t + 1; };       // |t| <= 1
+  auto far = [a](double t) { return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a; };  // 1 < |t| < 2
+  return {far(ratio + 1), near(ratio), near(1 - ratio), far(2 - ratio)};
+}
+
+// The weighted sum over k of the neighbours x0 - 1 + k (cut to the axis) with Keys' weights.
+Var cubic_axis(Importer& im, Var x, int dim, const AxisPlan& p, const Options& o, int64_t in) {
+  DType d = im.type(x).dtype;
+  std::array<std::vector<int64_t>, 4> at;
+  std::array<std::vector<double>, 4> weight;
+  for (size_t i = 0; i < p.x0.size(); ++i) {
+    std::array<double, 4> w = cubic_weights(p.ratio[i], o.cubic_a);
+    double total = 0;
+    for (int k = 0; k < 4; ++k) {
+      int64_t j = p.x0[i] - 1 + k;
+      if (o.exclude_outside && (j < 0 || j >= in)) w[k] = 0;
+      total += w[k];
+      at[k].push_back(std::clamp<int64_t>(j, 0, in - 1));
+    }
+    for (int k = 0; k < 4; ++k) weight[k].push_back(o.exclude_outside ? w[k] / total : w[k]);
+  }
+  Var y;
+  for (int k = 0; k < 4; ++k) {
+    Var w = im.constant(along(d, im.rank(x), dim, weight[k]));
+    Var term = im.op<Prim::mul>({gather_at(im, x, dim, at[k]), w});
+    y = k == 0 ? term : im.op<Prim::add>({y, term});
+  }
+  return y;
+}
+
 // `x` resized along the tape's `dim` by the plan.
-Var resize_axis(Importer& im, Var x, int dim, const AxisPlan& p, const Options& o) {
+Var resize_axis(Importer& im, Var x, int dim, const AxisPlan& p, const Options& o, int64_t in) {
   DType d = im.type(x).dtype;
   int r = im.rank(x);
   Var y;
-  if (!o.linear) {
+  if (o.mode == "cubic") {
+    y = cubic_axis(im, x, dim, p, o, in);
+  } else if (o.mode == "nearest") {
     std::vector<int64_t> at;
     for (size_t i = 0; i < p.lo.size(); ++i)
       at.push_back(nearest_takes_hi(o.nearest_mode, p.ratio[i]) ? p.hi[i] : p.lo[i]);
@@ -147,7 +188,7 @@ Var resize_axes(Importer& im, Var x, Transform t, const Options& o,
     if (!roi.empty()) t.roi_lo = roi[a], t.roi_hi = roi[a + r];
     AxisPlan p = plan_axis(t, in[a], out[a], scales[a]);
     if (identity(p, in[a])) continue;
-    x = resize_axis(im, x, static_cast<int>(r - a), p, o);
+    x = resize_axis(im, x, static_cast<int>(r - a), p, o, in[a]);
   }
   return x;
 }
@@ -181,8 +222,8 @@ void resize(Importer& im, const Node& n) {
   Var x = im.input(n, 0);
   check_float(im, n, x);
   std::string mode = attr_string(n, "mode", "nearest");
-  if (mode != "nearest" && mode != "linear") unsupported("Resize in " + mode + " mode");
-  if (attr_int(n, "exclude_outside", 0) != 0) unsupported("Resize with exclude_outside");
+  if (mode != "nearest" && mode != "linear" && mode != "cubic")
+    unsupported("Resize in " + mode + " mode");
   const Shape in = im.onnx_shape(x);
   auto r = static_cast<int64_t>(in.size());
   Transform t{attr_string(n, "coordinate_transformation_mode", "half_pixel")};
@@ -205,8 +246,9 @@ void resize(Importer& im, const Node& n) {
     if (roi_t.size() != 2 * r) user_error("roi has {} elements for rank {}", roi_t.size(), r);
     for (int64_t i = 0; i < 2 * r; ++i) roi.push_back(element_value(roi_t, i));
   }
-  Options o{mode == "linear", attr_string(n, "nearest_mode", "round_prefer_floor"),
-            attr_float(n, "extrapolation_value", 0)};
+  Options o{mode, attr_string(n, "nearest_mode", "round_prefer_floor"),
+            attr_float(n, "extrapolation_value", 0), attr_float(n, "cubic_coeff_a", -0.75),
+            attr_int(n, "exclude_outside", 0) != 0};
   im.set_output(n, 0, resize_axes(im, x, t, o, scales, out, roi));
 }
 
@@ -219,7 +261,7 @@ void upsample(Importer& im, const Node& n) {
   if (mode != "nearest") unsupported("Upsample in " + mode + " mode");
   std::vector<int64_t> out;
   std::vector<double> scales = read_scales(im, n, 1, im.onnx_shape(x), &out);
-  Options o{false, "floor", 0};
+  Options o{"nearest", "floor"};
   im.set_output(n, 0, resize_axes(im, x, Transform{"asymmetric"}, o, scales, out, {}));
 }
 

@@ -27,7 +27,12 @@ struct Model {
              int32_t type = onnx::TensorProto_DataType_FLOAT) {
     value(g().add_input(), name, shape, type);
   }
-  void output(const std::string& name) { g().add_output()->set_name(name); }
+  /// An output, of ONNX element type `type` when given (0: left undeclared).
+  void output(const std::string& name, int32_t type = 0) {
+    onnx::ValueInfoProto* v = g().add_output();
+    v->set_name(name);
+    if (type != 0) v->mutable_type()->mutable_tensor_type()->set_elem_type(type);
+  }
   /// A float initializer, row-major.
   void initializer(const std::string& name, std::vector<int64_t> shape, std::vector<float> v) {
     onnx::TensorProto* t = g().add_initializer();
@@ -116,6 +121,18 @@ inline std::string import_error(const Model& m) {
     return e.what();
   }
   return "no error";
+}
+
+/// An i64 tensor of the ONNX shape `onnx_shape` holding `v` in memory order.
+inline Tensor onnx_ints(std::vector<int64_t> onnx_shape, const std::vector<int64_t>& v) {
+  Tensor t(Type{DType::i64, Shape(onnx_shape.rbegin(), onnx_shape.rend())});
+  std::copy(v.begin(), v.end(), t.data<int64_t>());
+  return t;
+}
+
+inline std::vector<int64_t> int_values(const Tensor& t) {
+  std::span<const int64_t> s = t.span<const int64_t>();
+  return {s.begin(), s.end()};
 }
 
 inline std::vector<float> values(const Tensor& t) {

@@ -1,0 +1,164 @@
+// Control flow whose structure is static, unrolled at import: If whose condition is known
+// (its taken branch imported in its place), Loop whose trip count and condition are known
+// at every iteration (its body imported once per iteration), Scan (its body once per slice
+// along the scanned axes). The body's values of one iteration (the iteration number among
+// them) are known at import where the loop's are, so what depends only on them folds. What
+// would have to be decided at run time is refused, naming the node.
+#include <algorithm>
+#include <limits>
+
+#include "onnx/importer.h"
+
+namespace ytape::onnx_import {
+
+namespace {
+
+const onnx::GraphProto& graph_attr(const Node& n, std::string_view name) {
+  const onnx::AttributeProto* a = find_attr(n, name);
+  if (!a || !a->has_g()) user_error("the graph attribute {} is missing", name);
+  return a->g();
+}
+
+// The one element of a static input, as a number.
+double static_scalar(Importer& im, const Node& n, int i) {
+  Tensor t = im.static_input(n, i);
+  if (t.size() != 1) user_error("input {} has {} elements, not 1", i + 1, t.size());
+  return element_value(t, 0);
+}
+
+// `parts` stacked along a new ytape dim `dim` of their rank + 1, in order.
+Var stack(Importer& im, const std::vector<Var>& parts, int dim) {
+  std::vector<Var> columns;
+  for (Var p : parts) {
+    Shape s = im.type(p).shape;
+    s.insert(s.begin() + (dim - 1), 1);
+    columns.push_back(im.reshape(p, s));
+  }
+  return columns.size() == 1 ? columns[0] : im.op<Prim::concat>(columns, {.dim = dim});
+}
+
+void if_then_else(Importer& im, const Node& n) {
+  bool taken = static_scalar(im, n, 0) != 0;
+  const char* attr = taken ? "then_branch" : "else_branch";
+  const onnx::GraphProto& branch = graph_attr(n, attr);
+  if (branch.input_size() != 0) user_error("the {} has inputs; an If's branches have none", attr);
+  if (branch.output_size() != n.output_size()) {
+    user_error("the {} has {} outputs, the node {}", attr, branch.output_size(), n.output_size());
+  }
+  import_subgraph(im, branch, attr);
+  for (int i = 0; i < n.output_size(); ++i) im.set_output(n, i, im.lookup(branch.output(i).name()));
+}
+
+// Loop: M (trip count) and cond, both optional, then the loop-carried values; the body
+// takes (iteration, cond, carried...) and gives (cond, carried..., scanned...), each scanned
+// value stacked over the iterations along a new first ONNX axis (the tape's last dim).
+void loop(Importer& im, const Node& n) {
+  const onnx::GraphProto& body = graph_attr(n, "body");
+  int carried = n.input_size() - 2, scans = body.output_size() - 1 - carried;
+  if (carried < 0 || body.input_size() != carried + 2 || scans < 0 ||
+      n.output_size() > carried + scans) {
+    user_error("a body of {} inputs and {} outputs does not fit {} inputs and {} outputs",
+               body.input_size(), body.output_size(), n.input_size(), n.output_size());
+  }
+  int64_t trips = std::numeric_limits<int64_t>::max();
+  if (im.has_input(n, 0)) {
+    double m = static_scalar(im, n, 0);
+    if (m < static_cast<double>(trips)) trips = static_cast<int64_t>(m);  // else: no bound
+  }
+  bool go = !im.has_input(n, 1) || static_scalar(im, n, 1) != 0;
+  std::vector<Var> values;
+  for (int k = 0; k < carried; ++k) values.push_back(im.input(n, 2 + k));
+  std::vector<std::vector<Var>> scanned(scans);
+  for (int64_t i = 0; go && i < trips; ++i) {
+    im.count_iteration("Loop");
+    im.define(body.input(0).name(), im.scalar(DType::i64, static_cast<double>(i)));
+    im.define(body.input(1).name(), im.scalar(DType::boolean, 1));
+    for (int k = 0; k < carried; ++k) im.define(body.input(2 + k).name(), values[k]);
+    import_subgraph(im, body, "body");
+    const Tensor* cond = im.known(im.lookup(body.output(0).name()));
+    if (!cond || cond->size() != 1)
+      unsupported("a Loop whose condition is not known at import (it depends on the values)");
+    go = element_value(*cond, 0) != 0;
+    for (int k = 0; k < carried; ++k) values[k] = im.lookup(body.output(1 + k).name());
+    for (int s = 0; s < scans; ++s)
+      scanned[s].push_back(im.lookup(body.output(1 + carried + s).name()));
+  }
+  for (int k = 0; k < carried; ++k) im.set_output(n, k, values[k]);
+  for (int s = 0; s < scans; ++s) {
+    if (scanned[s].empty()) unsupported("a Loop of no iterations with scan outputs");
+    im.set_output(n, carried + s, stack(im, scanned[s], im.rank(scanned[s][0]) + 1));
+  }
+}
+
+// ONNX's per-input or per-output axis (or direction) attribute, 0 for each by default.
+std::vector<int64_t> per_value(const Node& n, std::string_view name, int count) {
+  std::vector<int64_t> v = attr_ints(n, name, std::vector<int64_t>(count, 0));
+  if (static_cast<int>(v.size()) != count)
+    user_error("{} has {} entries, not {}", name, v.size(), count);
+  return v;
+}
+
+// Scan (opset 9 on): the states, then num_scan_inputs tensors sliced along their scan axes;
+// the body takes (states..., slices...) and gives (states..., scanned...), each scanned
+// value stacked along its scan_output_axes (the first ONNX axis by default), the last
+// iteration's first where scan_output_directions is 1.
+void scan(Importer& im, const Node& n) {
+  const onnx::GraphProto& body = graph_attr(n, "body");
+  auto inputs = static_cast<int>(attr_int(n, "num_scan_inputs", 0));
+  int states = n.input_size() - inputs, outputs = body.output_size() - states;
+  if (inputs < 1 || states < 0 || outputs < 0 || body.input_size() != n.input_size() ||
+      n.output_size() != body.output_size()) {
+    user_error(
+        "a body of {} inputs and {} outputs does not fit {} inputs, {} outputs and {} "
+        "scan inputs",
+        body.input_size(), body.output_size(), n.input_size(), n.output_size(), inputs);
+  }
+  std::vector<int64_t> in_axes = per_value(n, "scan_input_axes", inputs),
+                       in_back = per_value(n, "scan_input_directions", inputs),
+                       out_axes = per_value(n, "scan_output_axes", outputs),
+                       out_back = per_value(n, "scan_output_directions", outputs);
+  std::vector<int> dims;
+  int64_t len = -1;
+  for (int j = 0; j < inputs; ++j) {
+    Var x = im.input(n, states + j);
+    dims.push_back(ydim(in_axes[j], im.rank(x)));
+    int64_t size = im.type(x).shape[dims[j] - 1];
+    if (len >= 0 && size != len) user_error("scan inputs of {} and {} elements", len, size);
+    len = size;
+  }
+  if (len == 0 && outputs > 0) unsupported("a Scan of no iterations with scan outputs");
+  std::vector<Var> values;
+  for (int k = 0; k < states; ++k) values.push_back(im.input(n, k));
+  std::vector<std::vector<Var>> scanned(outputs);
+  for (int64_t t = 0; t < len; ++t) {
+    im.count_iteration("Scan");
+    for (int k = 0; k < states; ++k) im.define(body.input(k).name(), values[k]);
+    for (int j = 0; j < inputs; ++j) {
+      Var x = im.input(n, states + j);
+      Shape s = im.type(x).shape;
+      s.erase(s.begin() + (dims[j] - 1));
+      Var slice = im.slice(x, dims[j], in_back[j] != 0 ? len - 1 - t : t, 1);
+      im.define(body.input(states + j).name(), im.reshape(slice, s));
+    }
+    import_subgraph(im, body, "body");
+    for (int k = 0; k < states; ++k) values[k] = im.lookup(body.output(k).name());
+    for (int s = 0; s < outputs; ++s)
+      scanned[s].push_back(im.lookup(body.output(states + s).name()));
+  }
+  for (int k = 0; k < states; ++k) im.set_output(n, k, values[k]);
+  for (int s = 0; s < outputs; ++s) {
+    if (out_back[s] != 0) std::reverse(scanned[s].begin(), scanned[s].end());
+    int rank = im.rank(scanned[s][0]) + 1;
+    im.set_output(n, states + s, stack(im, scanned[s], ydim(out_axes[s], rank)));
+  }
+}
+
+}  // namespace
+
+void add_control_rules(Rules& r) {
+  r["If"] = if_then_else;
+  r["Loop"] = loop;
+  r["Scan"] = scan;
+}
+
+}  // namespace ytape::onnx_import

@@ -1,0 +1,157 @@
+// Control flow of static structure, unrolled at import (onnx/rules/control.cc): If with a
+// known condition, Loop with a known trip count and condition, Scan; and what is refused.
+#include <doctest/doctest.h>
+
+#include "model.h"
+#include "onnx/import.h"
+
+namespace ytape::onnx_test {
+
+namespace {
+
+onnx::NodeProto& add(onnx::GraphProto& g, const std::string& op, std::vector<std::string> ins,
+                     std::vector<std::string> outs) {
+  onnx::NodeProto* n = g.add_node();
+  n->set_op_type(op);
+  for (auto& i : ins) n->add_input(i);
+  for (auto& o : outs) n->add_output(o);
+  return *n;
+}
+
+// The graph attribute `name` of `n`, to fill.
+onnx::GraphProto& graph(onnx::NodeProto& n, const std::string& name) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto_AttributeType_GRAPH);
+  a->mutable_g()->set_name(name);
+  return *a->mutable_g();
+}
+
+void names(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* values,
+           std::vector<std::string> of) {
+  for (auto& name : of) values->Add()->set_name(name);
+}
+
+void bool_initializer(Model& m, const std::string& name, bool v) {
+  onnx::TensorProto* t = m.g().add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto_DataType_BOOL);
+  t->add_int32_data(v);
+}
+
+// If(cond) then x + x else x * 3.
+Model if_model(bool constant_condition, bool cond) {
+  Model m;
+  m.input("x", {2});
+  if (constant_condition) {
+    bool_initializer(m, "c", cond);
+  } else {
+    m.input("c", {}, onnx::TensorProto_DataType_BOOL);
+  }
+  onnx::NodeProto& n = m.node("If", {"c"}, {"y"}, "choose");
+  onnx::GraphProto& then_branch = graph(n, "then_branch");
+  add(then_branch, "Add", {"x", "x"}, {"t"});
+  names(then_branch.mutable_output(), {"t"});
+  onnx::GraphProto& else_branch = graph(n, "else_branch");
+  m.initializer("three", {}, {3});
+  add(else_branch, "Mul", {"x", "three"}, {"e"});
+  names(else_branch.mutable_output(), {"e"});
+  m.output("y");
+  return m;
+}
+
+// Loop(M, cond, acc): acc += float(i) for i = 0 .. M - 1, each step's acc scanned.
+Model loop_model(int64_t trips) {
+  Model m;
+  m.input("acc", {2});
+  m.ints_initializer("M", {}, {trips});
+  onnx::NodeProto& n = m.node("Loop", {"M", "", "acc"}, {"final", "steps"}, "sum");
+  onnx::GraphProto& body = graph(n, "body");
+  names(body.mutable_input(), {"i", "go", "acc_in"});
+  set_int(add(body, "Cast", {"i"}, {"fi"}), "to", onnx::TensorProto_DataType_FLOAT);
+  add(body, "Add", {"acc_in", "fi"}, {"acc_out"});
+  add(body, "Identity", {"go"}, {"go_out"});
+  add(body, "Identity", {"acc_out"}, {"scan"});
+  names(body.mutable_output(), {"go_out", "acc_out", "scan"});
+  m.output("final");
+  m.output("steps");
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("If with a known condition imports the branch it takes") {
+  for (bool cond : {true, false}) {
+    std::vector<Tensor> y = run(if_model(true, cond).import(), {{"x", onnx_tensor({2}, {1, 2})}});
+    CHECK(values(y[0]) == (cond ? std::vector<float>{2, 4} : std::vector<float>{3, 6}));
+  }
+  // A condition given as an input must be bound to a value (ytape has no branches).
+  Model dynamic = if_model(false, true);
+  CHECK(import_error(dynamic) ==
+        "m.onnx: node 1 'choose' (If, opset 13): input 1 'c' must be static: a constant or "
+        "initializer, or computed from them");
+  OnnxImportOptions bound;
+  Tensor no(Type{DType::boolean, {}});
+  no.data<bool>()[0] = false;
+  bound.constant_inputs.emplace_back("c", no);
+  std::vector<Tensor> y = run(dynamic.import(bound), {{"x", onnx_tensor({2}, {1, 2})}});
+  CHECK(values(y[0]) == std::vector<float>{3, 6});
+}
+
+TEST_CASE("Loop with a known trip count unrolls, carrying values and stacking scans") {
+  OnnxImport imported = loop_model(3).import();
+  std::vector<Tensor> out = run(imported, {{"acc", onnx_tensor({2}, {10, 20})}});
+  CHECK(values(out[0]) == std::vector<float>{13, 23});  // + 0 + 1 + 2
+  CHECK(out[1].shape() == Shape{2, 3});                 // ONNX's (3, 2)
+  CHECK(values(out[1]) == std::vector<float>{10, 20, 11, 21, 13, 23});
+  CHECK(import_error(loop_model(5000)) ==
+        "m.onnx: node 1 'sum' (Loop, opset 13): a Loop unrolled beyond 4096 iterations in all is "
+        "not supported");
+}
+
+TEST_CASE("a Loop whose condition depends on the values is refused, naming the node") {
+  Model m = loop_model(3);
+  onnx::GraphProto& body = *m.g().mutable_node(0)->mutable_attribute(0)->mutable_g();
+  body.mutable_node(2)->set_op_type("Greater");  // go_out = acc_out > i: data-dependent
+  body.mutable_node(2)->set_input(0, "acc_out");
+  body.mutable_node(2)->add_input("fi");
+  CHECK(import_error(m) ==
+        "m.onnx: node 1 'sum' (Loop, opset 13): a Loop whose condition is not known at import "
+        "(it depends on the values) is not supported");
+}
+
+TEST_CASE("Scan slices its inputs along their axes, in either direction") {
+  Model m;
+  m.input("init", {2});
+  m.input("x", {2, 3});  // scanned along ONNX axis 1, from the end
+  onnx::NodeProto& n = m.node("Scan", {"init", "x"}, {"sum", "partial"});
+  set_int(n, "num_scan_inputs", 1);
+  set_ints(n, "scan_input_axes", {1});
+  set_ints(n, "scan_input_directions", {1});
+  set_ints(n, "scan_output_axes", {1});
+  onnx::GraphProto& body = graph(n, "body");
+  names(body.mutable_input(), {"s_in", "column"});
+  add(body, "Add", {"s_in", "column"}, {"s_out"});
+  add(body, "Identity", {"s_out"}, {"p"});
+  names(body.mutable_output(), {"s_out", "p"});
+  m.output("sum");
+  m.output("partial");
+  std::vector<Tensor> out = run(m.import(), {{"init", onnx_tensor({2}, {0, 0})},
+                                             {"x", onnx_tensor({2, 3}, {1, 2, 3, 4, 5, 6})}});
+  CHECK(values(out[0]) == std::vector<float>{6, 15});
+  CHECK(out[1].shape() == Shape{3, 2});  // ONNX's (2, 3): the steps along axis 1
+  CHECK(values(out[1]) == std::vector<float>{3, 5, 6, 6, 11, 15});
+  n.clear_attribute();
+  set_int(n, "num_scan_inputs", 1);
+  CHECK(import_error(m) == "m.onnx: node 1 (Scan, opset 13): the graph attribute body is missing");
+}
+
+TEST_CASE("an error inside a branch names the node, the branch and the node in it") {
+  Model m = if_model(true, true);
+  m.g().mutable_node(0)->mutable_attribute(0)->mutable_g()->mutable_node(0)->set_op_type("Ad");
+  CHECK(import_error(m) ==
+        "m.onnx: node 1 'choose' (If, opset 13): then_branch node 1 (Ad): ONNX has no op type Ad "
+        "at opset 13 (did you mean Add?)");
+}
+
+}  // namespace ytape::onnx_test

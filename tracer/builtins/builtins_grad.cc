@@ -6,8 +6,14 @@
 // the same happens on a trace of its own, which then runs.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <unordered_map>
 
 #include "grad/backprop.h"
 #include "grad/rules.h"
@@ -185,11 +191,36 @@ struct ImplicitParams {
   ~ImplicitParams() { restore(); }
 };
 
+// What a nested trace of f recorded, kept for the back function of an array-valued
+// pullback: the tape, its leaves and the values they stand for, and the var of f's array.
+struct Recorded {
+  Interpreter::NestedTape record;
+  std::vector<Var> inputs;
+  std::vector<Value> outer;
+  std::optional<Var> result;  // none: the result is no value of the nested trace
+};
+
+// The gradient of each leaf of `src` (`inputs`, standing for `outer`) after `bp`'s
+// backward sweep: zeros where nothing flowed.
+std::vector<Value> leaf_gradients(const grad::Backprop& bp, const Tape& src,
+                                  const std::vector<Var>& inputs, const std::vector<Value>& outer) {
+  std::vector<Value> grads;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    grad::Cotangent c = bp.cotangent(inputs[i]);
+    const Type& type = src.type(inputs[i]);
+    grads.push_back(c ? Value::traced(*c, type, outer[i].is_number())
+                      : to_scalar(Value::concrete(Tensor(type), outer[i].is_number())));
+  }
+  return grads;
+}
+
 // Traces f on the arguments (or, with `implicit`, on no arguments, for the arrays of that
 // vector) nested in the current trace, then copies the record and its gradient onto the
-// current trace.
+// current trace. With `keep`, the record is kept there, and `array` names the item of f's
+// result (a tuple) whose var it keeps.
 Differentiated differentiate(Interpreter& in, const Value& f, const std::vector<Value>& args,
-                             const Value* implicit, bool first, std::string_view name) {
+                             const Value* implicit, bool first, std::string_view name,
+                             std::shared_ptr<Recorded>* keep = nullptr, size_t array = 0) {
   in.begin_nested_trace();
   Leaves leaves{in, {}, {}, {}};
   Value result, loss;
@@ -222,14 +253,7 @@ Differentiated differentiate(Interpreter& in, const Value& f, const std::vector<
   }
   bp.backward();
 
-  std::vector<Value> grads;
-  for (size_t i = 0; i < leaves.inputs.size(); ++i) {
-    const Value& x = leaves.outer[i];
-    grad::Cotangent c = bp.cotangent(leaves.inputs[i]);
-    const Type& type = src.type(leaves.inputs[i]);
-    grads.push_back(c ? Value::traced(*c, type, x.is_number())
-                      : to_scalar(Value::concrete(Tensor(type), x.is_number())));
-  }
+  std::vector<Value> grads = leaf_gradients(bp, src, leaves.inputs, leaves.outer);
   Differentiated out;
   auto lower = [&](const TensorObj& t) { return Value::traced(bp[t.var], t.type, t.number); };
   out.value = rebuild(result, nested, lower);
@@ -247,18 +271,31 @@ Differentiated differentiate(Interpreter& in, const Value& f, const std::vector<
       out.grads.push_back(p.is_number() ? Value() : cot.build(p));
   }
   for (const Value& a : args) out.grads.push_back(cot.build(a));
+  bool tuple = result.kind == VKind::tuple && result.tup().items.size() > array;
+  if (keep != nullptr && tuple) {
+    const Value& item = result.tup().items[array];
+    std::optional<Var> var;
+    if (item.is_tensor() && item.tensor().traced && item.tensor().level == nested)
+      var = item.tensor().var;
+    *keep =
+        std::make_shared<Recorded>(Recorded{std::move(record), leaves.inputs, leaves.outer, var});
+  }
   return out;
 }
 
 // differentiate() at top level: on a trace of its own, run at once. Its values are
 // constants of that trace, so its tape has no inputs.
+// With `keep`, also its tape and random key in `tape` and `key`.
 Differentiated differentiate_now(Interpreter& in, const Value& f, const std::vector<Value>& args,
-                                 const Value* implicit, bool first, std::string_view name) {
+                                 const Value* implicit, bool first, std::string_view name,
+                                 std::shared_ptr<Recorded>* keep = nullptr,
+                                 std::shared_ptr<const Tape>* tape = nullptr,
+                                 uint64_t* key = nullptr) {
   Builder b(std::string{name});
   in.begin_trace(&b, {}, true);
   Differentiated d;
   try {
-    d = differentiate(in, f, args, implicit, first, name);
+    d = differentiate(in, f, args, implicit, first, name, keep, 1);
     size_t n = 0;
     auto collect = [&](const TensorObj& t) {
       b.output(t.var, fmt::format("out{}", ++n));
@@ -272,10 +309,12 @@ Differentiated differentiate_now(Interpreter& in, const Value& f, const std::vec
     throw;
   }
   in.end_trace();
-  Tape tape = b.finish();
-  Executor run(tape);
-  run.set_random_key(in.next_seed());
+  auto finished = std::make_shared<const Tape>(b.finish());
+  Executor run(*finished);
+  uint64_t random_key = in.next_seed();
+  run.set_random_key(random_key);
   std::vector<Tensor> values = run.run({});
+  if (tape != nullptr) *tape = finished, *key = random_key;
   size_t k = 0;
   auto concrete = [&](const TensorObj& t) {
     return to_scalar(Value::concrete(std::move(values[k++]), t.number));
@@ -307,7 +346,16 @@ struct Call {
   }
 };
 
-Call differentiate_call(Interpreter& in, Args& args, bool first, std::string_view name) {
+// What the back function of an array-valued pullback needs: f's record, and at top level
+// (no trace active) the tape that ran it and its random key.
+struct Kept {
+  std::shared_ptr<Recorded> traced;
+  std::shared_ptr<const Tape> tape;
+  uint64_t key = 0;
+};
+
+Call differentiate_call(Interpreter& in, Args& args, bool first, std::string_view name,
+                        Kept* kept = nullptr) {
   if (args.pos.empty()) user_error("{}(f, args...) needs a function to differentiate", name);
   if (!args.kw.empty()) user_error("{} takes no keyword arguments", name);
   std::vector<Value> xs(args.pos.begin() + 1, args.pos.end());
@@ -326,8 +374,11 @@ Call differentiate_call(Interpreter& in, Args& args, bool first, std::string_vie
     implicit = &c.params;
     xs.clear();
   }
-  c.d = in.tracing() ? differentiate(in, f, xs, implicit, first, name)
-                     : differentiate_now(in, f, xs, implicit, first, name);
+  std::shared_ptr<Recorded>* keep = kept != nullptr ? &kept->traced : nullptr;
+  c.d = in.tracing() ? differentiate(in, f, xs, implicit, first, name, keep, 1)
+                     : differentiate_now(in, f, xs, implicit, first, name, keep,
+                                         kept != nullptr ? &kept->tape : nullptr,
+                                         kept != nullptr ? &kept->key : nullptr);
   for (Write& w : c.d.writes) in.set_field(w.object, w.field, std::move(w.value));
   return c;
 }
@@ -353,26 +404,149 @@ Value value_and_gradient(Interpreter& in, Args& args) {
   return Value::tuple({value, c.grads(in)});
 }
 
+// The back functions of array-valued pullbacks: what each needs to differentiate f's
+// record again with the cotangent it is given. One made while tracing belongs to that
+// trace (`builder`); one made at top level keeps the tape that computed f's value.
+struct PendingPullback {
+  int64_t id = 0;
+  Kept kept;
+  std::vector<Value> args;  // f, then its arguments: the shape of the gradients
+  uint64_t trace = 0;       // Interpreter::trace_serial where it was made
+};
+// The back functions of the last kKeptPullbacks pullbacks keep what they need, so that a
+// loop of pullbacks does not keep every tape it made; an older one is an error.
+constexpr size_t kKeptPullbacks = 256;
+std::deque<PendingPullback>& pending_pullbacks() {
+  static std::deque<PendingPullback> pending;
+  return pending;
+}
+
 // pullback(f, args...) and pullback(f, ps), Zygote's: (f(args...), Δ -> the gradients
 // scaled by Δ), for a real-valued f. Of an array-valued f, the value as inside gradient
-// (layers train; Flux's tests take it so) and a back function that says it needs a
-// real-valued f. f runs as the first argument of the prelude's pullback_call, so that
-// what a layer called so writes into itself (pullback(m, x) of a BatchNorm m: its running
-// statistics) goes back into it; that argument's gradient is dropped.
+// (layers train; Flux's tests take it so) and a back function of Δ, an array of the
+// value's shape, giving the gradients of sum(Δ .* f(args...)) (see pullback_back). f runs
+// as the first argument of the prelude's pullback_call, so that what a layer called so
+// writes into itself (pullback(m, x) of a BatchNorm m: its running statistics) goes back
+// into it; that argument's gradient is dropped.
 Value pullback(Interpreter& in, Args& args) {
   std::vector<Value> xs(args.pos.begin() + std::min<size_t>(1, args.pos.size()), args.pos.end());
   bool implicit = args.pos.empty() || is_implicit(in, args.pos[0], xs);
   if (!implicit) args.pos.insert(args.pos.begin(), *in.global("pullback_call"));
-  Call c = differentiate_call(in, args, !implicit, "pullback");
+  Kept kept;
+  Call c = differentiate_call(in, args, !implicit, "pullback", implicit ? nullptr : &kept);
   if (!implicit) c.d.grads.erase(c.d.grads.begin());
   Value value = c.d.value;
   if (value.kind == VKind::tuple && value.tup().items.size() == 3 &&
       value.tup().items[2].kind == VKind::symbol &&
       value.tup().items[2].text() == "array_pullback") {
-    return Value::tuple({value.tup().items[1], *in.global("array_pullback_back")});
+    static int64_t made = 0;
+    std::deque<PendingPullback>& all = pending_pullbacks();
+    all.push_back(
+        {++made, std::move(kept), {args.pos.begin() + 1, args.pos.end()}, in.trace_serial()});
+    if (all.size() > kKeptPullbacks) all.pop_front();
+    Value back = in.call(*in.global("pullback_back"), Args{{Value::integer(made)}, {}}, in.here());
+    return Value::tuple({value.tup().items[1], back});
   }
   Value back = in.call(*in.global("pullback_of"), Args{{c.grads(in)}, {}}, in.here());
   return Value::tuple({value, back});
+}
+
+// The gradients of pullback `p` at cotangent `delta` on the current trace: f's record
+// copied again with its backward ops seeded with delta, the gradient of f itself dropped.
+// `outer_of` gives the var on this trace of a var the record captured.
+Value replay_pullback(Interpreter& in, const PendingPullback& p, const Value& delta,
+                      const std::function<Var(Var)>& outer_of) {
+  const Recorded& t = *p.kept.traced;
+  const Tape& src = t.record.builder->tape();
+  Builder& b = in.builder();
+  grad::Backprop bp(b, src);
+  for (size_t i = 0; i < t.inputs.size(); ++i)
+    bp.bind_input(t.inputs[i], in.tape_var(t.outer[i]), true);
+  for (auto [capture, outer] : t.record.captures) bp.bind_input(capture, outer_of(outer), false);
+  bp.forward();
+  if (t.result) {
+    const Type& y = src.type(*t.result);
+    if (!delta.is_tensor() || delta.tensor().type.shape != y.shape ||
+        !is_float(delta.tensor().type.dtype)) {
+      user_error(
+          "back(Δ): Δ must be a float array of the shape of the pullback's value, {}, got {}",
+          shape_str(y.shape), a_type_name(delta));
+    }
+    Var d = in.tape_var(delta);
+    if (delta.tensor().type.dtype != y.dtype)
+      d = b.call1(Prim::convert, {d}, AttrsOf<Prim::convert>{.dtype = y.dtype}.to_attrs());
+    bp.seed(*t.result, d);
+  }
+  bp.backward();
+  std::vector<Value> grads = leaf_gradients(bp, src, t.inputs, t.outer);
+  Cotangents cot{grads};
+  std::vector<Value> out;
+  for (const Value& a : p.args) out.push_back(cot.build(a));
+  out.erase(out.begin());
+  return Value::tuple(std::move(out));
+}
+
+// replay_pullback at top level, on a trace of its own, run with the random key of the run
+// that computed f's value (its random ops draw the same numbers again). The values f
+// captured are constants of the tape of that run.
+Value replay_pullback_now(Interpreter& in, const PendingPullback& p, const Value& delta) {
+  const Tape& first = *p.kept.tape;
+  std::unordered_map<uint32_t, const Op*> constant_of;
+  for (const Op& op : first.ops) {
+    if (op.kind == OpKind::constant) constant_of[op.outs[0].id] = &op;
+  }
+  Builder b("pullback");
+  in.begin_trace(&b, {}, true);
+  Value grads;
+  try {
+    grads = replay_pullback(in, p, delta, [&](Var outer) {
+      auto it = constant_of.find(outer.id);
+      if (it == constant_of.end()) internal_error("a pullback captured a computed value");
+      return b.constant(first.type(outer), it->second->value);
+    });
+    size_t n = 0;
+    rebuild(grads, 0, [&](const TensorObj& t) {
+      b.output(t.var, fmt::format("out{}", ++n));
+      return Value();
+    });
+  } catch (...) {
+    in.end_trace();
+    throw;
+  }
+  in.end_trace();
+  Tape tape = b.finish();
+  Executor run(tape);
+  run.set_random_key(p.kept.key);
+  std::vector<Tensor> values = run.run({});
+  size_t k = 0;
+  return rebuild(grads, 0, [&](const TensorObj& t) {
+    return to_scalar(Value::concrete(std::move(values[k++]), t.number));
+  });
+}
+
+// _pullback_back(id, Δ): the back function of the array-valued pullback `id` at Δ (the
+// prelude's pullback_back closes over id): the gradients of sum(Δ .* f(args...)), as
+// Zygote's. f's record is differentiated again, not traced again, so its random ops draw
+// the numbers its value was computed with and what f wrote (a BatchNorm's statistics) is
+// written once. One made while tracing belongs to that trace.
+Value pullback_back(Interpreter& in, Args& args) {
+  need_args(args, 2, 2, "_pullback_back");
+  const std::deque<PendingPullback>& all = pending_pullbacks();
+  auto it = std::find_if(all.begin(), all.end(),
+                         [&](const PendingPullback& p) { return p.id == args.pos[0].i; });
+  if (it == all.end()) {
+    user_error(
+        "this back function of pullback is too old: only the last {} pullbacks keep "
+        "what theirs need; call it sooner",
+        kKeptPullbacks);
+  }
+  if (it->trace != in.trace_serial()) {
+    user_error(
+        "the back function of a pullback must be called where the pullback was: in "
+        "the same traced function, or at top level");
+  }
+  if (it->trace == 0) return replay_pullback_now(in, *it, args.pos[1]);
+  return replay_pullback(in, *it, args.pos[1], [](Var outer) { return outer; });
 }
 
 // within_gradient() (NNlib's, with or without an argument): whether the code runs inside
@@ -389,7 +563,8 @@ void add_grad_builtins(BuiltinTable& t) {
                      {"gradient", gradient},
                      {"withgradient", withgradient},
                      {"value_and_gradient", value_and_gradient},
-                     {"pullback", pullback}});
+                     {"pullback", pullback},
+                     {"_pullback_back", pullback_back}});
 }
 
 }  // namespace ytape::tracer

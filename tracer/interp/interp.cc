@@ -434,6 +434,7 @@ Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
 void Interpreter::begin_trace(Builder* b, TensorMap examples, bool have_examples) {
   if (!levels_.empty()) internal_error("a trace began inside another");
   auto level = std::make_unique<TraceLevel>();
+  level->serial = ++traces_begun_;
   level->builder = b;
   level->examples.reset(examples);
   level->have_examples = have_examples;
@@ -466,6 +467,7 @@ void Interpreter::enter_level() {
 void Interpreter::begin_nested_trace() {
   if (levels_.empty()) internal_error("a nested trace outside of a trace");
   auto level = std::make_unique<TraceLevel>();
+  level->serial = ++traces_begun_;
   level->own = std::make_unique<Builder>(Builder::like(builder_->tape()));
   level->builder = level->own.get();
   level->have_examples = level_->have_examples;

@@ -105,6 +105,8 @@ class Interpreter {
   uint32_t trace_level() const {
     return levels_.empty() ? 0 : static_cast<uint32_t>(levels_.size() - 1);
   }
+  /// A number naming the trace being recorded, never given to another trace; 0 when none.
+  uint64_t trace_serial() const { return level_ != nullptr ? level_->serial : 0; }
 
   /// Starts a trace nested in the current one, on a builder of its own, like `b`'s tape
   /// (its files): `gradient` records its function so. A traced value of a trace below,
@@ -354,6 +356,7 @@ class Interpreter {
   int64_t steps_ = 0;  // expressions evaluated, against limits_.max_steps
   // One active trace: the outermost (level 0), or one nested in it by `gradient`.
   struct TraceLevel {
+    uint64_t serial = 0;  // see trace_serial
     Builder* builder = nullptr;
     std::unique_ptr<Builder> own;  // a nested trace's builder
     ExampleValues examples;        // computed on demand for data-dependent branches
@@ -368,6 +371,7 @@ class Interpreter {
     std::unordered_map<std::string, Value> stands_for;
   };
   std::vector<std::unique_ptr<TraceLevel>> levels_;  // the active traces, outermost first
+  uint64_t traces_begun_ = 0;                        // the last TraceLevel::serial given
   TraceLevel* level_ = nullptr;                      // levels_.back(), or null
   Builder* builder_ = nullptr;                       // level_->builder, or null
   // Makes level_ the last of levels_ (or null) and tells new traced values their level.

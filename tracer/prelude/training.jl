@@ -126,11 +126,11 @@ haskey(gs::Grads, p) = findfirst(q -> q === p, gs.params) !== nothing
 length(gs::Grads) = length(gs.params)
 
 # pullback(f, args...) and pullback(f, ps), Zygote's: f's value and a function of the
-# value's cotangent Δ giving the gradients, for a real-valued f.
+# value's cotangent Δ giving the gradients (of sum(Δ .* f(args...)) for an array-valued f,
+# which the built-in differentiates again with Δ when back is called).
 pullback_of(grads) = Δ -> scale_gradient(grads, Δ)
 pullback_call(f, xs...) = (y = f(xs...); y isa AbstractArray ? (sum(y), y, :array_pullback) : y)
-array_pullback_back(Δ) = error("the back function of pullback needs a real-valued function: ",
-                               "of an array-valued f, write gradient(x -> sum(Δ .* f(x)), x)")
+pullback_back(id) = Δ -> _pullback_back(id, Δ)
 scale_gradient(g::Nothing, Δ) = nothing
 scale_gradient(g::Union{Number, AbstractArray}, Δ) = Δ == 1 ? g : g .* Δ
 scale_gradient(g::Union{Tuple, NamedTuple}, Δ) = map(x -> scale_gradient(x, Δ), g)

@@ -56,13 +56,20 @@ void record_print(Interpreter& in, const std::vector<Value>& tensors, const std:
 Value print_values(Interpreter& in, Args& args, bool newline) {
   if (!in.tracing()) {
     std::string text;
-    for (const Value& v : args.pos) text += print_text(v);
+    for (const Value& v : args.pos) text += in.printed(v);
     in.emit(newline ? text + "\n" : text);
     return Value();
   }
   std::string format;
   std::vector<Value> tensors;
-  for (const Value& v : args.pos) print_piece(v, true, format, tensors);
+  for (const Value& v : args.pos) {
+    std::string shown = in.printed(v);  // an instance with a show method of its type
+    if (v.kind == VKind::object && shown != print_text(v)) {
+      format += shown;
+    } else {
+      print_piece(v, true, format, tensors);
+    }
+  }
   record_print(in, tensors, format);
   return Value();
 }
@@ -74,9 +81,9 @@ Value println(Interpreter& in, Args& args) {
   return print_values(in, args, true);
 }
 
-Value string(Interpreter&, Args& args) {
+Value string(Interpreter& in, Args& args) {
   std::string text;
-  for (const Value& v : args.pos) text += print_text(v);
+  for (const Value& v : args.pos) text += in.printed(v);
   return Value::string(std::move(text));
 }
 

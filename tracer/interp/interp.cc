@@ -74,6 +74,21 @@ void Interpreter::register_builtins() {
   globals_->vars["NaN32"] = Value::floating(NAN, DType::f32);
 }
 
+std::string Interpreter::printed(const Value& v) {
+  const Value* show = global("show");
+  const Value* io_type = global("IOBuffer");
+  if (v.kind != VKind::object || show == nullptr || io_type == nullptr ||
+      show->kind != VKind::function) {
+    return print_text(v);
+  }
+  Value io = call(*io_type, Args{}, here_);
+  // The prelude's show(io::IO, x) for any x writes repr(x): only a method of x's type counts.
+  const Method* m = find_method(show->fn(), Args{{io, v}, {}});
+  if (m == nullptr || m->types.size() < 2 || m->types[1] == nullptr) return print_text(v);
+  call(*show, Args{{io, v}, {}}, here_);
+  return io.object().fields.at(0).text();
+}
+
 uint64_t Interpreter::next_seed() {
   return random_bits(seed_, draws_++);
 }
@@ -291,7 +306,7 @@ Value Interpreter::eval_literal(const Expr& e, const EnvPtr& env) {
       std::string text;
       for (const ExprPtr& piece : e.args) {
         Value v = eval(*piece, env);
-        text += print_text(v);
+        text += printed(v);
       }
       return Value::string(std::move(text));
     }

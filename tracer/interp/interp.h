@@ -181,6 +181,10 @@ class Interpreter {
   /// A message at `pos` as fail() words it: file:line:col, the line with a caret, and the
   /// call stack of program frames.
   std::string located(Pos pos, std::string_view message) const;
+  /// The text `print` and `string` give `v`: an instance whose type has a `show(io, x)`
+  /// method (Flux's layers, a program's `Base.show`) as that method writes it, as Julia's
+  /// print calls show; anything else as print_text.
+  std::string printed(const Value& v);
   /// The generator of `rand`/`randn`: `seed!(n)` restarts it; each draw takes the next
   /// seed, so a program's random values depend only on its seed and the order of draws.
   void seed(uint64_t s) {

@@ -62,6 +62,24 @@ e = Embedding(4 => 3)
                   "e(Bool[0, 1, 0, 0]) == e.weight[:, 2]") == "(true, (3, 2, 2), true)");
 }
 
+// print and string write an instance as its type's show method does, as Julia's print
+// calls show; a type without one prints its fields.
+TEST_CASE("print and string go through show methods of the value's type") {
+  std::string p = R"(
+struct Foo
+  a
+end
+Base.show(io::IO, f::Foo) = print(io, "Foo<", f.a, ">")
+struct Bar
+  b
+end
+)";
+  CHECK(eval_show(p,
+                  "string(Foo(1), \" \", Bar(2)), \"$(Foo(3))\", "
+                  "string(Chain(Dense(2 => 3, relu), Dropout(0.5)))") ==
+        "(\"Foo<1> Bar(2)\", \"Foo<3>\", \"Chain(Dense(2 => 3, relu), Dropout(0.5))\")");
+}
+
 // Flux's one-line show of layers, as sprint(show, layer) gives it (its tests ask for it).
 TEST_CASE("sprint(show, layer) writes Flux's form of a layer") {
   std::string p = R"(

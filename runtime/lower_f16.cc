@@ -93,9 +93,9 @@ class Lowering {
   }
 
   Var narrow(Var v) {
-    if (!is_f16(v) || narrow_.has(v)) return is_f16(v) ? narrow_[v] : wide_[v];
-    // A constant's wide twin holds f16 values, so this rounding is exact.
-    narrow_.set(v, b_.convert(wide_[v], {.dtype = DType::f16}));
+    if (!is_f16(v)) return wide_[v];
+    // A constant has only its wide twin, which holds f16 values: this rounding is exact.
+    if (!narrow_.has(v)) narrow_.set(v, b_.convert(wide_[v], {.dtype = DType::f16}));
     return narrow_[v];
   }
 
@@ -107,9 +107,11 @@ class Lowering {
     }
     VarList args;
     for (Var a : op.args) args.push_back(prim_info(op.prim).effectful() ? narrow(a) : wide_[a]);
-    std::vector<Var> outs = b_.call(op.prim, args, says_f16(op.attrs) ? widened(op.attrs) : op.attrs);
+    std::vector<Var> outs =
+        b_.call(op.prim, args, says_f16(op.attrs) ? widened(op.attrs) : op.attrs);
     for (size_t i = 0; i < outs.size(); ++i) {
-      set_narrow(op.outs[i], is_f16(op.outs[i]) ? b_.convert(outs[i], {.dtype = DType::f16}) : outs[i]);
+      set_narrow(op.outs[i],
+                 is_f16(op.outs[i]) ? b_.convert(outs[i], {.dtype = DType::f16}) : outs[i]);
     }
   }
 

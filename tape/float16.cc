@@ -18,8 +18,8 @@ float f16_to_f32(uint16_t h) {
     float v = std::ldexp(static_cast<float>(mant), -24);
     return sign ? -v : v;
   }
-  uint32_t bits = exp == 0x1f ? sign | 0x7f800000u | (mant << 13)
-                              : sign | ((exp + 112) << 23) | (mant << 13);
+  uint32_t bits =
+      exp == 0x1f ? sign | 0x7f800000u | (mant << 13) : sign | ((exp + 112) << 23) | (mant << 13);
   float f;
   std::memcpy(&f, &bits, 4);
   return f;

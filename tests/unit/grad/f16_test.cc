@@ -33,12 +33,14 @@ Tape loss(DType d) {
 TensorMap inputs(DType d) {
   TensorMap out;
   int k = 0;
-  for (auto [name, shape] : {std::pair<const char*, Shape>{"w", {2, 3}}, {"x", {3, 2}}, {"b", {2, 1}}}) {
+  for (auto [name, shape] :
+       {std::pair<const char*, Shape>{"w", {2, 3}}, {"x", {3, 2}}, {"b", {2, 1}}}) {
     Tensor t(Type{DType::f64, shape});
     for (int64_t i = 0; i < t.size(); ++i) {
       t.data<double>()[i] = f16_to_f32(f16_from_double(std::sin(++k) * 1.5));
     }
-    out.emplace_back(name, d == DType::f64 ? t : evaluate(Prim::convert, std::span(&t, 1), {{"dtype", d}})[0]);
+    out.emplace_back(
+        name, d == DType::f64 ? t : evaluate(Prim::convert, std::span(&t, 1), {{"dtype", d}})[0]);
   }
   return out;
 }

@@ -37,8 +37,9 @@ TEST_CASE("json: f16 values, constants and conversions round trip") {
 TEST_CASE("json: an f16 constant out of f16's range is refused") {
   auto read = [](std::string_view value) {
     return read_tape_json(
-        tape_json(fmt::format(R"({{"out":[1],"op":"const","value":[{}],"type":["f16[1]"]}})", value),
-                  R"({"var":1,"name":"c"})"),
+        tape_json(
+            fmt::format(R"({{"out":[1],"op":"const","value":[{}],"type":["f16[1]"]}})", value),
+            R"({"var":1,"name":"c"})"),
         "t.json");
   };
   CHECK_THROWS_WITH_AS(

@@ -1,9 +1,10 @@
 // FLOAT16 tensors through import and export: inputs, initializers (raw and as int32_data
 // bits), Cast both ways, and an exported f16 tape read back.
+#include "tape/float16.h"
+
 #include <doctest/doctest.h>
 
 #include "onnx/export.h"
-#include "tape/float16.h"
 #include "unit/onnx/model.h"
 
 namespace ytape::onnx_test {

@@ -133,7 +133,9 @@ TEST_CASE("ops on f16 tensors evaluate outside a plan, as folding and the tracer
   Tensor s = evaluate(Prim::add, args, {})[0];
   CHECK(s.dtype() == DType::f16);
   CHECK(to_doubles(s) == std::vector<double>{1, 2048});  // both ties, to even
-  Tensor f = evaluate(Prim::fill, {}, {{"value", 0.1}, {"dtype", DType::f16}, {"shape", std::vector<int64_t>{2}}})[0];
+  Tensor f =
+      evaluate(Prim::fill, {},
+               {{"value", 0.1}, {"dtype", DType::f16}, {"shape", std::vector<int64_t>{2}}})[0];
   CHECK(f.data<uint16_t>()[0] == f16_from_double(0.1));
 }
 

@@ -88,9 +88,9 @@ TEST_CASE("f32 and f64 round to the nearest f16, ties to even") {
   CHECK(f16_from_double(65520.0) == 0x7c00);
   CHECK(f16_from_double(1e10) == 0x7c00);
   CHECK(f16_from_double(-INFINITY) == 0xfc00);
-  CHECK(f16_from_double(0x1p-25) == 0);           // half the smallest subnormal: to even 0
-  CHECK(f16_from_double(0x1.000001p-25) == 1);    // just above it
-  CHECK(f16_from_double(3 * 0x1p-25) == 2);       // 1.5 ulp: to even 2
+  CHECK(f16_from_double(0x1p-25) == 0);         // half the smallest subnormal: to even 0
+  CHECK(f16_from_double(0x1.000001p-25) == 1);  // just above it
+  CHECK(f16_from_double(3 * 0x1p-25) == 2);     // 1.5 ulp: to even 2
   CHECK(f16_from_double(-0.0) == 0x8000);
   // One rounding from f64: the f32 nearest to x rounds the other way.
   double x = 1 + 0x1p-11 + 0x1p-40;  // just above a tie: up

@@ -13,8 +13,9 @@ TEST_CASE("Float16 numbers round as Julia's and show as Julia shows them") {
         "(Inf16, Float16(0.3333))");
   // As Julia: 2048 + 1 is a tie, to even.
   CHECK(eval_show("", "Float16(2048) + Float16(1)") == "Float16(2048.0)");
-  CHECK(eval_show("", "typeof(Float16(1) + 1), typeof(Float16(1) + 1f0), typeof(Float16(1) * 2.0)") ==
-        "(Float16, Float32, Float16)");
+  CHECK(
+      eval_show("", "typeof(Float16(1) + 1), typeof(Float16(1) + 1f0), typeof(Float16(1) * 2.0)") ==
+      "(Float16, Float32, Float16)");
   CHECK(eval_show("", "eps(Float16), floatmax(Float16) == 65504, Float16 <: AbstractFloat") ==
         "(Float16(0.000977), true, true)");
   CHECK(eval_show("", "convert(Float16, 0.5), Float16(0.1) isa Float16") == "(Float16(0.5), true)");

@@ -534,7 +534,8 @@ def training(build, threads):
             flops = step_flops(ytape, os.path.join(work, f"resnet18_b{batch}_grad.json"))
             rate = flops / y["min_ms"] * 1e-6
             print(f"  ytape: {flops / 1e9:.2f} GFLOP per step, {rate:.0f} GFLOP/s at its fastest "
-                  f"run = {100 * rate / peak:.0f}% of the {isa} FMA peak")
+                  f"run = {100 * rate / peak:.0f}% of the {isa} FMA peak (a Winograd "
+                  "convolution's work counted as the direct one's)")
     print(f"{threads} threads on {cpu}; FMA peak {peak:.0f} GFLOP/s ({isa}, bench_peak). Forward, "
           "loss = sum of the logits, gradients of the parameters (PyTorch: backward, gradients "
           "zeroed between runs; ytape: `ytape run --repeat` of `ytape grad --wrt model`). Memory: "

@@ -130,6 +130,11 @@ void add_execution_options(CLI::App& sub, ExecutionChoice& choice) {
   sub.add_option("--threads", choice.threads,
                  "Threads for ytape, OpenBLAS and oneDNN (default: all cores, at most 8)")
       ->check(CLI::Range(1, 256));
+  sub.add_option("--work-memory", choice.work_memory,
+                 "Memory beyond what the values need that faster kernels (Winograd convolutions) "
+                 "may take, e.g. 64M; 0: only room the plan has anyway (default: a fifth of what "
+                 "the values need)")
+      ->transform(CLI::AsSizeValue(false));
 }
 
 ExecutorOptions ExecutionChoice::apply() const {
@@ -138,6 +143,7 @@ ExecutorOptions ExecutionChoice::apply() const {
   options.kernels = kernels == "fast" ? KernelSet::fast : KernelSet::reference;
   options.blocked_layouts = layouts == "blocked";
   options.fusion = fusion == "on";
+  options.extra_work_bytes = work_memory;
   return options;
 }
 

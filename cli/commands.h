@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -44,7 +45,8 @@ CLI::Validator one_of(std::vector<std::string> words);
 /// options.
 struct ExecutionChoice {
   std::string kernels = "fast", layouts = "blocked", fusion = "on";
-  int threads = 0;  ///< 0: the default
+  int threads = 0;                     ///< 0: the default
+  std::optional<int64_t> work_memory;  ///< ExecutorOptions::extra_work_bytes
   /// Sets the thread count, if given, and returns the executor's options.
   ExecutorOptions apply() const;
 };

@@ -58,7 +58,9 @@ void evaluate_into(const Op& op, std::span<const Tensor* const> args, std::span<
   if (kernel == nullptr) user_error("no kernel for primitive {}", prim_name(op.prim));
   static const RunContext kSilent{[](std::string_view) {}, 0};
   const RunContext* context = options.context != nullptr ? options.context : &kSilent;
-  kernel(KernelCall{op, args, outs, context, options.layouts});
+  KernelCall call{op, args, outs, context, options.layouts};
+  call.variant = options.variant;
+  kernel(call);
 }
 
 std::vector<Tensor> evaluate(const Tape& t, const Op& op, std::span<const Tensor* const> args,

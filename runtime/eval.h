@@ -21,6 +21,8 @@ struct EvalOptions {
   /// The layout of each argument, then of each output, as the kernel sees them; null: all
   /// plain. Only kernels that allow blocked layouts may be given others (kernel.h).
   const Layout* layouts = nullptr;
+  /// The way to run the kernel (its work memory comes from the calling thread's buffers).
+  Variant variant = Variant::standard;
 };
 
 /// Runs the kernel of `op` (a call) on `args` into `outs`, both of the types its tape

@@ -4,6 +4,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,6 +35,10 @@ struct ExecutorOptions {
   bool blocked_layouts = true;
   /// Run the groups of ops that runtime/fusion.h finds as one kernel each.
   bool fusion = true;
+  /// How many bytes more than the plan of standard kernels may take, so that kernels with
+  /// a faster variant that needs more work memory run it (Variant). Unset: a fifth of that
+  /// plan; 0: only where it fits in memory the plan has anyway; negative: never.
+  std::optional<int64_t> extra_work_bytes;
 };
 
 /// One step of an executor's plan, as `ytape plan` prints it.
@@ -47,8 +52,9 @@ struct PlannedStep {
   std::vector<Layout> writes;    ///< each output's layout
   /// Arguments reordered into a copy before the step, with the copy's layout.
   std::vector<std::pair<Var, Layout>> reorders;
-  std::vector<int64_t> buffers;  ///< each output's buffer slot; -1: a buffer of its own
-  int64_t workspace = -1;        ///< the slot of the kernel's work memory; -1: none
+  std::vector<int64_t> buffers;         ///< each output's buffer slot; -1: a buffer of its own
+  int64_t workspace = -1;               ///< the slot of the kernel's work memory; -1: none
+  Variant variant = Variant::standard;  ///< the way the kernel runs
   /// The first output is a tape output the step writes blocked: the caller gets a plain
   /// copy made after the step.
   bool copied_plain = false;
@@ -128,6 +134,7 @@ class Executor {
     const ElementwiseProgram* program = nullptr;  // Fusion::elementwise: in programs_
     int workspace_slot = -1;                      // KernelCall::workspace's slot, or none
     int plain_copy = -1;                          // into plain_copies_, or none
+    Variant variant = Variant::standard;
   };
   // A tape output that its step writes blocked: it lives in a buffer like any value, and
   // after the step a plain copy is made, which the caller gets.
@@ -160,6 +167,7 @@ class Executor {
   Layout read_layout(const Step& step, size_t i, Layout out) const;
   bool per_channel(const Step& step, const Type& arg, const Type& out) const;
   void plan_buffers();
+  void plan_variants(std::optional<int64_t> extra_bytes);
   int in_place_slot(const Step& step, Var out, size_t index, const std::vector<size_t>& last_use,
                     const std::vector<bool>& is_output) const;
   bool taken_over(const Step& step, Var a) const;

@@ -220,6 +220,12 @@ constexpr Prim prim_of(onednn::ConvKind kind) {
   return Prim::conv2d;
 }
 
+// The faster variant of a convolution is Winograd's, offered where it is faster
+// (workspace_fast).
+onednn::ConvAlgorithm algorithm(Variant v) {
+  return v == Variant::faster ? onednn::ConvAlgorithm::winograd : onednn::ConvAlgorithm::direct;
+}
+
 // The f32 kernels go to oneDNN where it has an implementation for the geometry: its JIT
 // direct convolutions use AVX-512 where OpenBLAS is held to AVX2, and take the dense part
 // of a batch-1 ResNet-18 pass from 22 to 14 ms forward and from 39 to 28 ms backward
@@ -235,8 +241,9 @@ void conv_fast(const KernelCall& call) {
       onednn::convolve(Kind,
                        conv_geom(attrs_of<prim_of(Kind)>(call.op.attrs), *t[r.image], *t[r.weights],
                                  *t[r.output]),
-                       {l[r.image], l[r.output]}, t[0]->data<float>(), t[1]->data<float>(),
-                       out.data<float>(), call.workspace, call.workspace_bytes)) {
+                       {l[r.image], l[r.output]}, algorithm(call.variant), t[0]->data<float>(),
+                       t[1]->data<float>(), out.data<float>(), call.workspace,
+                       call.workspace_bytes)) {
     return;
   }
   require_plain(call);
@@ -264,16 +271,17 @@ std::optional<PlannedConv> planned_conv(const Tape& tape, const Op& op, const La
 
 // "oneDNN <implementation>" for f32, where oneDNN has one; else ytape's own.
 template <onednn::ConvKind Kind>
-std::string describe_fast(const Tape& tape, const Op& op, const Layout* layouts) {
+std::string describe_fast(const Tape& tape, const Op& op, const Layout* layouts, Variant v) {
   std::optional<PlannedConv> c = planned_conv<Kind>(tape, op, layouts);
-  std::string impl = c ? onednn::conv_impl(Kind, c->geom, c->layouts) : "";
+  std::string impl = c ? onednn::conv_impl(Kind, c->geom, c->layouts, algorithm(v)) : "";
   return impl.empty() ? "ytape" : "oneDNN " + impl;
 }
 
 template <onednn::ConvKind Kind>
-int64_t workspace_fast(const Tape& tape, const Op& op, const Layout* layouts) {
+int64_t workspace_fast(const Tape& tape, const Op& op, const Layout* layouts, Variant v) {
   std::optional<PlannedConv> c = planned_conv<Kind>(tape, op, layouts);
-  return c ? onednn::conv_scratchpad_bytes(Kind, c->geom, c->layouts) : 0;
+  if (v == Variant::faster && !(c && onednn::winograd_faster(c->geom))) return -1;
+  return c ? onednn::conv_scratchpad_bytes(Kind, c->geom, c->layouts, algorithm(v)) : 0;
 }
 
 }  // namespace

@@ -17,6 +17,11 @@ namespace ytape {
 struct RunContext;
 struct ElementwiseProgram;
 
+/// How a kernel runs a step: its standard way, or a faster one that needs more work memory
+/// (oneDNN's Winograd convolutions). The executor takes the faster one where its work
+/// memory fits in the plan without raising the peak (ExecutorOptions::extra_work_bytes).
+enum class Variant : uint8_t { standard, faster };
+
 /// Everything a kernel sees. `args` and `outs` have the types the tape records for the op
 /// (the executor has checked them); `outs` are allocated and zero-filled is NOT promised:
 /// a kernel writes every element of every output. Kernels throw UserError for data errors
@@ -36,6 +41,8 @@ struct KernelCall {
   /// the values' buffers; null when it asked for none or outside an executor.
   void* workspace = nullptr;
   int64_t workspace_bytes = 0;
+  /// The way the plan chose to run the step (see Variant); standard outside an executor.
+  Variant variant = Variant::standard;
 
   Layout arg_layout(size_t i) const { return layouts ? layouts[i] : Layout::plain; }
   Layout out_layout(size_t i) const { return layouts ? layouts[args.size() + i] : Layout::plain; }
@@ -47,13 +54,16 @@ using Kernel = void (*)(const KernelCall& call);
 /// lives in the row; the drivers (runtime/kernels/common.h) only move pointers.
 using RowFn = void (*)(void* out, const void* const* in, const int64_t* step, int64_t n);
 /// The name of the kernel that will run `op` of `t` with its arguments and outputs in
-/// `layouts` (null: all plain), for `ytape plan`: "ytape" for ytape's own kernels, or the
-/// library and its implementation ("oneDNN jit:avx512_core").
-using KernelDescription = std::string (*)(const Tape& t, const Op& op, const Layout* layouts);
-/// The bytes of work memory the kernel needs to run `op` of `t` with `layouts` (as for
-/// KernelDescription); the executor plans it like a value that lives for the step alone.
-using WorkspaceSize = int64_t (*)(const Tape& t, const Op& op, const Layout* layouts);
-std::string describe_own_kernel(const Tape& t, const Op& op, const Layout* layouts);
+/// `layouts` (null: all plain) in `variant`, for `ytape plan`: "ytape" for ytape's own
+/// kernels, or the library and its implementation ("oneDNN jit:avx512_core").
+using KernelDescription = std::string (*)(const Tape& t, const Op& op, const Layout* layouts,
+                                          Variant variant);
+/// The bytes of work memory the kernel needs to run `op` of `t` with `layouts` in `variant`
+/// (as for KernelDescription), or -1 where it has no such variant for the op (or it is not
+/// faster there); the executor plans it like a value that lives for the step alone.
+using WorkspaceSize = int64_t (*)(const Tape& t, const Op& op, const Layout* layouts,
+                                  Variant variant);
+std::string describe_own_kernel(const Tape& t, const Op& op, const Layout* layouts, Variant);
 
 /// Which kernels a table holds. `fast` sends f32 dense math to oneDNN where it has an
 /// implementation; `reference` holds ytape's own portable kernels only (im2col + OpenBLAS,

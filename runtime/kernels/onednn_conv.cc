@@ -10,11 +10,10 @@
 // buffers that the next call reuses, so memory grows with the largest convolution, not
 // with their number.
 //
-// Primitives are built once per geometry and thread (building one costs far more than
-// running a small one). They use the direct algorithm, but for the 3x3 stride-1
-// convolutions where oneDNN's Winograd F(4x4, 3x3) is faster (see `winograd`); those round
-// differently from a plain sum, within f32's (README, Kernels and threads). Gradient checks run in
-// f64 on the reference kernels and are not affected.
+// Primitives are built once per geometry, algorithm and thread (building one costs far more
+// than running a small one). Winograd's round differently from a plain sum, within f32's
+// (README, Kernels and threads); gradient checks run in f64 on the reference kernels and
+// are not affected.
 #include <omp.h>
 
 #include <map>
@@ -72,6 +71,7 @@ struct Conv {
   Port in[2], out;
   memory scratchpad;  // the primitive's work memory, given by the caller (see user_scratchpad)
   std::string impl;
+  ConvAlgorithm algorithm = ConvAlgorithm::direct;  // what it runs, whatever was asked
 };
 
 struct Descs {
@@ -104,21 +104,6 @@ Descs user_descs(const ConvGeom& g, ConvLayouts l) {
 
 memory::desc any(const memory::desc& plain) {
   return memory::desc(plain.dims(), plain.data_type(), Tag::any);
-}
-
-// Whether to run the three kinds of convolution at `g` with Winograd rather than the
-// direct algorithm. Measured with oneDNN 2.6 on AVX-512 (jit_wino_4x3, 2 threads) against
-// the direct kernels at 450-500 GFLOP/s: 1.5-2.4x faster on ResNet-18's 3x3 layers at
-// 56x56 and 28x28, and at 14x14 from batch 8; slower when the batch's output has fewer
-// than 28x28 pixels (layer 4, 1.3-2x) or with 32 channels (the digits' CNN). But its
-// scratch memory is 8-46 MB per convolution, as much as all of ResNet-18's activations at
-// batch 1, whose step would then need more memory than PyTorch's: so it runs only where
-// the batch's output has 8x28x28 pixels or more. oneDNN has no Winograd kernels on AVX2
-// machines; the direct ones run there.
-bool winograd(const ConvGeom& g) {
-  return g.k_w == 3 && g.k_h == 3 && g.stride_w == 1 && g.stride_h == 1 && g.dil_w == 1 &&
-         g.dil_h == 1 && g.groups == 1 && g.in_c >= 64 && g.out_c >= 64 &&
-         g.batch * g.out_plane() >= 8 * 28 * 28;
 }
 
 // The primitives' work memory is the caller's (scratchpad_mode::user), so that the
@@ -184,10 +169,11 @@ Conv build_with(Kind kind, const ConvGeom& g, ConvLayouts l, dnnl::algorithm alg
   return c;
 }
 
-Conv build(Kind kind, const ConvGeom& g, ConvLayouts l) {
-  if (winograd(g)) {
+Conv build(Kind kind, const ConvGeom& g, ConvLayouts l, ConvAlgorithm algorithm) {
+  if (algorithm == ConvAlgorithm::winograd) {
     try {
       Conv c = build_with(kind, g, l, dnnl::algorithm::convolution_winograd);
+      c.algorithm = ConvAlgorithm::winograd;
       if (c.primitive) return c;
     } catch (const dnnl::error&) {
       // Its scratch memory did not fit (ulimit -v): the direct kernel needs less.
@@ -197,9 +183,8 @@ Conv build(Kind kind, const ConvGeom& g, ConvLayouts l) {
 }
 
 // The convolution of `kind` for `g` at the current thread count, built on first use by
-// this thread. Empty sizes never
-// reach oneDNN: the reference kernels handle them.
-Conv& conv(Kind kind, const ConvGeom& g, ConvLayouts l) {
+// this thread. Empty sizes never reach oneDNN: the reference kernels handle them.
+Conv& conv(Kind kind, const ConvGeom& g, ConvLayouts l, ConvAlgorithm algorithm) {
   // oneDNN runs on OpenMP threads, as many as the calling thread's setting: keep it at
   // ytape's, so that ytape's pool, OpenBLAS and oneDNN never use more threads than asked.
   // A primitive splits its work for the setting it is built under (the first convolution
@@ -208,13 +193,14 @@ Conv& conv(Kind kind, const ConvGeom& g, ConvLayouts l) {
   if (omp_get_max_threads() != num_threads()) omp_set_num_threads(num_threads());
   thread_local std::map<std::vector<int64_t>, Conv> built;
   // clang-format off
-  std::vector<int64_t> key{num_threads(), static_cast<int64_t>(kind), static_cast<int64_t>(l.in),
+  std::vector<int64_t> key{num_threads(), static_cast<int64_t>(kind),
+                           static_cast<int64_t>(algorithm), static_cast<int64_t>(l.in),
                            static_cast<int64_t>(l.out), g.batch, g.in_c, g.in_h, g.in_w,
                            g.out_c, g.k_h, g.k_w, g.stride_h, g.stride_w, g.dil_h, g.dil_w,
                            g.pad_h, g.pad_w, g.pad_h_hi, g.pad_w_hi, g.groups};
   // clang-format on
   auto it = built.find(key);
-  if (it == built.end()) it = built.emplace(std::move(key), build(kind, g, l)).first;
+  if (it == built.end()) it = built.emplace(std::move(key), build(kind, g, l, algorithm)).first;
   return it->second;
 }
 
@@ -236,10 +222,21 @@ memory& bind(Port& p, const float* data) {
 
 }  // namespace
 
-bool convolve(ConvKind kind, const ConvGeom& g, ConvLayouts l, const float* a, const float* b,
-              float* out, void* scratchpad, int64_t scratchpad_bytes) {
+// Measured with oneDNN 2.6 on AVX-512 (jit_wino_4x3, 2 threads) against the direct kernels
+// at 450-500 GFLOP/s: 1.5-2.4x faster on ResNet-18's 3x3 layers at 56x56 and 28x28, and at
+// 14x14 from batch 8; slower when the batch's output has fewer than 28x28 pixels (layer 4,
+// 1.3-2x) or with 32 channels (the digits' CNN).
+bool winograd_faster(const ConvGeom& g) {
+  return g.k_w == 3 && g.k_h == 3 && g.stride_w == 1 && g.stride_h == 1 && g.dil_w == 1 &&
+         g.dil_h == 1 && g.groups == 1 && g.in_c >= 64 && g.out_c >= 64 &&
+         g.batch * g.out_plane() >= 28 * 28;
+}
+
+bool convolve(ConvKind kind, const ConvGeom& g, ConvLayouts l, ConvAlgorithm algorithm,
+              const float* a, const float* b, float* out, void* scratchpad,
+              int64_t scratchpad_bytes) {
   if (empty(g)) return false;
-  Conv& c = conv(kind, g, l);
+  Conv& c = conv(kind, g, l, algorithm);
   if (!c.primitive) return false;
   // Slots 0 and 1 belong to the reference kernels and gemm (runtime/kernels/dense.h). The
   // weights, read or written, always take slot 3: the largest copies share one buffer.
@@ -264,15 +261,17 @@ bool convolve(ConvKind kind, const ConvGeom& g, ConvLayouts l, const float* a, c
   return true;
 }
 
-int64_t conv_scratchpad_bytes(ConvKind kind, const ConvGeom& g, ConvLayouts l) {
-  if (empty(g)) return 0;
-  const Conv& c = conv(kind, g, l);
+int64_t conv_scratchpad_bytes(ConvKind kind, const ConvGeom& g, ConvLayouts l,
+                              ConvAlgorithm algorithm) {
+  if (empty(g)) return algorithm == ConvAlgorithm::direct ? 0 : -1;
+  const Conv& c = conv(kind, g, l, algorithm);
+  if (c.algorithm != algorithm) return -1;
   return c.primitive ? static_cast<int64_t>(c.scratchpad.get_desc().get_size()) : 0;
 }
 
-std::string conv_impl(ConvKind kind, const ConvGeom& g, ConvLayouts l) {
+std::string conv_impl(ConvKind kind, const ConvGeom& g, ConvLayouts l, ConvAlgorithm algorithm) {
   if (empty(g)) return "";
-  return conv(kind, g, l).impl;
+  return conv(kind, g, l, algorithm).impl;
 }
 
 }  // namespace ytape::onednn

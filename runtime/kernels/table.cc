@@ -2,7 +2,7 @@
 
 namespace ytape {
 
-std::string describe_own_kernel(const Tape&, const Op&, const Layout*) {
+std::string describe_own_kernel(const Tape&, const Op&, const Layout*, Variant) {
   return "ytape";
 }
 

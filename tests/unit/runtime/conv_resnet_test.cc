@@ -3,6 +3,7 @@
 // sum). Each element may differ by rounding relative to the sum of the magnitudes of its
 // terms, which the reference computes on |x|, |w| and |dy|.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <map>
@@ -24,6 +25,7 @@ namespace {
 using testing::check_close_scaled;
 using testing::random_tensor;
 using testing::run_op1;
+using testing::run_op_in_layouts;
 using testing::to_doubles;
 
 struct Layer {
@@ -48,10 +50,9 @@ Tensor as_f64(const Tensor& t, bool magnitude) {
   return out;
 }
 
-// Runs `p` on the f32 arguments with the fast kernels and checks it against the f64
-// reference kernel.
+// Runs `p` on the f32 arguments with the fast kernels, in both variants (Winograd's where
+// it is faster), and checks them against the f64 reference kernel.
 void check_op(Prim p, const std::vector<Tensor>& args, const Attrs& attrs) {
-  Tensor fast = run_op1(p, args, attrs, KernelSet::fast);
   std::vector<Tensor> wide, magnitudes;
   for (const Tensor& a : args) {
     wide.push_back(as_f64(a, false));
@@ -59,7 +60,11 @@ void check_op(Prim p, const std::vector<Tensor>& args, const Attrs& attrs) {
   }
   std::vector<double> want = to_doubles(run_op1(p, wide, attrs, KernelSet::reference));
   std::vector<double> scale = to_doubles(run_op1(p, magnitudes, attrs, KernelSet::reference));
-  check_close_scaled(fast, want, scale, 2e-6, 1e-6);
+  for (Variant v : {Variant::standard, Variant::faster}) {
+    CAPTURE(static_cast<int>(v));
+    Tensor fast = run_op_in_layouts(p, args, attrs, {}, KernelSet::fast, v)[0];
+    check_close_scaled(fast, want, scale, 2e-6, 1e-6);
+  }
 }
 
 }  // namespace
@@ -87,7 +92,8 @@ TEST_CASE("the fast conv kernels match the reference at every ResNet-18 shape") 
       Tensor y0(Type{DType::f32, ys});
       Attrs full = normalize_attrs(Prim::conv2d, attrs);
       ConvGeom g = conv_geom(attrs_of<Prim::conv2d>(full), x, w, y0);
-      std::string impl = onednn::conv_impl(onednn::ConvKind::forward, g, {});
+      std::string impl =
+          onednn::conv_impl(onednn::ConvKind::forward, g, {}, onednn::ConvAlgorithm::direct);
       CHECK(!impl.empty());
 
       check_op(Prim::conv2d, {x, w}, attrs);
@@ -100,38 +106,41 @@ TEST_CASE("the fast conv kernels match the reference at every ResNet-18 shape") 
   }
 }
 
-TEST_CASE("Winograd runs the large 3x3 stride-1 convolutions of large batches") {
+TEST_CASE("Winograd is offered for the 3x3 stride-1 convolutions of large images") {
   // oneDNN has Winograd kernels on AVX-512 only; elsewhere every convolution is direct.
   bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
-  auto impl = [](int64_t size, int64_t c, int64_t k, int64_t stride, int64_t batch) {
+  auto geom = [](int64_t size, int64_t c, int64_t k, int64_t stride, int64_t batch) {
     int64_t out = (size + 2 * (k / 2) - k) / stride + 1;
     Tensor x(Type{DType::f32, Shape{size, size, c, batch}});
     Tensor w(Type{DType::f32, Shape{k, k, c, c}});
     Tensor y(Type{DType::f32, Shape{out, out, c, batch}});
     Attrs attrs{{"stride", std::vector<int64_t>{stride, stride}},
                 {"pad", std::vector<int64_t>(4, k / 2)}};
-    ConvGeom g = conv_geom(attrs_of<Prim::conv2d>(normalize_attrs(Prim::conv2d, attrs)), x, w, y);
-    std::vector<std::string> names;
+    return conv_geom(attrs_of<Prim::conv2d>(normalize_attrs(Prim::conv2d, attrs)), x, w, y);
+  };
+  using onednn::ConvAlgorithm;
+  for (const ConvGeom& g :
+       {geom(56, 64, 3, 1, 1), geom(28, 128, 3, 1, 1), geom(14, 256, 3, 1, 8)}) {
+    CHECK(onednn::winograd_faster(g));
     for (auto kind : {onednn::ConvKind::forward, onednn::ConvKind::backward_input,
                       onednn::ConvKind::backward_filter}) {
-      names.push_back(onednn::conv_impl(kind, g, {}));
+      CHECK(onednn::conv_impl(kind, g, {}, ConvAlgorithm::winograd).starts_with("jit_wino") ==
+            avx512);
+      CHECK(onednn::conv_impl(kind, g, {}, ConvAlgorithm::direct).find("wino") ==
+            std::string::npos);
+      CHECK((onednn::conv_scratchpad_bytes(kind, g, {}, ConvAlgorithm::winograd) > 0) == avx512);
     }
-    return names;
-  };
-  for (const auto& names : {impl(56, 64, 3, 1, 8), impl(28, 128, 3, 1, 8)}) {
-    for (const std::string& name : names) CHECK(name.starts_with("jit_wino") == avx512);
   }
-  // Batch 1 (its scratch memory would double ResNet-18's), layer 4's 7x7 images, strided
-  // and 1x1 convolutions, 32 channels: direct.
-  for (const auto& names : {impl(56, 64, 3, 1, 1), impl(7, 512, 3, 1, 8), impl(56, 64, 3, 2, 8),
-                            impl(56, 64, 1, 1, 8), impl(8, 32, 3, 1, 32)}) {
-    for (const std::string& name : names) CHECK(name.find("wino") == std::string::npos);
+  // Layer 4's 7x7 images, 14x14 at batch 1, strided and 1x1 convolutions, 32 channels.
+  for (const ConvGeom& g : {geom(7, 512, 3, 1, 8), geom(14, 256, 3, 1, 1), geom(56, 64, 3, 2, 8),
+                            geom(56, 64, 1, 1, 8), geom(8, 32, 3, 1, 32)}) {
+    CHECK(!onednn::winograd_faster(g));
   }
 }
 
-// Two Winograd convolutions (on AVX-512; direct ones elsewhere) and the gradients of the
-// second: each step whose oneDNN primitive needs work memory gets a buffer of the plan for
-// it, apart from the buffers the step reads and writes, and the results are the reference
+// Two Winograd convolutions (on AVX-512, allowed any memory; direct ones elsewhere) and the
+// gradients of the second: each step whose oneDNN primitive needs work memory gets a buffer of the
+// plan for it, apart from the buffers the step reads and writes, and the results are the reference
 // kernels'.
 TEST_CASE("a convolution's work memory is a buffer of the executor's plan") {
   Builder b("wino");
@@ -147,7 +156,8 @@ TEST_CASE("a convolution's work memory is a buffer of the executor's plan") {
       b.conv2d_backward_filter(y, dz, {.shape = Shape{3, 3, 64, 64}, .pad = Shape{1, 1, 1, 1}}),
       "dw");
   Tape t = b.finish();
-  Executor fast(t), reference(t, {.kernels = KernelSet::reference});
+  Executor fast(t, {.extra_work_bytes = INT64_MAX}),
+      reference(t, {.kernels = KernelSet::reference});
   std::map<uint32_t, int64_t> slot_of;  // of each computed value
   for (const PlannedStep& s : fast.plan()) {
     for (size_t i = 0; i < s.outs.size(); ++i) slot_of[s.outs[i].id] = s.buffers[i];
@@ -158,7 +168,7 @@ TEST_CASE("a convolution's work memory is a buffer of the executor's plan") {
     if (size == nullptr) continue;
     std::vector<Layout> layouts = s.reads;
     layouts.insert(layouts.end(), s.writes.begin(), s.writes.end());
-    int64_t needed = size(t, *s.op, layouts.data());
+    int64_t needed = size(t, *s.op, layouts.data(), s.variant);
     CAPTURE(s.name);
     CHECK((s.workspace >= 0) == (needed > 0));
     if (s.workspace < 0) continue;
@@ -176,14 +186,68 @@ TEST_CASE("a convolution's work memory is a buffer of the executor's plan") {
   }
 }
 
+// The variant of each convolution step of `e`'s plan.
+std::vector<Variant> conv_variants(const Executor& e) {
+  std::vector<Variant> v;
+  for (const PlannedStep& s : e.plan()) {
+    if (s.op->prim == Prim::conv2d) v.push_back(s.variant);
+  }
+  return v;
+}
+
+TEST_CASE("Winograd runs where its work memory fits in the plan, unless allowed more") {
+  bool avx512 = dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+  Type image{DType::f32, {28, 28, 64, 1}};
+  // A conv after values of these sizes have died.
+  auto tape = [&](const std::vector<int64_t>& freed_floats) {
+    Builder b("fits");
+    Var x = b.input("x", image);
+    Var w = b.input("w", {DType::f32, {3, 3, 64, 64}});
+    std::vector<Var> big;
+    for (int64_t n : freed_floats)
+      big.push_back(b.input(fmt::format("big{}", n), {DType::f32, {n}}));
+    for (Var& v : big) v = b.relu(v);  // all live at once, then all dead
+    for (size_t i = 0; i < big.size(); ++i) {
+      b.output(b.sum(big[i], {.dims = Shape{1}}), fmt::format("s{}", i));
+    }
+    b.output(b.conv2d(x, w, {.pad = Shape{1, 1, 1, 1}}), "y");
+    return b.finish();
+  };
+  Tape alone = tape({});
+  std::vector<Layout> plain(3, Layout::plain);
+  int64_t work = kernel_table().workspace[static_cast<int>(Prim::conv2d)](
+      alone, alone.ops.back(), plain.data(), Variant::faster);
+  CHECK((work > 0) == avx512);
+  if (!avx512) return;
+  // Alone, Winograd would raise the peak by its work memory.
+  CHECK(conv_variants(Executor(alone)) == std::vector{Variant::standard});
+  Executor allowed(alone, {.extra_work_bytes = INT64_MAX});
+  CHECK(conv_variants(allowed) == std::vector{Variant::faster});
+  CHECK(allowed.planned_bytes() > Executor(alone).planned_bytes());
+  // After a larger value has died, it lies where that one lay, at no cost (and the
+  // convolution's output where another one lay).
+  Tape after = tape({work / 4 + 1, image.size()});
+  Executor fits(after), standard(after, {.extra_work_bytes = -1});
+  CHECK(conv_variants(fits) == std::vector{Variant::faster});
+  CHECK(conv_variants(standard) == std::vector{Variant::standard});
+  CHECK(fits.planned_bytes() == standard.planned_bytes());
+  TensorMap inputs = complete_inputs(after, {}, 3);
+  std::vector<Tensor> got = fits.run(inputs), want = standard.run(inputs);
+  testing::check_close(got.back(), to_doubles(want.back()), 1e-4, 1e-4);
+}
+
 TEST_CASE("the fast conv kernels give the same bytes run to run") {
   Shape xs{28, 28, 128, 8}, ws{3, 3, 128, 128};  // Winograd on AVX-512
   Attrs attrs{{"pad", std::vector<int64_t>{1, 1, 1, 1}}, {"shape", ws}};
   Tensor x = random_tensor({DType::f32, xs}, 7);
   Tensor dy = random_tensor({DType::f32, Shape{28, 28, 128, 8}}, 8);
-  Tensor first = run_op1(Prim::conv2d_backward_filter, {x, dy}, attrs);
-  for (int run = 0; run < 3; ++run) {
-    Tensor again = run_op1(Prim::conv2d_backward_filter, {x, dy}, attrs);
+  auto run = [&] {
+    return run_op_in_layouts(Prim::conv2d_backward_filter, {x, dy}, attrs, {}, KernelSet::fast,
+                             Variant::faster)[0];
+  };
+  Tensor first = run();
+  for (int i = 0; i < 3; ++i) {
+    Tensor again = run();
     CHECK(std::equal(first.span<float>().begin(), first.span<float>().end(),
                      again.span<float>().begin()));
   }

@@ -20,7 +20,8 @@ std::vector<Tensor> run_op(Prim p, std::vector<Tensor> args, const Attrs& attrs,
 }
 
 std::vector<Tensor> run_op_in_layouts(Prim p, std::vector<Tensor> args, const Attrs& attrs,
-                                      const std::vector<Layout>& layouts, KernelSet set) {
+                                      const std::vector<Layout>& layouts, KernelSet set,
+                                      Variant variant) {
   Builder b("kernel_test");
   std::vector<Var> vars;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -54,6 +55,7 @@ std::vector<Tensor> run_op_in_layouts(Prim p, std::vector<Tensor> args, const At
   EvalOptions options;
   options.kernels = set;
   options.layouts = layouts.empty() ? nullptr : all.data();
+  options.variant = variant;
   evaluate_into(op, arg_ptrs, out_ptrs, options);
   for (size_t i = 0; i < outs.size(); ++i) {
     Tensor plain = Tensor::uninitialized(outs[i].type());

@@ -21,10 +21,11 @@ std::vector<Tensor> run_op(Prim p, std::vector<Tensor> args, const Attrs& attrs 
                            KernelSet set = KernelSet::fast);
 /// run_op with each argument, then each output, in `layouts` (missing: plain): the
 /// arguments are reordered into theirs before the call and the outputs back to plain
-/// after it, so the results compare with a plain run's.
+/// after it, so the results compare with a plain run's. The kernel runs in `variant`.
 std::vector<Tensor> run_op_in_layouts(Prim p, std::vector<Tensor> args, const Attrs& attrs,
                                       const std::vector<Layout>& layouts,
-                                      KernelSet set = KernelSet::fast);
+                                      KernelSet set = KernelSet::fast,
+                                      Variant variant = Variant::standard);
 /// run_op for a primitive with one output.
 Tensor run_op1(Prim p, std::vector<Tensor> args, const Attrs& attrs = {},
                KernelSet set = KernelSet::fast);

@@ -1,6 +1,8 @@
-// matmul against a triple loop over the definition, with every transpose flag and batch dims.
+// matmul against a triple loop over the definition, with every transpose flag and batch
+// dims, in both kernel sets (oneDNN's GEMM for f32 in the fast one, OpenBLAS's otherwise).
 #include <doctest/doctest.h>
 
+#include <utility>
 #include <vector>
 
 #include "kernel_harness.h"
@@ -48,15 +50,19 @@ std::vector<double> reference(const MatmulCase& c, const std::vector<double>& a,
 
 TEST_CASE("matmul matches the reference for every transpose flag and batch dims") {
   // Products of a row or a column (matrix-vector), of few rows and many columns (computed
-  // transposed), and with an empty inner dim (giving zeros).
-  std::vector<MatmulCase> shapes = {
-      {3, 4, 5, {}}, {6, 1, 2, {}},  {4, 3, 2, {3}}, {5, 6, 4, {2, 3}}, {40, 33, 37, {}},
-      {1, 7, 1, {}}, {5, 3, 1, {2}}, {1, 4, 6, {}},  {3, 5, 20, {2}},   {2, 0, 3, {}}};
+  // transposed), with an empty inner dim (giving zeros), and ResNet-18's last layer at
+  // batch 1 (its weight gradient an outer product).
+  std::vector<MatmulCase> shapes = {{3, 4, 5, {}},     {6, 1, 2, {}},      {4, 3, 2, {3}},
+                                    {5, 6, 4, {2, 3}}, {40, 33, 37, {}},   {1, 7, 1, {}},
+                                    {5, 3, 1, {2}},    {1, 4, 6, {}},      {3, 5, 20, {2}},
+                                    {2, 0, 3, {}},     {1000, 512, 1, {}}, {512, 1, 1000, {}}};
   uint64_t seed = 700;
   for (MatmulCase c : shapes) {
     for (int flags = 0; flags < 4; ++flags) {
       c.ta = flags & 1, c.tb = flags & 2;
-      for (DType dtype : {DType::f32, DType::f64}) {
+      for (auto [dtype, set] : {std::pair{DType::f32, KernelSet::fast},
+                                {DType::f32, KernelSet::reference},
+                                {DType::f64, KernelSet::fast}}) {
         CAPTURE(c.m);
         CAPTURE(c.k);
         CAPTURE(c.n);
@@ -64,9 +70,11 @@ TEST_CASE("matmul matches the reference for every transpose flag and batch dims"
         CAPTURE(c.ta);
         CAPTURE(c.tb);
         CAPTURE(dtype_name(dtype));
+        CAPTURE(static_cast<int>(set));
         Tensor a = random_tensor({dtype, operand(c.m, c.k, c.ta, c.batch)}, ++seed);
         Tensor b = random_tensor({dtype, operand(c.k, c.n, c.tb, c.batch)}, ++seed);
-        Tensor out = run_op1(Prim::matmul, {a, b}, {{"transpose_a", c.ta}, {"transpose_b", c.tb}});
+        Tensor out =
+            run_op1(Prim::matmul, {a, b}, {{"transpose_a", c.ta}, {"transpose_b", c.tb}}, set);
         double tol = dtype == DType::f32 ? 2e-5 : 1e-13;
         check_close(out, reference(c, to_doubles(a), to_doubles(b)), tol, tol);
       }

@@ -20,10 +20,11 @@ namespace ytape::grad {
 
 namespace {
 
+// f32 and f16 values in f64, as promote_to_f64 makes the tape.
 Tensor widened(const Tensor& x) {
-  if (x.dtype() != DType::f32) return x;
+  if (x.dtype() != DType::f32 && x.dtype() != DType::f16) return x;
   Tensor out(Type{DType::f64, x.shape()});
-  std::copy(x.data<float>(), x.data<float>() + x.size(), out.data<double>());
+  for (int64_t i = 0; i < x.size(); ++i) out.data<double>()[i] = element_value(x, i);
   return out;
 }
 

@@ -19,7 +19,8 @@ Run setup_plan(CLI::App& sub) {
     ExecutorOptions options = o->execution.apply();
     Tape t = load_tape(o->tape);
     // Planning runs nothing; naming oneDNN's kernels builds them, as a first run would.
-    write_file("", plan_str(t, Executor(t, options)));
+    Executor executor(t, options);
+    write_file("", plan_str(executor.tape(), executor));
     return kOk;
   };
 }

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "tape/error.h"
+#include "tape/float16.h"
 #include "tape/strings.h"
 
 namespace ytape::json_internal {
@@ -164,6 +165,11 @@ void OpBuilder::literal_bytes(const Literal& lit, DType dtype, uint8_t* dst) con
       if (lit.kind != Literal::boolean) refuse(lit, dtype, "write true or false");
       *dst = lit.text == "true";
       return;
+    case DType::f16: {
+      uint16_t v = f16_literal(lit);
+      std::memcpy(dst, &v, 2);
+      return;
+    }
   }
 }
 
@@ -172,6 +178,22 @@ T OpBuilder::float_literal(const Literal& lit, DType dtype) const {
   if (lit.kind == Literal::boolean) refuse(lit, dtype, "write a number");
   if (lit.kind == Literal::nonfinite) return static_cast<T>(nonfinite(lit.text));
   return lex_.to_float<T>(lit.text, lit.line, dtype_name(dtype));
+}
+
+// Read as a double and rounded once; what f32 and f64 refuse (out of range, too small to
+// be anything but 0) is refused for f16's narrower range too.
+uint16_t OpBuilder::f16_literal(const Literal& lit) const {
+  double d = float_literal<double>(lit, DType::f16);
+  uint16_t h = f16_from_double(d);
+  if (lit.kind == Literal::number && (h & 0x7fff) == 0x7c00) {
+    lex_.fail(lit.line, "{} is out of range for f16 (infinities are written \"inf\" and \"-inf\")",
+              lit.text);
+  }
+  if ((h & 0x7fff) == 0 && d != 0) {
+    lex_.fail(lit.line, "{} is too small for f16: it would round to 0 (write 0 if that is meant)",
+              lit.text);
+  }
+  return h;
 }
 
 void OpBuilder::refuse(const Literal& lit, DType dtype, std::string_view hint) const {
@@ -226,7 +248,7 @@ Attrs OpBuilder::call_attrs(const PrimInfo& info) {
       if (spec->kind == AttrKind::dtype) {
         if (!parse_dtype(*s, &dtype)) {
           lex_.fail(rec_.attr_lines[i],
-                    "{}: attribute '{}': unknown dtype {} (expected f32, f64, i64 or bool)",
+                    "{}: attribute '{}': unknown dtype {} (expected f32, f64, f16, i64 or bool)",
                     info.name, a.name, shown(*s));
         }
         a.value = dtype;

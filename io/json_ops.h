@@ -124,6 +124,7 @@ class OpBuilder {
   void literal_bytes(const Literal& lit, DType dtype, uint8_t* dst) const;
   template <typename T>
   T float_literal(const Literal& lit, DType dtype) const;
+  uint16_t f16_literal(const Literal& lit) const;
   [[noreturn]] void refuse(const Literal& lit, DType dtype, std::string_view hint) const;
   void build_call(Prim p);
   Attrs call_attrs(const PrimInfo& info);

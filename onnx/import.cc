@@ -200,7 +200,7 @@ Type input_type(const onnx::ValueInfoProto& v, const std::map<std::string, int64
   std::optional<DType> dtype = to_dtype(t.elem_type(), true);
   if (!dtype) {
     throw UnsupportedError(
-        fmt::format("element type {} is not one of ytape's (f32, f64, i64, bool)",
+        fmt::format("element type {} is not one of ytape's (f32, f64, f16, i64, bool)",
                     onnx_dtype_name(t.elem_type())));
   }
   Shape shape;
@@ -259,8 +259,7 @@ void define_inputs(const onnx::GraphProto& g, std::string_view source,
   for (const onnx::TensorProto& t : g.initializer()) {
     Tensor value = tensor_of(t, fmt::format("{}: initializer '{}': ", source, t.name()));
     im.set_narrow_type(t.name(), t.data_type());
-    if (own || t.data_type() == onnx::TensorProto_DataType_FLOAT ||
-        t.data_type() == onnx::TensorProto_DataType_DOUBLE) {
+    if (own || is_float(value.dtype())) {
       im.define(t.name(), im.builder().input(t.name(), value.type()));
       result.weights.emplace_back(t.name(), value);
     } else {

@@ -37,6 +37,9 @@ void copy_raw(const std::string& raw, int32_t elem_type, Tensor& out) {
       case TensorProto_DataType::TensorProto_DataType_BOOL:
         out.data<bool>()[i] = read(i, uint8_t{}) != 0;
         break;
+      case TensorProto_DataType::TensorProto_DataType_FLOAT16:
+        out.data<uint16_t>()[i] = read(i, uint16_t{});
+        break;
       case TensorProto_DataType::TensorProto_DataType_INT32:
         out.data<int64_t>()[i] = read(i, int32_t{});
         break;
@@ -72,6 +75,7 @@ int raw_size(int32_t elem_type) {
       return 4;
     case TensorProto_DataType::TensorProto_DataType_INT16:
     case TensorProto_DataType::TensorProto_DataType_UINT16:
+    case TensorProto_DataType::TensorProto_DataType_FLOAT16:
       return 2;
     default:
       return 1;
@@ -96,6 +100,8 @@ int64_t copy_typed(const onnx::TensorProto& t, Tensor* out) {
       return copy(t.uint64_data(), int64_t{});
     case TensorProto_DataType::TensorProto_DataType_BOOL:
       return copy(t.int32_data(), bool{});
+    case TensorProto_DataType::TensorProto_DataType_FLOAT16:  // the bits, in int32_data
+      return copy(t.int32_data(), uint16_t{});
     default:  // the narrower integers travel in int32_data
       return copy(t.int32_data(), int64_t{});
   }
@@ -122,6 +128,8 @@ std::optional<DType> to_dtype(int32_t elem_type, bool widen_ints) {
       return DType::i64;
     case TensorProto_DataType::TensorProto_DataType_BOOL:
       return DType::boolean;
+    case TensorProto_DataType::TensorProto_DataType_FLOAT16:
+      return DType::f16;
     case TensorProto_DataType::TensorProto_DataType_INT32:
     case TensorProto_DataType::TensorProto_DataType_INT16:
     case TensorProto_DataType::TensorProto_DataType_INT8:
@@ -145,6 +153,8 @@ int32_t to_onnx_dtype(DType d) {
       return TensorProto_DataType::TensorProto_DataType_INT64;
     case DType::boolean:
       return TensorProto_DataType::TensorProto_DataType_BOOL;
+    case DType::f16:
+      return TensorProto_DataType::TensorProto_DataType_FLOAT16;
   }
   internal_error("to_onnx_dtype: dtype {}", static_cast<int>(d));
 }
@@ -153,7 +163,7 @@ Tensor tensor_of(const onnx::TensorProto& t, const std::string& where) {
   std::optional<DType> dtype = to_dtype(t.data_type(), true);
   if (!dtype) {
     throw UnsupportedError(
-        fmt::format("{}element type {} is not one of ytape's (f32, f64, i64, bool)", where,
+        fmt::format("{}element type {} is not one of ytape's (f32, f64, f16, i64, bool)", where,
                     onnx_dtype_name(t.data_type())));
   }
   if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {

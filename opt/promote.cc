@@ -3,23 +3,30 @@
 #include <cstring>
 
 #include "tape/builder.h"
+#include "tape/float16.h"
 #include "tape/validate.h"
 
 namespace ytape {
 
 namespace {
 
+bool narrow(DType d) {
+  return d == DType::f32 || d == DType::f16;
+}
+
 Type promoted(Type t) {
-  if (t.dtype == DType::f32) t.dtype = DType::f64;
+  if (narrow(t.dtype)) t.dtype = DType::f64;
   return t;
 }
 
-std::vector<uint8_t> widen(const std::vector<uint8_t>& bytes) {
-  std::vector<uint8_t> out(bytes.size() * 2);
-  for (size_t i = 0; i < bytes.size() / sizeof(float); ++i) {
+std::vector<uint8_t> widen(const std::vector<uint8_t>& bytes, DType from) {
+  size_t size = dtype_size(from), n = bytes.size() / size;
+  std::vector<uint8_t> out(n * sizeof(double));
+  for (size_t i = 0; i < n; ++i) {
+    uint16_t h;
     float f;
-    std::memcpy(&f, bytes.data() + i * sizeof(float), sizeof f);
-    double d = f;
+    std::memcpy(from == DType::f16 ? static_cast<void*>(&h) : &f, bytes.data() + i * size, size);
+    double d = from == DType::f16 ? f16_to_f32(h) : f;
     std::memcpy(out.data() + i * sizeof(double), &d, sizeof d);
   }
   return out;
@@ -29,7 +36,7 @@ Attrs promoted(const Attrs& attrs) {
   Attrs out;
   for (const Attr& a : attrs) {
     const DType* d = std::get_if<DType>(&a.value);
-    out.push_back(d && *d == DType::f32 ? Attr{a.name, DType::f64} : a);
+    out.push_back(d && narrow(*d) ? Attr{a.name, DType::f64} : a);
   }
   return out;
 }
@@ -49,7 +56,8 @@ Tape promote_to_f64(const Tape& t) {
       case OpKind::constant: {
         const Type& type = t.type(op.outs[0]);
         map.set(op.outs[0],
-                b.constant(promoted(type), type.dtype == DType::f32 ? widen(op.value) : op.value));
+                b.constant(promoted(type),
+                           narrow(type.dtype) ? widen(op.value, type.dtype) : op.value));
         break;
       }
       case OpKind::call: {

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "tape/float16.h"
+
 namespace ytape {
 
 std::optional<double> splat_value(const std::vector<uint8_t>& bytes, DType dtype) {
@@ -31,6 +33,12 @@ std::optional<double> splat_value(const std::vector<uint8_t>& bytes, DType dtype
     }
     case DType::boolean:
       return bytes[0] ? 1.0 : 0.0;
+    case DType::f16: {
+      uint16_t h;
+      std::memcpy(&h, bytes.data(), 2);
+      float f = f16_to_f32(h);
+      return std::isnan(f) ? std::nullopt : std::optional<double>(f);
+    }
   }
   return std::nullopt;
 }

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "runtime/fusion.h"
+#include "runtime/lower_f16.h"
 #include "runtime/parallel.h"
 #include "tape/print.h"
 
@@ -25,12 +26,14 @@ void print_stdout(std::string_view line) {
 }  // namespace
 
 Executor::Executor(const Tape& t, ExecutorOptions options)
-    : tape_(t), table_(kernel_table(options.kernels)) {
-  values_.resize(t.types.size());
+    : lowered_(has_f16(t) ? std::make_unique<const Tape>(lower_f16(t)) : nullptr),
+      tape_(lowered_ ? *lowered_ : t),
+      table_(kernel_table(options.kernels)) {
+  values_.resize(tape_.types.size());
   context_.print = print_stdout;
-  for (const Op& op : t.ops) {
+  for (const Op& op : tape_.ops) {
     if (op.kind == OpKind::constant) {
-      values_[op.outs[0].id] = Tensor::of_bytes(t.type(op.outs[0]), op.value);
+      values_[op.outs[0].id] = Tensor::of_bytes(tape_.type(op.outs[0]), op.value);
     }
   }
   plan_steps(options.fusion);

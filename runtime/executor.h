@@ -3,6 +3,7 @@
 
 #include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -79,8 +80,12 @@ struct OpTime {
 class Executor {
  public:
   /// `t` must be valid and must outlive the executor. Throws UserError if a primitive has
-  /// no kernel.
+  /// no kernel. A tape with f16 values is planned as lower_f16 (runtime/lower_f16.h)
+  /// makes it, which the executor keeps: tape() is the tape its plan and times refer to.
   explicit Executor(const Tape& t, ExecutorOptions options = {});
+
+  /// The tape planned: `t`, or its f16 lowering.
+  const Tape& tape() const { return tape_; }
 
   /// Runs the tape. Every input must be given, by name, with its declared dtype and shape
   /// (UserError naming the input otherwise); extra names are an error too. Returns the
@@ -178,6 +183,7 @@ class Executor {
   void execute();
   [[noreturn]] void fail(const Step& step, const std::exception& e) const;
 
+  std::unique_ptr<const Tape> lowered_;  // on the heap: tape_ stays valid when moved
   const Tape& tape_;
   const KernelTable& table_;
   std::vector<Tensor> values_;       // one per var

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "tape/attrs.h"
+#include "tape/float16.h"
 
 namespace ytape {
 
@@ -19,6 +20,8 @@ std::string element_str(const Tensor& t, int64_t i) {
       return fmt::format("{}", t.data<int64_t>()[i]);
     case DType::boolean:
       return t.data<bool>()[i] ? "true" : "false";
+    case DType::f16:
+      return float16_str(t.data<uint16_t>()[i]);
   }
   return {};
 }

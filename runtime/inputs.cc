@@ -6,6 +6,7 @@
 
 #include "runtime/random.h"
 #include "runtime/tensor_file.h"
+#include "tape/float16.h"
 
 namespace ytape {
 
@@ -69,6 +70,9 @@ TensorMap complete_inputs(const Tape& t, TensorMap given, uint64_t seed) {
           break;
         case DType::boolean:
           x.data<bool>()[k] = true;
+          break;
+        case DType::f16:
+          x.data<uint16_t>()[k] = f16_from_double(2 * uniform_f32(stream, k) - 1);
           break;
       }
     }

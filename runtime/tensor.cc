@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "tape/float16.h"
+
 namespace ytape {
 
 namespace {
@@ -24,6 +26,8 @@ double element_value(const Tensor& t, int64_t i) {
       return static_cast<double>(t.data<int64_t>()[i]);
     case DType::boolean:
       return t.data<bool>()[i] ? 1 : 0;
+    case DType::f16:
+      return f16_to_f32(t.data<uint16_t>()[i]);
   }
   return 0;
 }
@@ -40,10 +44,20 @@ bool same_bits(std::span<const Tensor> a, std::span<const Tensor> b) {
 namespace {
 
 template <class T>
+bool is_zero(T x) {
+  return x == 0;
+}
+// f16 is held as its bits: zero is either sign with nothing else set.
+template <>
+bool is_zero(uint16_t bits) {
+  return (bits & 0x7fff) == 0;
+}
+
+template <class T>
 bool same_up_to_zero_sign(const Tensor& a, const Tensor& b) {
   for (int64_t i = 0; i < a.size(); ++i) {
     T x = a.data<T>()[i], y = b.data<T>()[i];
-    if (std::memcmp(&x, &y, sizeof(T)) != 0 && !(x == 0 && y == 0)) return false;
+    if (std::memcmp(&x, &y, sizeof(T)) != 0 && !(is_zero(x) && is_zero(y))) return false;
   }
   return true;
 }
@@ -55,6 +69,7 @@ bool same_values(std::span<const Tensor> a, std::span<const Tensor> b) {
     if (x.type() != y.type()) return false;
     if (x.dtype() == DType::f32) return same_up_to_zero_sign<float>(x, y);
     if (x.dtype() == DType::f64) return same_up_to_zero_sign<double>(x, y);
+    if (x.dtype() == DType::f16) return same_up_to_zero_sign<uint16_t>(x, y);
     return same_bits(x, y);
   });
 }

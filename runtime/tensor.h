@@ -39,7 +39,8 @@ class Tensor {
 
   void* raw() { return data_; }
   const void* raw() const { return data_; }
-  /// Typed access; T must match the dtype (float, double, int64_t, bool).
+  /// Typed access; T must match the dtype (float, double, int64_t, bool, and uint16_t for
+  /// the bits of f16: tape/float16.h converts them).
   template <typename T>
   T* data() {
     check<T>();
@@ -118,6 +119,10 @@ constexpr DType dtype_of<int64_t>() {
 template <>
 constexpr DType dtype_of<bool>() {
   return DType::boolean;
+}
+template <>
+constexpr DType dtype_of<uint16_t>() {
+  return DType::f16;
 }
 
 template <typename T>

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "tape/float16.h"
+
 namespace ytape {
 
 namespace {
@@ -83,8 +85,11 @@ struct FileDType {
   std::string_view name;
 };
 // In the order the reference writer lays data out: by decreasing alignment.
-constexpr FileDType kFileDTypes[] = {
-    {DType::i64, "I64"}, {DType::f64, "F64"}, {DType::f32, "F32"}, {DType::boolean, "BOOL"}};
+constexpr FileDType kFileDTypes[] = {{DType::i64, "I64"},
+                                     {DType::f64, "F64"},
+                                     {DType::f32, "F32"},
+                                     {DType::f16, "F16"},
+                                     {DType::boolean, "BOOL"}};
 
 int write_rank(DType dtype) {
   for (size_t i = 0; i < std::size(kFileDTypes); ++i) {
@@ -143,7 +148,7 @@ DType read_dtype(const Json& dtype, std::string_view source, std::string_view na
   for (const FileDType& d : kFileDTypes) {
     if (d.name == text) return d.dtype;
   }
-  tensor_error(source, name, "dtype \"{}\" is not supported (ytape reads F32, F64, I64, BOOL)",
+  tensor_error(source, name, "dtype \"{}\" is not supported (ytape reads F32, F64, F16, I64, BOOL)",
                shown(text));
 }
 
@@ -405,6 +410,13 @@ void NestedReader::put_number(const Json& leaf) {
     case DType::i64:
       out_.data<int64_t>()[next_++] = to_i64(leaf);
       return;
+    case DType::f16: {
+      double d = leaf.get<double>();
+      // The smallest magnitude that rounds to infinity in f16.
+      if (std::abs(d) >= 65520) fail("{} = {} is out of range for f16", path(), d);
+      out_.data<uint16_t>()[next_++] = f16_from_double(d);
+      return;
+    }
     case DType::boolean:
       break;
   }

@@ -6,11 +6,13 @@
 #include <cstring>
 #include <limits>
 
+#include "tape/float16.h"
+
 namespace ytape {
 
 namespace {
-constexpr std::string_view kNames[kNumDTypes] = {"f32", "f64", "i64", "bool"};
-constexpr int kSizes[kNumDTypes] = {4, 8, 8, 1};
+constexpr std::string_view kNames[kNumDTypes] = {"f32", "f64", "i64", "bool", "f16"};
+constexpr int kSizes[kNumDTypes] = {4, 8, 8, 1, 2};
 }  // namespace
 
 std::string_view dtype_name(DType t) {
@@ -59,6 +61,11 @@ std::array<uint8_t, 8> scalar_bytes(DType dtype, double value) {
     case DType::boolean:
       bytes[0] = value != 0;
       break;
+    case DType::f16: {
+      uint16_t h = f16_from_double(value);
+      std::memcpy(bytes.data(), &h, 2);
+      break;
+    }
   }
   return bytes;
 }
@@ -98,7 +105,8 @@ bool parse_type(std::string_view text, Type* out, std::string* why) {
     return false;
   }
   if (!parse_dtype(text.substr(0, open), &out->dtype)) {
-    *why = fmt::format("unknown dtype '{}' (expected f32, f64, i64 or bool)", text.substr(0, open));
+    *why = fmt::format("unknown dtype '{}' (expected f32, f64, f16, i64 or bool)",
+                       text.substr(0, open));
     return false;
   }
   out->shape.clear();

@@ -9,12 +9,13 @@
 
 namespace ytape {
 
-/// Element type of a tensor.
-enum class DType : uint8_t { f32, f64, i64, boolean };
+/// Element type of a tensor. f16 (IEEE binary16) is a storage type: ops on f16 values
+/// compute in f32 and round each result to f16 (docs/tape.md, Element types).
+enum class DType : uint8_t { f32, f64, i64, boolean, f16 };
 
-inline constexpr int kNumDTypes = 4;
+inline constexpr int kNumDTypes = 5;
 
-/// "f32", "f64", "i64", "bool".
+/// "f32", "f64", "i64", "bool", "f16".
 std::string_view dtype_name(DType t);
 /// Parses a dtype name; false if `name` is not one.
 bool parse_dtype(std::string_view name, DType* out);
@@ -23,12 +24,13 @@ int dtype_size(DType t);
 
 /// The bytes of one element of `dtype` holding `value`, as `convert` makes it: rounded to
 /// f32; truncated toward zero for i64, NaN giving 0 and values beyond the range the
-/// nearest end; value != 0 for bool. The first dtype_size(dtype) bytes are the element.
+/// nearest end; value != 0 for bool; rounded to nearest even for f16. The first dtype_size(dtype)
+/// bytes are the element.
 std::array<uint8_t, 8> scalar_bytes(DType dtype, double value);
 /// An i64 element holding `value` exactly (doubles hold integers exactly up to 2^53).
 std::array<uint8_t, 8> scalar_bytes(int64_t value);
 inline bool is_float(DType t) {
-  return t == DType::f32 || t == DType::f64;
+  return t == DType::f32 || t == DType::f64 || t == DType::f16;
 }
 /// Floats and i64: the types arithmetic is defined on.
 inline bool is_numeric(DType t) {

@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "tape/float16.h"
+
 namespace ytape {
 
 size_t Tape::num_inputs() const {
@@ -37,6 +39,11 @@ double literal_at(const Op& op, DType dtype, int64_t i) {
     }
     case DType::boolean:
       return *p ? 1.0 : 0.0;
+    case DType::f16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return f16_to_f32(v);
+    }
   }
   return 0;
 }
@@ -58,6 +65,11 @@ std::string literal_str(const Op& op, DType dtype, int64_t i) {
     }
     case DType::boolean:
       return *p ? "true" : "false";
+    case DType::f16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return float16_str(v);
+    }
   }
   return {};
 }

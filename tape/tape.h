@@ -67,7 +67,7 @@ struct Tape {
 
 /// Reads element i of a constant as a double (bool as 0/1).
 double literal_at(const Op& op, DType dtype, int64_t i);
-/// Element i of a constant in text: shortest round-trip form for f32 and f64 (1.0, 0.1,
+/// Element i of a constant in text: shortest round-trip form for f32, f64 and f16 (1.0, 0.1,
 /// nan, inf, -inf), digits for i64, true/false for bool. The JSON and text forms use it.
 std::string literal_str(const Op& op, DType dtype, int64_t i);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "tape/error.h"
+#include "tape/float16.h"
 #include "tape/validate.h"
 
 namespace ytape::cpp {
@@ -169,7 +170,7 @@ DType promote(const Operand& a, const Operand& b) {
   }
   DType da = x->dtype(), db = y->dtype();
   if (is_float(da) && is_float(db)) {
-    return da == DType::f64 || db == DType::f64 ? DType::f64 : DType::f32;
+    return wider_float(da, db);
   }
   if (is_float(da)) return da;
   if (is_float(db)) return db;

@@ -8,6 +8,7 @@
 
 #include "tape/builder.h"
 #include "tape/error.h"
+#include "tape/float16.h"
 #include "tape/strings.h"
 #include "tape/validate.h"
 
@@ -113,6 +114,8 @@ struct Lifter {
         Tensor t(Type{v.dtype, {}});
         if (v.dtype == DType::f32) {
           t.data<float>()[0] = static_cast<float>(v.f);
+        } else if (v.dtype == DType::f16) {
+          t.data<uint16_t>()[0] = f16_from_double(v.f);
         } else {
           t.data<double>()[0] = v.f;
         }

@@ -86,7 +86,8 @@ Var convert(Importer& im, Var x, DType to) {
 void cast(Importer& im, const Node& n) {
   auto to = static_cast<int32_t>(attr_int(n, "to", 0));
   std::optional<DType> dtype = to_dtype(to, true);
-  if (!dtype) unsupported("Cast to " + onnx_dtype_name(to) + " (ytape has f32, f64, i64 and bool)");
+  if (!dtype)
+    unsupported("Cast to " + onnx_dtype_name(to) + " (ytape has f32, f64, f16, i64 and bool)");
   Var x = im.input(n, 0);
   Var y = convert(im, x, *dtype);
   if (to != onnx::TensorProto_DataType_INT64 && *dtype == DType::i64) y = wrap_integer(im, y, to);

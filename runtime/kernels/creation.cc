@@ -6,6 +6,7 @@
 #include "runtime/kernels/common.h"
 #include "runtime/parallel.h"
 #include "runtime/random.h"
+#include "tape/float16.h"
 
 namespace ytape {
 
@@ -30,6 +31,8 @@ void fill_kernel(const KernelCall& call) {
       return fill_with(out, static_cast<int64_t>(v));
     case DType::boolean:
       return fill_with(out, v != 0);
+    case DType::f16:
+      return fill_with(out, f16_from_double(v));
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include "runtime/kernels/common.h"
 #include "runtime/parallel.h"
+#include "tape/float16.h"
 
 namespace ytape {
 
@@ -281,6 +282,8 @@ RowFn select_rows(DType d) {
   switch (dtype_size(d)) {
     case 1:
       return select_row<uint8_t>;
+    case 2:
+      return select_row<uint16_t>;
     case 4:
       return select_row<uint32_t>;
     default:
@@ -289,12 +292,18 @@ RowFn select_rows(DType d) {
 }
 
 // float -> i64 truncates toward zero; NaN gives 0 and values beyond the i64 range
-// saturate, where a plain cast would be undefined.
+// saturate, where a plain cast would be undefined. uint16_t is f16's bits: read through
+// f32 (exact) and written by one rounding from the source value, never through f32, so
+// that f64 -> f16 rounds once.
 template <typename R>
 struct To {
   template <typename T>
   static R f(T x) {
-    if constexpr (std::is_same_v<R, bool>) {
+    if constexpr (std::is_same_v<T, uint16_t>) {
+      return To<R>::f(f16_to_f32(x));
+    } else if constexpr (std::is_same_v<R, uint16_t>) {
+      return f16_from_double(static_cast<double>(x));
+    } else if constexpr (std::is_same_v<R, bool>) {
       return x != 0;
     } else if constexpr (std::is_same_v<R, int64_t> && std::is_floating_point_v<T>) {
       constexpr T lo = -0x1p63, hi = 0x1p63;
@@ -319,6 +328,8 @@ RowFn convert_row(DType from) {
       return unary_row<int64_t, R, To<R>>;
     case DType::boolean:
       return unary_row<bool, R, To<R>>;
+    case DType::f16:
+      return unary_row<uint16_t, R, To<R>>;
   }
   return nullptr;
 }
@@ -334,6 +345,8 @@ void convert_kernel(const KernelCall& call) {
       return broadcast_call(convert_row<int64_t>(from), call);
     case DType::boolean:
       return broadcast_call(convert_row<bool>(from), call);
+    case DType::f16:
+      return broadcast_call(convert_row<uint16_t>(from), call);
   }
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "runtime/kernels/common.h"
+#include "tape/float16.h"
 
 namespace ytape {
 
@@ -97,6 +98,9 @@ void fill_value(Tensor& t, double value) {
       break;
     case DType::boolean:
       std::fill_n(t.data<bool>(), t.size(), value != 0);
+      break;
+    case DType::f16:
+      std::fill_n(t.data<uint16_t>(), t.size(), f16_from_double(value));
       break;
   }
 }

@@ -44,6 +44,13 @@ foreach(case missing_input:missing.json wrong_shape:wrong_shape.json extra_input
   cli_test(run_${name} EXIT 2 STDOUT ${CASES}/empty.txt STDERR ${CASES}/expected/run_${name}.err
            COMMAND ${YTAPE} run run/add.json --inputs run/${file})
 endforeach()
+# An f16 tape: its values printed as f16, each op rounded (0.1 + 2048 is 2048); a tensor
+# file whose F16 tensor has the wrong byte count is refused.
+cli_test(run_f16 EXIT 0 STDOUT ${CASES}/expected/run_f16.out
+         COMMAND ${YTAPE} run run/add_f16.json --inputs run/inputs_f16.json)
+cli_test(run_wrong_size_f16 EXIT 2 STDOUT ${CASES}/empty.txt
+         STDERR ${CASES}/expected/run_wrong_size_f16.err
+         COMMAND ${YTAPE} run run/add_f16.json --inputs run/wrong_size_f16.safetensors)
 cli_test(run_reference_kernels EXIT 0 STDOUT ${CASES}/expected/run_random.out
          COMMAND ${YTAPE} run run/add.json --random --seed 3 --kernels reference)
 cli_test(run_plain_layouts EXIT 0 STDOUT ${CASES}/expected/run_random.out

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "tape/error.h"
+#include "tape/float16.h"
 #include "tracer/interp/interp.h"
 
 namespace ytape::tracer {
@@ -64,6 +65,8 @@ Value to_scalar(const Value& v) {
       return Value::floating(t.data<float>()[0], DType::f32);
     case DType::f64:
       return Value::floating(t.data<double>()[0], DType::f64);
+    case DType::f16:
+      return Value::floating(f16_to_f32(t.data<uint16_t>()[0]), DType::f16);
     case DType::i64:
       return Value::integer(t.data<int64_t>()[0]);
     case DType::boolean:
@@ -73,16 +76,17 @@ Value to_scalar(const Value& v) {
 }
 
 DType literal_dtype(const std::vector<Value>& items) {
-  bool f64 = false, f32 = false, weak = false, all_bool = !items.empty();
+  bool f64 = false, f32 = false, f16 = false, weak = false, all_bool = !items.empty();
   for (const Value& v : items) {
     DType d = v.is_tensor() ? v.tensor().type.dtype : v.dtype;
     bool fl = v.kind == VKind::float_ || (v.is_tensor() && is_float(d));
     if (fl && v.weak) weak = true;
-    if (fl && !v.weak) (d == DType::f64 ? f64 : f32) = true;
+    if (fl && !v.weak) (d == DType::f64 ? f64 : d == DType::f16 ? f16 : f32) = true;
     if (v.kind != VKind::boolean && !(v.is_tensor() && d == DType::boolean)) all_bool = false;
   }
   if (f64) return DType::f64;
   if (f32) return DType::f32;
+  if (f16) return DType::f16;
   if (weak) return DType::f64;
   return all_bool ? DType::boolean : DType::i64;
 }
@@ -128,6 +132,9 @@ Value vect(Interpreter& in, Args& args) {
           break;
         case DType::f64:
           t.data<double>()[i] = v;
+          break;
+        case DType::f16:
+          t.data<uint16_t>()[i] = f16_from_double(v);
           break;
         case DType::i64:
           t.data<int64_t>()[i] = x.kind == VKind::integer ? x.i : static_cast<int64_t>(v);

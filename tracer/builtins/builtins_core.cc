@@ -7,6 +7,7 @@
 #include <span>
 
 #include "tape/error.h"
+#include "tape/float16.h"
 #include "tracer/interp/interp.h"
 
 namespace ytape::tracer {
@@ -26,6 +27,7 @@ void print_piece(const Value& v, bool top, std::string& format, std::vector<Valu
   if (v.is_tensor() && v.tensor().traced) {
     const TensorObj& t = v.tensor();
     if (!t.number && t.type.dtype == DType::f32) format += "Float32";
+    if (!t.number && t.type.dtype == DType::f16) format += "Float16";
     format += "{}";
     tensors.push_back(v);
     return;
@@ -111,6 +113,9 @@ bool type_dtype(const TypeObj& t, DType* d) {
       return true;
     case TypeTag::float64:
       *d = DType::f64;
+      return true;
+    case TypeTag::float16:
+      *d = DType::f16;
       return true;
     case TypeTag::int64:
       *d = DType::i64;
@@ -231,7 +236,11 @@ Value eps(Interpreter&, Args& args) {
   const Value& v = args.pos[0];
   DType d;
   if (v.kind == VKind::type && type_dtype(*v.type_ref(), &d) && is_float(d)) {
-    return Value::floating(d == DType::f32 ? 0x1p-23 : 0x1p-52, d);
+    return Value::floating(d == DType::f32 ? 0x1p-23 : d == DType::f16 ? 0x1p-10 : 0x1p-52, d);
+  }
+  if ((v.kind == VKind::float_ && v.dtype == DType::f16) ||
+      (v.is_tensor() && v.tensor().type.dtype == DType::f16)) {
+    user_error("eps of a Float16 value is not supported (eps(Float16) is)");
   }
   if (v.kind == VKind::float_) {
     double at = v.dtype == DType::f32 ? static_cast<double>(spacing(static_cast<float>(v.f)))
@@ -239,7 +248,7 @@ Value eps(Interpreter&, Args& args) {
     return Value::floating(at, v.dtype);
   }
   if (v.is_tensor() && is_float(v.tensor().type.dtype)) return eps_each(v);
-  user_error("eps takes Float32, Float64 or a float number, got {}", a_type_name(v));
+  user_error("eps takes Float16, Float32, Float64 or a float number, got {}", a_type_name(v));
 }
 
 // Julia's repr: the value as `show` writes it, in a string.
@@ -270,6 +279,7 @@ Value convert(Interpreter& in, Args& args) {
   switch (d) {
     case DType::f32:
     case DType::f64:
+    case DType::f16:
       return Value::floating(v, d);
     case DType::i64:
       if (v != std::trunc(v)) user_error("InexactError: {} is not an integer", show(x));

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "tape/error.h"
+#include "tape/float16.h"
 #include "tracer/interp/interp.h"
 
 namespace ytape::tracer {
@@ -140,7 +141,7 @@ DType result_dtype(const Value& a, const Value& b) {
   if (fa && fb) {
     if (strong(a) && !strong(b)) return da;
     if (strong(b) && !strong(a)) return db;
-    return da == DType::f64 || db == DType::f64 ? DType::f64 : DType::f32;
+    return wider_float(da, db);
   }
   if (fa) return da;
   if (fb) return db;
@@ -208,7 +209,7 @@ Value elementwise_unary(Interpreter& in, Prim p, const Value& a) {
   if (a.is_tensor()) return with_element(std::move(r), is_element(a));
   // A concrete number stays a number.
   if (d == DType::i64) return to_scalar(r);
-  double x = d == DType::f32 ? r.tensor().data.data<float>()[0] : r.tensor().data.data<double>()[0];
+  double x = element_value(r.tensor().data, 0);
   return Value::floating(x, d, !strong(a));
 }
 

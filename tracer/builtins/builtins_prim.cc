@@ -35,6 +35,8 @@ AttrValue attr_of(const AttrSpec& spec, const Value& v, std::string_view prim) {
             return DType::f32;
           case TypeTag::float64:
             return DType::f64;
+          case TypeTag::float16:
+            return DType::f16;
           case TypeTag::int64:
             return DType::i64;
           case TypeTag::boolean:

@@ -130,6 +130,8 @@ std::pair<DType, Shape> type_and_dims(const Args& args, size_t first, DType fall
       d = DType::f32;
     else if (tag == TypeTag::float64)
       d = DType::f64;
+    else if (tag == TypeTag::float16)
+      d = DType::f16;
     else if (tag == TypeTag::int64)
       d = DType::i64;
     else if (tag == TypeTag::boolean)
@@ -384,7 +386,7 @@ Value random(Interpreter& in, Args& args) {
   bool coin = P == Prim::rand && d == DType::boolean;  // rand(Bool, dims...): fair coins
   if (coin) d = DType::f32;
   if (!is_float(d))
-    user_error("{} draws floats{}: give Float32 or Float64", prim_name(P),
+    user_error("{} draws floats{}: give Float16, Float32 or Float64", prim_name(P),
                P == Prim::rand ? " or Bools" : "");
   bool number = shape.empty() && args.pos.size() <= 1;
   // Inside f.(x) of a user function a number drawn is one draw per element, as Julia

@@ -43,9 +43,11 @@ TypeRef refine_array(const Expr& type, const TypeObj& head, const Interpreter& i
       if (g != nullptr && g->kind == VKind::type && g->type_ref()->tag != TypeTag::user) {
         TypeTag tag = g->type_ref()->tag;
         refined->has_eltype = tag == TypeTag::float32 || tag == TypeTag::float64 ||
-                              tag == TypeTag::int64 || tag == TypeTag::boolean;
+                              tag == TypeTag::float16 || tag == TypeTag::int64 ||
+                              tag == TypeTag::boolean;
         refined->eltype = tag == TypeTag::float32   ? DType::f32
                           : tag == TypeTag::float64 ? DType::f64
+                          : tag == TypeTag::float16 ? DType::f16
                           : tag == TypeTag::int64   ? DType::i64
                                                     : DType::boolean;
       }

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "tape/float16.h"
 #include "tracer/interp/value.h"
 #include "tracer/lang/ast.h"
 
@@ -63,8 +64,19 @@ std::string julia_float(F v, bool typed32) {
   return sign + mantissa + (typed32 ? "f" : "e") + std::to_string(point - 1);
 }
 
+// A Float16 as Julia shows it: Float16(0.1) typed, 0.1 in an array or printed. Its
+// shortest digits read as a double have those same digits as their shortest form.
+std::string julia_float16(uint16_t h, bool typed) {
+  float v = f16_to_f32(h);
+  if (std::isnan(v)) return "NaN16";
+  if (std::isinf(v)) return v < 0 ? "-Inf16" : "Inf16";
+  std::string text = julia_float(std::stod(float16_str(h)), false);
+  return typed ? "Float16(" + text + ")" : text;
+}
+
 std::string float_text(double v, DType dtype, bool typed) {
   if (dtype == DType::f32) return julia_float(static_cast<float>(v), typed);
+  if (dtype == DType::f16) return julia_float16(f16_from_double(v), typed);
   return julia_float(v, false);
 }
 
@@ -80,6 +92,8 @@ std::string element_text(const Tensor& t, int64_t i) {
       return std::to_string(t.data<int64_t>()[i]);
     case DType::boolean:
       return t.data<bool>()[i] ? "1" : "0";
+    case DType::f16:
+      return julia_float16(t.data<uint16_t>()[i], false);
   }
   return {};
 }
@@ -94,6 +108,8 @@ std::string eltype_name(DType d) {
       return "Int64";
     case DType::boolean:
       return "Bool";
+    case DType::f16:
+      return "Float16";
   }
   return {};
 }
@@ -225,6 +241,8 @@ std::string show(const Value& v) {
           return std::to_string(t.data.data<int64_t>()[0]);
         case DType::boolean:
           return t.data.data<bool>()[0] ? "true" : "false";
+        case DType::f16:
+          return julia_float16(t.data.data<uint16_t>()[0], true);
       }
     }
   }
@@ -248,6 +266,9 @@ std::string print_text(const Value& v) {
       const TensorObj& t = v.tensor();
       if (!t.traced && t.type.rank() == 0 && t.type.dtype == DType::f32) {
         return julia_float(t.data.data<float>()[0], false);
+      }
+      if (!t.traced && t.type.rank() == 0 && t.type.dtype == DType::f16) {
+        return julia_float16(t.data.data<uint16_t>()[0], false);
       }
       return show(v);
     }

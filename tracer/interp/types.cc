@@ -25,6 +25,7 @@ constexpr BuiltinTypeInfo kBuiltinTypes[] = {
     {TypeTag::integer, "Integer", TypeTag::real},
     {TypeTag::float32, "Float32", TypeTag::abstract_float},
     {TypeTag::float64, "Float64", TypeTag::abstract_float},
+    {TypeTag::float16, "Float16", TypeTag::abstract_float},
     {TypeTag::int64, "Int64", TypeTag::integer},
     {TypeTag::boolean, "Bool", TypeTag::integer},
     {TypeTag::abstract_array, "AbstractArray", TypeTag::any},
@@ -75,6 +76,8 @@ TypeTag dtype_tag(DType d) {
       return TypeTag::int64;
     case DType::boolean:
       return TypeTag::boolean;
+    case DType::f16:
+      return TypeTag::float16;
   }
   return TypeTag::any;
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "tape/error.h"
+#include "tape/float16.h"
 
 namespace ytape::tracer {
 
@@ -49,7 +50,9 @@ Value Value::integer(int64_t v) {
 Value Value::floating(double v, DType dtype, bool weak) {
   Value out;
   out.kind = VKind::float_;
-  out.f = dtype == DType::f32 ? static_cast<float>(v) : v;
+  out.f = dtype == DType::f32   ? static_cast<float>(v)
+          : dtype == DType::f16 ? f16_to_f32(f16_from_double(v))
+                                : v;
   out.dtype = dtype;
   out.weak = weak;
   return out;
@@ -186,7 +189,7 @@ std::string type_name_of(const Value& v) {
     case VKind::integer:
       return "Int64";
     case VKind::float_:
-      return v.dtype == DType::f32 ? "Float32" : "Float64";
+      return v.dtype == DType::f32 ? "Float32" : v.dtype == DType::f16 ? "Float16" : "Float64";
     case VKind::object:
       return v.object().type->name;
     case VKind::tuple:

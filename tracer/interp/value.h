@@ -114,6 +114,7 @@ enum class TypeTag : uint8_t {
   integer,
   float32,
   float64,
+  float16,
   int64,
   boolean,
   abstract_array,

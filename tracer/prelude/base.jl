@@ -45,6 +45,8 @@ floatmin(::Type{Float32}) = 1.1754944f-38
 floatmin(::Type{Float64}) = 2.2250738585072014e-308
 floatmax(::Type{Float32}) = 3.4028235f38
 floatmax(::Type{Float64}) = 1.7976931348623157e308
+floatmin(::Type{Float16}) = Float16(6.104e-5)
+floatmax(::Type{Float16}) = Float16(65504.0)
 isinf(x) = !isnan(x) && isnan(x - x)
 isfinite(x) = x - x == 0
 dot(a, b) = sum(a .* b)

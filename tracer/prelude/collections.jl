@@ -241,7 +241,7 @@ end
 # cumsum along dims (1 by default): a product with a triangle of ones for floats.
 function cumsum(x::AbstractArray; dims=1)
   n = size(x, dims)
-  y = eltype(x) == Float32 || eltype(x) == Float64 ? x : float(x)
+  y = eltype(x) <: AbstractFloat ? x : float(x)
   tri = eltype(y).([i >= j ? 1 : 0 for i in 1:n, j in 1:n])
   back(s) = eltype(x) == eltype(s) ? s : eltype(x).(s)  # Int sums are exact in Float64
   (ndims(x) == 1 || dims == 1) && return back(tri * y)
@@ -266,7 +266,7 @@ end
 # isapprox(a, b; rtol, atol), a ≈ b: Julia's, with the norm of the difference for arrays.
 # isapprox's default rtol, as Julia's: √eps of the less precise float type of the two
 # (0 for integers), so Float32 results compare at Float32's precision.
-rtol_default(T) = T == Float32 ? sqrt(eps(Float32)) : T == Float64 ? sqrt(eps(Float64)) : 0
+rtol_default(T) = T <: AbstractFloat ? sqrt(eps(T)) : 0
 function isapprox(a, b; atol=0,
                   rtol=atol > 0 ? 0 : max(rtol_default(eltype(a)), rtol_default(eltype(b))))
   d = a isa AbstractArray ? norm(a .- b) : abs(a - b)

@@ -99,8 +99,8 @@ end
 # Flux.unsqueeze(x; dims): x with a dim of 1 inserted at dims; unsqueeze(; dims) the function.
 unsqueeze(x; dims) = reshape(x, size(x)[1:dims - 1]..., 1, size(x)[dims:end]...)
 unsqueeze(; dims) = x -> unsqueeze(x; dims=dims)
-# f32(m), f64(m): the model with its float arrays converted, as Flux's (Float16 has no
-# dtype here).
+# f16(m), f32(m), f64(m): the model with its float arrays converted, as Flux's.
+f16(m) = fmap(x -> x isa AbstractArray && eltype(x) <: AbstractFloat ? Float16.(x) : x, m)
 f32(m) = fmap(x -> x isa AbstractArray && eltype(x) <: AbstractFloat ? Float32.(x) : x, m)
 f64(m) = fmap(x -> x isa AbstractArray && eltype(x) <: AbstractFloat ? Float64.(x) : x, m)
 functional(show_reason::Bool=false) = false

@@ -21,22 +21,7 @@ using Values = std::map<std::string, std::vector<double>>;
 
 std::vector<double> doubles(const Tensor& t) {
   std::vector<double> out;
-  for (int64_t i = 0; i < t.size(); ++i) {
-    switch (t.dtype()) {
-      case DType::f32:
-        out.push_back(t.data<float>()[i]);
-        break;
-      case DType::f64:
-        out.push_back(t.data<double>()[i]);
-        break;
-      case DType::i64:
-        out.push_back(static_cast<double>(t.data<int64_t>()[i]));
-        break;
-      case DType::boolean:
-        out.push_back(t.data<bool>()[i]);
-        break;
-    }
-  }
+  for (int64_t i = 0; i < t.size(); ++i) out.push_back(element_value(t, i));
   return out;
 }
 

@@ -10,6 +10,9 @@
 
 #include "check/gradcheck.h"
 #include "grad/grad.h"
+#include "opt/promote.h"
+#include "runtime/eval.h"
+#include "runtime/executor.h"
 #include "runtime/random.h"
 #include "tape/builder.h"
 #include "tape/print.h"
@@ -295,6 +298,59 @@ TEST_CASE("first derivatives match finite differences") {
     SUBCASE(c.label.c_str()) {
       Tape t = case_tape(c);
       check_case(t, case_inputs(c, t), 1e-6);
+    }
+  }
+}
+
+TEST_CASE("the rules are dtype-generic: in f16 every case's gradient is f16 and runs") {
+  // Inputs rounded to f16, so that the f64 gradient at the same point is the reference;
+  // f16 keeps about three digits, and each op rounds.
+  for (Case c : all_cases()) {
+    SUBCASE(c.label.c_str()) {
+      TensorMap at, at16;
+      for (size_t i = 0; i < c.args.size(); ++i) {
+        Tensor v = values(c.args[i], 100 + i);
+        if (c.args[i].type.dtype == DType::f64) {
+          c.args[i].type.dtype = DType::f16;
+          v = evaluate(Prim::convert, std::span(&v, 1), {{"dtype", DType::f16}})[0];
+          at16.emplace_back(fmt::format("x{}", i + 1), v);
+          v = evaluate(Prim::convert, std::span(&v, 1), {{"dtype", DType::f64}})[0];
+        } else {
+          at16.emplace_back(fmt::format("x{}", i + 1), v);
+        }
+        at.emplace_back(fmt::format("x{}", i + 1), v);
+      }
+      Tape t16 = case_tape(c);
+      Tape g16 = gradient(t16, {{}, true});
+      validate(g16);
+      Tape g = gradient(promote_to_f64(t16), {{}, true});
+      for (size_t i = at.size(); i < g.num_inputs(); ++i) {
+        Tensor seed = Tensor(g.type(g.ops[i].outs[0]));
+        for (int64_t k = 0; k < seed.size(); ++k) seed.data<double>()[k] = 0.5 + 0.25 * (k % 3);
+        at.emplace_back(g.ops[i].name, seed);
+        DType d = g16.type(g16.ops[i].outs[0]).dtype;  // f64 where the output is
+        at16.emplace_back(g.ops[i].name,
+                          evaluate(Prim::convert, std::span(&seed, 1), {{"dtype", d}})[0]);
+      }
+      std::vector<Tensor> got = Executor(g16).run(at16), want = Executor(g).run(at);
+      for (size_t k = 0; k < got.size(); ++k) {
+        CAPTURE(g16.outputs[k].name);
+        const Output& out = g16.outputs[k];
+        CHECK(got[k].dtype() == g16.type(out.var).dtype);
+        if (out.name.starts_with("grad.x")) {  // the gradient of input i has its dtype
+          size_t i = std::stoul(out.name.substr(6)) - 1;
+          CHECK(got[k].dtype() == c.args[i].type.dtype);
+        }
+        if (got[k].dtype() != DType::f16) continue;
+        double scale = 0;
+        for (int64_t i = 0; i < want[k].size(); ++i) {
+          scale = std::max(scale, std::abs(element_value(want[k], i)));
+        }
+        for (int64_t i = 0; i < want[k].size(); ++i) {
+          double w = element_value(want[k], i), h = element_value(got[k], i);
+          CHECK(std::abs(h - w) <= 2e-2 * (1 + scale));
+        }
+      }
     }
   }
 }

@@ -355,9 +355,9 @@ TEST_CASE("json errors: bad attributes") {
       "t.json:5: convert: has no attribute 'dtyp' (it takes dtype)", UserError);
   CHECK_THROWS_WITH_AS(
       read_tape_json(
-          tape_json(x + R"({"out":[2],"op":"convert","args":[1],"attrs":{"dtype":"f16"}})"),
+          tape_json(x + R"({"out":[2],"op":"convert","args":[1],"attrs":{"dtype":"f8"}})"),
           "t.json"),
-      "t.json:5: convert: attribute 'dtype': unknown dtype \"f16\" (expected f32, f64, i64 or "
+      "t.json:5: convert: attribute 'dtype': unknown dtype \"f8\" (expected f32, f64, f16, i64 or "
       "bool)",
       UserError);
   CHECK_THROWS_WITH_AS(

@@ -477,7 +477,7 @@ TEST_CASE("bytes that are not a model, and an input of a type ytape lacks") {
   m.input("x", {2}, onnx::TensorProto_DataType_UINT64);
   m.output("x");
   CHECK(import_error(m) ==
-        "m.onnx: input 'x': element type uint64 is not one of ytape's (f32, f64, i64, bool)");
+        "m.onnx: input 'x': element type uint64 is not one of ytape's (f32, f64, f16, i64, bool)");
 }
 
 }  // namespace ytape::onnx_test

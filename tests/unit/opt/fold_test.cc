@@ -34,6 +34,19 @@ TEST_CASE("fold evaluates chains of ops on small constants in one sweep") {
         "  out %7 y\n");
 }
 
+TEST_CASE("fold computes f16 ops in f32 and rounds each result to f16, as a run does") {
+  Builder b("t");
+  Var x = b.input("x", Type{DType::f16, {}});
+  // 2048 + 1 is a tie in f16: to even, 2048; 0.1 * 3 in f32, rounded once.
+  Var sum = b.add(b.constant(DType::f16, 2048), b.constant(DType::f16, 1));
+  Var prod = b.mul(b.constant(DType::f16, 0.1), b.constant(DType::f16, 3));
+  b.output(b.add(x, b.add(sum, prod)), "y");
+  PassResult r = fold_constants(b.finish());
+  REQUIRE(r.tape);
+  CHECK(print_tape(*r.tape).find("const(2048.0)::f16[]") != std::string::npos);
+  CHECK(print_tape(*r.tape).find("const(0.2998)::f16[]") != std::string::npos);
+}
+
 TEST_CASE("fold writes a result of one value repeated as a fill, and reads fills") {
   Builder b("t");
   Var ones = fill(b, 1.0, DType::f32, {2, 3});

@@ -11,6 +11,7 @@
 #include "runtime/eval.h"
 #include "runtime/kernels/kernel.h"
 #include "tape/builder.h"
+#include "tape/float16.h"
 
 namespace ytape::testing {
 
@@ -78,6 +79,7 @@ Tensor random_tensor(const Type& type, uint64_t seed, double lo, double hi) {
     switch (type.dtype) {
       case DType::f32:
       case DType::f64:
+      case DType::f16:
         v = lo + (hi - lo) * u;
         break;
       case DType::i64:
@@ -108,6 +110,9 @@ Tensor make_tensor(const Type& type, const std::vector<double>& values) {
       case DType::boolean:
         t.data<bool>()[i] = values[i] != 0;
         break;
+      case DType::f16:
+        t.data<uint16_t>()[i] = f16_from_double(values[i]);
+        break;
     }
   }
   return t;
@@ -128,6 +133,9 @@ std::vector<double> to_doubles(const Tensor& t) {
         break;
       case DType::boolean:
         out[i] = t.data<bool>()[i];
+        break;
+      case DType::f16:
+        out[i] = f16_to_f32(t.data<uint16_t>()[i]);
         break;
     }
   }

@@ -55,6 +55,7 @@ TEST_CASE("safetensors round trip of every dtype, rank 0 and empty tensors") {
       {"i", tensor_of<int64_t>({3}, {-1, INT64_MAX, INT64_MIN})},
       {"m", tensor_of<bool>({2, 2}, {true, false, false, true})},
       {"s", tensor_of<double>({}, {2.5})},
+      {"h", tensor_of<uint16_t>({3}, {0x3c00, 0x7e00, 0x8001})},  // f16: 1, NaN, -2^-24
       {"e", Tensor(Type{DType::f32, {0}})},
       {"e2", Tensor(Type{DType::boolean, {3, 0}})},
   };
@@ -65,10 +66,11 @@ TEST_CASE("safetensors round trip of every dtype, rank 0 and empty tensors") {
     CAPTURE(name);
     CHECK(same_bits(by_name.at(name), t));
   }
-  // Data order: i64, f64, f32, bool, then by name; empty tensors sit between their neighbours.
+  // Data order: i64, f64, f32, f16, bool, then by name; empty tensors sit between their
+  // neighbours.
   std::vector<std::string> names;
   for (const auto& [name, t] : back) names.push_back(name);
-  CHECK(names == std::vector<std::string>{"i", "d", "s", "e", "w", "e2", "m"});
+  CHECK(names == std::vector<std::string>{"i", "d", "s", "e", "w", "h", "e2", "m"});
 }
 
 TEST_CASE("safetensors writes the reference library's bytes: reversed shape, same data") {
@@ -200,12 +202,15 @@ TEST_CASE("safetensors refuses a header that is not a JSON object of entries") {
                    "tensor 'a': the header entry has no \"data_offsets\"");
   check_bad_header(R"({"a":{"dtype":32,"shape":[],"data_offsets":[0,4]}})", {},
                    "tensor 'a': \"dtype\" is not a string");
-  check_bad_header("{" + entry("a", "F16", "[2]", "[0,4]") + "}", Bytes(4, 0),
-                   "tensor 'a': dtype \"F16\" is not supported (ytape reads F32, F64, I64, BOOL)");
+  check_bad_header("{" + entry("a", "BF16", "[2]", "[0,4]") + "}", Bytes(4, 0),
+                   "tensor 'a': dtype \"BF16\" is not supported (ytape reads F32, F64, F16, I64, "
+                   "BOOL)");
+  check_bad_header("{" + entry("a", "F16", "[3]", "[0,4]") + "}", Bytes(4, 0),
+                   "tensor 'a': data_offsets [0,4] hold 4 bytes, but F16 shape [3] takes 6");
   std::string long_name(200, 'n');
   check_bad_header("{" + entry(long_name, std::string(150, 'D'), "[]", "[0,4]") + "}", Bytes(4, 0),
                    "tensor '" + std::string(100, 'n') + "...': dtype \"" + std::string(100, 'D') +
-                       "...\" is not supported (ytape reads F32, F64, I64, BOOL)");
+                       "...\" is not supported (ytape reads F32, F64, F16, I64, BOOL)");
 }
 
 TEST_CASE("safetensors refuses bad shapes and offsets") {

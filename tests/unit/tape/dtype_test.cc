@@ -14,13 +14,13 @@
 using namespace ytape;
 
 TEST_CASE("dtype names round trip") {
-  for (DType d : {DType::f32, DType::f64, DType::i64, DType::boolean}) {
+  for (DType d : {DType::f32, DType::f64, DType::i64, DType::boolean, DType::f16}) {
     DType back{};
     CHECK(parse_dtype(dtype_name(d), &back));
     CHECK(back == d);
   }
   DType unused{};
-  CHECK_FALSE(parse_dtype("f16", &unused));
+  CHECK_FALSE(parse_dtype("f8", &unused));
   CHECK(dtype_size(DType::f32) == 4);
   CHECK(dtype_size(DType::boolean) == 1);
 }
@@ -44,8 +44,8 @@ TEST_CASE("bad types are refused with a reason") {
   std::string why;
   CHECK_FALSE(parse_type("f32", &t, &why));
   CHECK(why == "'f32' is not a type such as f32[3,4]");
-  CHECK_FALSE(parse_type("f16[3]", &t, &why));
-  CHECK(why == "unknown dtype 'f16' (expected f32, f64, i64 or bool)");
+  CHECK_FALSE(parse_type("f8[3]", &t, &why));
+  CHECK(why == "unknown dtype 'f8' (expected f32, f64, f16, i64 or bool)");
   CHECK_FALSE(parse_type("f32[3,x]", &t, &why));
   CHECK(why == "bad dimension 'x' in type 'f32[3,x]'");
   CHECK_FALSE(parse_type("f32[3,]", &t, &why));

@@ -22,7 +22,8 @@ class Importer;
 
 /// Imports one node: reads its inputs and attributes and defines its outputs.
 using Rule = void (*)(Importer& im, const Node& node);
-/// Rules by op type.
+/// Rules by op type; an older definition that means other than at opset 13 has its own
+/// rule, if any, under the op type and the version that defined it ("Scan-8").
 using Rules = std::map<std::string, Rule, std::less<>>;
 
 /// The layout mapping: ONNX axis `axis` (negative counts from the end) of a rank-`rank`

@@ -176,11 +176,21 @@ void conv_transpose(Importer& im, const Node& n) {
   im.set_output(n, 0, from_image(im, add_bias(im, n, y, 2), rank));
 }
 
+// ConvTranspose-1 differs from -11 only where auto_pad is SAME_*, whose padding ONNX then
+// derived from the input's size modulo the stride.
+void conv_transpose_1(Importer& im, const Node& n) {
+  std::string auto_pad = attr_string(n, "auto_pad", "NOTSET");
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER")
+    unsupported("ConvTranspose-1 with auto_pad " + auto_pad);
+  conv_transpose(im, n);
+}
+
 }  // namespace
 
 void add_conv_rules(Rules& r) {
   r["Conv"] = conv;
   r["ConvTranspose"] = conv_transpose;
+  r["ConvTranspose-1"] = conv_transpose_1;
 }
 
 }  // namespace ytape::onnx_import

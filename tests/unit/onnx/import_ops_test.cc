@@ -314,6 +314,22 @@ TEST_CASE("ConvTranspose's output_shape and auto_pad SAME_* give its pads") {
   }
 }
 
+TEST_CASE("ConvTranspose-1 reads as -11 but for auto_pad SAME_*, which it computed otherwise") {
+  Model m(8);
+  m.input("x", {1, 1, 3});
+  m.initializer("w", {1, 1, 3}, {1, 1, 1});
+  onnx::NodeProto& n = m.node("ConvTranspose", {"x", "w"}, {"y"}, "up");
+  set_ints(n, "strides", {2});
+  set_ints(n, "output_shape", {8});
+  m.output("y");
+  CHECK(values(run(m.import(), {{"x", onnx_tensor({1, 1, 3}, {1, 1, 1})}})[0]) ==
+        std::vector<float>{1, 1, 2, 1, 2, 1, 1, 0});
+  set_string(n, "auto_pad", "SAME_UPPER");
+  CHECK(import_error(m) ==
+        "m.onnx: node 1 'up' (ConvTranspose, opset 8): ConvTranspose-1 with auto_pad SAME_UPPER "
+        "is not supported");
+}
+
 TEST_CASE("DFT: products with the cosine and sine matrices, onesided, inverse") {
   Model m(17);
   m.input("x", {1, 4, 1});  // one real signal 1 2 3 4 along axis 1

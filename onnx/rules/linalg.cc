@@ -1,12 +1,12 @@
 // MatMul and Gemm. A row-major (M, K) matrix is the column-major (K, M) one, its
 // transpose, so ONNX's A * B is, on the tape, matmul(B', A') with A', B' the tape's
 // tensors: (A B)' = B' A'. Batch dims follow the first two and broadcast as in numpy.
+#include "onnx/rules/linalg.h"
+
 #include <algorithm>
 #include <cctype>
 #include <map>
 #include <string>
-
-#include "onnx/importer.h"
 
 namespace ytape::onnx_import {
 
@@ -31,8 +31,9 @@ Shape broadcast_batch(const Shape& a, const Shape& b) {
   return out;
 }
 
-void matmul(Importer& im, const Node& n) {
-  Var a = im.input(n, 0), b = im.input(n, 1);
+}  // namespace
+
+Var onnx_matmul(Importer& im, Var a, Var b) {
   Shape sa = im.type(a).shape, sb = im.type(b).shape;
   if (sa.empty() || sb.empty()) user_error("MatMul of a scalar");
   // A vector a is a row (1, K), its tape form (K, 1); a vector b is a column (K, 1), (1, K).
@@ -43,7 +44,13 @@ void matmul(Importer& im, const Node& n) {
   Shape out = im.type(y).shape;  // (N, M, batch...)
   if (sb.size() == 1) out.erase(out.begin());
   if (sa.size() == 1) out.erase(out.begin() + (sb.size() == 1 ? 0 : 1));
-  im.set_output(n, 0, im.reshape(y, out));
+  return im.reshape(y, out);
+}
+
+namespace {
+
+void matmul(Importer& im, const Node& n) {
+  im.set_output(n, 0, onnx_matmul(im, im.input(n, 0), im.input(n, 1)));
 }
 
 // alpha * op(A) op(B) + beta * C; (op(A) op(B))' = op(B)' op(A)', and op(B)' is B' or its

@@ -60,8 +60,8 @@ TEST_CASE("QLinearMatMul rescales the integer product and saturates to y's type"
          {"y"});
   m.output("y", kInt8);
   // Integer products 40 and 1340, times 0.125, over 0.1: 50 and 1675, less 5.
-  std::vector<Tensor> y = run(m.import(), {{"a", onnx_ints({2, 2}, {10, 20, 200, 250})},
-                                           {"b", onnx_ints({2, 1}, {3, 5})}});
+  std::vector<Tensor> y = run(
+      m.import(), {{"a", onnx_ints({2, 2}, {10, 20, 200, 250})}, {"b", onnx_ints({2, 1}, {3, 5})}});
   CHECK(int_values(y[0]) == std::vector<int64_t>{45, 127});
 }
 
@@ -90,8 +90,8 @@ TEST_CASE("QLinearConv adds its int32 bias and rounds half to even") {
   m.initializer("y_scale", {}, {2});
   typed(m, "y_zp", kUint8, {}, {0});
   typed(m, "bias", kInt32, {1}, {1});
-  m.node("QLinearConv",
-         {"x", "x_scale", "x_zp", "w", "w_scale", "w_zp", "y_scale", "y_zp", "bias"}, {"y"});
+  m.node("QLinearConv", {"x", "x_scale", "x_zp", "w", "w_scale", "w_zp", "y_scale", "y_zp", "bias"},
+         {"y"});
   m.output("y", kUint8);
   // (0 1 2 by 1 2) + 1 = 3 6, times 0.5, over 2: 0.75 and 1.5.
   std::vector<Tensor> y = run(m.import(), {{"x", onnx_ints({1, 1, 3}, {1, 2, 3})}});

@@ -24,7 +24,7 @@ namespace {
 using arith::add, arith::k, arith::mul, arith::sub;
 
 struct Samples {
-  Var low, high;            // the neighbours' 0-based indices along the axis (as floats)
+  Var low, high;  // the neighbours' 0-based indices along the axis (as floats)
   Var w_low, w_high, inside;
 };
 
@@ -44,8 +44,8 @@ Var steps(Importer& im, Var like, int64_t count, int dim) {
 
 // The samples along one axis of X of `size`, between the regions' ends `lo` and `hi`, in
 // `bins` bins along block dim `bin_dim` of `grid` samples along `grid_dim`.
-Samples samples(Importer& im, Var lo, Var hi, int64_t size, int64_t bins, int64_t grid,
-                int bin_dim, int grid_dim, const Region& r) {
+Samples samples(Importer& im, Var lo, Var hi, int64_t size, int64_t bins, int64_t grid, int bin_dim,
+                int grid_dim, const Region& r) {
   Var start = sub(im, mul(im, lo, k(im, lo, r.scale)), k(im, lo, r.offset));
   Var length = mul(im, sub(im, hi, lo), k(im, lo, r.scale));
   if (!r.half_pixel) length = im.op<Prim::max>({length, k(im, lo, 1)});
@@ -75,16 +75,18 @@ void roi_align(Importer& im, const Node& n) {
   Var x = im.input(n, 0), rois = im.input(n, 1), batch = im.input(n, 2);
   const Shape xs = im.type(x).shape;  // (W, H, C, N)
   DType d = im.type(x).dtype;
-  if (!is_float(d) || im.type(rois).dtype != d) user_error("X and rois must be floats of one dtype");
-  if (xs.size() != 4 || xs[0] == 0 || xs[1] == 0) user_error("X must be (N, C, H, W) with H, W > 0");
+  if (!is_float(d) || im.type(rois).dtype != d)
+    user_error("X and rois must be floats of one dtype");
+  if (xs.size() != 4 || xs[0] == 0 || xs[1] == 0)
+    user_error("X must be (N, C, H, W) with H, W > 0");
   const Shape rs = im.type(rois).shape;
   if (rs.size() != 2 || rs[0] != 4) user_error("rois must be (num_rois, 4)");
   if (im.type(batch).dtype != DType::i64 || im.type(batch).shape != Shape{rs[1]})
     user_error("batch_indices must be integers, one per region");
   std::string mode = attr_string(n, "mode", "avg");
   if (mode != "avg" && mode != "max") user_error("mode '{}' is not avg or max", mode);
-  std::string coordinates = attr_string(
-      n, "coordinate_transformation_mode", im.opset() >= 16 ? "half_pixel" : "output_half_pixel");
+  std::string coordinates = attr_string(n, "coordinate_transformation_mode",
+                                        im.opset() >= 16 ? "half_pixel" : "output_half_pixel");
   if (coordinates != "half_pixel" && coordinates != "output_half_pixel")
     user_error("coordinate_transformation_mode '{}' is not half_pixel or output_half_pixel",
                coordinates);
@@ -103,7 +105,9 @@ void roi_align(Importer& im, const Node& n) {
   Var planes = im.reshape(im.op<Prim::permutedims>({x}, {.perm = {1, 2, 4, 3}}),
                           {xs[0] * xs[1] * xs[3], xs[2]});
   auto i64 = [&](Var v) { return im.op<Prim::convert>({v}, {.dtype = DType::i64}); };
-  Var base = add(im, mul(im, im.reshape(batch, {1, 1, 1, 1, r}), im.scalar(DType::i64, static_cast<double>(xs[0] * xs[1]))),
+  Var base = add(im,
+                 mul(im, im.reshape(batch, {1, 1, 1, 1, r}),
+                     im.scalar(DType::i64, static_cast<double>(xs[0] * xs[1]))),
                  im.scalar(DType::i64, 1));
   int64_t count = ratio * ratio * wo * ho * r;
   auto flat = [&](Var v) {
@@ -122,7 +126,7 @@ void roi_align(Importer& im, const Node& n) {
   }
   Var bins = im.reshape(*y, {ratio * ratio, wo, ho, r, xs[2]});
   Var pooled = mode == "avg" ? im.op<Prim::div>({im.op<Prim::sum>({bins}, {.dims = {1}}),
-                                                  k(im, bins, static_cast<double>(ratio * ratio))})
+                                                 k(im, bins, static_cast<double>(ratio * ratio))})
                              : im.op<Prim::maximum>({bins}, {.dims = {1}});
   pooled = im.reshape(pooled, {wo, ho, r, xs[2]});
   im.set_output(n, 0, im.op<Prim::permutedims>({pooled}, {.perm = {1, 2, 4, 3}}));

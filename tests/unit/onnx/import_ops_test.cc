@@ -1,5 +1,5 @@
 // The importer's rules for Mod, GatherND, ScatterND, Einsum, Resize, TopK, CumSum,
-// ReduceProd, EyeLike, the windows, GridSample, ConvTranspose's output_shape, DFT, STFT
+// ReduceProd, EyeLike, the windows, Upsample, GridSample, ConvTranspose's output_shape, DFT, STFT
 // and MaxPool's dilations and storage order on small models, each compared with values
 // worked out by hand from ONNX's definition (row-major).
 #include <doctest/doctest.h>
@@ -165,6 +165,21 @@ TEST_CASE("Resize: nearest, linear and cubic from the coordinate they map to") {
       import_error(huge) ==
       "m.onnx: node 2 'r' (Resize, opset 13): scale 1073741824 of an axis of 2 is not positive, or "
       "makes more than 2^24");
+}
+
+TEST_CASE("Upsample: nearest and linear from the coordinate x / scale, as Resize-10") {
+  for (const char* mode : {"nearest", "linear"}) {
+    CAPTURE(mode);
+    Model m(9);
+    m.input("x", {1, 2});
+    constant_floats(m, "scales", {1, 2});
+    set_string(m.node("Upsample", {"x", "scales"}, {"y"}), "mode", mode);
+    m.output("y");
+    std::vector<float> y = values(run(m.import(), {{"x", onnx_tensor({1, 2}, {1, 3})}})[0]);
+    // At 0, 0.5, 1 and 1.5: linear cuts the last one's right neighbour to the axis.
+    CHECK(y == (mode == std::string("nearest") ? std::vector<float>{1, 1, 3, 3}
+                                               : std::vector<float>{1, 2, 3, 3}));
+  }
 }
 
 TEST_CASE("TopK: sorted values and indices, the lower index first among equals") {

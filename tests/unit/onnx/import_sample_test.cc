@@ -25,9 +25,10 @@ Model roi_model(int opset, const std::string& mode) {
 }
 
 float pooled(const Model& m) {
-  std::vector<Tensor> y = run(m.import(), {{"x", onnx_tensor({1, 1, 3, 3}, {0, 1, 2, 3, 4, 5, 6, 7, 8})},
-                                           {"rois", onnx_tensor({1, 4}, {0, 0, 2, 2})},
-                                           {"batch", onnx_ints({1}, {0})}});
+  std::vector<Tensor> y =
+      run(m.import(), {{"x", onnx_tensor({1, 1, 3, 3}, {0, 1, 2, 3, 4, 5, 6, 7, 8})},
+                       {"rois", onnx_tensor({1, 4}, {0, 0, 2, 2})},
+                       {"batch", onnx_ints({1}, {0})}});
   CHECK(y[0].shape() == Shape{1, 1, 1, 1});
   return values(y[0])[0];
 }

@@ -143,6 +143,7 @@ void add_control_rules(Rules& rules);
 void add_quantize_rules(Rules& rules);
 void add_sample_rules(Rules& rules);
 void add_roi_rules(Rules& rules);
+void add_text_rules(Rules& rules);
 void add_spectral_rules(Rules& rules);
 
 void add_training_rules(Rules& rules);

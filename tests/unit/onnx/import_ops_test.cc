@@ -1,7 +1,7 @@
 // The importer's rules for Mod, GatherND, ScatterND, Einsum, Resize, TopK, CumSum,
-// ReduceProd, EyeLike, the windows, Upsample, GridSample, ConvTranspose's output_shape, DFT, STFT
-// and MaxPool's dilations and storage order on small models, each compared with values
-// worked out by hand from ONNX's definition (row-major).
+// ReduceProd, EyeLike, the windows, Upsample, GridSample, ConvTranspose's output_shape, DFT, STFT,
+// MelWeightMatrix and MaxPool's dilations and storage order on small models, each compared with
+// values worked out by hand from ONNX's definition (row-major).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -378,6 +378,24 @@ TEST_CASE("STFT: the frames every frame_step, each transformed") {
   std::vector<double> want{6, 0, -1.5, std::sqrt(3.0) / 2, 12, 0, -1.5, std::sqrt(3.0) / 2};
   std::vector<float> got = values(y[0]);
   for (size_t i = 0; i < want.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-5));
+}
+
+TEST_CASE("MelWeightMatrix: triangles between points evenly spaced in mels") {
+  Model m(17);
+  m.ints_initializer("mels", {}, {2});
+  m.ints_initializer("length", {}, {16});
+  m.ints_initializer("rate", {}, {16000});
+  constant_floats(m, "lo", {0});
+  constant_floats(m, "hi", {8000});
+  m.node("MelWeightMatrix", {"mels", "length", "rate", "lo", "hi"}, {"w"});
+  m.output("w");
+  std::vector<Tensor> w = run(m.import(), {});
+  // The points 0, 614, 1768 and 3933 Hz fall in the DFT bins 0, 0, 1 and 4 (of 9).
+  CHECK(w[0].shape() == Shape{2, 9});
+  std::vector<float> want(18, 0);
+  want[0] = 1;                                          // mel bin 0: at bin 0 alone
+  want[3] = 1, want[5] = 2.0f / 3, want[7] = 1.0f / 3;  // mel bin 1: rises to 1, falls to 4
+  CHECK(values(w[0]) == want);
 }
 
 TEST_CASE("MaxPool with dilations: the max over the kernel's strided slices") {

@@ -186,6 +186,8 @@ Rule rule_for(const Node& node, int opset) {
       (current && current->since_version() == schema->since_version()) ||
       (same != same_meaning_since().end() && schema->since_version() >= same->second);
   if (opset < kMinOpset && !same_meaning) {
+    auto older = rules.find(fmt::format("{}-{}", op, schema->since_version()));
+    if (older != rules.end()) return older->second;
     throw UnsupportedError(
         fmt::format("{}-{} is not supported: ytape imports {} as defined from opset {}", op,
                     schema->since_version(), op, kMinOpset));
@@ -436,7 +438,9 @@ Tensor read_onnx_tensor(std::string_view bytes, std::string_view source) {
 
 std::vector<std::string> onnx_supported_ops() {
   std::vector<std::string> names;
-  for (const auto& [name, rule] : all_rules()) names.push_back(name);
+  for (const auto& [name, rule] : all_rules()) {
+    if (name.find('-') == std::string::npos) names.push_back(name);
+  }
   return names;
 }
 

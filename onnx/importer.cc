@@ -241,6 +241,8 @@ const Rules& all_rules() {
     add_control_rules(r);
     add_quantize_rules(r);
     add_sample_rules(r);
+    add_roi_rules(r);
+    add_text_rules(r);
     add_spectral_rules(r);
     add_creation_rules(r);
     return r;

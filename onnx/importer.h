@@ -22,7 +22,8 @@ class Importer;
 
 /// Imports one node: reads its inputs and attributes and defines its outputs.
 using Rule = void (*)(Importer& im, const Node& node);
-/// Rules by op type.
+/// Rules by op type; an older definition that means other than at opset 13 has its own
+/// rule, if any, under the op type and the version that defined it ("Scan-8").
 using Rules = std::map<std::string, Rule, std::less<>>;
 
 /// The layout mapping: ONNX axis `axis` (negative counts from the end) of a rank-`rank`
@@ -141,6 +142,8 @@ void add_recurrent_rules(Rules& rules);
 void add_control_rules(Rules& rules);
 void add_quantize_rules(Rules& rules);
 void add_sample_rules(Rules& rules);
+void add_roi_rules(Rules& rules);
+void add_text_rules(Rules& rules);
 void add_spectral_rules(Rules& rules);
 
 void add_training_rules(Rules& rules);

@@ -1,9 +1,10 @@
 // Control flow whose structure is static, unrolled at import: If whose condition is known
 // (its taken branch imported in its place), Loop whose trip count and condition are known
 // at every iteration (its body imported once per iteration), Scan (its body once per slice
-// along the scanned axes). The body's values of one iteration (the iteration number among
-// them) are known at import where the loop's are, so what depends only on them folds. What
-// would have to be decided at run time is refused, naming the node.
+// along the scanned axes; Scan-8 once per slice of each batch element). The body's values of one
+// iteration (the iteration number among them) are known at import where the loop's are, so what
+// depends only on them folds. What would have to be decided at run time is refused, naming the
+// node.
 #include <algorithm>
 #include <limits>
 
@@ -98,59 +99,127 @@ std::vector<int64_t> per_value(const Node& n, std::string_view name, int count) 
   return v;
 }
 
-// Scan (opset 9 on): the states, then num_scan_inputs tensors sliced along their scan axes;
-// the body takes (states..., slices...) and gives (states..., scanned...), each scanned
-// value stacked along its scan_output_axes (the first ONNX axis by default), the last
-// iteration's first where scan_output_directions is 1.
-void scan(Importer& im, const Node& n) {
+// One Scan's unrolling: the states, then the scan inputs, each sliced along its ytape dim
+// `dims[j]` (from the end where `backward[j]`); the body's scanned outputs are stacked along
+// the ONNX axes `out_axes` (the last iteration's first where `out_back`).
+struct ScanOf {
+  std::vector<Var> states, inputs;
+  std::vector<int> dims;
+  std::vector<int64_t> backward, out_axes, out_back;
+};
+
+// The body run over `s`: the final states, then the stacked scanned outputs.
+std::vector<Var> run_scan(Importer& im, const onnx::GraphProto& body, ScanOf s) {
+  auto states = static_cast<int>(s.states.size()), inputs = static_cast<int>(s.inputs.size());
+  int outputs = body.output_size() - states;
+  int64_t len = -1;
+  for (int j = 0; j < inputs; ++j) {
+    int64_t size = im.type(s.inputs[j]).shape[s.dims[j] - 1];
+    if (len >= 0 && size != len) user_error("scan inputs of {} and {} elements", len, size);
+    len = size;
+  }
+  if (len == 0 && outputs > 0) unsupported("a Scan of no iterations with scan outputs");
+  std::vector<std::vector<Var>> scanned(outputs);
+  for (int64_t t = 0; t < len; ++t) {
+    im.count_iteration("Scan");
+    for (int k = 0; k < states; ++k) im.define(body.input(k).name(), s.states[k]);
+    for (int j = 0; j < inputs; ++j) {
+      Shape shape = im.type(s.inputs[j]).shape;
+      shape.erase(shape.begin() + (s.dims[j] - 1));
+      Var slice = im.slice(s.inputs[j], s.dims[j], s.backward[j] != 0 ? len - 1 - t : t, 1);
+      im.define(body.input(states + j).name(), im.reshape(slice, shape));
+    }
+    import_subgraph(im, body, "body");
+    for (int k = 0; k < states; ++k) s.states[k] = im.lookup(body.output(k).name());
+    for (int o = 0; o < outputs; ++o)
+      scanned[o].push_back(im.lookup(body.output(states + o).name()));
+  }
+  std::vector<Var> out = s.states;
+  for (int o = 0; o < outputs; ++o) {
+    if (s.out_back[o] != 0) std::reverse(scanned[o].begin(), scanned[o].end());
+    int rank = im.rank(scanned[o][0]) + 1;
+    out.push_back(stack(im, scanned[o], ydim(s.out_axes[o], rank)));
+  }
+  return out;
+}
+
+// The body of a Scan node whose inputs are `first` values (Scan-8's sequence_lens), the
+// states and then the scan inputs; its number of states and of scan outputs.
+const onnx::GraphProto& scan_body(const Node& n, int first, int& states, int& outputs) {
   const onnx::GraphProto& body = graph_attr(n, "body");
   auto inputs = static_cast<int>(attr_int(n, "num_scan_inputs", 0));
-  int states = n.input_size() - inputs, outputs = body.output_size() - states;
-  if (inputs < 1 || states < 0 || outputs < 0 || body.input_size() != n.input_size() ||
+  states = n.input_size() - first - inputs, outputs = body.output_size() - states;
+  if (inputs < 1 || states < 0 || outputs < 0 || body.input_size() != states + inputs ||
       n.output_size() != body.output_size()) {
     user_error(
         "a body of {} inputs and {} outputs does not fit {} inputs, {} outputs and {} "
         "scan inputs",
         body.input_size(), body.output_size(), n.input_size(), n.output_size(), inputs);
   }
-  std::vector<int64_t> in_axes = per_value(n, "scan_input_axes", inputs),
-                       in_back = per_value(n, "scan_input_directions", inputs),
-                       out_axes = per_value(n, "scan_output_axes", outputs),
-                       out_back = per_value(n, "scan_output_directions", outputs);
-  std::vector<int> dims;
-  int64_t len = -1;
+  return body;
+}
+
+// Scan (opset 9 on): the states, then num_scan_inputs tensors sliced along their scan axes;
+// the body takes (states..., slices...) and gives (states..., scanned...), each scanned
+// value stacked along its scan_output_axes (the first ONNX axis by default), the last
+// iteration's first where scan_output_directions is 1.
+void scan(Importer& im, const Node& n) {
+  int states = 0, outputs = 0;
+  const onnx::GraphProto& body = scan_body(n, 0, states, outputs);
+  int inputs = n.input_size() - states;
+  ScanOf s;
+  s.backward = per_value(n, "scan_input_directions", inputs);
+  s.out_axes = per_value(n, "scan_output_axes", outputs);
+  s.out_back = per_value(n, "scan_output_directions", outputs);
+  std::vector<int64_t> in_axes = per_value(n, "scan_input_axes", inputs);
+  for (int k = 0; k < states; ++k) s.states.push_back(im.input(n, k));
   for (int j = 0; j < inputs; ++j) {
-    Var x = im.input(n, states + j);
-    dims.push_back(ydim(in_axes[j], im.rank(x)));
-    int64_t size = im.type(x).shape[dims[j] - 1];
-    if (len >= 0 && size != len) user_error("scan inputs of {} and {} elements", len, size);
-    len = size;
+    s.inputs.push_back(im.input(n, states + j));
+    s.dims.push_back(ydim(in_axes[j], im.rank(s.inputs[j])));
   }
-  if (len == 0 && outputs > 0) unsupported("a Scan of no iterations with scan outputs");
-  std::vector<Var> values;
-  for (int k = 0; k < states; ++k) values.push_back(im.input(n, k));
-  std::vector<std::vector<Var>> scanned(outputs);
-  for (int64_t t = 0; t < len; ++t) {
-    im.count_iteration("Scan");
-    for (int k = 0; k < states; ++k) im.define(body.input(k).name(), values[k]);
+  std::vector<Var> out = run_scan(im, body, std::move(s));
+  for (int i = 0; i < n.output_size(); ++i) im.set_output(n, i, out[i]);
+}
+
+// Element `b` of `x`'s batch: its first ONNX axis (the tape's last dim) taken away.
+Var batch_element(Importer& im, Var x, int64_t b) {
+  if (im.rank(x) == 0) user_error("a Scan-8 input of rank 0 has no batch axis");
+  Shape s = im.type(x).shape;
+  s.pop_back();
+  return im.reshape(im.slice(x, im.rank(x), b, 1), s);
+}
+
+// Scan-8: sequence_lens (optional), the states and the scan inputs, all with a first
+// batch axis, the scan inputs scanned along their second; per batch element, the Scan of
+// its slices, stacked again along the batch axis.
+void scan_8(Importer& im, const Node& n) {
+  int states = 0, outputs = 0;
+  const onnx::GraphProto& body = scan_body(n, 1, states, outputs);
+  int inputs = n.input_size() - 1 - states;
+  std::vector<int64_t> backward = per_value(n, "directions", inputs);
+  Var first = im.input(n, 1 + states);
+  int64_t batch = im.rank(first) == 0 ? 0 : im.type(first).shape.back();
+  if (im.has_input(n, 0)) {
+    int64_t len = im.rank(first) < 2 ? 0 : im.type(first).shape[im.rank(first) - 2];
+    for (int64_t l : im.static_ints(n, 0))
+      if (l != len) unsupported("a Scan-8 over sequences shorter than the scan inputs");
+  }
+  if (batch == 0) unsupported("a Scan-8 of an empty batch");
+  std::vector<std::vector<Var>> per_batch(n.output_size());
+  for (int64_t b = 0; b < batch; ++b) {
+    ScanOf s;
+    s.backward = backward;
+    s.out_axes = s.out_back = std::vector<int64_t>(outputs, 0);
+    for (int k = 0; k < states; ++k) s.states.push_back(batch_element(im, im.input(n, 1 + k), b));
     for (int j = 0; j < inputs; ++j) {
-      Var x = im.input(n, states + j);
-      Shape s = im.type(x).shape;
-      s.erase(s.begin() + (dims[j] - 1));
-      Var slice = im.slice(x, dims[j], in_back[j] != 0 ? len - 1 - t : t, 1);
-      im.define(body.input(states + j).name(), im.reshape(slice, s));
+      s.inputs.push_back(batch_element(im, im.input(n, 1 + states + j), b));
+      s.dims.push_back(ydim(0, im.rank(s.inputs[j])));
     }
-    import_subgraph(im, body, "body");
-    for (int k = 0; k < states; ++k) values[k] = im.lookup(body.output(k).name());
-    for (int s = 0; s < outputs; ++s)
-      scanned[s].push_back(im.lookup(body.output(states + s).name()));
+    std::vector<Var> out = run_scan(im, body, std::move(s));
+    for (size_t i = 0; i < out.size(); ++i) per_batch[i].push_back(out[i]);
   }
-  for (int k = 0; k < states; ++k) im.set_output(n, k, values[k]);
-  for (int s = 0; s < outputs; ++s) {
-    if (out_back[s] != 0) std::reverse(scanned[s].begin(), scanned[s].end());
-    int rank = im.rank(scanned[s][0]) + 1;
-    im.set_output(n, states + s, stack(im, scanned[s], ydim(out_axes[s], rank)));
-  }
+  for (int i = 0; i < n.output_size(); ++i)
+    im.set_output(n, i, stack(im, per_batch[i], im.rank(per_batch[i][0]) + 1));
 }
 
 }  // namespace
@@ -159,6 +228,7 @@ void add_control_rules(Rules& r) {
   r["If"] = if_then_else;
   r["Loop"] = loop;
   r["Scan"] = scan;
+  r["Scan-8"] = scan_8;
 }
 
 }  // namespace ytape::onnx_import

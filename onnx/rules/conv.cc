@@ -75,35 +75,38 @@ Var from_image(Importer& im, Var y, int rank) {
   return rank == 3 ? im.reshape(y, {s[0], s[2], s[3]}) : y;
 }
 
-namespace {
-
-// y + bias per output channel (the tape's second to last dim).
-Var add_bias(Importer& im, const Node& n, Var y, int bias_input) {
-  if (!im.has_input(n, bias_input)) return y;
-  Var b = im.input(n, bias_input);
+Var add_channel_bias(Importer& im, Var y, Var bias) {
   Shape s(static_cast<size_t>(im.rank(y)), 1);
-  s[s.size() - 2] = im.type(b).size();
-  return im.op<Prim::add>({y, im.reshape(b, s)});
+  s[s.size() - 2] = im.type(bias).size();
+  return im.op<Prim::add>({y, im.reshape(bias, s)});
 }
 
-void conv(Importer& im, const Node& n) {
-  Var x = im.input(n, 0), w = im.input(n, 1);
+Var convolve(Importer& im, const Node& n, Var x, Var w) {
   int rank = im.rank(x);
   Shape ws = im.onnx_shape(w);
   std::vector<int64_t> kernel = attr_ints(n, "kernel_shape", spatial_of(n, ws));
   Shape xs = im.onnx_shape(x);
   Window win = window_of(n, spatial_of(n, xs), kernel);
   int64_t groups = attr_int(n, "group", 1);
-  Var y;
   if (rank == 5) {
     ImporterSink s(im);
-    y = conv3d(s, x, w, {win.stride, win.pad, win.dilation, groups});
-  } else {
-    y = im.op<Prim::conv2d>(
-        {as_image(im, x), as_image(im, w)},
-        {.stride = win.stride, .pad = win.pad, .dilation = win.dilation, .groups = groups});
+    return conv3d(s, x, w, {win.stride, win.pad, win.dilation, groups});
   }
-  im.set_output(n, 0, from_image(im, add_bias(im, n, y, 2), rank));
+  Var y = im.op<Prim::conv2d>(
+      {as_image(im, x), as_image(im, w)},
+      {.stride = win.stride, .pad = win.pad, .dilation = win.dilation, .groups = groups});
+  return from_image(im, y, rank);
+}
+
+namespace {
+
+// y + bias per output channel, where input `bias_input` is given.
+Var add_bias(Importer& im, const Node& n, Var y, int bias_input) {
+  return im.has_input(n, bias_input) ? add_channel_bias(im, y, im.input(n, bias_input)) : y;
+}
+
+void conv(Importer& im, const Node& n) {
+  im.set_output(n, 0, add_bias(im, n, convolve(im, n, im.input(n, 0), im.input(n, 1)), 2));
 }
 
 // The output size along one dim: given, or stride * (in - 1) + output_padding +
@@ -176,11 +179,21 @@ void conv_transpose(Importer& im, const Node& n) {
   im.set_output(n, 0, from_image(im, add_bias(im, n, y, 2), rank));
 }
 
+// ConvTranspose-1 differs from -11 only where auto_pad is SAME_*, whose padding ONNX then
+// derived from the input's size modulo the stride.
+void conv_transpose_1(Importer& im, const Node& n) {
+  std::string auto_pad = attr_string(n, "auto_pad", "NOTSET");
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER")
+    unsupported("ConvTranspose-1 with auto_pad " + auto_pad);
+  conv_transpose(im, n);
+}
+
 }  // namespace
 
 void add_conv_rules(Rules& r) {
   r["Conv"] = conv;
   r["ConvTranspose"] = conv_transpose;
+  r["ConvTranspose-1"] = conv_transpose_1;
 }
 
 }  // namespace ytape::onnx_import

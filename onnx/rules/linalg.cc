@@ -1,12 +1,13 @@
-// MatMul and Gemm. A row-major (M, K) matrix is the column-major (K, M) one, its
+// MatMul, Gemm, Einsum and Det. A row-major (M, K) matrix is the column-major (K, M) one, its
 // transpose, so ONNX's A * B is, on the tape, matmul(B', A') with A', B' the tape's
 // tensors: (A B)' = B' A'. Batch dims follow the first two and broadcast as in numpy.
+#include "onnx/rules/linalg.h"
+
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <map>
 #include <string>
-
-#include "onnx/importer.h"
 
 namespace ytape::onnx_import {
 
@@ -31,8 +32,9 @@ Shape broadcast_batch(const Shape& a, const Shape& b) {
   return out;
 }
 
-void matmul(Importer& im, const Node& n) {
-  Var a = im.input(n, 0), b = im.input(n, 1);
+}  // namespace
+
+Var onnx_matmul(Importer& im, Var a, Var b) {
   Shape sa = im.type(a).shape, sb = im.type(b).shape;
   if (sa.empty() || sb.empty()) user_error("MatMul of a scalar");
   // A vector a is a row (1, K), its tape form (K, 1); a vector b is a column (K, 1), (1, K).
@@ -43,7 +45,13 @@ void matmul(Importer& im, const Node& n) {
   Shape out = im.type(y).shape;  // (N, M, batch...)
   if (sb.size() == 1) out.erase(out.begin());
   if (sa.size() == 1) out.erase(out.begin() + (sb.size() == 1 ? 0 : 1));
-  im.set_output(n, 0, im.reshape(y, out));
+  return im.reshape(y, out);
+}
+
+namespace {
+
+void matmul(Importer& im, const Node& n) {
+  im.set_output(n, 0, onnx_matmul(im, im.input(n, 0), im.input(n, 1)));
 }
 
 // alpha * op(A) op(B) + beta * C; (op(A) op(B))' = op(B)' op(A)', and op(B)' is B' or its
@@ -222,12 +230,58 @@ void einsum(Importer& im, const Node& n) {
   im.set_output(n, 0, product);
 }
 
+// ---- Det, by Laplace's expansion along the rows, bottom up: the minor of the last k rows
+// and a set S of k columns (a bit mask) is the sum over the columns j of S, the p-th of
+// them, of (-1)^p a[M - k, j] minor(S less j). Each of the 2^M minors is built once, M 2^M
+// products in all and no divisions, so the tape is differentiable everywhere (the pivots
+// of an LU would choose rows by the values). The tape grows as M 2^M: up to 8 x 8.
+
+constexpr int kMaxDet = 8;
+
+void det(Importer& im, const Node& n) {
+  Var x = im.input(n, 0);
+  const Type& t = im.type(x);
+  if (!is_float(t.dtype)) user_error("Det of {}, not floats", dtype_name(t.dtype));
+  if (t.rank() < 2 || t.shape[0] != t.shape[1])
+    user_error("Det of a {} tensor, not of square matrices", shape_str(im.onnx_shape(x)));
+  auto m = static_cast<int>(t.shape[0]);
+  if (m > kMaxDet)
+    unsupported(
+        fmt::format("Det of {0} x {0} matrices (ytape's are at most {1} x {1})", m, kMaxDet));
+  Shape batch(t.shape.begin() + 2, t.shape.end());
+  if (m == 0) {
+    im.set_output(n, 0, im.op<Prim::broadcast_to>({im.scalar(t.dtype, 1)}, {.shape = batch}));
+    return;
+  }
+  std::vector<Var> a;  // a[i m + j]: row i, column j (the tape's dims 2 and 1)
+  for (int i = 0; i < m; ++i) {
+    Var row = im.slice(x, 2, i, 1);
+    for (int j = 0; j < m; ++j) a.push_back(im.reshape(im.slice(row, 1, j, 1), batch));
+  }
+  std::vector<Var> minor(size_t{1} << m);
+  for (unsigned mask = 1; mask < minor.size(); ++mask) {
+    int row = m - std::popcount(mask), p = 0;
+    for (int j = 0; j < m; ++j) {
+      if (!(mask & (1u << j))) continue;
+      unsigned rest = mask & ~(1u << j);
+      Var term = rest == 0 ? a[row * m + j] : im.op<Prim::mul>({a[row * m + j], minor[rest]});
+      if (p++ == 0)
+        minor[mask] = term;
+      else
+        minor[mask] = p % 2 == 0 ? im.op<Prim::sub>({minor[mask], term})
+                                 : im.op<Prim::add>({minor[mask], term});
+    }
+  }
+  im.set_output(n, 0, minor.back());
+}
+
 }  // namespace
 
 void add_linalg_rules(Rules& r) {
   r["MatMul"] = matmul;
   r["Gemm"] = gemm;
   r["Einsum"] = einsum;
+  r["Det"] = det;
 }
 
 }  // namespace ytape::onnx_import

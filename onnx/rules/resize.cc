@@ -252,16 +252,18 @@ void resize(Importer& im, const Node& n) {
   im.set_output(n, 0, resize_axes(im, x, t, o, scales, out, roi));
 }
 
-// Upsample (opset 9, deprecated since 10): X, scales; nearest takes floor(x / scale), as
-// ONNX's reference repeats each element. Its linear mode has no node test to check against.
+// Upsample (opset 9, deprecated since 10): X, scales; as Resize-10, whose definition it
+// became, from the coordinate x / scale: nearest takes its floor, as ONNX's reference
+// repeats each element; linear its two neighbours, the last cut to the axis (ONNX Runtime's
+// edge). ONNX has no node test of the linear mode; the unit tests check it by hand.
 void upsample(Importer& im, const Node& n) {
   Var x = im.input(n, 0);
   check_float(im, n, x);
   std::string mode = attr_string(n, "mode", "nearest");
-  if (mode != "nearest") unsupported("Upsample in " + mode + " mode");
+  if (mode != "nearest" && mode != "linear") user_error("mode '{}' is not nearest or linear", mode);
   std::vector<int64_t> out;
   std::vector<double> scales = read_scales(im, n, 1, im.onnx_shape(x), &out);
-  Options o{"nearest", "floor"};
+  Options o{mode, "floor"};
   im.set_output(n, 0, resize_axes(im, x, Transform{"asymmetric"}, o, scales, out, {}));
 }
 

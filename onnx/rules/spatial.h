@@ -27,6 +27,12 @@ Var as_image(Importer& im, Var x);
 /// height again).
 Var from_image(Importer& im, Var y, int rank);
 
+/// The convolution of `x` by `w` as the Conv-like `node`'s attributes (kernel_shape,
+/// strides, dilations, pads, auto_pad, group) say, in `x`'s rank; no bias.
+Var convolve(Importer& im, const Node& node, Var x, Var w);
+/// `y` (an image, its channels the tape's second to last dim) plus `bias` per channel.
+Var add_channel_bias(Importer& im, Var y, Var bias);
+
 /// The importer as an OpSink: the ops of the composed 3-d ops fold where their arguments
 /// are known, as the importer's own.
 class ImporterSink final : public OpSink {

@@ -3,13 +3,15 @@
 // Im y = C Im x - S Re x, with C[k, n] = cos(2 pi k n / L) and S[k, n] = sin(...); the
 // inverse flips the sine's sign and divides by L. The signal is cut or zero-padded to
 // dft_length L; onesided keeps the first L / 2 + 1 frequencies. ONNX's last axis holds the
-// real and imaginary parts (real input: one), the tape's first dim.
+// real and imaginary parts (real input: one), the tape's first dim. And MelWeightMatrix,
+// the constant that maps a spectrogram's bins to mel bins.
 #include <cmath>
 #include <numbers>
 #include <numeric>
 #include <optional>
 
 #include "onnx/importer.h"
+#include "onnx/proto.h"
 
 namespace ytape::onnx_import {
 
@@ -120,9 +122,53 @@ void stft(Importer& im, const Node& n) {
   im.set_output(n, 0, transform(im, framed, 2, onesided ? frame / 2 + 1 : frame, false));
 }
 
+// The one element of static input `i`.
+double static_number(Importer& im, const Node& n, int i) {
+  Tensor t = im.static_input(n, i);
+  if (t.size() != 1) user_error("input {} has {} elements, not 1", i + 1, t.size());
+  return element_value(t, 0);
+}
+
+// MelWeightMatrix (opset 17), a constant of its static inputs, as ONNX's reference builds
+// it: num_mel_bins + 2 points evenly spaced in mels from the lower to the upper edge (a step
+// of the span over num_mel_bins + 2, as the reference has it), each moved to its DFT bin
+// floor((dft_length + 1) hz / sample_rate); mel bin i rises linearly from point i to point
+// i + 1 and falls to point i + 2, over the dft_length / 2 + 1 spectrogram bins.
+void mel_weight_matrix(Importer& im, const Node& n) {
+  double mels = static_number(im, n, 0), length = static_number(im, n, 1),
+         rate = static_number(im, n, 2), lo = static_number(im, n, 3), hi = static_number(im, n, 4);
+  if (!(mels >= 1 && mels <= 4096 && length >= 1 && length <= 65536 && rate > 0 && lo >= 0 &&
+        hi >= lo))
+    user_error("num_mel_bins, dft_length, sample_rate or the edges are not valid");
+  auto bins = static_cast<int64_t>(length) / 2 + 1, count = static_cast<int64_t>(mels);
+  auto mel = [](double hz) { return 2595 * std::log10(1 + hz / 700); };
+  double step = (mel(hi) - mel(lo)) / static_cast<double>(count + 2);
+  std::vector<int64_t> at(count + 2);
+  for (int64_t i = 0; i < count + 2; ++i) {
+    double hz = 700 * (std::pow(10, (static_cast<double>(i) * step + mel(lo)) / 2595) - 1);
+    at[i] = static_cast<int64_t>(std::floor((length + 1) * hz / rate));
+    if (at[i] < 0 || at[i] >= bins) user_error("the upper edge is beyond the sample rate's half");
+  }
+  Tensor w(Type{DType::f64, {count, bins}});  // ONNX's (bins, num_mel_bins)
+  auto put = [&](int64_t j, int64_t i, double v) { w.data<double>()[j * count + i] = v; };
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t left = at[i], center = at[i + 1], right = at[i + 2];
+    if (center == left) put(center, i, 1);
+    for (int64_t j = left; center > left && j <= center; ++j)
+      put(j, i, static_cast<double>(j - left) / static_cast<double>(center - left));
+    for (int64_t j = center; j < right; ++j)
+      put(j, i, static_cast<double>(right - j) / static_cast<double>(right - center));
+  }
+  auto to = static_cast<int32_t>(attr_int(n, "output_datatype", onnx::TensorProto_DataType_FLOAT));
+  std::optional<DType> dtype = to_dtype(to, true);
+  if (!dtype) unsupported("MelWeightMatrix of " + onnx_dtype_name(to));
+  im.set_output(n, 0, im.op<Prim::convert>({im.constant(w)}, {.dtype = *dtype}));
+}
+
 }  // namespace
 
 void add_spectral_rules(Rules& r) {
+  r["MelWeightMatrix"] = mel_weight_matrix;
   r["DFT"] = dft;
   r["STFT"] = stft;
 }

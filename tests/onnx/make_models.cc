@@ -3,7 +3,7 @@
 //   mlp.onnx             x (1, 4) -> Gemm -> Relu -> Gemm -> Softmax, weights as initializers
 //   mlp_batch.onnx       the same with x (batch, 4): a symbolic batch dim, as exported
 //                        with dynamic axes
-//   unsupported_op.onnx  an op type without a rule (Det)
+//   unsupported_op.onnx  an op type without a rule (Unique)
 //   old_opset.onnx       opset 11, whose Hardmax (Hardmax-11) means other than at 13
 //   misspelt_op.onnx     an op type ONNX does not have (Sofmax)
 //   not_static.onnx      a Reshape whose shape is a graph input
@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
   };
   save("mlp.onnx", mlp());
   save("mlp_batch.onnx", mlp_batch());
-  save("unsupported_op.onnx", unary("Det", 13));
+  save("unsupported_op.onnx", unary("Unique", 13));
   save("old_opset.onnx", unary("Hardmax", 11));
   save("misspelt_op.onnx", unary("Sofmax", 13));
   save("not_static.onnx", not_static());

@@ -1,5 +1,6 @@
 // Control flow of static structure, unrolled at import (onnx/rules/control.cc): If with a
-// known condition, Loop with a known trip count and condition, Scan; and what is refused.
+// known condition, Loop with a known trip count and condition, Scan (and Scan-8's batches);
+// and what is refused.
 #include <doctest/doctest.h>
 
 #include "model.h"
@@ -144,6 +145,32 @@ TEST_CASE("Scan slices its inputs along their axes, in either direction") {
   n.clear_attribute();
   set_int(n, "num_scan_inputs", 1);
   CHECK(import_error(m) == "m.onnx: node 1 (Scan, opset 13): the graph attribute body is missing");
+}
+
+TEST_CASE("Scan-8 scans each element of the batch, its scan inputs along their second axis") {
+  Model m(8);
+  m.input("init", {2, 1});  // a state per batch element
+  m.input("x", {2, 3, 1});  // (batch, sequence, 1)
+  onnx::NodeProto& n = m.node("Scan", {"", "init", "x"}, {"sum", "partial"}, "scan");
+  set_int(n, "num_scan_inputs", 1);
+  set_ints(n, "directions", {1});
+  onnx::GraphProto& body = graph(n, "body");
+  names(body.mutable_input(), {"s_in", "step"});
+  add(body, "Add", {"s_in", "step"}, {"s_out"});
+  add(body, "Identity", {"s_out"}, {"p"});
+  names(body.mutable_output(), {"s_out", "p"});
+  m.output("sum");
+  m.output("partial");
+  std::vector<Tensor> out = run(m.import(), {{"init", onnx_tensor({2, 1}, {0, 100})},
+                                             {"x", onnx_tensor({2, 3, 1}, {1, 2, 3, 4, 5, 6})}});
+  CHECK(values(out[0]) == std::vector<float>{6, 115});
+  CHECK(out[1].shape() == Shape{1, 3, 2});  // ONNX's (2, 3, 1)
+  CHECK(values(out[1]) == std::vector<float>{3, 5, 6, 106, 111, 115});
+  m.ints_initializer("lens", {2, 3});
+  n.set_input(0, "lens");
+  CHECK(import_error(m) ==
+        "m.onnx: node 1 'scan' (Scan, opset 8): a Scan-8 over sequences shorter than the scan "
+        "inputs is not supported");
 }
 
 TEST_CASE("an error inside a branch names the node, the branch and the node in it") {

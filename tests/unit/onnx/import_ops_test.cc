@@ -1,7 +1,7 @@
 // The importer's rules for Mod, GatherND, ScatterND, Einsum, Resize, TopK, CumSum,
-// ReduceProd, EyeLike, the windows, GridSample, ConvTranspose's output_shape, DFT, STFT
-// and MaxPool's dilations and storage order on small models, each compared with values
-// worked out by hand from ONNX's definition (row-major).
+// ReduceProd, EyeLike, the windows, Upsample, GridSample, ConvTranspose's output_shape, DFT, STFT,
+// MelWeightMatrix and MaxPool's dilations and storage order on small models, each compared with
+// values worked out by hand from ONNX's definition (row-major).
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -167,6 +167,21 @@ TEST_CASE("Resize: nearest, linear and cubic from the coordinate they map to") {
       "makes more than 2^24");
 }
 
+TEST_CASE("Upsample: nearest and linear from the coordinate x / scale, as Resize-10") {
+  for (const char* mode : {"nearest", "linear"}) {
+    CAPTURE(mode);
+    Model m(9);
+    m.input("x", {1, 2});
+    constant_floats(m, "scales", {1, 2});
+    set_string(m.node("Upsample", {"x", "scales"}, {"y"}), "mode", mode);
+    m.output("y");
+    std::vector<float> y = values(run(m.import(), {{"x", onnx_tensor({1, 2}, {1, 3})}})[0]);
+    // At 0, 0.5, 1 and 1.5: linear cuts the last one's right neighbour to the axis.
+    CHECK(y == (mode == std::string("nearest") ? std::vector<float>{1, 1, 3, 3}
+                                               : std::vector<float>{1, 2, 3, 3}));
+  }
+}
+
 TEST_CASE("TopK: sorted values and indices, the lower index first among equals") {
   Model m;
   m.input("x", {4});
@@ -314,6 +329,22 @@ TEST_CASE("ConvTranspose's output_shape and auto_pad SAME_* give its pads") {
   }
 }
 
+TEST_CASE("ConvTranspose-1 reads as -11 but for auto_pad SAME_*, which it computed otherwise") {
+  Model m(8);
+  m.input("x", {1, 1, 3});
+  m.initializer("w", {1, 1, 3}, {1, 1, 1});
+  onnx::NodeProto& n = m.node("ConvTranspose", {"x", "w"}, {"y"}, "up");
+  set_ints(n, "strides", {2});
+  set_ints(n, "output_shape", {8});
+  m.output("y");
+  CHECK(values(run(m.import(), {{"x", onnx_tensor({1, 1, 3}, {1, 1, 1})}})[0]) ==
+        std::vector<float>{1, 1, 2, 1, 2, 1, 1, 0});
+  set_string(n, "auto_pad", "SAME_UPPER");
+  CHECK(import_error(m) ==
+        "m.onnx: node 1 'up' (ConvTranspose, opset 8): ConvTranspose-1 with auto_pad SAME_UPPER "
+        "is not supported");
+}
+
 TEST_CASE("DFT: products with the cosine and sine matrices, onesided, inverse") {
   Model m(17);
   m.input("x", {1, 4, 1});  // one real signal 1 2 3 4 along axis 1
@@ -347,6 +378,24 @@ TEST_CASE("STFT: the frames every frame_step, each transformed") {
   std::vector<double> want{6, 0, -1.5, std::sqrt(3.0) / 2, 12, 0, -1.5, std::sqrt(3.0) / 2};
   std::vector<float> got = values(y[0]);
   for (size_t i = 0; i < want.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-5));
+}
+
+TEST_CASE("MelWeightMatrix: triangles between points evenly spaced in mels") {
+  Model m(17);
+  m.ints_initializer("mels", {}, {2});
+  m.ints_initializer("length", {}, {16});
+  m.ints_initializer("rate", {}, {16000});
+  constant_floats(m, "lo", {0});
+  constant_floats(m, "hi", {8000});
+  m.node("MelWeightMatrix", {"mels", "length", "rate", "lo", "hi"}, {"w"});
+  m.output("w");
+  std::vector<Tensor> w = run(m.import(), {});
+  // The points 0, 614, 1768 and 3933 Hz fall in the DFT bins 0, 0, 1 and 4 (of 9).
+  CHECK(w[0].shape() == Shape{2, 9});
+  std::vector<float> want(18, 0);
+  want[0] = 1;                                          // mel bin 0: at bin 0 alone
+  want[3] = 1, want[5] = 2.0f / 3, want[7] = 1.0f / 3;  // mel bin 1: rises to 1, falls to 4
+  CHECK(values(w[0]) == want);
 }
 
 TEST_CASE("MaxPool with dilations: the max over the kernel's strided slices") {

@@ -239,10 +239,10 @@ TEST_CASE("an op type without a rule is refused, naming the node, op type and op
   Model m;
   m.input("x", {2});
   m.node("Relu", {"x"}, {"r"}, "first");
-  m.node("Det", {"r"}, {"y"}, "det");
+  m.node("Unique", {"r"}, {"y"}, "unique");
   m.output("y");
   CHECK(import_error(m) ==
-        "m.onnx: node 2 'det' (Det, opset 13): op type Det is not supported (docs/onnx.md "
+        "m.onnx: node 2 'unique' (Unique, opset 13): op type Unique is not supported (docs/onnx.md "
         "lists those that are)");
   CHECK_THROWS_AS(m.import(), UnsupportedError);
 }

@@ -284,9 +284,9 @@ void Executor::plan_buffers() {
 // with it (and with those taken before) needs at most `extra_bytes` more than the plan of
 // standard kernels. oneDNN's Winograd convolutions need tens of megabytes of work memory
 // each: with all of them ResNet-18's batch-1 step would plan 88 MB instead of 27 for 10%
-// less time, while a fifth more (the default) gives batch 8 the 21 of its 30 that save the
-// most and leaves the batch-1 runs within PyTorch's memory (README, Work memory). Planning
-// is linear in the steps, and few steps have a variant.
+// less time, while a fifth more (the default) gives the batch-8 step 21 of its 30 and keeps
+// the batch-1 runs within PyTorch's memory (README, Kernels and threads). Planning is
+// linear in the steps, and few steps have a variant.
 void Executor::plan_variants(std::optional<int64_t> extra_bytes) {
   plan_buffers();
   const int64_t standard = planned_bytes();

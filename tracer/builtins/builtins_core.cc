@@ -65,12 +65,12 @@ Value print_values(Interpreter& in, Args& args, bool newline) {
   std::string format;
   std::vector<Value> tensors;
   for (const Value& v : args.pos) {
-    std::string shown = in.printed(v);  // an instance with a show method of its type
-    if (v.kind == VKind::object && shown != print_text(v)) {
-      format += shown;
-    } else {
-      print_piece(v, true, format, tensors);
-    }
+    // An instance with a show method of its type prints as that writes it, unless it holds
+    // traced values, which only the print op knows: then its fields, filled in at run time.
+    size_t before = tensors.size();
+    std::string fields;
+    print_piece(v, true, fields, tensors);
+    format += v.kind == VKind::object && tensors.size() == before ? in.printed(v) : fields;
   }
   record_print(in, tensors, format);
   return Value();

@@ -406,7 +406,7 @@ Value value_and_gradient(Interpreter& in, Args& args) {
 
 // The back functions of array-valued pullbacks: what each needs to differentiate f's
 // record again with the cotangent it is given. One made while tracing belongs to that
-// trace (`builder`); one made at top level keeps the tape that computed f's value.
+// trace (`trace`); one made at top level keeps the tape that computed f's value.
 struct PendingPullback {
   int64_t id = 0;
   Kept kept;
@@ -495,7 +495,7 @@ Value replay_pullback_now(Interpreter& in, const PendingPullback& p, const Value
   for (const Op& op : first.ops) {
     if (op.kind == OpKind::constant) constant_of[op.outs[0].id] = &op;
   }
-  Builder b("pullback");
+  Builder b = Builder::like(p.kept.traced->record.builder->tape());  // its files, for Backprop
   in.begin_trace(&b, {}, true);
   Value grads;
   try {

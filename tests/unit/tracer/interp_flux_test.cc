@@ -78,6 +78,11 @@ end
                   "string(Foo(1), \" \", Bar(2)), \"$(Foo(3))\", "
                   "string(Chain(Dense(2 => 3, relu), Dropout(0.5)))") ==
         "(\"Foo<1> Bar(2)\", \"Foo<3>\", \"Chain(Dense(2 => 3, relu), Dropout(0.5))\")");
+  // While tracing, an instance holding traced values prints its fields, filled in by the
+  // print op at run time; one without prints as its show method writes it.
+  std::string text =
+      trace_text(p + "f(x) = (println(Foo(x), Foo(2)); x)\nx = [1.0, 2.0]", "f", {"x"});
+  CHECK(text.find("Foo({})Foo<2>") != std::string::npos);
 }
 
 // Flux's one-line show of layers, as sprint(show, layer) gives it (its tests ask for it).

@@ -71,6 +71,35 @@ int64_t positive(const Node& n, std::string_view name, int64_t fallback) {
   return v;
 }
 
+// Each sample's four neighbours in X (W, H, C, N), gathered from the planes of the regions'
+// `batch` elements and weighed, then summed (`avg`) or the largest taken: (samples, C).
+Var neighbours(Importer& im, Var x, Var batch, const Samples& across, const Samples& down,
+               const Shape& block, bool avg) {
+  const Shape xs = im.type(x).shape;
+  Var inside = im.op<Prim::select>({across.inside, down.inside, im.scalar(DType::boolean, 0)});
+  Var planes = im.reshape(im.op<Prim::permutedims>({x}, {.perm = {1, 2, 4, 3}}),
+                          {xs[0] * xs[1] * xs[3], xs[2]});
+  auto i64 = [&](Var v) { return im.op<Prim::convert>({v}, {.dtype = DType::i64}); };
+  auto number = [&](int64_t v) { return im.scalar(DType::i64, static_cast<double>(v)); };
+  Var base =
+      add(im, mul(im, im.reshape(batch, {1, 1, 1, 1, block[4]}), number(xs[0] * xs[1])), number(1));
+  int64_t count = block[0] * block[1] * block[2] * block[3] * block[4];
+  auto flat = [&](Var v) {
+    return im.reshape(im.op<Prim::broadcast_to>({v}, {.shape = block}), {count, 1});
+  };
+  std::optional<Var> y;
+  for (auto [at_y, w_y] : {std::pair{down.low, down.w_low}, std::pair{down.high, down.w_high}}) {
+    for (auto [at_x, w_x] :
+         {std::pair{across.low, across.w_low}, std::pair{across.high, across.w_high}}) {
+      Var index = flat(add(im, base, add(im, mul(im, i64(at_y), number(xs[0])), i64(at_x))));
+      Var w = im.op<Prim::select>({inside, mul(im, w_y, w_x), k(im, w_x, 0)});
+      Var term = mul(im, im.op<Prim::gather>({planes, index}, {.dim = 1}), flat(w));
+      y = !y ? term : avg ? add(im, *y, term) : im.op<Prim::max>({*y, term});
+    }
+  }
+  return *y;
+}
+
 void roi_align(Importer& im, const Node& n) {
   Var x = im.input(n, 0), rois = im.input(n, 1), batch = im.input(n, 2);
   const Shape xs = im.type(x).shape;  // (W, H, C, N)
@@ -101,30 +130,8 @@ void roi_align(Importer& im, const Node& n) {
   auto corner = [&](int64_t j) { return im.reshape(im.slice(rois, 1, j, 1), {1, 1, 1, 1, r}); };
   Samples across = samples(im, corner(0), corner(2), xs[0], wo, ratio, 3, 1, region),
           down = samples(im, corner(1), corner(3), xs[1], ho, ratio, 4, 2, region);
-  Var inside = im.op<Prim::select>({across.inside, down.inside, im.scalar(DType::boolean, 0)});
-  Var planes = im.reshape(im.op<Prim::permutedims>({x}, {.perm = {1, 2, 4, 3}}),
-                          {xs[0] * xs[1] * xs[3], xs[2]});
-  auto i64 = [&](Var v) { return im.op<Prim::convert>({v}, {.dtype = DType::i64}); };
-  Var base = add(im,
-                 mul(im, im.reshape(batch, {1, 1, 1, 1, r}),
-                     im.scalar(DType::i64, static_cast<double>(xs[0] * xs[1]))),
-                 im.scalar(DType::i64, 1));
-  int64_t count = ratio * ratio * wo * ho * r;
-  auto flat = [&](Var v) {
-    return im.reshape(im.op<Prim::broadcast_to>({v}, {.shape = block}), {count, 1});
-  };
-  std::optional<Var> y;
-  for (auto [at_y, w_y] : {std::pair{down.low, down.w_low}, std::pair{down.high, down.w_high}}) {
-    for (auto [at_x, w_x] :
-         {std::pair{across.low, across.w_low}, std::pair{across.high, across.w_high}}) {
-      Var row = mul(im, i64(at_y), im.scalar(DType::i64, static_cast<double>(xs[0])));
-      Var index = flat(add(im, base, add(im, row, i64(at_x))));
-      Var w = im.op<Prim::select>({inside, mul(im, w_y, w_x), k(im, w_x, 0)});
-      Var term = mul(im, im.op<Prim::gather>({planes, index}, {.dim = 1}), flat(w));
-      y = !y ? term : mode == "avg" ? add(im, *y, term) : im.op<Prim::max>({*y, term});
-    }
-  }
-  Var bins = im.reshape(*y, {ratio * ratio, wo, ho, r, xs[2]});
+  Var y = neighbours(im, x, batch, across, down, block, mode == "avg");
+  Var bins = im.reshape(y, {ratio * ratio, wo, ho, r, xs[2]});
   Var pooled = mode == "avg" ? im.op<Prim::div>({im.op<Prim::sum>({bins}, {.dims = {1}}),
                                                  k(im, bins, static_cast<double>(ratio * ratio))})
                              : im.op<Prim::maximum>({bins}, {.dims = {1}});

@@ -146,8 +146,10 @@ void mel_weight_matrix(Importer& im, const Node& n) {
   std::vector<int64_t> at(count + 2);
   for (int64_t i = 0; i < count + 2; ++i) {
     double hz = 700 * (std::pow(10, (static_cast<double>(i) * step + mel(lo)) / 2595) - 1);
-    at[i] = static_cast<int64_t>(std::floor((length + 1) * hz / rate));
-    if (at[i] < 0 || at[i] >= bins) user_error("the upper edge is beyond the sample rate's half");
+    double bin = std::floor((length + 1) * hz / rate);
+    if (!(bin >= 0 && bin < static_cast<double>(bins)))
+      user_error("the upper edge is beyond the sample rate's half");
+    at[i] = static_cast<int64_t>(bin);
   }
   Tensor w(Type{DType::f64, {count, bins}});  // ONNX's (bins, num_mel_bins)
   auto put = [&](int64_t j, int64_t i, double v) { w.data<double>()[j * count + i] = v; };

@@ -24,6 +24,19 @@ void constant_floats(Model& m, const std::string& name, const std::vector<float>
   for (float x : v) a->mutable_t()->add_float_data(x);
 }
 
+// MelWeightMatrix of 2 mel bins over the 9 bins of a 16-point DFT at 16 kHz, to `hi` Hz.
+Model mel_model(float hi) {
+  Model m(17);
+  m.ints_initializer("mels", {}, {2});
+  m.ints_initializer("length", {}, {16});
+  m.ints_initializer("rate", {}, {16000});
+  constant_floats(m, "lo", {0});
+  constant_floats(m, "hi", {hi});
+  m.node("MelWeightMatrix", {"mels", "length", "rate", "lo", "hi"}, {"w"}, "mel");
+  m.output("w");
+  return m;
+}
+
 }  // namespace
 
 TEST_CASE("Mod of floats with fmod = 1 is C's fmod, the rem primitive; fmod = 0 is refused") {
@@ -381,21 +394,16 @@ TEST_CASE("STFT: the frames every frame_step, each transformed") {
 }
 
 TEST_CASE("MelWeightMatrix: triangles between points evenly spaced in mels") {
-  Model m(17);
-  m.ints_initializer("mels", {}, {2});
-  m.ints_initializer("length", {}, {16});
-  m.ints_initializer("rate", {}, {16000});
-  constant_floats(m, "lo", {0});
-  constant_floats(m, "hi", {8000});
-  m.node("MelWeightMatrix", {"mels", "length", "rate", "lo", "hi"}, {"w"});
-  m.output("w");
-  std::vector<Tensor> w = run(m.import(), {});
+  std::vector<Tensor> w = run(mel_model(8000).import(), {});
   // The points 0, 614, 1768 and 3933 Hz fall in the DFT bins 0, 0, 1 and 4 (of 9).
   CHECK(w[0].shape() == Shape{2, 9});
   std::vector<float> want(18, 0);
   want[0] = 1;                                          // mel bin 0: at bin 0 alone
   want[3] = 1, want[5] = 2.0f / 3, want[7] = 1.0f / 3;  // mel bin 1: rises to 1, falls to 4
   CHECK(values(w[0]) == want);
+  CHECK(import_error(mel_model(1e30f)) ==
+        "m.onnx: node 3 'mel' (MelWeightMatrix, opset 17): the upper edge is beyond the sample "
+        "rate's half");
 }
 
 TEST_CASE("MaxPool with dilations: the max over the kernel's strided slices") {

@@ -69,6 +69,12 @@ struct Simd {
   typedef Int IntVec __attribute__((vector_size(16)));
   static constexpr int kWidth = 16 / sizeof(T);
 
+  /// Every lane x (bit for bit: -0 stays -0).
+  static Vec splat(T x) {
+    Vec v;
+    for (int l = 0; l < kWidth; ++l) v[l] = x;
+    return v;
+  }
   template <typename V, typename E>
   static void load(V& v, const E* p) {
     std::memcpy(&v, p, sizeof v);

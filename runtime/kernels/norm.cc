@@ -76,15 +76,31 @@ T cotangent(const T* dy, const T* z, int64_t i) {
   }
 }
 
-// The output of batch norm, or under Fusion::batchnorm_relu its relu, as Relu writes it.
-template <bool Relu, typename T>
-T normalized(T x, T alpha, T beta) {
-  T y = x * alpha + beta;
+// The output of batch norm, or under Fusion::batchnorm_relu its relu, as Relu writes it
+// (NaN and -0 pass), for one element or one vector: written as a select on a vector, or
+// GCC turns the relu into a branch per element and leaves the loop scalar.
+template <bool Relu, typename V>
+V normalized(V x, V alpha, V beta) {
+  V y = x * alpha + beta;
   if constexpr (Relu) {
-    return y < 0 ? T(0) : y;
+    return y < 0 ? V{} : y;
   } else {
     return y;
   }
+}
+
+// y[i] = normalized(x[i], alpha, beta) over a row of n elements.
+template <bool Relu, typename T>
+void normalize_row(const T* x, T* y, int64_t n, T alpha, T beta) {
+  using S = dense::Simd<T>;
+  typename S::Vec va = S::splat(alpha), vb = S::splat(beta);
+  int64_t i = 0;
+  for (; i + S::kWidth <= n; i += S::kWidth) {
+    typename S::Vec v;
+    S::load(v, x + i);
+    S::store(y + i, normalized<Relu>(v, va, vb));
+  }
+  for (; i < n; ++i) y[i] = normalized<Relu>(x[i], alpha, beta);
 }
 
 // Sums of dy and of dy * (x - mean) in one pass over a row. The terms add up in T in vector
@@ -191,6 +207,32 @@ void block_sums(const BlockedGeom& g, const T* x, int64_t b, double* out, Term t
   }
 }
 
+// y = normalized(x, alpha[lane], beta[lane]) over channel block `b`, a vector of lanes at a
+// time (kChannelBlock is a multiple of the vector width).
+template <bool Relu, typename T>
+void normalize_block(const BlockedGeom& g, int64_t b, const T* x, T* y, const T* alpha,
+                     const T* beta) {
+  using S = dense::Simd<T>;
+  constexpr int64_t kVecs = kChannelBlock / S::kWidth;
+  static_assert(kVecs * S::kWidth == kChannelBlock);
+  typename S::Vec va[kVecs], vb[kVecs];
+  for (int64_t v = 0; v < kVecs; ++v) {
+    S::load(va[v], alpha + v * S::kWidth);
+    S::load(vb[v], beta + v * S::kWidth);
+  }
+  for (int64_t n = 0; n < g.images; ++n) {
+    int64_t base = g.base(b, n);
+    for (int64_t p = 0; p < g.plane; ++p) {
+      for (int64_t v = 0; v < kVecs; ++v) {
+        int64_t i = base + p * kChannelBlock + v * S::kWidth;
+        typename S::Vec xv;
+        S::load(xv, x + i);
+        S::store(y + i, normalized<Relu>(xv, va[v], vb[v]));
+      }
+    }
+  }
+}
+
 // The eps of batchnorm or batchnorm_with_stats, whose forward kernels are one.
 double batchnorm_eps(const Op& op) {
   return op.prim == Prim::batchnorm ? attrs_of<Prim::batchnorm>(op.attrs).eps
@@ -228,8 +270,7 @@ void batchnorm_forward_blocked(const KernelCall& call, T* mean_out, T* invstd_ou
         alpha[l] = static_cast<T>(invstd * static_cast<double>(scale[c]));
         beta[l] = static_cast<T>(static_cast<double>(bias[c]) - mean[l] * alpha[l]);
       }
-      for_block(g, b,
-                [&](int64_t i, int64_t l) { y[i] = normalized<Relu>(x[i], alpha[l], beta[l]); });
+      normalize_block<Relu>(g, b, x, y, alpha, beta);
     }
   });
 }
@@ -260,7 +301,7 @@ void batchnorm_forward(const KernelCall& call, T* mean_out, T* invstd_out) {
       for (int64_t n = 0; n < g.outer; ++n) {
         const T* xr = px + g.row(c, n);
         T* yr = py + g.row(c, n);
-        for (int64_t i = 0; i < g.inner; ++i) yr[i] = normalized<Relu>(xr[i], alpha, beta);
+        normalize_row<Relu>(xr, yr, g.inner, alpha, beta);
       }
     }
   });

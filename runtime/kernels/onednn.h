@@ -51,10 +51,10 @@ int64_t conv_scratchpad_bytes(ConvKind kind, const ConvGeom& g, ConvLayouts l,
 /// `l` and `algorithm` (as convolve chooses), as "jit:avx512_core", or "" when oneDNN has none.
 std::string conv_impl(ConvKind kind, const ConvGeom& g, ConvLayouts l, ConvAlgorithm algorithm);
 
-/// Column-major C = op(A) op(B), C of m x n with leading dimension ldc, op(A) m x k and
-/// op(B) k x n (transposed where asked), all sizes positive; on oneDNN's GEMM, threaded on
-/// the OpenMP threads at ytape's thread count.
+/// Column-major C = op(A) op(B) + beta C, C of m x n with leading dimension ldc, op(A)
+/// m x k and op(B) k x n (transposed where asked), all sizes positive; on oneDNN's GEMM,
+/// threaded on the OpenMP threads at ytape's thread count. beta 0 does not read C.
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-          const float* b, int64_t ldb, float* c, int64_t ldc);
+          const float* b, int64_t ldb, float* c, int64_t ldc, float beta = 0);
 
 }  // namespace ytape::onednn

@@ -17,11 +17,11 @@
 namespace ytape::onednn {
 
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-          const float* b, int64_t ldb, float* c, int64_t ldc) {
+          const float* b, int64_t ldb, float* c, int64_t ldc, float beta) {
   if (omp_get_max_threads() != num_threads()) omp_set_num_threads(num_threads());
   // Column-major C = op(A) op(B) is row-major C^T = op(B)^T op(A)^T over the same memory.
   dnnl_status_t status = dnnl_sgemm(trans_b ? 'T' : 'N', trans_a ? 'T' : 'N', n, m, k, 1.0f, b, ldb,
-                                    a, lda, 0.0f, c, ldc);
+                                    a, lda, beta, c, ldc);
   if (status != dnnl_success)
     internal_error("oneDNN's sgemm failed with status {}", static_cast<int>(status));
 }

@@ -9,6 +9,7 @@
 #include <map>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernel_harness.h"
@@ -157,7 +158,7 @@ TEST_CASE("a convolution's work memory is a buffer of the executor's plan") {
       "dw");
   Tape t = b.finish();
   Executor fast(t, {.extra_work_bytes = INT64_MAX}),
-      reference(t, {.kernels = KernelSet::reference});
+      reference(t, {.kernels = KernelSet::reference, .extra_work_bytes = std::nullopt});
   std::map<uint32_t, int64_t> slot_of;  // of each computed value
   for (const PlannedStep& s : fast.plan()) {
     for (size_t i = 0; i < s.outs.size(); ++i) slot_of[s.outs[i].id] = s.buffers[i];
@@ -237,19 +238,23 @@ TEST_CASE("Winograd runs where its work memory fits in the plan, unless allowed 
 }
 
 TEST_CASE("the fast conv kernels give the same bytes run to run") {
-  Shape xs{28, 28, 128, 8}, ws{3, 3, 128, 128};  // Winograd on AVX-512
-  Attrs attrs{{"pad", std::vector<int64_t>{1, 1, 1, 1}}, {"shape", ws}};
-  Tensor x = random_tensor({DType::f32, xs}, 7);
-  Tensor dy = random_tensor({DType::f32, Shape{28, 28, 128, 8}}, 8);
-  auto run = [&] {
-    return run_op_in_layouts(Prim::conv2d_backward_filter, {x, dy}, attrs, {}, KernelSet::fast,
-                             Variant::faster)[0];
-  };
-  Tensor first = run();
-  for (int i = 0; i < 3; ++i) {
-    Tensor again = run();
-    CHECK(std::equal(first.span<float>().begin(), first.span<float>().end(),
-                     again.span<float>().begin()));
+  // Winograd on AVX-512 (28x28, batch 8), and im2col + oneDNN's GEMM (layer 4, batch 1).
+  for (auto [size, c, batch] : {std::tuple<int64_t, int64_t, int64_t>{28, 128, 8}, {7, 512, 1}}) {
+    CAPTURE(size);
+    Shape xs{size, size, c, batch}, ws{3, 3, c, c};
+    Attrs attrs{{"pad", std::vector<int64_t>{1, 1, 1, 1}}, {"shape", ws}};
+    Tensor x = random_tensor({DType::f32, xs}, 7);
+    Tensor dy = random_tensor({DType::f32, xs}, 8);
+    auto run = [&] {
+      return run_op_in_layouts(Prim::conv2d_backward_filter, {x, dy}, attrs, {}, KernelSet::fast,
+                               Variant::faster)[0];
+    };
+    Tensor first = run();
+    for (int i = 0; i < 3; ++i) {
+      Tensor again = run();
+      CHECK(std::equal(first.span<float>().begin(), first.span<float>().end(),
+                       again.span<float>().begin()));
+    }
   }
 }
 

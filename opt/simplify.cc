@@ -1,5 +1,6 @@
 #include "opt/simplify.h"
 
+#include <cstring>
 #include <optional>
 #include <span>
 #include <vector>
@@ -203,6 +204,34 @@ Rewrite select_rule(const Facts& f, std::span<const Var> a, const Type& z) {
   return same_as(f, *c != 0 ? a[1] : a[2], z);
 }
 
+// Whether constant `idx` varies along `dim` only and is a permutation of 1..size there that
+// is its own inverse (a reverse, or swaps).
+bool self_inverse_along(const Facts& f, Var idx, int64_t dim, int64_t size) {
+  const Op& op = f.def(idx);
+  const Type& t = f.type(idx);
+  if (op.kind != OpKind::constant || t.dtype != DType::i64) return false;
+  for (int64_t d = 1; d <= t.rank(); ++d) {
+    if (t.shape[d - 1] != (d == dim ? size : 1)) return false;
+  }
+  std::vector<int64_t> v(static_cast<size_t>(size));
+  std::memcpy(v.data(), op.value.data(), v.size() * sizeof(int64_t));
+  for (size_t j = 0; j < v.size(); ++j) {
+    if (v[j] < 1 || v[j] > size || v[static_cast<size_t>(v[j] - 1)] != static_cast<int64_t>(j) + 1)
+      return false;
+  }
+  return true;
+}
+
+// scatter_add(y, idx) with idx a permutation along dim that is its own inverse: the same
+// gather. Each element lands on a place of its own, so nothing is added (but to the zero
+// the output starts from); the gather reads in parallel what the scatter zero-fills and
+// accumulates. The gradient of Flux's Conv, which reverses its kernel, scatters so.
+Rewrite scatter_add_rule(const Facts& f, const Op& op, std::span<const Var> a) {
+  auto attrs = attrs_of<Prim::scatter_add>(op.attrs);
+  if (!self_inverse_along(f, a[1], attrs.dim, attrs.size)) return {};
+  return Rewrite::to_op<Prim::gather>({a[0], a[1]}, {.dim = attrs.dim});
+}
+
 // The rewrite of a call `op` whose arguments are `a` on the tape of `f`; `z` is the type
 // of its (first) output.
 Rewrite rewrite(const Facts& f, const Op& op, std::span<const Var> a, const Type& z) {
@@ -229,6 +258,8 @@ Rewrite rewrite(const Facts& f, const Op& op, std::span<const Var> a, const Type
       return reduction(f, op, a, z);
     case Prim::select:
       return select_rule(f, a, z);
+    case Prim::scatter_add:
+      return scatter_add_rule(f, op, a);
     default:
       return {};
   }

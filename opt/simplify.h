@@ -24,6 +24,9 @@ namespace ytape {
 /// - `sum`, `maximum`, `minimum` over no dims give x, over dims all of size 1 a reshape
 ///   of x (a sum of the one element -0.0 is +0.0 when run: the sign of a zero again).
 /// - `select(c, x, y)` with c a splat gives x or y; `select(c, x, x)` gives x.
+/// - `scatter_add(y, idx)` with idx a constant permutation along `dim` that is its own
+///   inverse (as `reverse` makes) gives `gather(y, idx)` (0 + -0.0 is +0.0: the scatter
+///   gives +0.0 where the gather keeps -0.0).
 ///
 /// Every rewrite is exact (up to the sign of a zero, above). Ops a rewrite leaves unread
 /// stay for dead-code elimination; chains collapse in one sweep, since rules look at the

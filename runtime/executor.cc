@@ -173,9 +173,10 @@ void Executor::plan_layouts(bool blocked) {
   }
 }
 
-// A kernel that allows it (elementwise ops, batch norm) writes its output over an argument
-// that dies with it, when the two have the same shape and element size. Saves a buffer
-// per activation, as in-place ReLU does elsewhere.
+// A kernel that allows it (elementwise ops, batch norm, reshape) writes its output over an
+// argument that dies with it, when the two have as many elements of the same size (the
+// same shape, but for a reshape or trailing dims of 1). Saves a buffer per activation, as
+// in-place ReLU does elsewhere, and a reshape's copy.
 int Executor::in_place_slot(const Step& step, Var out, size_t index,
                             const std::vector<size_t>& last_use,
                             const std::vector<bool>& is_output) const {
@@ -184,7 +185,7 @@ int Executor::in_place_slot(const Step& step, Var out, size_t index,
   for (Var a : args(step)) {
     const Type& at = tape_.type(a);
     if (slot_of_[a.id] != kNoSlot && last_use[a.id] == index && !is_output[a.id] &&
-        layout_of_[a.id] == layout_of_[out.id] && at.shape == type.shape &&
+        layout_of_[a.id] == layout_of_[out.id] && at.size() == type.size() &&
         dtype_size(at.dtype) == dtype_size(type.dtype)) {
       return slot_of_[a.id];
     }

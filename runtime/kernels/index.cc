@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "runtime/kernels/common.h"
 #include "runtime/parallel.h"
@@ -79,6 +80,54 @@ struct Walk {
   }
 };
 
+// An idx that varies along dim only (its size is 1 in every other dim), as a reverse, a
+// slice by an index vector or an embedding lookup writes: both sides are (inner, rows,
+// outer) arrays, x with `d` rows at dim and the walked side with idx's `m`. The generic
+// walk costs a multi-dim step per element; here each (row, outer) pair is one run, and
+// outer slabs are independent (Flux's Conv flips its weights this way: ResNet-18's layer-4
+// weights, 2.4M elements, took 3.8 ms to gather along dim 1 and 5 ms to scatter back).
+struct AlongDim {
+  int64_t inner = 1, d = 0, m = 0, outer = 1;
+};
+
+std::optional<AlongDim> along_dim(const Tensor& data, const Tensor& idx, int64_t dim) {
+  AlongDim a;
+  const int at = static_cast<int>(dim) - 1;
+  for (int k = 0; k < idx.rank(); ++k) {
+    if (k != at && idx.shape()[k] != 1) return std::nullopt;
+    if (k < at) a.inner *= data.shape()[k];
+    if (k > at) a.outer *= data.shape()[k];
+  }
+  a.d = data.shape()[at];
+  a.m = idx.shape()[at];
+  return a;
+}
+
+// out[i, j, o] = x[i, iv[j], o] (1-based iv) over rows r = j + m * o in [begin, end).
+template <typename T>
+void gather_rows(const AlongDim& a, const T* x, const int64_t* iv, T* out, int64_t begin,
+                 int64_t end) {
+  int64_t o = begin / a.m, j = begin % a.m;
+  for (int64_t r = begin; r < end; ++r) {
+    const T* src = x + (o * a.d + iv[j] - 1) * a.inner;
+    T* dst = out + r * a.inner;
+    if (a.inner == 1) {
+      *dst = *src;
+    } else {
+      std::memcpy(dst, src, static_cast<size_t>(a.inner) * sizeof(T));
+    }
+    if (++j == a.m) j = 0, ++o;
+  }
+}
+
+template <typename T>
+void gather_along(const AlongDim& a, const T* x, const int64_t* iv, T* out) {
+  int64_t rows = a.m * a.outer;
+  auto body = [&](int64_t b, int64_t e) { gather_rows(a, x, iv, out, b, e); };
+  if (rows * a.inner < kGrain) return body(0, rows);
+  parallel_for(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(a.inner, 1)), body);
+}
+
 void gather_kernel(const KernelCall& call) {
   const Tensor& x = *call.args[0];
   const Tensor& idx = *call.args[1];
@@ -89,8 +138,24 @@ void gather_kernel(const KernelCall& call) {
     bad_index(call, idx, bad, limit,
               fmt::format("the size of x {} at dim={}", type_str(x.type()), dim));
   }
-  Walk walk(out, x, idx, dim);
   const int64_t* iv = idx.data<int64_t>();
+  if (std::optional<AlongDim> a = along_dim(x, idx, dim)) {
+    switch (dtype_size(x.dtype())) {
+      case 1:
+        return gather_along(*a, static_cast<const uint8_t*>(x.raw()), iv,
+                            static_cast<uint8_t*>(out.raw()));
+      case 2:
+        return gather_along(*a, static_cast<const uint16_t*>(x.raw()), iv,
+                            static_cast<uint16_t*>(out.raw()));
+      case 4:
+        return gather_along(*a, static_cast<const uint32_t*>(x.raw()), iv,
+                            static_cast<uint32_t*>(out.raw()));
+      case 8:
+        return gather_along(*a, static_cast<const uint64_t*>(x.raw()), iv,
+                            static_cast<uint64_t*>(out.raw()));
+    }
+  }
+  Walk walk(out, x, idx, dim);
   const size_t elem = static_cast<size_t>(dtype_size(x.dtype()));
   const char* xp = static_cast<const char*>(x.raw());
   char* op = static_cast<char*>(out.raw());
@@ -104,10 +169,33 @@ void gather_kernel(const KernelCall& call) {
   parallel_for(walk.count, std::max<int64_t>(1, kGrain / walk.run), body);
 }
 
-// Sequential: several elements of y may land on one output element.
+// Several elements of y may land on one output element, added in the order of y. An idx
+// along dim only (AlongDim, out with `d` rows) keeps each outer slab to itself, so slabs
+// run in parallel in the same order within each.
+template <typename T>
+void scatter_along(const AlongDim& a, const T* y, const int64_t* iv, T* out) {
+  auto body = [&](int64_t b, int64_t e) {
+    for (int64_t o = b; o < e; ++o) {
+      T* slab = out + o * a.d * a.inner;
+      std::fill_n(slab, a.d * a.inner, T(0));
+      for (int64_t j = 0; j < a.m; ++j) {
+        const T* src = y + (o * a.m + j) * a.inner;
+        T* dst = slab + (iv[j] - 1) * a.inner;
+        for (int64_t i = 0; i < a.inner; ++i) dst[i] = add_values(dst[i], src[i]);
+      }
+    }
+  };
+  int64_t per_slab = std::max<int64_t>((a.m + a.d) * a.inner, 1);
+  if (a.outer * per_slab < kGrain) return body(0, a.outer);
+  parallel_for(a.outer, std::max<int64_t>(1, kGrain / per_slab), body);
+}
+
 template <typename T>
 void scatter_typed(const Tensor& y, const Tensor& idx, int64_t dim, Tensor& out) {
   T* o = out.data<T>();
+  if (std::optional<AlongDim> a = along_dim(out, idx, dim)) {
+    return scatter_along(*a, y.data<T>(), idx.data<int64_t>(), o);
+  }
   std::fill_n(o, out.size(), T(0));
   Walk walk(y, out, idx, dim);
   const int64_t* iv = idx.data<int64_t>();

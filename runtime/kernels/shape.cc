@@ -132,6 +132,8 @@ void pad_kernel(const KernelCall& call) {
 
 void register_shape_kernels(KernelTable& t) {
   t.set(Prim::reshape, reshape_kernel);
+  // The same bytes: where x is dead after it, the reshape takes x's buffer and copies nothing.
+  t.allow_in_place(Prim::reshape);
   t.set(Prim::permutedims, permutedims_kernel);
   t.set(Prim::broadcast_to, broadcast_to_kernel);
   t.set(Prim::slice, slice_kernel);

@@ -179,14 +179,28 @@ Value reverse(Interpreter& in, Args& args) {
     std::vector<int64_t> along;
     for (int64_t d = 1; d <= static_cast<int64_t>(shape.size()); ++d) along.push_back(d);
     if (dims != nullptr) along = int_list(*dims, "dims");
-    std::vector<Value> idx(shape.size(), Value::symbol(":"));
+    std::vector<bool> reversed(shape.size(), false);
     for (int64_t d : along) {
       if (d < 1 || d > static_cast<int64_t>(shape.size())) {
         user_error("reverse: dims {} is not a dimension of an array of rank {}", d, shape.size());
       }
-      idx[static_cast<size_t>(d - 1)] = Value::range(shape[d - 1], -1, 1);
+      reversed[static_cast<size_t>(d - 1)] = true;
     }
-    return index_tensor(in, x, idx);
+    // Adjacent dims reverse as one: (3, 3, C, K) along dims 1 and 2 is (9, C, K) along
+    // dim 1, one gather (and one scatter in its gradient) instead of two. Flux's Conv flips
+    // its weights so on every call.
+    Shape merged;
+    std::vector<Value> idx;
+    for (size_t d = 0; d < shape.size();) {
+      size_t e = d + 1;
+      int64_t n = shape[d];
+      while (reversed[d] && e < shape.size() && reversed[e]) n *= shape[e++];
+      merged.push_back(n);
+      idx.push_back(reversed[d] ? Value::range(n, -1, 1) : Value::symbol(":"));
+      d = e;
+    }
+    if (merged.size() == shape.size()) return index_tensor(in, x, idx);
+    return reshape_to(in, index_tensor(in, reshape_to(in, x, merged), idx), shape);
   }
   if (keyword(args, "dims") != nullptr) user_error("reverse with dims takes an array");
   if (x.kind == VKind::range && x.rng().length() > 0) {

@@ -3,9 +3,12 @@
 
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <limits>
 
 #include "helpers.h"
+#include "runtime/executor.h"
+#include "runtime/inputs.h"
 
 namespace ytape::passes_test {
 
@@ -262,6 +265,45 @@ TEST_CASE("select with a splat condition, or the same value twice, is that value
         "  out %3 y\n"
         "  out %3 same\n"
         "  out %6 real\n");
+}
+
+// An i64 constant of shape `shape` holding `values`.
+Var indices(Builder& b, Shape shape, const std::vector<int64_t>& values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(int64_t));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return b.constant(i64(std::move(shape)), std::move(bytes));
+}
+
+TEST_CASE("a scatter_add through a self-inverse permutation is the same gather") {
+  Builder b("t");
+  Var y = b.input("y", f32({3, 4}));
+  auto scatter = [&](Var idx) { return b.scatter_add(y, idx, {.dim = 2, .size = 4}); };
+  b.output(scatter(indices(b, {1, 4}, {4, 3, 2, 1})), "reversed");
+  b.output(scatter(indices(b, {1, 4}, {2, 1, 4, 3})), "swapped");
+  b.output(scatter(indices(b, {1, 4}, {2, 3, 4, 1})), "cycle");       // its inverse differs
+  b.output(scatter(indices(b, {1, 4}, {1, 1, 3, 4})), "duplicates");  // adds
+  Tape t = b.finish();
+  CHECK(after(simplify, t) ==
+        "tape t\n"
+        "  in  %1::f32[3,4] y\n"
+        "  %2 = const([4, 3, 2, 1])::i64[1,4]\n"
+        "  %3 = gather(%1, %2; dim=2)::f32[3,4]\n"
+        "  %4 = const([2, 1, 4, 3])::i64[1,4]\n"
+        "  %5 = gather(%1, %4; dim=2)::f32[3,4]\n"
+        "  %6 = const([2, 3, 4, 1])::i64[1,4]\n"
+        "  %7 = scatter_add(%1, %6; dim=2, size=4)::f32[3,4]\n"
+        "  %8 = const([1, 1, 3, 4])::i64[1,4]\n"
+        "  %9 = scatter_add(%1, %8; dim=2, size=4)::f32[3,4]\n"
+        "  out %3 reversed\n"
+        "  out %5 swapped\n"
+        "  out %7 cycle\n"
+        "  out %9 duplicates\n");
+  // The same values run before and after (y has no -0.0, whose sign the scatter drops).
+  TensorMap in = complete_inputs(t, {}, 5);
+  std::vector<Tensor> want = Executor(t).run(in), got = Executor(*simplify(t).tape).run(in);
+  for (size_t i = 0; i < want.size(); ++i) {
+    CHECK(std::memcmp(want[i].raw(), got[i].raw(), static_cast<size_t>(want[i].bytes())) == 0);
+  }
 }
 
 TEST_CASE("simplify leaves what only looks like an identity") {

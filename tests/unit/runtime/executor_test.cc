@@ -127,6 +127,24 @@ TEST_CASE("buffers are reused by liveness, in place for elementwise ops") {
   check_close(ex.run({{"x", x}})[0], {want}, 1e-5, 1e-5);
 }
 
+TEST_CASE("a reshape of a value that dies with it takes its buffer") {
+  // Chains of reshapes between elementwise ops need one buffer, not one per reshape.
+  Builder b("reshapes");
+  Var v = b.neg(b.input("x", f32({6, 4})));
+  for (int i = 0; i < 5; ++i) {
+    v = b.reshape(v, {.shape = i % 2 == 0 ? Shape{4, 6} : Shape{24}});
+    v = b.neg(v);
+  }
+  b.output(b.sum(v, {.dims = {1, 2}}), "s");  // of the last reshape, to [4, 6]
+  Tape t = b.finish();
+  Executor ex(t);
+  CHECK(ex.planned_bytes() <= 24 * 4);
+  Tensor x = random_tensor(f32({6, 4}), 3);
+  double want = 0;
+  for (double e : to_doubles(x)) want += static_cast<float>(e);  // negated six times
+  check_close(ex.run({{"x", x}})[0], {want}, 1e-5, 1e-5);
+}
+
 TEST_CASE("a value read again later keeps its buffer") {
   // m is read by relu (where it could be overwritten in place) and again by the final add.
   Builder b("f");

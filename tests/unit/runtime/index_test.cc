@@ -39,6 +39,11 @@ const Case kCases[] = {
     {{2, 0, 3}, {1, 0, 2}, 3},
     {{64, 1000}, {1, 2000}, 2},  // large embedding lookup
     {{300, 257}, {300, 257}, 1},
+    // idx along dim only, which gather and scatter_add walk by rows: single elements over
+    // many outer slabs (a kernel's flip), and runs, both in threads.
+    {{9, 20000}, {9, 1}, 1},
+    {{3, 4, 3000}, {1, 4, 1}, 2},
+    {{6, 3, 2}, {1, 1, 5}, 3},
 };
 
 // The position in `data` that element j of the walked side (gather's output, scatter's y)
@@ -63,7 +68,7 @@ TEST_CASE("gather reads x at the indexed position along dim") {
   set_num_threads(4);
   uint64_t seed = 1;
   for (const Case& c : kCases) {
-    for (DType dtype : {DType::f32, DType::f64, DType::i64, DType::boolean}) {
+    for (DType dtype : {DType::f32, DType::f64, DType::f16, DType::i64, DType::boolean}) {
       CAPTURE(type_str({dtype, c.data}));
       CAPTURE(shape_str(c.idx));
       CAPTURE(c.dim);
@@ -82,6 +87,8 @@ TEST_CASE("gather reads x at the indexed position along dim") {
 }
 
 TEST_CASE("scatter_add adds y where gather would read") {
+  int saved = num_threads();
+  set_num_threads(4);
   uint64_t seed = 100;
   for (const Case& c : kCases) {
     for (DType dtype : {DType::f32, DType::f64, DType::i64}) {
@@ -105,6 +112,7 @@ TEST_CASE("scatter_add adds y where gather would read") {
       check_equal(run_op1(Prim::scatter_add, {y, idx}, {{"dim", c.dim}, {"size", size}}), want);
     }
   }
+  set_num_threads(saved);
 }
 
 TEST_CASE("indices out of range are user errors naming the index and the range") {

@@ -261,6 +261,24 @@ TEST_CASE("reverse of an array is an array") {
                   "reverse([sin, cos]), reverse(1:3), reverse(2:3:8)") ==
         "(4.0, [4 3; 2 1], [2 1; 4 3], (:a, 1), [cos, sin], 3:-1:1, 8:-3:2)");
   check_gradient("f(x) = sum(reverse(x) .* x .^ 2)\nx = [0.5, -1.0, 2.0]");
+  // Adjacent dims reverse as one gather (Flux's Conv flips its kernel so), others apart.
+  std::string p =
+      "x = reshape(collect(1.0:24.0), 2, 3, 4)\nf(x) = reverse(x; dims=(1, 2))\n"
+      "g(x) = reverse(x; dims=(1, 3))\n";
+  CHECK(eval_show(p, "f(x)[:, :, 2], g(x)[:, 1, 1], g(x)[:, 3, 4]") ==
+        "([12.0 10.0 8.0; 11.0 9.0 7.0], [20.0, 19.0], [6.0, 5.0])");
+  auto gathers = [&](const char* fn) {
+    std::string text = trace_text(p, fn, {"x"});
+    size_t n = 0;
+    for (size_t at = text.find("gather("); at != std::string::npos;
+         at = text.find("gather(", at + 1))
+      ++n;
+    return n;
+  };
+  CHECK(gathers("f") == 1);
+  CHECK(gathers("g") == 2);
+  check_gradient(
+      "f(x) = sum(reverse(x; dims=(1, 2)) .* x .^ 2)\nx = reshape(collect(0.5:1.0:6.0), 2, 3)");
 }
 
 TEST_CASE("== of tuples compares their items; isequal; types by content") {

@@ -421,6 +421,7 @@ void add_vector_builtins(BuiltinTable& table);
 void add_grad_builtins(BuiltinTable& table);
 void add_test_builtins(BuiltinTable& table);
 void add_string_builtins(BuiltinTable& table);
+void add_file_builtins(BuiltinTable& table);
 
 /// One file of the standard prelude (tracer/prelude/, embedded at build time).
 struct PreludeFile {

@@ -7,6 +7,24 @@
 
 namespace ytape::tracer::testing {
 
+TEST_CASE("first, last and collect take any struct with iterate methods: a DataLoader's batches") {
+  std::string p = R"(
+X = reshape(collect(1.0:12.0), 2, 6)
+Y = collect(1:6)
+d = DataLoader((X, Y); batchsize=4)
+struct Countdown
+  n
+end
+iterate(c::Countdown, k=c.n) = k == 0 ? nothing : (k, k - 1)
+)";
+  // vae_mnist's `original, _ = first(get_data(args.sample_size^2))`.
+  CHECK(eval_show(p, "x, y = first(d); size(x), y") == "((2, 4), [1, 2, 3, 4])");
+  CHECK(eval_show(p, "length(collect(d)), last(d)[2]") == "(2, [5, 6])");
+  CHECK(eval_show(p, "first(Countdown(3)), collect(Countdown(3)), last(Countdown(2))") ==
+        "(3, [3, 2, 1], 1)");
+  CHECK(run_error(p + "first(nothing)").find("cannot iterate over a Nothing") != std::string::npos);
+}
+
 TEST_CASE("paths: ispath, isdir, isfile and joinpath answer; mkpath is refused") {
   // Tests run in the build folder's tests/; the folder "." always exists.
   CHECK(eval_show("", "ispath(\".\"), isdir(\".\"), isfile(\".\"), ispath(\"no/such/path\")") ==

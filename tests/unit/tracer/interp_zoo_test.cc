@@ -25,6 +25,39 @@ iterate(c::Countdown, k=c.n) = k == 0 ? nothing : (k, k - 1)
   CHECK(run_error(p + "first(nothing)").find("cannot iterate over a Nothing") != std::string::npos);
 }
 
+TEST_CASE("MLUtils' chunk: n parts of cld(size, n) slices along dims, the last shorter") {
+  std::string p = "x = reshape(collect(1:10), 2, 5)";
+  CHECK(eval_show(p, "chunk(x, 2)") == "[[1 3 5; 2 4 6], [7 9; 8 10]]");
+  CHECK(eval_show(p, "chunk(x, 2; dims=1)") == "[[1 3 5 7 9], [2 4 6 8 10]]");
+  // Fewer parts than asked when they do not divide it, as MLUtils'.
+  CHECK(eval_show(p, "length(chunk(x, 4)), [size(c) for c in chunk(x, 4)]") ==
+        "(3, [(2, 2), (2, 2), (2, 1)])");
+  // vae_mnist's convert_to_image: columns of 784 pixels, chunked, each tiled as 28 rows.
+  std::string image = R"(
+Gray.(permutedims(vcat(reshape.(chunk(sigmoid.(x |> cpu), y_size), 28, :)...), (2, 1)))
+)";
+  CHECK(eval_show("x = zeros(Float32, 28^2, 4); y_size = 2", "img = " + image +
+                                                                 "; size(img), "
+                                                                 "img[1, 1], eltype(img)") ==
+        "((56, 56), 0.5f0, Float32)");
+}
+
+TEST_CASE("ProgressMeter's Progress and next! count the steps; DrWatson's struct2dict") {
+  std::string p = R"(
+p = Progress(3)
+for loss in (1.0, 0.5)
+  next!(p; showvalues=[(:loss, loss)])
+end
+mutable struct Args
+  η
+  epochs
+end
+)";
+  CHECK(eval_show(p, "p.counter, p.n") == "(2, 3)");
+  CHECK(eval_show(p, "d = struct2dict(Args(0.1, 3)); d[:η], d[:epochs], length(d)") ==
+        "(0.1, 3, 2)");
+}
+
 TEST_CASE("paths: ispath, isdir, isfile and joinpath answer; mkpath is refused") {
   // Tests run in the build folder's tests/; the folder "." always exists.
   CHECK(eval_show("", "ispath(\".\"), isdir(\".\"), isfile(\".\"), ispath(\"no/such/path\")") ==

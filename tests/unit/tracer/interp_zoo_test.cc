@@ -58,6 +58,12 @@ end
         "(0.1, 3, 2)");
 }
 
+TEST_CASE("a name written with a combining mark is the composed one, as Julia reads it") {
+  // conv_mnist.jl's ŷ is y and U+0302; a program may spell it either way.
+  CHECK(eval_show("y\u0302 = 2.0\ng(x) = x * \u0177", "g(3.0), y\u0302 == \u0177") ==
+        "(6.0, true)");
+}
+
 TEST_CASE("paths: ispath, isdir, isfile and joinpath answer; mkpath is refused") {
   // Tests run in the build folder's tests/; the folder "." always exists.
   CHECK(eval_show("", "ispath(\".\"), isdir(\".\"), isfile(\".\"), ispath(\"no/such/path\")") ==

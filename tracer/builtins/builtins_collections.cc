@@ -9,29 +9,10 @@
 
 namespace ytape::tracer {
 
+// The items of a collection, as a `for` loop over it sees them (a struct's by its
+// `iterate` methods: first(loader) of a DataLoader is its first batch).
 std::vector<Value> items_of(Interpreter& in, const Value& v) {
-  switch (v.kind) {
-    case VKind::tuple:
-    case VKind::named_tuple:
-      return v.tup().items;
-    case VKind::range: {
-      std::vector<Value> out;
-      for (int64_t i = 0; i < v.rng().length(); ++i) out.push_back(Value::integer(v.rng().at(i)));
-      return out;
-    }
-    case VKind::tensor: {
-      // The elements in column-major order, as Julia iterates any array.
-      std::vector<Value> out;
-      for (int64_t i = 1; i <= v.tensor().type.size(); ++i) {
-        Args a;
-        a.pos = {v, Value::integer(i)};
-        out.push_back(in.call(*in.global("getindex"), std::move(a), in.here()));
-      }
-      return out;
-    }
-    default:
-      user_error("expected a collection (tuple, range, vector), got {}", a_type_name(v));
-  }
+  return in.iterate(v, in.here());
 }
 
 namespace {

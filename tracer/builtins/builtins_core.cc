@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <filesystem>
 #include <limits>
 #include <span>
 
@@ -534,29 +533,6 @@ Value new_instance(Interpreter&, Args& args) {
   return Value::instance(t, {args.pos.begin() + 1, args.pos.end()});
 }
 
-// abspath(path): the path made absolute from the working directory, `.` and `..`
-// resolved, as Julia's (`abspath(PROGRAM_FILE) == @__FILE__` tells a script run from one
-// included).
-Value abspath(Interpreter&, Args& args) {
-  need(args, 1, "abspath");
-  if (args.pos[0].kind != VKind::string) user_error("abspath takes a path, a String");
-  std::error_code ec;
-  std::filesystem::path p = std::filesystem::absolute(args.pos[0].text(), ec);
-  return Value::string(p.lexically_normal().string());
-}
-
-// cd(dir): checks that the folder exists, and changes nothing: the tracer reads no files
-// but include()'s, which are found from the including file, and ytape's own files stay
-// relative to where it was started.
-Value cd(Interpreter&, Args& args) {
-  need(args, 1, "cd");
-  if (args.pos[0].kind != VKind::string) user_error("cd takes a folder, a String");
-  std::error_code ec;
-  if (!std::filesystem::is_directory(args.pos[0].text(), ec))
-    user_error("cd: '{}' is not a folder", args.pos[0].text());
-  return Value();
-}
-
 }  // namespace
 
 void add_core_builtins(BuiltinTable& t) {
@@ -564,8 +540,6 @@ void add_core_builtins(BuiltinTable& t) {
                         {"print", print},
                         {"println", println},
                         {"string", string},
-                        {"abspath", abspath},
-                        {"cd", cd},
                         {"isa", isa_},
                         {"<:", subtype_of<false>},
                         {">:", subtype_of<true>},

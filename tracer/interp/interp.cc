@@ -57,6 +57,7 @@ void Interpreter::register_builtins() {
   add_grad_builtins(table);
   add_test_builtins(table);
   add_string_builtins(table);
+  add_file_builtins(table);
   for (auto& [name, fn] : table) {
     auto f = std::make_shared<FunctionObj>();
     f->name = name;

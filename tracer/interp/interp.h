@@ -89,6 +89,10 @@ class Interpreter {
   Value broadcast(const Value& f, Args args, Pos pos = {});
   /// broadcast() with a tuple among the arguments: a tuple of f's results on the items.
   Value broadcast_tuples(const Value& f, Args args, Pos pos);
+  /// The items a `for` loop over `v` sees: a tuple's, a range's, an array's elements in
+  /// memory order, a number itself, a string's characters, and a struct's by the
+  /// program's `iterate` methods. Errors are located at `pos`.
+  std::vector<Value> iterate(const Value& v, Pos pos);
   /// Evaluates the text of one expression at top level (tests).
   Value eval_text(const std::string& text);
 
@@ -267,7 +271,6 @@ class Interpreter {
   Env* set_var(const std::string& name, Value v, const EnvPtr& env, Pos pos);
   void declare_global(const Expr& decl, const EnvPtr& env);
   void define_global(const std::string& name, Value v);
-  std::vector<Value> iterate(const Value& v, Pos pos);
   // iterate() of a struct instance, by the program's `iterate` methods.
   std::vector<Value> iterate_protocol(const Value& v, Pos pos);
   void run_loop(const Expr& iteration, size_t k, const Expr& body, const EnvPtr& env);
@@ -421,6 +424,7 @@ void add_vector_builtins(BuiltinTable& table);
 void add_grad_builtins(BuiltinTable& table);
 void add_test_builtins(BuiltinTable& table);
 void add_string_builtins(BuiltinTable& table);
+void add_file_builtins(BuiltinTable& table);
 
 /// One file of the standard prelude (tracer/prelude/, embedded at build time).
 struct PreludeFile {
@@ -470,8 +474,8 @@ bool is_writable_array(const Value& v);
 /// is computed with pure ops and replaces x's in place (builtins_assign.cc).
 void write_array(Interpreter& in, const Value& x, const Value& v, const std::vector<Value>* idx,
                  bool broadcast);
-/// The items of a collection argument: tuples, named tuples, ranges, vectors
-/// (builtins_collections.cc).
+/// The items of a collection argument, as Interpreter::iterate gives them at the call
+/// being made (builtins_collections.cc).
 std::vector<Value> items_of(Interpreter& in, const Value& v);
 /// `v` (a number or an array) as a tensor of dtype `d`. Into Int and Bool arrays only
 /// exact values go, as Julia's InexactError demands.

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "tape/error.h"
+#include "tracer/lang/unicode.h"
 
 namespace ytape::tracer {
 
@@ -76,13 +77,14 @@ int hex_value(char c) {
 }
 
 // Julia accepts any Unicode letter in names; these ranges cover what model code uses
-// (accented Latin, Greek such as σ and η, ∇, primes, sub- and superscripts, math letters).
+// (accented Latin, IPA letters, µ, Greek such as σ and η, combining marks, letters with
+// marks such as ẋ, ∇, primes, sub- and superscripts, math letters).
 bool is_unicode_letter(uint32_t cp) {
   if (cp == 0xD7 || cp == 0xF7) return false;  // × and ÷ are operators
-  return (cp >= 0xC0 && cp <= 0x24F) || (cp >= 0x300 && cp <= 0x3FF) ||
-         (cp >= 0x1D00 && cp <= 0x1DBF) || (cp >= 0x2032 && cp <= 0x2037) ||
-         (cp >= 0x2070 && cp <= 0x209F) || (cp >= 0x2100 && cp <= 0x214F) || cp == 0x2207 ||
-         (cp >= 0x1D400 && cp <= 0x1D7FF);
+  return cp == 0xB5 || (cp >= 0xC0 && cp <= 0x2AF) || (cp >= 0x300 && cp <= 0x3FF) ||
+         (cp >= 0x1D00 && cp <= 0x1DBF) || (cp >= 0x1E00 && cp <= 0x1FFF) ||
+         (cp >= 0x2032 && cp <= 0x2037) || (cp >= 0x2070 && cp <= 0x209F) ||
+         (cp >= 0x2100 && cp <= 0x214F) || cp == 0x2207 || (cp >= 0x1D400 && cp <= 0x1D7FF);
 }
 
 class Lexer {
@@ -283,7 +285,7 @@ void Lexer::lex_word(bool space) {
   }
   std::string_view word = text_.substr(begin, i_ - begin);
   Token& token = emit(is_keyword(word) ? Tok::keyword : Tok::ident, pos, begin, space);
-  token.text = word;
+  token.text = normalize_name(word);
 }
 
 // `@name`, and `@.`; the parser knows which macros there are.
@@ -483,16 +485,6 @@ void Lexer::lex_string(bool space) {
   }
   if (!literal.empty()) parts.push_back({false, std::move(literal), 0, 0, {}});
   token.parts = std::move(parts);
-}
-
-void encode_utf8(uint32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-    return;
-  }
-  int n = cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
-  out += static_cast<char>(((0xF00 >> n) & 0xFF) | (cp >> (6 * (n - 1))));
-  for (int k = n - 2; k >= 0; --k) out += static_cast<char>(0x80 | ((cp >> (6 * k)) & 0x3F));
 }
 
 void Lexer::lex_string_escape(std::string& out) {

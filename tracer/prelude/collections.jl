@@ -145,6 +145,8 @@ length(d::Dict) = d.count
 isempty(d::Dict) = d.count == 0
 iterate(d::Dict, i=1) = i > d.count ? nothing : (d.keys[i] => d.vals[i], i + 1)
 pairs(d::Dict) = [d.keys[i] => d.vals[i] for i in 1:d.count]
+# DrWatson's struct2dict(s): s's fields by name (Symbols), as scripts keep their arguments.
+struct2dict(s) = Dict(f => getfield(s, f) for f in fieldnames(typeof(s)))
 function merge(a::Dict, b::Dict)
   d = Dict()
   for (k, v) in a

@@ -11,6 +11,14 @@ function getobs(x::AbstractArray, i)
 end
 getobs(t::Tuple, i) = map(x -> getobs(x, i), t)
 getobs(t::NamedTuple, i) = map(x -> getobs(x, i), t)
+# MLUtils' chunk(x, n; dims=ndims(x)): x split along dims into n parts (fewer when they do
+# not divide it) of cld(size(x, dims), n) slices each, the last one shorter; copies, where
+# MLUtils gives views.
+function chunk(x::AbstractArray, n::Integer; dims::Integer=ndims(x))
+  len = size(x, dims)
+  k = cld(len, n)
+  [selectdim(x, dims, i:min(i + k - 1, len)) for i in 1:k:len]
+end
 shuffle(x::AbstractVector) = x[randperm(length(x))]
 shuffle(rng::AbstractRNG, x::AbstractVector) = x[randperm(rng, length(x))]
 
@@ -41,6 +49,23 @@ function iterate(d::DataLoader, state)
   idx = order[(k - 1) * d.batchsize + 1:min(k * d.batchsize, length(order))]
   (getobs(d.data, idx), (order, k + 1))
 end
+
+# ProgressMeter's Progress(n; desc, ...) and next!(p; showvalues, ...), as training loops
+# report their steps: a count of the steps done, drawn nowhere (a trace has no terminal
+# to redraw a bar in).
+mutable struct Progress
+  n
+  counter
+  desc
+end
+Progress(n::Integer; desc="Progress: ", kw...) = Progress(n, 0, desc)
+next!(p::Progress; kw...) = (p.counter += 1; nothing)
+finish!(p::Progress; kw...) = (p.counter = p.n; nothing)
+
+# Images' (ColorTypes') Gray(x): a grey pixel is its value here, there being no colour
+# types, so that the code that makes an image runs; writing one (FileIO's save) is not
+# possible, as a trace writes no files.
+Gray(x::Real) = x
 
 # Flux.train!(loss, model, data, opt_state): a step of loss(model, batch...)'s gradient and
 # Optimisers.update! per batch of data, writing into the model's arrays, as Flux 0.14's.

@@ -69,6 +69,17 @@ TEST_CASE("names, keywords and Julia's `!` rule") {
   CHECK(!is_keyword("include"));
 }
 
+TEST_CASE("names are read in NFC form, as Julia's: a letter and a combining mark are one") {
+  // conv_mnist.jl of FluxML's model zoo writes ŷ as y and U+0302; Julia reads either
+  // spelling as the one character U+0177.
+  CHECK(summary("y\u0302 + \u0177") == "\u0177 _+ _\u0177");
+  // Latin letters with marks beyond Latin-1 (ẋ, U+1E8B), marks in a row (ǘ is ü and an
+  // acute), a mark that composes with nothing (x̄ stays x and U+0304), Greek.
+  CHECK(summary("x\u0307 u\u0308\u0301 x\u0304 \u03b1\u0301") == "\u1e8b _\u01d8 _x\u0304 _\u03ac");
+  // Julia's own mappings: the micro sign is μ, ɛ is ε.
+  CHECK(summary("\u00b5 \u025b") == "\u03bc _\u03b5");
+}
+
 TEST_CASE("numbers") {
   CHECK(summary("1 1.0 1. .5 1e-3 1E3 2.5e+2") ==
         "int:1 _float:1 _float:1 _float:0.5 _float:0.001 _float:1000 _float:250");

@@ -42,9 +42,9 @@ void print_bare(const Expr& e, std::string& out) {
 std::string param_text(const Param& p) {
   std::string out = p.name;
   if (!p.unpack.empty()) out = fmt::format("({})", fmt::join(p.unpack, ","));
-  if (p.type) out += "::" + type_expr_str(*p.type);
+  if (p.type) out.append("::").append(type_expr_str(*p.type));
   if (p.splat) out += "...";
-  if (p.default_value) out += "=" + to_sexpr(*p.default_value);
+  if (p.default_value) out.append("=").append(to_sexpr(*p.default_value));
   return out;
 }
 
@@ -67,7 +67,7 @@ void print_function(const Expr& e, std::string& out) {
   if (!f.kwparams.empty()) print_params(f.kwparams, ";", out);
   if (!f.where.empty()) {
     out += " (where";
-    for (const ExprPtr& w : f.where) out += " " + type_expr_str(*w);
+    for (const ExprPtr& w : f.where) out.append(" ").append(type_expr_str(*w));
     out += ')';
   }
   out += ' ';

@@ -321,7 +321,7 @@ void Lexer::lex_quote(bool space) {
          "value is the adjoint");
   }
   advance();
-  emit(Tok::op, pos, begin, space).text = "'";
+  emit(Tok::op, pos, begin, space).text.assign(1, '\'');
 }
 
 void Lexer::lex_operator(bool space) {

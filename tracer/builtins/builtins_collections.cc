@@ -138,7 +138,15 @@ Value last(Interpreter& in, Args& args) {
 }
 
 Value collect(Interpreter& in, Args& args) {
-  need_args(args, 1, 1, "collect");
+  need_args(args, 1, 2, "collect");
+  if (args.pos.size() == 2) {  // collect(T, itr): the items converted to T, as T.(itr)
+    if (args.pos[0].kind != VKind::type) user_error("collect(T, itr) takes a type first");
+    Args items;
+    items.pos.push_back(args.pos[1]);
+    Args a;
+    a.pos.push_back(collect(in, items));
+    return in.broadcast(args.pos[0], std::move(a), in.here());
+  }
   const Value& v = args.pos[0];
   if (v.is_tensor()) return copy_array(v);  // a new array, as Julia's
   Args a;

@@ -100,6 +100,41 @@ end
 _channels_in(c::Union{Conv, CrossCor}) = size(c.weight, ndims(c.weight) - 1) * c.groups
 _channels_out(c::Union{Conv, CrossCor}) = size(c.weight, ndims(c.weight))
 
+# NNlib's functional convolution, which Flux exports: conv(x, w; stride, pad, dilation,
+# flipped, groups) is the Conv (flipped=false, NNlib's default: a true convolution) or the
+# CrossCor (flipped=true) of weight w without a bias. DenseConvDims(x, w; stride, padding,
+# dilation, flipkernel, groups) holds that geometry for conv(x, w, cdims) and the two
+# gradients of that conv: ∇conv_data(dy, w, cdims) with respect to x and
+# ∇conv_filter(x, dy, cdims) with respect to w, each the traced gradient of the linear map
+# (the convolution of zeros that it traces is dead code once differentiated).
+function conv(x::AbstractArray, w::AbstractArray; stride=1, pad=0, dilation=1, flipped=false,
+              groups=1)
+  c = conv_layer(CrossCor, w, false, identity; stride=stride, pad=pad, dilation=dilation,
+                 groups=groups)
+  conv_apply(c, x, !flipped)
+end
+struct DenseConvDims
+  input_size
+  kernel_size
+  stride
+  padding
+  dilation
+  flipkernel
+  groups
+end
+function DenseConvDims(x::AbstractArray, w::AbstractArray; stride=1, padding=0, dilation=1,
+                       flipkernel=false, groups=1)
+  DenseConvDims(size(x), size(w), stride, padding, dilation, flipkernel, groups)
+end
+conv(x, w, cd::DenseConvDims) = conv(x, w; stride=cd.stride, pad=cd.padding,
+                                     dilation=cd.dilation, flipped=cd.flipkernel, groups=cd.groups)
+function ∇conv_data(dy, w, cd::DenseConvDims)
+  gradient(x -> sum(conv(x, w, cd) .* dy), zeros(eltype(dy), cd.input_size))[1]
+end
+function ∇conv_filter(x, dy, cd::DenseConvDims)
+  gradient(w -> sum(conv(x, w, cd) .* dy), zeros(eltype(dy), cd.kernel_size))[1]
+end
+
 # A convolution's geometry as the primitives take it: a 1-d one is the 2-d one with
 # H = 1 (its weight (k, 1, cin, cout), input (W, 1, C, N)); a dilation does nothing along a
 # kernel dim of size 1, so NNlib's 0 there is 1. A 3-d one is composed of 2-d ones

@@ -143,6 +143,33 @@ y = randn(9, 9, 4, 1)
                   "6, 6, 3, 2)))") == "(12, 12, 5, 2)");  // stride times the input
 }
 
+TEST_CASE("NNlib's conv, DenseConvDims, ∇conv_data and ∇conv_filter") {
+  // conv flips the kernel unless flipped=true, as Conv and CrossCor; the two gradients are
+  // the transposes of the linear maps x -> conv(x, w) and w -> conv(x, w):
+  // <conv(x, w), dy> == <x, ∇conv_data(dy, w)> == <w, ∇conv_filter(x, dy)>.
+  std::string p = R"(
+seed!(4)
+x = randn(6, 5, 3, 2)
+w = randn(3, 3, 3, 4)
+cd = DenseConvDims(x, w; stride=2, padding=1)
+dy = randn(size(conv(x, w, cd))...)
+a = sum(conv(x, w, cd) .* dy)
+)";
+  CHECK(eval_show(p,
+                  "conv(x, w; pad=1) ≈ Conv(w, false; pad=1)(x), "
+                  "conv(x, w; flipped=true) ≈ CrossCor(w, false)(x), size(dy), "
+                  "abs(a - sum(x .* ∇conv_data(dy, w, cd))) < 1e-10, "
+                  "abs(a - sum(w .* ∇conv_filter(x, dy, cd))) < 1e-10, "
+                  "collect(Float32, 1:3), collect(Int, (1.0, 2.0))") ==
+        "(true, true, (3, 3, 4, 2), true, true, Float32[1.0, 2.0, 3.0], [1, 2])");
+  check_gradient(p +
+                 "f(x) = sum(conv(x, w; pad=1) .^ 2) + "
+                 "sum(conv(x, w; stride=2, flipped=true, dilation=2))");
+  check_gradient(p + "image = x; x = w\nf(x) = sum(conv(image, x; pad=(1, 0)) .^ 2)");
+  check_gradient(p +
+                 "f(x) = sum(∇conv_data(dy, w, cd) .* x .^ 2) + sum(∇conv_filter(x, dy, cd) .^ 2)");
+}
+
 TEST_CASE("normalization, pooling, containers and train/test mode") {
   std::string p = R"(
 x = [1.0 4.0; 2.0 0.0; 6.0 2.0]

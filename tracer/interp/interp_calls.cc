@@ -205,7 +205,14 @@ Value Interpreter::broadcast(const Value& f, Args args, Pos pos) {
   // A user function (or callable struct) runs once on the whole arrays, each marked as
   // standing for its elements, so that its arithmetic on them is elementwise while the
   // arrays it captures keep their meaning; built-ins are elementwise on their arguments.
-  bool user = f.kind == VKind::object || (f.kind == VKind::function && !f.fn().methods.empty());
+  // A built-in with methods for user types (the prelude's `*` of a Tridiagonal) stays a
+  // built-in on arrays and numbers.
+  auto objects = [&] {
+    return std::any_of(args.pos.begin(), args.pos.end(),
+                       [](const Value& a) { return a.kind == VKind::object; });
+  };
+  bool user = f.kind == VKind::object || (f.kind == VKind::function && !f.fn().methods.empty() &&
+                                          (f.fn().builtin == nullptr || objects()));
   if (user) {
     // Inside another such broadcast the result stands for elements still.
     bool nested = std::any_of(args.pos.begin(), args.pos.end(), is_element);

@@ -305,3 +305,37 @@ function sprint(f, args...)
   io.text
 end
 show(io::IO, v::VersionNumber) = print(io, "v\"", v.major, ".", v.minor, ".", v.patch, "\"")
+
+# ---- LinearAlgebra's Tridiagonal ------------------------------------------------------------
+
+# Tridiagonal(dl, d, du), and Tridiagonal(A) of a square matrix's three diagonals: stored as
+# the three vectors (so a gradient reaches only them), used as the dense matrix with zeros
+# off the band (Matrix(T), a convert), which products, indexing and size read.
+struct Tridiagonal <: AbstractMatrix
+  dl
+  d
+  du
+end
+function Tridiagonal(A::AbstractMatrix)
+  n = size(A, 1)
+  size(A, 2) == n || throw(DimensionMismatch("Tridiagonal of a $(size(A)) matrix: it must be square"))
+  Tridiagonal([A[i + 1, i] for i in 1:n-1], [A[i, i] for i in 1:n], [A[i, i + 1] for i in 1:n-1])
+end
+function dense_tridiagonal(T::Tridiagonal)
+  n = length(T.d)
+  z = zero(eltype(T.d))
+  i = collect(1:n)
+  j = reshape(i, 1, n)
+  below = reshape(vcat(T.dl, [z]), 1, n)  # (j + 1, j): dl[j]
+  above = vcat(T.du, [z])                 # (i, i + 1): du[i]
+  ifelse.(i .== j, T.d, ifelse.(i .== j .+ 1, below, ifelse.(j .== i .+ 1, above, z)))
+end
+size(T::Tridiagonal) = (length(T.d), length(T.d))
+size(T::Tridiagonal, k::Integer) = k <= 2 ? length(T.d) : 1
+length(T::Tridiagonal) = length(T.d)^2
+ndims(T::Tridiagonal) = 2
+eltype(T::Tridiagonal) = eltype(T.d)
+convert(::Type{<:AbstractArray}, T::Tridiagonal) = dense_tridiagonal(T)
+getindex(T::Tridiagonal, i, j) = dense_tridiagonal(T)[i, j]
+*(T::Tridiagonal, x) = dense_tridiagonal(T) * x
+*(x, T::Tridiagonal) = x * dense_tridiagonal(T)

@@ -129,6 +129,14 @@ GRUv3(a...; ka...) = Recur(GRUv3Cell(a...; ka...))
 # Flux's helpers: the N gates of c rows each of x; the slices of x along its last dim.
 multigate(x, c, ::Val{N}) where N = ntuple(n -> gate(x, c, n), N)
 eachlastdim(x) = [selectdim(x, ndims(x), i) for i in 1:size(x, ndims(x))]
+# Its cotangent from those of the slices, stacked along x's last dim; Zygote's zero
+# tangents (ZeroTangent(), NoTangent()) stand for slices of zeros.
+function ∇eachlastdim(dys, x)
+  n = ndims(x)
+  rest = size(x)[1:n-1]
+  slice(d) = reshape(d isa AbstractZero ? zeros(eltype(x), rest) : d, rest..., 1)
+  cat([slice(d) for d in dys]...; dims=n)
+end
 # Base's: the slice of x at index i of dim d; the slices along dims (one dim).
 selectdim(x, d::Integer, i) = x[ntuple(k -> k == d ? i : (:), ndims(x))...]
 eachslice(x; dims) = [selectdim(x, dims, i) for i in 1:size(x, dims)]

@@ -217,3 +217,12 @@ hessian_dual(f, x) = hessian(f, x)
 # Flux's older names for its rules.
 ADAM(η=0.001, β=(0.9, 0.999), ϵ=1e-8) = Adam(η, β, ϵ)
 Optimiser(opts...) = OptimiserChain(opts...)
+
+# ---- Zygote's (ChainRulesCore's) zero tangents ------------------------------------------------
+
+# What Zygote returns for a gradient that is zero (ZeroTangent) or does not exist
+# (NoTangent), as Flux's internals take them (∇eachlastdim). ytape's gradients are arrays of
+# zeros instead; these are for code that builds them by hand.
+abstract type AbstractZero end
+struct ZeroTangent <: AbstractZero end
+struct NoTangent <: AbstractZero end

@@ -170,6 +170,30 @@ a = sum(conv(x, w, cd) .* dy)
                  "f(x) = sum(∇conv_data(dy, w, cd) .* x .^ 2) + sum(∇conv_filter(x, dy, cd) .^ 2)");
 }
 
+TEST_CASE("Tridiagonal, ∇eachlastdim and Zygote's zero tangents, as Flux's tests use them") {
+  std::string p = R"(
+A = reshape(collect(1.0:16.0), 4, 4)
+T = Tridiagonal(A)
+x = rand(3, 2, 4)
+y = collect(eachslice(x; dims=3))
+z = [ZeroTangent(), x[:, :, 2], NoTangent(), x[:, :, 4]]
+)";
+  CHECK(eval_show(p,
+                  "Matrix(T), T * [1.0, 2.0, 3.0, 4.0], size(T), T[2, 1], T[1, 3], "
+                  "Tridiagonal([1.0], [2.0, 3.0], [4.0]) * [1.0, 1.0]") ==
+        "([1.0 5.0 0.0 0.0; 2.0 6.0 10.0 0.0; 0.0 7.0 11.0 15.0; 0.0 0.0 12.0 16.0], "
+        "[11.0, 44.0, 107.0, 100.0], (4, 4), 2.0, 0.0, [6.0, 4.0])");
+  CHECK(eval_show(p,
+                  "Flux.∇eachlastdim(y, x) == x, "
+                  "Flux.∇eachlastdim(z, x) == cat(zeros(3, 2), x[:, :, 2], zeros(3, 2), "
+                  "x[:, :, 4]; dims=3), Flux.Zygote.ZeroTangent() isa Zygote.AbstractZero") ==
+        "(true, true, true)");
+  // The gradient reaches the three diagonals only.
+  check_gradient(
+      "f(x) = sum(Tridiagonal(x) * [1.0, -2.0, 3.0, 0.5]) + sum(Tridiagonal(x .^ 2) * x)\n"
+      "x = reshape(collect(0.1:0.1:1.6), 4, 4)");
+}
+
 TEST_CASE("normalization, pooling, containers and train/test mode") {
   std::string p = R"(
 x = [1.0 4.0; 2.0 0.0; 6.0 2.0]

@@ -466,6 +466,18 @@ void fill(Exporter& ex, const Op& op) {
   const auto a = attrs_of<Prim::fill>(op.attrs);
   ex.name(op.outs[0], filled(ex, a.dtype, a.shape, a.value));
 }
+// RandomUniform (in [0, 1)) and RandomNormal (standard): ONNX's runtimes draw other
+// numbers of the same distribution; the seed, rounded to a float, keeps their draws
+// repeatable, and the mark keeps it exact for ytape.
+template <Prim P>
+void random(Exporter& ex, const Op& op) {
+  const auto a = attrs_of<P>(op.attrs);
+  onnx::NodeProto& n = ex.node(P == Prim::rand ? "RandomUniform" : "RandomNormal", {});
+  set_attr(n, "dtype", int64_t{onnx_import::to_onnx_dtype(a.dtype)});
+  set_attr(n, "shape", reversed(a.shape));
+  set_attr(n, "seed", static_cast<float>(a.seed));
+  done(ex, op, n);
+}
 
 const std::map<Prim, Rule>& rules() {
   static const std::map<Prim, Rule> table = [] {
@@ -503,6 +515,8 @@ const std::map<Prim, Rule>& rules() {
     r[Prim::batchnorm_with_stats] = batchnorm_with_stats;
     r[Prim::batchnorm_backward] = batchnorm_backward;
     r[Prim::fill] = fill;
+    r[Prim::rand] = random<Prim::rand>;
+    r[Prim::randn] = random<Prim::randn>;
     return r;
   }();
   return table;

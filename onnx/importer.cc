@@ -5,6 +5,7 @@
 
 #include "onnx/proto.h"
 #include "runtime/eval.h"
+#include "runtime/random.h"
 #include "tape/attrs.h"
 #include "tape/infer.h"
 
@@ -106,7 +107,7 @@ std::vector<Var> Importer::emit_all(Prim p, VarList args, const Attrs& attrs) {
     all_known = all_known && t != nullptr;
     if (t) values.push_back(*t);
   }
-  if (all_known && fold_) {
+  if (all_known && fold_ && !prim_info(p).effectful()) {
     try {
       // Only small results fold (shapes, axes, indices), and their size is known before
       // they are computed: a model's iota may be of any size.
@@ -139,6 +140,19 @@ void Importer::count_iteration(std::string_view op) {
   if (++iterations_ > kMaxIterations) {
     unsupported(fmt::format("a {} unrolled beyond {} iterations in all", op, kMaxIterations));
   }
+}
+
+// The tracer's convention (a draw of a counter-based stream, halved to stay non-negative),
+// with the stream keyed by ONNX's seed, a float: its bits, set apart from "no seed".
+int64_t Importer::random_seed(const Node& node) {
+  uint64_t key = 0;
+  if (const onnx::AttributeProto* a = find_attr(node, "seed")) {
+    float seed = a->f();
+    uint32_t bits = 0;
+    std::memcpy(&bits, &seed, sizeof bits);
+    key = (uint64_t{1} << 32) | bits;
+  }
+  return static_cast<int64_t>(random_bits(key, random_ops_++) >> 1);
 }
 
 Var Importer::constant(const Tensor& t) {
@@ -245,6 +259,7 @@ const Rules& all_rules() {
     add_text_rules(r);
     add_spectral_rules(r);
     add_creation_rules(r);
+    add_random_rules(r);
     return r;
   }();
   return rules;

@@ -74,10 +74,15 @@ class Importer {
   /// Counts one more iteration that a loop (Loop, Scan) unrolls: the tape grows with each,
   /// so past 4096 in the whole model (nested loops multiply) UnsupportedError names `op`.
   void count_iteration(std::string_view op);
+  /// The `seed` attribute of the next `rand` or `randn`, for `node`: a stream of its own for
+  /// each random op of the import, chosen by ONNX's `seed` attribute when the node has one
+  /// (docs/onnx.md, Random ops). The same model always gives the same seeds.
+  int64_t random_seed(const Node& node);
 
   // ---- building ----------------------------------------------------------------------
   /// Applies `p`; when every argument is known, evaluates it with the runtime's kernel
   /// instead and returns a constant (folding the static parts of a model at import).
+  /// Effectful primitives (`rand`, `randn`) never fold: a run draws them.
   Var emit(Prim p, VarList args, const Attrs& attrs = {});
   std::vector<Var> emit_all(Prim p, VarList args, const Attrs& attrs = {});
   template <Prim P>
@@ -104,6 +109,7 @@ class Importer {
   int opset_;
   bool fold_ = true;
   int64_t iterations_ = 0;
+  uint64_t random_ops_ = 0;
   std::unordered_map<std::string, Var> values_;
   std::unordered_map<std::string, int32_t> narrow_types_;
   std::unordered_map<uint32_t, Tensor> known_;  // by var id
@@ -137,6 +143,7 @@ void add_pool_rules(Rules& rules);
 void add_norm_rules(Rules& rules);
 void add_loss_rules(Rules& rules);
 void add_creation_rules(Rules& rules);
+void add_random_rules(Rules& rules);
 void add_resize_rules(Rules& rules);
 void add_recurrent_rules(Rules& rules);
 void add_control_rules(Rules& rules);

@@ -1,5 +1,5 @@
 // Constants and what passes values through: Constant, ConstantOfShape, Range, EyeLike,
-// the windows, Cast, CastLike, Identity, Dropout (inference).
+// the windows, Cast, CastLike, Identity.
 #include <cmath>
 #include <numbers>
 #include <numeric>
@@ -142,20 +142,6 @@ void identity(Importer& im, const Node& n) {
   im.set_output(n, 0, im.input(n, 0));
 }
 
-// In inference the output is the input and the mask all true; training draws at random,
-// which a tape would do with other numbers than ONNX's.
-void dropout(Importer& im, const Node& n) {
-  Var x = im.input(n, 0);
-  bool training = im.has_input(n, 2) && element_value(im.static_input(n, 2), 0) != 0;
-  if (training && (!im.has_input(n, 1) || element_value(im.static_input(n, 1), 0) != 0)) {
-    unsupported("Dropout in training mode");
-  }
-  im.set_output(n, 0, x);
-  im.set_output(
-      n, 1,
-      im.op<Prim::fill>({}, {.value = 1, .dtype = DType::boolean, .shape = im.type(x).shape}));
-}
-
 }  // namespace
 
 void add_creation_rules(Rules& r) {
@@ -169,7 +155,6 @@ void add_creation_rules(Rules& r) {
   r["HannWindow"] = cosine_window<1, 1, 0, 2>;          // 0.5 - 0.5 cos
   r["HammingWindow"] = cosine_window<25, 21, 0, 46>;    // 25/46 - 21/46 cos
   r["BlackmanWindow"] = cosine_window<42, 50, 8, 100>;  // 0.42 - 0.5 cos + 0.08 cos
-  r["Dropout"] = dropout;
 }
 
 }  // namespace ytape::onnx_import

@@ -1,5 +1,6 @@
 // Gather, GatherElements, GatherND and the scatters over the `gather` and `scatter_add`
-// primitives, whose indices are 1-based and have the data's rank. ONNX indices are 0-based
+// primitives, whose indices are 1-based and have the data's rank (the scatters' reductions
+// mul, max and min over `gather`, `select` and the combining op). ONNX indices are 0-based
 // and may count from the end.
 #include <algorithm>
 
@@ -8,6 +9,12 @@
 namespace ytape::onnx_import {
 
 namespace {
+
+int64_t product(const Shape& s, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to; ++i) p *= s[i];
+  return p;
+}
 
 // 0-based indices, negative ones counting back from `size`, as the primitive's 1-based.
 Var one_based(Importer& im, Var idx, int64_t size) {
@@ -55,14 +62,86 @@ void gather_elements(Importer& im, const Node& n) {
   im.set_output(n, 0, im.op<Prim::gather>({cut, one_based(im, idx, s[dim - 1])}, {.dim = dim}));
 }
 
-// data with updates added where the indices point along the axis: reduction "add" only,
-// as the primitive scatter_add onto zeros, plus data.
+// ---- the reductions mul, max and min, over static indices ----------------------------
+// The primitives add scattered values (scatter_add) but do not multiply or compare them, so
+// with the indices known at import the updates meeting at each position are grouped: round
+// r gathers, for every position at once, the r-th update that lands there, and combines it
+// with what the position holds so far where there is one. Each round is a gather, the
+// combining op and a select, so gradients flow as through those.
+
+// Per round, the 1-based index along `dim` of the update that lands on each position, and
+// whether one does: `at` holds the updates' 0-based positions along a dim of `size` (its
+// shape the updates', or 1 where it broadcasts over them); both have `at`'s shape with
+// `size` at `dim`.
+struct Rounds {
+  std::vector<Tensor> index, present;
+};
+
+Rounds rounds(const Tensor& at, int dim, int64_t size) {
+  const Shape& s = at.shape();
+  auto d = static_cast<size_t>(dim);
+  int64_t inner = product(s, 0, d - 1), k = s[d - 1], outer = product(s, d, s.size());
+  std::vector<std::vector<int64_t>> hits(static_cast<size_t>(inner * size * outer));
+  size_t most = 0;
+  for (int64_t b = 0; b < outer; ++b) {
+    for (int64_t j = 0; j < k; ++j) {
+      for (int64_t a = 0; a < inner; ++a) {
+        int64_t p = at.data<int64_t>()[a + inner * (j + k * b)];
+        auto& h = hits[static_cast<size_t>(a + inner * (p + size * b))];
+        h.push_back(j);
+        most = std::max(most, h.size());
+      }
+    }
+  }
+  Shape shape = s;
+  shape[d - 1] = size;
+  Rounds r;
+  for (size_t round = 0; round < most; ++round) {
+    Tensor index(Type{DType::i64, shape}), present(Type{DType::boolean, shape});
+    for (size_t i = 0; i < hits.size(); ++i) {
+      bool hit = round < hits[i].size();
+      index.data<int64_t>()[i] = hit ? hits[i][round] + 1 : 1;
+      present.data<bool>()[i] = hit;
+    }
+    r.index.push_back(std::move(index));
+    r.present.push_back(std::move(present));
+  }
+  return r;
+}
+
+// x with the updates y combined into it by `reduction`, where `at` (rounds) says.
+Var scatter_reduce(Importer& im, Var x, Var y, const Tensor& at, int dim,
+                   const std::string& reduction) {
+  Rounds r = rounds(at, dim, im.type(x).shape[dim - 1]);
+  for (size_t round = 0; round < r.index.size(); ++round) {
+    Var g = im.op<Prim::gather>({y, im.constant(r.index[round])}, {.dim = dim});
+    Var combined = reduction == "mul"   ? im.op<Prim::mul>({x, g})
+                   : reduction == "max" ? im.op<Prim::max>({x, g})
+                                        : im.op<Prim::min>({x, g});
+    x = im.op<Prim::select>({im.constant(r.present[round]), combined, x});
+  }
+  return x;
+}
+
+bool combines(const std::string& reduction) {
+  return reduction == "mul" || reduction == "max" || reduction == "min";
+}
+
+// A static index's 0-based value, negative ones counting back from `size`.
+int64_t position(int64_t v, int64_t size) {
+  if (v < -size || v >= size) user_error("index {} is out of range for a dim of {}", v, size);
+  return v < 0 ? v + size : v;
+}
+
+// data with updates added where the indices point along the axis: reduction "add" as the
+// primitive scatter_add onto zeros, plus data.
 // With reduction 'none' (whose indices ONNX forbids to repeat) the written elements are
-// those that a scatter of ones reaches, and take the scattered values.
+// those that a scatter of ones reaches, and take the scattered values. The reductions mul,
+// max and min (opset 18's too) need the indices static (scatter_reduce).
 void scatter_elements(Importer& im, const Node& n) {
   Var x = im.input(n, 0), idx = im.input(n, 1), y = im.input(n, 2);
   std::string reduction = attr_string(n, "reduction", "none");
-  if (reduction != "add" && reduction != "none") {
+  if (reduction != "add" && reduction != "none" && !combines(reduction)) {
     unsupported("ScatterElements with reduction '" + reduction + "'");
   }
   int dim = ydim(attr_int(n, "axis", 0), im.rank(x));
@@ -72,6 +151,17 @@ void scatter_elements(Importer& im, const Node& n) {
     if (d != dim - 1 && ys[d] != s[d]) unsupported("ScatterElements onto a part of the data");
   }
   int64_t size = s[dim - 1];
+  if (combines(reduction)) {
+    Tensor at = im.static_input(n, 1).clone();  // a copy of its own, to write
+    if (at.dtype() != DType::i64)
+      user_error("indices must be integers, not {}", dtype_name(at.dtype()));
+    if (at.shape() != ys) {
+      user_error("indices have shape {}, the updates {} (ONNX order)",
+                 shape_str(reversed(at.shape())), shape_str(reversed(ys)));
+    }
+    for (int64_t& v : at.span<int64_t>()) v = position(v, size);
+    return im.set_output(n, 0, scatter_reduce(im, x, y, at, dim, reduction));
+  }
   Var at = one_based(im, idx, size);
   Var added = im.op<Prim::scatter_add>({y, at}, {.dim = dim, .size = size});
   if (reduction == "add") return im.set_output(n, 0, im.op<Prim::add>({x, added}));
@@ -167,12 +257,6 @@ void reverse_sequence(Importer& im, const Node& n) {
 
 // ---- GatherND and ScatterND: the index tuples as linear indices into flattened dims ----
 
-int64_t product(const Shape& s, size_t from, size_t to) {
-  int64_t p = 1;
-  for (size_t i = from; i < to; ++i) p *= s[i];
-  return p;
-}
-
 // The 1-based linear indices, ytape shape (1, L, B), of the index tuples `idx` (ONNX
 // shape (B..., L..., k), each tuple's last element fastest) into the row-major dims `dims`
 // (k of them), negative elements counting back from their dim's size.
@@ -194,6 +278,22 @@ Var linear_index(Importer& im, Var idx, const Shape& dims, int64_t l, int64_t ba
   Var offsets = im.op<Prim::mul>({wrapped, im.constant(strides)});
   Var linear = im.op<Prim::sum>({offsets}, {.dims = {1}});
   return im.reshape(im.op<Prim::add>({linear, im.scalar(DType::i64, 1)}), {1, l, batch});
+}
+
+// The 0-based linear positions, ytape shape (1, L, 1), of the L static index tuples `idx`
+// into the row-major dims `dims`, as linear_index computes them in the tape.
+Tensor linear_positions(const Tensor& idx, const Shape& dims, int64_t l) {
+  if (idx.dtype() != DType::i64)
+    user_error("indices must be integers, not {}", dtype_name(idx.dtype()));
+  auto k = static_cast<int64_t>(dims.size());
+  Tensor at(Type{DType::i64, {1, l, 1}});
+  for (int64_t j = 0; j < l; ++j) {
+    int64_t p = 0;
+    for (int64_t i = 0; i < k; ++i)
+      p = p * dims[i] + position(idx.data<int64_t>()[j * k + i], dims[i]);
+    at.data<int64_t>()[j] = p;
+  }
+  return at;
 }
 
 // out[b, l] = data[b, idx[b, l]]: the data as (inner, M, B) on the tape, gathered along M.
@@ -228,11 +328,12 @@ void gather_nd(Importer& im, const Node& n) {
 
 // data with the slices that the index tuples point at replaced by (reduction none) or
 // increased by (add) the updates: scatter_add onto the data as (inner, M), as
-// ScatterElements does along one dim.
+// ScatterElements does along one dim; or multiplied (mul), or their max or min taken, with
+// static indices (scatter_reduce).
 void scatter_nd(Importer& im, const Node& n) {
   Var x = im.input(n, 0), idx = im.input(n, 1), u = im.input(n, 2);
   std::string reduction = attr_string(n, "reduction", "none");
-  if (reduction != "add" && reduction != "none") {
+  if (reduction != "add" && reduction != "none" && !combines(reduction)) {
     unsupported("ScatterND with reduction '" + reduction + "'");
   }
   const Shape d = im.onnx_shape(x), is = im.onnx_shape(idx), us = im.onnx_shape(u);
@@ -249,8 +350,13 @@ void scatter_nd(Importer& im, const Node& n) {
   auto uk = static_cast<size_t>(k);
   int64_t m = product(d, 0, uk), inner = product(d, uk, d.size());
   int64_t l = product(is, 0, is.size() - 1);
-  Var at = linear_index(im, idx, Shape(d.begin(), d.begin() + k), l, 1);
   Var flat = im.reshape(x, {inner, m, 1});
+  if (combines(reduction)) {
+    Tensor at = linear_positions(im.static_input(n, 1), Shape(d.begin(), d.begin() + k), l);
+    Var y = scatter_reduce(im, flat, im.reshape(u, {inner, l, 1}), at, 2, reduction);
+    return im.set_output(n, 0, im.reshape(y, reversed(d)));
+  }
+  Var at = linear_index(im, idx, Shape(d.begin(), d.begin() + k), l, 1);
   Var added = im.op<Prim::scatter_add>({im.reshape(u, {inner, l, 1}), at}, {.dim = 2, .size = m});
   Var y;
   if (reduction == "add") {

@@ -6,14 +6,17 @@
 // imported with the inputs that the importer needs static (shapes, axes, pads) bound as
 // constants to their values in the first data set, run on its other inputs, and its outputs
 // compared with ONNX's as ONNX's own runner does (|got - want| <= 1e-7 + 1e-3 |want|, NaN equal to
-// NaN). Outcomes: pass; skip, when the importer refuses the model as beyond what ytape expresses
-// (an op type without a rule, a dtype ytape lacks, an opset outside 13-17); fail
-// otherwise; xfail, a failure listed in EXPECTED_FAILURES ("test_name  reason" per line,
-// # comments). A test that passes is then exported, imported back as any ONNX model and run
-// again, which must pass too, and imported back as ytape's own (onnx/marks.h), which must
-// give the same tape (inspect/diff.h). The exit code is 1 when a test fails that is not listed, or
-// a listed one passes (the list must then shrink). REPORT gets one line per test, tab-separated:
-// name, op types, outcome, reason; scripts/onnx_coverage.sh turns it into docs/onnx.md's table.
+// NaN). Outcomes: pass; random, when the tape draws random numbers (Bernoulli, a Dropout in
+// training): ONNX's values come from another generator, so the outputs are checked for
+// shape, dtype and their distribution's support instead (random_checks.h), never counted as
+// passed; skip, when the importer refuses the model as beyond what ytape expresses (an op
+// type without a rule, a dtype ytape lacks, an opset outside 13-17); fail otherwise; xfail, a
+// failure listed in EXPECTED_FAILURES ("test_name  reason" per line, # comments). A test that
+// passes (or is random) is then exported, imported back as any ONNX model and run again, which must
+// pass too, and imported back as ytape's own (onnx/marks.h), which must give the same tape
+// (inspect/diff.h). The exit code is 1 when a test fails that is not listed, or a listed one passes
+// (the list must then shrink). REPORT gets one line per test, tab-separated: name, op types,
+// outcome, reason; scripts/onnx_coverage.sh turns it into docs/onnx.md's table.
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -27,6 +30,7 @@
 #include "inspect/diff.h"
 #include "onnx/export.h"
 #include "onnx/import.h"
+#include "random_checks.h"
 #include "runtime/executor.h"
 
 namespace fs = std::filesystem;
@@ -64,26 +68,44 @@ bool close_enough(const Tensor& got, const Tensor& want, std::string* why) {
   return true;
 }
 
-// Runs one data set: the inputs the tape has, by position in the graph's inputs.
+// The tensor of a data set's input_N.pb or output_N.pb.
+Tensor read_set_tensor(const fs::path& set, const char* kind, size_t i) {
+  fs::path p = set / fmt::format("{}_{}.pb", kind, i);
+  return read_onnx_tensor(slurp(p), p.string());
+}
+
+bool draws_random(const Tape& t) {
+  return std::any_of(t.ops.begin(), t.ops.end(), [](const Op& op) {
+    return op.kind == OpKind::call && prim_info(op.prim).random();
+  });
+}
+
+// Runs one data set: the inputs the tape has, by position in the graph's inputs. A tape
+// that draws random numbers is checked for its distribution (random_checks.h), its outcome
+// "random"; any other compared with ONNX's outputs.
 Outcome run_set(const fs::path& set, const onnx::ModelProto& model, const OnnxImport& imported) {
   TensorMap inputs;
+  std::vector<Tensor> all_inputs;
   for (int i = 0; i < model.graph().input_size(); ++i) {
     const std::string& name = model.graph().input(i).name();
+    if (fs::exists(set / fmt::format("input_{}.pb", i)))
+      all_inputs.push_back(read_set_tensor(set, "input", i));
     bool wanted = false;
     for (const Op& op : imported.tape.ops)
       wanted = wanted || (op.kind == OpKind::input && op.name == name);
-    if (!wanted) continue;
-    fs::path p = set / fmt::format("input_{}.pb", i);
-    inputs.emplace_back(name, read_onnx_tensor(slurp(p), p.string()));
+    if (wanted) inputs.emplace_back(name, read_set_tensor(set, "input", i));
   }
   for (const auto& w : imported.weights) inputs.push_back(w);
   Executor executor(imported.tape);
-  std::vector<Tensor> outs = executor.run(inputs);
+  std::vector<Tensor> outs = executor.run(inputs), wants;
+  for (size_t i = 0; i < outs.size(); ++i) wants.push_back(read_set_tensor(set, "output", i));
+  if (draws_random(imported.tape)) {
+    std::string why = onnx_conformance::check_random(model, all_inputs, outs, wants);
+    return why.empty() ? Outcome{"random", ""} : Outcome{"fail", why};
+  }
   for (size_t i = 0; i < outs.size(); ++i) {
-    fs::path p = set / fmt::format("output_{}.pb", i);
-    Tensor want = read_onnx_tensor(slurp(p), p.string());
     std::string why;
-    if (!close_enough(outs[i], want, &why))
+    if (!close_enough(outs[i], wants[i], &why))
       return {"fail", fmt::format("output {}: {}", i + 1, why)};
   }
   return {"pass", ""};
@@ -122,16 +144,18 @@ Outcome run_test(const fs::path& dir, const onnx::ModelProto& model) {
   if (sets.empty()) return {"skip", "no test data"};
   try {
     OnnxImport imported = import_binding(bytes, dir, model, sets[0]);
+    std::string kind;  // pass or random
     for (const fs::path& set : sets) {
       Outcome o = run_set(set, model, imported);
-      if (o.kind != "pass") return o;
+      if (o.kind == "fail") return o;
+      kind = o.kind;
     }
     // Exported and imported again, the tape must pass as well, where it exports.
     std::string exported;
     try {
       exported = export_onnx(imported.tape, imported.weights);
     } catch (const UnsupportedError& e) {
-      return {"pass", std::string("not exported: ") + e.what()};
+      return {kind, std::string("not exported: ") + e.what()};
     }
     // Read as any ONNX model, the exported nodes compute what the tape computes; read with
     // ytape's marks, they are the tape itself.
@@ -140,13 +164,13 @@ Outcome run_test(const fs::path& dir, const onnx::ModelProto& model) {
     OnnxImport back = import_onnx(exported, (dir / "exported.onnx").string(), plain);
     for (const fs::path& set : sets) {
       Outcome o = run_set(set, model, back);
-      if (o.kind != "pass") return {o.kind, "after export: " + o.reason};
+      if (o.kind == "fail") return {o.kind, "after export: " + o.reason};
     }
     OnnxImport same = import_onnx(exported, (dir / "exported.onnx").string());
     if (!diff_tapes(imported.tape, same.tape).same()) {
       return {"fail", "exported and imported again, the tape differs (ytape diff shows how)"};
     }
-    return {"pass", "exported too"};
+    return {kind, "exported too"};
   } catch (const UnsupportedError& e) {
     return {"skip", e.what()};
   } catch (const std::exception& e) {
@@ -210,7 +234,7 @@ int main(int argc, char** argv) {
     if (listed != expected.end()) {
       if (o.kind == "fail")
         o = {"xfail", listed->second};
-      else if (o.kind == "pass") {
+      else if (o.kind == "pass" || o.kind == "random") {
         fmt::print("{}: passes but is listed as an expected failure: remove it from the list\n",
                    name);
         ++unexpected;
@@ -221,13 +245,15 @@ int main(int argc, char** argv) {
       ++unexpected;
     }
     ++counts[o.kind];
-    if (o.reason == "exported too") ++counts["exported"];
+    if (o.reason == "exported too") ++counts[o.kind + " exported"];
     report += fmt::format("{}\t{}\t{}\t{}\n", name, op_types(model), o.kind, one_line(o.reason));
   }
   fmt::print(
-      "onnx conformance: {} passed ({} of them also exported and imported again), {} failed, "
-      "{} expected failures, {} skipped\n",
-      counts["pass"], counts["exported"], counts["fail"], counts["xfail"], counts["skip"]);
+      "onnx conformance: {} passed ({} of them also exported and imported again), {} random, "
+      "checked for shape, dtype and support, not values ({} of them also exported and "
+      "imported again), {} failed, {} expected failures, {} skipped\n",
+      counts["pass"], counts["pass exported"], counts["random"], counts["random exported"],
+      counts["fail"], counts["xfail"], counts["skip"]);
   if (argc > 3) std::ofstream(argv[3]) << report;
   return unexpected == 0 ? 0 : 1;
 }

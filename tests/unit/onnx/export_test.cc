@@ -332,6 +332,36 @@ TEST_CASE("a marked group whose nodes were changed imports from its nodes") {
   CHECK(y(longer, {}) == y(longer, plain));
 }
 
+// ONNX Runtime draws other numbers of the same distributions; the marks keep the seeds.
+TEST_CASE("rand and randn export as RandomUniform and RandomNormal") {
+  Builder b("draws");
+  Var x = b.input("x", Type{DType::f64, {2}});
+  b.output(b.rand({.dtype = DType::f32, .shape = {3, 4}, .seed = 5}), "u");
+  b.output(b.add(x, b.randn({.dtype = DType::f64, .shape = {2}, .seed = 9})), "z");
+  Tape t = b.finish();
+  onnx::ModelProto model = exported(t);
+  CHECK(op_types(model) ==
+        std::vector<std::string>{"RandomUniform", "RandomNormal", "Add", "Identity", "Identity"});
+  const onnx::NodeProto& u = model.graph().node(0);
+  CHECK(u.attribute(0).name() == "dtype");
+  CHECK(u.attribute(0).i() == onnx::TensorProto_DataType_FLOAT);
+  CHECK(u.attribute(1).name() == "shape");
+  CHECK(std::vector<int64_t>(u.attribute(1).ints().begin(), u.attribute(1).ints().end()) ==
+        std::vector<int64_t>{4, 3});
+  CHECK(u.attribute(2).name() == "seed");
+  CHECK(u.attribute(2).f() == 5.0f);
+  CHECK(diff_tapes(t, import_onnx(model.SerializeAsString(), "m.onnx").tape).same());
+  OnnxImportOptions plain;
+  plain.read_marks = false;
+  Tape back = import_onnx(model.SerializeAsString(), "m.onnx", plain).tape;
+  std::vector<std::string> draws;
+  for (const Op& op : back.ops) {
+    if (op.kind == OpKind::call && prim_info(op.prim).random())
+      draws.push_back(fmt::format("{} {}", prim_name(op.prim), type_str(back.type(op.outs[0]))));
+  }
+  CHECK(draws == std::vector<std::string>{"rand f32[3,4]", "randn f64[2]"});
+}
+
 TEST_CASE("export refuses what ONNX has no form for here, naming the op") {
   Builder b("t");
   Var x = b.input("x", f32({3}));

@@ -40,13 +40,6 @@ TensorMap step_inputs(int64_t t, const std::vector<std::string>& state) {
   return in;
 }
 
-void set_float(onnx::NodeProto& n, const std::string& name, float v) {
-  auto* a = n.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto_AttributeType_FLOAT);
-  a->set_f(v);
-}
-
 }  // namespace
 
 TEST_CASE("Momentum: v' = alpha v + beta g once T > 0 (g before), x' = x - R v'") {

@@ -91,6 +91,12 @@ inline void set_int(onnx::NodeProto& n, const std::string& name, int64_t v) {
   a->set_type(onnx::AttributeProto_AttributeType_INT);
   a->set_i(v);
 }
+inline void set_float(onnx::NodeProto& n, const std::string& name, float v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto_AttributeType_FLOAT);
+  a->set_f(v);
+}
 inline void set_string(onnx::NodeProto& n, const std::string& name, const std::string& v) {
   auto* a = n.add_attribute();
   a->set_name(name);

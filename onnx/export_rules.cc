@@ -581,7 +581,7 @@ void Exporter::export_op(const Op& op) {
   rule->second(*this, op);
   // A namesake node imports back as the primitive; any other form is marked with it.
   if (rule->second == simple) return;
-  onnx_marks::Mark m{op.prim, op.attrs, {}, {}, g_.node_size() - first};
+  onnx_marks::Mark m{op.prim, op.attrs, {}, {}, g_.node_size() - first, {}};
   for (Var a : op.args) m.args.push_back(name(a));
   for (Var o : op.outs) m.outs.push_back(name(o));
   if (m.nodes < 1) internal_error("the export of {} wrote no node", prim_name(op.prim));

@@ -43,14 +43,18 @@ Value map(Interpreter& in, Args& args) {
     for (auto& l : lists) call_args.push_back(l[k]);
     out.push_back(call_with(in, f, std::move(call_args)));
   }
-  // Over named tuples with the same names, a named tuple, as Julia's.
+  // Over named tuples with the same names, a named tuple; over tuples, a tuple; over
+  // anything else (vectors, ranges, iterators), a Vector, as Julia's.
   const Value& first = args.pos[1];
   bool named = first.kind == VKind::named_tuple;
   for (size_t i = 2; named && i < args.pos.size(); ++i) {
     named = args.pos[i].kind == VKind::named_tuple && args.pos[i].tup().names == first.tup().names;
   }
-  return named ? Value::named_tuple(first.tup().names, std::move(out))
-               : Value::tuple(std::move(out));
+  if (named) return Value::named_tuple(first.tup().names, std::move(out));
+  bool tuple =
+      first.kind == VKind::named_tuple || (first.kind == VKind::tuple && !is_value_vector(first));
+  if (tuple) return Value::tuple(std::move(out));
+  return vector_of(in, std::move(out));
 }
 
 Value foldl(Interpreter& in, Args& args) {
@@ -149,12 +153,7 @@ Value collect(Interpreter& in, Args& args) {
   }
   const Value& v = args.pos[0];
   if (v.is_tensor()) return copy_array(v);  // a new array, as Julia's
-  Args a;
-  a.pos = items_of(in, v);
-  bool numbers = true;
-  for (const Value& x : a.pos) numbers = numbers && x.is_number();
-  if (!numbers || a.pos.empty()) return Value::vector(std::move(a.pos));
-  return in.call(*in.global("vect"), std::move(a), in.here());
+  return vector_of(in, items_of(in, v));
 }
 
 // reverse(x; dims): an array reversed along dims (all of them by default), as Julia's;

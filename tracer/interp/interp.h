@@ -455,6 +455,9 @@ Value to_scalar(const Value& v);
 /// A rank-0 tensor value (a reduction's result) as a number: a scalar when concrete, a
 /// traced value standing for a number otherwise.
 Value as_number(const Value& rank0);
+/// Julia's Vector of `items`: an array when they are numbers (as `[a, b]`), else a vector
+/// of values. What map, broadcasting and collect give over anything but tuples.
+Value vector_of(Interpreter& in, std::vector<Value> items);
 /// A range's values as a concrete Int64 vector (`collect(r)`).
 Value range_array(const RangeObj& r);
 /// The element dtype of an array of these numbers, with Julia's promotion.

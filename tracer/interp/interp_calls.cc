@@ -275,7 +275,20 @@ Value Interpreter::broadcast_tuples(const Value& f, Args args, Pos pos) {
     }
     out.push_back(call(f, std::move(item), pos));
   }
+  // Over a vector of values, a Vector (of numbers, an array), as Julia's.
+  if (std::any_of(args.pos.begin(), args.pos.end(), is_value_vector)) {
+    return vector_of(*this, std::move(out));
+  }
   return Value::tuple(std::move(out));
+}
+
+Value vector_of(Interpreter& in, std::vector<Value> items) {
+  bool numbers = !items.empty();
+  for (const Value& x : items) numbers = numbers && x.is_number();
+  if (!numbers) return Value::vector(std::move(items));
+  Args a;
+  a.pos = std::move(items);
+  return in.call(*in.global("vect"), std::move(a), in.here());
 }
 
 Value Interpreter::call(const Value& f, Args args, Pos pos) {

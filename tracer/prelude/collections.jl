@@ -160,7 +160,7 @@ end
 
 # ---- any, all, count -----------------------------------------------------------------------
 
-count(x::AbstractArray) = sum(Int.(x))
+count(x::AbstractArray) = isempty(x) ? 0 : sum(Int.(x))
 any(x::AbstractArray) = count(x) > 0
 all(x::AbstractArray) = count(x) == length(x)
 count(t::Tuple) = foldl(+, map(Int, t); init=0)

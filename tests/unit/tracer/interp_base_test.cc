@@ -164,6 +164,17 @@ h(x) = mod.(round.(Int, x), 2)
       "x = [0.31, -1.22, 2.45, -0.77]");
 }
 
+TEST_CASE("map and broadcasting over vectors give Vectors, over tuples tuples") {
+  // Over a vector of values they gave tuples: push! on the result failed, and a Vector
+  // method did not apply.
+  std::string p = "struct P; a; end\nv = [P(1.0), P(2.0)]\nw = Any[1, 2]";
+  CHECK(eval_show(p,
+                  "map(p -> p.a, v), map(x -> 2x, w), (x -> 2x).(w), map(p -> P(p.a), v) isa "
+                  "Vector, push!(map(x -> 2x, w), 5), map(i -> i^2, 1:3), map(x -> 2x, (1, 2)), "
+                  "(x -> 2x).((1, 2)), count(Any[]), map(identity, Any[])") ==
+        "([1.0, 2.0], [2, 4], [2, 4], true, [2, 4, 5], [1, 4, 9], (2, 4), (2, 4), 0, Any[])");
+}
+
 TEST_CASE("map over named tuples keeps the names; merge and getfields") {
   CHECK(eval_show("",
                   "map(x -> 2x, (a = 1, b = 2)), map(+, (a = 1,), (a = 2,)), "

@@ -123,6 +123,7 @@ void gather_rows(const AlongDim& a, const T* x, const int64_t* iv, T* out, int64
 template <typename T>
 void gather_along(const AlongDim& a, const T* x, const int64_t* iv, T* out) {
   int64_t rows = a.m * a.outer;
+  if (rows == 0) return;  // gather_rows divides by m
   auto body = [&](int64_t b, int64_t e) { gather_rows(a, x, iv, out, b, e); };
   if (rows * a.inner < kGrain) return body(0, rows);
   parallel_for(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(a.inner, 1)), body);

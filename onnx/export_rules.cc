@@ -469,14 +469,19 @@ void fill(Exporter& ex, const Op& op) {
 // RandomUniform (in [0, 1)) and RandomNormal (standard): ONNX's runtimes draw other
 // numbers of the same distribution; the seed, rounded to a float, keeps their draws
 // repeatable, and the mark keeps it exact for ytape.
+// A number is drawn as one element and reshaped: an attribute's empty list of ints does
+// not survive protobuf (it reads as no list), so `shape` cannot say [].
 template <Prim P>
 void random(Exporter& ex, const Op& op) {
   const auto a = attrs_of<P>(op.attrs);
+  bool number = a.shape.empty();
   onnx::NodeProto& n = ex.node(P == Prim::rand ? "RandomUniform" : "RandomNormal", {});
   set_attr(n, "dtype", int64_t{onnx_import::to_onnx_dtype(a.dtype)});
-  set_attr(n, "shape", reversed(a.shape));
+  set_attr(n, "shape", number ? std::vector<int64_t>{1} : reversed(a.shape));
   set_attr(n, "seed", static_cast<float>(a.seed));
-  done(ex, op, n);
+  if (!number) return done(ex, op, n);
+  std::string drawn = n.output(0);  // n may move when the next nodes are added
+  done(ex, op, ex.node("Reshape", {drawn, ex.ints({})}));
 }
 
 const std::map<Prim, Rule>& rules() {

@@ -362,6 +362,24 @@ TEST_CASE("rand and randn export as RandomUniform and RandomNormal") {
   CHECK(draws == std::vector<std::string>{"rand f32[3,4]", "randn f64[2]"});
 }
 
+// The fuzzer's find: a rank-0 draw wrote `shape` as an empty list of ints, which reads back
+// as no list, and ONNX's checker refused the model (an internal error of the export).
+TEST_CASE("a number drawn at random exports as one element reshaped") {
+  Builder b("draw");
+  Var x = b.input("x", Type{DType::f32, {}});
+  b.output(b.lt(b.rand({.dtype = DType::f32, .shape = {}, .seed = 7}), x), "y");
+  b.output(b.randn({.dtype = DType::f64, .shape = {}, .seed = 8}), "z");
+  Tape t = b.finish();
+  onnx::ModelProto model = exported(t);  // passes onnx::checker
+  CHECK(op_types(model)[0] == "RandomUniform");
+  CHECK(op_types(model)[2] == "Reshape");
+  CHECK(diff_tapes(t, import_onnx(model.SerializeAsString(), "m.onnx").tape).same());
+  OnnxImportOptions plain;
+  plain.read_marks = false;
+  Tape back = import_onnx(model.SerializeAsString(), "m.onnx", plain).tape;
+  CHECK(back.type(back.outputs[1].var) == Type{DType::f64, {}});
+}
+
 TEST_CASE("export refuses what ONNX has no form for here, naming the op") {
   Builder b("t");
   Var x = b.input("x", f32({3}));

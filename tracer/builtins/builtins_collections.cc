@@ -145,10 +145,9 @@ Value collect(Interpreter& in, Args& args) {
   need_args(args, 1, 2, "collect");
   if (args.pos.size() == 2) {  // collect(T, itr): the items converted to T, as T.(itr)
     if (args.pos[0].kind != VKind::type) user_error("collect(T, itr) takes a type first");
-    Args items;
-    items.pos.push_back(args.pos[1]);
-    Args a;
-    a.pos.push_back(collect(in, items));
+    const Value& itr = args.pos[1];
+    Args a;  // broadcasting over an array makes the new array itself
+    a.pos.push_back(itr.is_tensor() ? itr : vector_of(in, items_of(in, itr)));
     return in.broadcast(args.pos[0], std::move(a), in.here());
   }
   const Value& v = args.pos[0];

@@ -157,20 +157,8 @@ void Lexer::advance_char() {
 }
 
 uint32_t Lexer::code_point(size_t at, size_t* length) const {
-  auto byte = [&](size_t k) { return k < end_ ? static_cast<unsigned char>(text_[k]) : 0u; };
-  uint32_t b0 = byte(at);
-  size_t n = b0 < 0x80           ? 1
-             : (b0 >> 5) == 0x6  ? 2
-             : (b0 >> 4) == 0xE  ? 3
-             : (b0 >> 3) == 0x1E ? 4
-                                 : 0;
-  if (n == 0) fail(here(), "invalid UTF-8 in source text");
-  uint32_t cp = n == 1 ? b0 : b0 & (0x7F >> n);
-  for (size_t k = 1; k < n; ++k) {
-    if ((byte(at + k) & 0xC0) != 0x80) fail(here(), "invalid UTF-8 in source text");
-    cp = (cp << 6) | (byte(at + k) & 0x3F);
-  }
-  *length = n;
+  uint32_t cp = decode_utf8(text_.substr(0, end_), at, length);
+  if (*length == 0) fail(here(), "invalid UTF-8 in source text");
   return cp;
 }
 

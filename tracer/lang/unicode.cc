@@ -32,22 +32,24 @@ uint32_t compose(uint32_t letter, uint32_t mark) {
   return it != end && it->letter == letter && it->mark == mark ? it->composed : 0;
 }
 
-// The code points of valid UTF-8 text.
-std::vector<uint32_t> decode_utf8(std::string_view s) {
-  std::vector<uint32_t> out;
-  for (size_t i = 0; i < s.size();) {
-    auto b0 = static_cast<unsigned char>(s[i]);
-    size_t n = b0 < 0x80 ? 1 : b0 < 0xE0 ? 2 : b0 < 0xF0 ? 3 : 4;
-    uint32_t cp = n == 1 ? b0 : b0 & (0x7F >> n);
-    for (size_t k = 1; k < n && i + k < s.size(); ++k)
-      cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-    out.push_back(cp);
-    i += n;
-  }
-  return out;
-}
-
 }  // namespace
+
+uint32_t decode_utf8(std::string_view s, size_t at, size_t* length) {
+  auto byte = [&](size_t k) { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0u; };
+  uint32_t b0 = byte(at);
+  size_t n = b0 < 0x80           ? 1
+             : (b0 >> 5) == 0x6  ? 2
+             : (b0 >> 4) == 0xE  ? 3
+             : (b0 >> 3) == 0x1E ? 4
+                                 : 0;
+  uint32_t cp = n == 1 ? b0 : b0 & (0x7F >> n);
+  for (size_t k = 1; k < n; ++k) {
+    if ((byte(at + k) & 0xC0) != 0x80) n = 0;
+    cp = (cp << 6) | (byte(at + k) & 0x3F);
+  }
+  *length = n;
+  return cp;
+}
 
 void encode_utf8(uint32_t cp, std::string& out) {
   if (cp < 0x80) {
@@ -63,7 +65,8 @@ std::string normalize_name(std::string_view word) {
   if (std::all_of(word.begin(), word.end(), [](char c) { return (c & 0x80) == 0; }))
     return std::string(word);
   std::vector<uint32_t> out;
-  for (uint32_t cp : decode_utf8(word)) {
+  for (size_t i = 0, length = 1; i < word.size(); i += std::max<size_t>(length, 1)) {
+    uint32_t cp = decode_utf8(word, i, &length);
     if (cp == 0xB5) cp = 0x3BC;   // µ is μ
     if (cp == 0x25B) cp = 0x3B5;  // ɛ is ε
     uint32_t composed = cp >= 0x300 && cp <= 0x36F && !out.empty() ? compose(out.back(), cp) : 0;

@@ -7,6 +7,10 @@
 
 namespace ytape::tracer {
 
+/// The code point whose UTF-8 bytes start at `s[at]`, its byte count in `*length`; 0 in
+/// `*length` where the bytes there are not valid UTF-8 (cut short included).
+uint32_t decode_utf8(std::string_view s, size_t at, size_t* length);
+
 /// Appends code point `cp` to `out` in UTF-8.
 void encode_utf8(uint32_t cp, std::string& out);
 

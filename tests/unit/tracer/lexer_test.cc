@@ -80,6 +80,12 @@ TEST_CASE("names are read in NFC form, as Julia's: a letter and a combining mark
   CHECK(summary("\u00b5 \u025b") == "\u03bc _\u03b5");
 }
 
+TEST_CASE("bytes that are not UTF-8 are an error where they stand") {
+  CHECK(lex_error("x = \xff").starts_with("t.jl:1:5: invalid UTF-8 in source text"));
+  CHECK(lex_error("x = \xce\x41").starts_with("t.jl:1:5: invalid UTF-8 in source text"));
+  CHECK(lex_error("x = \xce").starts_with("t.jl:1:5: invalid UTF-8 in source text"));
+}
+
 TEST_CASE("numbers") {
   CHECK(summary("1 1.0 1. .5 1e-3 1E3 2.5e+2") ==
         "int:1 _float:1 _float:1 _float:0.5 _float:0.001 _float:1000 _float:250");

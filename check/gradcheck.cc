@@ -14,6 +14,7 @@
 #include "opt/promote.h"
 #include "runtime/executor.h"
 #include "runtime/random.h"
+#include "tape/builder.h"
 #include "tape/error.h"
 
 namespace ytape::grad {
@@ -78,6 +79,43 @@ class Objective {
   const TensorMap& seeds_;
   size_t outputs_;
 };
+
+// The function whose derivative ytape grad gives, for a tape with stop_gradient ops: each
+// of their values held at what it is at `values`, as an input named "stop_gradient.K"
+// after the tape's own (its value appended to `values`), so that finite differences see
+// no dependence through them either. A tape without any is returned as it is.
+Tape hold_stopped(const Tape& p, TensorMap& values) {
+  std::vector<Var> stopped;
+  for (const Op& op : p.ops) {
+    if (op.kind == OpKind::call && op.prim == Prim::stop_gradient) stopped.push_back(op.outs[0]);
+  }
+  if (stopped.empty()) return p;
+  Builder probe = Builder::like(p);  // p with the stopped values as outputs too
+  VarMap at(p);
+  for (const Op& op : p.ops) copy_op(probe, p, op, at);
+  for (Var v : stopped) probe.output(at[v], fmt::format("stop_gradient.{}", v.id + 1));
+  const Tape probed = probe.finish();  // the executor keeps a reference
+  Executor exec(probed);
+  exec.set_print([](std::string_view) {});
+  std::vector<Tensor> held = exec.run(values);
+
+  Builder b = Builder::like(p);
+  VarMap map(p);
+  for (const Op& op : p.ops) {
+    if (op.kind == OpKind::input) copy_op(b, p, op, map);
+  }
+  for (size_t i = 0; i < stopped.size(); ++i) {
+    std::string name = fmt::format("stop_gradient.{}", i + 1);
+    map.set(stopped[i], b.input(name, p.type(stopped[i])));
+    values.emplace_back(name, held[i]);
+  }
+  for (const Op& op : p.ops) {
+    bool stop = op.kind == OpKind::call && op.prim == Prim::stop_gradient;
+    if (op.kind != OpKind::input && !stop) copy_op(b, p, op, map);
+  }
+  for (const Output& o : p.outputs) b.output(map[o.var], o.name);
+  return b.finish();
+}
 
 // A central difference and the rounding noise it carries: the two values of f are
 // exact to a few ulp each, so their difference is uncertain by that much over 2 eps.
@@ -235,7 +273,7 @@ GradcheckResult gradcheck(const Tape& t, const TensorMap& inputs, const Gradchec
     todo.emplace_back(static_cast<size_t>(it - values.begin()), &grad);
     total += it->second.size() <= o.max_elements ? it->second.size() : o.directions;
   }
-  Objective f(p, seeds);
+  Objective f(hold_stopped(p, values), seeds);
   GradcheckResult result;
   int64_t done = 0;
   for (auto [k, grad] : todo) {

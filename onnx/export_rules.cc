@@ -199,6 +199,12 @@ std::string interleave(Exporter& ex, std::string x, Shape& shape, int dim, int64
   int64_t ax = static_cast<int64_t>(shape.size()) - dim;
   return ex.node("Slice", {x, ex.ints({0}), ex.ints({shape[dim - 1]}), ex.ints({ax})}).output(0);
 }
+// An Identity node; its mark brings the primitive back, so that a model re-imported and
+// differentiated again still stops the gradient there.
+void stop_gradient(Exporter& ex, const Op& op) {
+  done(ex, op, ex.node("Identity", {in(ex, op, 0)}));
+}
+
 void pad(Exporter& ex, const Op& op) {
   const auto a = attrs_of<Prim::pad>(op.attrs);
   DType d = ex.type(op.args[0]).dtype;
@@ -505,6 +511,7 @@ const std::map<Prim, Rule>& rules() {
     r[Prim::slice] = slice;
     r[Prim::concat] = concat;
     r[Prim::pad] = pad;
+    r[Prim::stop_gradient] = stop_gradient;
     r[Prim::gather] = gather;
     r[Prim::matmul] = matmul;
     r[Prim::conv2d] = conv2d;

@@ -124,6 +124,14 @@ Rewrite negation(const Facts& f, std::span<const Var> a) {
   return {};
 }
 
+// stop_gradient(stop_gradient(x)): the inner one (`dropgrad` of a non-differentiable
+// function's result); of a splat, the fill, which has no gradient anyway.
+Rewrite stop_gradient_rule(const Facts& f, std::span<const Var> a, const Type& z) {
+  if (f.def_call(a[0], Prim::stop_gradient)) return Rewrite::to_var(a[0]);
+  if (std::optional<double> v = f.splat(a[0])) return fill_like(*v, z);
+  return {};
+}
+
 // Ops that only move or repeat elements: of a splat, a fill of the new shape.
 Rewrite of_splat(const Facts& f, Var x, const Type& z) {
   if (std::optional<double> v = f.splat(x)) return fill_like(*v, z);
@@ -248,6 +256,8 @@ Rewrite rewrite(const Facts& f, const Op& op, std::span<const Var> a, const Type
       return f.type(a[0]).dtype == z.dtype ? Rewrite::to_var(a[0]) : Rewrite{};
     case Prim::reshape:
       return reshape_rule(f, a, z);
+    case Prim::stop_gradient:
+      return stop_gradient_rule(f, a, z);
     case Prim::permutedims:
       return permutedims_rule(f, op, a, z);
     case Prim::broadcast_to:

@@ -134,6 +134,8 @@ void register_shape_kernels(KernelTable& t) {
   t.set(Prim::reshape, reshape_kernel);
   // The same bytes: where x is dead after it, the reshape takes x's buffer and copies nothing.
   t.allow_in_place(Prim::reshape);
+  t.set(Prim::stop_gradient, reshape_kernel);  // the same bytes, as reshape
+  t.allow_in_place(Prim::stop_gradient);
   t.set(Prim::permutedims, permutedims_kernel);
   t.set(Prim::broadcast_to, broadcast_to_kernel);
   t.set(Prim::slice, slice_kernel);

@@ -134,6 +134,11 @@ std::vector<Type> pad(Prim, std::span<const Type> a, const Attrs& attrs) {
   return one(x.dtype, out);
 }
 
+// stop_gradient: any dtype, the argument's type.
+std::vector<Type> identity(Prim, std::span<const Type> a, const Attrs&) {
+  return {a[0]};
+}
+
 }  // namespace
 
 void register_shape_infer(InferTable& t) {
@@ -143,6 +148,7 @@ void register_shape_infer(InferTable& t) {
   t.set(Prim::slice, slice);
   t.set(Prim::concat, concat);
   t.set(Prim::pad, pad);
+  t.set(Prim::stop_gradient, identity);
 }
 
 }  // namespace ytape

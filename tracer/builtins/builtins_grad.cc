@@ -556,7 +556,63 @@ Value within_gradient(Interpreter& in, Args& args) {
   return Value::boolean(in.tracing() && in.trace_level() > 0);
 }
 
+// Zygote's dropgrad(x), which `@ignore_derivatives e` calls with e.
+Value dropgrad(Interpreter& in, Args& args) {
+  need_args(args, 1, 1, "dropgrad");
+  return stop_gradient(in, args.pos[0]);
+}
+
+// ChainRulesCore's ignore_derivatives(f) and Zygote's ignore(f): f's result, with the
+// gradient stopped; ignore_derivatives(x) of any other value is dropgrad(x).
+Value ignore_derivatives(Interpreter& in, Args& args) {
+  need_args(args, 1, 1, "ignore_derivatives");
+  const Value& f = args.pos[0];
+  if (f.kind != VKind::function) return stop_gradient(in, f);
+  return stop_gradient(in, in.call(f, Args{}, in.here()));
+}
+
+// `@non_differentiable f(...)` (ChainRulesCore), `@nograd f` (Zygote): every later call
+// of f, by any method, gives a result the gradient does not flow through.
+Value non_differentiable(Interpreter&, Args& args) {
+  for (const Value& f : args.pos) {
+    if (f.kind != VKind::function) {
+      user_error(
+          "@non_differentiable takes a function, as in '@non_differentiable f(::Any)'; "
+          "got {}",
+          a_type_name(f));
+    }
+    f.fn().stops_gradient = true;
+  }
+  return Value();
+}
+
 }  // namespace
+
+Value stop_gradient(Interpreter& in, const Value& v) {
+  switch (v.kind) {
+    case VKind::tensor:
+      return v.tensor().traced && is_float(v.tensor().type.dtype)
+                 ? in.prim1(Prim::stop_gradient, {v})
+                 : v;
+    case VKind::tuple:
+    case VKind::named_tuple: {
+      const TupleObj& t = v.tup();
+      std::vector<Value> items;
+      for (const Value& item : t.items) items.push_back(stop_gradient(in, item));
+      return Value::like(t, std::move(items));
+    }
+    case VKind::object: {
+      // A mutable instance stays itself (its identity is what its other names see).
+      const StructObj& s = v.object();
+      if (s.type->is_mutable) return v;
+      std::vector<Value> fields;
+      for (const Value& f : s.fields) fields.push_back(stop_gradient(in, f));
+      return Value::instance(s.type, std::move(fields));
+    }
+    default:
+      return v;
+  }
+}
 
 void add_grad_builtins(BuiltinTable& t) {
   t.insert(t.end(), {{"within_gradient", within_gradient},
@@ -564,7 +620,11 @@ void add_grad_builtins(BuiltinTable& t) {
                      {"withgradient", withgradient},
                      {"value_and_gradient", value_and_gradient},
                      {"pullback", pullback},
-                     {"_pullback_back", pullback_back}});
+                     {"_pullback_back", pullback_back},
+                     {"dropgrad", dropgrad},
+                     {"ignore_derivatives", ignore_derivatives},
+                     {"ignore", ignore_derivatives},
+                     {"_non_differentiable", non_differentiable}});
 }
 
 }  // namespace ytape::tracer

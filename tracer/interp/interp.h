@@ -276,6 +276,8 @@ class Interpreter {
   void run_loop(const Expr& iteration, size_t k, const Expr& body, const EnvPtr& env);
 
   Value call_function(const FunctionObj& f, Args& args, Pos pos, const Value* self);
+  // call_function but for a non-differentiable function's stop of the gradient.
+  Value dispatch(const FunctionObj& f, Args& args, Pos pos, const Value* self);
   Value invoke(const Method& m, Args& args, Pos pos, const Value* self, const std::string& name);
   void bind_params(const Method& m, Args& args, const EnvPtr& frame, Pos pos,
                    const std::string& name);
@@ -483,6 +485,9 @@ std::vector<Value> items_of(Interpreter& in, const Value& v);
 /// `v` (a number or an array) as a tensor of dtype `d`. Into Int and Bool arrays only
 /// exact values go, as Julia's InexactError demands.
 Value convert_exact(Interpreter& in, const Value& v, DType d);
+/// `v` with the gradient stopped at every traced float array or number in it (through
+/// tuples, named tuples and the fields of immutable structs): Zygote's dropgrad (builtins_grad.cc).
+Value stop_gradient(Interpreter& in, const Value& v);
 /// A new array object with the value of tensor `v` (`copy(x)`): a later write into either
 /// leaves the other as it was.
 Value copy_array(const Value& v);

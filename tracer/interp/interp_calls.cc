@@ -322,6 +322,11 @@ Value Interpreter::call(const Value& f, Args args, Pos pos) {
 }
 
 Value Interpreter::call_function(const FunctionObj& f, Args& args, Pos pos, const Value* self) {
+  Value result = dispatch(f, args, pos, self);
+  return f.stops_gradient ? stop_gradient(*this, result) : result;
+}
+
+Value Interpreter::dispatch(const FunctionObj& f, Args& args, Pos pos, const Value* self) {
   if (f.methods.empty() && f.builtin != nullptr && self == nullptr) return f.builtin(*this, args);
   std::string name = self != nullptr ? type_name_of(*self) : f.name;
   const Method* m = select(f.methods, args, self, pos, name);

@@ -448,9 +448,10 @@ namespace {
 // functions and the program's), at any depth.
 bool is_module(std::string_view name) {
   static constexpr std::string_view kModules[] = {
-      "Base",    "Core",     "Random",   "NNlib",      "Flux",   "Statistics", "LinearAlgebra",
-      "Losses",  "Functors", "Math",     "Optimisers", "Zygote", "Broadcast",  "Iterators",
-      "MLUtils", "Layers",   "Optimise", "Data",       "CUDA",   "Train",      "SpecialFunctions"};
+      "Base",          "Core",      "Random",           "NNlib",         "Flux",       "Statistics",
+      "LinearAlgebra", "Losses",    "Functors",         "Math",          "Optimisers", "Zygote",
+      "Broadcast",     "Iterators", "MLUtils",          "Layers",        "Optimise",   "Data",
+      "CUDA",          "Train",     "SpecialFunctions", "ChainRulesCore"};
   return std::find(std::begin(kModules), std::end(kModules), name) != std::end(kModules);
 }
 

@@ -187,6 +187,9 @@ struct FunctionObj : Object {
   std::string name;
   mutable std::vector<Method> methods;  ///< grows as the program defines methods
   Builtin builtin = nullptr;            ///< tried when no user method applies
+  /// Declared non-differentiable (ChainRulesCore's @non_differentiable, Zygote's @nograd):
+  /// every call's result stops the gradient, whatever the method.
+  mutable bool stops_gradient = false;
 };
 
 struct RangeObj : Object {

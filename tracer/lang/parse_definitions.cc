@@ -390,7 +390,7 @@ void Parser::parse_fields(StructDef& s, const Token& opener) {
     for (const Field& field : s.fields) {
       if (field.name == t.text) fail(t.pos, fmt::format("duplicate field '{}'", t.text));
     }
-    Field field{t.pos, take().text, nullptr};
+    Field field{t.pos, take().text, nullptr, nullptr};
     if (accept_op("::")) field.type = parse_type();
     if (at_op("=") && !s.kwdef) {
       fail(peek().pos, "struct fields have default values only in a '@kwdef struct'");

@@ -54,6 +54,14 @@ void dotify(Expr& e) {
   for (ExprPtr& a : e.args) dotify(*a);
 }
 
+// `name(arg)`, or `name()` without one.
+ExprPtr named_call(Pos pos, std::string_view name, ExprPtr arg) {
+  ExprPtr call = make_expr(Kind::call, pos);
+  call->args.push_back(make_expr(Kind::id, pos, std::string(name)));
+  if (arg) call->args.push_back(std::move(arg));
+  return call;
+}
+
 // `(call @view x[i...])`, which the interpreter evaluates as a view of an array x.
 ExprPtr view_call(ExprPtr index) {
   Pos pos = index->pos;
@@ -152,6 +160,7 @@ ExprPtr Parser::parse_macro() {
     }
     return make_expr(Kind::string_lit, m.pos, path);
   }
+  if (name == "@non_differentiable") return non_differentiable_macro(m.pos);
   std::vector<std::pair<ExprPtr, std::string>> args = parse_macro_args();
   auto need = [&](size_t lo, size_t hi, std::string_view usage) {
     if (args.size() < lo || args.size() > hi) {
@@ -163,6 +172,23 @@ ExprPtr Parser::parse_macro() {
   if (one_of(name, kIdentity)) {
     need(1, 1, name + " for i in 1:n ... end");
     return std::move(args[0].first);
+  }
+  if (name == "@ignore_derivatives" || name == "@ignore") {
+    // ChainRulesCore's and Zygote's: e's value, which the gradient does not flow through.
+    need(1, 1, name + " y = f(x)");
+    return named_call(m.pos, "dropgrad", std::move(args[0].first));
+  }
+  if (name == "@nograd") {
+    // Zygote's `@nograd f, g`: every call of them stops the gradient.
+    ExprPtr call = named_call(m.pos, "_non_differentiable", nullptr);
+    for (auto& a : args) {
+      if (a.first->kind == Kind::tuple) {
+        for (ExprPtr& f : a.first->args) call->args.push_back(std::move(f));
+      } else {
+        call->args.push_back(std::move(a.first));
+      }
+    }
+    return call;
   }
   if (name == "@view") {
     // (call @view x[...]): the interpreter calls view(x, i...) with the indexing's indices.
@@ -347,15 +373,33 @@ ExprPtr Parser::epochs_loop(Pos pos, ExprPtr n, ExprPtr body) {
   return loop;
 }
 
+// `@non_differentiable f(::T, ...)` (ChainRulesCore's): the signature is read as a
+// method's parameters and not kept; every method of f stops the gradient.
+ExprPtr Parser::non_differentiable_macro(Pos pos) {
+  if (!at(Tok::ident))
+    fail_expected(peek(), "a function's signature, as in '@non_differentiable f(::Any)'");
+  std::string name = parse_function_name();
+  if (!at(Tok::lparen)) fail_expected(peek(), "'(' and the signature's parameters");
+  Function signature;
+  parse_params(signature);
+  // `Base.foo` is foo: module names resolve to the same functions.
+  ExprPtr f = make_expr(Kind::id, pos, name.substr(name.rfind('.', name.size() - 2) + 1));
+  return named_call(pos, "_non_differentiable", std::move(f));
+}
+
 // Any other macro is an error where it runs, not where it is read: a program whose unused
 // functions save checkpoints with BSON.@save or log with TensorBoardLogger still traces.
 ExprPtr Parser::unsupported_macro(Pos pos, const std::string& name) {
   // A suggestion only for a near miss (a letter in four wrong at most): @time is no @simd.
-  std::vector<std::string_view> known = {
-      "@.",           "@assert",    "@show",         "@view",     "@views",   "@test",
-      "@testset",     "@info",      "@warn",         "@debug",    "@error",   "@kwdef",
-      "@with_kw",     "@epochs",    "@showprogress", "@__FILE__", "@__DIR__", "@test_throws",
-      "@test_broken", "@test_skip", "@test_nowarn",  "@inferred", "@autosize"};
+  std::vector<std::string_view> known = {"@.",           "@assert",    "@show",
+                                         "@view",        "@views",     "@test",
+                                         "@testset",     "@info",      "@warn",
+                                         "@debug",       "@error",     "@kwdef",
+                                         "@with_kw",     "@epochs",    "@showprogress",
+                                         "@__FILE__",    "@__DIR__",   "@test_throws",
+                                         "@test_broken", "@test_skip", "@test_nowarn",
+                                         "@inferred",    "@autosize",  "@ignore_derivatives",
+                                         "@ignore",      "@nograd",    "@non_differentiable"};
   known.insert(known.end(), kIdentity.begin(), kIdentity.end());
   known.insert(known.end(), kLayer.begin(), kLayer.end());
   std::string_view best;

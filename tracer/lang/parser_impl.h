@@ -162,6 +162,7 @@ class Parser {
   ExprPtr test_macro(Pos pos, const std::string& name,
                      std::vector<std::pair<ExprPtr, std::string>>& args);
   ExprPtr unsupported_macro(Pos pos, const std::string& name);
+  ExprPtr non_differentiable_macro(Pos pos);
   /// The arguments of the macro call before peek(), each with its source text.
   std::vector<std::pair<ExprPtr, std::string>> parse_macro_args();
   /// The source text of tokens [first, end).

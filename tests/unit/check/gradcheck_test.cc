@@ -103,6 +103,26 @@ TEST_CASE("a difference that disagrees with the gradient fails") {
   CHECK(gradcheck_table(r).find("FAIL") != std::string::npos);
 }
 
+TEST_CASE("finite differences hold stop_gradient values, as the gradient does") {
+  // loss = sum(x .* stop_gradient(x .^ 2)): the gradient is x² (not 3x²), which differences
+  // of the function with x² held confirm.
+  Builder b("loss");
+  Var x = b.input("x", Type{DType::f64, {3}});
+  Var held = b.stop_gradient(b.mul(x, x));
+  b.output(b.sum(b.mul(x, held), {.dims = {1}}), "loss");
+  Tape t = b.finish();
+  GradcheckResult r = gradcheck(t, values({0.7, -1.2, 2.0}), {});
+  CHECK_MESSAGE(r.ok, gradcheck_table(r));
+  REQUIRE(r.inputs.size() == 1);  // the held values are not checked as inputs
+  CHECK(r.inputs[0].checks == 3);
+  Builder wrong("loss");
+  Var y = wrong.input("x", Type{DType::f64, {3}});
+  Var cube = wrong.mul(y, wrong.mul(y, y));
+  wrong.output(wrong.sum(wrong.stop_gradient(cube), {.dims = {1}}), "loss");
+  // A loss stopped whole: no gradient, and held, no change.
+  CHECK(gradcheck(wrong.finish(), values({0.7, -1.2, 2.0}), {}).ok);
+}
+
 TEST_CASE("rounding noise from terms that cancel inside f is outgrown with a larger step") {
   // f = Σ (10⁶ x + sin x) - 10⁶ x: f's value is small, but its terms are 10⁶, so the
   // difference at eps 1e-6 carries noise of about 6e-5, above the tolerance; at 100 eps

@@ -190,6 +190,15 @@ TEST_CASE("erf, floor, ceil and round export as their ONNX namesakes") {
   check_round_trip(t);
 }
 
+TEST_CASE("stop_gradient exports as an Identity marked with it and imports back as itself") {
+  Builder b("stop");
+  Var x = b.input("x", Type{DType::f32, {2, 3}});
+  b.output(b.mul(x, b.stop_gradient(b.tanh(x))), "y");
+  Tape t = b.finish();
+  CHECK(op_types(exported(t)) == std::vector<std::string>{"Tanh", "Identity", "Mul", "Identity"});
+  check_round_trip(t);
+}
+
 TEST_CASE("asin, acos and atan export as their ONNX namesakes") {
   Builder b("inverse_trig");
   Var x = b.input("x", Type{DType::f32, {2, 3}});

@@ -100,6 +100,20 @@ TEST_CASE("neg(neg(x)) and convert to x's own dtype are x") {
         "  out %4 wider\n");
 }
 
+TEST_CASE("stop_gradient twice is once; one alone stays, as its gradient needs") {
+  Builder b("t");
+  Var x = b.input("x", f32({2}));
+  b.output(b.stop_gradient(b.stop_gradient(x)), "twice");
+  b.output(b.stop_gradient(x), "once");
+  CHECK(after(simplify, b.finish()) ==
+        "tape t\n"
+        "  in  %1::f32[2] x\n"
+        "  %2 = stop_gradient(%1)::f32[2]\n"
+        "  %3 = stop_gradient(%1)::f32[2]\n"
+        "  out %2 twice\n"
+        "  out %3 once\n");
+}
+
 TEST_CASE("chains of reshapes collapse, and a reshape to x's shape is x") {
   Builder b("t");
   Var x = b.input("x", f32({2, 6}));

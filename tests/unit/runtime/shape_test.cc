@@ -53,6 +53,13 @@ TEST_CASE("reshape keeps the column-major order") {
   check_equal(run_op1(Prim::reshape, {e}, {{"shape", Shape{3, 0}}}), {});
 }
 
+TEST_CASE("stop_gradient is its argument, in every dtype") {
+  for (DType dtype : kAll) {
+    Tensor x = random_tensor({dtype, {3, 4, 2}}, 4, -9, 9);
+    check_equal(run_op1(Prim::stop_gradient, {x}), to_doubles(x));
+  }
+}
+
 TEST_CASE("permutedims: out.shape[i] = x.shape[perm[i]]") {
   Threads threads;
   const Shape shapes[] = {{2, 3, 4}, {1, 5, 1}, {3, 0, 2}, {2, 3, 1, 4}, {60, 70, 9}};

@@ -78,6 +78,7 @@ const std::vector<Good>& good_cases() {
        {{"start", Ints{2, 1}}, {"stop", Ints{10, 5}}, {"step", Ints{2, 1}}},
        "f32[5,5]"},
       {Prim::concat, {"f32[2,3]", "f32[2,4]"}, {{"dim", 2}}, "f32[2,7]"},
+      {Prim::stop_gradient, {"bool[2,3]"}, {}, "bool[2,3]"},
       {Prim::pad,
        {"f32[3,4]"},
        {{"lo", Ints{1, 0}}, {"hi", Ints{2, 1}}, {"interior", Ints{1, 0}}},

@@ -229,4 +229,53 @@ evaluate(m, x) = m(x)
       "x = [1.0 2.0 3.0 4.0; -1.0 0.0 1.0 6.0]");
 }
 
+TEST_CASE("dropgrad, ignore_derivatives and @non_differentiable stop the gradient") {
+  // d/dx sum(x .* c) with c = x held constant is c, not 2x.
+  CHECK(eval_show("", "gradient(x -> sum(x .* dropgrad(x)), [1.0, 2.0])") == "([1.0, 2.0],)");
+  CHECK(eval_show("", "gradient(x -> sum(x .* Zygote.dropgrad(x .^ 2)), [1.0, 2.0])") ==
+        "([1.0, 4.0],)");
+  CHECK(eval_show("", "gradient(x -> x * ignore_derivatives(() -> 3x), 2.0)") == "(6.0,)");
+  CHECK(eval_show("", "gradient(x -> x * ChainRulesCore.ignore_derivatives(3x), 2.0)") == "(6.0,)");
+  CHECK(eval_show("", "gradient(x -> (c = @ignore_derivatives x^2; c * x), 3.0)") == "(9.0,)");
+  CHECK(eval_show("", "gradient(x -> x * Zygote.@ignore(sin(x)), 0.5) == (sin(0.5),)") == "true");
+  // Through tuples and immutable structs; integers, strings and functions pass as they are.
+  CHECK(eval_show("struct P; a; b; end",
+                  "gradient(x -> (t = dropgrad((x, P(x, \"s\"))); x * t[1] + t[2].a), 2.0)") ==
+        "(2.0,)");
+  CHECK(eval_show("", "dropgrad((1, \"s\", sin, [1.0]))") == "(1, \"s\", sin, [1.0])");
+  // Every method of a function declared non-differentiable, by either macro.
+  std::string p = R"(
+sq(x) = x .^ 2
+sq(x, k) = x .^ k
+ChainRulesCore.@non_differentiable sq(::Any)
+cube(x) = x^3
+Zygote.@nograd cube
+)";
+  CHECK(eval_show(p, "gradient(x -> sum(x .* sq(x)), [1.0, 2.0])") == "([1.0, 4.0],)");
+  CHECK(eval_show(p, "gradient(x -> sum(x .* sq(x, 3)), [2.0])") == "([8.0],)");
+  CHECK(eval_show(p, "gradient(x -> x * cube(x), 2.0)") == "(8.0,)");
+  CHECK(eval_show(p, "sq([3.0])") == "[9.0]");
+  CHECK(run_error("@non_differentiable 3(::Any)").find("a function's signature") !=
+        std::string::npos);
+}
+
+TEST_CASE("a traced dropgrad is a stop_gradient op that ytape grad does not differentiate") {
+  Interpreter in;
+  in.run_text("t.jl", "f(x) = sum(x .* dropgrad(x .^ 2))\nx = [1.0, -2.0, 3.0]");
+  Traced t = trace(in, "f", {"x"});
+  validate(t.tape);
+  int stops = 0;
+  for (const Op& op : t.tape.ops)
+    stops += op.kind == OpKind::call && op.prim == Prim::stop_gradient;
+  CHECK(stops == 1);
+  Tape g = grad::gradient(t.tape);
+  std::vector<Tensor> out = run_tape(g, t.inputs);
+  REQUIRE(out.size() == 2);
+  CHECK(out[0].data<double>()[0] == doctest::Approx(1 - 8 + 27));
+  for (int k = 0; k < 3; ++k) {
+    double x = t.inputs.begin()->second.data<double>()[k];
+    CHECK(out[1].data<double>()[k] == doctest::Approx(x * x));
+  }
+}
+
 }  // namespace ytape::tracer::testing

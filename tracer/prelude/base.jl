@@ -111,7 +111,14 @@ end
 # The default eps of a loss: of the float type of x's elements (Float64 for integers).
 epseltype(x) = eps(float(eltype(x)))
 xlogx(x) = ifelse(iszero(x), zero(x), x * log(ifelse(iszero(x), one(x), x)))
-xlogy(x, y) = ifelse(iszero(x), zero(x * y), x * log(ifelse(iszero(x), one(y), y)))
+# x log y, 0 at x = 0 (for any y but NaN), as LogExpFunctions'; its derivative in x is
+# log y, at x = 0 too (ChainRules' rule): only where 0 * log y is not 0 (y = 0 or Inf)
+# does a select give the 0, so that binarycrossentropy's gradient for hard labels is right.
+function xlogy(x, y)
+  zero_times_infinite = iszero(x) & ((y <= 0) | (y == Inf))
+  safe_y = ifelse(zero_times_infinite, one(y), y)
+  ifelse(zero_times_infinite, zero(x * y), x * log(safe_y) + zero(x * y))
+end
 
 mse(ŷ, y; agg=mean) = agg(abs2.(ŷ .- y))
 mae(ŷ, y; agg=mean) = agg(abs.(ŷ .- y))

@@ -3,6 +3,8 @@
 // plain formulas), not by the prelude.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "tests/unit/tracer/interp_helpers.h"
 
 namespace ytape::tracer::testing {
@@ -31,6 +33,18 @@ z = [1.0 2.0; 3.0 0.5]
             .find("logitcrossentropy takes one-hot targets of the scores' size, as Flux's "
                   "(onehotbatch(labels, 1:2)); for integer labels use "
                   "logitcrossentropy_labels(scores, labels)") != std::string::npos);
+}
+
+TEST_CASE("xlogy is 0 at x = 0 but for NaN, and its derivative in x there is log y") {
+  CHECK(eval_show("", "xlogy(0.0, 0.5), xlogy(0.0, 0.0), xlogy(0.0, Inf), xlogy(2.0, 3.0)") ==
+        "(0.0, 0.0, 0.0, " + show(Value::floating(2 * std::log(3.0), DType::f64)) + ")");
+  CHECK(eval_show("", "isnan(xlogy(0.0, NaN))") == "true");
+  // Hard labels: d/dy of -y log(p + ϵ) - (1 - y) log(1 - p + ϵ) is log((1 - p + ϵ) / (p + ϵ))
+  // at y = 0 and 1 as anywhere (it was 0 there, through the select of the 0).
+  CHECK(eval_show("p = [0.3, 0.8]; ϵ = eps(1.0)",
+                  "gradient(y -> binarycrossentropy(p, y; agg=sum), [0.0, 1.0])[1] ≈ "
+                  "log.((1 .- p .+ ϵ) ./ (p .+ ϵ))") == "true");
+  CHECK(eval_show("", "gradient(x -> xlogy(x, 2.0), 0.0)[1] == log(2.0)") == "true");
 }
 
 TEST_CASE("Flux's layer constructors and keywords") {

@@ -122,6 +122,7 @@ class Lexer {
   void lex_macro(bool space);
   void lex_operator(bool space);
   void lex_string(bool space);
+  void lex_command(bool space);
   void lex_string_escape(std::string& out);
   StringPart lex_interpolation();
   bool skip_nested_string(int depth);
@@ -261,7 +262,7 @@ void Lexer::lex_token(bool space) {
   }
   if (c == '@') return lex_macro(space);
   if (c == '$') fail(pos, "'$' is only allowed inside strings, for interpolation");
-  if (c == '`') fail(pos, "command literals (`...`) are not supported");
+  if (c == '`') return lex_command(space);
   lex_operator(space);
 }
 
@@ -473,6 +474,23 @@ void Lexer::lex_string(bool space) {
   }
   if (!literal.empty()) parts.push_back({false, std::move(literal), 0, 0, {}});
   token.parts = std::move(parts);
+}
+
+// A command literal, `...` or ```...``` (Flux's sources open with a ```@meta``` block for
+// their doctests): its text, as a string token, for nothing here runs commands.
+void Lexer::lex_command(bool space) {
+  Pos pos = here();
+  size_t begin = i_;
+  bool triple = text_.substr(i_, end_ - i_).starts_with("```");
+  std::string_view close = triple ? "```" : "`";
+  advance(close.size());
+  size_t text_begin = i_;
+  while (i_ < end_ && !text_.substr(i_, end_ - i_).starts_with(close)) advance_char();
+  if (i_ >= end_)
+    fail(pos, fmt::format("unterminated command literal; the closing '{}' is missing", close));
+  std::string text(text_.substr(text_begin, i_ - text_begin));
+  advance(close.size());
+  emit(Tok::string, pos, begin, space).text = std::move(text);
 }
 
 void Lexer::lex_string_escape(std::string& out) {

@@ -205,12 +205,21 @@ TEST_CASE("positions count lines and code points; eof sits after the last token"
   CHECK(toks.back().pos == Pos{0, 2, 5});
 }
 
+TEST_CASE("command literals are strings of their text, which nothing runs") {
+  // Flux's sources open with a ```@meta``` block for their doctests.
+  std::vector<Token> toks = tokens("x = `ls $y`\n```@meta\nA = r\"[0-9]\"\n```");
+  REQUIRE(toks[2].kind == Tok::string);
+  CHECK(toks[2].text == "ls $y");
+  REQUIRE(toks[4].kind == Tok::string);
+  CHECK(toks[4].text == "@meta\nA = r\"[0-9]\"\n");
+}
+
 TEST_CASE("unsupported characters") {
   CHECK(lex_error("x = @ y") ==
         "t.jl:1:5: expected a macro name after '@', as in '@assert' or '@.'\nx = @ y\n    ^");
   CHECK(lex_error("x = $y") ==
         "t.jl:1:5: '$' is only allowed inside strings, for interpolation\nx = $y\n    ^");
-  CHECK(lex_error("x = `ls`") ==
-        "t.jl:1:5: command literals (`...`) are not supported\nx = `ls`\n    ^");
+  CHECK(lex_error("x = `ls") ==
+        "t.jl:1:5: unterminated command literal; the closing '`' is missing\nx = `ls\n    ^");
   CHECK(lex_error("x = a × b") == "t.jl:1:7: unexpected character U+00D7\nx = a × b\n      ^");
 }

@@ -1,4 +1,4 @@
-# FluxML/model-zoo's vae_mnist.jl as published, its data replaced (model_zoo/vae_mnist.jl
+# FluxML/model-zoo's vae_mnist.jl as published, its data replaced (vae_mnist.edits
 # lists the lines): train() runs at top level through the script's own keywords (one
 # epoch of batches of 4, hidden size 8, a 2x2 grid of images, results in "." so that
 # there is no folder to make), then model_loss, what its training loop's

@@ -1,4 +1,4 @@
-# FluxML/model-zoo's convmixer.jl as published, its data replaced (model_zoo/convmixer.jl
+# FluxML/model-zoo's convmixer.jl as published, its data replaced (convmixer.edits
 # lists the lines): train(1) runs one epoch at top level (the script's other settings are
 # constants of train), then what its training loop's gradient differentiates is traced
 # for a new ConvMixer of train's sizes, in train mode as inside that gradient (BatchNorm

@@ -1,4 +1,4 @@
-# FluxML/model-zoo's conv_mnist.jl as published, its data replaced (model_zoo/conv_mnist.jl
+# FluxML/model-zoo's conv_mnist.jl as published, its data replaced (conv_mnist.edits
 # lists the lines): train() runs at top level through the script's own keywords (one
 # epoch of batches of 4; no TensorBoard logger and no checkpoints, which write files),
 # then what its training loop's Flux.gradient(ps) do ... end differentiates is traced for

@@ -16,7 +16,7 @@ namespace {
 
 struct ImportCliOptions {
   std::string model, out, weights;
-  std::vector<std::string> dims;
+  std::vector<std::string> dims, lengths;
   bool ignore_marks = false;
 };
 
@@ -37,6 +37,33 @@ std::map<std::string, int64_t> parse_dims(const std::vector<std::string>& dims) 
   return out;
 }
 
+// `--length NAME=N` and `--length NAME=none` options as the importer's sequence inputs.
+std::map<std::string, OnnxSequenceInput> parse_lengths(const std::vector<std::string>& lengths) {
+  std::map<std::string, OnnxSequenceInput> out;
+  for (const std::string& l : lengths) {
+    size_t eq = l.find('=');
+    OnnxSequenceInput s;
+    s.length = -1;
+    if (eq != std::string::npos && eq > 0) {
+      std::string_view value(l.data() + eq + 1, l.size() - eq - 1);
+      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), s.length);
+      if (value == "none") {
+        s.present = false, s.length = 0;
+      } else if (ec != std::errc() || ptr != value.data() + value.size()) {
+        s.length = -1;
+      }
+    }
+    if (s.length < 0) {
+      user_error(
+          "--length {}: give a sequence input's length as NAME=N, as in seq=3, or an "
+          "optional input's absence as NAME=none",
+          l);
+    }
+    out[l.substr(0, eq)] = s;
+  }
+  return out;
+}
+
 }  // namespace
 
 Run setup_import(CLI::App& sub) {
@@ -47,12 +74,17 @@ Run setup_import(CLI::App& sub) {
                  "Write the initializers (the tape's weight inputs) to this safetensors file");
   sub.add_option("--dim", o->dims,
                  "Size of a symbolic input dim (dim_param) as NAME=N, as in batch=1; repeatable");
+  sub.add_option("--length", o->lengths,
+                 "Length of a sequence input as NAME=N (its tensors become inputs NAME[1] to "
+                 "NAME[N]); an optional input's absence as NAME=none, or NAME=1 (a tensor) or "
+                 "NAME=N (a sequence) when it holds a value; repeatable");
   sub.add_flag("--ignore-marks", o->ignore_marks,
                "Read a model that ytape exported as any other: its nodes, not the primitives "
                "its marks name (docs/onnx.md)");
   return [o] {
     OnnxImportOptions options;
     options.dims = parse_dims(o->dims);
+    options.sequences = parse_lengths(o->lengths);
     options.read_marks = !o->ignore_marks;
     OnnxImport imported = import_onnx(read_file(o->model), source_name(o->model), options);
     // The weights first: a tape is never left without the values it was written with.

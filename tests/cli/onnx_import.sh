@@ -25,6 +25,13 @@ fi
 grep -q "dimension 'batch' has no fixed size.*--dim batch=N" err
 "$ytape" import mlp_batch.onnx --dim batch=x -o batch.json 2>err && exit 1
 grep -q "ytape: error: --dim batch=x: give a symbolic dim's size as NAME=N" err
+# A sequence input takes the length given, one tape input per tensor.
+"$ytape" import sequence_input.onnx --length parts=3 -o seq.json
+"$ytape" show seq.json | grep -q 'parts\[3\]'
+"$ytape" import sequence_input.onnx --length parts=x -o seq.json 2>err && exit 1
+grep -q "ytape: error: --length parts=x: give a sequence input's length as NAME=N" err
+"$ytape" import sequence_input.onnx --length parts=none -o seq.json 2>err && exit 1
+grep -q "input 'parts': a sequence is never none: give its length" err
 echo kept >kept.json
 if "$ytape" import unsupported_op.onnx -o kept.json 2>/dev/null; then
   echo "importing an unsupported op should fail"; exit 1

@@ -78,6 +78,39 @@ TEST_CASE("a sequence input of length N is N tape inputs, a sequence output N ou
   CHECK(values(out[5]) == std::vector<float>{1, 2, 3, 4, 5, 6});
 }
 
+TEST_CASE("SplitToSequence, SequenceInsert, SequenceErase and SequenceMap on the tensors") {
+  Model m(17);  // SequenceMap's first
+  m.input("x", {3, 2});
+  m.input("b", {2});
+  m.ints_initializer("zero", {}, {0});
+  // x's rows, squeezed; b inserted first, the last row erased; each plus b.
+  set_int(m.node("SplitToSequence", {"x"}, {"rows"}, "rows"), "keepdims", 0);
+  m.node("SequenceInsert", {"rows", "b", "zero"}, {"more"}, "insert");
+  m.node("SequenceErase", {"more"}, {"fewer"}, "erase");
+  onnx::NodeProto& map = m.node("SequenceMap", {"fewer", "b"}, {"sums"}, "map");
+  auto* body = map.add_attribute();
+  body->set_name("body");
+  body->set_type(onnx::AttributeProto_AttributeType_GRAPH);
+  onnx::GraphProto& g = *body->mutable_g();
+  g.add_input()->set_name("row");
+  g.add_input()->set_name("bias");
+  onnx::NodeProto* add = g.add_node();
+  add->set_op_type("Add");
+  add->add_input("row");
+  add->add_input("bias");
+  add->add_output("sum");
+  g.add_output()->set_name("sum");
+  m.output("sums");
+  OnnxImport imported = m.import();
+  std::vector<Tensor> out = run(imported, {{"x", onnx_tensor({3, 2}, {1, 2, 3, 4, 5, 6})},
+                                           {"b", onnx_tensor({2}, {10, 20})}});
+  REQUIRE(out.size() == 3);  // b + b, row 1 + b, row 2 + b
+  CHECK(imported.tape.outputs[2].name == "sums[3]");
+  CHECK(values(out[0]) == std::vector<float>{20, 40});
+  CHECK(values(out[1]) == std::vector<float>{11, 22});
+  CHECK(values(out[2]) == std::vector<float>{13, 24});
+}
+
 TEST_CASE("a sequence input without a length, or with a wrong one, is one error naming it") {
   Model m = sequence_model();
   CHECK(import_error(m, {}) ==

@@ -8,7 +8,6 @@
 
 #include "onnx/export.h"
 #include "onnx/import.h"
-#include "onnx/proto.h"
 #include "tape/error.h"
 #include "tape/validate.h"
 
@@ -32,9 +31,8 @@ ytape::OnnxImportOptions structure(const uint8_t* data, size_t size) {
     while (t->has_optional_type() || t->has_sequence_type())
       t = t->has_optional_type() ? &t->optional_type().elem_type()
                                  : &t->sequence_type().elem_type();
-    auto dtype = ytape::onnx_import::to_dtype(t->tensor_type().elem_type(), true);
-    if (s.present && dtype && !t->tensor_type().has_shape())
-      s.types.assign(static_cast<size_t>(s.length), ytape::Type{*dtype, {2}});
+    if (s.present && !t->tensor_type().has_shape())
+      s.shapes.assign(static_cast<size_t>(s.length), ytape::Shape{2});
     options.sequences[v.name()] = s;
   }
   return options;

@@ -46,34 +46,34 @@ Declared declared_structure(const onnx::TypeProto& t) {
   return d;
 }
 
-// The type of tensor `k` (0-based) of a sequence or optional input: the option's, which must
-// agree with the model's element type, or that type, when it declares a shape.
-Type element_input_type(const onnx::TypeProto_Tensor& t, const OnnxSequenceInput& s, size_t k,
+// The type of tensor `k` (0-based) of a sequence or optional input: of the option's shape,
+// which must agree with the model's element type, or of that type's, when it declares one.
+Type element_input_type(const onnx::TypeProto_Tensor& t, const std::string& name,
+                        const OnnxSequenceInput& s, size_t k,
                         const std::map<std::string, int64_t>& dims) {
   DType dtype = declared_dtype(t);
-  if (s.types.empty()) {
+  if (s.shapes.empty()) {
     if (!t.has_shape()) {
       user_error(
-          "the model does not declare the shape of its tensors: give each one's type "
-          "(OnnxImportOptions::sequences)");
+          "the model does not declare the shape of its tensors: give each one's, as in "
+          "ytape import --length '{}=[2,3],[4]' (ONNX's order)",
+          name);
     }
     return declared_type(t, dims);
   }
-  const Type& given = s.types[k];
-  bool agrees = given.dtype == dtype;
-  if (t.has_shape()) {
-    Shape want = reversed(given.shape);  // ONNX's order, as declared
-    agrees = agrees && static_cast<int>(want.size()) == t.shape().dim_size();
-    for (int i = 0; agrees && i < t.shape().dim_size(); ++i) {
-      const onnx::TensorShapeProto_Dimension& d = t.shape().dim(i);
-      agrees = !d.has_dim_value() || d.dim_value() == want[i];
-    }
+  std::string problem = shape_problem(s.shapes[k]);
+  if (!problem.empty()) user_error("tensor {}: {}", k + 1, problem);
+  Shape given = reversed(s.shapes[k]);  // ONNX's order, as declared
+  bool agrees = !t.has_shape() || static_cast<int>(given.size()) == t.shape().dim_size();
+  for (int i = 0; agrees && t.has_shape() && i < t.shape().dim_size(); ++i) {
+    const onnx::TensorShapeProto_Dimension& d = t.shape().dim(i);
+    agrees = !d.has_dim_value() || d.dim_value() == given[i];
   }
   if (!agrees) {
-    user_error("tensor {} is given as {}, which its declared element type ({}) does not allow",
-               k + 1, type_str(given), onnx_dtype_name(t.elem_type()));
+    user_error("tensor {} is given the shape {}, which the model's does not allow", k + 1,
+               shape_str(given));
   }
-  return given;
+  return Type{dtype, s.shapes[k]};
 }
 
 // The options' structure for input `name`, checked against its declared structure `d`.
@@ -100,8 +100,8 @@ const OnnxSequenceInput& given_structure(const std::string& name, const Declared
   if (s.present && d.optional && !d.of_sequence && s.length != 1)
     user_error("an optional tensor holds 1 tensor, not {}", s.length);
   size_t count = s.present ? static_cast<size_t>(s.length) : 0;
-  if (!s.types.empty() && s.types.size() != count)
-    user_error("{} types given for {} tensors", s.types.size(), count);
+  if (!s.shapes.empty() && s.shapes.size() != count)
+    user_error("{} shapes given for {} tensors", s.shapes.size(), count);
   return s;
 }
 
@@ -142,7 +142,7 @@ void define_sequence_input(Importer& im, const onnx::ValueInfoProto& v,
   const OnnxSequenceInput& s = given_structure(v.name(), d, options);
   std::vector<Var> tensors;
   for (size_t k = 0; s.present && k < static_cast<size_t>(s.length); ++k) {
-    Type type = element_input_type(*d.element, s, k, options.dims);
+    Type type = element_input_type(*d.element, v.name(), s, k, options.dims);
     std::string name = d.of_sequence ? element_name(v.name(), k + 1) : v.name();
     tensors.push_back(im.builder().input(name, type));
   }

@@ -40,10 +40,10 @@ struct OnnxSequenceInput {
   /// How many tensors: a sequence's length (a present optional's sequence's too); a present
   /// optional tensor has 1.
   int64_t length = 0;
-  /// Each tensor's type, in ytape's layout, where the model's element type leaves its shape
-  /// open (ONNX's test data declare none); empty: each of the element type's shape, whose
-  /// symbolic dims `dims` sizes.
-  std::vector<Type> types;
+  /// Each tensor's shape, in ytape's layout (ONNX's reversed), where the model's element
+  /// type leaves it open (ONNX's test data declare none); empty: each of the declared shape,
+  /// whose symbolic dims `dims` sizes. The element type is the model's.
+  std::vector<Shape> shapes;
 };
 
 struct OnnxImportOptions {

@@ -182,7 +182,7 @@ OnnxImport import_binding(const std::string& bytes, const fs::path& dir,
     OnnxSequenceInput& s = options.sequences[v.name()];
     s.present = value.present;
     s.length = static_cast<int64_t>(value.tensors.size());
-    for (const auto& [name, t] : value.tensors) s.types.push_back(t.type());
+    for (const auto& [name, t] : value.tensors) s.shapes.push_back(t.shape());
   }
   for (;;) {
     try {

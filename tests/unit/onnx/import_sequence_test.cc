@@ -43,7 +43,7 @@ Model sequence_model() {
 
 OnnxImportOptions length(const std::string& name, int64_t n, bool present = true) {
   OnnxImportOptions options;
-  options.sequences[name] = {.present = present, .length = n, .types = {}};
+  options.sequences[name] = {.present = present, .length = n, .shapes = {}};
   return options;
 }
 
@@ -122,13 +122,12 @@ TEST_CASE("a sequence input without a length, or with a wrong one, is one error 
         "m.onnx: input 's': a sequence is never none: give its length");
   CHECK(import_error(m, length("x", 2)) ==
         "m.onnx: --length x: the model has no sequence or optional input of that name");
-  OnnxImportOptions types = length("s", 2);
-  types.sequences["s"].types = {Type{DType::f32, {2}}};
-  CHECK(import_error(m, types) == "m.onnx: input 's': 1 types given for 2 tensors");
-  types.sequences["s"].types.push_back(Type{DType::f32, {3}});
-  CHECK(import_error(m, types) ==
-        "m.onnx: input 's': tensor 2 is given as f32[3], which its declared element type "
-        "(float) does not allow");
+  OnnxImportOptions shapes = length("s", 2);
+  shapes.sequences["s"].shapes = {{2}};
+  CHECK(import_error(m, shapes) == "m.onnx: input 's': 1 shapes given for 2 tensors");
+  shapes.sequences["s"].shapes.push_back({3});
+  CHECK(import_error(m, shapes) ==
+        "m.onnx: input 's': tensor 2 is given the shape [3], which the model's does not allow");
   CHECK(import_error(m, length("s", 0)) ==
         "m.onnx: node 1 'at' (SequenceAt, opset 13): position -1 is out of range for a "
         "sequence of 0 tensors");

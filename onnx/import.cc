@@ -6,10 +6,10 @@
 #include <map>
 #include <unordered_set>
 
+#include "onnx/graph_io.h"
 #include "onnx/importer.h"
 #include "onnx/marks.h"
 #include "onnx/proto.h"
-#include "onnx/rules/integer.h"
 #include "opt/dce.h"
 #include "tape/strings.h"
 #include "tape/validate.h"
@@ -195,39 +195,6 @@ Rule rule_for(const Node& node, int opset) {
   return rule->second;
 }
 
-// The tape type of a graph input from its declared type, its symbolic dims sized by `dims`.
-Type input_type(const onnx::ValueInfoProto& v, const std::map<std::string, int64_t>& dims) {
-  if (!v.type().has_tensor_type()) unsupported("an input that is not a tensor");
-  const onnx::TypeProto_Tensor& t = v.type().tensor_type();
-  std::optional<DType> dtype = to_dtype(t.elem_type(), true);
-  if (!dtype) {
-    throw UnsupportedError(
-        fmt::format("element type {} is not one of ytape's (f32, f64, f16, i64, bool)",
-                    onnx_dtype_name(t.elem_type())));
-  }
-  Shape shape;
-  for (const onnx::TensorShapeProto_Dimension& d : t.shape().dim()) {
-    if (d.has_dim_value()) {
-      shape.push_back(d.dim_value());
-    } else if (!d.dim_param().empty()) {
-      auto size = dims.find(d.dim_param());
-      if (size == dims.end()) {
-        user_error(
-            "dimension '{}' has no fixed size; a tape's shapes are static: give it one "
-            "(ytape import --dim {}=N)",
-            d.dim_param(), d.dim_param());
-      }
-      shape.push_back(size->second);
-    } else {
-      user_error(
-          "dimension {} has no size, fixed or named; a tape's shapes are static, so "
-          "export the model with fixed sizes",
-          shape.size() + 1);
-    }
-  }
-  return Type{*dtype, reversed(shape)};
-}
-
 // Inputs first (the builder wants them before any other op): the graph's inputs, then the
 // floating-point initializers; then the constants (other initializers, bound inputs).
 // `own`: a model of ytape's, whose initializers were all inputs of the tape.
@@ -241,7 +208,12 @@ void define_inputs(const onnx::GraphProto& g, std::string_view source,
     auto bound = std::find_if(options.constant_inputs.begin(), options.constant_inputs.end(),
                               [&](const auto& p) { return p.first == v.name(); });
     try {
-      Type type = input_type(v, options.dims);
+      if (is_sequence_or_optional(v.type())) {
+        define_sequence_input(im, v, options);
+        continue;
+      }
+      if (!v.type().has_tensor_type()) unsupported("an input of other than a tensor type");
+      Type type = declared_type(v.type().tensor_type(), options.dims);
       im.set_narrow_type(v.name(), v.type().tensor_type().elem_type());
       if (bound != options.constant_inputs.end()) {
         if (bound->second.type() != type) {
@@ -297,10 +269,7 @@ void import_node(Importer& im, const Node& node) {
     rule_for(node, im.opset())(im, node);
   }
   for (int i = 0; i < node.output_size(); ++i) {
-    if (node.output(i).empty()) continue;
-    try {
-      im.lookup(node.output(i));
-    } catch (const UserError&) {
+    if (!node.output(i).empty() && !im.defined(node.output(i))) {
       throw UnsupportedError(
           fmt::format("output {} ('{}') is not supported", i + 1, node.output(i)));
     }
@@ -375,15 +344,6 @@ void import_nodes(const onnx::GraphProto& g, std::string_view source, int opset,
   }
 }
 
-// An output of a narrower integer type, held as i64, wraps into its range as ONNX's would
-// (uint8 200 + 100 is 44): the tape's additions, subtractions and products agree with
-// ONNX's modulo 2^bits, so they agree once wrapped.
-Var output_value(Importer& im, const onnx::ValueInfoProto& out) {
-  Var v = im.lookup(out.name());
-  if (!out.type().has_tensor_type() || im.type(v).dtype != DType::i64) return v;
-  return wrap_integer(im, v, out.type().tensor_type().elem_type());
-}
-
 }  // namespace
 
 OnnxImport import_onnx(std::string_view bytes, std::string_view source,
@@ -404,12 +364,17 @@ OnnxImport import_onnx(std::string_view bytes, std::string_view source,
   Importer im(b, opset);
   im.set_folding(!own);
   OnnxImport result;
+  try {
+    check_sequence_options(g, options);
+  } catch (const UserError& e) {
+    user_error("{}: {}", source, e.what());
+  }
   define_inputs(g, source, options, own, im, result);
   import_nodes(g, source, opset, own, im);
   b.set_loc({});
   for (const onnx::ValueInfoProto& out : g.output()) {
     try {
-      b.output(output_value(im, out), out.name());
+      for (const auto& [name, v] : output_tensors(im, out)) b.output(v, name);
     } catch (const UserError& e) {
       throw UserError(fmt::format("{}: output '{}': {}", source, out.name(), e.what()));
     }

@@ -31,6 +31,21 @@ class UnsupportedError : public UserError {
   std::string needs_static_;
 };
 
+/// The structure of a graph input that is a sequence or an optional, which its ONNX type
+/// leaves open and a tape needs static: the input becomes `length` tensor inputs of the tape,
+/// `NAME[1]` to `NAME[length]`, or, for an optional tensor, the one input `NAME` or none.
+struct OnnxSequenceInput {
+  /// Whether an optional input holds a value (a sequence input always does).
+  bool present = true;
+  /// How many tensors: a sequence's length (a present optional's sequence's too); a present
+  /// optional tensor has 1.
+  int64_t length = 0;
+  /// Each tensor's shape, in ytape's layout (ONNX's reversed), where the model's element
+  /// type leaves it open (ONNX's test data declare none); empty: each of the declared shape,
+  /// whose symbolic dims `dims` sizes. The element type is the model's.
+  std::vector<Shape> shapes;
+};
+
 struct OnnxImportOptions {
   /// Graph inputs to treat as constants, by name, in ytape's layout: their values fold
   /// into the tape (a Reshape's target shape, a Pad's pads given as inputs).
@@ -38,6 +53,9 @@ struct OnnxImportOptions {
   /// Sizes of the graph inputs' symbolic dims (`dim_param`, such as a batch size exported
   /// as dynamic), by name: a tape's shapes are static.
   std::map<std::string, int64_t> dims;
+  /// The structure of the graph's sequence and optional inputs, by name: each such input
+  /// must have one (importing names the input that lacks it).
+  std::map<std::string, OnnxSequenceInput> sequences;
   /// A model that ytape exported (producer "ytape") imports as the tape it came from: the
   /// primitives its marks name (onnx/marks.h) in place of their nodes, nothing folded or
   /// removed as dead, every initializer an input. False reads it as any other model.
@@ -47,8 +65,10 @@ struct OnnxImportOptions {
 /// An imported model: the tape, and the values of its initializers.
 struct OnnxImport {
   /// Inputs: the graph's inputs in order, then its floating-point initializers in order
-  /// (named as in the model). Integer and bool initializers (shapes, axes, indices) are
-  /// constants of the tape. Outputs: the graph's outputs, named as in the model.
+  /// (named as in the model; a sequence input `s` as `s[1]`, `s[2]`, ...). Integer and
+  /// bool initializers (shapes, axes, indices) are constants of the tape. Outputs: the
+  /// graph's outputs, named as in the model (a sequence output as its tensors, `s[1]`,
+  /// `s[2]`, ...; an optional output that is none as no output).
   Tape tape;
   /// The initializers that are inputs of the tape, by name, in the tape's layout.
   TensorMap weights;

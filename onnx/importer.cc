@@ -45,12 +45,83 @@ Var Importer::input(const Node& node, int i) const {
 
 Var Importer::lookup(const std::string& name) const {
   auto it = values_.find(name);
-  if (it == values_.end()) user_error("'{}' is not defined before its use", name);
-  return it->second;
+  if (it != values_.end()) return it->second;
+  auto list = lists_.find(name);
+  if (list != lists_.end()) user_error("'{}' is {}, not a tensor", name, list->second.kind_name());
+  user_error("'{}' is not defined before its use", name);
+}
+
+bool Importer::defined(const std::string& name) const {
+  return values_.count(name) != 0 || lists_.count(name) != 0;
 }
 
 void Importer::define(const std::string& name, Var v) {
+  lists_.erase(name);
   values_[name] = v;
+}
+
+Value Value::optional(const std::optional<Value>& v, bool of_sequence) {
+  if (!v) return {Kind::optional, false, of_sequence, {}};
+  if (v->kind == Kind::optional) user_error("an optional cannot hold an optional");
+  return {Kind::optional, true, v->kind == Kind::sequence, v->tensors};
+}
+
+std::optional<Value> Value::content() const {
+  if (kind != Kind::optional) return *this;
+  if (!present) return std::nullopt;
+  return of_sequence ? sequence(tensors) : tensor(tensors.at(0));
+}
+
+const char* Value::kind_name() const {
+  switch (kind) {
+    case Kind::tensor:
+      return "a tensor";
+    case Kind::sequence:
+      return "a sequence";
+    case Kind::optional:
+      return "an optional";
+  }
+  return "?";
+}
+
+void Importer::define_value(const std::string& name, Value v) {
+  if (v.kind == Value::Kind::tensor) return define(name, v.tensors.at(0));
+  values_.erase(name);
+  lists_[name] = std::move(v);
+}
+
+Value Importer::value(const std::string& name) const {
+  auto list = lists_.find(name);
+  return list != lists_.end() ? list->second : Value::tensor(lookup(name));
+}
+
+Value Importer::value_input(const Node& node, int i) const {
+  if (!has_input(node, i)) user_error("input {} is missing", i + 1);
+  return value(node.input(i));
+}
+
+std::vector<Var> Importer::sequence_input(const Node& node, int i) const {
+  Value v = value_input(node, i);
+  std::optional<Value> content = v.content();
+  if (!content || content->kind != Value::Kind::sequence) {
+    user_error("input {} '{}' is {}, not a sequence", i + 1, node.input(i),
+               content ? content->kind_name() : "an optional that is none");
+  }
+  return content->tensors;
+}
+
+void Importer::set_output_value(const Node& node, int i, Value v) {
+  if (i < node.output_size() && !node.output(i).empty()) define_value(node.output(i), std::move(v));
+}
+
+Var Importer::stack(const std::vector<Var>& parts, int dim) {
+  std::vector<Var> columns;
+  for (Var p : parts) {
+    Shape s = type(p).shape;
+    s.insert(s.begin() + (dim - 1), 1);
+    columns.push_back(reshape(p, s));
+  }
+  return columns.size() == 1 ? columns[0] : op<Prim::concat>(columns, {.dim = dim});
 }
 
 int32_t Importer::narrow_type(const std::string& name) const {
@@ -209,6 +280,12 @@ const onnx::AttributeProto* find_attr(const Node& node, std::string_view name) {
   return nullptr;
 }
 
+const onnx::GraphProto& graph_attr(const Node& node, std::string_view name) {
+  const onnx::AttributeProto* a = find_attr(node, name);
+  if (!a || !a->has_g()) user_error("the graph attribute {} is missing", name);
+  return a->g();
+}
+
 int64_t attr_int(const Node& node, std::string_view name, int64_t fallback) {
   const onnx::AttributeProto* a = find_attr(node, name);
   return a ? a->i() : fallback;
@@ -253,6 +330,7 @@ const Rules& all_rules() {
     add_resize_rules(r);
     add_recurrent_rules(r);
     add_control_rules(r);
+    add_sequence_rules(r);
     add_quantize_rules(r);
     add_sample_rules(r);
     add_roi_rules(r);

@@ -26,6 +26,36 @@ using Rule = void (*)(Importer& im, const Node& node);
 /// rule, if any, under the op type and the version that defined it ("Scan-8").
 using Rules = std::map<std::string, Rule, std::less<>>;
 
+/// An ONNX value as the import holds it: a tensor (a var of the tape), or a sequence or an
+/// optional, whose structure a tape cannot hold, expanded into its tensors: a sequence's
+/// length and an optional's presence are known at import (docs/onnx.md, Sequences and
+/// optionals).
+struct Value {
+  enum class Kind : uint8_t { tensor, sequence, optional };
+  Kind kind = Kind::tensor;
+  /// An optional's: whether it holds a value, and whether that value is a sequence.
+  bool present = true, of_sequence = false;
+  /// A tensor: itself; a sequence: its elements; a present optional: its tensor, or its
+  /// sequence's elements.
+  std::vector<Var> tensors;
+
+  static Value tensor(Var v) { return {Kind::tensor, true, false, {v}}; }
+  static Value sequence(std::vector<Var> elements) {
+    return {Kind::sequence, true, true, std::move(elements)};
+  }
+  /// An optional holding `v` (a tensor or a sequence), or none (`v` empty) of a sequence
+  /// where `of_sequence`. UserError when `v` is an optional.
+  static Value optional(const std::optional<Value>& v, bool of_sequence = false);
+  /// What an optional holds (the value itself for any other: ONNX's ops on optionals take
+  /// a tensor or a sequence as present); nullopt for none.
+  std::optional<Value> content() const;
+  /// "a tensor", "a sequence", "an optional", for messages.
+  const char* kind_name() const;
+};
+
+/// The most tensors a sequence may hold (each a value of the tape, or an input of it).
+constexpr int64_t kMaxSequence = 4096;
+
 /// The layout mapping: ONNX axis `axis` (negative counts from the end) of a rank-`rank`
 /// tensor as a 1-based ytape dim. Throws UserError when the axis is out of range.
 int ydim(int64_t axis, int rank);
@@ -65,7 +95,22 @@ class Importer {
   void set_output(const Node& node, int i, Var v);
   /// Defines an ONNX value by name: the graph's inputs and initializers.
   void define(const std::string& name, Var v);
+  /// The tensor named `name`; UserError when none is defined or it is a sequence or optional.
   Var lookup(const std::string& name) const;
+  bool defined(const std::string& name) const;
+
+  // ---- sequences and optionals -------------------------------------------------------
+  /// Any value by name, tensors included.
+  void define_value(const std::string& name, Value v);
+  Value value(const std::string& name) const;
+  /// Input `i` of `node`, of any kind; UserError when missing.
+  Value value_input(const Node& node, int i) const;
+  /// The elements of input `i`, which must be a sequence (or an optional holding one).
+  std::vector<Var> sequence_input(const Node& node, int i) const;
+  /// Defines output `i` of `node` (skipped when the node leaves it unnamed).
+  void set_output_value(const Node& node, int i, Value v);
+  /// `parts` stacked along a new ytape dim `dim` of their rank + 1, in order.
+  Var stack(const std::vector<Var>& parts, int dim);
   /// The ONNX integer type of a value that the tape holds as i64 and ONNX narrower (a graph
   /// input, initializer or Constant of int8, uint8, ...), by name; 0 when not known so.
   int32_t narrow_type(const std::string& name) const;
@@ -111,12 +156,15 @@ class Importer {
   int64_t iterations_ = 0;
   uint64_t random_ops_ = 0;
   std::unordered_map<std::string, Var> values_;
+  std::unordered_map<std::string, Value> lists_;  // the sequences and optionals
   std::unordered_map<std::string, int32_t> narrow_types_;
   std::unordered_map<uint32_t, Tensor> known_;  // by var id
 };
 
 // ---- attributes --------------------------------------------------------------------------
 const onnx::AttributeProto* find_attr(const Node& node, std::string_view name);
+/// The graph attribute `name` (an If's branch, a Loop's body); UserError when missing.
+const onnx::GraphProto& graph_attr(const Node& node, std::string_view name);
 int64_t attr_int(const Node& node, std::string_view name, int64_t fallback);
 double attr_float(const Node& node, std::string_view name, double fallback);
 std::string attr_string(const Node& node, std::string_view name, std::string fallback);
@@ -152,6 +200,8 @@ void add_sample_rules(Rules& rules);
 void add_roi_rules(Rules& rules);
 void add_text_rules(Rules& rules);
 void add_spectral_rules(Rules& rules);
+
+void add_sequence_rules(Rules& rules);
 
 void add_training_rules(Rules& rules);
 

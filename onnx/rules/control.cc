@@ -1,10 +1,11 @@
 // Control flow whose structure is static, unrolled at import: If whose condition is known
 // (its taken branch imported in its place), Loop whose trip count and condition are known
-// at every iteration (its body imported once per iteration), Scan (its body once per slice
-// along the scanned axes; Scan-8 once per slice of each batch element). The body's values of one
-// iteration (the iteration number among them) are known at import where the loop's are, so what
-// depends only on them folds. What would have to be decided at run time is refused, naming the
-// node.
+// at every iteration (its body imported once per iteration; its loop-carried values may be
+// sequences and optionals, whose structure may change from one iteration to the next), Scan (its
+// body once per slice along the scanned axes; Scan-8 once per slice of each batch element). The
+// body's values of one iteration (the iteration number among them) are known at import where the
+// loop's are, so what depends only on them folds. What would have to be decided at run time is
+// refused, naming the node.
 #include <algorithm>
 #include <limits>
 
@@ -14,28 +15,11 @@ namespace ytape::onnx_import {
 
 namespace {
 
-const onnx::GraphProto& graph_attr(const Node& n, std::string_view name) {
-  const onnx::AttributeProto* a = find_attr(n, name);
-  if (!a || !a->has_g()) user_error("the graph attribute {} is missing", name);
-  return a->g();
-}
-
 // The one element of a static input, as a number.
 double static_scalar(Importer& im, const Node& n, int i) {
   Tensor t = im.static_input(n, i);
   if (t.size() != 1) user_error("input {} has {} elements, not 1", i + 1, t.size());
   return element_value(t, 0);
-}
-
-// `parts` stacked along a new ytape dim `dim` of their rank + 1, in order.
-Var stack(Importer& im, const std::vector<Var>& parts, int dim) {
-  std::vector<Var> columns;
-  for (Var p : parts) {
-    Shape s = im.type(p).shape;
-    s.insert(s.begin() + (dim - 1), 1);
-    columns.push_back(im.reshape(p, s));
-  }
-  return columns.size() == 1 ? columns[0] : im.op<Prim::concat>(columns, {.dim = dim});
 }
 
 void if_then_else(Importer& im, const Node& n) {
@@ -47,7 +31,8 @@ void if_then_else(Importer& im, const Node& n) {
     user_error("the {} has {} outputs, the node {}", attr, branch.output_size(), n.output_size());
   }
   import_subgraph(im, branch, attr);
-  for (int i = 0; i < n.output_size(); ++i) im.set_output(n, i, im.lookup(branch.output(i).name()));
+  for (int i = 0; i < n.output_size(); ++i)
+    im.set_output_value(n, i, im.value(branch.output(i).name()));
 }
 
 // Loop: M (trip count) and cond, both optional, then the loop-carried values; the body
@@ -67,27 +52,27 @@ void loop(Importer& im, const Node& n) {
     if (m < static_cast<double>(trips)) trips = static_cast<int64_t>(m);  // else: no bound
   }
   bool go = !im.has_input(n, 1) || static_scalar(im, n, 1) != 0;
-  std::vector<Var> values;
-  for (int k = 0; k < carried; ++k) values.push_back(im.input(n, 2 + k));
+  std::vector<Value> values;
+  for (int k = 0; k < carried; ++k) values.push_back(im.value_input(n, 2 + k));
   std::vector<std::vector<Var>> scanned(scans);
   for (int64_t i = 0; go && i < trips; ++i) {
     im.count_iteration("Loop");
     im.define(body.input(0).name(), im.scalar(DType::i64, static_cast<double>(i)));
     im.define(body.input(1).name(), im.scalar(DType::boolean, 1));
-    for (int k = 0; k < carried; ++k) im.define(body.input(2 + k).name(), values[k]);
+    for (int k = 0; k < carried; ++k) im.define_value(body.input(2 + k).name(), values[k]);
     import_subgraph(im, body, "body");
     const Tensor* cond = im.known(im.lookup(body.output(0).name()));
     if (!cond || cond->size() != 1)
       unsupported("a Loop whose condition is not known at import (it depends on the values)");
     go = element_value(*cond, 0) != 0;
-    for (int k = 0; k < carried; ++k) values[k] = im.lookup(body.output(1 + k).name());
+    for (int k = 0; k < carried; ++k) values[k] = im.value(body.output(1 + k).name());
     for (int s = 0; s < scans; ++s)
       scanned[s].push_back(im.lookup(body.output(1 + carried + s).name()));
   }
-  for (int k = 0; k < carried; ++k) im.set_output(n, k, values[k]);
+  for (int k = 0; k < carried; ++k) im.set_output_value(n, k, values[k]);
   for (int s = 0; s < scans; ++s) {
     if (scanned[s].empty()) unsupported("a Loop of no iterations with scan outputs");
-    im.set_output(n, carried + s, stack(im, scanned[s], im.rank(scanned[s][0]) + 1));
+    im.set_output(n, carried + s, im.stack(scanned[s], im.rank(scanned[s][0]) + 1));
   }
 }
 
@@ -138,7 +123,7 @@ std::vector<Var> run_scan(Importer& im, const onnx::GraphProto& body, ScanOf s) 
   for (int o = 0; o < outputs; ++o) {
     if (s.out_back[o] != 0) std::reverse(scanned[o].begin(), scanned[o].end());
     int rank = im.rank(scanned[o][0]) + 1;
-    out.push_back(stack(im, scanned[o], ydim(s.out_axes[o], rank)));
+    out.push_back(im.stack(scanned[o], ydim(s.out_axes[o], rank)));
   }
   return out;
 }
@@ -219,7 +204,7 @@ void scan_8(Importer& im, const Node& n) {
     for (size_t i = 0; i < out.size(); ++i) per_batch[i].push_back(out[i]);
   }
   for (int i = 0; i < n.output_size(); ++i)
-    im.set_output(n, i, stack(im, per_batch[i], im.rank(per_batch[i][0]) + 1));
+    im.set_output(n, i, im.stack(per_batch[i], im.rank(per_batch[i][0]) + 1));
 }
 
 }  // namespace

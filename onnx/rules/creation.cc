@@ -1,5 +1,5 @@
 // Constants and what passes values through: Constant, ConstantOfShape, Range, EyeLike,
-// the windows, Cast, CastLike, Identity.
+// the windows, Cast, CastLike, Identity (of any value: sequences and optionals too).
 #include <cmath>
 #include <numbers>
 #include <numeric>
@@ -138,8 +138,9 @@ void cosine_window(Importer& im, const Node& n) {
   im.set_output(n, 0, convert(im, im.constant(w), *dtype));
 }
 
+// Of a tensor, a sequence or an optional.
 void identity(Importer& im, const Node& n) {
-  im.set_output(n, 0, im.input(n, 0));
+  im.set_output_value(n, 0, im.value_input(n, 0));
 }
 
 }  // namespace

@@ -25,6 +25,18 @@ fi
 grep -q "dimension 'batch' has no fixed size.*--dim batch=N" err
 "$ytape" import mlp_batch.onnx --dim batch=x -o batch.json 2>err && exit 1
 grep -q "ytape: error: --dim batch=x: give a symbolic dim's size as NAME=N" err
+# A sequence input takes the length given, one tape input per tensor.
+"$ytape" import sequence_input.onnx --length parts=3 -o seq.json
+"$ytape" show seq.json | grep -q 'parts\[3\]'
+# Or the shapes of its tensors (ONNX's order), which must be the declared ones, (2) here.
+"$ytape" import sequence_input.onnx --length 'parts=[2],[2]' -o seq.json
+"$ytape" show seq.json | grep -q 'in  %2::f32\[2\] parts\[2\]'
+"$ytape" import sequence_input.onnx --length 'parts=[2],[3]' -o seq.json 2>err && exit 1
+grep -q "input 'parts': tensor 2 is given the shape \[3\], which the model's does not allow" err
+"$ytape" import sequence_input.onnx --length parts=x -o seq.json 2>err && exit 1
+grep -q "ytape: error: --length parts=x: give a sequence input's length as NAME=N" err
+"$ytape" import sequence_input.onnx --length parts=none -o seq.json 2>err && exit 1
+grep -q "input 'parts': a sequence is never none: give its length" err
 echo kept >kept.json
 if "$ytape" import unsupported_op.onnx -o kept.json 2>/dev/null; then
   echo "importing an unsupported op should fail"; exit 1

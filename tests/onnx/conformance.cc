@@ -17,6 +17,7 @@
 // (inspect/diff.h). The exit code is 1 when a test fails that is not listed, or a listed one passes
 // (the list must then shrink). REPORT gets one line per test, tab-separated: name, op types,
 // outcome, reason; scripts/onnx_coverage.sh turns it into docs/onnx.md's table.
+#include <onnx/onnx-data_pb.h>
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -74,6 +75,43 @@ Tensor read_set_tensor(const fs::path& set, const char* kind, size_t i) {
   return read_onnx_tensor(slurp(p), p.string());
 }
 
+// A graph value of a data set, as the tape holds it: its tensors, named as the tape's inputs
+// and outputs are (a sequence `s` as `s[1]`, `s[2]`, ...), and whether it is present (false
+// for an optional that is none).
+struct SetValue {
+  bool present = true;
+  std::vector<std::pair<std::string, Tensor>> tensors;
+};
+
+// input_N.pb or output_N.pb of a set, as the graph value `v`'s type says it is serialized:
+// a TensorProto, a SequenceProto or an OptionalProto.
+SetValue read_set_value(const fs::path& set, const char* kind, size_t i,
+                        const onnx::ValueInfoProto& v) {
+  fs::path p = set / fmt::format("{}_{}.pb", kind, i);
+  SetValue out;
+  auto add = [&](const onnx::TensorProto& t, bool element) {
+    std::string name = element ? fmt::format("{}[{}]", v.name(), out.tensors.size() + 1) : v.name();
+    out.tensors.emplace_back(name, read_onnx_tensor(t.SerializeAsString(), p.string()));
+  };
+  auto add_sequence = [&](const onnx::SequenceProto& s) {
+    for (const onnx::TensorProto& t : s.tensor_values()) add(t, true);
+  };
+  if (v.type().has_sequence_type()) {
+    onnx::SequenceProto s;
+    s.ParseFromString(slurp(p));
+    add_sequence(s);
+  } else if (v.type().has_optional_type()) {
+    onnx::OptionalProto o;
+    o.ParseFromString(slurp(p));
+    out.present = o.has_tensor_value() || o.has_sequence_value();
+    if (o.has_tensor_value()) add(o.tensor_value(), false);
+    if (o.has_sequence_value()) add_sequence(o.sequence_value());
+  } else {
+    out.tensors.emplace_back(v.name(), read_set_tensor(set, kind, i));
+  }
+  return out;
+}
+
 bool draws_random(const Tape& t) {
   return std::any_of(t.ops.begin(), t.ops.end(), [](const Op& op) {
     return op.kind == OpKind::call && prim_info(op.prim).random();
@@ -86,19 +124,26 @@ bool draws_random(const Tape& t) {
 Outcome run_set(const fs::path& set, const onnx::ModelProto& model, const OnnxImport& imported) {
   TensorMap inputs;
   std::vector<Tensor> all_inputs;
+  std::set<std::string> wanted;
+  for (const Op& op : imported.tape.ops)
+    if (op.kind == OpKind::input) wanted.insert(op.name);
   for (int i = 0; i < model.graph().input_size(); ++i) {
-    const std::string& name = model.graph().input(i).name();
-    if (fs::exists(set / fmt::format("input_{}.pb", i)))
-      all_inputs.push_back(read_set_tensor(set, "input", i));
-    bool wanted = false;
-    for (const Op& op : imported.tape.ops)
-      wanted = wanted || (op.kind == OpKind::input && op.name == name);
-    if (wanted) inputs.emplace_back(name, read_set_tensor(set, "input", i));
+    const onnx::ValueInfoProto& v = model.graph().input(i);
+    if (!fs::exists(set / fmt::format("input_{}.pb", i))) continue;
+    for (auto& [name, t] : read_set_value(set, "input", i, v).tensors) {
+      if (v.type().has_tensor_type()) all_inputs.push_back(t);
+      if (wanted.count(name)) inputs.emplace_back(name, t);
+    }
   }
   for (const auto& w : imported.weights) inputs.push_back(w);
   Executor executor(imported.tape);
   std::vector<Tensor> outs = executor.run(inputs), wants;
-  for (size_t i = 0; i < outs.size(); ++i) wants.push_back(read_set_tensor(set, "output", i));
+  for (int i = 0; i < model.graph().output_size(); ++i) {
+    for (auto& [name, t] : read_set_value(set, "output", i, model.graph().output(i)).tensors)
+      wants.push_back(t);
+  }
+  if (outs.size() != wants.size())
+    return {"fail", fmt::format("{} output tensors, ONNX has {}", outs.size(), wants.size())};
   if (draws_random(imported.tape)) {
     std::string why = onnx_conformance::check_random(model, all_inputs, outs, wants);
     return why.empty() ? Outcome{"random", ""} : Outcome{"fail", why};
@@ -116,6 +161,29 @@ Outcome run_set(const fs::path& set, const onnx::ModelProto& model, const OnnxIm
 OnnxImport import_binding(const std::string& bytes, const fs::path& dir,
                           const onnx::ModelProto& model, const fs::path& set) {
   OnnxImportOptions options;
+  // The sequence and optional inputs' structure, and the inputs' symbolic dims, as the data
+  // set has them.
+  for (int i = 0; i < model.graph().input_size(); ++i) {
+    const onnx::ValueInfoProto& v = model.graph().input(i);
+    const auto& dims = v.type().tensor_type().shape().dim();
+    bool symbolic =
+        std::any_of(dims.begin(), dims.end(), [](const auto& d) { return !d.dim_param().empty(); });
+    bool structured = v.type().has_sequence_type() || v.type().has_optional_type();
+    if (!(symbolic || structured) || !fs::exists(set / fmt::format("input_{}.pb", i))) continue;
+    SetValue value = read_set_value(set, "input", i, v);
+    if (!structured) {
+      Shape shape = value.tensors[0].second.shape();  // ONNX's reversed
+      for (int d = 0; d < dims.size() && d < static_cast<int>(shape.size()); ++d) {
+        if (!dims[d].dim_param().empty())
+          options.dims[dims[d].dim_param()] = shape[shape.size() - 1 - d];
+      }
+      continue;
+    }
+    OnnxSequenceInput& s = options.sequences[v.name()];
+    s.present = value.present;
+    s.length = static_cast<int64_t>(value.tensors.size());
+    for (const auto& [name, t] : value.tensors) s.shapes.push_back(t.shape());
+  }
   for (;;) {
     try {
       return import_onnx(bytes, (dir / "model.onnx").string(), options);

@@ -8,6 +8,7 @@
 //   misspelt_op.onnx     an op type ONNX does not have (Sofmax)
 //   not_static.onnx      a Reshape whose shape is a graph input
 //   bad_broadcast.onnx   an Add of shapes that do not broadcast
+//   sequence_input.onnx  a sequence input, whose length the model leaves open
 #include <fstream>
 
 #include "unit/onnx/model.h"
@@ -72,6 +73,18 @@ Model bad_broadcast() {
   return m;
 }
 
+Model sequence_input() {
+  Model m;
+  onnx::ValueInfoProto* v = m.g().add_input();
+  v->set_name("parts");
+  auto* t = v->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type();
+  t->set_elem_type(onnx::TensorProto_DataType_FLOAT);
+  t->mutable_shape()->add_dim()->set_dim_value(2);
+  set_int(m.node("ConcatFromSequence", {"parts"}, {"y"}, "join"), "axis", 0);
+  m.output("y");
+  return m;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -87,5 +100,6 @@ int main(int argc, char** argv) {
   save("misspelt_op.onnx", unary("Sofmax", 13));
   save("not_static.onnx", not_static());
   save("bad_broadcast.onnx", bad_broadcast());
+  save("sequence_input.onnx", sequence_input());
   return 0;
 }

@@ -198,6 +198,9 @@ Value Interpreter::broadcast(const Value& f, Args args, Pos pos) {
   for (Value& a : args.pos) {
     if (a.kind == VKind::range) a = call(*global("collect"), Args{{a}, {}}, pos);
   }
+  if (std::any_of(args.pos.begin(), args.pos.end(), is_number_struct)) {
+    vectors_of_values(args.pos, pos);  // `x .* z` of a Complex z: a vector of them
+  }
   if (std::any_of(args.pos.begin(), args.pos.end(),
                   [](const Value& a) { return a.kind == VKind::tuple; })) {
     return broadcast_tuples(f, std::move(args), pos);
@@ -254,7 +257,33 @@ Value Interpreter::broadcast(const Value& f, Args args, Pos pos) {
   }
 }
 
+// Arrays broadcast with complex numbers become vectors of values, whose items the
+// broadcast takes one by one: an array of complex numbers is one.
+void Interpreter::vectors_of_values(std::vector<Value>& args, Pos pos) {
+  for (Value& a : args) {
+    if (!a.is_tensor() || a.tensor().number || a.tensor().element) continue;
+    if (a.tensor().type.rank() != 1) {
+      fail(pos, fmt::format("broadcasting complex numbers with {}: an array of complex "
+                            "numbers is a vector of values here, so only vectors take part; "
+                            "make it a vector (vec(x)) or work on real(z) and imag(z)",
+                            a_type_name(a)));
+    }
+    a = Value::vector(iterate(a, pos));
+  }
+}
+
 Value Interpreter::broadcast_tuples(const Value& f, Args args, Pos pos) {
+  // Beside a vector of values (of Complex numbers, say), a vector of the same length
+  // gives its elements, as Julia's `x .* mask`.
+  if (std::any_of(args.pos.begin(), args.pos.end(), is_value_vector)) {
+    size_t n = std::find_if(args.pos.begin(), args.pos.end(), is_value_vector)->tup().items.size();
+    for (Value& a : args.pos) {
+      bool vector = a.is_tensor() && !a.tensor().number && a.tensor().type.rank() == 1;
+      if (vector && static_cast<size_t>(a.tensor().type.shape[0]) == n && n != 1) {
+        a = Value::vector(iterate(a, pos));
+      }
+    }
+  }
   // As Julia's: f is called on the items, a tuple of one item or a non-tuple stretching.
   size_t n = 1;
   for (const Value& a : args.pos) {
@@ -511,6 +540,29 @@ Value Interpreter::eval_function(const Expr& e, const EnvPtr& env) {
   return v;
 }
 
+namespace {
+
+// Per field of a struct, the type parameter it is declared as exactly (`re::T`), or -1;
+// empty unless every parameter has a field (TypeObj::field_params).
+std::vector<int> field_params(const StructDef& def) {
+  std::vector<int> out(def.fields.size(), -1);
+  for (size_t p = 0; p < def.type_params.size(); ++p) {
+    const Expr& param = *def.type_params[p];
+    const Expr& var = param.kind == Kind::call ? *param.args[1] : param;
+    bool found = false;
+    for (size_t f = 0; f < def.fields.size(); ++f) {
+      const Expr* type = def.fields[f].type.get();
+      if (type == nullptr || type->kind != Kind::id || type->name != var.name) continue;
+      out[f] = static_cast<int>(p);
+      found = true;
+    }
+    if (!found) return {};
+  }
+  return def.type_params.empty() ? std::vector<int>{} : out;
+}
+
+}  // namespace
+
 Value Interpreter::eval_struct(const Expr& e, const EnvPtr& env) {
   auto t = std::make_shared<TypeObj>();
   t->tag = TypeTag::user;
@@ -536,10 +588,14 @@ Value Interpreter::eval_struct(const Expr& e, const EnvPtr& env) {
                                      : nullptr);
     }
     super = e.struct_def->supertype.get();
+    t->field_params = field_params(*e.struct_def);
   }
   if (super != nullptr) {
     TypeRef s = eval_type(*super, env, nullptr);
-    if (s->tag == TypeTag::user) t->super = s;
+    // A struct may be a Number or a Real (the prelude's Complex); other built-in
+    // supertypes have values of their own layout here (arrays, tuples) and are not taken.
+    bool number = s->tag == TypeTag::number || s->tag == TypeTag::real;
+    if (s->tag == TypeTag::user || number) t->super = s;
   }
   auto ctor = std::make_shared<FunctionObj>();
   ctor->name = t->name;
@@ -628,8 +684,26 @@ Value Interpreter::construct_array(const TypeObj& t, Args& args, Pos pos) {
   return call(*global("zeros"), std::move(dims), pos);
 }
 
+// `Complex{Float64}(1, 2)`, `ComplexF64(1)`: the struct's constructors make an instance,
+// whose fields its parameters name are then converted to the parameters' types.
+Value Interpreter::construct_instantiated(const TypeRef& t, Args& args, Pos pos) {
+  Value made = construct(Value::type(t->generic), args, pos);
+  bool instance = made.kind == VKind::object && made.object().type->tag == TypeTag::user &&
+                  subtype(*made.object().type, *t->generic);
+  if (!instance) return made;
+  std::vector<Value> fields = made.object().fields;
+  const std::vector<int>& field_params = t->generic->field_params;
+  for (size_t f = 0; f < fields.size() && f < field_params.size(); ++f) {
+    if (field_params[f] < 0) continue;
+    fields[f] = convert_to(t->params.at(static_cast<size_t>(field_params[f])), fields[f], pos);
+  }
+  TypeRef type = instance_type(t, fields);
+  return Value::instance(std::move(type), std::move(fields));
+}
+
 Value Interpreter::construct(const Value& type, Args& args, Pos pos) {
   TypeRef t = type.type_ref();
+  if (t->tag == TypeTag::user && t->generic) return construct_instantiated(t, args, pos);
   if (t->tag == TypeTag::user) {
     if (t->kwdef != nullptr && args.pos.empty()) {
       kwdef_fields(*t, args, pos);  // T(; a = 1, b) of `@kwdef struct T`
@@ -650,7 +724,8 @@ Value Interpreter::construct(const Value& type, Args& args, Pos pos) {
     if (args.pos.size() != t->fields.size() || !args.kw.empty() || !positional) {
       fail(pos, no_constructor(*t, ctor, args));
     }
-    return Value::instance(t, std::move(args.pos));
+    TypeRef instance = instance_type(t, args.pos);
+    return Value::instance(std::move(instance), std::move(args.pos));
   }
   if (t->tag == TypeTag::abstract_array) return construct_array(*t, args, pos);
   if (t->tag == TypeTag::val) return construct_val(t, args, pos);

@@ -313,19 +313,17 @@ void need(const Args& args, size_t n, std::string_view name) {
 }
 
 // Arithmetic of vectors of complex numbers (vectors of values) as Julia's of arrays:
-// `x + y`, `-x`, `2x`, `x / 2` are elementwise. A vector times a vector is left to the
-// matrix product's error.
+// `x + y`, `-x`, `2x`, `x / 2` are elementwise. With `scaling`, the other arguments must
+// be numbers (a vector times a vector is left to the matrix product's error).
 bool complex_vectors(const Args& args, bool scaling) {
   auto complex_vector = [](const Value& v) {
     return is_value_vector(v) && value_vector_eltype(v.tup())->tag == TypeTag::user;
   };
-  size_t vectors = std::count_if(args.pos.begin(), args.pos.end(), complex_vector);
-  return vectors > 0 && (!scaling || vectors + std::count_if(args.pos.begin(), args.pos.end(),
-                                                             [](const Value& v) {
-                                                               return v.is_number() ||
-                                                                      is_number_struct(v);
-                                                             }) ==
-                                         args.pos.size());
+  auto scalar = [](const Value& v) { return v.is_number() || is_number_struct(v); };
+  const std::vector<Value>& a = args.pos;
+  if (std::none_of(a.begin(), a.end(), complex_vector)) return false;
+  return !scaling || std::all_of(a.begin(), a.end(),
+                                 [&](const Value& v) { return complex_vector(v) || scalar(v); });
 }
 
 Value plus(Interpreter& in, Args& args) {

@@ -105,6 +105,20 @@ bool as_specific(const Method& a, const Method& b) {
   return !(diagonal && constrains(b) && types_as_specific(b, a));
 }
 
+// Whether no method can take these arguments, each having a parameter of a struct type
+// where no argument is an instance: a built-in's numbers and arrays then skip dispatch
+// (the prelude's methods of `+` for Complex, of `*` for Tridiagonal).
+bool only_for_structs(const std::vector<Method>& methods, const Args& args) {
+  auto object = [](const Value& v) { return v.kind == VKind::object; };
+  if (std::any_of(args.pos.begin(), args.pos.end(), object)) return false;
+  return std::all_of(methods.begin(), methods.end(), [](const Method& m) {
+    bool splat = !m.def->params.empty() && m.def->params.back().splat;
+    return !splat && std::any_of(m.types.begin(), m.types.end(), [](const TypeRef& t) {
+      return t != nullptr && t->tag == TypeTag::user;
+    });
+  });
+}
+
 }  // namespace
 
 void Interpreter::eval_args(const Expr& e, size_t first, const EnvPtr& env, Args& args) {
@@ -351,7 +365,10 @@ Value Interpreter::call(const Value& f, Args args, Pos pos) {
 }
 
 Value Interpreter::call_function(const FunctionObj& f, Args& args, Pos pos, const Value* self) {
-  if (f.methods.empty() && f.builtin != nullptr && self == nullptr) return f.builtin(*this, args);
+  if (f.builtin != nullptr && self == nullptr &&
+      (f.methods.empty() || only_for_structs(f.methods, args))) {
+    return f.builtin(*this, args);
+  }
   std::string name = self != nullptr ? type_name_of(*self) : f.name;
   const Method* m = select(f.methods, args, self, pos, name);
   if (m != nullptr) return invoke(*m, args, pos, self, name);

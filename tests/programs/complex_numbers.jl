@@ -24,5 +24,6 @@ function loss(a, b, re, ims)
   w = z * (2.0 - 1.0im) / (1 + 0.5im) + exp(z / 4)
   zs = [complex(r, i) for (r, i) in zip(re, ims)]
   ys = zs .* [1.0, 2.0, 3.0] .- z
-  abs2(w) + abs(z^3) + sum(abs2.(ys)) + real(sum(zs .* conj.(zs))) + angle(w) + imag(sqrt(z))
+  vs = complex.(re, ims) ./ (2 + 1im)
+  abs2(w) + abs(z^3) + sum(abs2.(ys)) + real(sum(zs .* conj.(vs))) + angle(w) + imag(sqrt(z))
 end

@@ -89,6 +89,8 @@ class Interpreter {
   Value broadcast(const Value& f, Args args, Pos pos = {});
   /// broadcast() with a tuple among the arguments: a tuple of f's results on the items.
   Value broadcast_tuples(const Value& f, Args args, Pos pos);
+  /// broadcast() of a user function: called once on the whole arrays marked as elements.
+  Value broadcast_user(const Value& f, Args args, Pos pos);
   void vectors_of_values(std::vector<Value>& args, Pos pos);
   /// The items a `for` loop over `v` sees: a tuple's, a range's, an array's elements in
   /// memory order, a number itself, a string's characters, and a struct's by the

@@ -228,33 +228,13 @@ Value Interpreter::broadcast(const Value& f, Args args, Pos pos) {
     return std::any_of(args.pos.begin(), args.pos.end(),
                        [](const Value& a) { return a.kind == VKind::object; });
   };
-  bool user = f.kind == VKind::object || (f.kind == VKind::function && !f.fn().methods.empty() &&
-                                          (f.fn().builtin == nullptr || objects()));
-  if (user) {
-    // Inside another such broadcast the result stands for elements still.
-    bool nested = std::any_of(args.pos.begin(), args.pos.end(), is_element);
-    std::optional<Type> shape;  // of the broadcast, if it has arrays
-    for (Value& a : args.pos) {
-      if (!a.is_tensor() || a.tensor().number) continue;
-      const Type& t = a.tensor().type;
-      shape = shape ? Type{t.dtype, shapes::broadcast_shapes(*shape, t)} : t;
-      a = with_element(std::move(a), true);
-    }
-    if (shape) element_shapes_.push_back(shape->shape);
-    Value out;
-    try {
-      out = with_element(call(f, std::move(args), pos), nested);
-    } catch (...) {
-      if (shape) element_shapes_.pop_back();
-      throw;
-    }
-    if (shape) element_shapes_.pop_back();
-    if (nested || !shape || !out.is_number()) return out;
-    // A result that does not depend on the elements fills the broadcast's shape, as
-    // Julia's `(t -> 1.0).(x)` does.
-    return prim1<Prim::broadcast_to>({as_tensor(out, dtype_of_value(out))},
-                                     {.shape = shape->shape});
-  }
+  // So does a number type's constructor (`Complex.(re, im)`).
+  bool number_type = f.kind == VKind::type && f.type_ref()->tag == TypeTag::user &&
+                     subtype(*f.type_ref(), *builtin_type(TypeTag::number));
+  bool user = f.kind == VKind::object || number_type ||
+              (f.kind == VKind::function && !f.fn().methods.empty() &&
+               (f.fn().builtin == nullptr || objects()));
+  if (user) return broadcast_user(f, std::move(args), pos);
   // `f.(x)` is a new array even where f returns its argument (identity, Float32 of
   // Float32s), as in Julia: a write into it leaves x as it was.
   std::vector<const Object*> inputs;
@@ -269,6 +249,38 @@ Value Interpreter::broadcast(const Value& f, Args args, Pos pos) {
     --elementwise_;
     throw;
   }
+}
+
+Value Interpreter::broadcast_user(const Value& f, Args args, Pos pos) {
+  Args given = args;
+  // Inside another such broadcast the result stands for elements still.
+  bool nested = std::any_of(args.pos.begin(), args.pos.end(), is_element);
+  std::optional<Type> shape;  // of the broadcast, if it has arrays
+  for (Value& a : args.pos) {
+    if (!a.is_tensor() || a.tensor().number) continue;
+    const Type& t = a.tensor().type;
+    shape = shape ? Type{t.dtype, shapes::broadcast_shapes(*shape, t)} : t;
+    a = with_element(std::move(a), true);
+  }
+  if (shape) element_shapes_.push_back(shape->shape);
+  Value out;
+  try {
+    out = with_element(call(f, std::move(args), pos), nested);
+  } catch (...) {
+    if (shape) element_shapes_.pop_back();
+    throw;
+  }
+  if (shape) element_shapes_.pop_back();
+  if (!nested && shape && is_number_struct(out)) {
+    // Complex elements (`complex.(re, im)`): an array of them is a vector of values,
+    // made one element at a time.
+    vectors_of_values(given.pos, pos);
+    return broadcast_tuples(f, std::move(given), pos);
+  }
+  if (nested || !shape || !out.is_number()) return out;
+  // A result that does not depend on the elements fills the broadcast's shape, as
+  // Julia's `(t -> 1.0).(x)` does.
+  return prim1<Prim::broadcast_to>({as_tensor(out, dtype_of_value(out))}, {.shape = shape->shape});
 }
 
 // Arrays broadcast with complex numbers become vectors of values, whose items the

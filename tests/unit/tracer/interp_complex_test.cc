@@ -81,6 +81,10 @@ TEST_CASE("broadcasting and arithmetic of complex vectors are elementwise") {
         "(ComplexF64[2.0 + 0.0im, 4.0 + 2.0im], ComplexF64[-1.0 - 0.0im, -2.0 - 1.0im], "
         "ComplexF64[2.0 + 0.0im, 4.0 + 2.0im], ComplexF64[0.5 + 0.0im, 1.0 + 0.5im], "
         "ComplexF64[1.0 - 0.0im, 2.0 - 1.0im])");
+  CHECK(eval_show("re = [1.0, 2.0]",
+                  "complex.(re, [0.5, -1.0]), Complex.(re, 0), (a -> a * im).(re)") ==
+        "(ComplexF64[1.0 + 0.5im, 2.0 - 1.0im], ComplexF64[1.0 + 0.0im, 2.0 + 0.0im], "
+        "ComplexF64[0.0 + 1.0im, 0.0 + 2.0im])");
   CHECK(eval_show("", "[1.0, 2.0] .* im, (1 + 1im) .- (1 + 1im), abs2.(1 + 2im)") ==
         "(ComplexF64[0.0 + 1.0im, 0.0 + 2.0im], 0 + 0im, 5)");
 }

@@ -293,9 +293,10 @@ void not_defined_for(std::string_view what, const Value& v) {
           "of its numbers",
           what, a_type_name(v));
     }
-    user_error("{} is not defined for {}: it takes numbers or arrays", what, a_type_name(v));
+    user_error("{} is not defined for {}: it takes numbers or arrays{}", what, a_type_name(v),
+               complex_note(v));
   }
-  user_error("{} is not defined for {}", what, a_type_name(v));
+  user_error("{} is not defined for {}{}", what, a_type_name(v), complex_note(v));
 }
 
 Value index_tensor(Interpreter& in, const Value& x, const std::vector<Value>& idx) {
@@ -374,16 +375,16 @@ Value getindex(Interpreter& in, Args& args) {
       std::vector<Value> out;
       Slice s = index_slice(idx[0], static_cast<int64_t>(t.items.size()), 0);
       for (int64_t i = s.start; i <= s.stop; i += s.step) out.push_back(t.items[i - 1]);
-      return Value::tuple(std::move(out));
+      return t.vector ? Value::vector(std::move(out)) : Value::tuple(std::move(out));
     }
     if (idx[0].is_tensor() && !idx[0].tensor().traced && !idx[0].tensor().number) {
-      // t[[3, 1]]: the picked items, as a tuple.
+      // t[[3, 1]]: the picked items, as a tuple (of a vector of values, a vector).
       Value picks = index_array(idx[0], static_cast<int64_t>(t.items.size()), 0);
       std::vector<Value> out;
       for (int64_t i = 0; i < picks.tensor().type.size(); ++i) {
         out.push_back(t.items[picks.tensor().data.data<int64_t>()[i] - 1]);
       }
-      return Value::tuple(std::move(out));
+      return t.vector ? Value::vector(std::move(out)) : Value::tuple(std::move(out));
     }
     Slice s = index_slice(idx[0], static_cast<int64_t>(t.items.size()), 0);
     return t.items[s.start - 1];

@@ -264,7 +264,13 @@ Value setindex(Interpreter& in, Args& args) {
       user_error("a vector of {} values is written at one index from 1 to {}", items.size(),
                  items.size());
     }
-    items[static_cast<size_t>(i.i - 1)] = args.pos[1];
+    // Into a vector of complex numbers (a Vector{ComplexF64}), converted, as Julia's.
+    TypeRef eltype = value_vector_eltype(args.pos[0].tup());
+    items[static_cast<size_t>(i.i - 1)] =
+        eltype->tag == TypeTag::user
+            ? in.call(*in.global("convert"), Args{{Value::type(eltype), args.pos[1]}, {}},
+                      in.here())
+            : args.pos[1];
     in.replace_items(args.pos[0], std::move(items));
     return args.pos[0];
   }

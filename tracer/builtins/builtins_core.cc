@@ -187,8 +187,9 @@ Value eltype(Interpreter& in, Args& args) {
   need(args, 1, "eltype");
   const Value& v = args.pos[0];
   if (v.is_tensor()) return Value::type(dtype_type(v.tensor().type.dtype));
-  // A vector of values is a Vector{Any}; a tuple's items are of the union of their types.
-  if (is_value_vector(v)) return Value::type(builtin_type(TypeTag::any));
+  // A vector of values is a Vector{Any}, or of its items' type where they are numbers of
+  // one struct type (a Vector{ComplexF64}); a tuple's items are of the union of their types.
+  if (is_value_vector(v)) return Value::type(value_vector_eltype(v.tup()));
   if (v.kind == VKind::range) return Value::type(builtin_type(TypeTag::int64));
   if ((v.kind == VKind::tuple || v.kind == VKind::named_tuple) && !v.tup().items.empty()) {
     std::vector<TypeRef> types;
@@ -273,7 +274,8 @@ Value convert(Interpreter& in, Args& args) {
   else if (!type_dtype(t, &d))
     user_error("cannot convert {} to {}", a_type_name(x), t.name);
   if (x.is_tensor()) return in.as_tensor(x, d);
-  if (!x.is_number()) user_error("cannot convert {} to {}", a_type_name(x), t.name);
+  if (!x.is_number())
+    user_error("cannot convert {} to {}{}", a_type_name(x), t.name, complex_note(x));
   double v = as_double(x);
   switch (d) {
     case DType::f32:
@@ -368,6 +370,14 @@ Value zero_one(Interpreter& in, const Value& x, double v) {
   if (x.kind == VKind::integer) return Value::integer(static_cast<int64_t>(v));
   if (x.kind == VKind::float_) return Value::floating(v, x.dtype, x.weak);
   if (x.kind == VKind::boolean) return Value::boolean(v != 0);
+  if (is_value_vector(x) && v == 0) {
+    // zero(x) of a vector of values (Complex numbers): zero of each item.
+    std::vector<Value> items;
+    for (const Value& item : x.tup().items) {
+      items.push_back(in.call(*in.global("zero"), Args{{item}, {}}, in.here()));
+    }
+    return Value::vector(std::move(items));
+  }
   if (x.is_tensor() && !x.tensor().number && !x.tensor().element) {
     // zero(x) of an array: an array of zeros of its type, as Julia's.
     const Type& t = x.tensor().type;
@@ -530,7 +540,9 @@ Value new_instance(Interpreter&, Args& args) {
   if (args.pos.size() != t->fields.size() + 1) {
     user_error("{} has {} fields, given {}", t->name, t->fields.size(), args.pos.size() - 1);
   }
-  return Value::instance(t, {args.pos.begin() + 1, args.pos.end()});
+  std::vector<Value> fields(args.pos.begin() + 1, args.pos.end());
+  TypeRef type = instance_type(t, fields);
+  return Value::instance(std::move(type), std::move(fields));
 }
 
 }  // namespace

@@ -436,9 +436,14 @@ Value pullback(Interpreter& in, Args& args) {
   Call c = differentiate_call(in, args, !implicit, "pullback", implicit ? nullptr : &kept);
   if (!implicit) c.d.grads.erase(c.d.grads.begin());
   Value value = c.d.value;
-  if (value.kind == VKind::tuple && value.tup().items.size() == 3 &&
-      value.tup().items[2].kind == VKind::symbol &&
-      value.tup().items[2].text() == "array_pullback") {
+  auto tagged = [&](std::string_view tag) {
+    return value.kind == VKind::tuple && value.tup().items.size() == 3 &&
+           value.tup().items[2].kind == VKind::symbol && value.tup().items[2].text() == tag;
+  };
+  if (tagged("complex_pullback")) {
+    return Value::tuple({value.tup().items[1], *in.global("complex_pullback_back")});
+  }
+  if (tagged("array_pullback")) {
     static int64_t made = 0;
     std::deque<PendingPullback>& all = pending_pullbacks();
     all.push_back(

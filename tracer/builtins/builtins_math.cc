@@ -291,9 +291,18 @@ Value matrix_product(Interpreter& in, const Value& a, const Value& b) {
       shape_str(sa), shape_str(sb));
 }
 
-Value fold(Interpreter& in, Args& args, Value (*op)(Interpreter&, const Value&, const Value&)) {
+// `a + b + c` is one call: folded by `op`, or, with a struct among three or more
+// arguments (a Complex), pairwise through `name`, so that its methods take each pair.
+Value fold(Interpreter& in, Args& args, std::string_view name,
+           Value (*op)(Interpreter&, const Value&, const Value&)) {
+  bool objects =
+      args.pos.size() > 2 && std::any_of(args.pos.begin(), args.pos.end(),
+                                         [](const Value& v) { return v.kind == VKind::object; });
   Value acc = args.pos.at(0);
-  for (size_t i = 1; i < args.pos.size(); ++i) acc = op(in, acc, args.pos[i]);
+  for (size_t i = 1; i < args.pos.size(); ++i) {
+    acc = objects ? in.call(*in.global(std::string(name)), Args{{acc, args.pos[i]}, {}}, in.here())
+                  : op(in, acc, args.pos[i]);
+  }
   return acc;
 }
 
@@ -303,14 +312,30 @@ void need(const Args& args, size_t n, std::string_view name) {
   }
 }
 
+// Arithmetic of vectors of complex numbers (vectors of values) as Julia's of arrays:
+// `x + y`, `-x`, `2x`, `x / 2` are elementwise. With `scaling`, the other arguments must
+// be numbers (a vector times a vector is left to the matrix product's error).
+bool complex_vectors(const Args& args, bool scaling) {
+  auto complex_vector = [](const Value& v) {
+    return is_value_vector(v) && value_vector_eltype(v.tup())->tag == TypeTag::user;
+  };
+  auto scalar = [](const Value& v) { return v.is_number() || is_number_struct(v); };
+  const std::vector<Value>& a = args.pos;
+  if (std::none_of(a.begin(), a.end(), complex_vector)) return false;
+  return !scaling || std::all_of(a.begin(), a.end(),
+                                 [&](const Value& v) { return complex_vector(v) || scalar(v); });
+}
+
 Value plus(Interpreter& in, Args& args) {
+  if (complex_vectors(args, false)) return in.broadcast(*in.global("+"), args, in.here());
   if (args.pos.size() == 1) return args.pos[0];
-  return fold(in, args, [](Interpreter& i, const Value& a, const Value& b) {
+  return fold(in, args, "+", [](Interpreter& i, const Value& a, const Value& b) {
     return additive(i, Prim::add, a, b);
   });
 }
 
 Value minus(Interpreter& in, Args& args) {
+  if (complex_vectors(args, false)) return in.broadcast(*in.global("-"), args, in.here());
   if (args.pos.size() == 1) return elementwise_unary(in, Prim::neg, args.pos[0]);
   need(args, 2, "-");
   return additive(in, Prim::sub, args.pos[0], args.pos[1]);
@@ -324,7 +349,11 @@ Value times(Interpreter& in, Args& args) {
     for (const Value& v : args.pos) text += v.text();
     return Value::string(std::move(text));
   }
-  return fold(in, args, [](Interpreter& i, const Value& a, const Value& b) {
+  if (args.pos.size() == 2 && complex_vectors(args, true) &&
+      (!is_value_vector(args.pos[0]) || !is_value_vector(args.pos[1]))) {
+    return in.broadcast(*in.global("*"), args, in.here());
+  }
+  return fold(in, args, "*", [](Interpreter& i, const Value& a, const Value& b) {
     if (!pointwise(i, a, b) && is_array(a) && is_array(b)) return matrix_product(i, a, b);
     return elementwise_binary(i, Prim::mul, a, b);
   });
@@ -332,6 +361,9 @@ Value times(Interpreter& in, Args& args) {
 
 Value divide(Interpreter& in, Args& args) {
   need(args, 2, "/");
+  if (complex_vectors(args, true) && !is_value_vector(args.pos[1])) {
+    return in.broadcast(*in.global("/"), args, in.here());
+  }
   if (!pointwise(in, args.pos[0], args.pos[1]) && is_array(args.pos[1])) {
     user_error("'/' by an array is not defined: write './' to divide elementwise");
   }
@@ -553,7 +585,7 @@ Value isequal(Interpreter& in, Args& args) {
 template <Prim P>
 Value binary(Interpreter& in, Args& args) {
   if (args.pos.size() > 2 && (P == Prim::max || P == Prim::min)) {
-    return fold(in, args, [](Interpreter& i, const Value& a, const Value& b) {
+    return fold(in, args, prim_name(P), [](Interpreter& i, const Value& a, const Value& b) {
       return elementwise_binary(i, P, a, b);
     });
   }

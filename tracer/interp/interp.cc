@@ -671,7 +671,8 @@ Value Interpreter::as_tensor(const Value& v, DType dtype) {
     return prim1<Prim::convert>({v}, {.dtype = dtype});
   }
   if (!v.is_number()) {
-    throw UserError(fmt::format("expected a number or an array, got {}", a_type_name(v)));
+    throw UserError(
+        fmt::format("expected a number or an array, got {}{}", a_type_name(v), complex_note(v)));
   }
   std::array<uint8_t, 8> element = dtype == DType::i64 && v.kind == VKind::integer
                                        ? scalar_bytes(v.i)

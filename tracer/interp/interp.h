@@ -89,6 +89,9 @@ class Interpreter {
   Value broadcast(const Value& f, Args args, Pos pos = {});
   /// broadcast() with a tuple among the arguments: a tuple of f's results on the items.
   Value broadcast_tuples(const Value& f, Args args, Pos pos);
+  /// broadcast() of a user function: called once on the whole arrays marked as elements.
+  Value broadcast_user(const Value& f, Args args, Pos pos);
+  void vectors_of_values(std::vector<Value>& args, Pos pos);
   /// The items a `for` loop over `v` sees: a tuple's, a range's, an array's elements in
   /// memory order, a number itself, a string's characters, and a struct's by the
   /// program's `iterate` methods. Errors are located at `pos`.
@@ -302,6 +305,9 @@ class Interpreter {
   bool static_params_agree(const Method& m, const Args& args);
   std::optional<Value> match_static(const Expr& type, const Value& v, const std::string& name);
   Value construct(const Value& type, Args& args, Pos pos);
+  TypeRef struct_type(const Expr& type, const TypeRef& head, const EnvPtr& env,
+                      const std::vector<ExprPtr>* where);
+  Value construct_instantiated(const TypeRef& t, Args& args, Pos pos);
   Value construct_array(const TypeObj& t, Args& args, Pos pos);
   // The positional arguments of `T(; kws...)` for a `@kwdef struct T`.
   void kwdef_fields(const TypeObj& t, Args& args, Pos pos);

@@ -1,5 +1,5 @@
-// Calls: argument evaluation, multiple dispatch, binding of parameters, function and
-// struct definitions.
+// Calls: argument evaluation, multiple dispatch, binding of parameters, function
+// definitions, broadcasting; the message for a constructor no method takes.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -105,6 +105,20 @@ bool as_specific(const Method& a, const Method& b) {
   return !(diagonal && constrains(b) && types_as_specific(b, a));
 }
 
+// Whether no method can take these arguments, each having a parameter of a struct type
+// where no argument is an instance: a built-in's numbers and arrays then skip dispatch
+// (the prelude's methods of `+` for Complex, of `*` for Tridiagonal).
+bool only_for_structs(const std::vector<Method>& methods, const Args& args) {
+  auto object = [](const Value& v) { return v.kind == VKind::object; };
+  if (std::any_of(args.pos.begin(), args.pos.end(), object)) return false;
+  return std::all_of(methods.begin(), methods.end(), [](const Method& m) {
+    bool splat = !m.def->params.empty() && m.def->params.back().splat;
+    return !splat && std::any_of(m.types.begin(), m.types.end(), [](const TypeRef& t) {
+      return t != nullptr && t->tag == TypeTag::user;
+    });
+  });
+}
+
 }  // namespace
 
 void Interpreter::eval_args(const Expr& e, size_t first, const EnvPtr& env, Args& args) {
@@ -198,6 +212,9 @@ Value Interpreter::broadcast(const Value& f, Args args, Pos pos) {
   for (Value& a : args.pos) {
     if (a.kind == VKind::range) a = call(*global("collect"), Args{{a}, {}}, pos);
   }
+  if (std::any_of(args.pos.begin(), args.pos.end(), is_number_struct)) {
+    vectors_of_values(args.pos, pos);  // `x .* z` of a Complex z: a vector of them
+  }
   if (std::any_of(args.pos.begin(), args.pos.end(),
                   [](const Value& a) { return a.kind == VKind::tuple; })) {
     return broadcast_tuples(f, std::move(args), pos);
@@ -211,33 +228,13 @@ Value Interpreter::broadcast(const Value& f, Args args, Pos pos) {
     return std::any_of(args.pos.begin(), args.pos.end(),
                        [](const Value& a) { return a.kind == VKind::object; });
   };
-  bool user = f.kind == VKind::object || (f.kind == VKind::function && !f.fn().methods.empty() &&
-                                          (f.fn().builtin == nullptr || objects()));
-  if (user) {
-    // Inside another such broadcast the result stands for elements still.
-    bool nested = std::any_of(args.pos.begin(), args.pos.end(), is_element);
-    std::optional<Type> shape;  // of the broadcast, if it has arrays
-    for (Value& a : args.pos) {
-      if (!a.is_tensor() || a.tensor().number) continue;
-      const Type& t = a.tensor().type;
-      shape = shape ? Type{t.dtype, shapes::broadcast_shapes(*shape, t)} : t;
-      a = with_element(std::move(a), true);
-    }
-    if (shape) element_shapes_.push_back(shape->shape);
-    Value out;
-    try {
-      out = with_element(call(f, std::move(args), pos), nested);
-    } catch (...) {
-      if (shape) element_shapes_.pop_back();
-      throw;
-    }
-    if (shape) element_shapes_.pop_back();
-    if (nested || !shape || !out.is_number()) return out;
-    // A result that does not depend on the elements fills the broadcast's shape, as
-    // Julia's `(t -> 1.0).(x)` does.
-    return prim1<Prim::broadcast_to>({as_tensor(out, dtype_of_value(out))},
-                                     {.shape = shape->shape});
-  }
+  // So does a number type's constructor (`Complex.(re, im)`).
+  bool number_type = f.kind == VKind::type && f.type_ref()->tag == TypeTag::user &&
+                     subtype(*f.type_ref(), *builtin_type(TypeTag::number));
+  bool user = f.kind == VKind::object || number_type ||
+              (f.kind == VKind::function && !f.fn().methods.empty() &&
+               (f.fn().builtin == nullptr || objects()));
+  if (user) return broadcast_user(f, std::move(args), pos);
   // `f.(x)` is a new array even where f returns its argument (identity, Float32 of
   // Float32s), as in Julia: a write into it leaves x as it was.
   std::vector<const Object*> inputs;
@@ -254,7 +251,65 @@ Value Interpreter::broadcast(const Value& f, Args args, Pos pos) {
   }
 }
 
+Value Interpreter::broadcast_user(const Value& f, Args args, Pos pos) {
+  Args given = args;
+  // Inside another such broadcast the result stands for elements still.
+  bool nested = std::any_of(args.pos.begin(), args.pos.end(), is_element);
+  std::optional<Type> shape;  // of the broadcast, if it has arrays
+  for (Value& a : args.pos) {
+    if (!a.is_tensor() || a.tensor().number) continue;
+    const Type& t = a.tensor().type;
+    shape = shape ? Type{t.dtype, shapes::broadcast_shapes(*shape, t)} : t;
+    a = with_element(std::move(a), true);
+  }
+  if (shape) element_shapes_.push_back(shape->shape);
+  Value out;
+  try {
+    out = with_element(call(f, std::move(args), pos), nested);
+  } catch (...) {
+    if (shape) element_shapes_.pop_back();
+    throw;
+  }
+  if (shape) element_shapes_.pop_back();
+  if (!nested && shape && is_number_struct(out)) {
+    // Complex elements (`complex.(re, im)`): an array of them is a vector of values,
+    // made one element at a time.
+    vectors_of_values(given.pos, pos);
+    return broadcast_tuples(f, std::move(given), pos);
+  }
+  if (nested || !shape || !out.is_number()) return out;
+  // A result that does not depend on the elements fills the broadcast's shape, as
+  // Julia's `(t -> 1.0).(x)` does.
+  return prim1<Prim::broadcast_to>({as_tensor(out, dtype_of_value(out))}, {.shape = shape->shape});
+}
+
+// Arrays broadcast with complex numbers become vectors of values, whose items the
+// broadcast takes one by one: an array of complex numbers is one.
+void Interpreter::vectors_of_values(std::vector<Value>& args, Pos pos) {
+  for (Value& a : args) {
+    if (!a.is_tensor() || a.tensor().number || a.tensor().element) continue;
+    if (a.tensor().type.rank() != 1) {
+      fail(pos, fmt::format("broadcasting complex numbers with {}: an array of complex "
+                            "numbers is a vector of values here, so only vectors take part; "
+                            "make it a vector (vec(x)) or work on real(z) and imag(z)",
+                            a_type_name(a)));
+    }
+    a = Value::vector(iterate(a, pos));
+  }
+}
+
 Value Interpreter::broadcast_tuples(const Value& f, Args args, Pos pos) {
+  // Beside a vector of values (of Complex numbers, say), a vector of the same length
+  // gives its elements, as Julia's `x .* mask`.
+  if (std::any_of(args.pos.begin(), args.pos.end(), is_value_vector)) {
+    size_t n = std::find_if(args.pos.begin(), args.pos.end(), is_value_vector)->tup().items.size();
+    for (Value& a : args.pos) {
+      bool vector = a.is_tensor() && !a.tensor().number && a.tensor().type.rank() == 1;
+      if (vector && static_cast<size_t>(a.tensor().type.shape[0]) == n && n != 1) {
+        a = Value::vector(iterate(a, pos));
+      }
+    }
+  }
   // As Julia's: f is called on the items, a tuple of one item or a non-tuple stretching.
   size_t n = 1;
   for (const Value& a : args.pos) {
@@ -327,7 +382,10 @@ Value Interpreter::call_function(const FunctionObj& f, Args& args, Pos pos, cons
 }
 
 Value Interpreter::dispatch(const FunctionObj& f, Args& args, Pos pos, const Value* self) {
-  if (f.methods.empty() && f.builtin != nullptr && self == nullptr) return f.builtin(*this, args);
+  if (f.builtin != nullptr && self == nullptr &&
+      (f.methods.empty() || only_for_structs(f.methods, args))) {
+    return f.builtin(*this, args);
+  }
   std::string name = self != nullptr ? type_name_of(*self) : f.name;
   const Method* m = select(f.methods, args, self, pos, name);
   if (m != nullptr) return invoke(*m, args, pos, self, name);
@@ -516,46 +574,6 @@ Value Interpreter::eval_function(const Expr& e, const EnvPtr& env) {
   return v;
 }
 
-Value Interpreter::eval_struct(const Expr& e, const EnvPtr& env) {
-  auto t = std::make_shared<TypeObj>();
-  t->tag = TypeTag::user;
-  const Expr* super = nullptr;
-  if (e.kind == Kind::abstract_type) {
-    t->name = e.name;
-    t->is_abstract = true;
-    if (!e.args.empty()) super = e.args[0].get();
-  } else {
-    t->name = e.struct_def->name;
-    t->is_mutable = e.struct_def->is_mutable;
-    if (e.struct_def->kwdef) t->kwdef = e.struct_def.get();
-    for (const Field& f : e.struct_def->fields) {
-      t->fields.push_back(f.name);
-      // Only field types naming a known type constrain the implied constructor; type
-      // parameters (`W::Matrix{T}`) and unknown names do not.
-      const Expr* head = f.type == nullptr             ? nullptr
-                         : f.type->kind == Kind::curly ? f.type->args[0].get()
-                                                       : f.type.get();
-      const Value* known = head != nullptr && head->kind == Kind::id ? global(head->name) : nullptr;
-      bool typed = known != nullptr && known->kind == VKind::type;
-      t->field_types.push_back(typed ? eval_type(*f.type, env, &e.struct_def->type_params)
-                                     : nullptr);
-    }
-    super = e.struct_def->supertype.get();
-  }
-  if (super != nullptr) {
-    TypeRef s = eval_type(*super, env, nullptr);
-    if (s->tag == TypeTag::user) t->super = s;
-  }
-  auto ctor = std::make_shared<FunctionObj>();
-  ctor->name = t->name;
-  Value fv;
-  fv.kind = VKind::function;
-  fv.obj = std::move(ctor);
-  define_global("#ctor:" + t->name, std::move(fv));
-  define_global(t->name, Value::type(t));
-  return Value();
-}
-
 // "no constructor of Conv takes the arguments (::Array{Float32, 4}, ...); the
 // constructors are:" and each, the implied one of the fields first.
 std::string Interpreter::no_constructor(const TypeObj& t, const Value* ctor, const Args& args) {
@@ -576,94 +594,6 @@ std::string Interpreter::no_constructor(const TypeObj& t, const Value* ctor, con
     }
   }
   return message;
-}
-
-void Interpreter::kwdef_fields(const TypeObj& t, Args& args, Pos pos) {
-  // Each field from its keyword, or its default evaluated now, in order, where the
-  // earlier fields are bound (as keyword defaults are); unknown keywords are errors.
-  for (const auto& [name, v] : args.kw) {
-    if (std::find(t.fields.begin(), t.fields.end(), name) == t.fields.end()) {
-      fail(pos, fmt::format("{} has no field '{}'; its fields are {}", t.name, name,
-                            fmt::join(t.fields, ", ")));
-    }
-  }
-  auto scope = std::make_shared<Env>();
-  scope->parent = globals_;
-  scope->function_scope = true;
-  for (const Field& f : t.kwdef->fields) {
-    auto given = std::find_if(args.kw.begin(), args.kw.end(),
-                              [&](const auto& kv) { return kv.first == f.name; });
-    if (given != args.kw.end()) {
-      args.pos.push_back(given->second);
-    } else if (f.default_value != nullptr) {
-      args.pos.push_back(eval(*f.default_value, scope));
-    } else {
-      fail(pos, fmt::format("{} requires the keyword argument '{}'", t.name, f.name));
-    }
-    scope->vars[f.name] = args.pos.back();
-  }
-  args.kw.clear();
-}
-
-Value Interpreter::construct_array(const TypeObj& t, Args& args, Pos pos) {
-  // `Vector{Float32}(undef, n)`, `Matrix{T}(undef, m, n)`, `Array{T, N}(undef, dims...)`,
-  // `Vector{T}()`: Julia leaves an undef array's contents unset; here they are zeros.
-  bool undef = !args.pos.empty() && args.pos[0].kind == VKind::object &&
-               args.pos[0].object().type->name == "UndefInitializer";
-  if (!undef && !(args.pos.empty() && t.rank == 1)) {
-    if (args.pos.size() == 1) {
-      Args conv;
-      conv.pos = {Value::type(std::make_shared<TypeObj>(t)), args.pos[0]};
-      return call(*global("convert"), std::move(conv), pos);
-    }
-    fail(pos, fmt::format("{}(...) takes undef and the dims, as {}(undef, 3), or an array "
-                          "to convert",
-                          t.name, t.name));
-  }
-  if (!t.has_eltype)
-    fail(pos, fmt::format("{}(undef, ...) needs an element type: {}{{Float32}}", t.name, t.name));
-  Args dims;
-  dims.pos.push_back(Value::type(dtype_type(t.eltype)));
-  if (args.pos.empty()) dims.pos.push_back(Value::integer(0));
-  for (size_t i = 1; i < args.pos.size(); ++i) dims.pos.push_back(args.pos[i]);
-  int64_t rank = static_cast<int64_t>(dims.pos.size()) - 1;
-  if (t.rank >= 0 && rank != t.rank) {
-    fail(pos, fmt::format("{} has {} dims, given {}", t.name, t.rank, rank));
-  }
-  return call(*global("zeros"), std::move(dims), pos);
-}
-
-Value Interpreter::construct(const Value& type, Args& args, Pos pos) {
-  TypeRef t = type.type_ref();
-  if (t->tag == TypeTag::user) {
-    if (t->kwdef != nullptr && args.pos.empty()) {
-      kwdef_fields(*t, args, pos);  // T(; a = 1, b) of `@kwdef struct T`
-    }
-    const Value* ctor = global("#ctor:" + t->name);
-    const Method* m =
-        ctor == nullptr ? nullptr : select(ctor->fn().methods, args, nullptr, pos, t->name);
-    // The implied positional constructor, typed by the declared field types, is more
-    // specific than an outer constructor with a splat (`Chain(layers...)`), as in Julia.
-    bool positional = args.pos.size() == t->fields.size() && args.kw.empty() && !t->is_abstract;
-    for (size_t i = 0; positional && i < args.pos.size(); ++i) {
-      positional = t->field_types[i] == nullptr || isa(args.pos[i], *t->field_types[i]);
-    }
-    bool splat = m != nullptr && !m->def->params.empty() && m->def->params.back().splat;
-    if (m != nullptr && !(splat && positional)) return invoke(*m, args, pos, nullptr, t->name);
-    if (t->is_abstract)
-      fail(pos, fmt::format("cannot make an instance of abstract type {}", t->name));
-    if (args.pos.size() != t->fields.size() || !args.kw.empty() || !positional) {
-      fail(pos, no_constructor(*t, ctor, args));
-    }
-    return Value::instance(t, std::move(args.pos));
-  }
-  if (t->tag == TypeTag::abstract_array) return construct_array(*t, args, pos);
-  if (t->tag == TypeTag::val) return construct_val(t, args, pos);
-  const Value* convert = global("convert");
-  Args conv;
-  conv.pos.push_back(type);
-  for (Value& a : args.pos) conv.pos.push_back(std::move(a));
-  return call(*convert, std::move(conv), pos);
 }
 
 }  // namespace ytape::tracer

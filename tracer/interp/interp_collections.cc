@@ -172,6 +172,11 @@ Value Interpreter::eval_array(const Expr& e, const EnvPtr& env) {
   if (e.kind == Kind::vect) {
     Args args;
     eval_args(e, 0, env, args);
+    bool structs = std::any_of(args.pos.begin(), args.pos.end(), is_number_struct) &&
+                   std::all_of(args.pos.begin(), args.pos.end(),
+                               [](const Value& v) { return v.is_number() || is_number_struct(v); });
+    // `[1, 2im]`: a vector of values of complex numbers of one type, as Julia promotes.
+    if (structs) return call(*global("promote_vector"), std::move(args), e.pos);
     if (args.pos.empty() || !all_numbers(args.pos)) {
       // `[]` and vectors of non-numbers (layers, tuples, arrays) are vectors of values.
       return Value::vector(std::move(args.pos));
@@ -207,6 +212,11 @@ Value Interpreter::eval_index(const Expr& e, const EnvPtr& env, bool as_view) {
     eval_args(e, 1, env, items);
     // `Any[layer, :a]`, `Any[]`: a vector of values.
     if (object.type_ref()->tag == TypeTag::any) return Value::vector(std::move(items.pos));
+    // `ComplexF64[1, 2]`: a vector of values, each item converted.
+    if (object.type_ref()->tag == TypeTag::user) {
+      items.pos.insert(items.pos.begin(), object);
+      return call(*global("typed_vector"), std::move(items), e.pos);
+    }
     Value v = call(*global("vect"), std::move(items), e.pos);
     Args args;
     args.pos = {object, v};

@@ -99,6 +99,8 @@ TypeRef Interpreter::eval_curly(const Expr& type, TypeRef head, const EnvPtr& en
         return type_of_type(type, env, where);
       case TypeTag::tuple:
         return tuple_type(type, *head, env, where);
+      case TypeTag::user:
+        return struct_type(type, head, env, where);
       default:
         return head;  // parameters of other types (`Dict{Symbol, Int}`) do not constrain
     }
@@ -107,6 +109,23 @@ TypeRef Interpreter::eval_curly(const Expr& type, TypeRef head, const EnvPtr& en
   } catch (const UserError& e) {
     fail(type.pos, e.what());
   }
+}
+
+// `Complex{Float64}`: a struct instantiated, where its instances get their parameters
+// (TypeObj::field_params); otherwise, or with a where variable among them (`Complex{T}
+// where T`), the struct itself, which every instantiation is below.
+TypeRef Interpreter::struct_type(const Expr& type, const TypeRef& head, const EnvPtr& env,
+                                 const std::vector<ExprPtr>* where) {
+  size_t n = type.args.size() - 1;
+  if (head->field_params.empty() || head->param_count() != n) return head;
+  std::vector<TypeRef> params;
+  for (size_t i = 0; i < n; ++i) {
+    const Expr& p = *type.args[i + 1];
+    bool bound = p.kind == Kind::call && p.args.size() == 2 && p.args[0]->name == "<:";
+    if (bound || is_free(p, where)) return head;
+    params.push_back(or_any(eval_type(p, env, where)));
+  }
+  return instantiate(head, params);
 }
 
 // `Tuple{A, B}`; NTuple{N, T}, and `Tuple{Vararg{T, N}}` the same; without N, any number
@@ -248,6 +267,14 @@ std::optional<Value> Interpreter::match_static(const Expr& type, const Value& v,
     return *v.object().type->val;
   }
   if (h.tag == TypeTag::type && v.kind == VKind::type && is_name(*p0)) return v;
+  if (h.tag == TypeTag::user && v.kind == VKind::object && v.object().type->generic) {
+    // `z::Complex{T}` binds T to the instance's parameter.
+    const TypeObj& t = *v.object().type;
+    for (size_t i = 0; i < n && i < t.params.size(); ++i) {
+      if (is_name(*type.args[i + 1])) return Value::type(t.params[i]);
+    }
+    return std::nullopt;
+  }
   if (h.tag == TypeTag::abstract_array && v.is_tensor()) {
     if (p0 != nullptr && is_name(*p0)) return Value::type(dtype_type(v.tensor().type.dtype));
     if (p1 != nullptr && is_name(*p1)) return Value::integer(v.tensor().type.rank());

@@ -178,6 +178,32 @@ std::string items_text(const TupleObj& t, std::string_view open, std::string_vie
   return out + std::string(close);
 }
 
+// Julia's show of a Complex: `1 + 2im`, `1.0 - 2.5im`, `1.0 + NaN*im`; `im` itself.
+std::string complex_text(const Value& re, const Value& im) {
+  if (re.kind == VKind::boolean && im.kind == VKind::boolean) {
+    return !re.b && im.b ? "im" : fmt::format("Complex({},{})", show(re), show(im));
+  }
+  Value part = im;
+  bool negative = false, star = false;
+  if (im.kind == VKind::integer) {
+    negative = im.i < 0;
+    part.i = negative ? -im.i : im.i;
+  } else if (im.kind == VKind::float_) {
+    negative = std::signbit(im.f) && !std::isnan(im.f);
+    part.f = negative ? -im.f : im.f;
+    star = !std::isfinite(im.f);
+  }
+  return show(re) + (negative ? " - " : " + ") + show(part) + (star ? "*im" : "im");
+}
+
+// A vector of values of numbers of one struct type (Complex) shows that type first, as
+// Julia's `ComplexF64[1.0 + 2.0im]`.
+std::string vector_open(const TupleObj& t) {
+  if (t.items.empty()) return "Any[";
+  TypeRef eltype = value_vector_eltype(t);
+  return eltype->tag == TypeTag::any ? "[" : eltype->name + "[";
+}
+
 }  // namespace
 
 std::string show(const Value& v) {
@@ -195,7 +221,7 @@ std::string show(const Value& v) {
     case VKind::symbol:
       return ":" + v.text();
     case VKind::tuple:
-      if (is_value_vector(v)) return items_text(v.tup(), v.tup().items.empty() ? "Any[" : "[", "]");
+      if (is_value_vector(v)) return items_text(v.tup(), vector_open(v.tup()), "]");
       return items_text(v.tup(), "(", ")");
     case VKind::named_tuple:
       return items_text(v.tup(), "(", ")");
@@ -203,6 +229,9 @@ std::string show(const Value& v) {
       // The prelude's Pair and Dict show as Julia's: `:a => 1`, `Dict(:a => 1)`.
       const StructObj& s = v.object();
       const std::string& name = s.type->name;
+      if (s.type->generic && s.type->generic->name == "Complex" && s.fields.size() == 2) {
+        return complex_text(s.fields[0], s.fields[1]);
+      }
       if (name == "Pair" && s.fields.size() == 2) {
         return show(s.fields[0]) + " => " + show(s.fields[1]);
       }

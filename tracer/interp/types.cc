@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "tape/error.h"
 #include "tracer/interp/value.h"
@@ -149,7 +150,125 @@ bool tuple_isa(const Value& v, const TypeObj& t) {
   return true;
 }
 
+// The struct type a user type instantiates, or the type itself.
+const TypeObj& root_struct(const TypeObj& t) {
+  return t.generic ? *t.generic : t;
+}
+
+// Whether user type `a` is `b`: the same type, or an instantiation of the struct `b`, or
+// both instantiations of one struct with the same parameters (Julia's types are invariant
+// in them: `Complex{Int}` is not a `Complex{Real}`). An instance whose parameters are not
+// known here (a field holds a function) has the struct type, which parameters do not
+// constrain, as before there were any.
+bool same_struct(const TypeObj& a, const TypeObj& b) {
+  if (&a == &b) return true;
+  if (&root_struct(a) != &root_struct(b)) return false;
+  if (!b.generic || !a.generic) return true;
+  if (a.params.size() != b.params.size()) return false;
+  for (size_t i = 0; i < a.params.size(); ++i) {
+    if (!subtype(*a.params[i], *b.params[i]) || !subtype(*b.params[i], *a.params[i])) return false;
+  }
+  return true;
+}
+
+// Julia shows the instantiations of Complex of its float types by their aliases.
+std::string instance_name(const TypeObj& generic, const std::vector<TypeRef>& params) {
+  if (generic.name == "Complex" && params.size() == 1) {
+    for (auto [tag, alias] : {std::pair{TypeTag::float64, "ComplexF64"},
+                              {TypeTag::float32, "ComplexF32"},
+                              {TypeTag::float16, "ComplexF16"}}) {
+      if (params[0]->tag == tag) return alias;
+    }
+  }
+  std::vector<std::string> names;
+  for (const TypeRef& p : params) names.push_back(p->name);
+  return fmt::format("{}{{{}}}", generic.name, fmt::join(names, ", "));
+}
+
+// The type of a value that may be a struct's type parameter: a number's or an instance's;
+// null for others.
+TypeRef param_type_of(const Value& v) {
+  switch (v.kind) {
+    case VKind::boolean:
+      return builtin_type(TypeTag::boolean);
+    case VKind::integer:
+      return builtin_type(TypeTag::int64);
+    case VKind::float_:
+      return dtype_type(v.dtype);
+    case VKind::object:
+      return v.object().type;
+    case VKind::tensor:
+      return v.tensor().number || v.tensor().element ? dtype_type(v.tensor().type.dtype) : nullptr;
+    default:
+      return nullptr;
+  }
+}
+
 }  // namespace
+
+TypeRef instantiate(const TypeRef& generic, const std::vector<TypeRef>& params) {
+  TypeRef root = generic->generic ? generic->generic : generic;
+  std::string name = instance_name(*root, params);
+  // One object per instantiation, so that instances compare by type as any struct's do
+  // (`===`); each holds its struct type, whose address therefore stays its own.
+  thread_local std::map<std::pair<const TypeObj*, std::string>, TypeRef> made;
+  TypeRef& t = made[{root.get(), name}];
+  if (t == nullptr) {
+    auto made_type = std::make_shared<TypeObj>(*root);
+    made_type->generic = root;
+    made_type->name = std::move(name);
+    made_type->params = params;
+    t = std::move(made_type);
+  }
+  return t;
+}
+
+size_t TypeObj::param_count() const {
+  int most = -1;
+  for (int p : field_params) most = std::max(most, p);
+  return static_cast<size_t>(most + 1);
+}
+
+TypeRef instance_type(const TypeRef& t, const std::vector<Value>& fields) {
+  const TypeObj& g = root_struct(*t);
+  if (g.field_params.empty() || fields.size() != g.field_params.size()) return t;
+  std::vector<TypeRef> params(g.param_count());
+  for (size_t f = fields.size(); f-- > 0;) {
+    if (g.field_params[f] >= 0)
+      params[static_cast<size_t>(g.field_params[f])] = param_type_of(fields[f]);
+  }
+  if (std::find(params.begin(), params.end(), nullptr) != params.end()) return t;
+  if (t->generic && same_struct(*instantiate(t, params), *t)) return t;
+  return instantiate(t, params);
+}
+
+TypeRef value_vector_eltype(const TupleObj& t) {
+  TypeRef any = builtin_type(TypeTag::any);
+  if (t.items.empty() || !is_number_struct(t.items[0])) return any;
+  TypeRef type = t.items[0].object().type;
+  for (const Value& x : t.items) {
+    if (x.kind != VKind::object || x.object().type != type) return any;
+  }
+  return type;
+}
+
+bool is_number_struct(const Value& v) {
+  return v.kind == VKind::object && subtype(*v.object().type, *builtin_type(TypeTag::number));
+}
+
+std::string complex_note(const Value& v) {
+  auto is_complex = [](const Value& x) {
+    return x.kind == VKind::object && x.object().type->generic &&
+           x.object().type->generic->name == "Complex";
+  };
+  bool complex =
+      is_complex(v) ||
+      (is_value_vector(v) && std::any_of(v.tup().items.begin(), v.tup().items.end(), is_complex));
+  if (!complex) return "";
+  return "; complex numbers have no dtype on the tape: a Complex is a struct of its real "
+         "and imaginary parts, with + - * / ^, abs, abs2, angle, conj, exp and sqrt, and an "
+         "array of them a vector of values; write this step on real(z) and imag(z)";
+}
 
 TypeRef builtin_type(TypeTag tag) {
   for (const TypeRef& t : builtin_types()) {
@@ -196,7 +315,7 @@ bool subtype(const TypeObj& a, const TypeObj& b) {
                        [&](const TypeRef& m) { return subtype(a, *m); });
   }
   if (a.tag == TypeTag::user) {
-    if (b.tag == TypeTag::user && &a == &b) return true;
+    if (b.tag == TypeTag::user && same_struct(a, b)) return true;
     return a.super && subtype(*a.super, b);
   }
   if (b.tag == TypeTag::user) return false;

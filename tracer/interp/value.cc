@@ -193,7 +193,7 @@ std::string type_name_of(const Value& v) {
     case VKind::object:
       return v.object().type->name;
     case VKind::tuple:
-      if (is_value_vector(v)) return "Vector{Any}";
+      if (is_value_vector(v)) return "Vector{" + value_vector_eltype(v.tup())->name + "}";
       return "Tuple";
     case VKind::function:
       return fmt::format("typeof({})", v.fn().name);

@@ -152,6 +152,14 @@ struct TypeObj : Object {
   /// every type below T.
   bool covariant = false;
   std::optional<Value> val;  ///< `Val{2}`: 2; none for `Val` (any Val)
+  /// A struct with type parameters (`struct Complex{T} re::T; im::T end`): per field, the
+  /// parameter it is declared as (0 for `re::T`), or -1. An instance's type takes each
+  /// parameter from the first field declared as it; empty unless every parameter has one.
+  std::vector<int> field_params;
+  /// The number of type parameters of a struct with field_params.
+  size_t param_count() const;
+  /// `Complex{Float64}`: the struct type it instantiates, the parameters in `params`.
+  std::shared_ptr<const TypeObj> generic;
 };
 struct StringObj : Object {
   std::string text;
@@ -242,6 +250,8 @@ inline bool is_element(const Value& v) {
 inline bool is_value_vector(const Value& v) {
   return v.kind == VKind::tuple && static_cast<const TupleObj&>(*v.obj).vector;
 }
+/// Whether `v` is an instance of a struct below Number (a Complex).
+bool is_number_struct(const Value& v);
 /// `v` with TensorObj::element set to `on` (a tensor value; others are returned as they are).
 Value with_element(Value v, bool on);
 
@@ -271,6 +281,20 @@ std::vector<std::pair<std::string, TypeRef>> builtin_type_names();
 /// The type of a float or tensor element: Float32, Float64, Int64 or Bool.
 TypeRef dtype_type(DType dtype);
 
+/// The struct type `generic` instantiated with `params` (`Complex{Float64}`): a subtype of
+/// it, equal to every instantiation with the same parameters.
+TypeRef instantiate(const TypeRef& generic, const std::vector<TypeRef>& params);
+/// The type an instance of struct type `t` with these fields has: `t` instantiated with the
+/// types of the fields its parameters name (`Complex{Int64}` for `Complex(1, 2)`), or `t`
+/// itself where a parameter names no field or a field's value has no type here.
+TypeRef instance_type(const TypeRef& t, const std::vector<Value>& fields);
+/// The element type of a vector of values: its items' type where they are numbers of one
+/// struct type (`ComplexF64`), Any otherwise.
+TypeRef value_vector_eltype(const TupleObj& t);
+/// Where `v` is a complex number or holds them (a vector of values), what to do instead
+/// of giving it to what takes numbers and arrays of the tape's dtypes, to end an error
+/// message; empty otherwise.
+std::string complex_note(const Value& v);
 /// Whether `v isa t`.
 bool isa(const Value& v, const TypeObj& t);
 /// Whether every value of `a` is of `b` (a <: b).

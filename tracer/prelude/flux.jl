@@ -207,12 +207,15 @@ AlphaDropout(p, active) = AlphaDropout(p, active, default_rng())
 AlphaDropout(p; active=nothing, rng=default_rng()) = AlphaDropout(p, active, rng)
 function (a::AlphaDropout)(x)
   (!isactive(a) || a.p == 0) && return x
-  T = eltype(x)
+  T = float(real(eltype(x)))  # of a complex x, the mask and constants are real
   a.p == 1 && return sign.(x) .* T(0)  # as Flux's: nothing kept
   α′ = T(-1.7580993408473766)  # selu(-Inf)
   A = T(1 / sqrt((1 - a.p) * (1 + a.p * α′^2)))
   B = T(-A * α′ * a.p)
-  A .* ifelse.(rand(a.rng, T, size(x)...) .> a.p, x, α′) .+ B
+  keep = rand(a.rng, T, size(x)...) .> a.p
+  # ifelse would mix complex and real items: x or α′ by arithmetic instead.
+  y = eltype(x) <: Complex ? x .* keep .+ α′ .* .!keep : ifelse.(keep, x, α′)
+  A .* y .+ B
 end
 # The layers with a mode keep it in `active` (true, false, or nothing: unset).
 function set_mode!(m::Union{BatchNorm, InstanceNorm, GroupNorm, Dropout, AlphaDropout}, mode)

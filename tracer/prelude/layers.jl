@@ -345,8 +345,8 @@ function (d::Dropout)(x)
   isactive(d) || return x
   s = d.dims === (:) ? size(x) : ntuple(i -> i in d.dims ? size(x, i) : 1, ndims(x))
   # p = 1 keeps nothing, as NNlib's: the scale stays finite (1 - p at least floatmin), so
-  # that the all-false mask gives zeros, not NaN.
-  T = eltype(x)
+  # that the all-false mask gives zeros, not NaN. The mask is real, of a complex x too.
+  T = float(real(eltype(x)))
   x .* ((rand(d.rng, T, s...) .>= d.p) .* (1 / max(convert(T, 1 - d.p), floatmin(T))))
 end
 

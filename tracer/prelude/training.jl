@@ -154,7 +154,15 @@ length(gs::Grads) = length(gs.params)
 # value's cotangent Δ giving the gradients (of sum(Δ .* f(args...)) for an array-valued f,
 # which the built-in differentiates again with Δ when back is called).
 pullback_of(grads) = Δ -> scale_gradient(grads, Δ)
-pullback_call(f, xs...) = (y = f(xs...); y isa AbstractArray ? (sum(y), y, :array_pullback) : y)
+# Of a complex-valued array, the value only: its back function is an error.
+function pullback_call(f, xs...)
+  y = f(xs...)
+  y isa AbstractArray || return y
+  eltype(y) <: Complex ? (sum(real(y)), y, :complex_pullback) : (sum(y), y, :array_pullback)
+end
+complex_pullback_back(Δ) = error("back(Δ) of a pullback whose value is complex is not ",
+                                 "supported: take the pullback of a real function of it ",
+                                 "(sum(abs2, y), real.(y))")
 pullback_back(id) = Δ -> _pullback_back(id, Δ)
 scale_gradient(g::Nothing, Δ) = nothing
 scale_gradient(g::Union{Number, AbstractArray}, Δ) = Δ == 1 ? g : g .* Δ

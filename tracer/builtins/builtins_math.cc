@@ -434,10 +434,14 @@ Value bitwise(Interpreter& in, Args& args) {
   return Op == '|' ? in.prim1(Prim::select, {x, x, y}) : in.prim1(Prim::select, {x, y, x});
 }
 
-// Julia's exact fractions have no tape dtype, and a float in their place would change
-// the meaning of what follows (1//3 + 1//3 == 2//3), so a // b is refused by name.
-Value rational(Interpreter&, Args&) {
-  user_error("rationals (a // b) are not supported: write a / b for a float");
+// a // b where none of the prelude's methods (integers and rationals, rational.jl) apply:
+// a float in place of the fraction would change the meaning of what follows.
+Value rational(Interpreter&, Args& args) {
+  need_args(args, 2, 2, "//");
+  user_error(
+      "a // b takes integers or rationals, as Julia's, not {} and {}: write a / b for "
+      "a float",
+      a_type_name(args.pos[0]), a_type_name(args.pos[1]));
 }
 
 // a === b, Julia's egal: numbers by type and value; immutable values (tuples, named

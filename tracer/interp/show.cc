@@ -232,6 +232,9 @@ std::string show(const Value& v) {
       if (s.type->generic && s.type->generic->name == "Complex" && s.fields.size() == 2) {
         return complex_text(s.fields[0], s.fields[1]);
       }
+      if (s.type->generic && s.type->generic->name == "Rational" && s.fields.size() == 2) {
+        return show(s.fields[0]) + "//" + show(s.fields[1]);  // Julia's `1//3`
+      }
       if (name == "Pair" && s.fields.size() == 2) {
         return show(s.fields[0]) + " => " + show(s.fields[1]);
       }

@@ -110,6 +110,8 @@ end
 
 # The default eps of a loss: of the float type of x's elements (Float64 for integers).
 epseltype(x) = eps(float(eltype(x)))
+# y as the float type of x's elements (Flux's).
+ofeltype(x, y) = convert(float(eltype(x)), y)
 xlogx(x) = ifelse(iszero(x), zero(x), x * log(ifelse(iszero(x), one(x), x)))
 # x log y, 0 at x = 0 (for any y but NaN), as LogExpFunctions'; its derivative in x is
 # log y, at x = 0 too (ChainRules' rule): only where 0 * log y is not 0 (y = 0 or Inf)

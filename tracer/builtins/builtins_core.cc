@@ -545,6 +545,24 @@ Value new_instance(Interpreter&, Args& args) {
   return Value::instance(std::move(type), std::move(fields));
 }
 
+// `new(args...)` of an inner constructor (the parser writes it `new_struct(T, args...)`):
+// as new_instance, each argument first converted to its field's declared type where it
+// is not one, as Julia's `new` (Pos2(2) of a Float64 field holds 2.0).
+Value new_struct(Interpreter& in, Args& args) {
+  if (!args.pos.empty() && args.pos[0].kind == VKind::type) {
+    const TypeObj& t = *args.pos[0].type_ref();
+    for (size_t f = 0; f < t.field_types.size() && f + 1 < args.pos.size(); ++f) {
+      bool parameter = f < t.field_params.size() && t.field_params[f] >= 0;
+      const TypeRef& declared = t.field_types[f];
+      if (declared == nullptr || parameter || isa(args.pos[f + 1], *declared)) continue;
+      Args conv;
+      conv.pos = {Value::type(declared), args.pos[f + 1]};
+      args.pos[f + 1] = in.call(*in.global("convert"), std::move(conv), in.here());
+    }
+  }
+  return new_instance(in, args);
+}
+
 }  // namespace
 
 void add_core_builtins(BuiltinTable& t) {
@@ -573,6 +591,7 @@ void add_core_builtins(BuiltinTable& t) {
                         {"getfield", getfield},
                         {"setfield!", setfield},
                         {"new_instance", new_instance},
+                        {"new_struct", new_struct},
                         {"nfields", nfields},
                         {"fieldnames", fieldnames},
                         {"getfields", getfields},

@@ -72,7 +72,8 @@ struct Field {
   ExprPtr default_value;  ///< `@kwdef` structs only; or null
 };
 
-/// `struct Name{T} <: Super ... end`. Only fields: the positional constructor is implied.
+/// `struct Name{T} <: Super ... end`: fields, and inner constructors if any (the positional
+/// constructor is implied).
 struct StructDef {
   std::string name;
   bool is_mutable = false;
@@ -80,6 +81,9 @@ struct StructDef {
   ExprPtr supertype;                 ///< or null
   std::vector<Field> fields;
   bool kwdef = false;  ///< `@kwdef struct`: a keyword constructor with the fields' defaults
+  /// Inner constructors: function definitions of the struct's name, their `new(...)`
+  /// already `new_struct(Name, ...)`; defined after the struct.
+  std::vector<ExprPtr> constructors;
 };
 
 struct Expr {

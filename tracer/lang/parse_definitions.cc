@@ -362,9 +362,58 @@ ExprPtr Parser::parse_struct() {
   kwdef_ = false;
   parse_fields(*s, kw);
   expect_end(kw);
+  std::vector<ExprPtr> constructors = std::move(s->constructors);
   ExprPtr node = make_expr(Kind::struct_, kw.pos);
   node->struct_def = std::move(s);
-  return node;
+  if (constructors.empty()) return node;
+  // The struct, then its inner constructors as methods of its name (a top-level block
+  // opens no scope).
+  ExprPtr block = make_expr(Kind::block, kw.pos);
+  block->args.push_back(std::move(node));
+  for (ExprPtr& c : constructors) block->args.push_back(std::move(c));
+  return block;
+}
+
+namespace {
+
+// `new(args...)` and `new{T...}(args...)` in an inner constructor of `type`:
+// `new_struct(type, args...)`, which makes the instance without calling a constructor.
+void rewrite_new(Expr& e, const std::string& type) {
+  if (e.kind == Kind::call && !e.args.empty()) {
+    Expr& callee = *e.args[0];
+    bool is_new = (callee.kind == Kind::id && callee.name == "new") ||
+                  (callee.kind == Kind::curly && callee.args[0]->kind == Kind::id &&
+                   callee.args[0]->name == "new");
+    if (is_new) {
+      e.args[0] = make_expr(Kind::id, callee.pos, "new_struct");
+      e.args.insert(e.args.begin() + 1, make_expr(Kind::id, e.args[0]->pos, type));
+    }
+  }
+  for (ExprPtr& a : e.args) {
+    if (a) rewrite_new(*a, type);
+  }
+  if (e.function && e.function->body) rewrite_new(*e.function->body, type);
+}
+
+}  // namespace
+
+// An inner constructor: a method of the struct's name, as after the struct, whose `new`
+// makes the instance.
+ExprPtr Parser::parse_inner_constructor(const std::string& type) {
+  Pos pos = peek().pos;
+  if (at(Tok::ident) && after().kind == Tok::lbrace) {
+    fail(pos, fmt::format("inner constructors with type parameters ('{0}{{T}}(...)') are not "
+                          "supported; write '{0}(x::T, ...) where {{T}} = new(x, ...)'",
+                          type));
+  }
+  ExprPtr def = parse_statement();
+  if (def->kind != Kind::function || !def->function || def->function->name != type) {
+    fail(pos, fmt::format("a struct holds fields and constructors of its own name, as in "
+                          "'{0}(x) = new(x)'; define other functions after the struct",
+                          type));
+  }
+  rewrite_new(*def->function->body, type);
+  return def;
 }
 
 void Parser::parse_fields(StructDef& s, const Token& opener) {
@@ -378,10 +427,9 @@ void Parser::parse_fields(StructDef& s, const Token& opener) {
       continue;
     }
     if ((t.kind == Tok::keyword && t.text == "function") ||
-        (t.kind == Tok::ident && after().kind == Tok::lparen)) {
-      fail(t.pos, fmt::format("inner constructors are not supported; give '{}' fields only and "
-                              "define constructors after the struct",
-                              s.name));
+        (t.kind == Tok::ident && (after().kind == Tok::lparen || after().kind == Tok::lbrace))) {
+      s.constructors.push_back(parse_inner_constructor(s.name));
+      continue;
     }
     if (t.kind != Tok::ident) {
       if (is_closer(t)) fail_unclosed(&opener, t);

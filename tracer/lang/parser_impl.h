@@ -186,6 +186,7 @@ class Parser {
   ExprPtr parse_type();
   ExprPtr parse_curly(ExprPtr head);
   ExprPtr parse_struct();
+  ExprPtr parse_inner_constructor(const std::string& type);
   void parse_fields(StructDef& s, const Token& opener);
   ExprPtr parse_abstract();
 

@@ -16,8 +16,9 @@ TEST_CASE("a // b: reduced, the sign on the numerator, exact arithmetic and comp
         "(1//2, -1//2, 3//2, 2//3, 2//1)");
   CHECK(eval_show("", "(2//3)^2, (2//3)^-2, inv(-2//3), -(1//2), abs(-1//2)") ==
         "(4//9, 9//4, -3//2, -1//2, 1//2)");
-  CHECK(eval_show("", "1//3 == 2//6, 1//3 + 1//3 == 2//3, 1//2 < 2//3, 2//3 <= 1//2, 1//2 == 0.5") ==
-        "(true, true, true, false, true)");
+  CHECK(
+      eval_show("", "1//3 == 2//6, 1//3 + 1//3 == 2//3, 1//2 < 2//3, 2//3 <= 1//2, 1//2 == 0.5") ==
+      "(true, true, true, false, true)");
   CHECK(eval_show("", "1//2 < 1, 2 <= 5//2, 4//2 == 2, iszero(0//5), isinteger(4//2)") ==
         "(true, true, true, true, true)");
   CHECK(eval_show("", "sum([1//2, 1//3]), [1//2, 1//3]") == "(5//6, Rational{Int64}[1//2, 1//3])");

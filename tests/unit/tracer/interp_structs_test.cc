@@ -45,6 +45,41 @@ TEST_CASE("structs: constructors, fields, callable structs") {
         std::string::npos);
 }
 
+TEST_CASE("inner constructors: methods of the struct's name whose new makes the instance") {
+  // Flux's AlphaDropout: a checked inner constructor, new{...} with the parameters, and an
+  // outer constructor that calls it.
+  std::string p = R"(
+mutable struct AlphaDropout{F,R}
+  p::F
+  active::Union{Bool, Nothing}
+  rng::R
+  function AlphaDropout(p, active, rng)
+    @assert 0 ≤ p ≤ 1
+    new{typeof(p), typeof(rng)}(p, active, rng)
+  end
+end
+AlphaDropout(p; rng = 7) = AlphaDropout(p, nothing, rng)
+struct Pos2
+  x::Float64
+  "a docstring"
+  Pos2(x) = x < 0 ? new(-x) : new(x)
+end
+struct Point{T}
+  x::T
+  y::T
+  Point(x::T, y::T) where {T} = new{T}(x, y)
+end
+)";
+  CHECK(eval_show(p, "AlphaDropout(0.5)") == "AlphaDropout{Float64, Int64}(0.5, nothing, 7)");
+  CHECK(run_error(p + "AlphaDropout(2.0)").find("AssertionError: 0 ≤ p ≤ 1") != std::string::npos);
+  CHECK(eval_show(p, "Pos2(-3.0).x, Pos2(2).x") == "(3.0, 2.0)");
+  CHECK(eval_show(p, "Point(1, 2), typeof(Point(1.0, 2.0))") ==
+        "(Point{Int64}(1, 2), Point{Float64})");
+  // Traced: the inner constructor runs in the trace, its fields traced values.
+  check_trace_matches(p + "f(v) = Point(v[1], 2 * v[2]).y * Pos2(v[1]).x\nv = [1.5, -2.0]", "f",
+                      {"v"});
+}
+
 TEST_CASE("dispatch picks the most specific method") {
   CHECK(eval_show(kLayers, "describe(Dense(1, 1)), describe(Scale(1))") ==
         "(\"dense\", \"a layer\")");

@@ -131,9 +131,12 @@ TEST_CASE("function definitions") {
 TEST_CASE("structs, loops and top-level declarations") {
   CHECK(parse_error("struct A\n  x = 1\nend") ==
         "t.jl:2:5: struct fields have default values only in a '@kwdef struct'\n  x = 1\n    ^");
-  CHECK(parse_error("struct A\n  A(x) = new(x)\nend") ==
-        "t.jl:2:3: inner constructors are not supported; give 'A' fields only and define "
-        "constructors after the struct\n  A(x) = new(x)\n  ^");
+  CHECK(parse_error("struct A\n  x\n  f(x) = new(x)\nend") ==
+        "t.jl:3:3: a struct holds fields and constructors of its own name, as in 'A(x) = "
+        "new(x)'; define other functions after the struct\n  f(x) = new(x)\n  ^");
+  CHECK(parse_error("struct A{T}\n  x::T\n  A{T}(x) where {T} = new(x)\nend") ==
+        "t.jl:3:3: inner constructors with type parameters ('A{T}(...)') are not supported; "
+        "write 'A(x::T, ...) where {T} = new(x, ...)'\n  A{T}(x) where {T} = new(x)\n  ^");
   CHECK(parse_error("struct A\n  x\n  x\nend") == "t.jl:3:3: duplicate field 'x'\n  x\n  ^");
   CHECK(parse_error("function f()\n  struct B end\nend") ==
         "t.jl:2:3: 'struct' is only allowed at top level, not inside a function, let or loop\n"

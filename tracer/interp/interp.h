@@ -354,6 +354,7 @@ class Interpreter {
   std::vector<std::weak_ptr<Env>> captured_;
   std::function<void(std::string_view)> print_;
   std::string output_;
+  bool noted_rules_ = false;  // the note that rrule methods are not used, once
   Pos here_;
   std::vector<int64_t> ends_;  // the value of `end` in each enclosing index expression
   std::string pending_;        // printed text not yet ended by a newline

@@ -542,6 +542,14 @@ Value Interpreter::eval_function(const Expr& e, const EnvPtr& env) {
     return v;
   }
   std::string name = def.receiver ? "#call" : strip_module(def.name);
+  if ((name == "rrule" || name == "frule") && !noted_rules_) {
+    // Defined, as Julia code defines them, but never called: say so once.
+    noted_rules_ = true;
+    emit(
+        fmt::format("ytape: note: {}: {} methods are not used; ytape differentiates the "
+                    "functions' own code, exactly (docs/language.md)\n",
+                    sources_.where(e.pos), name));
+  }
   // The nearest binding of the name: a function gains a method; a struct type gains an
   // outer constructor. Callable-struct methods all live in the global function "#call".
   EnvPtr home = def.receiver ? globals_ : env;

@@ -259,6 +259,19 @@ Zygote.@nograd cube
         std::string::npos);
 }
 
+TEST_CASE("rrule methods are defined but not used, which one note says") {
+  Interpreter in;
+  in.run_text("t.jl",
+              "f(x) = 2x\n"
+              "ChainRulesCore.rrule(::typeof(f), x) = f(x), dy -> (NoTangent(), 3dy)\n"
+              "ChainRulesCore.rrule(::typeof(f), x, y) = 1\n"
+              "g = gradient(f, 1.0)[1]");
+  CHECK(in.output() ==
+        "ytape: note: t.jl:2:1: rrule methods are not used; ytape differentiates the "
+        "functions' own code, exactly (docs/language.md)\n");
+  CHECK(show(in.eval_text("g")) == "2.0");
+}
+
 TEST_CASE("a traced dropgrad is a stop_gradient op that ytape grad does not differentiate") {
   Interpreter in;
   in.run_text("t.jl", "f(x) = sum(x .* dropgrad(x .^ 2))\nx = [1.0, -2.0, 3.0]");

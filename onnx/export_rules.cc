@@ -472,6 +472,27 @@ void fill(Exporter& ex, const Op& op) {
   const auto a = attrs_of<Prim::fill>(op.attrs);
   ex.name(op.outs[0], filled(ex, a.dtype, a.shape, a.value));
 }
+// iota: Range(1, n + 1) along the dim, in f32 for f16 (Range has no half), reshaped to
+// that axis and expanded to the shape.
+void iota(Exporter& ex, const Op& op) {
+  const auto a = attrs_of<Prim::iota>(op.attrs);
+  int64_t n = a.shape[a.dim - 1];
+  DType range = a.dtype == DType::f16 ? DType::f32 : a.dtype;
+  std::string x =
+      ex.node("Range", {ex.scalar(range, 1), ex.scalar(range, static_cast<double>(n) + 1),
+                        ex.scalar(range, 1)})
+          .output(0);
+  if (a.dtype != range) {
+    onnx::NodeProto& c = ex.node("Cast", {x});
+    set_attr(c, "to", int64_t{onnx_import::to_onnx_dtype(a.dtype)});
+    x = c.output(0);
+  }
+  Shape along(a.shape.size(), 1);
+  along[a.dim - 1] = n;
+  x = ex.node("Reshape", {x, ex.ints(reversed(along))}).output(0);
+  done(ex, op, ex.node("Expand", {x, ex.ints(reversed(a.shape))}));
+}
+
 // RandomUniform (in [0, 1)) and RandomNormal (standard): ONNX's runtimes draw other
 // numbers of the same distribution; the seed, rounded to a float, keeps their draws
 // repeatable, and the mark keeps it exact for ytape.
@@ -527,6 +548,7 @@ const std::map<Prim, Rule>& rules() {
     r[Prim::batchnorm_with_stats] = batchnorm_with_stats;
     r[Prim::batchnorm_backward] = batchnorm_backward;
     r[Prim::fill] = fill;
+    r[Prim::iota] = iota;
     r[Prim::rand] = random<Prim::rand>;
     r[Prim::randn] = random<Prim::randn>;
     return r;

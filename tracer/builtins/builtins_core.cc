@@ -167,9 +167,11 @@ Value typeof_(Interpreter& in, Args& args) {
     return Value::type(std::move(t));
   }
   if (v.kind == VKind::function) {
-    // typeof(sin): a Function, named as Julia shows it.
+    // typeof(sin): the type of sin alone, below Function, named as Julia shows it.
     auto t = std::make_shared<TypeObj>(*builtin_type(TypeTag::function));
     t->name = fmt::format("typeof({})", v.fn().name);
+    t->function_of = true;
+    t->function = v.obj;
     return Value::type(std::move(t));
   }
   TypeTag tag = v.kind == VKind::string        ? TypeTag::string

@@ -304,8 +304,22 @@ TypeRef dtype_type(DType dtype) {
   return builtin_type(dtype_tag(dtype));
 }
 
+namespace {
+
+// Whether function type `t` (`typeof(f)`) is the type of the function object `f`: the
+// same object, by owner, so a freed function's type matches no new one.
+bool is_type_of(const TypeObj& t, const std::shared_ptr<const Object>& f) {
+  return !t.function.owner_before(f) && !f.owner_before(t.function);
+}
+
+}  // namespace
+
 bool subtype(const TypeObj& a, const TypeObj& b) {
   if (b.tag == TypeTag::any) return true;
+  if (b.function_of) {  // typeof(f): only itself is below it
+    return a.function_of && !a.function.owner_before(b.function) &&
+           !b.function.owner_before(a.function);
+  }
   if (a.tag == TypeTag::union_) {
     return std::all_of(a.params.begin(), a.params.end(),
                        [&](const TypeRef& m) { return subtype(*m, b); });
@@ -360,6 +374,7 @@ bool isa(const Value& v, const TypeObj& t) {
     case VKind::named_tuple:
       return subtype(*builtin_type(TypeTag::named_tuple), t);
     case VKind::function:
+      if (t.function_of) return is_type_of(t, v.obj);
       return subtype(*builtin_type(TypeTag::function), t);
     case VKind::nothing:
       return subtype(*builtin_type(TypeTag::nothing), t);

@@ -152,6 +152,10 @@ struct TypeObj : Object {
   /// every type below T.
   bool covariant = false;
   std::optional<Value> val;  ///< `Val{2}`: 2; none for `Val` (any Val)
+  /// `typeof(f)` of a function f: the type whose one value is f (weak: f's methods may
+  /// name it), below Function. `function_of` is set exactly then.
+  bool function_of = false;
+  std::weak_ptr<const Object> function;
   /// A struct with type parameters (`struct Complex{T} re::T; im::T end`): per field, the
   /// parameter it is declared as (0 for `re::T`), or -1. An instance's type takes each
   /// parameter from the first field declared as it; empty unless every parameter has one.

@@ -5,6 +5,27 @@
 
 namespace ytape::tracer::testing {
 
+TEST_CASE("typeof(f) is the type of f alone: dispatch on ::typeof(identity)") {
+  // Flux's and NNlib's idiom; every function matched it once, so isid(relu) was true.
+  std::string p = R"(
+isid(::typeof(identity)) = true
+isid(f) = false
+act(::typeof(relu), x) = :relu
+act(::Function, x) = :other
+act(f, x) = :any
+sq(x) = x^2
+)";
+  CHECK(eval_show(p, "isid(identity), isid(relu), isid(sq), isid(x -> x), isid(3)") ==
+        "(true, false, false, false, false)");
+  CHECK(eval_show(p, "act(relu, 1), act(tanh, 1), act(sq, 1), act(2, 1)") ==
+        "(:relu, :other, :other, :any)");
+  CHECK(
+      eval_show(p, "typeof(sin) == typeof(sin), typeof(sin) == typeof(cos), sin isa typeof(sin)") ==
+      "(true, false, true)");
+  CHECK(eval_show(p, "typeof(sin) <: Function, Function <: typeof(sin), cos isa typeof(sin)") ==
+        "(true, false, false)");
+}
+
 TEST_CASE("Union{...} in isa and as a value") {
   CHECK(eval_show("",
                   "1 isa Union{Int, Nothing}, nothing isa Union{Int, Nothing}, "

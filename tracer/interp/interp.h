@@ -279,6 +279,7 @@ class Interpreter {
   void run_loop(const Expr& iteration, size_t k, const Expr& body, const EnvPtr& env);
 
   Value call_function(const FunctionObj& f, Args& args, Pos pos, const Value* self);
+  std::optional<Value> rrule_value(const Value& f, Args& args, Pos pos);
   // call_function but for a non-differentiable function's stop of the gradient.
   Value dispatch(const FunctionObj& f, Args& args, Pos pos, const Value* self);
   Value invoke(const Method& m, Args& args, Pos pos, const Value* self, const std::string& name);
@@ -354,7 +355,8 @@ class Interpreter {
   std::vector<std::weak_ptr<Env>> captured_;
   std::function<void(std::string_view)> print_;
   std::string output_;
-  bool noted_rules_ = false;  // the note that rrule methods are not used, once
+  bool rules_defined_ = false;  // a program's rrule methods: noted once, then looked up
+  std::vector<const FunctionObj*> rrules_running_;  // whose rrule is being called
   Pos here_;
   std::vector<int64_t> ends_;  // the value of `end` in each enclosing index expression
   std::string pending_;        // printed text not yet ended by a newline

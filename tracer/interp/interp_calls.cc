@@ -353,6 +353,12 @@ Value Interpreter::call(const Value& f, Args args, Pos pos) {
   try {
     switch (f.kind) {
       case VKind::function:
+        if (rules_defined_ && tracing() && trace_level() > 0) {
+          if (std::optional<Value> v = rrule_value(f, args, pos)) {
+            out = std::move(*v);
+            break;
+          }
+        }
         out = call_function(f.fn(), args, pos, nullptr);
         break;
       case VKind::type:
@@ -374,6 +380,39 @@ Value Interpreter::call(const Value& f, Args args, Pos pos) {
   }
   here_ = saved;
   return out;
+}
+
+// Inside a gradient, a call with an applicable ChainRulesCore rrule method takes the
+// rrule's value (the first item it returns), as Zygote's calls do: Flux's istraining() is
+// true there. Its pullback is not used: the value's derivative is that of how the rrule
+// computed it, which the trace records. An rrule calling its own function calls the
+// function itself.
+std::optional<Value> Interpreter::rrule_value(const Value& f, Args& args, Pos pos) {
+  const Value* rrule = global("rrule");
+  if (rrule == nullptr || rrule->kind != VKind::function || &rrule->fn() == &f.fn() ||
+      std::find(rrules_running_.begin(), rrules_running_.end(), &f.fn()) != rrules_running_.end())
+    return std::nullopt;
+  Args with;
+  with.pos.reserve(args.pos.size() + 1);
+  with.pos.push_back(f);
+  with.pos.insert(with.pos.end(), args.pos.begin(), args.pos.end());
+  with.kw = args.kw;
+  const Method* m = select(rrule->fn().methods, with, nullptr, pos, "rrule");
+  if (m == nullptr) return std::nullopt;
+  rrules_running_.push_back(&f.fn());
+  Value r;
+  try {
+    r = invoke(*m, with, pos, nullptr, "rrule");
+  } catch (...) {
+    rrules_running_.pop_back();
+    throw;
+  }
+  rrules_running_.pop_back();
+  if (r.kind != VKind::tuple || r.tup().items.size() != 2) {
+    fail(pos, fmt::format("rrule for {} returned {}, not (value, pullback)", f.fn().name,
+                          a_type_name(r)));
+  }
+  return r.tup().items[0];
 }
 
 Value Interpreter::call_function(const FunctionObj& f, Args& args, Pos pos, const Value* self) {
@@ -542,12 +581,13 @@ Value Interpreter::eval_function(const Expr& e, const EnvPtr& env) {
     return v;
   }
   std::string name = def.receiver ? "#call" : strip_module(def.name);
-  if ((name == "rrule" || name == "frule") && !noted_rules_) {
-    // Defined, as Julia code defines them, but never called: say so once.
-    noted_rules_ = true;
+  if ((name == "rrule" || name == "frule") && !rules_defined_) {
+    // Their pullbacks are never called: say so once.
+    rules_defined_ = true;
     emit(
-        fmt::format("ytape: note: {}: {} methods are not used; ytape differentiates the "
-                    "functions' own code, exactly (docs/language.md)\n",
+        fmt::format("ytape: note: {}: {} methods give values inside gradient, as Zygote's "
+                    "calls; their pullbacks are not used: ytape differentiates the code "
+                    "itself, exactly (docs/language.md)\n",
                     sources_.where(e.pos), name));
   }
   // The nearest binding of the name: a function gains a method; a struct type gains an

@@ -60,14 +60,16 @@ function norm(x, p::Real=2)
 end
 
 # The variance and standard deviation, of all elements or along dims, corrected (n - 1) by
-# default, as in Statistics.
-function var(x; dims=nothing, corrected::Bool=true)
-  m = dims === nothing ? mean(x) : mean(x; dims=dims)
+# default, about a given mean (of the dims' shape) or x's own, as in Statistics.
+function var(x; dims=nothing, corrected::Bool=true, mean=nothing)
+  m = mean !== nothing ? mean : dims === nothing ? Statistics.mean(x) : Statistics.mean(x; dims=dims)
   n = length(x) ÷ length(m)
   squares = dims === nothing ? sum(abs2.(x .- m)) : sum(abs2.(x .- m); dims=dims)
   squares ./ (corrected ? n - 1 : n)
 end
-std(x; dims=nothing, corrected::Bool=true) = sqrt.(var(x; dims=dims, corrected=corrected))
+function std(x; dims=nothing, corrected::Bool=true, mean=nothing)
+  sqrt.(var(x; dims=dims, corrected=corrected, mean=mean))
+end
 
 # ---- activations (scalar functions: broadcast them, as relu.(x)) ----------------------------
 

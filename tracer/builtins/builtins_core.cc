@@ -174,6 +174,7 @@ Value typeof_(Interpreter& in, Args& args) {
     t->function = v.obj;
     return Value::type(std::move(t));
   }
+  if (v.kind == VKind::symbol && v.text() == ":") return Value::type(colon_type());
   TypeTag tag = v.kind == VKind::string        ? TypeTag::string
                 : v.kind == VKind::symbol      ? TypeTag::symbol
                 : v.kind == VKind::range       ? TypeTag::range

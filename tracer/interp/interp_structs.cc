@@ -176,6 +176,8 @@ Value Interpreter::construct(const Value& type, Args& args, Pos pos) {
     return Value::instance(std::move(instance), std::move(args.pos));
   }
   if (t->tag == TypeTag::abstract_array) return construct_array(*t, args, pos);
+  if (t->tag == TypeTag::symbol && t->val && args.pos.empty() && args.kw.empty())
+    return *t->val;  // Colon(): `:`
   if (t->tag == TypeTag::val) return construct_val(t, args, pos);
   const Value* convert = global("convert");
   Args conv;

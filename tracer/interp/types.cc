@@ -270,6 +270,17 @@ std::string complex_note(const Value& v) {
          "array of them a vector of values; write this step on real(z) and imag(z)";
 }
 
+// Colon, the type of `:` (a symbol here): below Symbol, with `:` its one value.
+TypeRef colon_type() {
+  static const TypeRef colon = [] {
+    auto t = std::make_shared<TypeObj>(*builtin_type(TypeTag::symbol));
+    t->name = "Colon";
+    t->val = Value::symbol(":");
+    return t;
+  }();
+  return colon;
+}
+
 TypeRef builtin_type(TypeTag tag) {
   for (const TypeRef& t : builtin_types()) {
     if (t->tag == tag) return t;
@@ -287,6 +298,7 @@ std::vector<std::pair<std::string, TypeRef>> builtin_type_names() {
   auto ntuple = std::make_shared<TypeObj>(*builtin_type(TypeTag::tuple));
   ntuple->name = "NTuple";
   out.emplace_back("NTuple", std::move(ntuple));
+  out.emplace_back("Colon", colon_type());
   for (auto [name, rank] : {std::pair{"Array", -1},
                             {"Vector", 1},
                             {"Matrix", 2},
@@ -316,6 +328,7 @@ bool is_type_of(const TypeObj& t, const std::shared_ptr<const Object>& f) {
 
 bool subtype(const TypeObj& a, const TypeObj& b) {
   if (b.tag == TypeTag::any) return true;
+  if (b.tag == TypeTag::symbol && b.val) return a.tag == TypeTag::symbol && a.val;  // Colon
   if (b.function_of) {  // typeof(f): only itself is below it
     return a.function_of && !a.function.owner_before(b.function) &&
            !b.function.owner_before(a.function);
@@ -363,6 +376,7 @@ bool isa(const Value& v, const TypeObj& t) {
     case VKind::string:
       return subtype(*builtin_type(TypeTag::string), t);
     case VKind::symbol:
+      if (t.tag == TypeTag::symbol && t.val) return v.text() == ":";  // Colon
       return subtype(*builtin_type(TypeTag::symbol), t);
     case VKind::tuple: {
       if (!v.tup().vector) return subtype(*builtin_type(TypeTag::tuple), t);

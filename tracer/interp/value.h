@@ -280,6 +280,8 @@ inline const std::string& Value::text() const {
 
 /// A built-in type by tag (`Float32`, `Number`, ...).
 TypeRef builtin_type(TypeTag tag);
+/// Colon, the type of `:`.
+TypeRef colon_type();
 /// Every built-in type name with its type, for the global environment.
 std::vector<std::pair<std::string, TypeRef>> builtin_type_names();
 /// The type of a float or tensor element: Float32, Float64, Int64 or Bool.

@@ -49,9 +49,9 @@ ExprPtr Parser::parse_primary() {
       if (after().kind == Tok::string && !after().space_before) return parse_prefixed_string();
       return make_expr(Kind::id, take().pos, t.text);
     case Tok::keyword:
-      // `in(x, xs)` and `in(xs)`: the function, called (`in` is otherwise an operator).
-      if (t.text == "in" && after().kind == Tok::lparen && !after().space_before)
-        return make_expr(Kind::id, take().pos, t.text);
+      // `in` where an operand starts is a name: the function (`in(x, xs)`) or a variable
+      // (Flux's `trainable(in::InstanceNorm) = in.β`); between operands it is an operator.
+      if (t.text == "in") return make_expr(Kind::id, take().pos, t.text);
       return parse_keyword();
     case Tok::macro:
       return parse_macro();

@@ -214,7 +214,7 @@ Param Parser::parse_param(bool keyword) {
   if (accept_op("::")) {
     if (keyword) fail(p.pos, "a keyword parameter needs a name");
     p.type = parse_type();
-  } else if (at(Tok::ident)) {
+  } else if (at(Tok::ident) || at_kw("in")) {  // `in` names a parameter too, as in Julia
     p.name = take().text;
     if (accept_op("::")) p.type = parse_type();
   } else {

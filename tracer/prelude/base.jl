@@ -247,6 +247,11 @@ end
 rand(rng::AbstractRNG, args...) = with_rng(rand, rng, args...)
 randn(rng::AbstractRNG, args...) = with_rng(randn, rng, args...)
 randperm(rng::AbstractRNG, n) = with_rng(randperm, rng, n)
+# Flux's generator for an array's random numbers: here, the program's stream.
+rng_from_array(x=nothing) = default_rng()
+# rand!([rng,] A): A's elements drawn uniform in [0, 1), in place.
+rand!(rng::AbstractRNG, A::AbstractArray) = (A .= rand(rng, eltype(A), size(A)...); A)
+rand!(A::AbstractArray) = (A .= rand(eltype(A), size(A)...); A)
 
 # Uniform in ±sqrt(6 / (fan_in + fan_out)), Glorot and Bengio (2010), as Flux's default.
 function glorot_uniform(dims...)

@@ -279,3 +279,12 @@ end
 eachcol(x::AbstractMatrix) = [x[:, j] for j in 1:size(x, 2)]
 eachrow(x::AbstractMatrix) = [x[i, :] for i in 1:size(x, 1)]
 Embedding(nin::Integer, nout::Integer; kw...) = Embedding(nin => nout; kw...)
+
+# join(xs, delim): the items' strings with delim between them, as Base's.
+function join(xs, delim="")
+  out = ""
+  for (i, x) in enumerate(xs)
+    out = i == 1 ? string(x) : string(out, delim, x)
+  end
+  out
+end

@@ -245,8 +245,9 @@ end
 eachindex(x) = 1:length(x)
 # Flux.normalise(x; dims, eps): (x - μ) / sqrt(σ² + eps) along dims, σ² uncorrected, as
 # Flux 0.14 (and LayerNorm) computes it.
-function normalise(x; dims=ndims(x), eps=1f-5)
+# (Flux 0.13 spelled eps ϵ, and its layers pass ϵ=.)
+function normalise(x; dims=ndims(x), eps=1f-5, ϵ=eps)
   μ = mean(x; dims=dims)
   σ² = mean(abs2.(x .- μ); dims=dims)
-  (x .- μ) ./ sqrt.(σ² .+ eps)
+  (x .- μ) ./ sqrt.(σ² .+ ϵ)
 end

@@ -130,6 +130,10 @@ f32(m) = fmap(x -> x isa AbstractArray && eltype(x) <: AbstractFloat ? Float32.(
 f64(m) = fmap(x -> x isa AbstractArray && eltype(x) <: AbstractFloat ? Float64.(x) : x, m)
 functional(show_reason::Bool=false) = false
 has_cuda(show_reason::Bool=false) = false
+# CUDA's array and generator types, which code written for GPUs too names in its methods
+# (`dropout_mask(rng::CUDA.RNG, x::CuArray, p)`): nothing here is one, so those never apply.
+abstract type CuArray end
+abstract type RNG <: AbstractRNG end
 has_cuda_gpu(show_reason::Bool=false) = false
 allowscalar(x...) = nothing
 

@@ -35,10 +35,12 @@ x = zeros(Float32, 3, 2)
   CHECK(eval_show(p, "mask(Flux.rng_from_array(x), x, 0.5)") == ":cpu");
   CHECK(eval_show(p, "y = rand!(similar(x, Float64, (2, 2))); typeof(y), all(0 .<= y .< 1)") ==
         "(Matrix{Float64}, true)");
-  CHECK(eval_show(p, "size(similar(x, Int, 4)), typeof(similar(x, Float64)), size(similar(x, (1, 5)))") ==
+  CHECK(eval_show(
+            p, "size(similar(x, Int, 4)), typeof(similar(x, Float64)), size(similar(x, (1, 5)))") ==
         "((4,), Matrix{Float64}, (1, 5))");
-  CHECK(eval_show(p, "seed!(1); a = rand!(MersenneTwister(3), similar(x)); b = rand!(MersenneTwister(3), similar(x)); a == b") ==
-        "true");
+  CHECK(eval_show(p,
+                  "seed!(1); a = rand!(MersenneTwister(3), similar(x)); b = "
+                  "rand!(MersenneTwister(3), similar(x)); a == b") == "true");
 }
 
 }  // namespace ytape::tracer::testing

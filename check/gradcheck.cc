@@ -85,9 +85,12 @@ class Objective {
 // after the tape's own (its value appended to `values`), so that finite differences see
 // no dependence through them either. A tape without any is returned as it is.
 Tape hold_stopped(const Tape& p, TensorMap& values) {
+  auto is_stop = [](const Op& op) {
+    return op.kind == OpKind::call && op.prim == Prim::stop_gradient;
+  };
   std::vector<Var> stopped;
   for (const Op& op : p.ops) {
-    if (op.kind == OpKind::call && op.prim == Prim::stop_gradient) stopped.push_back(op.outs[0]);
+    if (is_stop(op)) stopped.push_back(op.outs[0]);
   }
   if (stopped.empty()) return p;
   Builder probe = Builder::like(p);  // p with the stopped values as outputs too
@@ -110,8 +113,7 @@ Tape hold_stopped(const Tape& p, TensorMap& values) {
     values.emplace_back(name, held[i]);
   }
   for (const Op& op : p.ops) {
-    bool stop = op.kind == OpKind::call && op.prim == Prim::stop_gradient;
-    if (op.kind != OpKind::input && !stop) copy_op(b, p, op, map);
+    if (op.kind != OpKind::input && !is_stop(op)) copy_op(b, p, op, map);
   }
   for (const Output& o : p.outputs) b.output(map[o.var], o.name);
   return b.finish();

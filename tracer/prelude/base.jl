@@ -265,6 +265,13 @@ kaiming_uniform(dims...; gain=sqrt(2f0)) =
 kaiming_normal(dims...; gain=sqrt(2f0)) = randn(Float32, dims...) .* (gain / sqrt(fans(dims)[1]))
 zeros32(dims...) = zeros(Float32, dims...)
 ones32(dims...) = ones(Float32, dims...)
+# similar(x[, T][, dims]): an array like x, of T and those dims (zeros here; Julia leaves
+# them undefined).
+similar(x::AbstractArray) = zero(x)
+similar(x::AbstractArray, ::Type{T}, dims::Tuple) where {T} = zeros(T, dims...)
+similar(x::AbstractArray, ::Type{T}, dims::Integer...) where {T} =
+  zeros(T, (isempty(dims) ? size(x) : dims)...)
+similar(x::AbstractArray, dims::Tuple) = zeros(eltype(x), dims...)
 rand32(dims...) = rand(Float32, dims...)
 randn32(dims...) = randn(Float32, dims...)
 glorot_uniform(rng::AbstractRNG, dims...) = with_rng(glorot_uniform, rng, dims...)

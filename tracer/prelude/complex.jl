@@ -94,12 +94,6 @@ function sqrt(z::Complex)
   s = sqrt((r - z.re) / 2)
   Complex(sqrt((r + z.re) / 2), ifelse(z.im < 0, -s, s))
 end
-similar(x::AbstractArray) = zero(x)
-# similar(x, T, dims): an array of T of those dims (zeros here; Julia leaves them undefined).
-similar(x::AbstractArray, ::Type{T}, dims::Tuple) where {T} = zeros(T, dims...)
-similar(x::AbstractArray, ::Type{T}, dims::Integer...) where {T} =
-  zeros(T, (isempty(dims) ? size(x) : dims)...)
-similar(x::AbstractArray, dims::Tuple) = zeros(eltype(x), dims...)
 # `[1, 2im]`: the items converted to the type of their sum, as Julia promotes them.
 promote_vector(xs...) = typed_vector(typeof(+(map(zero, xs)...)), xs...)
 # `ComplexF64[1, 2]`: a vector of values.

@@ -153,6 +153,34 @@ const Value* Interpreter::global(const std::string& name) const {
   return it == globals_->vars.end() ? nullptr : &it->second;
 }
 
+const Value* Interpreter::global_at(const std::string& name, Pos pos) const {
+  if (!shadowed_.empty() && in_prelude(pos.file)) {
+    auto it = shadowed_.find(name);
+    if (it != shadowed_.end()) return &it->second;
+  }
+  return global(name);
+}
+
+void Interpreter::note_imports(const Expr& e) {
+  // `import A: f, g` and `using A: f, g` name functions after the colon; `import A.B.f`
+  // names its last part (a module path alone names no function the program defines).
+  const std::string& text = e.name;
+  size_t colon = text.find(':');
+  if (colon == std::string::npos) {
+    size_t dot = text.rfind('.');
+    if (e.kind == Kind::import_ && dot != std::string::npos) imported_.insert(text.substr(dot + 1));
+    return;
+  }
+  for (size_t start = colon + 1; start < text.size();) {
+    size_t end = std::min(text.find(',', start), text.size());
+    std::string name = text.substr(start, end - start);
+    name.erase(0, name.find_first_not_of(" \t"));
+    name.erase(name.find_last_not_of(" \t") + 1);
+    if (!name.empty()) imported_.insert(name);
+    start = end + 1;
+  }
+}
+
 std::vector<std::string> Interpreter::global_names() const {
   std::vector<std::string> names;
   for (const auto& [name, v] : globals_->vars) names.push_back(name);
@@ -244,6 +272,10 @@ bool holds_traced(const Value& v) {
 Value Interpreter::eval_id(const Expr& e, const EnvPtr& env) {
   for (Env* scope = env.get(); scope != nullptr; scope = scope->parent.get()) {
     if (declares_global(*scope, e.name)) scope = globals_.get();
+    if (scope == globals_.get()) {
+      if (const Value* g = global_at(e.name, e.pos)) return *g;
+      break;
+    }
     auto it = scope->vars.find(e.name);
     if (it != scope->vars.end()) return it->second;
   }
@@ -439,6 +471,7 @@ Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
       return type_assert(e, env);
     case Kind::using_:
     case Kind::import_:
+      note_imports(e);
       return Value();
     default:
       fail(e.pos, fmt::format("'{}' is not supported here", kind_name(e.kind)));

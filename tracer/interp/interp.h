@@ -348,6 +348,18 @@ class Interpreter {
   uint32_t prelude_files_ = 0;
   bool in_prelude(uint32_t file) const { return file < prelude_files_; }
   EnvPtr globals_;
+  // Julia's `using`: a program's own top-level definition of a name the prelude defines
+  // (not imported, not qualified) makes a function of the program's. The prelude's stays
+  // here, what the prelude's own code and module paths (`Flux.dropout`) still call.
+  std::unordered_map<std::string, Value> shadowed_;
+  std::unordered_set<std::string> imported_;  // `import Flux: f`, `using Base: g`
+  // The global `name` as code at `pos` sees it: the prelude's own where it is shadowed.
+  const Value* global_at(const std::string& name, Pos pos) const;
+  // `import A: f, g`, `import A.f`, `using A: f`: the names a definition extends.
+  void note_imports(const Expr& e);
+  // Whether the top-level method `m`, written as `name`, makes a new function of the
+  // program's in place of `existing` (the prelude's).
+  bool shadows(const Method& m, const std::string& name, const Value& existing) const;
   std::vector<Frame> frames_;
   // Environments captured by closures. A closure stored in (a scope below) the
   // environment it captures makes a reference cycle; the destructor breaks them all by

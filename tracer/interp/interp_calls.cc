@@ -17,6 +17,16 @@ namespace ytape::tracer {
 
 namespace {
 
+// Whether a parameter's type is (an instance of, or a union with) a struct of the program's.
+bool names_program_type(const TypeRef& t) {
+  if (t == nullptr) return false;
+  const TypeObj& base = t->generic ? *t->generic : *t;
+  if (base.tag == TypeTag::user && base.program) return true;
+  return std::any_of(t->params.begin(), t->params.end(), [](const TypeRef& p) {
+    return p != nullptr && p->tag == TypeTag::user && (p->generic ? *p->generic : *p).program;
+  });
+}
+
 std::string strip_module(const std::string& name) {
   size_t dot = name.rfind('.');
   return dot == std::string::npos ? name : name.substr(dot + 1);
@@ -593,6 +603,13 @@ Value Interpreter::eval_function(const Expr& e, const EnvPtr& env) {
   // The nearest binding of the name: a function gains a method; a struct type gains an
   // outer constructor. Callable-struct methods all live in the global function "#call".
   EnvPtr home = def.receiver ? globals_ : env;
+  if (name != def.name && !def.receiver) {  // `Flux.dropout(x) = ...` extends the prelude's
+    auto it = shadowed_.find(name);
+    if (it != shadowed_.end()) {
+      add_to(it->second.fn());
+      return it->second;
+    }
+  }
   Value* existing = nullptr;
   // A function defined inside a function is local to it, as in Julia: look no further
   // than the enclosing function's scope.
@@ -603,8 +620,11 @@ Value Interpreter::eval_function(const Expr& e, const EnvPtr& env) {
     if (scope->function_scope) break;
   }
   if (existing != nullptr && existing->kind == VKind::function) {
-    add_to(existing->fn());
-    return *existing;
+    if (def.receiver || home != globals_ || !shadows(m, def.name, *existing)) {
+      add_to(existing->fn());
+      return *existing;
+    }
+    shadowed_.emplace(name, *existing);
   }
   if (existing != nullptr && existing->kind == VKind::type &&
       existing->type_ref()->tag == TypeTag::user) {
@@ -620,6 +640,21 @@ Value Interpreter::eval_function(const Expr& e, const EnvPtr& env) {
   v.obj = std::move(f);
   home->vars[name] = v;
   return v;
+}
+
+bool Interpreter::shadows(const Method& m, const std::string& written,
+                          const Value& existing) const {
+  // Only functions written in the prelude: built-ins (operators, getindex, ...) gain the
+  // program's methods, as do methods that take a type of the program's
+  // (`iterate(c::Countdown)`): Julia would want `Base.iterate`, but such a method cannot
+  // clash with the prelude's, and the program means to extend.
+  const FunctionObj& f = existing.fn();
+  if (in_prelude(m.pos.file) || written.find('.') != std::string::npos ||
+      imported_.contains(written) || f.builtin != nullptr || f.methods.empty() ||
+      std::any_of(m.types.begin(), m.types.end(), names_program_type))
+    return false;
+  return std::all_of(f.methods.begin(), f.methods.end(),
+                     [&](const Method& m) { return in_prelude(m.pos.file); });
 }
 
 // "no constructor of Conv takes the arguments (::Array{Float32, 4}, ...); the

@@ -473,7 +473,11 @@ Value Interpreter::eval_field(const Expr& e, const EnvPtr& env) {
   // `Base.f` and `Flux.Losses.mse` read the global f.
   bool prim = object.kind == Kind::id && (object.name == "Prim" || object.name == "Composite");
   if (prim || is_module_path(object)) {
-    const Value* g = global(prim ? object.name + "." + e.name : e.name);
+    // A module's name is the module's function, also where the program shadows it.
+    auto shadowed = prim ? shadowed_.end() : shadowed_.find(e.name);
+    const Value* g = shadowed != shadowed_.end()
+                         ? &shadowed->second
+                         : global(prim ? object.name + "." + e.name : e.name);
     if (g == nullptr)
       fail(e.pos, fmt::format("undefined variable '{}.{}'", path_text(object), e.name));
     return *g;

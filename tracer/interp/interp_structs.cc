@@ -36,6 +36,7 @@ std::vector<int> field_params(const StructDef& def) {
 Value Interpreter::eval_struct(const Expr& e, const EnvPtr& env) {
   auto t = std::make_shared<TypeObj>();
   t->tag = TypeTag::user;
+  t->program = !in_prelude(e.pos.file);
   const Expr* super = nullptr;
   if (e.kind == Kind::abstract_type) {
     t->name = e.name;

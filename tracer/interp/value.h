@@ -137,6 +137,7 @@ struct TypeObj : Object {
   std::shared_ptr<const TypeObj> super;  ///< user types: the declared supertype, or null
   bool is_abstract = false;
   bool is_mutable = false;           ///< `mutable struct`: fields can be assigned
+  bool program = false;              ///< user types: defined by the program, not the prelude
   const StructDef* kwdef = nullptr;  ///< `@kwdef struct`: its definition, for the defaults
   std::vector<std::string> fields;   ///< struct types
   std::vector<std::shared_ptr<const TypeObj>> field_types;  ///< null where not declared

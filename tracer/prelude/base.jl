@@ -33,6 +33,7 @@ flatten(x) = reshape(x, :, size(x, ndims(x)))
 ∘(f, g) = (xs...; kws...) -> f(g(xs...; kws...))
 isnothing(x) = x === nothing
 iszero(x) = x == zero(x)
+isone(x) = x == one(x)
 vec(x) = reshape(x, :)
 clamp(x, lo, hi) = min(max(x, lo), hi)
 # Integer division rounding down (fld) and up (cld), as Julia's.

@@ -188,6 +188,8 @@ end
 isequal(x) = y -> isequal(y, x)
 in(xs) = y -> y in xs
 ∈(xs) = y -> y in xs
+∉(x, xs) = !(x in xs)
+∉(xs) = y -> !(y in xs)
 # x in xs of an array: whether some element equals x (a traced Bool when xs is traced).
 in(x, xs::AbstractArray) = any(xs .== x)
 isodd(n::Integer) = n % 2 != 0

@@ -43,4 +43,47 @@ x = zeros(Float32, 3, 2)
                   "rand!(MersenneTwister(3), similar(x)); a == b") == "true");
 }
 
+TEST_CASE("a program's own definition of a prelude function's name makes a new function") {
+  // As Julia's `using Flux`: Main.gelu stands alone; the prelude's gelu_tanh, which calls
+  // gelu, and the module path Flux.gelu still reach Flux's.
+  std::string p = "gelu(x) = 0.0\ngelu(x::Int) = :int";
+  CHECK(eval_show(p, "gelu(1.0), gelu(2), round(gelu_tanh(1.0); digits=4)") ==
+        "(0.0, :int, 0.8412)");
+  CHECK(eval_show(p, "round(Flux.gelu(1.0); digits=4), round(NNlib.gelu(1.0); digits=4)") ==
+        "(0.8412, 0.8412)");
+  // Qualified or imported, a definition extends the prelude's function.
+  CHECK(eval_show("Flux.gelu(x::Int) = :int", "gelu(2), round(gelu(1.0); digits=4)") ==
+        "(:int, 0.8412)");
+  CHECK(eval_show("import Flux: elu, gelu\ngelu(x::Int) = :int", "gelu(2), gelu_tanh(2)") ==
+        "(:int, :int)");
+  CHECK(eval_show("import NNlib.gelu\ngelu(x::Int) = :int", "gelu(2)") == ":int");
+  // A method for a type of the program's extends, as `Base.iterate(c::Countdown)` would.
+  CHECK(eval_show("struct P; v; end\ngelu(p::P) = :p", "gelu(P(1)), round(gelu(1.0); digits=4)") ==
+        "(:p, 0.8412)");
+  // Built-ins (operators, size, getindex) gain the program's methods, as before.
+  CHECK(eval_show("struct P; v; end\nsize(p::P) = (p.v,)", "size(P(3)), size(zeros(2))") ==
+        "((3,), (2,))");
+}
+
+TEST_CASE("Flux's dropout and Dropout, defined by a program, stand beside the prelude's") {
+  // src/layers/normalise.jl's shape: untyped rng, a layer calling the program's function.
+  std::string p = R"(
+function dropout(rng, x, p; dims=:, active::Bool=true)
+  active || return x
+  return x .* (rand!(rng, similar(x)) .> p)
+end
+dropout(x, p; kwargs...) = dropout(Flux.rng_from_array(x), x, p; kwargs...)
+mutable struct Dropout; p; rng; end
+Dropout(p) = Dropout(p, Flux.rng_from_array())
+(a::Dropout)(x) = dropout(a.rng, x, a.p; active=true)
+)";
+  CHECK(
+      eval_show("x = 2", "x ∉ [1, 3], x ∉ (1, 2), filter(∉((1,)), [1, 2]), isone(1.0), isone(x)") ==
+      "(true, false, [2], true, false)");
+  CHECK(
+      eval_show(
+          p, "Dropout(0.0)(ones(3)), dropout(ones(2), 1.0), dropout(ones(2), 0.5; active=false)") ==
+      "([1.0, 1.0, 1.0], [0.0, 0.0], [1.0, 1.0])");
+}
+
 }  // namespace ytape::tracer::testing

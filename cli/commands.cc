@@ -120,9 +120,10 @@ void add_execution_options(CLI::App& sub, ExecutionChoice& choice) {
          "fast (default: oneDNN for f32 convolutions) or reference (ytape's own kernels only)")
       ->check(one_of({"fast", "reference"}));
   sub.add_option("--layouts", choice.layouts,
-                 "blocked (default: images stay channel-blocked between the kernels that allow it) "
-                 "or plain (every value plain)")
-      ->check(one_of({"blocked", "plain"}));
+                 "blocked (default: images stay channel-blocked between the kernels that allow it, "
+                 "in blocks of 16 channels with AVX-512, 8 with AVX2, as oneDNN's convolutions "
+                 "want), c8 or c16 (that block), or plain (every value plain)")
+      ->check(one_of({"blocked", "c8", "c16", "plain"}));
   sub.add_option("--fusion", choice.fusion,
                  "on (default: runs of ops such as batch norm + relu as one kernel each, with the "
                  "same results) or off")
@@ -141,7 +142,8 @@ ExecutorOptions ExecutionChoice::apply() const {
   if (threads > 0) set_num_threads(threads);
   ExecutorOptions options;
   options.kernels = kernels == "fast" ? KernelSet::fast : KernelSet::reference;
-  options.blocked_layouts = layouts == "blocked";
+  options.blocked_layouts = layouts != "plain";
+  options.block = layouts == "c8" ? Layout::c8 : layouts == "c16" ? Layout::c16 : Layout::plain;
   options.fusion = fusion == "on";
   options.extra_work_bytes = work_memory;
   return options;

@@ -37,7 +37,9 @@ Executor::Executor(const Tape& t, ExecutorOptions options)
     }
   }
   plan_steps(options.fusion);
-  plan_layouts(options.blocked_layouts);
+  plan_layouts(!options.blocked_layouts    ? Layout::plain
+               : is_blocked(options.block) ? options.block
+                                           : native_blocked_layout());
   plan_variants(options.extra_work_bytes);
   start_threads();  // before the first run allocates the plan's buffers
 }
@@ -104,18 +106,18 @@ Layout Executor::output_layout(const Step& step) const {
   std::span<const Var> as = args(step), os = outs(step);
   if (os.empty() || rule == BlockedOut::never) return Layout::plain;
   const Type& type = tape_.type(os[0]);
-  if (!blockable(type)) return Layout::plain;
-  if (rule == BlockedOut::always) return Layout::c16;
+  if (!blockable(type, blocked_)) return Layout::plain;
+  if (rule == BlockedOut::always) return blocked_;
   if (rule == BlockedOut::same) return layout_of_[as[0].id];
   bool any = false;
   for (size_t i = 0; i < as.size(); ++i) {
     if ((table_.blocked_args[step.entry] >> i & 1) == 0) continue;
     const Type& at = tape_.type(as[i]);
     if (at.size() == 1 || per_channel(step, at, type)) continue;
-    if (at.shape != type.shape || !blockable(at)) return Layout::plain;
-    any = any || layout_of_[as[i].id] == Layout::c16;
+    if (at.shape != type.shape || !blockable(at, blocked_)) return Layout::plain;
+    any = any || is_blocked(layout_of_[as[i].id]);
   }
-  return any ? Layout::c16 : Layout::plain;
+  return any ? blocked_ : Layout::plain;
 }
 
 // The layout in which `step`, writing `out`, reads argument i.
@@ -127,7 +129,7 @@ Layout Executor::read_layout(const Step& step, size_t i, Layout out) const {
   const Type& type = tape_.type(a);
   if (out == Layout::plain || type.size() == 1) return Layout::plain;
   if (per_channel(step, type, tape_.type(outs(step)[0]))) return Layout::plain;
-  return Layout::c16;
+  return out;
 }
 
 // Whether `step` reads `arg` as a vector of one value per channel of its output `out`, an
@@ -141,14 +143,15 @@ bool Executor::per_channel(const Step& step, const Type& arg, const Type& out) c
 // One pass in step order: each output gets its layout, and each argument that its step
 // must read in another layout than it has gets a reorder into a copy of its own, which the
 // step reads instead.
-void Executor::plan_layouts(bool blocked) {
+void Executor::plan_layouts(Layout blocked) {
+  blocked_ = blocked;
   layout_of_.assign(tape_.types.size(), Layout::plain);
-  if (!blocked) return;
+  if (!is_blocked(blocked)) return;
   for (Step& step : steps_) {
     Layout out = output_layout(step);
     step.reorders_begin = reorders_.size();
     std::vector<Layout> layouts;
-    bool any_blocked = out == Layout::c16;
+    bool any_blocked = is_blocked(out);
     int64_t offset = 0;  // into the reorder buffer, which all steps share
     std::span<const Var> as = args(step);
     for (size_t i = 0; i < as.size(); ++i) {
@@ -160,12 +163,12 @@ void Executor::plan_layouts(bool blocked) {
         const Type& type = tape_.type(a);
         offset += (type.size() * dtype_size(type.dtype) + 63) / 64 * 64;
       }
-      any_blocked = any_blocked || l == Layout::c16;
+      any_blocked = any_blocked || is_blocked(l);
       layouts.push_back(l);
     }
     step.reorders_end = reorders_.size();
     reorder_bytes_ = std::max(reorder_bytes_, offset);
-    if (out == Layout::c16) layout_of_[outs(step)[0].id] = out;
+    if (is_blocked(out)) layout_of_[outs(step)[0].id] = out;
     if (!any_blocked) continue;
     for (Var o : outs(step)) layouts.push_back(layout_of_[o.id]);
     step.layouts_begin = step_layouts_.size();
@@ -224,7 +227,7 @@ void Executor::plan_buffers() {
     for (Var o : outs(step)) {
       if (!is_output[o.id]) continue;
       fresh_outputs_.push_back(o.id);
-      if (layout_of_[o.id] == Layout::c16) {  // planned from here on as any other value
+      if (is_blocked(layout_of_[o.id])) {  // planned from here on as any other value
         copy_of_[o.id] = step.plain_copy = static_cast<int>(plain_copies_.size());
         plain_copies_.push_back({o.id, {}});
         is_output[o.id] = false;
@@ -461,7 +464,7 @@ void Executor::execute() {
       s.kernel(call);
       if (s.plain_copy >= 0) {
         PlainCopy& c = plain_copies_[s.plain_copy];
-        relayout(values_[c.var], Layout::c16, c.plain, Layout::plain);
+        relayout(values_[c.var], layout_of_[c.var], c.plain, Layout::plain);
       }
     } catch (const UserError& e) {
       fail(s, e);

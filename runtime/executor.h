@@ -30,9 +30,12 @@ struct RunContext {
 /// How an executor plans a tape.
 struct ExecutorOptions {
   KernelSet kernels = KernelSet::fast;  ///< runtime/kernels/kernel.h
-  /// Keep image activations channel-blocked (Layout::c16) between the kernels that allow
-  /// it, with reorders only where another kernel reads them; off: every value plain.
+  /// Keep image activations channel-blocked between the kernels that allow it, with
+  /// reorders only where another kernel reads them; off: every value plain.
   bool blocked_layouts = true;
+  /// The blocked layout kept (c8 or c16); plain: this machine's oneDNN's
+  /// (native_blocked_layout), so that its convolutions reorder no activation.
+  Layout block = Layout::plain;
   /// Run the groups of ops that runtime/fusion.h finds as one kernel each.
   bool fusion = true;
   /// How many bytes more than the plan of standard kernels may take, so that kernels with
@@ -162,7 +165,7 @@ class Executor {
     return {out_vars_.data() + s.outs_begin, s.num_outs};
   }
   std::string_view step_name(const Step& s) const;
-  void plan_layouts(bool blocked);
+  void plan_layouts(Layout blocked);
   Layout output_layout(const Step& step) const;
   Layout read_layout(const Step& step, size_t i, Layout out) const;
   bool per_channel(const Step& step, const Type& arg, const Type& out) const;
@@ -201,6 +204,7 @@ class Executor {
   std::vector<const Op*> fused_ops_;
   std::deque<ElementwiseProgram> programs_;  // a deque: steps point into it
   std::vector<Layout> layout_of_;            // per var
+  Layout blocked_ = Layout::plain;           // the blocked layout of the plan, if any
   std::vector<Layout> step_layouts_;  // per step: its args' layouts as passed, then its outputs'
   std::deque<Reorder> reorders_;      // a deque: arg_ptrs_ points into it
   int64_t reorder_bytes_ = 0;

@@ -13,17 +13,29 @@ namespace ytape {
 
 enum class Layout : uint8_t {
   plain,  ///< column-major: element (w, h, c, n) at w + W*(h + H*(c + C*n))
-  /// Channels in blocks of 16 innermost, oneDNN's nChw16c: element (w, h, c, n) at
-  /// c%16 + 16*(w + W*(h + H*(c/16 + C/16*n))). Same size as plain (C is a multiple of 16).
+  /// Channels in blocks of B = 8 (c8, oneDNN's nChw8c) or 16 (c16, nChw16c) innermost:
+  /// element (w, h, c, n) at c%B + B*(w + W*(h + H*(c/B + C/B*n))). Same size as plain (C
+  /// is a multiple of B).
+  c8,
   c16,
 };
 
-/// Channels per block of Layout::c16.
-inline constexpr int64_t kChannelBlock = 16;
+/// Channels per block of a blocked layout: 8 or 16; 1 for plain.
+inline constexpr int64_t block_of(Layout l) {
+  return l == Layout::c8 ? 8 : l == Layout::c16 ? 16 : 1;
+}
+inline constexpr bool is_blocked(Layout l) {
+  return l != Layout::plain;
+}
 
-/// Whether values of `type` may be kept in Layout::c16: rank-4 images (W, H, C, N) of f32
-/// or bool whose C is a positive multiple of 16.
-bool blockable(const Type& type);
+/// The blocked layout of this machine's oneDNN convolutions: c16 where they run AVX-512,
+/// c8 on AVX2 (asked of oneDNN once), so that activations kept blocked between them are
+/// never reordered for them.
+Layout native_blocked_layout();
+
+/// Whether values of `type` may be kept in `blocked`: rank-4 images (W, H, C, N) of f32 or
+/// bool whose C is a positive multiple of its block.
+bool blockable(const Type& type, Layout blocked);
 
 /// Copies `from` (of `from_layout`) into `to` (same type, of `to_layout`), element by
 /// element; threaded for large tensors.

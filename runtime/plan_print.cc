@@ -12,7 +12,7 @@ namespace ytape {
 namespace {
 
 std::string_view layout_name(Layout l) {
-  return l == Layout::c16 ? "c16" : "plain";
+  return l == Layout::c16 ? "c16" : l == Layout::c8 ? "c8" : "plain";
 }
 
 std::string vars_str(const VarList& vars) {
@@ -53,7 +53,7 @@ std::string buffers_str(const Executor& e, const PlannedStep& p) {
 
 std::string plan_str(const Tape& t, const Executor& e) {
   std::vector<PlannedStep> plan = e.plan();
-  size_t blocked = std::count(e.layouts().begin(), e.layouts().end(), Layout::c16);
+  size_t blocked = std::count_if(e.layouts().begin(), e.layouts().end(), is_blocked);
   std::string out = fmt::format(
       "plan of tape {}: {} steps, {} threads; buffers {} in all; {} values kept blocked, {} "
       "reorders per run\n",

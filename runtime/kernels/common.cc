@@ -134,9 +134,9 @@ void broadcast_rows(RowFn row, Tensor& out, std::span<const Tensor* const> in) {
   row(out.raw(), ptr, step, n);
 }
 
-// A per-channel vector, in the c16 order of one image: its blocks of 16 channels, each
+// A per-channel vector, in the blocked order of one image: its blocks of B channels, each
 // repeated for every pixel. The image then takes one row per image, where broadcasting
-// the vector over the pixels of a blocked image would take rows of 16 elements.
+// the vector over the pixels of a blocked image would take rows of B elements.
 void broadcast_blocked(RowFn row, const KernelCall& call) {
   Tensor& out = *call.outs[0];
   const int64_t n = out.size();
@@ -144,6 +144,7 @@ void broadcast_blocked(RowFn row, const KernelCall& call) {
   for (const Tensor* a : call.args) channels = channels || (a->size() != n && a->size() != 1);
   if (!channels) return broadcast_rows(row, out, call.args);
   const int64_t images = out.dim(4), image = n / images, pixels = out.dim(1) * out.dim(2);
+  const int64_t channels_per_block = block_of(call.out_layout(0));
   Tensor flat = Tensor::view({out.dtype(), {image, images}}, out.raw());
   Tensor views[kMaxOperands];
   const Tensor* in[kMaxOperands];
@@ -156,10 +157,10 @@ void broadcast_blocked(RowFn row, const KernelCall& call) {
       views[i] = a;
     } else {
       views[i] = Tensor::uninitialized({a.dtype(), {image, 1}});
-      const size_t block = static_cast<size_t>(kChannelBlock * dtype_size(a.dtype()));
+      const size_t block = static_cast<size_t>(channels_per_block * dtype_size(a.dtype()));
       auto* to = static_cast<char*>(views[i].raw());
       const auto* from = static_cast<const char*>(a.raw());
-      for (int64_t c = 0; c < a.size() / kChannelBlock; ++c) {
+      for (int64_t c = 0; c < a.size() / channels_per_block; ++c) {
         for (int64_t p = 0; p < pixels; ++p, to += block) std::memcpy(to, from + c * block, block);
       }
     }

@@ -87,7 +87,7 @@ void for_each_offset(int rank, const int64_t* sizes, const int64_t* strides, int
 void broadcast_rows(RowFn row, Tensor& out, std::span<const Tensor* const> in);
 
 /// broadcast_rows over the arguments of a kernel whose output is a blocked image
-/// (Layout::c16), as are its arguments of the output's size; the others are single
+/// (Layout::c8 or c16), as are its arguments of the output's size; the others are single
 /// elements or per-channel vectors (1, 1, C, 1) (KernelTable::channel_args).
 void broadcast_blocked(RowFn row, const KernelCall& call);
 
@@ -103,7 +103,7 @@ inline void broadcast_call(RowFn row, const KernelCall& call) {
     row(out.raw(), in, kSteps, 1);
     return;
   }
-  if (call.out_layout(0) == Layout::c16) return broadcast_blocked(row, call);
+  if (is_blocked(call.out_layout(0))) return broadcast_blocked(row, call);
   broadcast_rows(row, out, call.args);
 }
 

@@ -131,7 +131,7 @@ struct KernelTable {
   /// and reads it nowhere else afterwards. True for elementwise primitives by default.
   bool in_place[kEntries] = {};
 
-  /// The arguments (a bit each) the kernel reads in Layout::c16, and how its first
+  /// The arguments (a bit each) the kernel reads in a blocked layout, and how its first
   /// output's layout is chosen (runtime/executor.cc, output_layout).
   uint32_t blocked_args[kEntries] = {};
   BlockedOut blocked_out[kEntries] = {};

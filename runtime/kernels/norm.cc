@@ -5,7 +5,7 @@
 // channel is one task that computes its statistics and then rewrites its elements while
 // they are still in cache. Statistics accumulate in double, mean and variance in two
 // passes, so that large images in f32 keep full precision. Channel-blocked images
-// (Layout::c16) take the blocked variants, which follow the same formulas.
+// (Layout::c8, c16) take the blocked variants, which follow the same formulas.
 #include <algorithm>
 #include <cmath>
 
@@ -161,60 +161,62 @@ Stats channel_stats(const NormGeom& g, const T* x, int64_t c, double eps) {
   return {mean, 1 / std::sqrt(var + eps)};
 }
 
-// Images in Layout::c16 (runtime/layout.h): each block of 16 channels is a task, and its
-// statistics accumulate in 16 double lanes, one per channel, over the block's planes of
-// every image: element (p, lane) of image n is at 16 * (p + P * (block + blocks * n)) + lane.
+// Images in a blocked layout of B channels (runtime/layout.h): each block is a task, and
+// its statistics accumulate in B double lanes, one per channel, over the block's planes of
+// every image: element (p, lane) of image n is at B * (p + P * (block + blocks * n)) + lane.
+template <int64_t B>
 struct BlockedGeom {
   int64_t plane, blocks, images;
   int64_t per_channel() const { return plane * images; }
-  int64_t base(int64_t block, int64_t n) const {
-    return kChannelBlock * plane * (block + blocks * n);
-  }
+  int64_t base(int64_t block, int64_t n) const { return B * plane * (block + blocks * n); }
 };
 
-BlockedGeom blocked_geom(const Tensor& x) {
-  return {x.dim(1) * x.dim(2), x.dim(3) / kChannelBlock, x.dim(4)};
+template <int64_t B>
+BlockedGeom<B> blocked_geom(const Tensor& x) {
+  return {x.dim(1) * x.dim(2), x.dim(3) / B, x.dim(4)};
 }
 
 // The blocked kernels' sums add up in T over runs of kRun pixels, then in double, as the
-// plain kernels' rows do: few terms per rounded partial sum, and loops over the 16 lanes that
+// plain kernels' rows do: few terms per rounded partial sum, and loops over the B lanes that
 // the compiler turns into vector adds.
 constexpr int64_t kRun = 64;
 
 // Calls f(i, lane) for every element of channel block `b`, in memory order.
-template <typename F>
-void for_block(const BlockedGeom& g, int64_t b, F f) {
+template <int64_t B, typename F>
+void for_block(const BlockedGeom<B>& g, int64_t b, F f) {
   for (int64_t n = 0; n < g.images; ++n) {
     int64_t base = g.base(b, n);
     for (int64_t p = 0; p < g.plane; ++p) {
-      for (int64_t l = 0; l < kChannelBlock; ++l) f(base + p * kChannelBlock + l, l);
+#pragma GCC unroll 1  // vectorized, not unrolled: see max_pool_blocked_row in pool.cc
+      for (int64_t l = 0; l < B; ++l) f(base + p * B + l, l);
     }
   }
 }
 
 // out[lane] += Σ term(x, lane) over the elements of channel block `b`.
-template <typename T, typename Term>
-void block_sums(const BlockedGeom& g, const T* x, int64_t b, double* out, Term term) {
+template <int64_t B, typename T, typename Term>
+void block_sums(const BlockedGeom<B>& g, const T* x, int64_t b, double* out, Term term) {
   for (int64_t n = 0; n < g.images; ++n) {
     const T* row = x + g.base(b, n);
     for (int64_t p0 = 0; p0 < g.plane; p0 += kRun) {
-      T acc[kChannelBlock] = {};
+      T acc[B] = {};
       for (int64_t p = p0; p < std::min(g.plane, p0 + kRun); ++p) {
-        for (int64_t l = 0; l < kChannelBlock; ++l) acc[l] += term(row[p * kChannelBlock + l], l);
+#pragma GCC unroll 1  // vectorized, not unrolled: see max_pool_blocked_row in pool.cc
+        for (int64_t l = 0; l < B; ++l) acc[l] += term(row[p * B + l], l);
       }
-      for (int64_t l = 0; l < kChannelBlock; ++l) out[l] += static_cast<double>(acc[l]);
+      for (int64_t l = 0; l < B; ++l) out[l] += static_cast<double>(acc[l]);
     }
   }
 }
 
 // y = normalized(x, alpha[lane], beta[lane]) over channel block `b`, a vector of lanes at a
-// time (kChannelBlock is a multiple of the vector width).
-template <bool Relu, typename T>
-void normalize_block(const BlockedGeom& g, int64_t b, const T* x, T* y, const T* alpha,
+// time (B is a multiple of the vector width).
+template <bool Relu, int64_t B, typename T>
+void normalize_block(const BlockedGeom<B>& g, int64_t b, const T* x, T* y, const T* alpha,
                      const T* beta) {
   using S = dense::Simd<T>;
-  constexpr int64_t kVecs = kChannelBlock / S::kWidth;
-  static_assert(kVecs * S::kWidth == kChannelBlock);
+  constexpr int64_t kVecs = B / S::kWidth;
+  static_assert(kVecs * S::kWidth == B);
   typename S::Vec va[kVecs], vb[kVecs];
   for (int64_t v = 0; v < kVecs; ++v) {
     S::load(va[v], alpha + v * S::kWidth);
@@ -224,7 +226,7 @@ void normalize_block(const BlockedGeom& g, int64_t b, const T* x, T* y, const T*
     int64_t base = g.base(b, n);
     for (int64_t p = 0; p < g.plane; ++p) {
       for (int64_t v = 0; v < kVecs; ++v) {
-        int64_t i = base + p * kChannelBlock + v * S::kWidth;
+        int64_t i = base + p * B + v * S::kWidth;
         typename S::Vec xv;
         S::load(xv, x + i);
         S::store(y + i, normalized<Relu>(xv, va[v], vb[v]));
@@ -239,29 +241,29 @@ double batchnorm_eps(const Op& op) {
                                     : attrs_of<Prim::batchnorm_with_stats>(op.attrs).eps;
 }
 
-template <bool Relu, typename T>
+template <bool Relu, int64_t B, typename T>
 void batchnorm_forward_blocked(const KernelCall& call, T* mean_out, T* invstd_out) {
   const T* x = call.args[0]->data<T>();
   const T* scale = call.args[1]->data<T>();
   const T* bias = call.args[2]->data<T>();
   T* y = call.outs[0]->data<T>();
   double eps = batchnorm_eps(call.op);
-  BlockedGeom g = blocked_geom(*call.args[0]);
+  BlockedGeom<B> g = blocked_geom<B>(*call.args[0]);
   double m = static_cast<double>(g.per_channel());
-  int64_t work = 3 * kChannelBlock * g.per_channel();
+  int64_t work = 3 * B * g.per_channel();
   dense::parallel_work(g.blocks, work, [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b) {
-      double sum[kChannelBlock] = {}, sq[kChannelBlock] = {}, mean[kChannelBlock];
+      double sum[B] = {}, sq[B] = {}, mean[B];
       block_sums(g, x, b, sum, [](T v, int64_t) { return v; });
-      T mu[kChannelBlock];
-      for (int64_t l = 0; l < kChannelBlock; ++l) {
+      T mu[B];
+      for (int64_t l = 0; l < B; ++l) {
         mean[l] = m > 0 ? sum[l] / m : 0;
         mu[l] = static_cast<T>(mean[l]);
       }
       block_sums(g, x, b, sq, [&](T v, int64_t l) { return (v - mu[l]) * (v - mu[l]); });
-      T alpha[kChannelBlock], beta[kChannelBlock];
-      for (int64_t l = 0; l < kChannelBlock; ++l) {
-        int64_t c = b * kChannelBlock + l;
+      T alpha[B], beta[B];
+      for (int64_t l = 0; l < B; ++l) {
+        int64_t c = b * B + l;
         double invstd = 1 / std::sqrt((m > 0 ? sq[l] / m : 0) + eps);
         if (mean_out != nullptr) {
           mean_out[c] = static_cast<T>(mean[l]);
@@ -279,8 +281,11 @@ void batchnorm_forward_blocked(const KernelCall& call, T* mean_out, T* invstd_ou
 // batchnorm_with_stats; relu(y) under Fusion::batchnorm_relu.
 template <bool Relu, typename T>
 void batchnorm_forward(const KernelCall& call, T* mean_out, T* invstd_out) {
+  if (call.arg_layout(0) == Layout::c8) {
+    return batchnorm_forward_blocked<Relu, 8>(call, mean_out, invstd_out);
+  }
   if (call.arg_layout(0) == Layout::c16) {
-    return batchnorm_forward_blocked<Relu>(call, mean_out, invstd_out);
+    return batchnorm_forward_blocked<Relu, 16>(call, mean_out, invstd_out);
   }
   const Tensor& x = *call.args[0];
   const T* px = x.data<T>();
@@ -343,40 +348,41 @@ struct GradTensors {
         dbias(call.outs[2]->data<T>()) {}
 };
 
-template <bool Masked, typename T>
+template <bool Masked, int64_t B, typename T>
 void batchnorm_backward_blocked(const KernelCall& call) {
   // Plain names, not a structured binding: Clang before 16 cannot capture those in lambdas.
   GradTensors<T> t(call);
   const T *dy = t.dy, *x = t.x, *scale = t.scale, *mean = t.mean, *invstd = t.invstd, *z = t.z;
   T *dx = t.dx, *dscale = t.dscale, *dbias = t.dbias;
-  BlockedGeom g = blocked_geom(*call.args[1]);
+  BlockedGeom<B> g = blocked_geom<B>(*call.args[1]);
   double m = static_cast<double>(std::max<int64_t>(g.per_channel(), 1));
-  int64_t work = 3 * kChannelBlock * g.per_channel();
+  int64_t work = 3 * B * g.per_channel();
   dense::parallel_work(g.blocks, work, [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b) {
-      const T* mu = mean + b * kChannelBlock;
-      double sum_dy[kChannelBlock] = {}, sum_dy_dev[kChannelBlock] = {};
+      const T* mu = mean + b * B;
+      double sum_dy[B] = {}, sum_dy_dev[B] = {};
       for (int64_t n = 0; n < g.images; ++n) {
         int64_t base = g.base(b, n);
         for (int64_t p0 = 0; p0 < g.plane; p0 += kRun) {
-          T acc_dy[kChannelBlock] = {}, acc_dev[kChannelBlock] = {};
+          T acc_dy[B] = {}, acc_dev[B] = {};
           for (int64_t p = p0; p < std::min(g.plane, p0 + kRun); ++p) {
-            for (int64_t l = 0; l < kChannelBlock; ++l) {
-              int64_t i = base + p * kChannelBlock + l;
+#pragma GCC unroll 1  // vectorized, not unrolled: see max_pool_blocked_row in pool.cc
+            for (int64_t l = 0; l < B; ++l) {
+              int64_t i = base + p * B + l;
               T d = cotangent<Masked>(dy, z, i);
               acc_dy[l] += d;
               acc_dev[l] += d * (x[i] - mu[l]);
             }
           }
-          for (int64_t l = 0; l < kChannelBlock; ++l) {
+          for (int64_t l = 0; l < B; ++l) {
             sum_dy[l] += static_cast<double>(acc_dy[l]);
             sum_dy_dev[l] += static_cast<double>(acc_dev[l]);
           }
         }
       }
-      T ta[kChannelBlock], tb[kChannelBlock], tc[kChannelBlock];
-      for (int64_t l = 0; l < kChannelBlock; ++l) {
-        int64_t c = b * kChannelBlock + l;
+      T ta[B], tb[B], tc[B];
+      for (int64_t l = 0; l < B; ++l) {
+        int64_t c = b * B + l;
         double is = invstd[c], ds = sum_dy_dev[l] * is, a = static_cast<double>(scale[c]) * is;
         dbias[c] = static_cast<T>(sum_dy[l]);
         dscale[c] = static_cast<T>(ds);
@@ -395,7 +401,8 @@ void batchnorm_backward_blocked(const KernelCall& call) {
 // dx = scale * invstd * (dy - dbias/M - xhat * dscale/M), written as a*dy + b*(x-mean) + c.
 template <bool Masked, typename T>
 void batchnorm_backward_any(const KernelCall& call) {
-  if (call.arg_layout(1) == Layout::c16) return batchnorm_backward_blocked<Masked, T>(call);
+  if (call.arg_layout(1) == Layout::c8) return batchnorm_backward_blocked<Masked, 8, T>(call);
+  if (call.arg_layout(1) == Layout::c16) return batchnorm_backward_blocked<Masked, 16, T>(call);
   GradTensors<T> t(call);
   const T *dy = t.dy, *px = t.x, *scale = t.scale, *mean = t.mean, *invstd = t.invstd, *z = t.z;
   T *dx = t.dx, *dscale = t.dscale, *dbias = t.dbias;

@@ -25,6 +25,10 @@ enum class ConvKind { forward, backward_input, backward_filter };
 /// KernelCall::variant). Winograd rounds differently from a plain sum, within f32's.
 enum class ConvAlgorithm { direct, winograd };
 
+/// The blocked image layout oneDNN's direct convolutions choose on this processor (c16
+/// with AVX-512, c8 with AVX2).
+Layout preferred_image_layout();
+
 /// Whether oneDNN's Winograd kernels are faster than its direct ones at `g` (measured on
 /// AVX-512, the only instruction set oneDNN has them for).
 bool winograd_faster(const ConvGeom& g);

@@ -136,32 +136,38 @@ void max_pool(const KernelCall& call, bool with_indices) {
   });
 }
 
-// Channel-blocked f32 images (Layout::c16): the 16 channels of a pixel are one vector (four
-// at SSE's width), so a window is a run of vector maxima, in the plain kernel's tap order
-// and with its rule for ties and NaN, giving the same values and indices. Compiled for
-// AVX-512, AVX2 and the baseline, chosen when the program loads.
+// Channel-blocked f32 images (Layout::c8, c16): the B channels of a pixel are one vector
+// (or a few at SSE's width), so a window is a run of vector maxima, in the plain kernel's
+// tap order and with its rule for ties and NaN, giving the same values and indices.
+// Compiled for AVX-512, AVX2 and the baseline, chosen when the program loads. GCC unrolls
+// a loop over 8 lanes whole before its vectorizer sees it, which leaves a compare and a
+// branch per lane (5x slower than 16 lanes on random data): `#pragma GCC unroll 1` keeps
+// each loop over the lanes a loop, which the vectorizer takes.
 //
 // Output row `oh` of one (channel block, image): `x` and `y` point at its input and output
 // planes, and `taps` receives each output's winning tap.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void max_pool_blocked_row(
-    const PoolGeom& g, const float* x, int64_t oh, float* y, int32_t* taps) {
+template <int64_t B>
+[[gnu::always_inline]] inline void max_pool_blocked_row(const PoolGeom& g, const float* x,
+                                                        int64_t oh, float* y, int32_t* taps) {
   int64_t h0 = oh * g.stride_h - g.pad_h;
   Span1 hs = g.rows(oh);
   for (int64_t ow = 0; ow < g.out_w; ++ow) {
     int64_t w0 = ow * g.stride_w - g.pad_w;
     Span1 ws = g.cols(ow);
-    float* best = y + (oh * g.out_w + ow) * kChannelBlock;
-    int32_t* tap = taps + ow * kChannelBlock;
-    // Every window holds a pixel (the shape rule): its first tap sets best and tap.
-    for (int64_t l = 0; l < kChannelBlock; ++l) {
-      best[l] = x[(hs.lo * g.in_w + ws.lo) * kChannelBlock + l];
+    float* best = y + (oh * g.out_w + ow) * B;
+    int32_t* tap = taps + ow * B;
+// Every window holds a pixel (the shape rule): its first tap sets best and tap.
+#pragma GCC unroll 1
+    for (int64_t l = 0; l < B; ++l) {
+      best[l] = x[(hs.lo * g.in_w + ws.lo) * B + l];
       tap[l] = static_cast<int32_t>((hs.lo - h0) * g.win_w + (ws.lo - w0));
     }
     for (int64_t h = hs.lo; h < hs.hi; ++h) {
       for (int64_t w = h == hs.lo ? ws.lo + 1 : ws.lo; w < ws.hi; ++w) {
-        const float* pixel = x + (h * g.in_w + w) * kChannelBlock;
+        const float* pixel = x + (h * g.in_w + w) * B;
         int32_t t = static_cast<int32_t>((h - h0) * g.win_w + (w - w0));
-        for (int64_t l = 0; l < kChannelBlock; ++l) {
+#pragma GCC unroll 1
+        for (int64_t l = 0; l < B; ++l) {
           float v = pixel[l], b = best[l];
           bool take = v > b || (v != v && b == b);
           best[l] = take ? v : b;
@@ -172,17 +178,28 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void max_pool_block
   }
 }
 
+__attribute__((target_clones("avx512f", "avx2", "default"))) void max_pool_row8(
+    const PoolGeom& g, const float* x, int64_t oh, float* y, int32_t* taps) {
+  max_pool_blocked_row<8>(g, x, oh, y, taps);
+}
+__attribute__((target_clones("avx512f", "avx2", "default"))) void max_pool_row16(
+    const PoolGeom& g, const float* x, int64_t oh, float* y, int32_t* taps) {
+  max_pool_blocked_row<16>(g, x, oh, y, taps);
+}
+
 // Indices stay plain (they are i64, which no blocked kernel reads): within-plane and
 // 1-based as the plain kernel writes them.
+template <int64_t B>
 void max_pool_blocked(const KernelCall& call, bool with_indices) {
+  auto* pool_row = B == 8 ? max_pool_row8 : max_pool_row16;
   const Tensor& x = *call.args[0];
   PoolGeom g = pool_geom(call.op, x, *call.outs[0]);
-  int64_t blocks = x.dim(3) / kChannelBlock;
+  int64_t blocks = x.dim(3) / B;
   const float* px = x.data<float>();
   float* py = call.outs[0]->data<float>();
   int64_t* pidx = with_indices ? call.outs[1]->data<int64_t>() : nullptr;
   int64_t rows = blocks * x.dim(4) * g.out_h;
-  int64_t work = kChannelBlock * g.out_w * g.win_w * g.win_h;
+  int64_t work = B * g.out_w * g.win_w * g.win_h;
   std::vector<int64_t> tap_offset;  // of tap t from the window's corner, in the input plane
   if (with_indices) {
     for (int64_t t = 0; t < g.win_w * g.win_h; ++t) {
@@ -190,17 +207,17 @@ void max_pool_blocked(const KernelCall& call, bool with_indices) {
     }
   }
   dense::parallel_work(rows, work, [&](int64_t b, int64_t e) {
-    std::vector<int32_t> taps(static_cast<size_t>(g.out_w * kChannelBlock));
+    std::vector<int32_t> taps(static_cast<size_t>(g.out_w * B));
     for (int64_t r = b; r < e; ++r) {
       int64_t plane = r / g.out_h, oh = r % g.out_h;  // plane: a (block, image) pair
-      max_pool_blocked_row(g, px + plane * g.in_plane() * kChannelBlock, oh,
-                           py + plane * g.out_plane() * kChannelBlock, taps.data());
+      pool_row(g, px + plane * g.in_plane() * B, oh, py + plane * g.out_plane() * B, taps.data());
       if (pidx == nullptr) continue;
-      int64_t* row = pidx + (plane * kChannelBlock * g.out_h + oh) * g.out_w;
+      int64_t* row = pidx + (plane * B * g.out_h + oh) * g.out_w;
       for (int64_t ow = 0; ow < g.out_w; ++ow) {
         int64_t corner = (oh * g.stride_h - g.pad_h) * g.in_w + ow * g.stride_w - g.pad_w + 1;
-        for (int64_t l = 0; l < kChannelBlock; ++l) {
-          size_t t = static_cast<size_t>(taps[static_cast<size_t>(ow * kChannelBlock + l)]);
+#pragma GCC unroll 1
+        for (int64_t l = 0; l < B; ++l) {
+          size_t t = static_cast<size_t>(taps[static_cast<size_t>(ow * B + l)]);
           row[l * g.out_plane() + ow] = corner + tap_offset[t];  // channel l of the block
         }
       }
@@ -210,13 +227,15 @@ void max_pool_blocked(const KernelCall& call, bool with_indices) {
 
 template <typename T>
 void max_pool2d(const KernelCall& call) {
-  if (call.arg_layout(0) == Layout::c16) return max_pool_blocked(call, false);
+  if (call.arg_layout(0) == Layout::c8) return max_pool_blocked<8>(call, false);
+  if (call.arg_layout(0) == Layout::c16) return max_pool_blocked<16>(call, false);
   max_pool<T>(call, false);
 }
 
 template <typename T>
 void max_pool2d_with_indices(const KernelCall& call) {
-  if (call.arg_layout(0) == Layout::c16) return max_pool_blocked(call, true);
+  if (call.arg_layout(0) == Layout::c8) return max_pool_blocked<8>(call, true);
+  if (call.arg_layout(0) == Layout::c16) return max_pool_blocked<16>(call, true);
   max_pool<T>(call, true);
 }
 
@@ -225,30 +244,32 @@ void max_pool2d_with_indices(const KernelCall& call) {
              dx.dim(2));
 }
 
-// The blocked variant (dy and dx in Layout::c16, the indices plain) adds in the same order.
+// The blocked variant (dy and dx in a blocked layout of B channels, the indices plain) adds in the
+// same order.
+template <int64_t B>
 void max_pool2d_backward_blocked(const KernelCall& call) {
   const Tensor& dy = *call.args[0];
   const Tensor& idx = *call.args[1];
   Tensor& dx = *call.outs[0];
   int64_t in_plane = dx.dim(1) * dx.dim(2), out_plane = dy.dim(1) * dy.dim(2);
-  int64_t planes = dy.dim(3) / kChannelBlock * dy.dim(4);  // (block, image) pairs
+  int64_t planes = dy.dim(3) / B * dy.dim(4);  // (block, image) pairs
   const float* pdy = dy.data<float>();
   const int64_t* pidx = idx.data<int64_t>();
   float* pdx = dx.data<float>();
-  int64_t work = kChannelBlock * (in_plane + out_plane);
+  int64_t work = B * (in_plane + out_plane);
   dense::parallel_work(planes, work, [&](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {
-      float* plane = pdx + c * in_plane * kChannelBlock;
-      const float* grad = pdy + c * out_plane * kChannelBlock;
-      const int64_t* at = pidx + c * kChannelBlock * out_plane;
-      std::fill(plane, plane + in_plane * kChannelBlock, 0.0f);
+      float* plane = pdx + c * in_plane * B;
+      const float* grad = pdy + c * out_plane * B;
+      const int64_t* at = pidx + c * B * out_plane;
+      std::fill(plane, plane + in_plane * B, 0.0f);
       for (int64_t o = 0; o < out_plane; ++o) {
-        for (int64_t l = 0; l < kChannelBlock; ++l) {
+        for (int64_t l = 0; l < B; ++l) {
           int64_t i = at[l * out_plane + o];
           if (static_cast<uint64_t>(i - 1) >= static_cast<uint64_t>(in_plane)) {
             index_outside(i, dx);
           }
-          plane[(i - 1) * kChannelBlock + l] += grad[o * kChannelBlock + l];
+          plane[(i - 1) * B + l] += grad[o * B + l];
         }
       }
     }
@@ -258,7 +279,8 @@ void max_pool2d_backward_blocked(const KernelCall& call) {
 // dx = 0, then each dy is added where its index points.
 template <typename T>
 void max_pool2d_backward(const KernelCall& call) {
-  if (call.arg_layout(0) == Layout::c16) return max_pool2d_backward_blocked(call);
+  if (call.arg_layout(0) == Layout::c8) return max_pool2d_backward_blocked<8>(call);
+  if (call.arg_layout(0) == Layout::c16) return max_pool2d_backward_blocked<16>(call);
   const Tensor& dy = *call.args[0];
   const Tensor& idx = *call.args[1];
   Tensor& dx = *call.outs[0];

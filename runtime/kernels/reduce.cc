@@ -209,19 +209,18 @@ void reduce_into(const Tensor& x, const std::vector<int64_t>& dims, T* out, int6
   }
 }
 
-// A blocked image (Layout::c16) seen as the plain 5-d tensor (16, W, H, C/16, N) and its
+// A blocked image (block B) seen as the plain 5-d tensor (B, W, H, C/B, N) and its
 // reduced dims there; false when the kept dims would come out in another order than the
-// plain image's (channels kept with width or height). Channel c is (c % 16, c / 16), so
+// plain image's (channels kept with width or height). Channel c is (c % B, c / B), so
 // a reduction that keeps the channels, or reduces them whole, fills its output in the
 // plain order.
-bool blocked_view(const Tensor& x, const std::vector<int64_t>& dims, Tensor& view,
+bool blocked_view(const Tensor& x, int64_t block, const std::vector<int64_t>& dims, Tensor& view,
                   std::vector<int64_t>& view_dims) {
   bool reduced[5] = {};  // plain dims 1..4
   for (int64_t d : dims) reduced[d] = true;
   if (!reduced[3] && (!reduced[1] || !reduced[2])) return false;
-  view = Tensor::view(
-      {x.dtype(), {kChannelBlock, x.dim(1), x.dim(2), x.dim(3) / kChannelBlock, x.dim(4)}},
-      const_cast<void*>(x.raw()));  // read only
+  view = Tensor::view({x.dtype(), {block, x.dim(1), x.dim(2), x.dim(3) / block, x.dim(4)}},
+                      const_cast<void*>(x.raw()));  // read only
   view_dims.clear();
   if (reduced[3]) view_dims.push_back(1);
   if (reduced[1]) view_dims.push_back(2);
@@ -237,13 +236,13 @@ void reduction_kernel(const KernelCall& call) {
   Tensor& out = *call.outs[0];
   std::vector<int64_t> dims = attrs_of<P>(call.op.attrs).dims;
   Tensor view;
-  if (call.arg_layout(0) == Layout::c16) {
+  if (Layout l = call.arg_layout(0); is_blocked(l)) {
     std::vector<int64_t> view_dims;
-    if (blocked_view(*x, dims, view, view_dims)) {
+    if (blocked_view(*x, block_of(l), dims, view, view_dims)) {
       dims = std::move(view_dims);
     } else {
       view = Tensor::uninitialized(x->type());
-      relayout(*x, Layout::c16, view, Layout::plain);
+      relayout(*x, l, view, Layout::plain);
     }
     x = &view;
   }

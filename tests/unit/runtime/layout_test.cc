@@ -1,4 +1,5 @@
-// Layout::c16 and the conversions between layouts.
+// The blocked layouts (c8, c16) and the conversions between layouts; every blocked
+// kernel in both, whichever this machine's oneDNN prefers.
 #include "runtime/layout.h"
 
 #include <doctest/doctest.h>
@@ -13,36 +14,64 @@
 
 namespace ytape {
 
-TEST_CASE("blockable: rank-4 f32 or bool images with a multiple of 16 channels") {
-  CHECK(blockable(Type{DType::f32, {5, 4, 32, 2}}));
-  CHECK(blockable(Type{DType::boolean, {1, 1, 16, 1}}));
-  CHECK_FALSE(blockable(Type{DType::f32, {5, 4, 24, 2}}));
-  CHECK_FALSE(blockable(Type{DType::f32, {5, 4, 0, 2}}));
-  CHECK_FALSE(blockable(Type{DType::f64, {5, 4, 32, 2}}));
-  CHECK_FALSE(blockable(Type{DType::f32, {20, 32, 2}}));
+constexpr Layout kBlocked[] = {Layout::c8, Layout::c16};
+
+TEST_CASE("blockable: rank-4 f32 or bool images with a multiple of the block's channels") {
+  for (Layout l : kBlocked) {
+    CHECK(blockable(Type{DType::f32, {5, 4, 32, 2}}, l));
+    CHECK(blockable(Type{DType::boolean, {1, 1, 16, 1}}, l));
+    CHECK_FALSE(blockable(Type{DType::f32, {5, 4, 0, 2}}, l));
+    CHECK_FALSE(blockable(Type{DType::f64, {5, 4, 32, 2}}, l));
+    CHECK_FALSE(blockable(Type{DType::f32, {20, 32, 2}}, l));
+  }
+  CHECK(blockable(Type{DType::f32, {5, 4, 24, 2}}, Layout::c8));
+  CHECK_FALSE(blockable(Type{DType::f32, {5, 4, 24, 2}}, Layout::c16));
+  CHECK_FALSE(blockable(Type{DType::f32, {5, 4, 32, 2}}, Layout::plain));
 }
 
-TEST_CASE("relayout puts element (w, h, c, n) where nChw16c has it, and back") {
-  for (DType dtype : {DType::f32, DType::boolean}) {
-    Type type{dtype, {3, 2, 32, 2}};
-    Tensor plain = testing::random_tensor(type, 5, 0, 100);
-    Tensor blocked = Tensor::uninitialized(type), back = Tensor::uninitialized(type);
-    relayout(plain, Layout::plain, blocked, Layout::c16);
-    relayout(blocked, Layout::c16, back, Layout::plain);
-    std::vector<double> p = testing::to_doubles(plain), b = testing::to_doubles(blocked);
-    for (int64_t n = 0; n < 2; ++n)
-      for (int64_t c = 0; c < 32; ++c)
-        for (int64_t h = 0; h < 2; ++h)
-          for (int64_t w = 0; w < 3; ++w) {
-            int64_t at_plain = w + 3 * (h + 2 * (c + 32 * n));
-            int64_t at_blocked = c % 16 + 16 * (w + 3 * (h + 2 * (c / 16 + 2 * n)));
-            REQUIRE(b[at_blocked] == p[at_plain]);
-          }
-    testing::check_equal(back, p);
+TEST_CASE("oneDNN's convolutions want the layout the executor keeps") {
+  // AVX-512 (or AMX) kernels block by 16, AVX2 ones by 8.
+  CHECK(is_blocked(native_blocked_layout()));
+  ExecutorOptions options;
+  Builder b("conv");
+  Var x = b.input("x", {DType::f32, {6, 6, 16, 2}});
+  Var w = b.input("w", {DType::f32, {3, 3, 16, 16}});
+  b.output(b.relu(b.conv2d(x, w, {.pad = Shape{1, 1, 1, 1}})), "y");
+  Tape t = b.finish();
+  Executor e(t, options);
+  CHECK(e.layouts()[t.outputs[0].var.id] == native_blocked_layout());
+}
+
+TEST_CASE("relayout puts element (w, h, c, n) where nChw8c and nChw16c have it, and back") {
+  for (Layout l : kBlocked) {
+    const int64_t B = block_of(l);
+    CAPTURE(B);
+    for (DType dtype : {DType::f32, DType::boolean}) {
+      Type type{dtype, {3, 2, 32, 2}};
+      Tensor plain = testing::random_tensor(type, 5, 0, 100);
+      Tensor blocked = Tensor::uninitialized(type), back = Tensor::uninitialized(type);
+      relayout(plain, Layout::plain, blocked, l);
+      relayout(blocked, l, back, Layout::plain);
+      std::vector<double> p = testing::to_doubles(plain), b = testing::to_doubles(blocked);
+      for (int64_t n = 0; n < 2; ++n)
+        for (int64_t c = 0; c < 32; ++c)
+          for (int64_t h = 0; h < 2; ++h)
+            for (int64_t w = 0; w < 3; ++w) {
+              int64_t at_plain = w + 3 * (h + 2 * (c + 32 * n));
+              int64_t at_blocked = c % B + B * (w + 3 * (h + 2 * (c / B + 32 / B * n)));
+              REQUIRE(b[at_blocked] == p[at_plain]);
+            }
+      testing::check_equal(back, p);
+      Tensor other = Tensor::uninitialized(type);  // c8 <-> c16 directly
+      Layout l2 = l == Layout::c8 ? Layout::c16 : Layout::c8;
+      relayout(blocked, l, other, l2);
+      relayout(other, l2, back, Layout::plain);
+      testing::check_equal(back, p);
+    }
   }
 }
 
-// The kernels that read and write Layout::c16 give the plain kernels' results.
+// The kernels that read and write blocked images give the plain kernels' results.
 TEST_CASE("batch norm and convolutions on blocked images match their plain runs") {
   using L = Layout;
   Shape image{7, 5, 32, 2};
@@ -56,13 +85,15 @@ TEST_CASE("batch norm and convolutions on blocked images match their plain runs"
       testing::check_close(got[i], testing::to_doubles(want[i]), tol, tol);
   };
   std::vector<Tensor> stats = testing::run_op(Prim::batchnorm_with_stats, {x, scale, bias});
-  same(testing::run_op_in_layouts(Prim::batchnorm_with_stats, {x, scale, bias}, {},
-                                  {L::c16, L::plain, L::plain, L::c16}),
-       stats, 1e-5);
   std::vector<Tensor> bwd_args{dy, x, scale, stats[1], stats[2]};
-  same(testing::run_op_in_layouts(Prim::batchnorm_backward, bwd_args, {},
-                                  {L::c16, L::c16, L::plain, L::plain, L::plain, L::c16}),
-       testing::run_op(Prim::batchnorm_backward, bwd_args), 1e-5);
+  for (L bl : kBlocked) {
+    same(testing::run_op_in_layouts(Prim::batchnorm_with_stats, {x, scale, bias}, {},
+                                    {bl, L::plain, L::plain, bl}),
+         stats, 1e-5);
+    same(testing::run_op_in_layouts(Prim::batchnorm_backward, bwd_args, {},
+                                    {bl, bl, L::plain, L::plain, L::plain, bl}),
+         testing::run_op(Prim::batchnorm_backward, bwd_args), 1e-5);
+  }
 
   // conv2d: 32 -> 16 channels, 3x3, padded; every mix of image layouts.
   Tensor w = testing::random_tensor({DType::f32, {3, 3, 32, 16}}, 5);
@@ -74,8 +105,8 @@ TEST_CASE("batch norm and convolutions on blocked images match their plain runs"
   std::vector<Tensor> y = testing::run_op(Prim::conv2d, {x, w}, attrs);
   std::vector<Tensor> dx = testing::run_op(Prim::conv2d_backward_input, {dz, w}, input_shape);
   std::vector<Tensor> dw = testing::run_op(Prim::conv2d_backward_filter, {x, dz}, filter_shape);
-  for (L in : {L::plain, L::c16}) {
-    for (L out : {L::plain, L::c16}) {
+  for (L in : {L::plain, L::c8, L::c16}) {
+    for (L out : {L::plain, L::c8, L::c16}) {
       same(testing::run_op_in_layouts(Prim::conv2d, {x, w}, attrs, {in, L::plain, out}), y, 1e-5);
       same(testing::run_op_in_layouts(Prim::conv2d_backward_input, {dz, w}, input_shape,
                                       {out, L::plain, in}),
@@ -106,21 +137,20 @@ TEST_CASE("max pooling and its gradient on blocked images match their plain runs
     CAPTURE(c.window);
     Attrs attrs{{"window", c.window}, {"stride", c.stride}, {"pad", c.pad}};
     std::vector<Tensor> want = testing::run_op(Prim::max_pool2d_with_indices, {x}, attrs);
-    std::vector<Tensor> got = testing::run_op_in_layouts(Prim::max_pool2d_with_indices, {x}, attrs,
-                                                         {L::c16, L::c16, L::plain});
-    testing::check_equal(got[0], testing::to_doubles(want[0]));
-    testing::check_equal(got[1], testing::to_doubles(want[1]));
-    testing::check_equal(
-        testing::run_op_in_layouts(Prim::max_pool2d, {x}, attrs, {L::c16, L::c16})[0],
-        testing::to_doubles(want[0]));
-
     Tensor dy = testing::random_tensor(want[0].type(), 8);
     Attrs shape{{"shape", image}};
     std::vector<Tensor> args{dy, want[1]};
-    testing::check_equal(
-        testing::run_op_in_layouts(Prim::max_pool2d_backward, args, shape,
-                                   {L::c16, L::plain, L::c16})[0],
-        testing::to_doubles(testing::run_op(Prim::max_pool2d_backward, args, shape)[0]));
+    for (L bl : kBlocked) {
+      std::vector<Tensor> got =
+          testing::run_op_in_layouts(Prim::max_pool2d_with_indices, {x}, attrs, {bl, bl, L::plain});
+      testing::check_equal(got[0], testing::to_doubles(want[0]));
+      testing::check_equal(got[1], testing::to_doubles(want[1]));
+      testing::check_equal(testing::run_op_in_layouts(Prim::max_pool2d, {x}, attrs, {bl, bl})[0],
+                           testing::to_doubles(want[0]));
+      testing::check_equal(
+          testing::run_op_in_layouts(Prim::max_pool2d_backward, args, shape, {bl, L::plain, bl})[0],
+          testing::to_doubles(testing::run_op(Prim::max_pool2d_backward, args, shape)[0]));
+    }
   }
 }
 
@@ -136,11 +166,13 @@ TEST_CASE("elementwise ops add per-channel vectors to blocked images exactly") {
     testing::check_equal(testing::run_op_in_layouts(p, args, {}, layouts)[0],
                          testing::to_doubles(testing::run_op(p, args)[0]));
   };
-  same(Prim::add, {x, bias}, {L::c16, L::plain, L::c16});
-  same(Prim::sub, {bias, x}, {L::plain, L::c16, L::c16});
-  same(Prim::mul, {x, one}, {L::c16, L::plain, L::c16});
   Tensor mask = testing::run_op(Prim::gt, {x, bias})[0];
-  same(Prim::select, {mask, bias, x}, {L::c16, L::plain, L::c16, L::c16});
+  for (L bl : kBlocked) {
+    same(Prim::add, {x, bias}, {bl, L::plain, bl});
+    same(Prim::sub, {bias, x}, {L::plain, bl, bl});
+    same(Prim::mul, {x, one}, {bl, L::plain, bl});
+    same(Prim::select, {mask, bias, x}, {bl, L::plain, bl, bl});
+  }
 }
 
 // A convolution, its bias and a relu, read by another convolution: the image stays
@@ -157,12 +189,17 @@ TEST_CASE("a convolution's bias keeps its output blocked") {
   Tape t = b.finish();
   ExecutorOptions plain_options;
   plain_options.blocked_layouts = false;
-  Executor blocked(t), plain(t, plain_options);
-  CHECK(blocked.reorders_per_run() == 0);
-  CHECK(blocked.layouts()[z.id] == Layout::c16);
+  Executor plain(t, plain_options);
   TensorMap inputs = complete_inputs(t, {}, 4);
-  testing::check_close(blocked.run(inputs)[0], testing::to_doubles(plain.run(inputs)[0]), 1e-4,
-                       1e-4);
+  for (Layout l : kBlocked) {
+    ExecutorOptions options;
+    options.block = l;
+    Executor blocked(t, options);
+    CHECK(blocked.reorders_per_run() == 0);
+    CHECK(blocked.layouts()[z.id] == l);
+    testing::check_close(blocked.run(inputs)[0], testing::to_doubles(plain.run(inputs)[0]), 1e-4,
+                         1e-4);
+  }
 }
 
 // A tape output is computed as any other value, blocked where the plan keeps it blocked,
@@ -181,7 +218,7 @@ TEST_CASE("an output in the middle of a blocked chain changes no other output") 
   Tape with = without;
   with.outputs.push_back({y, "y"});
   Executor one(without), two(with);
-  CHECK(two.layouts()[y.id] == Layout::c16);
+  CHECK(two.layouts()[y.id] == native_blocked_layout());
   CHECK(plan_str(with, two).find("copied plain for the caller") != std::string::npos);
   TensorMap inputs = complete_inputs(without, {}, 6);
   Tensor z1 = one.run(inputs)[0];
@@ -205,13 +242,15 @@ TEST_CASE("reductions of blocked images match their plain runs") {
                            Dims{1}, Dims{4}, Dims{}}) {
     CAPTURE(dims);
     Attrs attrs{{"dims", dims}};
-    for (Prim p : {Prim::maximum, Prim::minimum}) {
-      testing::check_equal(testing::run_op_in_layouts(p, {x}, attrs, {L::c16, L::plain})[0],
-                           testing::to_doubles(testing::run_op(p, {x}, attrs)[0]));
+    for (L bl : kBlocked) {
+      for (Prim p : {Prim::maximum, Prim::minimum}) {
+        testing::check_equal(testing::run_op_in_layouts(p, {x}, attrs, {bl, L::plain})[0],
+                             testing::to_doubles(testing::run_op(p, {x}, attrs)[0]));
+      }
+      testing::check_close(testing::run_op_in_layouts(Prim::sum, {x}, attrs, {bl, L::plain})[0],
+                           testing::to_doubles(testing::run_op(Prim::sum, {x}, attrs)[0]), 1e-6,
+                           1e-6);
     }
-    testing::check_close(testing::run_op_in_layouts(Prim::sum, {x}, attrs, {L::c16, L::plain})[0],
-                         testing::to_doubles(testing::run_op(Prim::sum, {x}, attrs)[0]), 1e-6,
-                         1e-6);
   }
 }
 

@@ -591,6 +591,13 @@ Value non_differentiable(Interpreter&, Args& args) {
   return Value();
 }
 
+Value adjoint_defined(Interpreter& in, Args&) {
+  in.note_once("@adjoint", in.here(),
+               "@adjoint rules are not used: ytape differentiates the code itself, exactly "
+               "(docs/language.md)");
+  return Value();
+}
+
 }  // namespace
 
 Value stop_gradient(Interpreter& in, const Value& v) {
@@ -629,7 +636,8 @@ void add_grad_builtins(BuiltinTable& t) {
                      {"dropgrad", dropgrad},
                      {"ignore_derivatives", ignore_derivatives},
                      {"ignore", ignore_derivatives},
-                     {"_non_differentiable", non_differentiable}});
+                     {"_non_differentiable", non_differentiable},
+                     {"_adjoint_defined", adjoint_defined}});
 }
 
 }  // namespace ytape::tracer

@@ -94,6 +94,11 @@ uint64_t Interpreter::next_seed() {
   return random_bits(seed_, draws_++);
 }
 
+void Interpreter::note_once(const std::string& key, Pos pos, std::string_view text) {
+  if (noted_.insert(key).second)
+    emit(fmt::format("ytape: note: {}: {}\n", sources_.where(pos), text));
+}
+
 void Interpreter::emit(std::string_view text) {
   // `print` without a newline is kept until the line ends.
   for (char c : text) {

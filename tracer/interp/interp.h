@@ -75,6 +75,8 @@ class Interpreter {
   void set_print(std::function<void(std::string_view)> print) { print_ = std::move(print); }
   const std::string& output() const { return output_; }
   void emit(std::string_view text);
+  /// Emits "ytape: note: FILE:LINE: text" for `pos`, the first time only that `key` asks.
+  void note_once(const std::string& key, Pos pos, std::string_view text);
   /// Ends a line left open by `print` (done after each file runs).
   void flush_output();
 
@@ -367,7 +369,8 @@ class Interpreter {
   std::vector<std::weak_ptr<Env>> captured_;
   std::function<void(std::string_view)> print_;
   std::string output_;
-  bool rules_defined_ = false;  // a program's rrule methods: noted once, then looked up
+  bool rules_defined_ = false;             // a program's rrule methods: noted once, then looked up
+  std::unordered_set<std::string> noted_;  // the keys of note_once
   std::vector<const FunctionObj*> rrules_running_;  // whose rrule is being called
   Pos here_;
   std::vector<int64_t> ends_;  // the value of `end` in each enclosing index expression

@@ -591,14 +591,14 @@ Value Interpreter::eval_function(const Expr& e, const EnvPtr& env) {
     return v;
   }
   std::string name = def.receiver ? "#call" : strip_module(def.name);
-  if ((name == "rrule" || name == "frule") && !rules_defined_) {
+  if (name == "rrule" || name == "frule") {
     // Their pullbacks are never called: say so once.
     rules_defined_ = true;
-    emit(
-        fmt::format("ytape: note: {}: {} methods give values inside gradient, as Zygote's "
-                    "calls; their pullbacks are not used: ytape differentiates the code "
-                    "itself, exactly (docs/language.md)\n",
-                    sources_.where(e.pos), name));
+    note_once("rrule", e.pos,
+              fmt::format("{} methods give values inside gradient, as Zygote's calls; their "
+                          "pullbacks are not used: ytape differentiates the code itself, "
+                          "exactly (docs/language.md)",
+                          name));
   }
   // The nearest binding of the name: a function gains a method; a struct type gains an
   // outer constructor. Callable-struct methods all live in the global function "#call".

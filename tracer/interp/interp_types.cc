@@ -87,6 +87,15 @@ TypeRef Interpreter::eval_curly(const Expr& type, TypeRef head, const EnvPtr& en
         return refine_array(type, *head, *this);
       case TypeTag::union_: {
         std::vector<TypeRef> members;
+        if (!head->params.empty()) {  // an alias of a union of arrays: AbstractVecOrMat{T}
+          std::string params = type_expr_str(type).substr(type_expr_str(*type.args[0]).size());
+          for (const TypeRef& m : head->params) {
+            auto member = std::make_shared<TypeObj>(*refine_array(type, *m, *this));
+            member->name = m->name + params;
+            members.push_back(std::move(member));
+          }
+          return make_union(members);
+        }
         for (size_t i = 0; i < n; ++i) members.push_back(param(i));
         return make_union(members);
       }
@@ -275,7 +284,8 @@ std::optional<Value> Interpreter::match_static(const Expr& type, const Value& v,
     }
     return std::nullopt;
   }
-  if (h.tag == TypeTag::abstract_array && v.is_tensor()) {
+  bool array_union = h.tag == TypeTag::union_ && !h.params.empty();  // AbstractVecOrMat{T}
+  if ((h.tag == TypeTag::abstract_array || array_union) && v.is_tensor()) {
     if (p0 != nullptr && is_name(*p0)) return Value::type(dtype_type(v.tensor().type.dtype));
     if (p1 != nullptr && is_name(*p1)) return Value::integer(v.tensor().type.rank());
     return std::nullopt;

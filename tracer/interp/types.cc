@@ -299,6 +299,7 @@ std::vector<std::pair<std::string, TypeRef>> builtin_type_names() {
   ntuple->name = "NTuple";
   out.emplace_back("NTuple", std::move(ntuple));
   out.emplace_back("Colon", colon_type());
+  std::map<std::string, TypeRef> arrays;
   for (auto [name, rank] : {std::pair{"Array", -1},
                             {"Vector", 1},
                             {"Matrix", 2},
@@ -307,8 +308,21 @@ std::vector<std::pair<std::string, TypeRef>> builtin_type_names() {
     auto t = std::make_shared<TypeObj>(*builtin_type(TypeTag::abstract_array));
     t->name = name;
     t->rank = rank;
+    arrays[name] = t;
     out.emplace_back(name, std::move(t));
   }
+  // Base's unions of the two; `AbstractVecOrMat{T}` gives each member the parameters
+  // (Interpreter::eval_curly).
+  out.emplace_back("AbstractVecOrMat",
+                   make_union({arrays["AbstractVector"], arrays["AbstractMatrix"]}));
+  out.emplace_back("VecOrMat", make_union({arrays["Vector"], arrays["Matrix"]}));
+  // OneHotArrays' type: onehotbatch and onehot give Bool arrays here, so methods for one-hot
+  // inputs take those.
+  auto onehot = std::make_shared<TypeObj>(*arrays["Array"]);
+  onehot->name = "OneHotArray";
+  onehot->has_eltype = true;
+  onehot->eltype = DType::boolean;
+  out.emplace_back("OneHotArray", std::move(onehot));
   return out;
 }
 

@@ -178,6 +178,12 @@ ExprPtr Parser::parse_macro() {
     need(1, 1, name + " y = f(x)");
     return named_call(m.pos, "dropgrad", std::move(args[0].first));
   }
+  if (name == "@adjoint") {
+    // Zygote's `@adjoint f(x) = y, Δ -> ...`: a pullback, which ytape never uses (it
+    // differentiates f's own code, as for rrule); f keeps its methods.
+    need(1, 1, "@adjoint f(x) = f(x), Δ -> (Δ,)");
+    return named_call(m.pos, "_adjoint_defined", nullptr);
+  }
   if (name == "@nograd") {
     // Zygote's `@nograd f, g`: every call of them stops the gradient.
     ExprPtr call = named_call(m.pos, "_non_differentiable", nullptr);
@@ -399,7 +405,8 @@ ExprPtr Parser::unsupported_macro(Pos pos, const std::string& name) {
                                          "@__FILE__",    "@__DIR__",   "@test_throws",
                                          "@test_broken", "@test_skip", "@test_nowarn",
                                          "@inferred",    "@autosize",  "@ignore_derivatives",
-                                         "@ignore",      "@nograd",    "@non_differentiable"};
+                                         "@ignore",      "@nograd",    "@non_differentiable",
+                                         "@adjoint"};
   known.insert(known.end(), kIdentity.begin(), kIdentity.end());
   known.insert(known.end(), kLayer.begin(), kLayer.end());
   std::string_view best;

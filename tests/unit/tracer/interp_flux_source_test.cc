@@ -86,4 +86,23 @@ Dropout(p) = Dropout(p, Flux.rng_from_array())
       "([1.0, 1.0, 1.0], [0.0, 0.0], [1.0, 1.0])");
 }
 
+TEST_CASE("AbstractVecOrMat{T}, VecOrMat and OneHotArray in signatures, as Flux's cells") {
+  std::string p = R"(
+g(x::Union{AbstractVecOrMat{Float32}, OneHotArray}) = ndims(x)
+g(x) = :other
+h(x::VecOrMat) = :vm
+h(x) = :other
+e(x::AbstractVecOrMat{T}) where T = T
+)";
+  CHECK(eval_show(p,
+                  "g(zeros(Float32, 3)), g(zeros(Float32, 2, 2)), g(zeros(2)), "
+                  "g(zeros(Float32, 2, 2, 2)), g(onehotbatch([1, 2], 1:3))") ==
+        "(1, 2, :other, :other, 2)");
+  CHECK(eval_show(p, "h(zeros(2)), h(zeros(2, 2)), h(zeros(2, 2, 2)), e(zeros(Float32, 2, 2))") ==
+        "(:vm, :vm, :other, Float32)");
+  CHECK(eval_show(p,
+                  "zeros(2) isa AbstractVecOrMat, zeros(1, 1, 1) isa AbstractVecOrMat, "
+                  "onehot(2, 1:3) isa OneHotArray") == "(true, false, true)");
+}
+
 }  // namespace ytape::tracer::testing

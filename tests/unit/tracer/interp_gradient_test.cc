@@ -281,6 +281,22 @@ ChainRulesCore.rrule(::typeof(sq), x) = sq(x), dy -> (NoTangent(), 100dy)
             .find("rrule for h returned an Int64, not (value, pullback)") != std::string::npos);
 }
 
+TEST_CASE("an @adjoint rule is noted once and not used: the function keeps its derivative") {
+  std::string p = R"(
+sq(x) = x^2
+@adjoint sq(x) = sq(x), dy -> (100dy,)
+@adjoint function Broadcast.broadcasted(f::typeof(sq), args...)
+  Zygote.∇map(__context__, f, args...)
+end
+)";
+  CHECK(eval_show(p, "gradient(sq, 3.0), sq.([1.0, 2.0])") == "((6.0,), [1.0, 4.0])");
+  Interpreter in;
+  in.run_text("t.jl", p);
+  CHECK(in.output() ==
+        "ytape: note: t.jl:3:1: @adjoint rules are not used: ytape differentiates the code "
+        "itself, exactly (docs/language.md)\n");
+}
+
 TEST_CASE("a traced dropgrad is a stop_gradient op that ytape grad does not differentiate") {
   Interpreter in;
   in.run_text("t.jl", "f(x) = sum(x .* dropgrad(x .^ 2))\nx = [1.0, -2.0, 3.0]");

@@ -1,10 +1,10 @@
 // oneDNN convolutions on ytape's tensors.
 //
 // Layouts: ytape's column-major WHCN image is, read row-major, oneDNN's `nchw` (and
-// Layout::c16 is its `nChw16c`, which the executor keeps between such kernels); the weights
-// (kw, kh, cin/groups, cout) are `oihw`, or `goihw` with groups (cout splits as
-// (groups, cout/groups) row-major). oneDNN chooses its own layouts for the primitive
-// (`format_tag::any`, blocked such as nChw16c on AVX-512), and each call reorders the
+// Layout::c8 and c16 are its `nChw8c` and `nChw16c`, which the executor keeps between such
+// kernels); the weights (kw, kh, cin/groups, cout) are `oihw`, or `goihw` with groups (cout
+// splits as (groups, cout/groups) row-major). oneDNN chooses its own layouts for the
+// primitive (`format_tag::any`: nChw16c on AVX-512, nChw8c on AVX2), and each call reorders the
 // tensors whose layout differs: the weights and the weight gradient always, images only
 // where the executor passes them plain. The blocked copies live in per-thread scratch
 // buffers that the next call reuses, so memory grows with the largest convolution, not

@@ -17,14 +17,17 @@ namespace ytape::tracer {
 
 namespace {
 
-// Whether a parameter's type is (an instance of, or a union with) a struct of the program's.
-bool names_program_type(const TypeRef& t) {
+// Whether `t` is a struct of the program's, or an instantiation of one.
+bool program_struct(const TypeRef& t) {
   if (t == nullptr) return false;
   const TypeObj& base = t->generic ? *t->generic : *t;
-  if (base.tag == TypeTag::user && base.program) return true;
-  return std::any_of(t->params.begin(), t->params.end(), [](const TypeRef& p) {
-    return p != nullptr && p->tag == TypeTag::user && (p->generic ? *p->generic : *p).program;
-  });
+  return base.tag == TypeTag::user && base.program;
+}
+
+// Whether a parameter's type is such a struct, or a union (or tuple) with one.
+bool names_program_type(const TypeRef& t) {
+  return program_struct(t) ||
+         (t != nullptr && std::any_of(t->params.begin(), t->params.end(), program_struct));
 }
 
 std::string strip_module(const std::string& name) {
@@ -654,7 +657,7 @@ bool Interpreter::shadows(const Method& m, const std::string& written,
       std::any_of(m.types.begin(), m.types.end(), names_program_type))
     return false;
   return std::all_of(f.methods.begin(), f.methods.end(),
-                     [&](const Method& m) { return in_prelude(m.pos.file); });
+                     [&](const Method& old) { return in_prelude(old.pos.file); });
 }
 
 // "no constructor of Conv takes the arguments (::Array{Float32, 4}, ...); the

@@ -154,9 +154,9 @@ template <int64_t B>
   for (int64_t ow = 0; ow < g.out_w; ++ow) {
     int64_t w0 = ow * g.stride_w - g.pad_w;
     Span1 ws = g.cols(ow);
+    // Every window holds a pixel (the shape rule): its first tap sets best and tap.
     float* best = y + (oh * g.out_w + ow) * B;
     int32_t* tap = taps + ow * B;
-// Every window holds a pixel (the shape rule): its first tap sets best and tap.
 #pragma GCC unroll 1
     for (int64_t l = 0; l < B; ++l) {
       best[l] = x[(hs.lo * g.in_w + ws.lo) * B + l];

@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/io.h"
+#include "tape/strings.h"
 #include "tape/validate.h"
 
 namespace ytape::cli {
@@ -23,7 +24,7 @@ Run setup_check(CLI::App& sub) {
     Tape t = load_tape(*path);
     validate(t);
     size_t inputs = t.num_inputs();
-    fmt::print("{}: valid tape {}: {}, {}, {}\n", source_name(*path), t.name,
+    fmt::print("{}: valid tape {}: {}, {}, {}\n", source_name(*path), printable(t.name),
                plural(inputs, "input"), plural(t.ops.size() - inputs, "op"),
                plural(t.outputs.size(), "output"));
     return kOk;

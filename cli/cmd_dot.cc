@@ -15,6 +15,7 @@ Run setup_dot(CLI::App& sub) {
   sub.add_option("-o,--output", o->out,
                  "Write to this file (atomically) instead of standard output");
   return [o] {
+    refuse_overwrites({{"TAPE", o->tape}}, {{"-o", o->out}});
     write_file(o->out, tape_dot(load_tape(o->tape)));
     return kOk;
   };

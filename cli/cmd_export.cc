@@ -22,6 +22,7 @@ Run setup_export(CLI::App& sub) {
   sub.add_option("--weights", o->weights,
                  "Tensors (safetensors) of inputs to store in the model as initializers");
   return [o] {
+    refuse_overwrites({{"TAPE", o->tape}, {"--weights", o->weights}}, {{"-o", o->out}});
     Tape t = load_tape(o->tape);
     TensorMap weights;
     if (!o->weights.empty()) {

@@ -30,6 +30,7 @@ Run setup_grad(CLI::App& sub) {
   sub.add_option("-o,--output", o->out, "Write the gradient tape here instead of standard output");
   sub.add_flag("--stats", o->stats, "Print op counts and the time of each phase");
   return [o] {
+    refuse_overwrites({{"TAPE", o->tape}}, {{"-o", o->out}});
     auto start = std::chrono::steady_clock::now();
     Tape t = load_tape(o->tape);
     auto loaded = std::chrono::steady_clock::now();

@@ -109,6 +109,7 @@ Run setup_import(CLI::App& sub) {
                "Read a model that ytape exported as any other: its nodes, not the primitives "
                "its marks name (docs/onnx.md)");
   return [o] {
+    refuse_overwrites({{"MODEL", o->model}}, {{"-o", o->out}, {"--weights", o->weights}});
     OnnxImportOptions options;
     options.dims = parse_dims(o->dims);
     options.sequences = parse_lengths(o->lengths);

@@ -38,7 +38,9 @@ Run setup_opt(CLI::App& sub) {
                  "Passes to run, comma-separated, in order, repeated to a fixed point: fold, "
                  "simplify, cse, dce (default: all four, in that order)")
       ->delimiter(',');
-  sub.add_option("-o,--output", o->out, "Write the optimized tape here instead of standard output");
+  sub.add_option("-o,--output", o->out,
+                 "Write the optimized tape here instead of standard output; it may be the input "
+                 "tape, which is read first (optimized in place)");
   sub.add_flag("--stats", o->stats,
                "Print the op count before and after each pass run, and its time, to stderr");
   return [o] {

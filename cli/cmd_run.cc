@@ -11,6 +11,7 @@
 #include "runtime/parallel.h"
 #include "runtime/profile.h"
 #include "runtime/tensor_file.h"
+#include "tape/strings.h"
 
 namespace ytape::cli {
 
@@ -26,7 +27,8 @@ struct RunOptions {
 
 void print_outputs(const Tape& t, const std::vector<Tensor>& outs) {
   for (size_t i = 0; i < outs.size(); ++i) {
-    fmt::print("{} {} {}\n", t.outputs[i].name, type_str(outs[i].type()), summary_str(outs[i]));
+    fmt::print("{} {} {}\n", printable(t.outputs[i].name), type_str(outs[i].type()),
+               summary_str(outs[i]));
   }
 }
 
@@ -50,6 +52,7 @@ Run setup_run(CLI::App& sub) {
   add_execution_options(sub, o->execution);
   return [o] {
     ExecutorOptions options = o->execution.apply();
+    refuse_overwrites({{"TAPE", o->tape}, {"--inputs", o->inputs}}, {{"-o", o->out}});
     Tape t = load_tape(o->tape);
     TensorMap inputs = gather_inputs(t, o->inputs, o->random, o->seed);
     Executor executor(t, options);

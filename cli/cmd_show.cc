@@ -19,6 +19,7 @@ Run setup_show(CLI::App& sub) {
   sub.add_option("-o,--output", o->out,
                  "Write to this file (atomically) instead of standard output");
   return [o] {
+    refuse_overwrites({{"TAPE", o->tape}}, {{"-o", o->out}});
     Tape t = load_tape(o->tape);
     write_file(o->out, o->json ? write_tape_json(t) : print_tape(t));
     return kOk;

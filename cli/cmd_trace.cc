@@ -41,6 +41,8 @@ Run setup_trace(CLI::App& sub) {
   sub.add_option("--max-ops", o->max_ops, "Stop tracing beyond this many ops (default 10^7)")
       ->check(positive());
   return [o] {
+    refuse_overwrites({{"PROGRAM", o->program}},
+                      {{"-o", o->out}, {"--save-inputs", o->save_inputs}});
     auto start = std::chrono::steady_clock::now();
     tracer::Interpreter program;
     // The tape goes to standard output unless -o is given; the program's prints then go

@@ -98,6 +98,14 @@ int interrupted(const Trainer& t, const TrainCli& o) {
 }
 
 int train(const TrainCli& o) {
+  // With --resume the checkpoint is read and written again: it is an output only here.
+  refuse_overwrites({{"STEP_TAPE", o.step},
+                     {"--data", o.data},
+                     {"--init", o.init},
+                     {"--eval", o.eval},
+                     {"--eval-data", o.eval_data},
+                     {"--keep-last", o.keep_last}},
+                    {{"--checkpoint", o.checkpoint}, {"-o", o.out}});
   TrainOptions options = o.train;
   options.shuffle = !o.no_shuffle;
   options.executor = o.execution.apply();

@@ -1,9 +1,11 @@
 #include "cli/commands.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -136,6 +138,23 @@ void add_execution_options(CLI::App& sub, ExecutionChoice& choice) {
                  "may take, e.g. 64M; 0: only room the plan has anyway (default: a fifth of what "
                  "the values need)")
       ->transform(CLI::AsSizeValue(false));
+}
+
+void add_memory_option(CLI::App& sub, std::optional<int64_t>& bytes) {
+  sub.add_option("--max-memory", bytes,
+                 "The most memory tensors may take at once, e.g. 8G; 0: no limit (default: the "
+                 "machine's memory)")
+      ->transform(CLI::AsSizeValue(false));
+}
+
+int64_t default_memory_limit() {
+  int64_t physical = static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE);
+  if (physical <= 0) physical = INT64_MAX;
+  // cgroup v2 writes "max" when there is no limit, which does not parse as a number.
+  std::ifstream cgroup("/sys/fs/cgroup/memory.max");
+  int64_t limit = 0;
+  if (cgroup >> limit && limit > 0) physical = std::min(physical, limit);
+  return physical;
 }
 
 ExecutorOptions ExecutionChoice::apply() const {

@@ -52,6 +52,14 @@ struct ExecutionChoice {
 };
 void add_execution_options(CLI::App& sub, ExecutionChoice& choice);
 
+/// The --max-memory option of every subcommand: the most bytes that tensors may take at
+/// once (`8G`, `512M`; 0 for no limit). Without it, default_memory_limit().
+void add_memory_option(CLI::App& sub, std::optional<int64_t>& bytes);
+/// The machine's physical memory, or the memory limit of its control group if that is
+/// lower: past it a process would swap or be killed without a word, where the limit
+/// gives a message instead.
+int64_t default_memory_limit();
+
 /// The one-line message (without "ytape: error: ") for a command line that `app` refused
 /// with `e`: an unknown command or option names the closest valid one.
 std::string usage_message(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv);

@@ -10,16 +10,19 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <vector>
 
 #include "cli/signals.h"
 #include "io/json.h"
 #include "runtime/inputs.h"
 #include "tape/error.h"
+#include "tape/strings.h"
 
 namespace ytape::cli {
 
 std::string source_name(const std::string& path) {
-  return path == "-" ? "<stdin>" : path;
+  return path == "-" ? "<stdin>" : printable(path);
 }
 
 TensorMap gather_inputs(const Tape& t, const std::string& path, bool random, uint64_t seed) {
@@ -146,6 +149,45 @@ void write_file(const std::string& path, std::string_view content) {
   if (!ok) std::remove(tmp.c_str());
   set_pending_file(nullptr);
   if (!ok) user_error("cannot write {}: {}", path, std::strerror(error));
+}
+
+namespace {
+
+// What identifies the file `path` names: its device and inode where it exists, else its
+// absolute, normalized path. Nothing for what cannot be overwritten by mistake.
+std::optional<std::string> file_identity(const std::string& path) {
+  if (path.empty() || path == "-") return std::nullopt;
+  struct stat s {};
+  if (::stat(path.c_str(), &s) == 0) {
+    if (!S_ISREG(s.st_mode)) return std::nullopt;
+    return fmt::format("{}:{}", s.st_dev, s.st_ino);
+  }
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  return ec ? std::optional(path) : std::optional(p.string());
+}
+
+}  // namespace
+
+void refuse_overwrites(std::initializer_list<NamedFile> inputs,
+                       std::initializer_list<NamedFile> outputs) {
+  std::vector<std::pair<const NamedFile*, std::string>> seen;
+  for (const NamedFile& f : inputs) {
+    if (auto id = file_identity(f.path)) seen.emplace_back(&f, *id);
+  }
+  size_t num_inputs = seen.size();
+  for (const NamedFile& out : outputs) {
+    std::optional<std::string> id = file_identity(out.path);
+    if (!id) continue;
+    for (size_t i = 0; i < seen.size(); ++i) {
+      if (seen[i].second != *id) continue;
+      const NamedFile& other = *seen[i].first;
+      user_error("{} {} is the file that {} {}: writing it would destroy {}; give another file",
+                 out.option, source_name(out.path), other.option,
+                 i < num_inputs ? "reads" : "writes", i < num_inputs ? "an input" : "an output");
+    }
+    seen.emplace_back(&out, *id);
+  }
 }
 
 Tape load_tape(const std::string& path) {

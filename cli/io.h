@@ -1,6 +1,7 @@
 // File input and output for the subcommands.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,20 @@ std::string read_file(const std::string& path);
 /// device, FIFO or socket is written directly (`-o /dev/null` stays a device). An empty
 /// path or "-" writes to standard output.
 void write_file(const std::string& path, std::string_view content);
+
+/// A file a command reads or writes, and the option or argument that names it.
+struct NamedFile {
+  std::string_view option;  ///< "--data", "-o", "TAPE"
+  const std::string& path;  ///< empty when not given
+};
+
+/// Refuses to run (UserError) when an output names the same file as one of the inputs or
+/// as another output: by the file's identity (device and inode, links followed), not its
+/// spelling, so `-o ./d/../data.bin` is caught too. Outputs that do not exist yet are
+/// compared by their absolute path. Paths not given, "-", devices and FIFOs are left out.
+/// Call before any work, so that nothing is read, computed or written in vain.
+void refuse_overwrites(std::initializer_list<NamedFile> inputs,
+                       std::initializer_list<NamedFile> outputs);
 
 /// Reads and validates a tape in JSON form from `path` ("-" for standard input).
 Tape load_tape(const std::string& path);

@@ -6,12 +6,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <new>
+#include <optional>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/signals.h"
+#include "runtime/tensor.h"
 #include "tape/allocator.h"
 #include "tape/error.h"
+#include "tape/strings.h"
 
 namespace {
 
@@ -27,18 +30,22 @@ int run(int argc, char** argv) {
     const Command* command;
   };
   std::vector<Sub> subs;
+  std::optional<int64_t> max_memory;
   for (const Command& c : commands()) {
     CLI::App* sub = app.add_subcommand(std::string(c.name), std::string(c.help));
     subs.push_back({sub, c.setup(*sub), &c});
+    add_memory_option(*sub, max_memory);
   }
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
     return app.exit(e);  // --help, --version
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "ytape: error: {}\n", usage_message(app, e, argc, argv));
+    fmt::print(stderr, "ytape: error: {}\n", ytape::printable(usage_message(app, e, argc, argv)));
     return kBadInput;
   }
+  int64_t limit = max_memory.value_or(default_memory_limit());
+  ytape::set_tensor_memory_limit(limit == 0 ? INT64_MAX : limit);
   for (const Sub& sub : subs) {
     if (!sub.app->parsed()) continue;
     if (sub.command->tape_work) ytape::keep_freed_memory();
@@ -52,10 +59,11 @@ int run_and_report(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const ytape::UserError& e) {
-    fmt::print(stderr, "ytape: error: {}\n", e.what());
+    fmt::print(stderr, "ytape: error: {}\n", ytape::printable_lines(e.what()));
     return kBadInput;
   } catch (const ytape::InternalError& e) {
-    fmt::print(stderr, "ytape: internal error (a bug in ytape, please report it): {}\n", e.what());
+    fmt::print(stderr, "ytape: internal error (a bug in ytape, please report it): {}\n",
+               ytape::printable_lines(e.what()));
     return kInternal;
   } catch (const std::bad_alloc&) {
     fmt::print(stderr,
@@ -63,7 +71,8 @@ int run_and_report(int argc, char** argv) {
                "(ulimit -v) allows\n");
     return kBadInput;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "ytape: internal error (a bug in ytape, please report it): {}\n", e.what());
+    fmt::print(stderr, "ytape: internal error (a bug in ytape, please report it): {}\n",
+               ytape::printable_lines(e.what()));
     return kInternal;
   }
 }

@@ -6,6 +6,7 @@
 
 #include "inspect/diff.h"
 #include "tape/print.h"
+#include "tape/strings.h"
 
 namespace ytape {
 
@@ -170,7 +171,7 @@ std::string diff_str(const Tape& a, const Tape& b, const TapeDiff& d, const Diff
   if (d.outputs_reordered) {
     out += fmt::format("- outputs {}\n+ outputs {}\n", common_outputs(a, b), common_outputs(b, a));
   }
-  return out;
+  return printable_lines(out);  // names and file names come from the tapes
 }
 
 std::string diff_stat(const Tape& a, const Tape& b, const TapeDiff& d) {

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "tape/print.h"
+#include "tape/strings.h"
 
 namespace ytape {
 
@@ -14,7 +15,7 @@ namespace {
 // A Graphviz string: quoted, with `"` and `\` escaped and line breaks as \n.
 std::string dot_quoted(std::string_view s) {
   std::string out = "\"";
-  for (char c : s) {
+  for (char c : printable_lines(s)) {
     if (c == '"' || c == '\\') {
       out += '\\';
       out += c;

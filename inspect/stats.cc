@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "inspect/cost.h"
+#include "tape/strings.h"
 
 namespace ytape {
 
@@ -157,7 +158,7 @@ std::string stats_str(const TapeStats& s, int64_t plan_bytes) {
   if (plan_bytes >= 0) {
     line("total", plan_bytes + s.input_bytes + s.constant_bytes + s.output_bytes);
   }
-  return out;
+  return printable_lines(out);  // the tape's name comes from its file
 }
 
 }  // namespace ytape

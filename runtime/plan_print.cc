@@ -6,6 +6,7 @@
 
 #include "runtime/parallel.h"
 #include "tape/print.h"
+#include "tape/strings.h"
 
 namespace ytape {
 
@@ -89,7 +90,7 @@ std::string plan_str(const Tape& t, const Executor& e) {
       out += fmt::format("{:>5}  fuses {}\n", "", ops);
     }
   }
-  return out;
+  return printable_lines(out);  // the tape's name comes from its file
 }
 
 }  // namespace ytape

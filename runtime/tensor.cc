@@ -84,8 +84,9 @@ std::shared_ptr<void> allocate_buffer(int64_t bytes) {
   auto size = static_cast<int64_t>(padded);
   if (live_bytes.fetch_add(size) + size > memory_limit) {
     live_bytes -= size;
-    user_error("out of memory allocating {} bytes (tensors may take {} bytes in all)", bytes,
-               memory_limit.load());
+    user_error(
+        "out of memory allocating {} bytes: tensors may take {} bytes at once (--max-memory)",
+        bytes, memory_limit.load());
   }
   void* p = std::aligned_alloc(64, padded);
   if (p == nullptr) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "tape/strings.h"
+
 namespace ytape {
 
 namespace {
@@ -53,7 +55,7 @@ std::string shown_attrs(const Op& op) {
     if (!out.empty()) out += ", ";
     out += a.name;
     out += '=';
-    out += attr_value_str(a.value);
+    out += printable(attr_value_str(a.value));
   }
   return out;
 }
@@ -68,7 +70,7 @@ std::string print_op(const Tape& t, const Op& op) {
   std::string out;
   if (op.kind == OpKind::input) {
     Var v = op.outs.empty() ? Var{~0u} : op.outs[0];
-    return fmt::format("in  {}::{} {}", var_str(v), type_of(t, v), op.name);
+    return fmt::format("in  {}::{} {}", var_str(v), type_of(t, v), printable(op.name));
   }
   append_vars(out, op.outs);
   if (!op.outs.empty()) out += " = ";
@@ -105,9 +107,10 @@ std::string print_op(const Tape& t, const Op& op) {
 }
 
 std::string print_tape(const Tape& t) {
-  std::string out = fmt::format("tape {}\n", t.name);
-  for (const auto& [key, value] : t.meta)
-    out += fmt::format("  meta {} = {}\n", key, quoted(value));
+  std::string out = fmt::format("tape {}\n", printable(t.name));
+  for (const auto& [key, value] : t.meta) {
+    out += fmt::format("  meta {} = {}\n", printable(key), printable(quoted(value)));
+  }
   for (const Op& op : t.ops) {
     out += "  ";
     out += print_op(t, op);
@@ -118,7 +121,9 @@ std::string print_tape(const Tape& t) {
     }
     out += '\n';
   }
-  for (const Output& o : t.outputs) out += fmt::format("  out {} {}\n", var_str(o.var), o.name);
+  for (const Output& o : t.outputs) {
+    out += fmt::format("  out {} {}\n", var_str(o.var), printable(o.name));
+  }
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include "tape/strings.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <vector>
 
@@ -19,6 +21,86 @@ size_t edit_distance(std::string_view a, std::string_view b) {
     }
   }
   return row[b.size()];
+}
+
+namespace {
+
+// The length of the valid UTF-8 sequence at the start of `s` (1 to 4), or 0 if it is not one:
+// overlong forms, surrogates and code points past U+10FFFF are not valid.
+size_t utf8_length(std::string_view s) {
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  auto continuation = [&](size_t i) { return i < s.size() && (byte(i) & 0xC0) == 0x80; };
+  unsigned char b = byte(0);
+  if (b < 0x80) return 1;
+  if (b >= 0xC2 && b <= 0xDF) return continuation(1) ? 2 : 0;
+  if (b >= 0xE0 && b <= 0xEF) {
+    if (!continuation(1) || !continuation(2)) return 0;
+    if (b == 0xE0 && byte(1) < 0xA0) return 0;   // overlong
+    if (b == 0xED && byte(1) >= 0xA0) return 0;  // surrogate
+    return 3;
+  }
+  if (b >= 0xF0 && b <= 0xF4) {
+    if (!continuation(1) || !continuation(2) || !continuation(3)) return 0;
+    if (b == 0xF0 && byte(1) < 0x90) return 0;   // overlong
+    if (b == 0xF4 && byte(1) >= 0x90) return 0;  // past U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+std::string escaped(std::string_view s, bool keep_newlines) {
+  std::string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    auto b = static_cast<unsigned char>(s[i]);
+    size_t n = utf8_length(s.substr(i));
+    // U+0080..U+009F, the C1 controls (CSI among them), are C2 80..C2 9F in UTF-8.
+    bool c1 = n == 2 && b == 0xC2 && static_cast<unsigned char>(s[i + 1]) < 0xA0;
+    if (n > 1 && !c1) {
+      out.append(s.substr(i, n));
+      i += n;
+      continue;
+    }
+    if (n == 1 && b >= 0x20 && b != 0x7F) {
+      out += s[i++];
+    } else if (b == '\n') {
+      out += keep_newlines ? "\n" : "\\n";
+      ++i;
+    } else if (b == '\t') {
+      out += "\\t";
+      ++i;
+    } else if (b == '\r') {
+      out += "\\r";
+      ++i;
+    } else {
+      for (size_t k = 0; k < std::max<size_t>(n, 1); ++k) {
+        out += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[i + k]));
+      }
+      i += std::max<size_t>(n, 1);
+    }
+  }
+  return out;
+}
+
+// Whether `s` holds anything but printable ASCII (and newlines, if kept): only such text
+// can need an escape, and the common case then costs one scan and no copy.
+bool needs_escape(std::string_view s, bool keep_newlines) {
+  for (char c : s) {
+    auto b = static_cast<unsigned char>(c);
+    if ((b < 0x20 && !(keep_newlines && b == '\n')) || b >= 0x7F) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string printable(std::string_view s) {
+  return needs_escape(s, false) ? escaped(s, false) : std::string(s);
+}
+
+std::string printable_lines(std::string_view s) {
+  return needs_escape(s, true) ? escaped(s, true) : std::string(s);
 }
 
 }  // namespace ytape

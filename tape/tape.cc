@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "tape/float16.h"
+#include "tape/strings.h"
 
 namespace ytape {
 
@@ -16,7 +17,7 @@ size_t Tape::num_inputs() const {
 
 std::string Tape::loc_str(Loc loc) const {
   if (!loc.known() || loc.file > files.size()) return {};
-  return fmt::format("{}:{}", files[loc.file - 1], loc.line);
+  return fmt::format("{}:{}", printable(files[loc.file - 1]), loc.line);
 }
 
 double literal_at(const Op& op, DType dtype, int64_t i) {

@@ -11,7 +11,9 @@ namespace ytape {
 
 namespace {
 
-constexpr std::string_view kFormat = "ytape-train-checkpoint-1";
+constexpr std::string_view kFormat = "ytape-train-checkpoint-2";
+// Format 1 lacked the step tape's digest; such checkpoints still resume, unchecked for it.
+constexpr std::string_view kFormat1 = "ytape-train-checkpoint-1";
 
 const std::string& entry(const TensorFileMetadata& metadata, std::string_view key,
                          std::string_view source) {
@@ -45,6 +47,7 @@ bool boolean(const TensorFileMetadata& metadata, std::string_view key, std::stri
 std::vector<uint8_t> write_checkpoint(const Checkpoint& c) {
   TensorFileMetadata metadata = {
       {"format", std::string(kFormat)},
+      {"step_tape", c.run.tape},
       {"epoch", fmt::format("{}", c.position.epoch)},
       {"step", fmt::format("{}", c.position.step)},
       {"global_step", fmt::format("{}", c.position.global_step)},
@@ -69,10 +72,11 @@ Checkpoint read_checkpoint(std::span<const uint8_t> bytes, std::string_view sour
                source);
   }
   const std::string& format = entry(metadata, "format", source);
-  if (format != kFormat) {
+  if (format != kFormat && format != kFormat1) {
     user_error("{}: checkpoint format '{}' is not the '{}' this ytape reads", source, format,
                kFormat);
   }
+  if (format == kFormat) c.run.tape = entry(metadata, "step_tape", source);
   c.position.epoch = number<int64_t>(metadata, "epoch", source);
   c.position.step = number<int64_t>(metadata, "step", source);
   c.position.global_step = number<int64_t>(metadata, "global_step", source);
@@ -87,6 +91,10 @@ Checkpoint read_checkpoint(std::span<const uint8_t> bytes, std::string_view sour
   if (c.position.epoch < 1 || c.position.step < 0 || c.position.global_step < 0) {
     user_error("{}: the checkpoint's position (epoch {}, step {}, global step {}) is invalid",
                source, c.position.epoch, c.position.step, c.position.global_step);
+  }
+  if (c.run.batch < 1 || c.run.samples < 1 || c.run.last < 0) {
+    user_error("{}: the checkpoint's batch size {}, sample count {} or last batch {} is invalid",
+               source, c.run.batch, c.run.samples, c.run.last);
   }
   return c;
 }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -28,6 +29,7 @@ struct RunIdentity {
   int64_t batch = 0;    ///< the step tape's batch size
   int64_t samples = 0;  ///< the training data's N
   int64_t last = 0;     ///< the --keep-last tape's batch size (N mod batch); 0 without one
+  std::string tape;     ///< tape_digest of the step tape; empty in checkpoints of format 1
   friend bool operator==(const RunIdentity&, const RunIdentity&) = default;
 };
 
@@ -38,13 +40,15 @@ struct Checkpoint {
 };
 
 /// The bytes of a checkpoint file: `state` as safetensors, with "__metadata__" holding
-/// format = "ytape-train-checkpoint-1", epoch, step, global_step, loss_sum (shortest
-/// round-trip decimal), seed, shuffle (true/false), batch_size, samples and, with a
-/// --keep-last tape, last_batch.
+/// format = "ytape-train-checkpoint-2", step_tape (the step tape's digest), epoch, step,
+/// global_step, loss_sum (shortest round-trip decimal), seed, shuffle (true/false),
+/// batch_size, samples and, with a --keep-last tape, last_batch.
 std::vector<uint8_t> write_checkpoint(const Checkpoint& c);
 
-/// Reads what write_checkpoint wrote. Throws UserError naming `source` when the file is not
-/// safetensors, or its metadata lacks an entry or holds one that does not parse.
+/// Reads what write_checkpoint wrote, and checkpoints of format 1 (no step_tape). Throws
+/// UserError naming `source` when the file is not safetensors, or its metadata lacks an
+/// entry or holds one that does not parse or is out of range (a negative step, an epoch
+/// below 1, a batch size below 1). Whether the position fits the run is Trainer::resume's.
 Checkpoint read_checkpoint(std::span<const uint8_t> bytes, std::string_view source);
 
 }  // namespace ytape

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <unordered_map>
 
+#include "tape/checked.h"
+#include "tape/digest.h"
 #include "tape/error.h"
 
 namespace ytape {
@@ -45,6 +47,7 @@ Trainer::Trainer(const Tape& step, std::string step_source, DataSet data, Tensor
                  std::string init_source, TrainOptions options)
     : step_(step),
       step_source_(std::move(step_source)),
+      step_digest_(tape_digest(step)),
       data_(std::move(data)),
       init_(std::move(init)),
       init_source_(std::move(init_source)),
@@ -132,12 +135,42 @@ void Trainer::set_last_step(const Tape& last, std::string last_source) {
 }
 
 RunIdentity Trainer::identity() const {
-  return {options_.seed, options_.shuffle, binding_.batch, data_.samples,
-          last_executor_ ? last_binding_.batch : 0};
+  return {options_.seed,
+          options_.shuffle,
+          binding_.batch,
+          data_.samples,
+          last_executor_ ? last_binding_.batch : 0,
+          step_digest_};
+}
+
+void Trainer::check_position(const Position& p, std::string_view source) const {
+  const int64_t steps = steps_per_epoch();
+  if (p.step > steps) {
+    user_error("{} is at step {} of epoch {}, but an epoch of {} has {} steps", source, p.step,
+               p.epoch, step_source_, steps);
+  }
+  if (p.epoch > options_.epochs + 1) {
+    user_error(
+        "{} is at epoch {}, past the {} epochs of this run: give --epochs {} or more to "
+        "continue it",
+        source, p.epoch, options_.epochs, p.epoch - 1);
+  }
+  std::string what = fmt::format("{}: the position", source);
+  int64_t made = checked::add(checked::mul(p.epoch - 1, steps, what), p.step, what);
+  if (p.global_step != made) {
+    user_error("{} is at global step {}, but epoch {} and step {} at {} steps an epoch make {}",
+               source, p.global_step, p.epoch, p.step, steps, made);
+  }
 }
 
 void Trainer::resume(const Checkpoint& c, std::string_view source) {
   RunIdentity now = identity();
+  if (!c.run.tape.empty() && c.run.tape != now.tape) {
+    user_error(
+        "{} was written by a run of another step tape (digest {}; {} has {}): resume with "
+        "the step tape it belongs to",
+        source, c.run.tape, step_source_, now.tape);
+  }
   if (c.run.seed != now.seed) {
     user_error("{} was written by a run with --seed {}, not {}: give the same --seed to resume",
                source, c.run.seed, now.seed);
@@ -175,6 +208,7 @@ void Trainer::resume(const Checkpoint& c, std::string_view source) {
     user_error("{} holds {} tensors, but {} carries {}: it is the checkpoint of another step tape",
                source, c.state.size(), step_source_, carried);
   }
+  check_position(c.position, source);
   values_ = std::move(values);
   position_ = c.position;
 }

@@ -83,8 +83,11 @@ class Trainer {
   void set_last_step(const Tape& last, std::string last_source);
 
   /// Continues from `c` instead of --init's carried values. Throws UserError naming
-  /// `source` when it was written by a run with another seed, shuffle, batch size or
-  /// sample count, or its tensors are not the carried inputs with their types.
+  /// `source` when it was written by a run of another step tape (by its digest), seed,
+  /// shuffle, batch size or sample count; when its position does not fit this run (a step
+  /// past the epoch's, a global step that its epoch and step do not make, an epoch past
+  /// the last one of this run's --epochs); or when its tensors are not the carried inputs
+  /// with their types.
   void resume(const Checkpoint& c, std::string_view source);
 
   /// Trains until all epochs are done, max_steps is reached, or hooks.stop() says so; then
@@ -106,6 +109,7 @@ class Trainer {
   std::optional<double> count_step(std::optional<double> loss);
   int64_t full_steps() const { return data_.samples / binding_.batch; }
   RunIdentity identity() const;
+  void check_position(const Position& p, std::string_view source) const;
   EpochReport finish_epoch(int64_t samples_here, double seconds);
   void evaluate(EpochReport& report);
   void save(const TrainHooks& hooks);
@@ -113,6 +117,7 @@ class Trainer {
 
   const Tape& step_;
   std::string step_source_;
+  std::string step_digest_;  ///< tape_digest(step_), which checkpoints carry
   DataSet data_;
   TensorMap init_;
   std::string init_source_;

@@ -90,3 +90,7 @@ cli_test(onnx_import EXIT 0 COMMAND bash ${CASES}/onnx_import.sh ${YTAPE} $<TARG
 cli_test(onnx_export EXIT 0 COMMAND bash ${CASES}/onnx_export.sh ${YTAPE})
 # export -> import -> diff: no difference, for forward, gradient and second-order tapes.
 cli_test(onnx_round_trip EXIT 0 COMMAND bash ${CASES}/onnx_round_trip.sh ${YTAPE})
+cli_test(escapes EXIT 0 COMMAND bash ${CASES}/escapes.sh ${YTAPE})
+# Tensors take at most --max-memory at once: past it, a message instead of swapping.
+cli_test(run_max_memory EXIT 2 STDOUT ${CASES}/empty.txt STDERR ${CASES}/expected/run_max_memory.err
+         COMMAND ${YTAPE} run hostile/big.json --random --max-memory 1M)

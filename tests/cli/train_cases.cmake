@@ -31,3 +31,4 @@ cli_test(train_eval_missing_input EXIT 2 STDOUT ${CASES}/empty.txt
          COMMAND ${YTAPE} train train/step.json --data ${DIGITS}/digits_train.safetensors
                  --init train/init.safetensors --eval train/eval_extra.json
                  --eval-data ${DIGITS}/digits_test.safetensors)
+cli_test(overwrite EXIT 0 COMMAND bash ${CASES}/overwrite.sh ${YTAPE})

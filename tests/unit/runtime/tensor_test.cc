@@ -28,8 +28,8 @@ TEST_CASE("a tensor memory limit refuses what would exceed it, and frees count")
   {
     Tensor a(Type{DType::f32, {128 * 1024}});  // 512 kB
     CHECK_THROWS_WITH_AS(Tensor(Type{DType::f32, {192 * 1024}}),
-                         "out of memory allocating 786432 bytes (tensors may take 1048576 "
-                         "bytes in all)",
+                         "out of memory allocating 786432 bytes: tensors may take 1048576 "
+                         "bytes at once (--max-memory)",
                          UserError);
     Tensor b(Type{DType::f32, {64 * 1024}});  // fits beside a
   }

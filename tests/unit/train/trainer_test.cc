@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "runtime/tensor_file.h"
+#include "tape/digest.h"
 #include "tape/error.h"
 #include "unit/train/helpers.h"
 
@@ -95,11 +96,14 @@ TEST_CASE("every step has its own random key, a function of the seed") {
 }
 
 TEST_CASE("checkpoints write the position as metadata and read it back") {
-  Checkpoint c{{{"w", tensor(f32({2}), {1, 2})}}, {3, 5, 17, 0.1 + 0.2}, {42, false, 8, 100}};
+  Checkpoint c{{{"w", tensor(f32({2}), {1, 2})}},
+               {3, 5, 17, 0.1 + 0.2},
+               {42, false, 8, 100, 0, "0123456789abcdef"}};
   std::vector<uint8_t> bytes = write_checkpoint(c);
   TensorFileMetadata metadata;
   read_safetensors(bytes, "ck", &metadata);
-  CHECK(metadata == TensorFileMetadata{{"format", "ytape-train-checkpoint-1"},
+  CHECK(metadata == TensorFileMetadata{{"format", "ytape-train-checkpoint-2"},
+                                       {"step_tape", "0123456789abcdef"},
                                        {"epoch", "3"},
                                        {"step", "5"},
                                        {"global_step", "17"},
@@ -147,6 +151,44 @@ TEST_CASE("training errors name the input and the file to fix") {
                        "ck.st was written by a run with batch size 4 over 5 samples, but step.json "
                        "has batch size 2 and train.safetensors has 5 samples",
                        UserError);
+}
+
+// A checkpoint whose metadata was edited (or that belongs to another tape) is refused
+// before anything runs: its position must be one that this run reaches.
+TEST_CASE("a resumed checkpoint must belong to the step tape and hold a position it reaches") {
+  Tape step = mean_step(2);
+  Trainer t(step, "step.json", ramp_data(5), mean_init(), "init.st", options(3));
+  Checkpoint c{t.state(), {2, 1, 3, 0}, {1, true, 2, 5, 0, tape_digest(step)}};
+  t.resume(c, "ck.st");  // epoch 2, step 1: 2 steps an epoch before it
+  CHECK(t.position() == c.position);
+  Checkpoint other = c;
+  other.run.tape = tape_digest(mean_step(2, true));
+  CHECK_THROWS_WITH_AS(t.resume(other, "ck.st"),
+                       fmt::format("ck.st was written by a run of another step tape (digest {}; "
+                                   "step.json has {}): resume with the step tape it belongs to",
+                                   other.run.tape, c.run.tape)
+                           .c_str(),
+                       UserError);
+  auto at = [&](Position p) {
+    Checkpoint bad = c;
+    bad.position = p;
+    return bad;
+  };
+  CHECK_THROWS_WITH_AS(t.resume(at({1, 3, 3, 0}), "ck.st"),
+                       "ck.st is at step 3 of epoch 1, but an epoch of step.json has 2 steps",
+                       UserError);
+  CHECK_THROWS_WITH_AS(t.resume(at({2, 1, int64_t{1} << 62, 0}), "ck.st"),
+                       "ck.st is at global step 4611686018427387904, but epoch 2 and step 1 at 2 "
+                       "steps an epoch make 3",
+                       UserError);
+  CHECK_THROWS_WITH_AS(t.resume(at({int64_t{1} << 62, 0, 0, 0}), "ck.st"),
+                       "ck.st is at epoch 4611686018427387904, past the 3 epochs of this run: "
+                       "give --epochs 4611686018427387903 or more to continue it",
+                       UserError);
+  // A format-1 checkpoint has no digest: it resumes, checked for all the rest.
+  Checkpoint old = c;
+  old.run.tape.clear();
+  t.resume(old, "ck.st");
 }
 
 TEST_CASE("evaluation averages float scalar outputs over complete batches") {

@@ -329,6 +329,9 @@ class Interpreter {
   /// `v::T` as an expression: v, or an error when it is not a T (Julia's typeassert).
   Value type_assert(const Expr& decl, const EnvPtr& env);
 
+  // Enters a call of `name` made at `pos`: fails beyond limits_.max_depth nested calls.
+  // The caller pops the frame when the call ends, also by an exception.
+  void push_frame(const std::string& name, Pos pos);
   // fail() for an error of a call itself (its keywords), raised after the callee's frame
   // was pushed: the stack shows the caller as the innermost frame.
   [[noreturn]] void fail_call(Pos pos, std::string_view message);

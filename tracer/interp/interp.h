@@ -19,6 +19,7 @@
 
 #include "tape/builder.h"
 #include "tracer/interp/examples.h"
+#include "tracer/interp/nesting.h"
 #include "tracer/interp/value.h"
 #include "tracer/lang/source.h"
 
@@ -26,6 +27,7 @@ namespace ytape::tracer {
 
 /// A lexical scope. Function bodies start a `function_scope`; the outermost is global.
 struct Env {
+  ~Env();  ///< releases what it holds with release_later (nesting.h): chains of closures
   std::unordered_map<std::string, Value> vars;
   std::shared_ptr<Env> parent;
   std::vector<std::string> globals;  ///< names declared `global` in this (local) scope
@@ -216,6 +218,10 @@ class Interpreter {
   void replace_array(const Value& x, const Value& v);
   /// The same for a vector of values (TupleObj::vector): its items become `items`.
   void replace_items(const Value& vector, std::vector<Value> items);
+  /// Notes a vector of values or mutable instance that holds containers it did not hold
+  /// when it was made (deepcopy's copies; set_field and replace_items note theirs): it may
+  /// be inside itself, a cycle that the destructor frees.
+  void note_cycle_candidate(const Value& container) { cycles_.note(container.obj); }
 
  private:
   friend struct Eval;
@@ -370,6 +376,7 @@ class Interpreter {
   // environment it captures makes a reference cycle; the destructor breaks them all by
   // emptying these.
   std::vector<std::weak_ptr<Env>> captured_;
+  CycleCandidates cycles_;
   std::function<void(std::string_view)> print_;
   std::string output_;
   bool rules_defined_ = false;             // a program's rrule methods: noted once, then looked up

@@ -37,12 +37,14 @@ void print_piece(const Value& v, bool top, Nesting& nesting, std::string& format
   if (v.kind == VKind::tuple || v.kind == VKind::named_tuple || v.kind == VKind::object) {
     bool object = v.kind == VKind::object, vector = is_value_vector(v);
     const std::vector<Value>& items = object ? v.object().fields : v.tup().items;
-    format += object ? v.object().type->name + "(" : vector ? "[" : "(";
-    std::string close = vector ? "]" : items.size() == 1 && !object ? ",)" : ")";
+    std::string open = object ? v.object().type->name + "(" : "(", close = ")";
+    if (vector) open = items.empty() ? "Any[" : "[", close = "]";
+    format += open;
     if (size_t up = nesting.levels_up(v.obj.get()); up > 0) {
-      format += Nesting::circular_reference(up) + (vector ? "]" : ")");
+      format += Nesting::circular_reference(up) + close;
       return;
     }
+    if (items.size() == 1 && !object && !vector) close = ",)";
     NestingScope scope(nesting, v.kind == VKind::named_tuple ? nullptr : v.obj.get(), "print");
     for (size_t i = 0; i < items.size(); ++i) {
       if (i > 0) format += ", ";

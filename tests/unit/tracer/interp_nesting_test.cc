@@ -80,6 +80,9 @@ function f(x)
 end
 )";
   std::string tape = trace_text(p, "f", {"f32[]"});
+  // Vectors keep their brackets there too, as show writes them.
+  CHECK(trace_text("f(x) = (println((Any[x, 1], Any[])); x)", "f", {"f32[]"})
+            .find("format=\"([{}, 1], Any[])\"") != std::string::npos);
   CHECK(tape.find("print(%1; format=\"[{}, [#= circular reference @-1 =#]]\")") !=
         std::string::npos);
   CHECK(tape.find("print(%1; format=\"a = [{}, [#= circular reference @-1 =#]]\")") !=
@@ -143,6 +146,19 @@ TEST_CASE("walks of values stop at 1000 levels with an error, not a stack overfl
     CHECK(run_error(std::string("T = Int; for i in 1:300000; global T = ") + wrap + "; end")
               .find("cannot make a type nested more than 1000 levels deep") != std::string::npos);
   }
+}
+
+TEST_CASE("walks of values 1000 levels deep fit on the stack under 990 nested calls") {
+  // The two limits together: the deepest walks allowed, from the deepest calls allowed.
+  std::string p = R"(
+v = (); for i in 1:999; global v = (v,); end
+w = Any[]; for i in 1:999; global w = Any[w]; end
+mutable struct Node; next; end
+n = Node(nothing); for i in 1:998; global n = Node(n); end
+g(k) = k == 0 ? (length(string(v)), v == v, length(repr(w)), deepcopy(w) == w,
+                 length(string(deepcopy(n))), typeof(v) isa Type) : g(k - 1)
+)";
+  CHECK(eval_show(p, "g(990)") == "(2999, true, 2003, true, 6001, true)");
 }
 
 TEST_CASE("@kwdef defaults that make the struct again hit the call-depth limit") {

@@ -11,6 +11,7 @@
 #include "tape/float16.h"
 #include "tape/strings.h"
 #include "tape/validate.h"
+#include "tracer/interp/nesting.h"
 
 namespace ytape::tracer {
 
@@ -80,9 +81,11 @@ Value parse_arg(Interpreter& program, const std::string& text) {
       text, suggestion(program, text, false));
 }
 
-// Whether `v` holds only static scalars: integers, booleans, strings, symbols and ranges,
-// possibly in (nested) tuples.
-bool all_static(const Value& v) {
+// Whether `v`, `depth` containers inside a lifted value, holds only static scalars:
+// integers, booleans, strings, symbols and ranges, possibly in (nested) tuples. Not a tuple
+// that takes the walk past kMaxValueNesting or that is inside itself (through a vector):
+// the walk that asked goes on into it, and finds and names that.
+bool all_static(const Value& v, size_t depth, std::vector<const Object*>& inside) {
   switch (v.kind) {
     case VKind::integer:
     case VKind::boolean:
@@ -91,37 +94,40 @@ bool all_static(const Value& v) {
     case VKind::range:
       return true;
     case VKind::tuple:
-    case VKind::named_tuple:
-      for (const Value& item : v.tup().items) {
-        if (!all_static(item)) return false;
+    case VKind::named_tuple: {
+      if (depth >= kMaxValueNesting ||
+          std::find(inside.begin(), inside.end(), v.obj.get()) != inside.end()) {
+        return false;
       }
-      return true;
+      inside.push_back(v.obj.get());
+      bool all = std::all_of(v.tup().items.begin(), v.tup().items.end(), [&](const Value& item) {
+        return all_static(item, depth + 1, inside);
+      });
+      inside.pop_back();
+      return all;
+    }
     default:
       return false;
   }
 }
 
+bool all_static(const Value& v, size_t depth) {
+  std::vector<const Object*> inside;
+  return all_static(v, depth, inside);
+}
+
 struct Lifter {
+  explicit Lifter(Builder& builder) : b(builder) {}
   Builder& b;
   TensorMap examples;
   bool complete = true;
+  PathWalk walk{"argument", "pass the parts the function needs"};
 
   // Floats and arrays become inputs; the rest is static and recorded in the meta.
   Value lift(const Value& v, const std::string& path) {
     switch (v.kind) {
-      case VKind::float_: {
-        Var var = b.input(path, Type{v.dtype, {}});
-        Tensor t(Type{v.dtype, {}});
-        if (v.dtype == DType::f32) {
-          t.data<float>()[0] = static_cast<float>(v.f);
-        } else if (v.dtype == DType::f16) {
-          t.data<uint16_t>()[0] = f16_from_double(v.f);
-        } else {
-          t.data<double>()[0] = v.f;
-        }
-        examples.emplace_back(path, t);
-        return Value::traced(var, t.type(), true);
-      }
+      case VKind::float_:
+        return lift_float(v, path);
       case VKind::tensor: {
         const TensorObj& x = v.tensor();
         Var var = b.input(path, x.type);
@@ -135,26 +141,30 @@ struct Lifter {
       case VKind::tuple:
       case VKind::named_tuple: {
         const TupleObj& t = v.tup();
-        if (!t.items.empty() && all_static(v)) {
+        if (!t.items.empty() && all_static(v, walk.depth())) {
           // One entry per tuple: `static.conv1.stride = (2, 2)` reads better than one
           // line per element, and a model's meta stays a line per setting.
           b.add_meta("static." + path, show(v));
           return v;
         }
+        walk.enter(v, path);
         std::vector<Value> items;
         for (size_t i = 0; i < t.items.size(); ++i) {
           std::string name = t.names.empty() ? std::to_string(i + 1) : t.names[i];
           items.push_back(lift(t.items[i], path + "." + name));
         }
+        walk.leave();
         // A vector of values stays one, so that the traced code can push! onto it.
         return Value::like(t, std::move(items));
       }
       case VKind::object: {
         const StructObj& s = v.object();
+        walk.enter(v, path);
         std::vector<Value> fields;
         for (size_t i = 0; i < s.fields.size(); ++i) {
           fields.push_back(lift(s.fields[i], path + "." + s.type->fields[i]));
         }
+        walk.leave();
         return Value::instance(s.type, std::move(fields));
       }
       case VKind::integer:
@@ -168,48 +178,73 @@ struct Lifter {
         return v;
     }
   }
+
+  Value lift_float(const Value& v, const std::string& path) {
+    Var var = b.input(path, Type{v.dtype, {}});
+    Tensor t(Type{v.dtype, {}});
+    if (v.dtype == DType::f32) {
+      t.data<float>()[0] = static_cast<float>(v.f);
+    } else if (v.dtype == DType::f16) {
+      t.data<uint16_t>()[0] = f16_from_double(v.f);
+    } else {
+      t.data<double>()[0] = v.f;
+    }
+    examples.emplace_back(path, t);
+    return Value::traced(var, t.type(), true);
+  }
 };
 
-void add_outputs(Interpreter& in, Builder& b, const Value& v, const std::string& name) {
-  switch (v.kind) {
-    case VKind::tuple:
-    case VKind::named_tuple: {
-      const TupleObj& t = v.tup();
-      for (size_t i = 0; i < t.items.size(); ++i) {
-        add_outputs(in, b, t.items[i],
-                    name + "." + (t.names.empty() ? std::to_string(i + 1) : t.names[i]));
+// The tape's outputs: the entry's result flattened, named by path (trace.h).
+struct Outputs {
+  Outputs(Interpreter& program, Builder& builder) : in(program), b(builder) {}
+  Interpreter& in;
+  Builder& b;
+  PathWalk walk{"the entry's result at", "return the parts that are needed"};
+
+  void add(const Value& v, const std::string& name) {
+    switch (v.kind) {
+      case VKind::tuple:
+      case VKind::named_tuple: {
+        const TupleObj& t = v.tup();
+        walk.enter(v, name);
+        for (size_t i = 0; i < t.items.size(); ++i) {
+          add(t.items[i], name + "." + (t.names.empty() ? std::to_string(i + 1) : t.names[i]));
+        }
+        walk.leave();
+        return;
       }
-      return;
+      case VKind::object: {
+        const StructObj& s = v.object();
+        walk.enter(v, name);
+        for (size_t i = 0; i < s.fields.size(); ++i) {
+          // A returned model's static fields (integers, Bools, tuples of them: a stride)
+          // are settings, as they are when it is an argument.
+          if (all_static(s.fields[i], walk.depth())) continue;
+          add(s.fields[i], name + "." + s.type->fields[i]);
+        }
+        walk.leave();
+        return;
+      }
+      case VKind::nothing:
+        return;
+      case VKind::function:
+      case VKind::type:
+      case VKind::string:
+      case VKind::symbol:
+      case VKind::range:
+        // Static parts of a returned model (an activation, a name) are no outputs; a
+        // training step returns its model whole.
+        if (name != "out") return;
+        [[fallthrough]];
+      default:
+        if (!v.is_number() && !v.is_tensor()) {
+          user_error("the entry returns {} at '{}', which cannot be a tape output", a_type_name(v),
+                     name);
+        }
+        b.output(in.tape_var(v), name);
     }
-    case VKind::object: {
-      const StructObj& s = v.object();
-      for (size_t i = 0; i < s.fields.size(); ++i) {
-        // A returned model's static fields (integers, Bools, tuples of them: a stride)
-        // are settings, as they are when it is an argument.
-        if (all_static(s.fields[i])) continue;
-        add_outputs(in, b, s.fields[i], name + "." + s.type->fields[i]);
-      }
-      return;
-    }
-    case VKind::nothing:
-      return;
-    case VKind::function:
-    case VKind::type:
-    case VKind::string:
-    case VKind::symbol:
-    case VKind::range:
-      // Static parts of a returned model (an activation, a name) are no outputs; a
-      // training step returns its model whole.
-      if (name != "out") return;
-      [[fallthrough]];
-    default:
-      if (!v.is_number() && !v.is_tensor()) {
-        user_error("the entry returns {} at '{}', which cannot be a tape output", a_type_name(v),
-                   name);
-      }
-      b.output(in.tape_var(v), name);
   }
-}
+};
 
 // The parameter names of the method the call will run, for input paths.
 std::vector<std::string> param_names(Interpreter& program, const Value& f, const Args& args) {
@@ -243,7 +278,7 @@ Traced trace(Interpreter& program, const std::string& entry, const std::vector<s
   std::vector<std::string> names = param_names(program, *f, call_args);
   Builder b(entry);
   b.add_meta("entry", entry);
-  Lifter lifter{b, {}, true};
+  Lifter lifter(b);
   for (size_t i = 0; i < call_args.pos.size(); ++i) {
     call_args.pos[i] = lifter.lift(call_args.pos[i], names[i]);
   }
@@ -251,7 +286,7 @@ Traced trace(Interpreter& program, const std::string& entry, const std::vector<s
   program.begin_trace(&b, lifter.examples, lifter.complete);
   try {
     Value result = program.call(*f, std::move(call_args));
-    add_outputs(program, b, result, "out");
+    Outputs(program, b).add(result, "out");
   } catch (...) {
     program.end_trace();
     throw;

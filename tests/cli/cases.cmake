@@ -75,6 +75,10 @@ cli_test(trace_then_run EXIT 0 STDOUT ${CASES}/expected/trace_run.out
          COMMAND bash ${CASES}/trace_run.sh ${YTAPE})
 cli_test(trace_include EXIT 0 STDOUT ${CASES}/expected/trace_include.txt
          COMMAND ${YTAPE} trace trace/include.jl -f f f32[2])
+# Values nested 10^5 deep and more (built, written through, dropped) and containers inside
+# themselves (printed as Julia's circular references, deep-copied): no stack overflow.
+cli_test(trace_nested EXIT 0 STDERR ${CASES}/expected/trace_nested.err
+         COMMAND ${YTAPE} trace trace/nested.jl -f f f32[])
 # The traced tapes of the samples in text form, pinned (golden tests of the samples and the
 # prelude).
 cli_test(trace_text_mlp EXIT 0 STDOUT ${CASES}/expected/trace_mlp.txt

@@ -12,11 +12,13 @@
 // every index form reads and writes the same elements.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <unordered_map>
 
 #include "tape/error.h"
 #include "tracer/interp/interp.h"
+#include "tracer/interp/nesting.h"
 
 namespace ytape::tracer {
 
@@ -175,26 +177,33 @@ Value parent_of(const TensorObj& view) {
   return p;
 }
 
-// Each live view of `x` reads x again (and so on down its own views), after a write.
+// Each live view of `x` reads x again, and so on down its own views, after a write. Views
+// of views nest as deep as a program makes them: a stack of the arrays whose views are
+// being read again, each with the next one to read, rather than recursion.
 void refresh_views(Interpreter& in, const Value& x) {
-  for (const std::weak_ptr<const Object>& w : x.tensor().views) {
-    std::shared_ptr<const Object> o = w.lock();
+  std::vector<std::pair<Value, size_t>> stack{{x, 0}};
+  while (!stack.empty()) {
+    auto& [array, next] = stack.back();
+    if (next == array.tensor().views.size()) {
+      stack.pop_back();
+      continue;
+    }
+    std::shared_ptr<const Object> o = array.tensor().views[next++].lock();
     if (o == nullptr) continue;
     Value view;
     view.kind = VKind::tensor;
     view.obj = o;
     Args args;
-    args.pos.push_back(x);
+    args.pos.push_back(array);
     const auto& index = view.tensor().view->index;
     args.pos.insert(args.pos.end(), index.begin(), index.end());
     in.replace_array(view, in.call(*in.global("getindex"), std::move(args), in.here()));
-    refresh_views(in, view);
+    stack.emplace_back(std::move(view), 0);
   }
 }
 
-// A write into a view is a write into its parent, at the parent's positions of the region.
-void write_view(Interpreter& in, const Value& x, const Value& v, const std::vector<Value>* idx,
-                bool broadcast) {
+// The positions in x's parent of the elements of view x that `idx` (or all) names.
+Value positions_in_parent(Interpreter& in, const Value& x, const std::vector<Value>* idx) {
   Value parent = parent_of(x.tensor());
   const Type& type = parent.tensor().type;
   Args args;
@@ -203,16 +212,12 @@ void write_view(Interpreter& in, const Value& x, const Value& v, const std::vect
   args.pos.insert(args.pos.end(), index.begin(), index.end());
   Value positions = in.call(*in.global("getindex"), std::move(args), in.here());
   if (idx != nullptr) positions = index_tensor(in, positions, *idx);
-  std::vector<Value> at = {positions};
-  write_array(in, parent, v, &at, broadcast);
+  return positions;
 }
 
-}  // namespace
-
-void write_array(Interpreter& in, const Value& x, const Value& v, const std::vector<Value>* idx,
-                 bool broadcast) {
-  check_writable(x);
-  if (x.tensor().view != nullptr) return write_view(in, x, v, idx, broadcast);
+// write_array into an array that is no view.
+void write_into(Interpreter& in, const Value& x, const Value& v, const std::vector<Value>* idx,
+                bool broadcast) {
   const Type type = x.tensor().type;
   int64_t n = type.size();
   Value all = linear_positions(n, type.shape);
@@ -250,6 +255,25 @@ void write_array(Interpreter& in, const Value& x, const Value& v, const std::vec
   }
   in.replace_array(x, reshape_to(in, out, type.shape));
   refresh_views(in, x);
+}
+
+}  // namespace
+
+void write_array(Interpreter& in, const Value& x, const Value& v, const std::vector<Value>* idx,
+                 bool broadcast) {
+  check_writable(x);
+  // A write into a view is a write into its parent, at the parent's positions of the
+  // region; up a chain of views of views, as long as a program makes it, in a loop.
+  Value target = x;
+  std::vector<Value> at;
+  while (target.tensor().view != nullptr) {
+    Value positions = positions_in_parent(in, target, idx);
+    at = {std::move(positions)};
+    idx = &at;
+    target = parent_of(target.tensor());
+    check_writable(target);
+  }
+  write_into(in, target, v, idx, broadcast);
 }
 
 namespace {
@@ -320,33 +344,52 @@ Value copy(Interpreter&, Args& args) {
 }
 
 // deepcopy: arrays and mutable instances anew, all the way down; a value reached twice
-// is copied once, so the copy shares what the original shares.
-Value deep(const Value& x, std::unordered_map<const Object*, Value>& done) {
-  if (x.kind != VKind::tensor && x.kind != VKind::tuple && x.kind != VKind::named_tuple &&
-      x.kind != VKind::object) {
-    return x;
-  }
-  if (auto it = done.find(x.obj.get()); it != done.end()) return it->second;
-  Value out = x;
-  if (x.is_tensor()) {
-    out = x.tensor().number ? x : copy_array(x);
-  } else if (x.kind == VKind::object) {
-    auto s = std::make_shared<StructObj>(x.object());
-    for (Value& f : s->fields) f = deep(f, done);
-    out.obj = std::move(s);
-  } else {
-    auto t = std::make_shared<TupleObj>(x.tup());
-    for (Value& item : t->items) item = deep(item, done);
-    out.obj = std::move(t);
-  }
-  done[x.obj.get()] = out;
-  return out;
-}
-
-Value deepcopy(Interpreter&, Args& args) {
-  need_args(args, 1, 1, "deepcopy");
+// is copied once, so the copy shares what the original shares. A container's copy is
+// known before its items are copied, so that one inside itself (a vector that holds
+// itself) has a copy inside itself, as Julia's deepcopy makes.
+struct DeepCopy {
+  Interpreter& in;
   std::unordered_map<const Object*, Value> done;
-  return deep(args.pos[0], done);
+  Nesting nesting;
+
+  Value copy(const Value& x) {
+    if (x.kind != VKind::tensor && x.kind != VKind::tuple && x.kind != VKind::named_tuple &&
+        x.kind != VKind::object) {
+      return x;
+    }
+    if (auto it = done.find(x.obj.get()); it != done.end()) return it->second;
+    Value out = x;
+    if (x.is_tensor()) {
+      out = x.tensor().number ? x : copy_array(x);
+      done[x.obj.get()] = out;
+      return out;
+    }
+    NestingScope scope(nesting, x.obj.get(), "deepcopy");
+    std::vector<Value>* items = nullptr;
+    bool is_mutable = false;
+    if (x.kind == VKind::object) {
+      auto s = std::make_shared<StructObj>(x.object());
+      items = &s->fields;
+      is_mutable = s->type->is_mutable;
+      out.obj = std::move(s);
+    } else {
+      auto t = std::make_shared<TupleObj>(x.tup());
+      items = &t->items;
+      is_mutable = t->vector;
+      out.obj = std::move(t);
+    }
+    done[x.obj.get()] = out;
+    for (Value& item : *items) item = copy(item);
+    if (is_mutable && std::any_of(items->begin(), items->end(), is_container)) {
+      in.note_cycle_candidate(out);
+    }
+    return out;
+  }
+};
+
+Value deepcopy(Interpreter& in, Args& args) {
+  need_args(args, 1, 1, "deepcopy");
+  return DeepCopy{in, {}, {}}.copy(args.pos[0]);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "tape/error.h"
 #include "tape/float16.h"
 #include "tracer/interp/interp.h"
+#include "tracer/interp/nesting.h"
 
 namespace ytape::tracer {
 
@@ -21,8 +22,10 @@ void need(const Args& args, size_t n, std::string_view name) {
 
 // A traced print's text of `v`: the static parts as Julia prints them, and a "{}" per
 // traced tensor for the print op to fill at run time. Float32 arrays say so first, as
-// Julia writes Float32[1.0, 2.0].
-void print_piece(const Value& v, bool top, std::string& format, std::vector<Value>& tensors) {
+// Julia writes Float32[1.0, 2.0]. A container inside itself is a circular reference, as
+// show writes it.
+void print_piece(const Value& v, bool top, Nesting& nesting, std::string& format,
+                 std::vector<Value>& tensors) {
   if (v.is_tensor() && v.tensor().traced) {
     const TensorObj& t = v.tensor();
     if (!t.number && t.type.dtype == DType::f32) format += "Float32";
@@ -32,15 +35,23 @@ void print_piece(const Value& v, bool top, std::string& format, std::vector<Valu
     return;
   }
   if (v.kind == VKind::tuple || v.kind == VKind::named_tuple || v.kind == VKind::object) {
-    bool object = v.kind == VKind::object;
+    bool object = v.kind == VKind::object, vector = is_value_vector(v);
     const std::vector<Value>& items = object ? v.object().fields : v.tup().items;
-    format += object ? v.object().type->name + "(" : "(";
+    std::string open = object ? v.object().type->name + "(" : "(", close = ")";
+    if (vector) open = items.empty() ? "Any[" : "[", close = "]";
+    format += open;
+    if (size_t up = nesting.levels_up(v.obj.get()); up > 0) {
+      format += Nesting::circular_reference(up) + close;
+      return;
+    }
+    if (items.size() == 1 && !object && !vector) close = ",)";
+    NestingScope scope(nesting, v.kind == VKind::named_tuple ? nullptr : v.obj.get(), "print");
     for (size_t i = 0; i < items.size(); ++i) {
       if (i > 0) format += ", ";
       if (v.kind == VKind::named_tuple) format += v.tup().names[i] + " = ";
-      print_piece(items[i], false, format, tensors);
+      print_piece(items[i], false, nesting, format, tensors);
     }
-    format += items.size() == 1 && !object ? ",)" : ")";
+    format += close;
     return;
   }
   format += top ? print_text(v) : show(v);
@@ -66,10 +77,12 @@ Value print_values(Interpreter& in, Args& args, bool newline) {
   for (const Value& v : args.pos) {
     // An instance with a show method of its type prints as that writes it, unless it holds
     // traced values, which only the print op knows: then its fields, filled in at run time.
+    // Values without traced ones print as they do untraced.
     size_t before = tensors.size();
     std::string fields;
-    print_piece(v, true, fields, tensors);
-    format += v.kind == VKind::object && tensors.size() == before ? in.printed(v) : fields;
+    Nesting nesting;
+    print_piece(v, true, nesting, fields, tensors);
+    format += tensors.size() == before ? in.printed(v) : fields;
   }
   record_print(in, tensors, format);
   return Value();
@@ -127,6 +140,33 @@ bool type_dtype(const TypeObj& t, DType* d) {
   }
 }
 
+Value typeof_(Interpreter& in, Args& args);
+
+// Tuple{Int64, Float64}: the type of each item (Any where it has none here), for a tuple
+// `depth` tuples deep in the one typeof was given.
+Value tuple_type(Interpreter& in, const Value& v, size_t depth) {
+  if (depth >= kMaxValueNesting) nesting_error("take the type of");
+  auto t = std::make_shared<TypeObj>(*builtin_type(TypeTag::tuple));
+  t->has_params = true;
+  std::vector<std::string> names;
+  for (const Value& item : v.tup().items) {
+    Value type;
+    if (item.kind == VKind::function || item.kind == VKind::type) {
+      type = Value::type(builtin_type(TypeTag::any));
+    } else if (item.kind == VKind::tuple && !item.tup().vector) {
+      type = tuple_type(in, item, depth + 1);
+    } else {
+      Args one{{item}, {}};
+      type = typeof_(in, one);
+    }
+    t->params.push_back(type.type_ref());
+    names.push_back(t->params.back()->name);
+  }
+  set_nesting(*t);
+  t->name = fmt::format("Tuple{{{}}}", fmt::join(names, ", "));
+  return Value::type(std::move(t));
+}
+
 Value typeof_(Interpreter& in, Args& args) {
   need(args, 1, "typeof");
   const Value& v = args.pos[0];
@@ -152,20 +192,7 @@ Value typeof_(Interpreter& in, Args& args) {
     }
     return Value::type(std::move(t));
   }
-  if (v.kind == VKind::tuple) {
-    // Tuple{Int64, Float64}: the type of each item (Any where it has none here).
-    auto t = std::make_shared<TypeObj>(*builtin_type(TypeTag::tuple));
-    t->has_params = true;
-    std::vector<std::string> names;
-    for (const Value& item : v.tup().items) {
-      Args one{{item}, {}};
-      bool known = item.kind != VKind::function && item.kind != VKind::type;
-      t->params.push_back(known ? typeof_(in, one).type_ref() : builtin_type(TypeTag::any));
-      names.push_back(t->params.back()->name);
-    }
-    t->name = fmt::format("Tuple{{{}}}", fmt::join(names, ", "));
-    return Value::type(std::move(t));
-  }
+  if (v.kind == VKind::tuple) return tuple_type(in, v, 0);
   if (v.kind == VKind::function) {
     // typeof(sin): the type of sin alone, below Function, named as Julia shows it.
     auto t = std::make_shared<TypeObj>(*builtin_type(TypeTag::function));
@@ -442,10 +469,10 @@ Value show_macro(Interpreter& in, Args& args) {
     in.emit(args.pos[0].text() + " = " + show(v) + "\n");
     return v;
   }
-  std::string format;
+  std::string format = args.pos[0].text() + " = ";
   std::vector<Value> tensors;
-  print_piece(Value::string(args.pos[0].text() + " = "), true, format, tensors);
-  print_piece(v, false, format, tensors);
+  Nesting nesting;
+  print_piece(v, false, nesting, format, tensors);
   record_print(in, tensors, format);
   return v;
 }

@@ -20,6 +20,7 @@
 #include "runtime/executor.h"
 #include "tape/error.h"
 #include "tracer/interp/interp.h"
+#include "tracer/interp/nesting.h"
 
 namespace ytape::tracer {
 
@@ -32,6 +33,7 @@ bool is_float_leaf(const Value& v) {
 // The arguments as the nested trace sees them: each float number and float array becomes
 // an input of it (a *leaf*), in the order of a walk of the arguments.
 struct Leaves {
+  explicit Leaves(Interpreter& interpreter) : in(interpreter) {}
   Interpreter& in;
   std::vector<Var> inputs;   // on the nested tape
   std::vector<Value> outer;  // the values they stand for
@@ -43,6 +45,7 @@ struct Leaves {
     std::vector<Value> fields;
   };
   std::vector<Mutable> mutables;
+  PathWalk walk{"argument", "pass the parts the function needs"};
 
   Value lift(const Value& v, const std::string& path) {
     if (is_float_leaf(v)) {
@@ -55,16 +58,20 @@ struct Leaves {
       case VKind::tuple:
       case VKind::named_tuple: {
         const TupleObj& t = v.tup();
+        walk.enter(v, path);
         std::vector<Value> items;
         for (size_t i = 0; i < t.items.size(); ++i)
           items.push_back(lift(t.items[i], fmt::format("{}.{}", path, i + 1)));
+        walk.leave();
         return Value::like(t, std::move(items));
       }
       case VKind::object: {
         const StructObj& s = v.object();
+        walk.enter(v, path);
         std::vector<Value> fields;
         for (size_t i = 0; i < s.fields.size(); ++i)
           fields.push_back(lift(s.fields[i], path + "." + s.type->fields[i]));
+        walk.leave();
         Value copy = Value::instance(s.type, fields);
         if (s.type->is_mutable) mutables.push_back({v, copy, std::move(fields)});
         return copy;
@@ -77,7 +84,8 @@ struct Leaves {
 
 // Builds the gradients of the arguments in the shape Zygote gives them: a named tuple for
 // a struct, a tuple for a tuple, the array or number for a leaf, `nothing` for what has no
-// gradient. Leaves are taken in the order Leaves::lift met them.
+// gradient. Leaves are taken in the order Leaves::lift met them (which found the
+// arguments neither cyclic nor too deep).
 struct Cotangents {
   const std::vector<Value>& grads;  // per leaf
   size_t next = 0;
@@ -107,28 +115,34 @@ struct Cotangents {
 // `v`, a value of the nested trace, with every tensor of that trace replaced by `map` of
 // it (structure kept; values of other traces and concrete ones as they are).
 template <typename Map>
-Value rebuild(const Value& v, uint32_t level, const Map& map) {
-  switch (v.kind) {
-    case VKind::tensor: {
-      const TensorObj& t = v.tensor();
-      return t.traced && t.level == level ? map(t) : v;
-    }
-    case VKind::tuple:
-    case VKind::named_tuple: {
-      const TupleObj& t = v.tup();
-      std::vector<Value> items;
-      for (const Value& item : t.items) items.push_back(rebuild(item, level, map));
-      return Value::like(t, std::move(items));
-    }
-    case VKind::object: {
-      const StructObj& s = v.object();
-      std::vector<Value> fields;
-      for (const Value& f : s.fields) fields.push_back(rebuild(f, level, map));
-      return Value::instance(s.type, std::move(fields));
-    }
-    default:
-      return v;
+Value rebuild(const Value& v, uint32_t level, const Map& map, Nesting& nesting) {
+  if (v.kind == VKind::tensor) {
+    const TensorObj& t = v.tensor();
+    return t.traced && t.level == level ? map(t) : v;
   }
+  if (!is_container(v)) return v;
+  if (nesting.levels_up(v.obj.get()) > 0) {
+    user_error(
+        "the differentiated function's result holds a vector or struct that contains "
+        "itself, which cannot be copied out of its trace; return the parts that are needed");
+  }
+  NestingScope scope(nesting, v.obj.get(), "differentiate");
+  if (v.kind == VKind::object) {
+    const StructObj& s = v.object();
+    std::vector<Value> fields;
+    for (const Value& f : s.fields) fields.push_back(rebuild(f, level, map, nesting));
+    return Value::instance(s.type, std::move(fields));
+  }
+  const TupleObj& t = v.tup();
+  std::vector<Value> items;
+  for (const Value& item : t.items) items.push_back(rebuild(item, level, map, nesting));
+  return Value::like(t, std::move(items));
+}
+
+template <typename Map>
+Value rebuild(const Value& v, uint32_t level, const Map& map) {
+  Nesting nesting;
+  return rebuild(v, level, map, nesting);
 }
 
 // The number f's result is differentiated for: the result, or with `first` (withgradient)
@@ -222,7 +236,7 @@ Differentiated differentiate(Interpreter& in, const Value& f, const std::vector<
                              const Value* implicit, bool first, std::string_view name,
                              std::shared_ptr<Recorded>* keep = nullptr, size_t array = 0) {
   in.begin_nested_trace();
-  Leaves leaves{in, {}, {}, {}};
+  Leaves leaves(in);
   Value result, loss;
   try {
     Args lifted;
@@ -600,30 +614,37 @@ Value adjoint_defined(Interpreter& in, Args&) {
 
 }  // namespace
 
-Value stop_gradient(Interpreter& in, const Value& v) {
-  switch (v.kind) {
-    case VKind::tensor:
-      return v.tensor().traced && is_float(v.tensor().type.dtype)
-                 ? in.prim1(Prim::stop_gradient, {v})
-                 : v;
-    case VKind::tuple:
-    case VKind::named_tuple: {
-      const TupleObj& t = v.tup();
-      std::vector<Value> items;
-      for (const Value& item : t.items) items.push_back(stop_gradient(in, item));
-      return Value::like(t, std::move(items));
-    }
-    case VKind::object: {
-      // A mutable instance stays itself (its identity is what its other names see).
-      const StructObj& s = v.object();
-      if (s.type->is_mutable) return v;
-      std::vector<Value> fields;
-      for (const Value& f : s.fields) fields.push_back(stop_gradient(in, f));
-      return Value::instance(s.type, std::move(fields));
-    }
-    default:
-      return v;
+namespace {
+
+// stop_gradient of `v`, inside the containers of `nesting`. A vector of values met again
+// inside itself stays as it is there, as mutable instances do everywhere.
+Value stop_gradient(Interpreter& in, const Value& v, Nesting& nesting) {
+  if (v.is_tensor()) {
+    return v.tensor().traced && is_float(v.tensor().type.dtype) ? in.prim1(Prim::stop_gradient, {v})
+                                                                : v;
   }
+  // A mutable instance stays itself (its identity is what its other names see).
+  bool copied = v.kind == VKind::tuple || v.kind == VKind::named_tuple ||
+                (v.kind == VKind::object && !v.object().type->is_mutable);
+  if (!copied || nesting.levels_up(v.obj.get()) > 0) return v;
+  NestingScope scope(nesting, v.obj.get(), "stop the gradient of");
+  if (v.kind == VKind::object) {
+    const StructObj& s = v.object();
+    std::vector<Value> fields;
+    for (const Value& f : s.fields) fields.push_back(stop_gradient(in, f, nesting));
+    return Value::instance(s.type, std::move(fields));
+  }
+  const TupleObj& t = v.tup();
+  std::vector<Value> items;
+  for (const Value& item : t.items) items.push_back(stop_gradient(in, item, nesting));
+  return Value::like(t, std::move(items));
+}
+
+}  // namespace
+
+Value stop_gradient(Interpreter& in, const Value& v) {
+  Nesting nesting;
+  return stop_gradient(in, v, nesting);
 }
 
 void add_grad_builtins(BuiltinTable& t) {

@@ -10,6 +10,7 @@
 #include "tape/error.h"
 #include "tape/float16.h"
 #include "tracer/interp/interp.h"
+#include "tracer/interp/nesting.h"
 
 namespace ytape::tracer {
 
@@ -444,10 +445,12 @@ Value rational(Interpreter&, Args& args) {
       a_type_name(args.pos[0]), a_type_name(args.pos[1]));
 }
 
-// a === b, Julia's egal: numbers by type and value; immutable values (tuples, named
-// tuples, instances of immutable structs, ranges, strings, symbols, types) by content;
-// mutable ones (arrays, vectors of values, mutable structs) and functions by identity.
-bool egal_values(const Value& a, const Value& b) {
+using ValuePairs = std::vector<std::pair<const Value*, const Value*>>;
+
+// a === b of two values without looking inside containers: false where they differ there;
+// where both are immutable containers of the same shape, true, and their pairs of items
+// go onto `items`, to be compared too.
+bool egal_here(const Value& a, const Value& b, ValuePairs& items) {
   if (is_scalar(a) || is_scalar(b)) {
     return a.kind == b.kind && as_double(a) == as_double(b) && a.dtype == b.dtype;
   }
@@ -464,17 +467,13 @@ bool egal_values(const Value& a, const Value& b) {
       const TupleObj &x = a.tup(), &y = b.tup();
       if (x.vector || y.vector || x.items.size() != y.items.size() || x.names != y.names)
         return false;
-      for (size_t i = 0; i < x.items.size(); ++i) {
-        if (!egal_values(x.items[i], y.items[i])) return false;
-      }
+      for (size_t i = x.items.size(); i-- > 0;) items.emplace_back(&x.items[i], &y.items[i]);
       return true;
     }
     case VKind::object: {
       const StructObj &x = a.object(), &y = b.object();
       if (x.type != y.type || x.type->is_mutable) return false;
-      for (size_t i = 0; i < x.fields.size(); ++i) {
-        if (!egal_values(x.fields[i], y.fields[i])) return false;
-      }
+      for (size_t i = x.fields.size(); i-- > 0;) items.emplace_back(&x.fields[i], &y.fields[i]);
       return true;
     }
     case VKind::range:
@@ -493,6 +492,21 @@ bool egal_values(const Value& a, const Value& b) {
   }
 }
 
+// a === b, Julia's egal: numbers by type and value; immutable values (tuples, named
+// tuples, instances of immutable structs, ranges, strings, symbols, types) by content;
+// mutable ones (arrays, vectors of values, mutable structs) and functions by identity.
+// Pairs wait on a stack rather than recursion: immutable tuples nest as deep as a program
+// likes, and only mutable containers, never looked into, can hold themselves.
+bool egal_values(const Value& a, const Value& b) {
+  ValuePairs pending{{&a, &b}};
+  while (!pending.empty()) {
+    auto [x, y] = pending.back();
+    pending.pop_back();
+    if (!egal_here(*x, *y, pending)) return false;
+  }
+  return true;
+}
+
 // `a == b` of arrays, as Julia's: one Bool, true when the shapes are equal and so is every
 // element (NaN unequal to itself, -0.0 equal to 0.0); traced when either is.
 Value arrays_equal(Interpreter& in, const Value& a, const Value& b) {
@@ -506,25 +520,42 @@ Value arrays_equal(Interpreter& in, const Value& a, const Value& b) {
   return elementwise_binary(in, Prim::eq, count, Value::integer(0));
 }
 
-Value equal_values(Interpreter& in, const Value& a, const Value& b);
+// The pairs of containers a walk of `==` is inside, outermost first.
+using EqualPath = std::vector<std::pair<const Object*, const Object*>>;
+
+Value equal_values(Interpreter& in, const Value& a, const Value& b, EqualPath& path);
 
 // `a == b` of tuples, named tuples and vectors of values: item by item with ==, as
 // Julia's (([1.0],) == ([1.0],) compares the arrays' elements); traced when an item is.
-Value items_equal(Interpreter& in, const TupleObj& x, const TupleObj& y) {
+// Two vectors met again as the same pair inside themselves would be compared forever.
+Value items_equal(Interpreter& in, const Value& a, const Value& b, EqualPath& path) {
+  const TupleObj &x = a.tup(), &y = b.tup();
   if (x.items.size() != y.items.size() || x.names != y.names) return Value::boolean(false);
+  std::pair<const Object*, const Object*> pair{a.obj.get(), b.obj.get()};
+  if (std::find(path.begin(), path.end(), pair) != path.end()) {
+    user_error(
+        "'==' of vectors that contain themselves would never end (Julia's overflows the "
+        "stack); compare their items, or their identity with ===");
+  }
+  if (path.size() >= kMaxValueNesting) nesting_error("compare (==)");
+  path.push_back(pair);
   Value all = Value::boolean(true);
   for (size_t i = 0; i < x.items.size(); ++i) {
-    Value e = equal_values(in, x.items[i], y.items[i]);
-    if (e.kind == VKind::boolean && !e.b) return e;
+    Value e = equal_values(in, x.items[i], y.items[i], path);
+    if (e.kind == VKind::boolean && !e.b) {
+      all = e;
+      break;
+    }
     if (e.kind != VKind::boolean)
       all = all.kind == VKind::boolean ? e : in.prim1(Prim::select, {all, e, all});
   }
+  path.pop_back();
   return all;
 }
 
 // `a == b`: numbers and arrays by value, collections item by item, anything else as `===`
 // (Julia's default `==`, which Flux's layers keep: Chain(d)[1:1] == Chain(d)).
-Value equal_values(Interpreter& in, const Value& a, const Value& b) {
+Value equal_values(Interpreter& in, const Value& a, const Value& b, EqualPath& path) {
   bool numeric = (a.is_number() || a.is_tensor()) && (b.is_number() || b.is_tensor());
   if (numeric) {
     if (is_array(a) || is_array(b)) return arrays_equal(in, a, b);
@@ -532,8 +563,13 @@ Value equal_values(Interpreter& in, const Value& a, const Value& b) {
   }
   bool collections = (a.kind == VKind::tuple || a.kind == VKind::named_tuple) && a.kind == b.kind &&
                      a.tup().vector == b.tup().vector;
-  if (collections) return items_equal(in, a.tup(), b.tup());
+  if (collections) return items_equal(in, a, b, path);
   return Value::boolean(egal_values(a, b));
+}
+
+Value equal_values(Interpreter& in, const Value& a, const Value& b) {
+  EqualPath path;
+  return equal_values(in, a, b, path);
 }
 
 template <Prim P>

@@ -10,6 +10,7 @@
 #include "runtime/random.h"
 #include "tape/error.h"
 #include "tracer/interp/eager.h"
+#include "tracer/interp/nesting.h"
 #include "tracer/lang/parser.h"
 
 namespace ytape::tracer {
@@ -33,6 +34,11 @@ Interpreter::Interpreter(Limits limits, bool prelude)
   }
 }
 
+Env::~Env() {
+  for (auto& [name, v] : vars) release_value(v);
+  release_later(std::move(parent));
+}
+
 Interpreter::~Interpreter() {
   for (const std::weak_ptr<Env>& weak : captured_) {
     if (EnvPtr env = weak.lock()) {
@@ -41,6 +47,7 @@ Interpreter::~Interpreter() {
     }
   }
   globals_->vars.clear();
+  cycles_.free_cycles();
 }
 
 void Interpreter::register_builtins() {

@@ -19,6 +19,7 @@
 
 #include "tape/builder.h"
 #include "tracer/interp/examples.h"
+#include "tracer/interp/nesting.h"
 #include "tracer/interp/value.h"
 #include "tracer/lang/source.h"
 
@@ -26,6 +27,7 @@ namespace ytape::tracer {
 
 /// A lexical scope. Function bodies start a `function_scope`; the outermost is global.
 struct Env {
+  ~Env();  ///< releases what it holds with release_later (nesting.h): chains of closures
   std::unordered_map<std::string, Value> vars;
   std::shared_ptr<Env> parent;
   std::vector<std::string> globals;  ///< names declared `global` in this (local) scope
@@ -216,6 +218,10 @@ class Interpreter {
   void replace_array(const Value& x, const Value& v);
   /// The same for a vector of values (TupleObj::vector): its items become `items`.
   void replace_items(const Value& vector, std::vector<Value> items);
+  /// Notes a vector of values or mutable instance that holds containers it did not hold
+  /// when it was made (deepcopy's copies; set_field and replace_items note theirs): it may
+  /// be inside itself, a cycle that the destructor frees.
+  void note_cycle_candidate(const Value& container) { cycles_.note(container.obj); }
 
  private:
   friend struct Eval;
@@ -329,6 +335,9 @@ class Interpreter {
   /// `v::T` as an expression: v, or an error when it is not a T (Julia's typeassert).
   Value type_assert(const Expr& decl, const EnvPtr& env);
 
+  // Enters a call of `name` made at `pos`: fails beyond limits_.max_depth nested calls.
+  // The caller pops the frame when the call ends, also by an exception.
+  void push_frame(const std::string& name, Pos pos);
   // fail() for an error of a call itself (its keywords), raised after the callee's frame
   // was pushed: the stack shows the caller as the innermost frame.
   [[noreturn]] void fail_call(Pos pos, std::string_view message);
@@ -367,6 +376,7 @@ class Interpreter {
   // environment it captures makes a reference cycle; the destructor breaks them all by
   // emptying these.
   std::vector<std::weak_ptr<Env>> captured_;
+  CycleCandidates cycles_;
   std::function<void(std::string_view)> print_;
   std::string output_;
   bool rules_defined_ = false;             // a program's rrule methods: noted once, then looked up

@@ -492,18 +492,22 @@ const Method* Interpreter::select(const std::vector<Method>& methods, const Args
   return last;
 }
 
-Value Interpreter::invoke(const Method& m, Args& args, Pos pos, const Value* self,
-                          const std::string& name) {
+void Interpreter::push_frame(const std::string& name, Pos pos) {
   if (static_cast<int>(frames_.size()) >= limits_.max_depth) {
     fail(pos, fmt::format("calls nest more than {} deep (runaway recursion?)", limits_.max_depth));
   }
+  frames_.push_back({name, pos});
+}
+
+Value Interpreter::invoke(const Method& m, Args& args, Pos pos, const Value* self,
+                          const std::string& name) {
   auto frame = std::make_shared<Env>();
   frame->parent = m.env;
   frame->function_scope = true;
   if (self != nullptr && m.def->receiver && !m.def->receiver->name.empty()) {
     frame->vars[m.def->receiver->name] = *self;
   }
-  frames_.push_back({name, pos});
+  push_frame(name, pos);
   Value out;
   try {
     if (!m.def->where.empty()) bind_static_params(m, args, frame);

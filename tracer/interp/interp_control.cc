@@ -324,6 +324,7 @@ void Interpreter::set_field(const Value& object, const std::string& name, Value 
     v = call(*global("convert"), std::move(conv), here_);
   }
   log_write(object.obj);
+  if (is_container(v)) cycles_.note(object.obj);
   const_cast<StructObj&>(object.object()).fields[i] = std::move(v);
 }
 
@@ -340,6 +341,7 @@ void Interpreter::replace_array(const Value& x, const Value& v) {
 
 void Interpreter::replace_items(const Value& vector, std::vector<Value> items) {
   log_write(vector.obj);
+  if (std::any_of(items.begin(), items.end(), is_container)) cycles_.note(vector.obj);
   const_cast<TupleObj&>(vector.tup()).items = std::move(items);
 }
 

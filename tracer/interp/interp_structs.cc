@@ -90,18 +90,27 @@ void Interpreter::kwdef_fields(const TypeObj& t, Args& args, Pos pos) {
   auto scope = std::make_shared<Env>();
   scope->parent = globals_;
   scope->function_scope = true;
-  for (const Field& f : t.kwdef->fields) {
-    auto given = std::find_if(args.kw.begin(), args.kw.end(),
-                              [&](const auto& kv) { return kv.first == f.name; });
-    if (given != args.kw.end()) {
-      args.pos.push_back(given->second);
-    } else if (f.default_value != nullptr) {
-      args.pos.push_back(eval(*f.default_value, scope));
-    } else {
-      fail(pos, fmt::format("{} requires the keyword argument '{}'", t.name, f.name));
+  // The defaults run in a call of T, as in the keyword constructor Julia's @kwdef
+  // defines: a default that makes a T again nests calls until the depth limit stops it.
+  push_frame(t.name, pos);
+  try {
+    for (const Field& f : t.kwdef->fields) {
+      auto given = std::find_if(args.kw.begin(), args.kw.end(),
+                                [&](const auto& kv) { return kv.first == f.name; });
+      if (given != args.kw.end()) {
+        args.pos.push_back(given->second);
+      } else if (f.default_value != nullptr) {
+        args.pos.push_back(eval(*f.default_value, scope));
+      } else {
+        fail_call(pos, fmt::format("{} requires the keyword argument '{}'", t.name, f.name));
+      }
+      scope->vars[f.name] = args.pos.back();
     }
-    scope->vars[f.name] = args.pos.back();
+  } catch (...) {
+    frames_.pop_back();
+    throw;
   }
+  frames_.pop_back();
   args.kw.clear();
 }
 

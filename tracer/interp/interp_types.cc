@@ -161,6 +161,7 @@ TypeRef Interpreter::tuple_type(const Expr& type, const TypeObj& head, const Env
   } else {
     t->has_params = true;
     for (size_t i = 0; i < n; ++i) t->params.push_back(eval_type(*type.args[i + 1], env, where));
+    set_nesting(*t);
     return t;
   }
   TypeRef item_type = eval_type(*item, env, where);
@@ -175,6 +176,7 @@ TypeRef Interpreter::tuple_type(const Expr& type, const TypeObj& head, const Env
   } else {
     user_error("the length of NTuple{{N, T}} must be an integer or a where variable");
   }
+  set_nesting(*t);
   return t;
 }
 
@@ -189,10 +191,11 @@ TypeRef Interpreter::type_of_type(const Expr& type, const EnvPtr& env,
   TypeRef of = eval_type(p, env, where);
   if (of == nullptr) return builtin_type(TypeTag::type);
   auto t = std::make_shared<TypeObj>(*builtin_type(TypeTag::type));
+  t->params = {of};
+  set_nesting(*t);  // before the name, which holds `of`'s
   t->name = fmt::format("Type{{{}{}}}", covariant ? "<:" : "", of->name);
   t->has_params = true;
   t->covariant = covariant;
-  t->params = {of};
   return t;
 }
 

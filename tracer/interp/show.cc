@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "tape/float16.h"
+#include "tracer/interp/nesting.h"
 #include "tracer/interp/value.h"
 #include "tracer/lang/ast.h"
 
@@ -166,36 +167,6 @@ std::string array_text(const Tensor& t) {
   return out + "]";
 }
 
-std::string items_text(const TupleObj& t, std::string_view open, std::string_view close) {
-  if (t.items.empty() && !t.names.empty()) return "NamedTuple()";
-  std::string out(open);
-  for (size_t i = 0; i < t.items.size(); ++i) {
-    if (i > 0) out += ", ";
-    if (!t.names.empty()) out += t.names[i] + " = ";
-    out += show(t.items[i]);
-  }
-  if (t.items.size() == 1 && open == "(") out += ',';
-  return out + std::string(close);
-}
-
-// Julia's show of a Complex: `1 + 2im`, `1.0 - 2.5im`, `1.0 + NaN*im`; `im` itself.
-std::string complex_text(const Value& re, const Value& im) {
-  if (re.kind == VKind::boolean && im.kind == VKind::boolean) {
-    return !re.b && im.b ? "im" : fmt::format("Complex({},{})", show(re), show(im));
-  }
-  Value part = im;
-  bool negative = false, star = false;
-  if (im.kind == VKind::integer) {
-    negative = im.i < 0;
-    part.i = negative ? -im.i : im.i;
-  } else if (im.kind == VKind::float_) {
-    negative = std::signbit(im.f) && !std::isnan(im.f);
-    part.f = negative ? -im.f : im.f;
-    star = !std::isfinite(im.f);
-  }
-  return show(re) + (negative ? " - " : " + ") + show(part) + (star ? "*im" : "im");
-}
-
 // A vector of values of numbers of one struct type (Complex) shows that type first, as
 // Julia's `ComplexF64[1.0 + 2.0im]`.
 std::string vector_open(const TupleObj& t) {
@@ -204,9 +175,8 @@ std::string vector_open(const TupleObj& t) {
   return eltype->tag == TypeTag::any ? "[" : eltype->name + "[";
 }
 
-}  // namespace
-
-std::string show(const Value& v) {
+// The text of a value that holds no others (numbers, strings, arrays, functions, ...).
+std::string leaf_text(const Value& v) {
   switch (v.kind) {
     case VKind::nothing:
       return "nothing";
@@ -220,37 +190,6 @@ std::string show(const Value& v) {
       return julia_quoted(v.text());
     case VKind::symbol:
       return ":" + v.text();
-    case VKind::tuple:
-      if (is_value_vector(v)) return items_text(v.tup(), vector_open(v.tup()), "]");
-      return items_text(v.tup(), "(", ")");
-    case VKind::named_tuple:
-      return items_text(v.tup(), "(", ")");
-    case VKind::object: {
-      // The prelude's Pair and Dict show as Julia's: `:a => 1`, `Dict(:a => 1)`.
-      const StructObj& s = v.object();
-      const std::string& name = s.type->name;
-      if (s.type->generic && s.type->generic->name == "Complex" && s.fields.size() == 2) {
-        return complex_text(s.fields[0], s.fields[1]);
-      }
-      if (s.type->generic && s.type->generic->name == "Rational" && s.fields.size() == 2) {
-        return show(s.fields[0]) + "//" + show(s.fields[1]);  // Julia's `1//3`
-      }
-      if (name == "Pair" && s.fields.size() == 2) {
-        return show(s.fields[0]) + " => " + show(s.fields[1]);
-      }
-      if (name == "Dict" && s.fields.size() == 3 && is_value_vector(s.fields[0]) &&
-          is_value_vector(s.fields[1])) {
-        std::vector<std::string> entries;
-        const auto &keys = s.fields[0].tup().items, &vals = s.fields[1].tup().items;
-        for (size_t i = 0; i < keys.size() && i < vals.size(); ++i) {
-          entries.push_back(show(keys[i]) + " => " + show(vals[i]));
-        }
-        return fmt::format("Dict({})", fmt::join(entries, ", "));
-      }
-      TupleObj fields;
-      fields.items = s.fields;
-      return items_text(fields, name + "(", ")");
-    }
     case VKind::function:
       return v.fn().name;
     case VKind::type:
@@ -276,9 +215,108 @@ std::string show(const Value& v) {
         case DType::f16:
           return julia_float16(t.data.data<uint16_t>()[0], true);
       }
+      return {};
+    }
+    default:
+      return {};
+  }
+}
+
+// One show of a value, which knows the containers it is inside: as Julia's show (its
+// SHOWN_SET), a container met again inside itself shows as `#= circular reference @-N =#`,
+// N containers up, and nesting is bounded (Nesting).
+class Shower {
+ public:
+  std::string show(const Value& v) {
+    switch (v.kind) {
+      case VKind::tuple:
+        if (v.tup().vector) return items(v, v.tup().items, {}, vector_open(v.tup()), "]");
+        return items(v, v.tup().items, {}, "(", ")");
+      case VKind::named_tuple:
+        if (v.tup().items.empty()) return "NamedTuple()";
+        return items(v, v.tup().items, v.tup().names, "(", ")");
+      case VKind::object:
+        return object(v);
+      default:
+        return leaf_text(v);
     }
   }
-  return {};
+
+ private:
+  // `open` items `close`, as Julia's show_delim_array; a named tuple's items with their
+  // names (Julia's show of a named tuple is no container of SHOWN_SET).
+  std::string items(const Value& v, const std::vector<Value>& items,
+                    const std::vector<std::string>& names, std::string_view open,
+                    std::string_view close) {
+    std::string out(open);
+    if (size_t up = nesting_.levels_up(v.obj.get()); up > 0) {
+      return out + Nesting::circular_reference(up) + std::string(close);
+    }
+    NestingScope scope(nesting_, names.empty() ? v.obj.get() : nullptr, "print");
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (i > 0) out += ", ";
+      if (!names.empty()) out += names[i] + " = ";
+      out += show(items[i]);
+    }
+    if (items.size() == 1 && open == "(") out += ',';
+    return out + std::string(close);
+  }
+
+  // The prelude's Complex, Rational, Pair and Dict show as Julia's: `1 + 2im`, `1//3`,
+  // `:a => 1`, `Dict(:a => 1)`; other instances as their constructor call.
+  std::string object(const Value& v) {
+    const StructObj& s = v.object();
+    const std::string& name = s.type->name;
+    const std::string generic = s.type->generic ? s.type->generic->name : "";
+    bool pair =
+        s.fields.size() == 2 && (generic == "Complex" || generic == "Rational" || name == "Pair");
+    if (pair) {
+      NestingScope scope(nesting_, nullptr, "print");
+      if (generic == "Complex") return complex_text(s.fields[0], s.fields[1]);
+      const char* between = generic == "Rational" ? "//" : " => ";
+      return show(s.fields[0]) + between + show(s.fields[1]);
+    }
+    if (name == "Dict" && s.fields.size() == 3 && is_value_vector(s.fields[0]) &&
+        is_value_vector(s.fields[1])) {
+      if (size_t up = nesting_.levels_up(v.obj.get()); up > 0) {
+        return "Dict(" + Nesting::circular_reference(up) + ")";
+      }
+      NestingScope scope(nesting_, v.obj.get(), "print");
+      std::vector<std::string> entries;
+      const auto &keys = s.fields[0].tup().items, &vals = s.fields[1].tup().items;
+      for (size_t i = 0; i < keys.size() && i < vals.size(); ++i) {
+        entries.push_back(show(keys[i]) + " => " + show(vals[i]));
+      }
+      return fmt::format("Dict({})", fmt::join(entries, ", "));
+    }
+    return items(v, s.fields, {}, name + "(", ")");
+  }
+
+  // Julia's show of a Complex: `1 + 2im`, `1.0 - 2.5im`, `1.0 + NaN*im`; `im` itself.
+  std::string complex_text(const Value& re, const Value& im) {
+    if (re.kind == VKind::boolean && im.kind == VKind::boolean) {
+      return !re.b && im.b ? "im" : fmt::format("Complex({},{})", show(re), show(im));
+    }
+    Value part = im;
+    bool negative = false, star = false;
+    if (im.kind == VKind::integer) {
+      negative = im.i < 0;
+      part.i = negative ? -im.i : im.i;
+    } else if (im.kind == VKind::float_) {
+      negative = std::signbit(im.f) && !std::isnan(im.f);
+      part.f = negative ? -im.f : im.f;
+      star = !std::isfinite(im.f);
+    }
+    return show(re) + (negative ? " - " : " + ") + show(part) + (star ? "*im" : "im");
+  }
+
+  Nesting nesting_;
+};
+
+}  // namespace
+
+std::string show(const Value& v) {
+  return Shower().show(v);
 }
 
 std::string a_type_name(const Value& v) {

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "tape/error.h"
+#include "tracer/interp/nesting.h"
 #include "tracer/interp/value.h"
 
 namespace ytape::tracer {
@@ -206,8 +207,26 @@ TypeRef param_type_of(const Value& v) {
 
 }  // namespace
 
+void set_nesting(TypeObj& t) {
+  size_t inner = 0;
+  for (const TypeRef& p : t.params) {
+    if (p != nullptr) inner = std::max(inner, p->nesting);
+  }
+  if (t.val && t.val->kind == VKind::type) inner = std::max(inner, t.val->type_ref()->nesting);
+  if (inner >= kMaxValueNesting) {
+    user_error(
+        "cannot make a type nested more than {} levels deep (Val{{Val{{...}}}} or "
+        "Tuple{{Tuple{{...}}}} wrapped in a loop)",
+        kMaxValueNesting);
+  }
+  t.nesting = inner + 1;
+}
+
 TypeRef instantiate(const TypeRef& generic, const std::vector<TypeRef>& params) {
   TypeRef root = generic->generic ? generic->generic : generic;
+  TypeObj check;  // before the name, which holds every parameter's
+  check.params = params;
+  set_nesting(check);
   std::string name = instance_name(*root, params);
   // One object per instantiation, so that instances compare by type as any struct's do
   // (`===`); each holds its struct type, whose address therefore stays its own.
@@ -218,6 +237,7 @@ TypeRef instantiate(const TypeRef& generic, const std::vector<TypeRef>& params) 
     made_type->generic = root;
     made_type->name = std::move(name);
     made_type->params = params;
+    made_type->nesting = check.nesting;
     t = std::move(made_type);
   }
   return t;
@@ -465,6 +485,7 @@ TypeRef make_union(const std::vector<TypeRef>& members) {
   for (const TypeRef& k : kept) names.push_back(k->name);
   u->name = fmt::format("Union{{{}}}", fmt::join(names, ", "));
   u->params = std::move(kept);
+  set_nesting(*u);
   return u;
 }
 
@@ -484,8 +505,9 @@ TypeRef make_val_type(const Value& x) {
   auto t = std::make_shared<TypeObj>(*builtin_type(TypeTag::val));
   Value v = x;
   v.weak = false;
+  t->val = v;
+  set_nesting(*t);  // before the name, which holds x's
   t->name = fmt::format("Val{{{}}}", show(v));
-  t->val = std::move(v);
   return t;
 }
 

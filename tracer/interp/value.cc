@@ -4,6 +4,7 @@
 
 #include "tape/error.h"
 #include "tape/float16.h"
+#include "tracer/interp/nesting.h"
 
 namespace ytape::tracer {
 
@@ -18,6 +19,23 @@ std::shared_ptr<TensorObj> detached(const TensorObj& t) {
 }
 
 }  // namespace
+
+TupleObj::~TupleObj() {
+  release_values(items);
+}
+StructObj::~StructObj() {
+  release_values(fields);
+}
+FunctionObj::~FunctionObj() {
+  for (Method& m : methods) release_later(std::move(m.env));
+}
+TensorObj::~TensorObj() {
+  release_later(std::move(view));
+}
+TensorObj::ViewOf::~ViewOf() {
+  release_later(std::move(parent));
+  release_values(index);
+}
 
 Value with_element(Value v, bool on) {
   if (!v.is_tensor() || v.tensor().element == on) return v;

@@ -165,13 +165,22 @@ struct TypeObj : Object {
   size_t param_count() const;
   /// `Complex{Float64}`: the struct type it instantiates, the parameters in `params`.
   std::shared_ptr<const TypeObj> generic;
+  /// Levels of types inside one another: 1, 2 for `Val{Int}` or `Tuple{Int}`, ... (set by
+  /// set_nesting).
+  size_t nesting = 1;
 };
 struct StringObj : Object {
   std::string text;
 };
 
+// The objects that hold values release them with release_later (nesting.h), so that
+// destroying a value nested 10^6 deep does not recurse.
+
 /// Tuples and named tuples (names empty for a tuple).
 struct TupleObj : Object {
+  TupleObj() = default;
+  TupleObj(const TupleObj&) = default;
+  ~TupleObj() override;
   std::vector<Value> items;
   std::vector<std::string> names;
   /// A vector of values that are not all numbers (`[]`, `[layer1, layer2]`): a tuple
@@ -182,6 +191,9 @@ struct TupleObj : Object {
 
 /// An instance of a struct type.
 struct StructObj : Object {
+  StructObj() = default;
+  StructObj(const StructObj&) = default;
+  ~StructObj() override;
   TypeRef type;
   std::vector<Value> fields;
 };
@@ -197,6 +209,9 @@ struct Method {
 };
 
 struct FunctionObj : Object {
+  FunctionObj() = default;
+  FunctionObj(const FunctionObj&) = default;
+  ~FunctionObj() override;
   std::string name;
   mutable std::vector<Method> methods;  ///< grows as the program defines methods
   Builtin builtin = nullptr;            ///< tried when no user method applies
@@ -213,6 +228,12 @@ struct RangeObj : Object {
 
 /// A tensor: concrete data, or a var of the tape being traced.
 struct TensorObj : Object {
+  TensorObj() = default;
+  TensorObj(const TensorObj&) = default;
+  TensorObj(TensorObj&&) = default;
+  TensorObj& operator=(const TensorObj&) = default;
+  TensorObj& operator=(TensorObj&&) = default;
+  ~TensorObj() override;
   Type type;
   Tensor data;  ///< concrete tensors only
   bool traced = false;
@@ -233,6 +254,7 @@ struct TensorObj : Object {
   /// so that, as Julia's views, a write into the view writes into that array and a write
   /// into the array is seen through the view (its value is read again).
   struct ViewOf {
+    ~ViewOf();
     std::shared_ptr<const Object> parent;
     std::vector<Value> index;
   };
@@ -313,6 +335,11 @@ bool as_specific_type(const TypeObj& a, const TypeObj& b);
 /// `Union{members...}` as Julia simplifies it: nested unions flattened, a member below
 /// another dropped, a single member returned as it is. UserError for `Union{}`.
 TypeRef make_union(const std::vector<TypeRef>& members);
+/// Sets `t.nesting` from its parameters and its Val value, where they are types: a
+/// UserError when that is more than kMaxValueNesting (nesting.h), as a loop that wraps a
+/// type in `Val{...}` or `Tuple{...}` each time makes it. Every type made with parameters
+/// calls it, so that walks of types (their names, subtype, destructors) stay bounded.
+void set_nesting(TypeObj& t);
 /// `Val{x}`: UserError unless x is a plain value (a number, Bool, Symbol, nothing, a type).
 TypeRef make_val_type(const Value& x);
 /// The name of the type of `v` for messages: "Int64", "Float32", "Array{Float32, 2}".

@@ -75,6 +75,9 @@ cli_test(trace_then_run EXIT 0 STDOUT ${CASES}/expected/trace_run.out
          COMMAND bash ${CASES}/trace_run.sh ${YTAPE})
 cli_test(trace_include EXIT 0 STDOUT ${CASES}/expected/trace_include.txt
          COMMAND ${YTAPE} trace trace/include.jl -f f f32[2])
+# Hostile programs: reading outside the program's folder, FIFOs, devices, huge files,
+# loops that never end; each refused within seconds, showing nothing of the file.
+cli_test(trace_hostile EXIT 0 COMMAND bash ${CASES}/trace_hostile.sh ${YTAPE})
 # The traced tapes of the samples in text form, pinned (golden tests of the samples and the
 # prelude).
 cli_test(trace_text_mlp EXIT 0 STDOUT ${CASES}/expected/trace_mlp.txt

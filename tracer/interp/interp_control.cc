@@ -9,6 +9,20 @@
 
 namespace ytape::tracer {
 
+namespace {
+
+// Pops the back of a stack when a scope ends, by an error too: `@test_throws` goes on
+// running after one.
+template <class Stack>
+struct PopOnExit {
+  Stack& stack;
+  ~PopOnExit() { stack.pop_back(); }
+};
+template <class Stack>
+PopOnExit(Stack&) -> PopOnExit<Stack>;
+
+}  // namespace
+
 Value Interpreter::eval_if(const Expr& e, const EnvPtr& env) {
   Value cond = eval(*e.args[0], env);
   if (signal_ != Signal::none) return Value();
@@ -205,6 +219,7 @@ void Interpreter::run_loop(const Expr& iteration, size_t k, const Expr& body, co
     if (k + 1 < iteration.args.size()) {
       run_loop(iteration, k + 1, body, scope);
     } else {
+      ++loops_.back().iterations;
       eval_block(body, scope);
     }
     if (signal_ == Signal::continue_) signal_ = Signal::none;
@@ -213,13 +228,17 @@ void Interpreter::run_loop(const Expr& iteration, size_t k, const Expr& body, co
 }
 
 Value Interpreter::eval_for(const Expr& e, const EnvPtr& env) {
+  loops_.push_back({e.pos});
+  PopOnExit running{loops_};
   run_loop(*e.args[0], 0, *e.args[1], env);
   if (signal_ == Signal::break_) signal_ = Signal::none;
   return Value();
 }
 
 Value Interpreter::eval_while(const Expr& e, const EnvPtr& env) {
-  while (true) {
+  loops_.push_back({e.pos});
+  PopOnExit running{loops_};
+  for (size_t slot = loops_.size() - 1;; ++loops_[slot].iterations) {
     Value cond = eval(*e.args[0], env);
     if (signal_ != Signal::none || !truth(cond, e.args[0]->pos)) break;
     auto scope = std::make_shared<Env>();

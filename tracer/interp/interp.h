@@ -5,6 +5,7 @@
 
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -113,6 +114,16 @@ class Interpreter {
   /// memory order, a number itself, a string's characters, and a struct's by the
   /// program's `iterate` methods. Errors are located at `pos`.
   std::vector<Value> iterate(const Value& v, Pos pos);
+  /// The length of integer range `r`; past Int64, Julia's OverflowError located at `pos`.
+  int64_t range_length(const RangeObj& r, Pos pos);
+  /// The values of integer range `r`, for what needs them all at once (a `for` loop over a
+  /// range counts instead), each charged as a step (charge_steps).
+  std::vector<Value> range_items(const RangeObj& r, Pos pos);
+  /// Charges `n` steps to the step limit for work a built-in does for the program, one
+  /// step per value it makes (`what` names them: "the 10 values of 1:10"): beyond the
+  /// limit it fails at `pos` before any work is done, where the work would have ended
+  /// at the limit anyway, or in the allocator. With no limit, 2^48 is the limit.
+  void charge_steps(int64_t n, Pos pos, std::string_view what);
   /// Evaluates the text of one expression at top level (tests).
   Value eval_text(const std::string& text);
 
@@ -502,6 +513,11 @@ Value elementwise_unary(Interpreter& in, Prim p, const Value& a);
 DType dtype_of_value(const Value& v);
 /// The dtype two operands combine to.
 DType result_dtype(const Value& a, const Value& b);
+/// Whether Int64(v) holds float v exactly, as Julia's conversion demands (else an
+/// InexactError): v is finite, integral and within [-2^63, 2^63).
+inline bool exact_int64(double v) {
+  return v >= -0x1p63 && v < 0x1p63 && v == std::trunc(v);
+}
 /// Throws unless `args` has between `lo` and `hi` positional arguments.
 void need_args(const Args& args, size_t lo, size_t hi, std::string_view name);
 /// `v` reshaped (a primitive, so traced values stay traced).

@@ -91,6 +91,24 @@ TEST_CASE("a loop that never ends stops at the step limit, naming the loop") {
   CHECK(has(m, "(in the loop at line 4)"));
 }
 
+TEST_CASE("a loop named from another file is named with its file") {
+  TempFolder dir("loop_file");
+  dir.file("lib.jl", "function work()\n  s = 0\n  for i in 1:3\n    s += i\n  end\n  s\nend\n");
+  std::string p = dir.file("p.jl", "include(\"lib.jl\")\nwhile true\n  work()\nend\n");
+  Limits limits;
+  limits.max_steps = 5000;
+  Interpreter in(limits);
+  std::string m = "no error";
+  try {
+    in.run_file(p);
+  } catch (const UserError& e) {
+    m = e.what();
+  }
+  // The error is at an expression of work(), in lib.jl; the endless loop is p.jl's.
+  CHECK_MESSAGE(has(m, "lib.jl:"), m);
+  CHECK_MESSAGE(has(m, "(in the loop at " + p + ":2)"), m);
+}
+
 TEST_CASE("the step limit covers the traced function, and 0 is no limit") {
   Limits limits;
   limits.max_steps = 2000;

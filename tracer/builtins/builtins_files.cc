@@ -35,7 +35,7 @@ Value abspath(Interpreter&, Args& args) {
 
 // Fails unless the sandbox allows `f(path)` to look at `path`.
 void confine(Interpreter& in, std::string_view f, const std::string& path, bool folder) {
-  in.sandbox().check(path, fmt::format("{}(\"{}\")", f, path), folder);
+  in.sandbox().check(path, fmt::format("{}({})", f, show(Value::string(path))), folder);
 }
 
 // cd(dir): checks that the folder exists, and changes nothing: the tracer reads no files

@@ -189,7 +189,9 @@ void Interpreter::include(const Value& path, Pos pos) {
   dir = slash == std::string::npos ? "" : dir.substr(0, slash + 1);
   const std::string& name = path.text();
   std::string file = name.starts_with("/") ? name : dir + name;
-  std::string call = fmt::format("include(\"{}\")", name);
+  // The path as a String literal, escaped: a NUL or an escape sequence would cut or
+  // garble the message.
+  std::string call = fmt::format("include({})", show(path));
   try {
     sandbox_.check(file, call, false);
   } catch (const UserError& e) {

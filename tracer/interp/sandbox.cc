@@ -58,6 +58,9 @@ void ReadSandbox::allow(const std::string& path) {
 }
 
 bool ReadSandbox::allows(const std::string& path) const {
+  // The system reads a path up to its first NUL: what it opened would not be what was
+  // checked.
+  if (path.find('\0') != std::string::npos) return false;
   if (all_) return true;
   std::string p = resolved_path(path);
   if (p.empty()) return false;
@@ -69,6 +72,7 @@ bool ReadSandbox::allows(const std::string& path) const {
 }
 
 void ReadSandbox::check(const std::string& path, std::string_view what, bool folder) const {
+  if (path.find('\0') != std::string::npos) user_error("{}: a path holds no NUL character", what);
   if (allows(path)) return;
   // The suggestion is the folder the path leads to, symlinks followed: the one to allow.
   std::error_code ec;

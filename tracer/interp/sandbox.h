@@ -30,7 +30,8 @@ class ReadSandbox {
   void allow_all() { all_ = true; }
 
   /// Whether `path` (relative paths from the working directory) lies in an allowed tree,
-  /// once `..` and every symlink of the part that exists are resolved.
+  /// once `..` and every symlink of the part that exists are resolved. A path with a NUL
+  /// character is not allowed.
   bool allows(const std::string& path) const;
   /// Throws UserError unless allows(path): `WHAT is outside the program's folder DIR;
   /// allow it with --allow-read SUGGESTION`. `what` is the call as the program wrote it

@@ -180,6 +180,9 @@ TEST_CASE("include reads only program files in the program's folder tree") {
   CHECK(!has(m, "root:"));
   CHECK(has(run_file_error(program("include(\"folder.jl\")")),
             "folder.jl': it is a folder, not a program file"));
+  // The system would open the path up to its NUL, not the path checked.
+  CHECK(has(run_file_error(program("include(\"lib/a.jl\\0/../a.jl\")")),
+            "a path holds no NUL character"));
 }
 
 TEST_CASE("isfile, isdir, ispath and cd answer inside the program's folder and fail outside") {

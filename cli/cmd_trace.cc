@@ -15,9 +15,10 @@ namespace {
 
 struct TraceCliOptions {
   std::string program, entry, out, save_inputs;
-  std::vector<std::string> args;
+  std::vector<std::string> args, allow_read;
   bool stats = false;
   int64_t max_ops = 10'000'000;
+  int64_t max_steps = tracer::kDefaultMaxSteps;
 };
 
 double ms_since(std::chrono::steady_clock::time_point start) {
@@ -40,11 +41,22 @@ Run setup_trace(CLI::App& sub) {
   sub.add_flag("--stats", o->stats, "Print the time of each phase and the size of the tape");
   sub.add_option("--max-ops", o->max_ops, "Stop tracing beyond this many ops (default 10^7)")
       ->check(positive());
+  sub.add_option("--max-steps", o->max_steps,
+                 "Stop the program beyond this many steps, expressions evaluated (default 10^8; "
+                 "0: no limit)")
+      ->check(non_negative());
+  sub.add_option("--allow-read", o->allow_read,
+                 "Let the program read and ask about files under this folder too, besides its "
+                 "own folder (repeatable)")
+      ->allow_extra_args(false);
   return [o] {
     refuse_overwrites({{"PROGRAM", o->program}},
                       {{"-o", o->out}, {"--save-inputs", o->save_inputs}});
     auto start = std::chrono::steady_clock::now();
-    tracer::Interpreter program;
+    tracer::Limits limits;
+    limits.max_steps = o->max_steps;
+    tracer::Interpreter program(limits);
+    for (const std::string& dir : o->allow_read) program.sandbox().allow(dir);
     // The tape goes to standard output unless -o is given; the program's prints then go
     // to standard error so they never mix with it.
     bool tape_to_stdout = o->out.empty() || o->out == "-";
@@ -68,8 +80,9 @@ Run setup_trace(CLI::App& sub) {
     if (o->stats) {
       fmt::print(stderr,
                  "parse: {:.3f} ms\ntop level: {:.3f} ms\ntrace: {:.3f} ms ({} ops)\n"
-                 "write: {:.3f} ms\n",
-                 parse_ms, top_ms, trace_ms, traced.tape.num_ops(), ms_since(start));
+                 "write: {:.3f} ms\nsteps: {}\n",
+                 parse_ms, top_ms, trace_ms, traced.tape.num_ops(), ms_since(start),
+                 program.steps());
     }
     return kOk;
   };

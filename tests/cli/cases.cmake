@@ -79,6 +79,9 @@ cli_test(trace_include EXIT 0 STDOUT ${CASES}/expected/trace_include.txt
 # themselves (printed as Julia's circular references, deep-copied): no stack overflow.
 cli_test(trace_nested EXIT 0 STDERR ${CASES}/expected/trace_nested.err
          COMMAND ${YTAPE} trace trace/nested.jl -f f f32[])
+# Hostile programs: reading outside the program's folder, FIFOs, devices, huge files,
+# loops that never end; each refused within seconds, showing nothing of the file.
+cli_test(trace_hostile EXIT 0 COMMAND bash ${CASES}/trace_hostile.sh ${YTAPE})
 # The traced tapes of the samples in text form, pinned (golden tests of the samples and the
 # prelude).
 cli_test(trace_text_mlp EXIT 0 STDOUT ${CASES}/expected/trace_mlp.txt

@@ -32,7 +32,10 @@ std::vector<int64_t> int_list(const Value& v, std::string_view what) {
   if (v.kind == VKind::tuple || v.kind == VKind::range) {
     std::vector<int64_t> out;
     if (v.kind == VKind::range) {
-      for (int64_t i = 0; i < v.rng().length(); ++i) out.push_back(v.rng().at(i));
+      // Dims and sizes are a few: a range of more is a mistake, and would take long.
+      int64_t n = v.rng().length();
+      if (n > 1024) user_error("{} must be a few integers, got a range of {}", what, n);
+      for (int64_t i = 0; i < n; ++i) out.push_back(v.rng().at(i));
       return out;
     }
     for (const Value& item : v.tup().items) {

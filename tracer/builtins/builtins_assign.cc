@@ -74,9 +74,10 @@ Value convert_exact(Interpreter& in, const Value& v, DType d) {
   const Tensor& data = t.tensor().data;
   for (int64_t k = 0; k < data.size(); ++k) {
     double e = element_value(data, k);
-    bool exact = d == DType::boolean ? (e == 0 || e == 1) : e == std::trunc(e);
+    bool exact = d == DType::boolean ? (e == 0 || e == 1) : exact_int64(e);
     if (!exact) {
-      user_error("InexactError: {} cannot be written into an array of {}", e, dtype_type(d)->name);
+      Value element = is_float(from) ? Value::floating(e, from) : Value::integer(int64_t(e));
+      user_error("InexactError: {}({})", dtype_type(d)->name, show(element));
     }
   }
   return in.as_tensor(t, d);

@@ -72,6 +72,8 @@ Value foldl(Interpreter& in, Args& args) {
 Value ntuple(Interpreter& in, Args& args) {
   need_args(args, 2, 2, "ntuple");
   if (args.pos[1].kind != VKind::integer) user_error("ntuple(f, n) needs an integer n");
+  int64_t n = args.pos[1].i;
+  in.charge_steps(n, in.here(), fmt::format("ntuple's {} values", n));
   std::vector<Value> out;
   for (int64_t i = 1; i <= args.pos[1].i; ++i)
     out.push_back(call_with(in, args.pos[0], {Value::integer(i)}));
@@ -127,18 +129,30 @@ Value enumerate(Interpreter& in, Args& args) {
   return Value::tuple(std::move(out));
 }
 
-Value first(Interpreter& in, Args& args) {
-  need_args(args, 1, 1, "first");
-  std::vector<Value> items = items_of(in, args.pos[0]);
-  if (items.empty()) user_error("first of an empty collection");
-  return items.front();
+// first, last and isempty of a range, and `x in r` of an integer x, read its bounds: its
+// values, up to 2^64 of them, are never made.
+template <bool Last>
+Value end_item(Interpreter& in, Args& args) {
+  need_args(args, 1, 1, Last ? "last" : "first");
+  const Value& x = args.pos[0];
+  if (x.kind == VKind::range) {
+    int64_t n = in.range_length(x.rng(), in.here());
+    if (n == 0) user_error("{} of an empty collection", Last ? "last" : "first");
+    return Value::integer(x.rng().at(Last ? n - 1 : 0));
+  }
+  std::vector<Value> items = items_of(in, x);
+  if (items.empty()) user_error("{} of an empty collection", Last ? "last" : "first");
+  return Last ? items.back() : items.front();
 }
 
-Value last(Interpreter& in, Args& args) {
-  need_args(args, 1, 1, "last");
-  std::vector<Value> items = items_of(in, args.pos[0]);
-  if (items.empty()) user_error("last of an empty collection");
-  return items.back();
+bool in_range(Interpreter& in, int64_t x, const RangeObj& r) {
+  int64_t n = in.range_length(r, in.here());
+  if (n == 0) return false;
+  int64_t lo = r.step > 0 ? r.start : r.at(n - 1), hi = r.step > 0 ? r.at(n - 1) : r.start;
+  if (x < lo || x > hi) return false;
+  uint64_t magnitude =
+      r.step > 0 ? static_cast<uint64_t>(r.step) : 0 - static_cast<uint64_t>(r.step);
+  return (static_cast<uint64_t>(x) - static_cast<uint64_t>(lo)) % magnitude == 0;
 }
 
 Value collect(Interpreter& in, Args& args) {
@@ -202,6 +216,8 @@ Value reverse(Interpreter& in, Args& args) {
 Value isempty(Interpreter& in, Args& args) {
   need_args(args, 1, 1, "isempty");
   if (args.pos[0].is_tensor()) return Value::boolean(args.pos[0].tensor().type.size() == 0);
+  if (args.pos[0].kind == VKind::range)
+    return Value::boolean(in.range_length(args.pos[0].rng(), in.here()) == 0);
   return Value::boolean(items_of(in, args.pos[0]).empty());
 }
 
@@ -209,6 +225,8 @@ Value isempty(Interpreter& in, Args& args) {
 Value in_(Interpreter& in, Args& args) {
   need_args(args, 2, 2, "in");
   if (args.pos[1].is_tensor()) user_error("'in' over an array is not supported; use a tuple");
+  if (args.pos[1].kind == VKind::range && args.pos[0].kind == VKind::integer)
+    return Value::boolean(in_range(in, args.pos[0].i, args.pos[1].rng()));
   for (const Value& v : items_of(in, args.pos[1])) {
     Value eq = call_with(in, *in.global("=="), {args.pos[0], v});
     if (eq.kind == VKind::boolean && eq.b) return Value::boolean(true);
@@ -232,8 +250,8 @@ void add_collection_builtins(BuiltinTable& t) {
                         {"merge", merge},
                         {"zip", zip},
                         {"enumerate", enumerate},
-                        {"first", first},
-                        {"last", last},
+                        {"first", end_item<false>},
+                        {"last", end_item<true>},
                         {"collect", collect},
                         {"reverse", reverse},
                         {"foreach", foreach},

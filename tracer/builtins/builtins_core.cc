@@ -303,6 +303,9 @@ Value convert(Interpreter& in, Args& args) {
     d = t.eltype;
   else if (!type_dtype(t, &d))
     user_error("cannot convert {} to {}", a_type_name(x), t.name);
+  // Concrete values go into Int and Bool exactly or not at all (InexactError); a traced
+  // value's are known only when the tape runs.
+  if (x.is_tensor() && !x.tensor().traced && !is_float(d)) return convert_exact(in, x, d);
   if (x.is_tensor()) return in.as_tensor(x, d);
   if (!x.is_number())
     user_error("cannot convert {} to {}{}", a_type_name(x), t.name, complex_note(x));
@@ -313,10 +316,12 @@ Value convert(Interpreter& in, Args& args) {
     case DType::f16:
       return Value::floating(v, d);
     case DType::i64:
-      if (v != std::trunc(v)) user_error("InexactError: {} is not an integer", show(x));
-      return Value::integer(x.kind == VKind::integer ? x.i : static_cast<int64_t>(v));
+      if (x.kind == VKind::integer) return x;
+      if (x.kind == VKind::boolean) return Value::integer(x.b);
+      if (!exact_int64(v)) user_error("InexactError: Int64({})", show(x));
+      return Value::integer(static_cast<int64_t>(v));
     case DType::boolean:
-      if (v != 0 && v != 1) user_error("InexactError: {} is not a Bool", show(x));
+      if (v != 0 && v != 1) user_error("InexactError: Bool({})", show(x));
       return Value::boolean(v != 0);
   }
   return x;
@@ -369,11 +374,23 @@ Value rounding(Interpreter& in, Args& args) {
     const Tensor& t = x.tensor().data;
     DType d = to_type ? to : (is_float(t.dtype()) ? t.dtype() : DType::f64);
     Tensor out(Type{DType::f64, t.shape()});
-    for (int64_t k = 0; k < t.size(); ++k) out.data<double>()[k] = r(element_value(t, k));
+    for (int64_t k = 0; k < t.size(); ++k) {
+      double v = r(element_value(t, k));
+      if (d == DType::i64 && !exact_int64(v)) {
+        DType from = is_float(t.dtype()) ? t.dtype() : DType::f64;
+        user_error("InexactError: trunc(Int64, {})", show(Value::floating(v, from)));
+      }
+      out.data<double>()[k] = v;
+    }
     return in.as_tensor(Value::concrete(std::move(out)), d);
   }
   if (!x.is_number()) user_error("{} takes a number or an array, got {}", name, a_type_name(x));
   double v = r(as_double(to_scalar(x)));
+  if (to_type && to == DType::i64 && !exact_int64(v)) {
+    // Julia rounds, then truncates to the type (round(Int, x) is trunc(Int, round(x))).
+    DType d = x.kind == VKind::float_ ? x.dtype : DType::f64;
+    user_error("InexactError: trunc(Int64, {})", show(Value::floating(v, d)));
+  }
   if (to_type) {
     Args conv;
     conv.pos = {args.pos[0], Value::floating(v, DType::f64)};

@@ -1,6 +1,10 @@
-// Division's integer quotient and remainders: ÷ (div), % (rem) and mod. On integers they
-// are computed directly; on floats rem is the rem primitive (C's fmod) and mod is built from
-// it, so traced values stay traced and differentiable.
+// Division's integer quotient and remainders: ÷ (div), % (rem) and mod, and Julia's checked
+// integer arithmetic (Base.Checked). On integers they are computed directly, raising
+// Julia's DivideError and OverflowError where Julia does (never C's undefined behaviour);
+// on floats rem is the rem primitive (C's fmod) and mod is built from it, so traced values
+// stay traced and differentiable.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdint>
 
@@ -22,8 +26,13 @@ Value as_integer(const Value& v) {
   return v.kind == VKind::boolean ? Value::integer(v.b) : v;
 }
 
+[[noreturn]] void divide_error() {
+  user_error("DivideError: integer division error");
+}
+
+// Julia's DivideError of every integer division by zero (rem and mod too).
 void check_divisor(int64_t b) {
-  if (b == 0) user_error("integer division by zero");
+  if (b == 0) divide_error();
 }
 
 // The float operands of rem or mod, checked: numbers, or arrays under a broadcast.
@@ -50,8 +59,8 @@ Value int_div(Interpreter&, Args& args) {
   const Value &a = args.pos[0], &b = args.pos[1];
   if (a.kind != VKind::integer || b.kind != VKind::integer) user_error("÷ takes integers");
   check_divisor(b.i);
-  // INT64_MIN ÷ -1 wraps around, as Julia's Int (in C it is undefined).
-  if (b.i == -1) return Value::integer(static_cast<int64_t>(0 - static_cast<uint64_t>(a.i)));
+  // typemin(Int) ÷ -1 has no Int quotient: Julia's DivideError (in C it is undefined).
+  if (b.i == -1 && a.i == INT64_MIN) divide_error();
   return Value::integer(a.i / b.i);
 }
 
@@ -107,6 +116,58 @@ Value mod(Interpreter& in, Args& args) {
   return select(bin(Prim::ne, r, zero), moved, signed_zero);
 }
 
+// ---- Base.Checked --------------------------------------------------------------------------
+
+// The integer operands of a checked operation; a traced integer gives false: its value is
+// not known until the tape runs, which computes in wrapping Int64 arithmetic.
+bool concrete_integers(const Args& args, size_t n, std::string_view name) {
+  need_args(args, n, n, name);
+  bool traced = false;
+  for (const Value& v : args.pos) {
+    bool integer = v.kind == VKind::integer || v.kind == VKind::boolean;
+    bool traced_integer = v.is_tensor() && v.tensor().number && v.tensor().traced &&
+                          v.tensor().type.dtype == DType::i64;
+    if (!integer && !traced_integer) user_error("{} takes integers, got {}", name, a_type_name(v));
+    traced = traced || traced_integer;
+  }
+  return !traced;
+}
+
+int64_t int_of(const Value& v) {
+  return v.kind == VKind::boolean ? v.b : v.i;
+}
+
+// checked_add, checked_sub, checked_mul: Julia's OverflowError where Int64 cannot hold the
+// result ("9223372036854775807 + 1 overflowed for type Int64").
+template <Prim P>
+Value checked_binary(Interpreter& in, Args& args) {
+  static constexpr const char* kName = P == Prim::add   ? "checked_add"
+                                       : P == Prim::sub ? "checked_sub"
+                                                        : "checked_mul";
+  static constexpr const char* kOp = P == Prim::add ? "+" : P == Prim::sub ? "-" : "*";
+  if (!concrete_integers(args, 2, kName))
+    return elementwise_binary(in, P, args.pos[0], args.pos[1]);
+  int64_t a = int_of(args.pos[0]), b = int_of(args.pos[1]), r;
+  bool overflow = P == Prim::add   ? __builtin_add_overflow(a, b, &r)
+                  : P == Prim::sub ? __builtin_sub_overflow(a, b, &r)
+                                   : __builtin_mul_overflow(a, b, &r);
+  if (overflow) user_error("OverflowError: {} {} {} overflowed for type Int64", a, kOp, b);
+  return Value::integer(r);
+}
+
+// checked_neg, checked_abs (Julia's negates a negative x): -typemin(Int) overflows.
+template <bool Abs>
+Value checked_unary(Interpreter& in, Args& args) {
+  if (!concrete_integers(args, 1, Abs ? "checked_abs" : "checked_neg"))
+    return elementwise_unary(in, Abs ? Prim::abs : Prim::neg, args.pos[0]);
+  int64_t x = int_of(args.pos[0]);
+  if (Abs && x >= 0) return Value::integer(x);
+  if (x == INT64_MIN) {
+    user_error("OverflowError: checked arithmetic: cannot compute -x for x = {}::Int64", x);
+  }
+  return Value::integer(-x);
+}
+
 }  // namespace
 
 void add_division_builtins(BuiltinTable& t) {
@@ -116,6 +177,15 @@ void add_division_builtins(BuiltinTable& t) {
                         {"%", rem},
                         {"rem", rem},
                         {"mod", mod},
+                        // Julia's checked_div, _rem and _mod raise DivideError as div does.
+                        {"checked_div", int_div},
+                        {"checked_rem", rem},
+                        {"checked_mod", mod},
+                        {"checked_add", checked_binary<Prim::add>},
+                        {"checked_sub", checked_binary<Prim::sub>},
+                        {"checked_mul", checked_binary<Prim::mul>},
+                        {"checked_neg", checked_unary<false>},
+                        {"checked_abs", checked_unary<true>},
                     });
 }
 

@@ -2,6 +2,10 @@
 // cd), whether a results folder exists (ispath), and the names of files they would write
 // (joinpath). The tracer reads no files but include()'s and writes none, so a trace never
 // depends on the files it is asked about beyond these answers, and writing one is refused.
+// What they ask about is confined as include() is (Interpreter::sandbox()): a path outside
+// the program's folder is an error, not an answer, so that no program probes the machine.
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <string>
 
@@ -29,11 +33,17 @@ Value abspath(Interpreter&, Args& args) {
   return Value::string(p.lexically_normal().string());
 }
 
+// Fails unless the sandbox allows `f(path)` to look at `path`.
+void confine(Interpreter& in, std::string_view f, const std::string& path, bool folder) {
+  in.sandbox().check(path, fmt::format("{}({})", f, show(Value::string(path))), folder);
+}
+
 // cd(dir): checks that the folder exists, and changes nothing: the tracer reads no files
 // but include()'s, which are found from the including file, and ytape's own files stay
 // relative to where it was started.
-Value cd(Interpreter&, Args& args) {
+Value cd(Interpreter& in, Args& args) {
   const std::string& dir = path_arg(args, "cd");
+  confine(in, "cd", dir, true);
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) user_error("cd: '{}' is not a folder", dir);
   return Value();
@@ -41,9 +51,10 @@ Value cd(Interpreter&, Args& args) {
 
 // ispath(p), isdir(p), isfile(p): whether something, a folder or a plain file is there.
 template <int Kind>
-Value exists(Interpreter&, Args& args) {
+Value exists(Interpreter& in, Args& args) {
   static constexpr const char* kNames[] = {"ispath", "isdir", "isfile"};
   const std::string& p = path_arg(args, kNames[Kind]);
+  confine(in, kNames[Kind], p, Kind != 2);
   std::error_code ec;
   std::filesystem::file_status s = std::filesystem::status(p, ec);
   bool yes = Kind == 0   ? std::filesystem::exists(s)

@@ -100,6 +100,22 @@ int64_t apply_int(Prim p, int64_t x, int64_t y) {
       return std::max(x, y);
     case Prim::min:
       return std::min(x, y);
+    case Prim::rem:
+      if (y == 0) user_error("DivideError: integer division error");
+      return y == -1 ? 0 : x % y;
+    // Exactly: as doubles, integers past 2^53 would compare equal to their neighbours.
+    case Prim::eq:
+      return x == y;
+    case Prim::ne:
+      return x != y;
+    case Prim::lt:
+      return x < y;
+    case Prim::le:
+      return x <= y;
+    case Prim::gt:
+      return x > y;
+    case Prim::ge:
+      return x >= y;
     case Prim::pow: {
       if (y < 0) user_error("an integer to a negative integer power: write float(x)^y");
       // By squaring, wrapping around on overflow as Julia's Int does.
@@ -110,7 +126,7 @@ int64_t apply_int(Prim p, int64_t x, int64_t y) {
       return static_cast<int64_t>(r);
     }
     default:
-      return static_cast<int64_t>(apply_scalar(p, static_cast<double>(x), static_cast<double>(y)));
+      internal_error("no integer rule for {}", prim_name(p));
   }
 }
 
@@ -193,10 +209,11 @@ Value elementwise_unary(Interpreter& in, Prim p, const Value& a) {
   if (a.kind == VKind::boolean && !float_only) return elementwise_unary(in, p, Value::integer(a.b));
   if (a.kind == VKind::integer && !float_only) {
     switch (p) {
+      // -typemin(Int) and abs(typemin(Int)) wrap around to typemin(Int), as Julia's.
       case Prim::neg:
-        return Value::integer(-a.i);
+        return Value::integer(static_cast<int64_t>(0 - static_cast<uint64_t>(a.i)));
       case Prim::abs:
-        return Value::integer(std::abs(a.i));
+        return Value::integer(a.i < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a.i)) : a.i);
       case Prim::sign:
         return Value::integer((a.i > 0) - (a.i < 0));
       default:

@@ -79,11 +79,7 @@ Value reduction(Interpreter& in, Args& args, Prim p, const char* op) {
     x = call_elementwise(in, args.pos[0], {x});
   }
   if (x.kind == VKind::tuple) return fold_values(in, op, x.tup().items);
-  if (x.kind == VKind::range) {
-    std::vector<Value> items;
-    for (int64_t i = 0; i < x.rng().length(); ++i) items.push_back(Value::integer(x.rng().at(i)));
-    return fold_values(in, op, items);
-  }
+  if (x.kind == VKind::range) return fold_values(in, op, in.range_items(x.rng(), in.here()));
   if (one) return x;
   if (!x.is_tensor()) not_defined_for(prim_name(p), x);
   return reduce_array(in, p, x, keyword(args, "dims"));
@@ -215,9 +211,7 @@ Value prod(Interpreter& in, Args& args) {
   if (x.is_number()) return args.pos.size() == 2 ? call_elementwise(in, args.pos[0], {x}) : x;
   std::vector<Value> items;
   if (x.kind == VKind::tuple) items = x.tup().items;
-  if (x.kind == VKind::range) {
-    for (int64_t i = 0; i < x.rng().length(); ++i) items.push_back(Value::integer(x.rng().at(i)));
-  }
+  if (x.kind == VKind::range) items = in.range_items(x.rng(), in.here());
   if (x.kind != VKind::tuple && x.kind != VKind::range) {
     user_error("prod of {} is not defined", a_type_name(x));
   }

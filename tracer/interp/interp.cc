@@ -27,11 +27,15 @@ Interpreter::Interpreter(Limits limits, bool prelude)
   register_builtins();
   if (prelude) {
     if (sources_.size() != 0) internal_error("the prelude must be the first source read");
+    // The limit is the program's: the prelude's loading is the same for every program.
+    limits_.max_steps = 0;
     for (size_t i = 0; i < kNumPreludeFiles; ++i) {
-      run_text(kPreludeFiles[i].name, kPreludeFiles[i].text);
+      run_text_as_is(kPreludeFiles[i].name, kPreludeFiles[i].text);
     }
     prelude_files_ = static_cast<uint32_t>(sources_.size());
+    limits_.max_steps = limits.max_steps;
   }
+  steps_ = 0;
 }
 
 Env::~Env() {
@@ -124,8 +128,14 @@ void Interpreter::flush_output() {
 }
 
 void Interpreter::run_file(const std::string& path) {
+  sandbox_.set_entry(path);
   auto start = std::chrono::steady_clock::now();
   uint32_t file = sources_.load(path);
+  run_source(file, start);
+}
+
+void Interpreter::run_source(uint32_t file, std::chrono::steady_clock::time_point start) {
+  const std::string path = sources_.file(file).path;
   files_.push_back(parse_file(sources_, file));
   parse_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::error_code ec;
@@ -145,6 +155,11 @@ void Interpreter::run_file(const std::string& path) {
 }
 
 void Interpreter::run_text(std::string path, std::string text) {
+  sandbox_.set_entry(path);
+  run_text_as_is(std::move(path), std::move(text));
+}
+
+void Interpreter::run_text_as_is(std::string path, std::string text) {
   auto start = std::chrono::steady_clock::now();
   files_.push_back(parse_text(sources_, std::move(path), std::move(text)));
   parse_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -201,6 +216,22 @@ std::vector<std::string> Interpreter::global_names() const {
 
 void Interpreter::define_global(const std::string& name, Value v) {
   globals_->vars[name] = std::move(v);
+}
+
+void Interpreter::step_limit_reached(Pos pos) const {
+  auto longest = std::max_element(loops_.rbegin(), loops_.rend(), [](const auto& a, const auto& b) {
+    return a.iterations < b.iterations;
+  });
+  std::string loop;
+  if (longest != loops_.rend()) {
+    Pos at = longest->pos;
+    loop = at.file == pos.file
+               ? fmt::format(" (in the loop at line {})", at.line)
+               : fmt::format(" (in the loop at {}:{})", sources_.file(at.file).path, at.line);
+  }
+  fail(pos, fmt::format("the program ran more than {} steps{}; raise the limit with --max-steps "
+                        "if it is meant to run this long",
+                        limits_.max_steps, loop));
 }
 
 void Interpreter::fail(Pos pos, std::string_view message) const {
@@ -361,8 +392,8 @@ Value Interpreter::eval_literal(const Expr& e, const EnvPtr& env) {
 }
 
 Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
-  if (++steps_ > limits_.max_steps) {
-    fail(e.pos, fmt::format("the program ran more than {} steps", limits_.max_steps));
+  if (++steps_ > limits_.max_steps && limits_.max_steps > 0) [[unlikely]] {
+    step_limit_reached(e.pos);
   }
   switch (e.kind) {
     case Kind::int_lit:

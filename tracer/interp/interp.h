@@ -4,6 +4,8 @@
 #pragma once
 
 #include <array>
+#include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -20,6 +22,7 @@
 #include "tape/builder.h"
 #include "tracer/interp/examples.h"
 #include "tracer/interp/nesting.h"
+#include "tracer/interp/sandbox.h"
 #include "tracer/interp/value.h"
 #include "tracer/lang/source.h"
 
@@ -45,14 +48,21 @@ class ProgramError : public UserError {
   using UserError::UserError;
 };
 
+/// The default of Limits::max_steps: 10^8 expressions, over 100 times what the largest
+/// program of the tests and samples evaluates (tests/programs/flux_conv3d.jl, 712,337;
+/// ResNet-18's, 13,005, its work being in primitives), and reached by `while true end`
+/// in about 4 seconds.
+inline constexpr int64_t kDefaultMaxSteps = 100'000'000;
+
 /// Limits that stop runaway programs cleanly.
 struct Limits {
   int max_depth = 1000;          ///< nested calls of program functions
   int max_includes = 100;        ///< files including one another, nested
   int64_t max_ops = 10'000'000;  ///< ops recorded by one trace
-  /// Expressions evaluated in all (loop bodies and calls included). None by default; the
-  /// fuzz target sets one, so that a program that loops forever ends in an error.
-  int64_t max_steps = INT64_MAX;
+  /// Expressions evaluated in all (loop bodies and calls included, the prelude's own
+  /// loading not), so that a program that loops forever ends in an error naming its loop.
+  /// 0 is no limit.
+  int64_t max_steps = kDefaultMaxSteps;
 };
 
 class Interpreter {
@@ -63,9 +73,13 @@ class Interpreter {
   ~Interpreter();
 
   /// Parses and runs a file from disk (or text, for tests) at top level. Throws UserError
-  /// (syntax or runtime, located and with a call stack).
+  /// (syntax or runtime, located and with a call stack). The first program run is the
+  /// entry: the folder of its path is where the program may read (sandbox()).
   void run_file(const std::string& path);
   void run_text(std::string path, std::string text);
+  /// Where the program may read: include(), isfile(), isdir(), ispath() and cd() look only
+  /// in the entry program's folder tree and in the folders allowed here (`--allow-read`).
+  ReadSandbox& sandbox() { return sandbox_; }
 
   Sources& sources() { return sources_; }
   /// Seconds spent parsing the prelude and files so far (the rest of run_file and
@@ -73,6 +87,8 @@ class Interpreter {
   double parse_seconds() const { return parse_seconds_; }
   const Limits& limits() const { return limits_; }
   void set_max_ops(int64_t n) { limits_.max_ops = n; }
+  /// Expressions evaluated so far, against Limits::max_steps (the prelude's not counted).
+  int64_t steps() const { return steps_; }
   /// Receives each line printed by concrete `print`/`println` (default: kept in output()).
   void set_print(std::function<void(std::string_view)> print) { print_ = std::move(print); }
   const std::string& output() const { return output_; }
@@ -100,6 +116,16 @@ class Interpreter {
   /// memory order, a number itself, a string's characters, and a struct's by the
   /// program's `iterate` methods. Errors are located at `pos`.
   std::vector<Value> iterate(const Value& v, Pos pos);
+  /// The length of integer range `r`; past Int64, Julia's OverflowError located at `pos`.
+  int64_t range_length(const RangeObj& r, Pos pos);
+  /// The values of integer range `r`, for what needs them all at once (a `for` loop over a
+  /// range counts instead), each charged as a step (charge_steps).
+  std::vector<Value> range_items(const RangeObj& r, Pos pos);
+  /// Charges `n` steps to the step limit for work a built-in does for the program, one
+  /// step per value it makes (`what` names them: "the 10 values of 1:10"): beyond the
+  /// limit it fails at `pos` before any work is done, where the work would have ended
+  /// at the limit anyway, or in the allocator. With no limit, 2^48 is the limit.
+  void charge_steps(int64_t n, Pos pos, std::string_view what);
   /// Evaluates the text of one expression at top level (tests).
   Value eval_text(const std::string& text);
 
@@ -344,11 +370,19 @@ class Interpreter {
   Var var_of(const Value& v);
   // Fails at `pos` when including `file` would close a cycle or nest too deep.
   void check_include(const std::string& file, Pos pos);
+  // `include(path)` at `pos`: the file, found from the including file, confined to the
+  // sandbox, read and run.
+  void include(const Value& path, Pos pos);
+  // Parses and runs source `file`, read since `start`.
+  void run_source(uint32_t file, std::chrono::steady_clock::time_point start);
+  // run_text without making the text the entry program (the prelude's files).
+  void run_text_as_is(std::string path, std::string text);
   Pos op_pos() const;
   void check_op_limit();
   void register_builtins();
 
   Limits limits_;
+  ReadSandbox sandbox_;
   Sources sources_;
   std::vector<ExprPtr> files_;  // every parsed file; methods point into them
   // The chain of files being run, outermost first: canonical path and path as given.
@@ -397,6 +431,15 @@ class Interpreter {
   uint64_t seed_ = 0;
   uint64_t draws_ = 0;
   int64_t steps_ = 0;  // expressions evaluated, against limits_.max_steps
+  // The loops running now, outermost first, with the iterations each has begun: the step
+  // limit's message names the one that has run the most, the likeliest to run forever.
+  struct RunningLoop {
+    Pos pos;
+    int64_t iterations = 0;
+  };
+  std::vector<RunningLoop> loops_;
+  // Fails at `pos`: the program ran more than limits_.max_steps steps.
+  [[noreturn]] void step_limit_reached(Pos pos) const;
   // One active trace: the outermost (level 0), or one nested in it by `gradient`.
   struct TraceLevel {
     uint64_t serial = 0;  // see trace_serial
@@ -480,6 +523,11 @@ Value elementwise_unary(Interpreter& in, Prim p, const Value& a);
 DType dtype_of_value(const Value& v);
 /// The dtype two operands combine to.
 DType result_dtype(const Value& a, const Value& b);
+/// Whether Int64(v) holds float v exactly, as Julia's conversion demands (else an
+/// InexactError): v is finite, integral and within [-2^63, 2^63).
+inline bool exact_int64(double v) {
+  return v >= -0x1p63 && v < 0x1p63 && v == std::trunc(v);
+}
 /// Throws unless `args` has between `lo` and `hi` positional arguments.
 void need_args(const Args& args, size_t lo, size_t hi, std::string_view name);
 /// `v` reshaped (a primitive, so traced values stay traced).

@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 
 #include "tape/error.h"
@@ -183,6 +182,35 @@ void Interpreter::check_include(const std::string& file, Pos pos) {
   }
 }
 
+void Interpreter::include(const Value& path, Pos pos) {
+  if (path.kind != VKind::string) fail(pos, "include takes a file name");
+  std::string dir = sources_.file(pos.file).path;
+  size_t slash = dir.rfind('/');
+  dir = slash == std::string::npos ? "" : dir.substr(0, slash + 1);
+  const std::string& name = path.text();
+  std::string file = name.starts_with("/") ? name : dir + name;
+  // The path as a String literal, escaped: a NUL or an escape sequence would cut or
+  // garble the message.
+  std::string call = fmt::format("include({})", show(path));
+  try {
+    sandbox_.check(file, call, false);
+  } catch (const UserError& e) {
+    fail(pos, e.what());
+  }
+  // Only program files: a parse error shows a line of the file, and no other file
+  // (a key, a .env) in the program's folder should be shown so; nor through a link.
+  if (!file.ends_with(".jl") || !resolved_path(file).ends_with(".jl")) {
+    fail(pos, fmt::format("{}: only program files, named *.jl, are included", call));
+  }
+  check_include(file, pos);
+  auto start = std::chrono::steady_clock::now();
+  std::string text;
+  std::string why = read_source_file(file, text);
+  if (why == std::strerror(ENOENT)) why += " (the path is relative to the including file)";
+  if (!why.empty()) fail(pos, fmt::format("cannot include '{}': {}", file, why));
+  run_source(sources_.add(file, std::move(text)), start);
+}
+
 Value Interpreter::eval_call(const Expr& e, const EnvPtr& env) {
   const Expr& callee = *e.args[0];
   if (callee.kind == Kind::id && callee.name == "@view") {
@@ -190,19 +218,7 @@ Value Interpreter::eval_call(const Expr& e, const EnvPtr& env) {
     return eval_index(*e.args.at(1), env, true);
   }
   if (callee.kind == Kind::id && callee.name == "include") {
-    Value path = eval(*e.args.at(1), env);
-    if (path.kind != VKind::string) fail(e.pos, "include takes a file name");
-    std::string dir = sources_.file(e.pos.file).path;
-    size_t slash = dir.rfind('/');
-    dir = slash == std::string::npos ? "" : dir.substr(0, slash + 1);
-    std::string file = path.text().starts_with("/") ? path.text() : dir + path.text();
-    if (!std::ifstream(file)) {
-      fail(e.pos, fmt::format("cannot include '{}': {} (the path is relative to the including "
-                              "file)",
-                              file, std::strerror(errno)));
-    }
-    check_include(file, e.pos);
-    run_file(file);
+    include(eval(*e.args.at(1), env), e.pos);
     return Value();
   }
   Value f = eval(callee, env);

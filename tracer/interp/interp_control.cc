@@ -9,6 +9,20 @@
 
 namespace ytape::tracer {
 
+namespace {
+
+// Pops the back of a stack when a scope ends, by an error too: `@test_throws` goes on
+// running after one.
+template <class Stack>
+struct PopOnExit {
+  Stack& stack;
+  ~PopOnExit() { stack.pop_back(); }
+};
+template <class Stack>
+PopOnExit(Stack&) -> PopOnExit<Stack>;
+
+}  // namespace
+
 Value Interpreter::eval_if(const Expr& e, const EnvPtr& env) {
   Value cond = eval(*e.args[0], env);
   if (signal_ != Signal::none) return Value();
@@ -122,14 +136,8 @@ std::vector<Value> Interpreter::iterate(const Value& v, Pos pos) {
     case VKind::tuple:
     case VKind::named_tuple:
       return v.tup().items;
-    case VKind::range: {
-      const RangeObj& r = v.rng();
-      std::vector<Value> out;
-      int64_t n = r.length();
-      out.reserve(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i) out.push_back(Value::integer(r.at(i)));
-      return out;
-    }
+    case VKind::range:
+      return range_items(v.rng(), pos);
     case VKind::integer:
     case VKind::float_:
     case VKind::boolean:
@@ -162,6 +170,36 @@ std::vector<Value> Interpreter::iterate(const Value& v, Pos pos) {
   }
 }
 
+int64_t Interpreter::range_length(const RangeObj& r, Pos pos) {
+  try {
+    return r.length();
+  } catch (const UserError& e) {
+    fail(pos, e.what());
+  }
+}
+
+std::vector<Value> Interpreter::range_items(const RangeObj& r, Pos pos) {
+  int64_t n = range_length(r, pos);
+  std::string range = r.step == 1 ? fmt::format("{}:{}", r.start, r.stop)
+                                  : fmt::format("{}:{}:{}", r.start, r.step, r.stop);
+  charge_steps(n, pos, fmt::format("the {} values of {}", n, range));
+  std::vector<Value> out;
+  out.reserve(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) out.push_back(Value::integer(r.at(i)));
+  return out;
+}
+
+void Interpreter::charge_steps(int64_t n, Pos pos, std::string_view what) {
+  if (n <= 0) return;
+  int64_t limit = limits_.max_steps > 0 ? limits_.max_steps : kMaxElements;
+  if (n > limit - std::min(steps_, limit)) {
+    fail(pos, fmt::format("{} would take the program past its limit of {} steps; raise the "
+                          "limit with --max-steps if it is meant to run this long",
+                          what, limit));
+  }
+  steps_ += n;
+}
+
 void Interpreter::bind_local(const Expr& target, const Value& v, const EnvPtr& scope) {
   // Loop variables are new in each iteration, never the variables of enclosing scopes.
   if (target.kind == Kind::id) {
@@ -186,7 +224,8 @@ void Interpreter::run_loop(const Expr& iteration, size_t k, const Expr& body, co
   bool range = over.kind == VKind::range;
   std::vector<Value> items;
   if (!range) items = iterate(over, in.args[1]->pos);
-  int64_t n = range ? over.rng().length() : static_cast<int64_t>(items.size());
+  int64_t n =
+      range ? range_length(over.rng(), in.args[1]->pos) : static_cast<int64_t>(items.size());
   EnvPtr scope;
   for (int64_t i = 0; i < n; ++i) {
     // Each iteration has fresh variables. Its scope is recycled when nothing (a closure)
@@ -205,6 +244,7 @@ void Interpreter::run_loop(const Expr& iteration, size_t k, const Expr& body, co
     if (k + 1 < iteration.args.size()) {
       run_loop(iteration, k + 1, body, scope);
     } else {
+      ++loops_.back().iterations;
       eval_block(body, scope);
     }
     if (signal_ == Signal::continue_) signal_ = Signal::none;
@@ -213,13 +253,17 @@ void Interpreter::run_loop(const Expr& iteration, size_t k, const Expr& body, co
 }
 
 Value Interpreter::eval_for(const Expr& e, const EnvPtr& env) {
+  loops_.push_back({e.pos});
+  PopOnExit running{loops_};
   run_loop(*e.args[0], 0, *e.args[1], env);
   if (signal_ == Signal::break_) signal_ = Signal::none;
   return Value();
 }
 
 Value Interpreter::eval_while(const Expr& e, const EnvPtr& env) {
-  while (true) {
+  loops_.push_back({e.pos});
+  PopOnExit running{loops_};
+  for (size_t slot = loops_.size() - 1;; ++loops_[slot].iterations) {
     Value cond = eval(*e.args[0], env);
     if (signal_ != Signal::none || !truth(cond, e.args[0]->pos)) break;
     auto scope = std::make_shared<Env>();

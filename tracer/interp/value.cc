@@ -196,8 +196,21 @@ bool Value::is_number() const {
 }
 
 int64_t RangeObj::length() const {
-  if (step > 0) return stop < start ? 0 : (stop - start) / step + 1;
-  return stop > start ? 0 : (start - stop) / -step + 1;
+  // The distance in unsigned 64 bits, where it is exact (it is below 2^64). A count Int64
+  // cannot hold is Julia's OverflowError of Base.checked_length (Julia 1.7's `length`
+  // wraps around instead, to a count a for loop would take as true: 0 for
+  // typemin(Int):typemax(Int)).
+  int64_t from = step > 0 ? start : stop, to = step > 0 ? stop : start;
+  if (to < from) return 0;
+  uint64_t distance = static_cast<uint64_t>(to) - static_cast<uint64_t>(from);
+  uint64_t magnitude = step > 0 ? static_cast<uint64_t>(step) : 0 - static_cast<uint64_t>(step);
+  if (magnitude == 1 && distance > INT64_MAX) {
+    user_error("OverflowError: {} - {} overflowed for type Int64", to, from);
+  }
+  uint64_t quotient = distance / magnitude;
+  if (quotient >= INT64_MAX)
+    user_error("OverflowError: {} + 1 overflowed for type Int64", quotient);
+  return static_cast<int64_t>(quotient) + 1;
 }
 
 std::string type_name_of(const Value& v) {

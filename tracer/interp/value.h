@@ -222,8 +222,14 @@ struct FunctionObj : Object {
 
 struct RangeObj : Object {
   int64_t start = 1, step = 1, stop = 0;
+  /// The number of elements; throws UserError (Julia's OverflowError) past Int64.
   int64_t length() const;
-  int64_t at(int64_t i) const { return start + i * step; }  ///< 0-based
+  /// Element i (0-based) of the length() elements, computed modulo 2^64: i * step may
+  /// pass Int64 on the way where the element does not (typemin(Int)+1:4:typemax(Int)).
+  int64_t at(int64_t i) const {
+    return static_cast<int64_t>(static_cast<uint64_t>(start) +
+                                static_cast<uint64_t>(i) * static_cast<uint64_t>(step));
+  }
 };
 
 /// A tensor: concrete data, or a var of the tape being traced.

@@ -10,6 +10,16 @@
 
 namespace ytape::tracer {
 
+/// The largest program file read (64 MiB; ResNet-18's program is 6 kB): a larger one is
+/// refused before it is read.
+inline constexpr int64_t kMaxSourceBytes = int64_t{64} << 20;
+
+/// Reads program file `path` into `text`. Returns why it cannot, or "" when it did:
+/// anything but a regular file (a folder, a FIFO, a device such as /dev/zero, a socket)
+/// is refused without being read or waited on, and so is a file larger than
+/// kMaxSourceBytes. The reasons read after "cannot read 'PATH': ".
+std::string read_source_file(const std::string& path, std::string& text);
+
 /// A position in a source file. `file` indexes Sources; `line` and `col` are 1-based, and
 /// `col` counts code points (a tab or a Greek letter is one column). Line 0 means unknown.
 struct Pos {
@@ -36,7 +46,8 @@ class Sources {
  public:
   /// Adds a file from text and returns its index.
   uint32_t add(std::string path, std::string text);
-  /// Reads a file from disk and adds it. Throws UserError "cannot read 'path': reason".
+  /// Reads a file from disk (read_source_file) and adds it. Throws UserError "cannot read
+  /// 'path': reason".
   uint32_t load(const std::string& path);
 
   const SourceFile& file(uint32_t index) const { return *files_.at(index); }

@@ -48,6 +48,17 @@ floatmax(::Type{Float32}) = 3.4028235f38
 floatmax(::Type{Float64}) = 1.7976931348623157e308
 floatmin(::Type{Float16}) = Float16(6.104e-5)
 floatmax(::Type{Float16}) = Float16(65504.0)
+# The extremes of Int64 (9223372036854775808 is no Int64 literal) and of the floats.
+typemin(::Type{Int64}) = -9223372036854775807 - 1
+typemax(::Type{Int64}) = 9223372036854775807
+typemin(::Type{Bool}) = false
+typemax(::Type{Bool}) = true
+typemin(::Type{Float64}) = -Inf
+typemax(::Type{Float64}) = Inf
+typemin(::Type{Float32}) = -Inf32
+typemax(::Type{Float32}) = Inf32
+typemin(x::Number) = typemin(typeof(x))
+typemax(x::Number) = typemax(typeof(x))
 isinf(x) = !isnan(x) && isnan(x - x)
 isfinite(x) = x - x == 0
 dot(a, b) = sum(a .* b)

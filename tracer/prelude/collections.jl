@@ -62,8 +62,26 @@ end
 struct MethodError <: Exception
   msg
 end
+# Integer arithmetic's errors, as the built-ins raise them too (1 ÷ 0, Int(2.5),
+# checked_add(typemax(Int), 1)).
+struct OverflowError <: Exception
+  msg
+end
+struct DivideError <: Exception end
+struct InexactError <: Exception
+  func
+  T
+  val
+end
 exception_text(e::Exception) = string(typeof(e), ": ", e.msg)
 exception_text(e::DomainError) = string("DomainError with ", e.val, ": ", e.msg)
+exception_text(e::DivideError) = "DivideError: integer division error"
+# InexactError(:trunc, Int64, 2.5) is "InexactError: trunc(Int64, 2.5)"; the type is not
+# repeated where the function is the type (Int64(2.5)).
+function exception_text(e::InexactError)
+  T = string(e.func) == string(e.T) ? "" : string(e.T, ", ")
+  string("InexactError: ", e.func, "(", T, e.val, ")")
+end
 exception_text(e::KeyError) = string("KeyError: key ", repr(e.key), " not found")
 throw(e::Exception) = error(exception_text(e))
 

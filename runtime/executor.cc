@@ -58,16 +58,16 @@ void Executor::add_step(Kernel k, const Op* op, int entry, const VarList& args,
 void Executor::plan_steps(bool fusion) {
   std::vector<FusedGroup> groups;
   if (fusion) groups = find_fusions(tape_, table_);
-  std::vector<const FusedGroup*> group_at(tape_.ops.size(), nullptr);
+  std::vector<FusedGroup*> group_at(tape_.ops.size(), nullptr);
   std::vector<bool> in_group(tape_.ops.size(), false);
-  for (const FusedGroup& g : groups) {
+  for (FusedGroup& g : groups) {
     group_at[g.at] = &g;
     for (size_t o : g.others) in_group[o] = true;
   }
   for (size_t i = 0; i < tape_.ops.size(); ++i) {
     const Op& op = tape_.ops[i];
     if (op.kind != OpKind::call || in_group[i]) continue;
-    if (const FusedGroup* g = group_at[i]) {
+    if (FusedGroup* g = group_at[i]) {
       int entry = KernelTable::entry(g->kind);
       add_step(table_.kernels[entry], g->op, entry, g->args, g->outs);
       for (size_t o : g->others) {
@@ -76,7 +76,7 @@ void Executor::plan_steps(bool fusion) {
       if (&op != g->op) fused_ops_.push_back(&op);
       steps_.back().fused_end = fused_ops_.size();
       if (g->kind == Fusion::elementwise) {
-        programs_.push_back(g->program);
+        programs_.push_back(std::move(g->program));
         steps_.back().program = &programs_.back();
       }
       continue;

@@ -289,20 +289,32 @@ void Executor::plan_buffers() {
 // standard kernels. oneDNN's Winograd convolutions need tens of megabytes of work memory
 // each: with all of them ResNet-18's batch-1 step would plan 88 MB instead of 27 for 10%
 // less time, while a fifth more (the default) gives the batch-8 step 21 of its 30 and keeps
-// the batch-1 runs within PyTorch's memory (README, Kernels and threads). Planning is
-// linear in the steps, and few steps have a variant.
+// the batch-1 runs within PyTorch's memory (README, Kernels and threads). Each try plans
+// the buffers again, so that a tape with many such steps (a hostile one: 10^5 convolutions
+// sharing their weights) is tried in at most kMaxTries runs of steps, taken or left
+// together: planning stays linear in the steps. ResNet-18 has 21 (its gradient at batch 1),
+// tried one by one.
 void Executor::plan_variants(std::optional<int64_t> extra_bytes) {
+  constexpr size_t kMaxTries = 64;
   plan_buffers();
   const int64_t standard = planned_bytes();
   const int64_t extra = extra_bytes.value_or(standard / 5);
   if (extra < 0) return;
   const int64_t limit = extra > INT64_MAX - standard ? INT64_MAX : standard + extra;
+  std::vector<Step*> faster;
   for (Step& step : steps_) {
     WorkspaceSize size = table_.workspace[step.entry];
-    if (size == nullptr || size(tape_, *step.op, layouts(step), Variant::faster) < 0) continue;
-    step.variant = Variant::faster;
+    if (size != nullptr && size(tape_, *step.op, layouts(step), Variant::faster) >= 0) {
+      faster.push_back(&step);
+    }
+  }
+  const size_t run = (faster.size() + kMaxTries - 1) / kMaxTries;
+  for (size_t begin = 0; begin < faster.size(); begin += run) {
+    std::span<Step*> steps(faster.data() + begin, std::min(run, faster.size() - begin));
+    for (Step* step : steps) step->variant = Variant::faster;
     plan_buffers();
-    if (planned_bytes() > limit) step.variant = Variant::standard;
+    if (planned_bytes() <= limit) continue;
+    for (Step* step : steps) step->variant = Variant::standard;
   }
   plan_buffers();
 }

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "runtime/fusion.h"
 #include "runtime/lower_f16.h"
@@ -368,7 +369,8 @@ void Executor::bind_inputs(const TensorMap& inputs) {
   std::unordered_map<std::string_view, const Tensor*> given;
   for (const auto& [name, tensor] : inputs) given.emplace(name, &tensor);
   size_t used = 0;
-  for (size_t i = 0; i < tape_.num_inputs(); ++i) {
+  const size_t num_inputs = tape_.num_inputs();  // counted on each call
+  for (size_t i = 0; i < num_inputs; ++i) {
     const Op& op = tape_.ops[i];
     auto it = given.find(op.name);
     if (it == given.end()) {
@@ -378,10 +380,10 @@ void Executor::bind_inputs(const TensorMap& inputs) {
     ++used;
   }
   if (used != given.size()) {
+    std::unordered_set<std::string_view> known;
+    for (size_t i = 0; i < num_inputs; ++i) known.insert(tape_.ops[i].name);
     for (const auto& [name, tensor] : inputs) {
-      bool known = false;
-      for (size_t i = 0; i < tape_.num_inputs() && !known; ++i) known = tape_.ops[i].name == name;
-      if (!known) user_error("'{}' is not an input of tape {}", name, tape_.name);
+      if (!known.contains(name)) user_error("'{}' is not an input of tape {}", name, tape_.name);
     }
   }
 }

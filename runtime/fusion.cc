@@ -122,7 +122,7 @@ class Matcher {
     if (table_.rows[KernelTable::entry(op.prim)][static_cast<int>(d)] == nullptr) return false;
     for (Var a : op.args) {
       const Type& at = t_.type(a);
-      if (at.size() != 1 && at.shape != shape) return false;
+      if (at.shape != shape && at.size() != 1) return false;  // the cheaper test first
     }
     if (op.prim == Prim::relu && available(Fusion::batchnorm_relu)) {
       size_t m = maker_[op.args[0].id];
@@ -142,10 +142,9 @@ class Matcher {
   // each op is taken once, so matching is linear in the tape; failing whole made every op
   // of a long chain's gradient gather the rest of the chain again (quadratic, issue #42).
   bool match_elementwise(size_t i, const Op& op, FusedGroup& g) {
+    if (op.outs.size() != 1 || !available(Fusion::elementwise)) return false;  // effects have none
     const Type& type = t_.type(op.outs[0]);
-    if (!available(Fusion::elementwise) || type.size() < 2 || !chainable(op, type.shape)) {
-      return false;
-    }
+    if (!chainable(op, type.shape) || type.size() < 2) return false;
     Gather& s = gather_;
     s.clear();
     s.live.push_back(0);  // the last op writes the group's output, in no slot

@@ -54,8 +54,8 @@ bool same_choices(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
 // each float output dotted with its seed; with the choices its ops made (check/kinks.h).
 class Objective {
  public:
-  Objective(const Tape& t, const TensorMap& seeds)
-      : tape_(with_decisions(t)), exec_(tape_), seeds_(seeds), outputs_(t.outputs.size()) {
+  Objective(const Tape& t, const TensorMap& seeds, const ExecutorOptions& options)
+      : tape_(with_decisions(t)), exec_(tape_, options), seeds_(seeds), outputs_(t.outputs.size()) {
     exec_.set_print([](std::string_view) {});  // once per run would flood the output
   }
   struct Point {
@@ -84,7 +84,7 @@ class Objective {
 // of their values held at what it is at `values`, as an input named "stop_gradient.K"
 // after the tape's own (its value appended to `values`), so that finite differences see
 // no dependence through them either. A tape without any is returned as it is.
-Tape hold_stopped(const Tape& p, TensorMap& values) {
+Tape hold_stopped(const Tape& p, TensorMap& values, const ExecutorOptions& options) {
   auto is_stop = [](const Op& op) {
     return op.kind == OpKind::call && op.prim == Prim::stop_gradient;
   };
@@ -98,7 +98,7 @@ Tape hold_stopped(const Tape& p, TensorMap& values) {
   for (const Op& op : p.ops) copy_op(probe, p, op, at);
   for (Var v : stopped) probe.output(at[v], fmt::format("stop_gradient.{}", v.id + 1));
   const Tape probed = probe.finish();  // the executor keeps a reference
-  Executor exec(probed);
+  Executor exec(probed, options);
   exec.set_print([](std::string_view) {});
   std::vector<Tensor> held = exec.run(values);
 
@@ -255,7 +255,7 @@ GradcheckResult gradcheck(const Tape& t, const TensorMap& inputs, const Gradchec
   for (size_t j = 0; j < seeds.size(); ++j) {
     grad_inputs.emplace_back(g.ops[p.num_inputs() + j].name, seeds[j].second);
   }
-  Executor exec(g);
+  Executor exec(g, o.executor);
   exec.set_print([](std::string_view) {});
   std::vector<Tensor> outs = exec.run(grad_inputs);
 
@@ -275,7 +275,7 @@ GradcheckResult gradcheck(const Tape& t, const TensorMap& inputs, const Gradchec
     todo.emplace_back(static_cast<size_t>(it - values.begin()), &grad);
     total += it->second.size() <= o.max_elements ? it->second.size() : o.directions;
   }
-  Objective f(hold_stopped(p, values), seeds);
+  Objective f(hold_stopped(p, values, o.executor), seeds, o.executor);
   GradcheckResult result;
   int64_t done = 0;
   for (auto [k, grad] : todo) {

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/executor.h"
 #include "runtime/tensor.h"
 #include "tape/tape.h"
 
@@ -23,6 +24,9 @@ struct GradcheckOptions {
   double rtol = 1e-5;
   double atol = 1e-7;
   uint64_t seed = 0;  ///< for the directions and the output seeds
+  /// How the gradient tape and the function are run (kernels, layouts, fusion), as
+  /// `ytape run` takes them.
+  ExecutorOptions executor;
   /// Called after each element or direction checked with the input's name, the checks done
   /// and the checks in all (for a progress line); may be empty.
   std::function<void(std::string_view input, int64_t done, int64_t total)> progress;

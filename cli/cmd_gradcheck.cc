@@ -15,6 +15,7 @@ struct GradcheckCliOptions {
   std::string tape, inputs;
   bool random = false;
   grad::GradcheckOptions check;
+  ExecutionChoice execution;
 };
 
 }  // namespace
@@ -38,7 +39,9 @@ Run setup_gradcheck(CLI::App& sub) {
   sub.add_option("--eps", c.eps, "Finite-difference step (default 1e-6)")->check(positive());
   sub.add_option("--rtol", c.rtol, "Relative tolerance (default 1e-5)")->check(non_negative());
   sub.add_option("--atol", c.atol, "Absolute tolerance (default 1e-7)")->check(non_negative());
+  add_execution_options(sub, o->execution);
   return [o] {
+    o->check.executor = o->execution.apply();
     Tape t = load_tape(o->tape);
     TensorMap inputs = gather_inputs(t, o->inputs, o->random, o->check.seed);
     Progress progress;

@@ -41,8 +41,8 @@ CLI::Validator non_negative();
 /// An option check that accepts one of `words`, and names the closest one otherwise.
 CLI::Validator one_of(std::vector<std::string> words);
 
-/// How `run` and `plan` execute a tape: the --kernels, --layouts, --fusion and --threads
-/// options.
+/// How `run`, `plan`, `train` and `gradcheck` execute a tape: the --kernels, --layouts,
+/// --fusion, --threads and --work-memory options.
 struct ExecutionChoice {
   std::string kernels = "fast", layouts = "blocked", fusion = "on";
   int threads = 0;                     ///< 0: the default

@@ -189,8 +189,8 @@ void Aligner::number_a() {
 
 void Aligner::align_inputs() {
   std::unordered_map<std::string_view, uint32_t> by_name;
-  for (size_t i = 0; i < a_.num_inputs(); ++i) by_name.emplace(a_.ops[i].name, i);
-  for (size_t j = 0; j < b_.num_inputs(); ++j) {
+  for (size_t i = 0, n = a_.num_inputs(); i < n; ++i) by_name.emplace(a_.ops[i].name, i);
+  for (size_t j = 0, n = b_.num_inputs(); j < n; ++j) {  // num_inputs counts on each call
     auto it = by_name.find(b_.ops[j].name);
     if (it != by_name.end()) pair(it->second, static_cast<uint32_t>(j));
   }

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "runtime/fusion.h"
 #include "runtime/lower_f16.h"
@@ -58,16 +59,16 @@ void Executor::add_step(Kernel k, const Op* op, int entry, const VarList& args,
 void Executor::plan_steps(bool fusion) {
   std::vector<FusedGroup> groups;
   if (fusion) groups = find_fusions(tape_, table_);
-  std::vector<const FusedGroup*> group_at(tape_.ops.size(), nullptr);
+  std::vector<FusedGroup*> group_at(tape_.ops.size(), nullptr);
   std::vector<bool> in_group(tape_.ops.size(), false);
-  for (const FusedGroup& g : groups) {
+  for (FusedGroup& g : groups) {
     group_at[g.at] = &g;
     for (size_t o : g.others) in_group[o] = true;
   }
   for (size_t i = 0; i < tape_.ops.size(); ++i) {
     const Op& op = tape_.ops[i];
     if (op.kind != OpKind::call || in_group[i]) continue;
-    if (const FusedGroup* g = group_at[i]) {
+    if (FusedGroup* g = group_at[i]) {
       int entry = KernelTable::entry(g->kind);
       add_step(table_.kernels[entry], g->op, entry, g->args, g->outs);
       for (size_t o : g->others) {
@@ -76,7 +77,7 @@ void Executor::plan_steps(bool fusion) {
       if (&op != g->op) fused_ops_.push_back(&op);
       steps_.back().fused_end = fused_ops_.size();
       if (g->kind == Fusion::elementwise) {
-        programs_.push_back(g->program);
+        programs_.push_back(std::move(g->program));
         steps_.back().program = &programs_.back();
       }
       continue;
@@ -289,20 +290,32 @@ void Executor::plan_buffers() {
 // standard kernels. oneDNN's Winograd convolutions need tens of megabytes of work memory
 // each: with all of them ResNet-18's batch-1 step would plan 88 MB instead of 27 for 10%
 // less time, while a fifth more (the default) gives the batch-8 step 21 of its 30 and keeps
-// the batch-1 runs within PyTorch's memory (README, Kernels and threads). Planning is
-// linear in the steps, and few steps have a variant.
+// the batch-1 runs within PyTorch's memory (README, Kernels and threads). Each try plans
+// the buffers again, so that a tape with many such steps (a hostile one: 10^5 convolutions
+// sharing their weights) is tried in at most kMaxTries runs of steps, taken or left
+// together: planning stays linear in the steps. ResNet-18 has 21 (its gradient at batch 1),
+// tried one by one.
 void Executor::plan_variants(std::optional<int64_t> extra_bytes) {
+  constexpr size_t kMaxTries = 64;
   plan_buffers();
   const int64_t standard = planned_bytes();
   const int64_t extra = extra_bytes.value_or(standard / 5);
   if (extra < 0) return;
   const int64_t limit = extra > INT64_MAX - standard ? INT64_MAX : standard + extra;
+  std::vector<Step*> faster;
   for (Step& step : steps_) {
     WorkspaceSize size = table_.workspace[step.entry];
-    if (size == nullptr || size(tape_, *step.op, layouts(step), Variant::faster) < 0) continue;
-    step.variant = Variant::faster;
+    if (size != nullptr && size(tape_, *step.op, layouts(step), Variant::faster) >= 0) {
+      faster.push_back(&step);
+    }
+  }
+  const size_t run = (faster.size() + kMaxTries - 1) / kMaxTries;
+  for (size_t begin = 0; begin < faster.size(); begin += run) {
+    std::span<Step*> steps(faster.data() + begin, std::min(run, faster.size() - begin));
+    for (Step* step : steps) step->variant = Variant::faster;
     plan_buffers();
-    if (planned_bytes() > limit) step.variant = Variant::standard;
+    if (planned_bytes() <= limit) continue;
+    for (Step* step : steps) step->variant = Variant::standard;
   }
   plan_buffers();
 }
@@ -356,7 +369,8 @@ void Executor::bind_inputs(const TensorMap& inputs) {
   std::unordered_map<std::string_view, const Tensor*> given;
   for (const auto& [name, tensor] : inputs) given.emplace(name, &tensor);
   size_t used = 0;
-  for (size_t i = 0; i < tape_.num_inputs(); ++i) {
+  const size_t num_inputs = tape_.num_inputs();  // counted on each call
+  for (size_t i = 0; i < num_inputs; ++i) {
     const Op& op = tape_.ops[i];
     auto it = given.find(op.name);
     if (it == given.end()) {
@@ -366,10 +380,10 @@ void Executor::bind_inputs(const TensorMap& inputs) {
     ++used;
   }
   if (used != given.size()) {
+    std::unordered_set<std::string_view> known;
+    for (size_t i = 0; i < num_inputs; ++i) known.insert(tape_.ops[i].name);
     for (const auto& [name, tensor] : inputs) {
-      bool known = false;
-      for (size_t i = 0; i < tape_.num_inputs() && !known; ++i) known = tape_.ops[i].name == name;
-      if (!known) user_error("'{}' is not an input of tape {}", name, tape_.name);
+      if (!known.contains(name)) user_error("'{}' is not an input of tape {}", name, tape_.name);
     }
   }
 }

@@ -1,9 +1,7 @@
 #include "runtime/fusion.h"
 
 #include <algorithm>
-#include <queue>
 #include <span>
-#include <unordered_map>
 
 namespace ytape {
 
@@ -26,6 +24,7 @@ std::string_view fusion_name(Fusion f) {
 namespace {
 
 constexpr size_t kNone = ~size_t{0};
+constexpr uint32_t kNoIndex = ~uint32_t{0};
 
 // What the matcher knows of the tape: who makes each var, how often it is read, and which
 // ops a group has taken already.
@@ -35,6 +34,10 @@ class Matcher {
     maker_.assign(t.types.size(), kNone);
     reads_.assign(t.types.size(), 0);
     taken_.assign(t.ops.size(), false);
+    gather_.reads.assign(t.types.size(), 0);
+    gather_.last_reader.assign(t.types.size(), 0);
+    gather_.result.assign(t.types.size(), kNoIndex);
+    gather_.arg.assign(t.types.size(), kNoIndex);
     for (size_t i = 0; i < t.ops.size(); ++i) {
       for (Var v : t.ops[i].outs) maker_[v.id] = i;
       for (Var a : t.ops[i].args) ++reads_[a.id];
@@ -119,7 +122,7 @@ class Matcher {
     if (table_.rows[KernelTable::entry(op.prim)][static_cast<int>(d)] == nullptr) return false;
     for (Var a : op.args) {
       const Type& at = t_.type(a);
-      if (at.size() != 1 && at.shape != shape) return false;
+      if (at.shape != shape && at.size() != 1) return false;  // the cheaper test first
     }
     if (op.prim == Prim::relu && available(Fusion::batchnorm_relu)) {
       size_t m = maker_[op.args[0].id];
@@ -131,98 +134,142 @@ class Matcher {
     return true;
   }
 
-  // The elementwise group whose result is op i's: from i, every producer of an argument
-  // that the group can take and whose result only the group reads, latest first (when an
-  // op is visited, every later reader of its result has been decided).
-  bool match_elementwise(size_t i, const Op& op, FusedGroup& g) const {
+  // The elementwise group whose result is op i's, grown from i through the producers of its
+  // arguments, latest first (when an op is visited, every later reader of its result has
+  // been decided): a producer joins when the group can take it, only the group reads its
+  // result, and the group still fits the kernel (fits). A group stops growing where it
+  // would no longer fit, rather than failing whole: a gather then costs what it takes, and
+  // each op is taken once, so matching is linear in the tape; failing whole made every op
+  // of a long chain's gradient gather the rest of the chain again (quadratic, issue #42).
+  bool match_elementwise(size_t i, const Op& op, FusedGroup& g) {
+    if (op.outs.size() != 1 || !available(Fusion::elementwise)) return false;  // effects have none
     const Type& type = t_.type(op.outs[0]);
-    if (!available(Fusion::elementwise) || type.size() < 2 || !chainable(op, type.shape)) {
-      return false;
-    }
-    std::vector<size_t> members{i};
-    std::unordered_map<uint32_t, int> reads;  // of each var, by the members
-    std::priority_queue<size_t> producers;
-    auto take_args = [&](const Op& m) {
-      for (Var a : m.args) {
-        ++reads[a.id];
-        if (maker_[a.id] != kNone) producers.push(maker_[a.id]);
-      }
-    };
-    take_args(op);
+    if (!chainable(op, type.shape) || type.size() < 2) return false;
+    Gather& s = gather_;
+    s.clear();
+    s.live.push_back(0);  // the last op writes the group's output, in no slot
+    join(i);
     size_t last = kNone;
-    while (!producers.empty()) {
-      size_t p = producers.top();
-      producers.pop();
+    while (!s.heap.empty()) {
+      std::pop_heap(s.heap.begin(), s.heap.end());
+      size_t p = s.heap.back();
+      s.heap.pop_back();
       if (p == last) continue;
       last = p;
       const Op& m = t_.ops[p];
-      if (taken_[p] || !chainable(m, type.shape) || reads[m.outs[0].id] != reads_[m.outs[0].id]) {
+      if (taken_[p] || !chainable(m, type.shape) || s.reads[m.outs[0].id] != reads_[m.outs[0].id] ||
+          !fits(m)) {
         continue;
       }
-      members.push_back(p);
-      take_args(m);
+      take(p);
     }
-    if (members.size() < 2) return false;
-    std::sort(members.begin(), members.end());
+    if (s.members.size() < 2) return false;
     ElementwiseProgram program;
     VarList args;
-    if (!compile(members, program, args)) return false;
-    g = {Fusion::elementwise, &op, i, {members.begin(), members.end() - 1}, args, op.outs};
+    if (!compile(program, args)) return false;
+    g = {Fusion::elementwise, &op, i, {s.members.rbegin(), s.members.rend() - 1}, args, op.outs};
     g.program = std::move(program);
     return true;
   }
 
-  // The program of the members (in tape order; the last one's result is the group's) and
-  // the group's arguments in the order they are first read. Each result takes a free slot
-  // and frees its arguments' slots after its op: a slot is never read and written by one op,
-  // whose elements may differ in size. False when the program needs more slots than there
-  // are, or more arguments than a step's layouts can say.
-  bool compile(const std::vector<size_t>& members, ElementwiseProgram& program,
-               VarList& args) const {
-    std::unordered_map<uint32_t, uint32_t> result_of, arg_of, last_read;
-    for (size_t k = 0; k < members.size(); ++k) {
-      for (Var a : t_.ops[members[k]].args) last_read[a.id] = static_cast<uint32_t>(k);
+  // Adds op m to the gathered group as its earliest member: the vars it reads are the
+  // group's, and their producers are candidates.
+  void join(size_t m) {
+    Gather& s = gather_;
+    auto number = static_cast<uint32_t>(s.members.size());
+    s.members.push_back(m);
+    for (Var a : t_.ops[m].args) {
+      if (s.reads[a.id]++ > 0) continue;
+      s.touched.push_back(a.id);
+      s.last_reader[a.id] = number;
+      ++s.args;
+      if (maker_[a.id] != kNone) {
+        s.heap.push_back(maker_[a.id]);
+        std::push_heap(s.heap.begin(), s.heap.end());
+      }
     }
+  }
+
+  // Whether the group still fits the kernel with producer p joined: at most kMaxArgs
+  // arguments, and at most kMaxSlots results held at any member's step. p's result is held
+  // from p to its last reader, and while each member but the last runs its own result
+  // takes one more (as compile allocates them).
+  bool fits(const Op& p) const {
+    const Gather& s = gather_;
+    size_t args = s.args - 1;  // p's result is the group's own now
+    for (size_t a = 0; a < p.args.size(); ++a) {
+      bool seen = s.reads[p.args[a].id] > 0;
+      for (size_t b = 0; b < a; ++b) seen = seen || p.args[b] == p.args[a];
+      args += seen ? 0 : 1;
+    }
+    return args <= ElementwiseProgram::kMaxArgs && s.full < s.last_reader[p.outs[0].id];
+  }
+
+  // Joins producer p, which fits: the members from its result's last reader on hold it too.
+  void take(size_t p) {
+    Gather& s = gather_;
+    uint32_t now = static_cast<uint32_t>(s.members.size());
+    for (uint32_t k = s.last_reader[t_.ops[p].outs[0].id]; k < now; ++k) {
+      if (++s.live[k] == ElementwiseProgram::kMaxSlots) s.full = std::max<int64_t>(s.full, k);
+    }
+    s.live.push_back(1);
+    --s.args;
+    join(p);
+  }
+
+  // The program of the gathered members (in tape order: the reverse of their numbers; the
+  // last one's result is the group's) and the group's arguments in the order they are
+  // first read. Each result takes a free slot and frees its arguments' slots after its op:
+  // a slot is never read and written by one op, whose elements may differ in size. False
+  // when the program needs more slots than there are, or more arguments than a step's
+  // layouts can say (fits keeps gathers within both).
+  bool compile(ElementwiseProgram& program, VarList& args) {
+    Gather& s = gather_;
+    const size_t n = s.members.size();
     std::vector<int> free_slots;
-    for (size_t k = 0; k < members.size(); ++k) {
-      const Op& m = t_.ops[members[k]];
+    for (size_t k = 0; k < n; ++k) {
+      const Op& m = t_.ops[s.members[n - 1 - k]];
       ElementwiseProgram::Instruction ins{};
       ins.row =
           table_.rows[KernelTable::entry(m.prim)][static_cast<int>(t_.type(m.args.back()).dtype)];
       ins.num_args = static_cast<int>(m.args.size());
       for (size_t a = 0; a < m.args.size(); ++a) {
         uint32_t id = m.args[a].id;
-        if (auto r = result_of.find(id); r != result_of.end()) {
-          ins.args[a] = {true, r->second};
+        if (s.result[id] != kNoIndex) {
+          ins.args[a] = {true, s.result[id]};
           continue;
         }
-        auto [at, added] = arg_of.emplace(id, static_cast<uint32_t>(args.size()));
-        if (added) args.push_back(m.args[a]);
-        ins.args[a] = {false, at->second};
+        if (s.arg[id] == kNoIndex) {
+          s.arg[id] = static_cast<uint32_t>(args.size());
+          args.push_back(m.args[a]);
+        }
+        ins.args[a] = {false, s.arg[id]};
       }
       ins.slot = -1;
-      if (k + 1 < members.size()) {
+      if (k + 1 < n) {
         if (free_slots.empty()) free_slots.push_back(program.slots++);
         ins.slot = free_slots.back();
         free_slots.pop_back();
-        result_of[m.outs[0].id] = static_cast<uint32_t>(k);
+        s.result[m.outs[0].id] = static_cast<uint32_t>(k);
       }
       for (const ElementwiseProgram::Operand& o : std::span(ins.args, ins.num_args)) {
         if (!o.result) continue;
-        uint32_t id = t_.ops[members[o.index]].outs[0].id;
-        if (last_read[id] == k) {
+        uint32_t id = t_.ops[s.members[n - 1 - o.index]].outs[0].id;
+        // Its last reader in tape order is the first member numbered that reads it.
+        if (n - 1 - s.last_reader[id] == k) {
           free_slots.push_back(program.instructions[o.index].slot);
-          last_read[id] = ~uint32_t{0};  // read twice by this op: freed once
+          s.last_reader[id] = static_cast<uint32_t>(n);  // read twice by this op: freed once
         }
       }
       program.instructions.push_back(ins);
     }
-    return program.slots <= ElementwiseProgram::kMaxSlots && args.size() <= 32;
+    return program.slots <= ElementwiseProgram::kMaxSlots &&
+           args.size() <= ElementwiseProgram::kMaxArgs;
   }
 
   // An elementwise group of three ops or more wins over the patterns below; one of two
   // only where none of them matches (relu_backward and add_relu are single passes).
-  bool match(size_t i, const Op& op, FusedGroup& g) const {
+  bool match(size_t i, const Op& op, FusedGroup& g) {
     FusedGroup chain{};
     bool has_chain = match_elementwise(i, op, chain);
     if (has_chain && chain.others.size() >= 2) {
@@ -274,8 +321,30 @@ class Matcher {
     return false;
   }
 
+  // One elementwise gather's state. Members are numbered in the order they join (0: the
+  // op the group ends with), which is reverse tape order. The per-var vectors are sized to
+  // the tape once and reset through `touched`, so that a gather costs what it visits.
+  struct Gather {
+    std::vector<int> reads;             // per var: reads by the members
+    std::vector<uint32_t> last_reader;  // per var read: the member that reads it last
+    std::vector<uint32_t> result, arg;  // per var read: its instruction or argument (compile)
+    std::vector<uint32_t> touched;      // the vars read
+    std::vector<size_t> members;        // op indices, by number
+    std::vector<int> live;              // per member: the slots held while it runs
+    std::vector<size_t> heap;           // candidate producers, a max-heap of op indices
+    size_t args = 0;                    // vars the members read that no member makes
+    int64_t full = -1;                  // the highest member whose step holds every slot
+
+    void clear() {
+      for (uint32_t v : touched) reads[v] = 0, result[v] = arg[v] = kNoIndex;
+      touched.clear(), members.clear(), live.clear(), heap.clear();
+      args = 0, full = -1;
+    }
+  };
+
   const Tape& t_;
   const KernelTable& table_;
+  Gather gather_;
   std::vector<size_t> maker_;  // per var: the op that makes it
   std::vector<int> reads_;     // per var: reads by ops and by the tape's outputs
   std::vector<bool> taken_;    // per op

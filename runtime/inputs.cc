@@ -14,7 +14,7 @@ namespace {
 
 std::unordered_map<std::string_view, const Type*> input_types(const Tape& t) {
   std::unordered_map<std::string_view, const Type*> types;
-  for (size_t i = 0; i < t.num_inputs(); ++i)
+  for (size_t i = 0, n = t.num_inputs(); i < n; ++i)
     types.emplace(t.ops[i].name, &t.type(t.ops[i].outs[0]));
   return types;
 }
@@ -52,7 +52,7 @@ TensorMap complete_inputs(const Tape& t, TensorMap given, uint64_t seed) {
   std::unordered_set<std::string> have;
   for (const auto& [name, tensor] : given) have.insert(name);
   TensorMap out = std::move(given);
-  for (size_t i = 0; i < t.num_inputs(); ++i) {
+  for (size_t i = 0, n = t.num_inputs(); i < n; ++i) {
     const Op& op = t.ops[i];
     if (have.contains(op.name)) continue;
     Tensor x = Tensor::uninitialized(t.type(op.outs[0]));

@@ -19,8 +19,18 @@ namespace {
 // Tensor data is copied as raw bytes; safetensors is little-endian.
 static_assert(std::endian::native == std::endian::little);
 
-// Ordered, so that tensors come back in the order the file or the user wrote them.
-using Json = nlohmann::ordered_json;
+// Objects on std::map: ordered_json finds each key by a linear search, which made a header of
+// 10^5 tensors take a minute to read and another to write (issue #42). The order of the keys
+// that keep one (tensors come back in the order the file or the user wrote them) comes from
+// the parse (ParsedJson), and writing lays out its own text.
+using Json = nlohmann::json;
+
+// A parsed document, with the keys of its top-level object in the order written, and those
+// of the object under the top-level key `ordered` (parse_strict).
+struct ParsedJson {
+  Json root;
+  std::vector<std::string> keys, ordered_keys;
+};
 
 // The reference implementation's limit: a header this large is an attack, not a model.
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;
@@ -38,41 +48,86 @@ std::string shown(std::string_view name) {
   return name.size() <= kMax ? std::string(name) : fmt::format("{}...", name.substr(0, kMax));
 }
 
-// nlohmann keeps the last of duplicate keys, and builds any depth of nesting; both are
-// refused while parsing, before a hostile input costs memory. `max_depth` counts the
-// containers inside the top-level one.
-Json parse_strict(std::string_view text, std::string_view source, std::string_view what,
-                  int max_depth) {
+// The checks of parse_strict, in a SAX pass before the document is built: nlohmann keeps the
+// last of duplicate keys, and builds any depth of nesting; both are refused while parsing,
+// before a hostile input costs memory. (Its parser with a callback could check them as it
+// builds, but after each member that is a container it scans the enclosing object for
+// discarded members: quadratic in the tensors of a header.)
+class StrictSax final : public nlohmann::json_sax<Json> {
+ public:
+  StrictSax(std::string_view source, std::string_view what, int max_depth, std::string_view ordered,
+            ParsedJson& out)
+      : source_(source), what_(what), max_depth_(max_depth), ordered_(ordered), out_(out) {}
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return start(); }
+  bool start_array(std::size_t) override { return start(); }
+  bool end_object() override { return end(); }
+  bool end_array() override { return end(); }
+  bool key(string_t& key) override;
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    throw e;  // NOLINT: rethrown as the type the parser made
+  }
+
+ private:
   struct Frame {
     std::set<std::string, std::less<>> keys;
     std::string key;
   };
-  std::vector<Frame> frames;
-  auto callback = [&](int depth, Json::parse_event_t event, Json& parsed) {
-    using Event = Json::parse_event_t;
-    if (event == Event::object_start || event == Event::array_start) {
-      if (depth > max_depth) {
-        user_error("{}: {} is nested more than {} levels deep", source, what, max_depth);
-      }
-      frames.emplace_back();
-    } else if (event == Event::object_end || event == Event::array_end) {
-      frames.pop_back();
-    } else if (event == Event::key) {
-      std::string key = parsed.get<std::string>();
-      if (frames.size() == 1 && frames[0].keys.contains(key)) {
-        user_error("{}: '{}' appears twice in the {}", source, shown(key), what);
-      }
-      if (frames.back().keys.contains(key)) {
-        user_error("{}: key '{}' appears twice inside '{}' in the {}", source, shown(key),
-                   shown(frames[0].key), what);
-      }
-      frames.back().keys.insert(key);
-      frames.back().key = std::move(key);
+  bool start() {
+    // The top-level container is at depth 0.
+    if (static_cast<int>(frames_.size()) > max_depth_) {
+      user_error("{}: {} is nested more than {} levels deep", source_, what_, max_depth_);
     }
+    frames_.emplace_back();
     return true;
-  };
+  }
+  bool end() {
+    frames_.pop_back();
+    return true;
+  }
+
+  std::string_view source_, what_;
+  int max_depth_;
+  std::string_view ordered_;
+  ParsedJson& out_;
+  std::vector<Frame> frames_;
+};
+
+bool StrictSax::key(string_t& key) {
+  if (frames_.size() == 1 && frames_[0].keys.contains(key)) {
+    user_error("{}: '{}' appears twice in the {}", source_, shown(key), what_);
+  }
+  if (frames_.back().keys.contains(key)) {
+    user_error("{}: key '{}' appears twice inside '{}' in the {}", source_, shown(key),
+               shown(frames_[0].key), what_);
+  }
+  frames_.back().keys.insert(key);
+  if (frames_.size() == 1) out_.keys.push_back(key);
+  if (frames_.size() == 2 && !ordered_.empty() && frames_[0].key == ordered_) {
+    out_.ordered_keys.push_back(key);
+  }
+  frames_.back().key = key;
+  return true;
+}
+
+// `text` parsed, after the checks of StrictSax. `max_depth` counts the containers inside
+// the top-level one. The order of keys is kept for the top-level object and for the object
+// under its key `ordered`, if given.
+ParsedJson parse_strict(std::string_view text, std::string_view source, std::string_view what,
+                        int max_depth, std::string_view ordered = {}) {
+  ParsedJson parsed;
   try {
-    return Json::parse(text.begin(), text.end(), callback);
+    StrictSax checks(source, what, max_depth, ordered, parsed);
+    Json::sax_parse(text.begin(), text.end(), &checks);
+    parsed.root = Json::parse(text.begin(), text.end());
+    return parsed;
   } catch (const Json::exception& e) {
     user_error("{}: {} is not valid JSON: {}", source, what, json_reason(e));
   }
@@ -199,24 +254,29 @@ Entry read_entry(const std::string& name, const Json& entry, uint64_t data_size,
   return e;
 }
 
-void check_metadata(const Json& metadata, std::string_view source) {
+// `keys` are the metadata's keys in the header's order.
+void check_metadata(const Json& metadata, const std::vector<std::string>& keys,
+                    std::string_view source) {
   if (!metadata.is_object()) user_error("{}: \"__metadata__\" is not an object", source);
-  for (const auto& [key, value] : metadata.items()) {
-    if (!value.is_string()) {
+  for (const std::string& key : keys) {
+    if (!metadata.at(key).is_string()) {
       user_error("{}: \"__metadata__\" entry '{}' is not a string", source, shown(key));
     }
   }
 }
 
-Json metadata_json(const TensorFileMetadata& metadata) {
-  Json object = Json::object();
+// {"key":"value",...}, compact, in the given order.
+std::string metadata_text(const TensorFileMetadata& metadata) {
+  std::set<std::string_view> keys;
+  std::string text = "{";
   for (const auto& [key, value] : metadata) {
-    if (object.contains(key)) {
+    if (!keys.insert(key).second) {
       user_error("cannot write a safetensors file: metadata key '{}' appears twice", shown(key));
     }
-    object[key] = value;
+    text +=
+        fmt::format("{}{}:{}", text.size() > 1 ? "," : "", Json(key).dump(), Json(value).dump());
   }
-  return object;
+  return text + "}";
 }
 
 // Sorts the entries by their data and checks that they tile it, as the reference does.
@@ -443,16 +503,21 @@ int64_t NestedReader::to_i64(const Json& leaf) {
 TensorMap read_safetensors(std::span<const uint8_t> bytes, std::string_view source,
                            TensorFileMetadata* metadata) {
   std::string_view header = header_text(bytes, source);
-  Json root = parse_strict(header, source, "safetensors header", 2);
-  if (!root.is_object()) user_error("{}: the safetensors header is not a JSON object", source);
+  ParsedJson parsed = parse_strict(header, source, "safetensors header", 2, "__metadata__");
+  if (!parsed.root.is_object()) {
+    user_error("{}: the safetensors header is not a JSON object", source);
+  }
   std::span<const uint8_t> data = bytes.subspan(8 + header.size());
   std::vector<Entry> entries;
   if (metadata != nullptr) metadata->clear();
-  for (const auto& [name, entry] : root.items()) {
+  for (const std::string& name : parsed.keys) {
+    const Json& entry = parsed.root.at(name);
     if (name == "__metadata__") {
-      check_metadata(entry, source);
+      check_metadata(entry, parsed.ordered_keys, source);
       if (metadata == nullptr) continue;
-      for (const auto& [key, value] : entry.items()) metadata->emplace_back(key, value);
+      for (const std::string& key : parsed.ordered_keys) {
+        metadata->emplace_back(key, entry.at(key).get<std::string>());
+      }
     } else {
       entries.push_back(read_entry(name, entry, data.size(), source));
     }
@@ -487,23 +552,25 @@ std::vector<uint8_t> write_safetensors(const TensorMap& tensors,
     int ra = write_rank(a->second.dtype()), rb = write_rank(b->second.dtype());
     return ra != rb ? ra < rb : a->first < b->first;
   });
-  Json header = Json::object();
-  if (!metadata.empty()) header["__metadata__"] = metadata_json(metadata);
+  // Compact JSON, as a dump of the header object would be, written entry by entry.
+  std::string text = "{";
   uint64_t offset = 0;
-  for (const auto* named : order) {
-    const Tensor& t = named->second;
-    auto end = offset + static_cast<uint64_t>(t.bytes());
-    header[named->first] = {{"dtype", file_dtype_name(t.dtype())},
-                            {"shape", Shape(t.shape().rbegin(), t.shape().rend())},
-                            {"data_offsets", {offset, end}}};
-    offset = end;
-  }
-  std::string text;
   try {
-    text = header.dump();
+    if (!metadata.empty()) text += "\"__metadata__\":" + metadata_text(metadata);
+    for (const auto* named : order) {
+      const Tensor& t = named->second;
+      auto end = offset + static_cast<uint64_t>(t.bytes());
+      nlohmann::ordered_json entry = {{"dtype", file_dtype_name(t.dtype())},
+                                      {"shape", Shape(t.shape().rbegin(), t.shape().rend())},
+                                      {"data_offsets", {offset, end}}};
+      text += fmt::format("{}{}:{}", text.size() > 1 ? "," : "", Json(named->first).dump(),
+                          entry.dump());
+      offset = end;
+    }
   } catch (const Json::type_error& e) {
     user_error("cannot write a safetensors file: a tensor name is not UTF-8 ({})", json_reason(e));
   }
+  text += "}";
   text.append((8 - text.size() % 8) % 8, ' ');
   std::vector<uint8_t> out;
   out.reserve(8 + text.size() + offset);
@@ -517,13 +584,14 @@ std::vector<uint8_t> write_safetensors(const TensorMap& tensors,
 }
 
 TensorMap read_tensor_json(std::string_view text, std::string_view source, const WantedType& want) {
-  Json root = parse_strict(text, source, "JSON input", kMaxFileRank);
-  if (!root.is_object()) {
+  ParsedJson parsed = parse_strict(text, source, "JSON input", kMaxFileRank);
+  if (!parsed.root.is_object()) {
     user_error("{}: the JSON input is not an object of named tensors, such as {{\"x\": [1, 2]}}",
                source);
   }
   TensorMap tensors;
-  for (const auto& [name, value] : root.items()) {
+  for (const std::string& name : parsed.keys) {
+    const Json& value = parsed.root.at(name);
     const Type* wanted = want ? want(name) : nullptr;
     tensors.emplace_back(name, NestedReader(source, name).read(value, wanted));
   }

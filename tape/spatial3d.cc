@@ -65,18 +65,21 @@ Shape conv_output(const Type& x, const Type& w, const Conv3dAttrs& a) {
   return out;
 }
 
-// A pooling's output (W', H', D', C, N); every window must hold an element of x.
+// A pooling's output (W', H', D', C, N): each pad smaller than the window along its axis, as
+// the 2-d primitives require, so that every window holds an element of x.
 Shape pool_output(const Type& x, const Pool3dAttrs& a) {
   require_float(x, "x");
   require_rank(x, 5, "x (W, H, D, C, N)");
   require_geometry(a.stride, a.pad, a.window, "window");
   Shape out = x.shape;
   for (int i = 0; i < 3; ++i) {
-    int64_t lo = a.pad[2 * i];
-    out[i] = window_positions(x.shape[i], lo, a.pad[2 * i + 1], a.window[i], 1, a.stride[i]);
-    if (out[i] == 0 || lo >= a.window[i] || (out[i] - 1) * a.stride[i] >= lo + x.shape[i]) {
-      user_error("window={} and pad={} do not fit x {} along {}, or give a window of only padding",
-                 shape_str(a.window), shape_str(a.pad), type_str(x), "WHD"[i]);
+    int64_t lo = a.pad[2 * i], hi = a.pad[2 * i + 1];
+    out[i] = window_positions(x.shape[i], lo, hi, a.window[i], 1, a.stride[i]);
+    if (out[i] == 0 || lo >= a.window[i] || hi >= a.window[i]) {
+      user_error(
+          "window={} and pad={} do not fit x {} along {}, or a pad is not smaller than the "
+          "window",
+          shape_str(a.window), shape_str(a.pad), type_str(x), "WHD"[i]);
     }
   }
   require_sane(out, "the result");

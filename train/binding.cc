@@ -51,12 +51,17 @@ void check_data_input(const BoundInput& in, const Tensor& tensor, std::string_vi
 // Marks the inputs named like data tensors and sets the batch size from their last dims.
 void bind_data(const Tape& t, std::string_view source, const DataSet& data, Binding& b) {
   const BoundInput* first = nullptr;
-  for (size_t i = 0; i < t.num_inputs(); ++i) {
+  std::unordered_map<std::string_view, const Tensor*> tensors;  // the first of each name
+  for (const auto& [name, tensor] : data.tensors) tensors.emplace(name, &tensor);
+  const size_t num_inputs = t.num_inputs();  // counted on each call
+  b.inputs.reserve(num_inputs);              // `first` points into it
+  for (size_t i = 0; i < num_inputs; ++i) {
     const Op& op = t.ops[i];
     b.inputs.push_back({op.name, t.type(op.outs[0]), InputRole::fixed, 0});
     BoundInput& in = b.inputs.back();
-    const Tensor* tensor = data.find(op.name);
-    if (tensor == nullptr) continue;
+    auto found = tensors.find(op.name);
+    if (found == tensors.end()) continue;
+    const Tensor* tensor = found->second;
     in.role = InputRole::data;
     check_data_input(in, *tensor, source, data);
     int64_t batch = in.type.shape.back();
@@ -142,7 +147,7 @@ bool is_float_scalar(const Type& type) {
 
 std::string carried_input_name(const Tape& t, std::string_view output) {
   return carried_name(output, [&t](std::string_view name) {
-    for (size_t i = 0; i < t.num_inputs(); ++i) {
+    for (size_t i = 0, n = t.num_inputs(); i < n; ++i) {
       if (t.ops[i].name == name) return true;
     }
     return false;

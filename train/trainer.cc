@@ -15,15 +15,23 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-const Tensor* find(const TensorMap& map, std::string_view name) {
-  for (const auto& [n, t] : map) {
-    if (n == name) return &t;
-  }
-  return nullptr;
+// The tensors of `map` by name, the first of each: a step has an input per parameter
+// tensor, and looking each up in the file's list made loading quadratic in their number.
+using TensorIndex = std::unordered_map<std::string_view, const Tensor*>;
+
+TensorIndex index_of(const TensorMap& map) {
+  TensorIndex index;
+  for (const auto& [name, tensor] : map) index.emplace(name, &tensor);
+  return index;
+}
+
+const Tensor* find(const TensorIndex& index, std::string_view name) {
+  auto it = index.find(name);
+  return it == index.end() ? nullptr : it->second;
 }
 
 // The --init value of input `in` of `tape`, checked against its type.
-Tensor init_value(const BoundInput& in, const TensorMap& init, std::string_view init_source,
+Tensor init_value(const BoundInput& in, const TensorIndex& init, std::string_view init_source,
                   std::string_view tape) {
   const Tensor* t = find(init, in.name);
   if (t == nullptr) {
@@ -54,9 +62,11 @@ Trainer::Trainer(const Tape& step, std::string step_source, DataSet data, Tensor
       options_(options) {
   binding_ = bind_step(step_, step_source_, data_);
   values_.resize(binding_.inputs.size());
+  const TensorIndex init_index = index_of(init_);
   for (size_t i = 0; i < binding_.inputs.size(); ++i) {
     const BoundInput& in = binding_.inputs[i];
-    if (in.role != InputRole::data) values_[i] = init_value(in, init_, init_source_, step_source_);
+    if (in.role != InputRole::data)
+      values_[i] = init_value(in, init_index, init_source_, step_source_);
   }
   executor_ = std::make_unique<Executor>(step_, options_.executor);
 }
@@ -73,12 +83,13 @@ void Trainer::set_eval(const Tape& eval, std::string eval_source, DataSet data) 
   const Binding& b = evaluator_->binding();
   eval_from_step_.assign(b.inputs.size(), std::string::npos);
   eval_values_.assign(b.inputs.size(), Tensor());
+  const TensorIndex init = index_of(init_);
   for (size_t i = 0; i < b.inputs.size(); ++i) {
     const BoundInput& in = b.inputs[i];
     if (in.role == InputRole::data) continue;
     auto it = carried.find(in.name);
     if (it == carried.end()) {
-      eval_values_[i] = init_value(in, init_, init_source_, evaluator_->source());
+      eval_values_[i] = init_value(in, init, init_source_, evaluator_->source());
     } else if (binding_.inputs[it->second].type != in.type) {
       user_error("{}: input '{}' is {}, but the carried state of {} is {}", evaluator_->source(),
                  in.name, type_str(in.type), step_source_,
@@ -190,12 +201,13 @@ void Trainer::resume(const Checkpoint& c, std::string_view source) {
                c.run.last > 0 ? "with" : "without");
   }
   std::vector<Tensor> values = values_;
+  const TensorIndex state = index_of(c.state);
   size_t carried = 0;
   for (size_t i = 0; i < binding_.inputs.size(); ++i) {
     const BoundInput& in = binding_.inputs[i];
     if (in.role != InputRole::carried) continue;
     ++carried;
-    const Tensor* t = find(c.state, in.name);
+    const Tensor* t = find(state, in.name);
     if (t == nullptr)
       user_error("{} has no tensor '{}', a carried input of {}", source, in.name, step_source_);
     if (t->type() != in.type) {

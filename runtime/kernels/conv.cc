@@ -206,16 +206,33 @@ void conv2d_backward_filter(const KernelCall& call) {
   backward_filter_images<BlasGemm>(g, x.data<T>(), dy.data<T>(), dw.data<T>());
 }
 
-// Blocked images reach these kernels only for oneDNN (the executor's plan), which takes f32
-// convolutions of every non-empty geometry; an empty one has no element to lay out.
-void require_plain(const KernelCall& call) {
+// The reference kernel on the call's tensors, where oneDNN has no kernel (f64, or a
+// geometry it refuses: a stride of 2^31 - 1, a dilation of 2^32). The plan keeps the images
+// of f32 convolutions blocked for oneDNN, so blocked ones are copied to plain and back.
+void run_reference(const KernelCall& call, Kernel reference) {
+  if (call.layouts == nullptr) return reference(call);
+  std::vector<Tensor> plain(call.args.size() + call.outs.size());  // arguments, then outputs
+  std::vector<const Tensor*> args;
+  std::vector<Tensor*> outs;
   for (size_t i = 0; i < call.args.size(); ++i) {
-    if (call.arg_layout(i) != Layout::plain && call.args[i]->size() > 0) {
-      internal_error("oneDNN refused a {} on blocked images", prim_name(call.op.prim));
+    const Tensor* a = call.args[i];
+    if (call.arg_layout(i) != Layout::plain) {
+      plain[i] = Tensor::uninitialized(a->type());
+      relayout(*a, call.arg_layout(i), plain[i], Layout::plain);
+      a = &plain[i];
     }
+    args.push_back(a);
   }
-  if (call.out_layout(0) != Layout::plain && call.outs[0]->size() > 0) {
-    internal_error("oneDNN refused a {} on blocked images", prim_name(call.op.prim));
+  for (size_t i = 0; i < call.outs.size(); ++i) {
+    Tensor& copy = plain[call.args.size() + i];
+    if (call.out_layout(i) != Layout::plain) copy = Tensor::uninitialized(call.outs[i]->type());
+    outs.push_back(call.out_layout(i) != Layout::plain ? &copy : call.outs[i]);
+  }
+  reference(KernelCall{call.op, args, outs, call.context});
+  for (size_t i = 0; i < call.outs.size(); ++i) {
+    if (outs[i] != call.outs[i]) {
+      relayout(*outs[i], Layout::plain, *call.outs[i], call.out_layout(i));
+    }
   }
 }
 
@@ -323,8 +340,7 @@ void conv_fast(const KernelCall& call) {
       return;
     }
   }
-  require_plain(call);
-  Reference(call);
+  run_reference(call, Reference);
 }
 
 // What oneDNN is asked about an f32 op of the tape, before it runs: its geometry and

@@ -103,6 +103,8 @@ std::string_view fusion_name(Fusion f);
 /// between them stay in `slots` small buffers in the cache instead of full tensors.
 struct ElementwiseProgram {
   static constexpr int kMaxSlots = 8;
+  /// Arguments a step can have: KernelTable::blocked_args has a bit for each.
+  static constexpr size_t kMaxArgs = 32;
   struct Operand {
     bool result;  ///< the result of instruction `index`; else the step's argument `index`
     uint32_t index;

@@ -169,6 +169,11 @@ Conv build_with(Kind kind, const ConvGeom& g, ConvLayouts l, dnnl::algorithm alg
   return c;
 }
 
+// oneDNN refuses some geometries the primitives allow by throwing as it makes the
+// descriptor (a stride or dilation beyond its int range: "could not create a descriptor"),
+// and a Winograd kernel whose scratch memory does not fit (ulimit -v): either way it has no
+// kernel for them, and the caller's falls back (the direct one for Winograd, ytape's own
+// for direct).
 Conv build(Kind kind, const ConvGeom& g, ConvLayouts l, ConvAlgorithm algorithm) {
   if (algorithm == ConvAlgorithm::winograd) {
     try {
@@ -176,10 +181,13 @@ Conv build(Kind kind, const ConvGeom& g, ConvLayouts l, ConvAlgorithm algorithm)
       c.algorithm = ConvAlgorithm::winograd;
       if (c.primitive) return c;
     } catch (const dnnl::error&) {
-      // Its scratch memory did not fit (ulimit -v): the direct kernel needs less.
     }
   }
-  return build_with(kind, g, l, dnnl::algorithm::convolution_direct);
+  try {
+    return build_with(kind, g, l, dnnl::algorithm::convolution_direct);
+  } catch (const dnnl::error&) {
+    return Conv{};
+  }
 }
 
 // The convolution of `kind` for `g` at the current thread count, built on first use by
@@ -205,7 +213,10 @@ Conv& conv(Kind kind, const ConvGeom& g, ConvLayouts l, ConvAlgorithm algorithm)
 }
 
 bool empty(const ConvGeom& g) {
-  return g.batch * g.in_c * g.in_h * g.in_w * g.out_c * g.out_h * g.out_w * g.k_h * g.k_w == 0;
+  for (int64_t d : {g.batch, g.in_c, g.in_h, g.in_w, g.out_c, g.out_h, g.out_w, g.k_h, g.k_w}) {
+    if (d == 0) return true;  // a product of the dims could overflow
+  }
+  return false;
 }
 
 // Points a port at the caller's buffer and, if it is reordered, its inner memory at the

@@ -1,10 +1,16 @@
 // Kernels of the pool family: max and average pooling over the (W, H) planes of WHCN
 // images and their gradients. Planes are independent, so every kernel runs them in
-// parallel. The shape rule guarantees that every window holds at least one pixel.
+// parallel. The shape rule guarantees that every window holds at least one pixel. Every
+// kernel visits only the part of a window that lies in the image, so that its work is at
+// most outputs x min(window, image) along each axis whatever the window and padding (a
+// window of 2^30 columns padded by 2^30 - 1 over 4 columns took hours; issue #42), as
+// inspect/cost.h counts it.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <span>
+#include <type_traits>
 #include <vector>
 
 #include "runtime/kernels/dense.h"
@@ -31,6 +37,33 @@ struct PoolGeom {
   Span1 rows(int64_t oh) const {
     int64_t start = oh * stride_h - pad_h;
     return {std::max<int64_t>(start, 0), std::min(start + win_h, in_h)};
+  }
+  // The window columns that the window of some output column reads inside the image, as
+  // increasing runs [lo, hi): at most out_w * min(win_w, in_w) columns in all.
+  std::vector<Span1> read_columns() const {
+    std::vector<Span1> runs;
+    for (int64_t ow = out_w; ow-- > 0;) {     // windows from the rightmost: columns rise
+      int64_t first = pad_w - ow * stride_w;  // the column that reads input column 0
+      int64_t lo = std::max<int64_t>(first, 0), hi = std::min(win_w, first + in_w);
+      if (!runs.empty() && lo <= runs.back().hi) {
+        runs.back().hi = std::max(runs.back().hi, hi);
+      } else if (lo < hi) {
+        runs.push_back({lo, hi});
+      }
+    }
+    return runs;
+  }
+  // The input pixels `rows` output rows read at most, for the threads' grain.
+  int64_t reads(int64_t rows) const {
+    double work = static_cast<double>(rows) * static_cast<double>(out_w) *
+                  static_cast<double>(std::min(win_w, in_w)) *
+                  static_cast<double>(std::min(win_h, in_h));
+    return work < 1e18 ? static_cast<int64_t>(work) : int64_t{1} << 60;
+  }
+  // 1 / the window's size (padding counts as zeros in an average).
+  template <typename T>
+  T inverse_area() const {
+    return T(1) / static_cast<T>(static_cast<double>(win_w) * static_cast<double>(win_h));
   }
 };
 
@@ -66,72 +99,82 @@ PoolGeom pool_geom(const Op& op, const Tensor& x, const Tensor& y) {
 }
 
 // One output row of one plane, computed tap by tap: each tap of the window updates the
-// running maximum of every output that reads it inside the image. Taps come in column-major
-// window order and a strict > keeps the first maximum; a NaN beats every number and the
-// first NaN every later one, as in PyTorch. `tap` receives the winning tap j * win_w + i of
-// each output. Running a tap over a whole row lets the updates go lane-parallel and
-// branch-free, where a scan window by window mispredicts a branch on every new maximum.
-template <typename T>
-void max_pool_row(const PoolGeom& g, const T* x, int64_t oh, T* best,
-                  typename dense::Simd<T>::Int* tap) {
+// running maximum of every output that reads it inside the image (window columns in
+// `columns`, PoolGeom::read_columns). Taps come in column-major window order and a strict >
+// keeps the first maximum; a NaN beats every number and the first NaN every later one, as
+// in PyTorch. `tap` receives the position in the plane of each output's winning tap (the
+// window's first in column-major order, as the position rises with it). Running a tap over
+// a whole row lets the updates go lane-parallel and branch-free, where a scan window by
+// window mispredicts a branch on every new maximum; taps share vector lanes with the
+// values where Tap is as wide (Simd<T>::Int).
+template <typename T, typename Tap>
+void max_pool_row(const PoolGeom& g, std::span<const Span1> columns, const T* x, int64_t oh,
+                  T* best, Tap* tap) {
   using S = dense::Simd<T>;
-  using Int = typename S::Int;
   constexpr int width = S::kWidth;
   std::fill(best, best + g.out_w, -std::numeric_limits<T>::infinity());
-  std::fill(tap, tap + g.out_w, Int(-1));
-  int64_t h0 = oh * g.stride_h - g.pad_h;
+  std::fill(tap, tap + g.out_w, Tap(-1));
+  // Lane l reads l strides past lane 0, wherever a vector of outputs lies in the image.
+  typename S::IntVec lanes{};
+  for (int l = 0; l < width && (width - 1) * g.stride_w < g.in_w; ++l) {
+    lanes[l] = static_cast<Tap>(l * g.stride_w);
+  }
   Span1 hs = g.rows(oh);
   for (int64_t h = hs.lo; h < hs.hi; ++h) {
     const T* row = x + h * g.in_w;
-    for (int64_t i = 0; i < g.win_w; ++i) {
-      Int t = static_cast<Int>((h - h0) * g.win_w + i);
-      int64_t offset = i - g.pad_w;
-      Span1 ws = valid_outputs(g.in_w, g.out_w, g.stride_w, offset);
-      typename S::IntVec tv = typename S::IntVec{} + t;
-      int64_t ow = ws.lo;
-      for (; ow + width <= ws.hi; ow += width) {
-        typename S::Vec v, b;
-        typename S::IntVec k;
-        for (int l = 0; l < width; ++l) v[l] = row[(ow + l) * g.stride_w + offset];
-        S::load(b, best + ow);
-        S::load(k, tap + ow);
-        auto take = (k < 0) | (v > b) | ((v != v) & (b == b));
-        S::store(best + ow, take ? v : b);
-        S::store(tap + ow, take ? tv : k);
-      }
-      for (; ow < ws.hi; ++ow) {
-        T v = row[ow * g.stride_w + offset];
-        if (tap[ow] < 0 || v > best[ow] || (std::isnan(v) && !std::isnan(best[ow]))) {
-          best[ow] = v;
-          tap[ow] = t;
+    for (Span1 run : columns) {
+      for (int64_t i = run.lo; i < run.hi; ++i) {
+        int64_t offset = i - g.pad_w;
+        Span1 ws = valid_outputs(g.in_w, g.out_w, g.stride_w, offset);
+        int64_t ow = ws.lo;
+        if constexpr (std::is_same_v<Tap, typename S::Int>) {
+          for (; ow + width <= ws.hi; ow += width) {
+            typename S::Vec v, b;
+            typename S::IntVec k;
+            for (int l = 0; l < width; ++l) v[l] = row[(ow + l) * g.stride_w + offset];
+            typename S::IntVec t = lanes + static_cast<Tap>(h * g.in_w + ow * g.stride_w + offset);
+            S::load(b, best + ow);
+            S::load(k, tap + ow);
+            auto take = (k < 0) | (v > b) | ((v != v) & (b == b));
+            S::store(best + ow, take ? v : b);
+            S::store(tap + ow, take ? t : k);
+          }
+        }
+        for (; ow < ws.hi; ++ow) {
+          int64_t w = ow * g.stride_w + offset;
+          T v = row[w];
+          if (tap[ow] < 0 || v > best[ow] || (std::isnan(v) && !std::isnan(best[ow]))) {
+            best[ow] = v;
+            tap[ow] = static_cast<Tap>(h * g.in_w + w);
+          }
         }
       }
     }
   }
 }
 
-template <typename T>
+// With Tap as wide as T's lanes where the plane's positions fit it (f32 planes under 2^31
+// pixels), else 64-bit taps without the lanes.
+template <typename T, typename Tap = typename dense::Simd<T>::Int>
 void max_pool(const KernelCall& call, bool with_indices) {
   const Tensor& x = *call.args[0];
   PoolGeom g = pool_geom(call.op, x, *call.outs[0]);
-  // Taps are numbered in 32 bits for f32, to share vector lanes with the values.
-  if (g.win_w * g.win_h > std::numeric_limits<int32_t>::max()) {
-    user_error("max pooling window {}x{} is too large", g.win_w, g.win_h);
+  if constexpr (!std::is_same_v<Tap, int64_t>) {
+    if (g.in_plane() > std::numeric_limits<Tap>::max()) {
+      return max_pool<T, int64_t>(call, with_indices);
+    }
   }
+  const std::vector<Span1> columns = g.read_columns();
   const T* px = x.data<T>();
   T* py = call.outs[0]->data<T>();
   int64_t* pidx = with_indices ? call.outs[1]->data<int64_t>() : nullptr;
-  dense::parallel_work(g.planes * g.out_h, g.out_w * g.win_w * g.win_h, [&](int64_t b, int64_t e) {
-    std::vector<typename dense::Simd<T>::Int> taps(static_cast<size_t>(g.out_w));
+  dense::parallel_work(g.planes * g.out_h, g.reads(1), [&](int64_t b, int64_t e) {
+    std::vector<Tap> taps(static_cast<size_t>(g.out_w));
     for (int64_t r = b; r < e; ++r) {
       int64_t c = r / g.out_h, oh = r % g.out_h;
-      max_pool_row(g, px + c * g.in_plane(), oh, py + r * g.out_w, taps.data());
+      max_pool_row<T, Tap>(g, columns, px + c * g.in_plane(), oh, py + r * g.out_w, taps.data());
       if (pidx == nullptr) continue;
-      for (int64_t ow = 0; ow < g.out_w; ++ow) {
-        int64_t h = oh * g.stride_h - g.pad_h + taps[ow] / g.win_w;
-        int64_t w = ow * g.stride_w - g.pad_w + taps[ow] % g.win_w;
-        pidx[r * g.out_w + ow] = h * g.in_w + w + 1;
-      }
+      for (int64_t ow = 0; ow < g.out_w; ++ow) pidx[r * g.out_w + ow] = taps[ow] + 1;
     }
   });
 }
@@ -145,14 +188,12 @@ void max_pool(const KernelCall& call, bool with_indices) {
 // each loop over the lanes a loop, which the vectorizer takes.
 //
 // Output row `oh` of one (channel block, image): `x` and `y` point at its input and output
-// planes, and `taps` receives each output's winning tap.
+// planes, and `taps` receives the position in the plane of each output's winning tap.
 template <int64_t B>
 [[gnu::always_inline]] inline void max_pool_blocked_row(const PoolGeom& g, const float* x,
                                                         int64_t oh, float* y, int32_t* taps) {
-  int64_t h0 = oh * g.stride_h - g.pad_h;
   Span1 hs = g.rows(oh);
   for (int64_t ow = 0; ow < g.out_w; ++ow) {
-    int64_t w0 = ow * g.stride_w - g.pad_w;
     Span1 ws = g.cols(ow);
     // Every window holds a pixel (the shape rule): its first tap sets best and tap.
     float* best = y + (oh * g.out_w + ow) * B;
@@ -160,12 +201,12 @@ template <int64_t B>
 #pragma GCC unroll 1
     for (int64_t l = 0; l < B; ++l) {
       best[l] = x[(hs.lo * g.in_w + ws.lo) * B + l];
-      tap[l] = static_cast<int32_t>((hs.lo - h0) * g.win_w + (ws.lo - w0));
+      tap[l] = static_cast<int32_t>(hs.lo * g.in_w + ws.lo);
     }
     for (int64_t h = hs.lo; h < hs.hi; ++h) {
       for (int64_t w = h == hs.lo ? ws.lo + 1 : ws.lo; w < ws.hi; ++w) {
         const float* pixel = x + (h * g.in_w + w) * B;
-        int32_t t = static_cast<int32_t>((h - h0) * g.win_w + (w - w0));
+        auto t = static_cast<int32_t>(h * g.in_w + w);
 #pragma GCC unroll 1
         for (int64_t l = 0; l < B; ++l) {
           float v = pixel[l], b = best[l];
@@ -187,6 +228,19 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void max_pool_row16
   max_pool_blocked_row<16>(g, x, oh, y, taps);
 }
 
+// Planes whose positions do not fit the taps' 32 bits (2^31 pixels and more) go through the
+// plain kernel, on plain copies.
+void max_pool_via_plain(const KernelCall& call, bool with_indices) {
+  Tensor x = Tensor::uninitialized(call.args[0]->type());
+  Tensor y = Tensor::uninitialized(call.outs[0]->type());
+  relayout(*call.args[0], call.arg_layout(0), x, Layout::plain);
+  const Tensor* args[] = {&x};
+  Tensor* outs[] = {&y, with_indices ? call.outs[1] : nullptr};
+  KernelCall plain{call.op, args, {outs, with_indices ? 2u : 1u}};
+  max_pool<float, int64_t>(plain, with_indices);
+  relayout(y, Layout::plain, *call.outs[0], call.out_layout(0));
+}
+
 // Indices stay plain (they are i64, which no blocked kernel reads): within-plane and
 // 1-based as the plain kernel writes them.
 template <int64_t B>
@@ -194,19 +248,15 @@ void max_pool_blocked(const KernelCall& call, bool with_indices) {
   auto* pool_row = B == 8 ? max_pool_row8 : max_pool_row16;
   const Tensor& x = *call.args[0];
   PoolGeom g = pool_geom(call.op, x, *call.outs[0]);
+  if (g.in_plane() > std::numeric_limits<int32_t>::max()) {
+    return max_pool_via_plain(call, with_indices);
+  }
   int64_t blocks = x.dim(3) / B;
   const float* px = x.data<float>();
   float* py = call.outs[0]->data<float>();
   int64_t* pidx = with_indices ? call.outs[1]->data<int64_t>() : nullptr;
   int64_t rows = blocks * x.dim(4) * g.out_h;
-  int64_t work = B * g.out_w * g.win_w * g.win_h;
-  std::vector<int64_t> tap_offset;  // of tap t from the window's corner, in the input plane
-  if (with_indices) {
-    for (int64_t t = 0; t < g.win_w * g.win_h; ++t) {
-      tap_offset.push_back(t / g.win_w * g.in_w + t % g.win_w);
-    }
-  }
-  dense::parallel_work(rows, work, [&](int64_t b, int64_t e) {
+  dense::parallel_work(rows, g.reads(B), [&](int64_t b, int64_t e) {
     std::vector<int32_t> taps(static_cast<size_t>(g.out_w * B));
     for (int64_t r = b; r < e; ++r) {
       int64_t plane = r / g.out_h, oh = r % g.out_h;  // plane: a (block, image) pair
@@ -214,11 +264,9 @@ void max_pool_blocked(const KernelCall& call, bool with_indices) {
       if (pidx == nullptr) continue;
       int64_t* row = pidx + (plane * B * g.out_h + oh) * g.out_w;
       for (int64_t ow = 0; ow < g.out_w; ++ow) {
-        int64_t corner = (oh * g.stride_h - g.pad_h) * g.in_w + ow * g.stride_w - g.pad_w + 1;
 #pragma GCC unroll 1
         for (int64_t l = 0; l < B; ++l) {
-          size_t t = static_cast<size_t>(taps[static_cast<size_t>(ow * B + l)]);
-          row[l * g.out_plane() + ow] = corner + tap_offset[t];  // channel l of the block
+          row[l * g.out_plane() + ow] = taps[static_cast<size_t>(ow * B + l)] + 1;  // channel l
         }
       }
     }
@@ -313,8 +361,8 @@ void avg_pool2d(const KernelCall& call) {
   PoolGeom g = pool_geom(call.op, x, *call.outs[0]);
   const T* px = x.data<T>();
   T* py = call.outs[0]->data<T>();
-  T scale = T(1) / static_cast<T>(g.win_w * g.win_h);
-  dense::parallel_work(g.planes, g.out_plane() * g.win_w * g.win_h, [&](int64_t b, int64_t e) {
+  T scale = g.inverse_area<T>();
+  dense::parallel_work(g.planes, g.reads(g.out_h), [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
       const T* plane = px + c * g.in_plane();
       T* out = py + c * g.out_plane();
@@ -341,8 +389,8 @@ void avg_pool2d_backward(const KernelCall& call) {
   PoolGeom g = pool_geom(call.op, dx, dy);
   const T* pdy = dy.data<T>();
   T* pdx = dx.data<T>();
-  T scale = T(1) / static_cast<T>(g.win_w * g.win_h);
-  int64_t work = g.in_plane() + g.out_plane() * g.win_w * g.win_h;
+  T scale = g.inverse_area<T>();
+  int64_t work = g.in_plane() + g.reads(g.out_h);
   dense::parallel_work(g.planes, work, [&](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {
       const T* grad = pdy + c * g.out_plane();

@@ -10,8 +10,10 @@ namespace {
 using namespace shapes;
 
 // The output (W', H', C, N) of pooling x (W, H, C, N) with the window, stride and pad
-// attributes of any pooling op. Every window must hold at least one element of x, not only
-// padding.
+// attributes of any pooling op. Each pad must be smaller than the window along its axis
+// (ONNX's rule, which ONNX Runtime enforces; PyTorch's, pad <= window / 2, is stricter than
+// ONNX's ceil_mode needs), so that every window holds at least one element of x; and the
+// window must fit in the padded x. Strides may exceed the padded x (one window).
 template <class PoolAttrs>
 Shape pool_output(const Type& x, const PoolAttrs& attrs) {
   require_rank(x, 4, "x (W, H, C, N)");
@@ -27,18 +29,18 @@ Shape pool_output(const Type& x, const PoolAttrs& attrs) {
   Shape out = x.shape;
   for (int i = 0; i < 2; ++i) {
     const char* axis = i == 0 ? "W" : "H";
-    int64_t lo = pad[2 * i];
-    out[i] = window_positions(x.shape[i], lo, pad[2 * i + 1], window[i], 1, stride[i]);
+    int64_t lo = pad[2 * i], hi = pad[2 * i + 1];
+    if (lo >= window[i] || hi >= window[i]) {
+      user_error(
+          "pad={} must be smaller than window={} on each side (along {}); pad x with a pad op "
+          "for windows of padding",
+          shape_str(pad), shape_str(window), axis);
+    }
+    // With both pads under the window, no window lies in the padding alone.
+    out[i] = window_positions(x.shape[i], lo, hi, window[i], 1, stride[i]);
     if (out[i] == 0) {
       user_error("window={} does not fit in x {} with pad={} (along {})", shape_str(window),
                  type_str(x), shape_str(pad), axis);
-    }
-    // Windows start at 0, stride, ... in padded coordinates, so the first and the last are
-    // the ones that can miss x.
-    int64_t last_start = (out[i] - 1) * stride[i];
-    if (lo >= window[i] || last_start >= lo + x.shape[i]) {
-      user_error("window={} and pad={} give a window along {} of x {} that holds only padding",
-                 shape_str(window), shape_str(pad), axis, type_str(x));
     }
   }
   require_sane(out, "the result");

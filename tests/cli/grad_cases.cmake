@@ -16,3 +16,10 @@ cli_test(gradcheck_eps_zero EXIT 2 STDOUT ${CASES}/empty.txt STDERR ${CASES}/exp
          COMMAND ${YTAPE} gradcheck run/add.json --random --eps 0)
 cli_test(gradcheck_samples EXIT 0 STDOUT ${CASES}/expected/gradcheck_samples.out
          COMMAND bash ${CASES}/gradcheck_samples.sh ${YTAPE})
+# gradcheck takes run's options (kernels, layouts, fusion, threads), with run's checks.
+cli_test(gradcheck_run_options EXIT 0 STDOUT ${CASES}/expected/gradcheck_run_options.out
+         COMMAND ${YTAPE} gradcheck grad/vector.json --random --kernels reference --fusion off
+                 --layouts plain --threads 1)
+cli_test(gradcheck_bad_fusion EXIT 2 STDOUT ${CASES}/empty.txt
+         STDERR ${CASES}/expected/gradcheck_bad_fusion.err
+         COMMAND ${YTAPE} gradcheck grad/vector.json --random --fusion of)

@@ -429,14 +429,15 @@ meanpool(x, k::Tuple; pad=0, stride=k) = MeanPool(k; pad=pad, stride=stride)(x)
 pool2d(kind, x; window, stride, pad) = kind === :max ?
   Prim.max_pool2d(x; window=window, stride=stride, pad=pad) :
   Prim.avg_pool2d(x; window=window, stride=stride, pad=pad)
-# Windows of only padding, which the primitives refuse, are NNlib's: x is padded
-# explicitly, with -floatmax (where NNlib's max starts, nextfloat(-Inf)) or 0, and pooled
-# unpadded, which gives NNlib's values and gradients everywhere.
+# Windows of only padding, and pads not smaller than the window, which the primitives
+# refuse, are NNlib's: x is padded explicitly, with -floatmax (where NNlib's max starts,
+# nextfloat(-Inf)) or 0, and pooled unpadded, which gives NNlib's values and gradients
+# everywhere.
 function only_padding(x, k, s, p)
   for i in 1:length(k)
-    lo, n = p[2i - 1], size(x, i)
-    out = (n + lo + p[2i] - k[i]) ÷ s[i] + 1
-    out >= 1 && (lo >= k[i] || (out - 1) * s[i] >= lo + n) && return true
+    lo, hi, n = p[2i - 1], p[2i], size(x, i)
+    out = (n + lo + hi - k[i]) ÷ s[i] + 1
+    out >= 1 && (lo >= k[i] || hi >= k[i] || (out - 1) * s[i] >= lo + n) && return true
   end
   false
 end

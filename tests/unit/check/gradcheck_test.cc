@@ -166,5 +166,22 @@ TEST_CASE("the verdict and figures are the same every time") {
   std::string first = gradcheck_table(gradcheck(t, {{"x", x}}, o));
   for (int run = 0; run < 3; ++run) CHECK(gradcheck_table(gradcheck(t, {{"x", x}}, o)) == first);
 }
+TEST_CASE("the run options reach every run, and the figures stay the same") {
+  // sin(x) * x + tanh(x): a fused group with fusion on; reference kernels, plain layouts.
+  Builder b("loss");
+  Var x = b.input("x", Type{DType::f64, {700}});
+  b.output(b.sum(b.add(b.mul(b.sin(x), x), b.tanh(x)), {.dims = {1}}), "loss");
+  Tape t = b.finish();
+  Tensor v(Type{DType::f64, {700}});
+  for (int i = 0; i < 700; ++i) v.data<double>()[i] = std::sin(i);
+  GradcheckOptions o;
+  GradcheckResult fused = gradcheck(t, {{"x", v}}, o);
+  CHECK(fused.ok);
+  o.executor.fusion = false;
+  o.executor.kernels = KernelSet::reference;
+  o.executor.blocked_layouts = false;
+  GradcheckResult plain = gradcheck(t, {{"x", v}}, o);
+  CHECK(gradcheck_table(plain) == gradcheck_table(fused));
+}
 
 }  // namespace ytape::grad

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernel_harness.h"
+#include "runtime/layout.h"
 
 namespace ytape {
 
@@ -127,6 +128,8 @@ ConvCase make(Shape x, int64_t kw, int64_t kh, int64_t cout) {
   return c;
 }
 
+std::vector<ConvCase> refused_by_onednn();
+
 std::vector<ConvCase> cases() {
   std::vector<ConvCase> all;
   all.push_back(make({5, 4, 2, 1}, 3, 3, 3));  // valid, no padding
@@ -167,7 +170,18 @@ std::vector<ConvCase> cases() {
   c = make({30, 28, 3, 1}, 7, 7, 4);  // a small ResNet stem
   c.stride = {2, 2}, c.pad = {3, 3, 3, 3};
   all.push_back(c);
+  for (ConvCase refused : refused_by_onednn()) all.push_back(refused);
   return all;
+}
+
+// Valid geometries whose descriptors oneDNN refuses (a stride or dilation beyond its int
+// range): the fast set runs them on the reference kernels.
+std::vector<ConvCase> refused_by_onednn() {
+  ConvCase c = make({8, 8, 3, 1}, 3, 3, 4);  // one row of windows, as in PyTorch
+  c.stride = {2, 2147483647}, c.pad = {1, 1, 1, 1};
+  ConvCase d = make({8, 6, 16, 2}, 3, 1, 16);  // a dilation along a kernel of one tap
+  d.stride = {1, 2147483647}, d.pad = {1, 1, 0, 0}, d.dilation = {1, int64_t{1} << 32};
+  return {c, d};
 }
 
 TEST_CASE("conv2d and its gradients match the naive reference") {
@@ -187,6 +201,33 @@ TEST_CASE("conv2d and its gradients match the naive reference") {
       CAPTURE(dtype_name(dtype));
       CAPTURE(set == KernelSet::fast);
       check_case(c, dtype, set, seed += 3);
+    }
+  }
+}
+
+TEST_CASE("convolutions oneDNN refuses run on the reference kernels, blocked images too") {
+  // The plan keeps a convolution's images blocked for oneDNN before it asks oneDNN.
+  uint64_t seed = 500;
+  for (const ConvCase& c : refused_by_onednn()) {
+    CAPTURE(shape_str(c.x));
+    Tensor x = random_tensor({DType::f32, c.x}, ++seed);
+    Tensor w = random_tensor({DType::f32, c.w_shape()}, ++seed);
+    Tensor dy = random_tensor({DType::f32, c.y_shape()}, ++seed);
+    Attrs input = c.attrs_with_shape(c.x), filter = c.attrs_with_shape(c.w_shape());
+    Tensor y = run_op1(Prim::conv2d, {x, w}, c.attrs(), KernelSet::reference);
+    Tensor dx = run_op1(Prim::conv2d_backward_input, {dy, w}, input, KernelSet::reference);
+    Tensor dw = run_op1(Prim::conv2d_backward_filter, {x, dy}, filter, KernelSet::reference);
+    for (Layout l : {Layout::c8, Layout::c16}) {
+      if (c.x[2] % block_of(l) != 0) continue;
+      using testing::run_op_in_layouts;
+      check_close(run_op_in_layouts(Prim::conv2d, {x, w}, c.attrs(), {l, Layout::plain, l})[0],
+                  to_doubles(y), 0, 0);
+      check_close(
+          run_op_in_layouts(Prim::conv2d_backward_input, {dy, w}, input, {l, Layout::plain, l})[0],
+          to_doubles(dx), 0, 0);
+      check_close(run_op_in_layouts(Prim::conv2d_backward_filter, {x, dy}, filter,
+                                    {l, l, Layout::plain})[0],
+                  to_doubles(dw), 0, 0);
     }
   }
 }

@@ -77,6 +77,44 @@ bool fused_as_reference(const Tape& t, uint64_t seed) {
   return same_bits(fused.run(inputs), naive.run(inputs));
 }
 
+// x_n = sin(x_(n-1)) from x_0 = x of shape [16], and the gradient of sum(x_n) as the grad
+// stage writes it: g_n = 1, g_(k-1) = g_k * cos(x_(k-1)), the output g_0. Each x_k but the
+// last is read by a sin and a cos, so that the forward ops are single steps and the
+// backward ones one chain that reads a new argument every two ops.
+Tape sin_chain_gradient(int64_t n) {
+  Builder b("chain");
+  Var x = b.input("x", {DType::f32, {16}});
+  std::vector<Var> xs{x};
+  for (int64_t k = 0; k < n; ++k) xs.push_back(b.sin(xs.back()));
+  b.output(b.sum(xs.back(), {.dims = {1}}), "y");
+  Var g = b.constant(DType::f32, 1.0, {16});
+  for (int64_t k = n; k-- > 0;) g = b.mul(g, b.cos(xs[static_cast<size_t>(k)]));
+  b.output(g, "dx");
+  return b.finish();
+}
+
+// A sum of 2^depth terms sin(x), cos(x), tanh(x), ... as a balanced tree of adds written
+// depth first: evaluated in tape order it holds one partial sum per level at once.
+Var tree(Builder& b, Var x, int depth, int& leaf) {
+  if (depth == 0) {
+    const Prim prims[] = {Prim::sin, Prim::cos, Prim::tanh};
+    return b.call1(prims[leaf++ % 3], {x});
+  }
+  Var left = tree(b, x, depth - 1, leaf);
+  return b.add(left, tree(b, x, depth - 1, leaf));
+}
+
+// Every group within the kernel's limits, and the ops fused in all.
+size_t fused_ops(const std::vector<FusedGroup>& groups) {
+  size_t ops = 0;
+  for (const FusedGroup& g : groups) {
+    CHECK(g.program.slots <= ElementwiseProgram::kMaxSlots);
+    CHECK(g.args.size() <= ElementwiseProgram::kMaxArgs);
+    ops += g.others.size() + 1;
+  }
+  return ops;
+}
+
 }  // namespace
 
 TEST_CASE("an optimizer's update runs as three elementwise groups, with the bytes of its ops") {
@@ -241,6 +279,56 @@ TEST_CASE("a batch norm whose statistics are read before its relu runs fused whe
   unfused.fusion = false;
   Executor fused(t), plain(t, unfused);
   CHECK(same_bits(fused.run(inputs), plain.run(inputs)));
+}
+
+TEST_CASE("a long chain is one group, as a short one") {
+  for (int64_t n : {5, 20000}) {
+    CAPTURE(n);
+    Builder b("chain");
+    Var x = b.input("x", {DType::f32, {700}});
+    for (int64_t k = 0; k < n; ++k) x = b.sin(x);
+    b.output(b.sum(x, {.dims = {1}}), "y");
+    Tape t = b.finish();
+    std::vector<FusedGroup> groups = find_fusions(t, kernel_table(KernelSet::fast));
+    REQUIRE(groups.size() == 1);
+    CHECK(groups[0].program.instructions.size() == static_cast<size_t>(n));
+    CHECK(groups[0].program.slots == 2);  // a result never overwrites its argument
+    CHECK(fused_as_reference(t, 2));
+  }
+}
+
+TEST_CASE("a long chain's gradient is a series of groups, each within the kernel's limits") {
+  // A short one is one group of its backward ops, as it always was; a long one reads more
+  // arguments than a step can have, and each group takes as many as fit, from the end.
+  Tape short_chain = sin_chain_gradient(10);
+  std::vector<FusedGroup> groups = find_fusions(short_chain, kernel_table(KernelSet::fast));
+  REQUIRE(groups.size() == 1);
+  CHECK(groups[0].program.instructions.size() == 20);
+  CHECK(groups[0].args.size() == 11);  // x_0 ... x_9 and the constant
+  const int64_t n = 3000;
+  Tape t = sin_chain_gradient(n);
+  groups = find_fusions(t, kernel_table(KernelSet::fast));
+  CHECK(fused_ops(groups) == 2 * n);  // every cos and mul
+  CHECK(groups.size() == (2 * n + 61) / 62);
+  for (size_t i = 1; i < groups.size(); ++i) {
+    CHECK(groups[i].args.size() == ElementwiseProgram::kMaxArgs);  // the earlier g and 31 x
+    CHECK(groups[i].program.slots == 3);                           // g, cos(x_k), and their product
+  }
+  CHECK(fused_as_reference(t, 3));
+}
+
+TEST_CASE("a group that would hold more results at once than the kernel has slots is split") {
+  // Depth 9 holds 9 partial sums and a leaf at once, two more than the kernel's 8 slots.
+  Builder b("tree");
+  Var x = b.input("x", {DType::f64, {600}});
+  int leaves = 0;
+  b.output(tree(b, x, 9, leaves), "y");
+  Tape t = b.finish();
+  std::vector<FusedGroup> groups = find_fusions(t, kernel_table(KernelSet::fast));
+  CHECK(fused_ops(groups) == 1023);  // 512 leaves and 511 adds
+  CHECK(groups.size() > 1);
+  CHECK(groups.back().program.slots == ElementwiseProgram::kMaxSlots);
+  CHECK(fused_as_reference(t, 4));
 }
 
 }  // namespace ytape

@@ -132,8 +132,10 @@ TEST_CASE("max pooling and its gradient on blocked images match their plain runs
   struct Case {
     std::vector<int64_t> window, stride, pad;
   };
+  // The last two: windows far wider than the image, of which only the image is read.
   for (const Case& c : {Case{{3, 3}, {2, 2}, {1, 1, 1, 1}}, Case{{2, 2}, {2, 2}, {0, 0, 0, 0}},
-                        Case{{3, 2}, {1, 2}, {1, 2, 0, 1}}}) {
+                        Case{{3, 2}, {1, 2}, {1, 2, 0, 1}}, Case{{20, 9}, {1000, 4}, {19, 0, 8, 8}},
+                        Case{{int64_t{1} << 30, 1}, {1, 1}, {(int64_t{1} << 30) - 1, 0, 0, 0}}}) {
     CAPTURE(c.window);
     Attrs attrs{{"window", c.window}, {"stride", c.stride}, {"pad", c.pad}};
     std::vector<Tensor> want = testing::run_op(Prim::max_pool2d_with_indices, {x}, attrs);

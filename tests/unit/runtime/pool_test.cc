@@ -77,6 +77,10 @@ std::vector<PoolCase> cases() {
       {{8, 8, 2, 1}, {2, 3}, {3, 2}, {1, 1, 2, 0}},     // stride larger than the window
       {{5, 4, 3, 1}, {5, 4}, {1, 1}},                   // one global window
       {{40, 36, 12, 1}, {3, 3}, {2, 2}, {1, 1, 1, 1}},  // large enough for threads
+      // Windows wider than the image: only the part inside it is read.
+      {{4, 3, 2, 1}, {40, 1}, {1, 1}, {39, 0, 0, 0}},
+      {{5, 4, 3, 1}, {9, 7}, {3, 5}, {8, 0, 6, 6}},
+      {{3, 3, 2, 1}, {3, 3}, {1000, 1000}, {2, 2, 2, 2}},  // strides past the padded image
   };
 }
 
@@ -98,6 +102,34 @@ TEST_CASE("max_pool2d and max_pool2d_with_indices match the reference") {
       check_equal(outs[1], ref.idx);
       check_equal(run_op1(Prim::max_pool2d, {x}, c.attrs()), ref.y);
     }
+  }
+}
+
+TEST_CASE("a window of 2^30 columns over 4 reads the 4, as one of 4 columns does") {
+  // Padded by 2^30 - 1, output column j reads columns 1..j of x: as a window of 4 padded
+  // by 3 does. Seconds of work per output if the kernels walked the whole window.
+  constexpr int64_t k = int64_t{1} << 30;
+  PoolCase huge{{4, 4, 3, 2}, {k, 1}, {1, 1}, {k - 1, 0, 0, 0}};
+  PoolCase small{{4, 4, 3, 2}, {4, 1}, {1, 1}, {3, 0, 0, 0}};
+  for (DType dtype : {DType::f32, DType::f64}) {
+    CAPTURE(dtype_name(dtype));
+    Tensor x = random_tensor({dtype, huge.x}, 11);
+    std::vector<Tensor> want = run_op(Prim::max_pool2d_with_indices, {x}, small.attrs());
+    std::vector<Tensor> got = run_op(Prim::max_pool2d_with_indices, {x}, huge.attrs());
+    check_equal(got[0], to_doubles(want[0]));
+    check_equal(got[1], to_doubles(want[1]));
+    // The average divides by the window's size, padding included.
+    std::vector<double> avg = to_doubles(run_op1(Prim::avg_pool2d, {x}, small.attrs()));
+    for (double& v : avg) v = v * 4 / static_cast<double>(k);
+    check_close(run_op1(Prim::avg_pool2d, {x}, huge.attrs()), avg, 1e-6, 1e-15);
+    Tensor dy = random_tensor(want[0].type(), 12);
+    Attrs backward = huge.attrs();
+    backward.set("shape", huge.x);
+    Attrs small_backward = small.attrs();
+    small_backward.set("shape", small.x);
+    std::vector<double> dx = to_doubles(run_op1(Prim::avg_pool2d_backward, {dy}, small_backward));
+    for (double& v : dx) v = v * 4 / static_cast<double>(k);
+    check_close(run_op1(Prim::avg_pool2d_backward, {dy}, backward), dx, 1e-6, 1e-15);
   }
 }
 

@@ -298,6 +298,22 @@ TEST_CASE("safetensors metadata: written first, read back in order, absent when 
                        UserError);
 }
 
+TEST_CASE("safetensors keeps the order of 30,000 metadata entries and tensors") {
+  // Parsing kept each object's keys in a list searched on every insertion: quadratic.
+  TensorMap tensors;
+  TensorFileMetadata metadata;
+  for (int i = 30000; i-- > 0;) {
+    tensors.emplace_back(fmt::format("t{}", i), tensor_of<float>({1}, {static_cast<float>(i)}));
+    metadata.emplace_back(fmt::format("k{}", i), fmt::format("{}", i));
+  }
+  TensorFileMetadata back;
+  TensorMap read_back = read_safetensors(write_safetensors(tensors, metadata), "m", &back);
+  CHECK(back == metadata);
+  REQUIRE(read_back.size() == tensors.size());
+  CHECK(read_back.front().first == "t0");  // data order: by name, as the reference writes
+  CHECK(read_back.back().first == "t9999");
+}
+
 // ---- JSON inputs ---------------------------------------------------------------------
 
 TensorMap read_json(std::string_view text, const std::map<std::string, Type>& want = {}) {
@@ -325,6 +341,16 @@ TEST_CASE("json inputs: nesting is row-major, numbers f64, booleans bool") {
   CHECK(t[4].second.type() == Type{DType::f64, {0, 2}});
   CHECK(read_json("{}").empty());
   CHECK(read_tensor_json(R"({"a": 1})", "in.json").size() == 1);
+}
+
+TEST_CASE("json inputs keep the order of 30,000 names") {
+  std::string text = "{";
+  for (int i = 30000; i-- > 0;) text += fmt::format("{}\"x{}\": {}", i < 29999 ? "," : "", i, i);
+  TensorMap t = read_json(text + "}");
+  REQUIRE(t.size() == 30000);
+  CHECK(t.front().first == "x29999");
+  CHECK(t.back().first == "x0");
+  CHECK(same_bits(t.back().second, tensor_of<double>({}, {0})));
 }
 
 TEST_CASE("json inputs convert to the wanted type") {

@@ -17,6 +17,7 @@ namespace ytape::testing {
 using Ints = std::vector<int64_t>;
 
 inline constexpr int64_t k2to48 = int64_t{1} << 48;
+inline constexpr int64_t k2to30 = int64_t{1} << 30;
 
 // The output types of `p` on arguments of the given types, space-separated ("" if none).
 inline std::string infer(Prim p, std::vector<std::string_view> args, const Attrs& attrs = {}) {

@@ -224,31 +224,36 @@ TEST_CASE("pooling checks its argument and attributes") {
                        UserError);
 }
 
-TEST_CASE("every pooling window holds an element of x") {
+TEST_CASE("every pad of a pooling is smaller than its window, so each window holds x") {
   auto pool = [](Prim p, Ints window, Ints stride, Ints pad) {
     return infer(p, {"f32[4,4,1,1]"},
                  pool_attrs(std::move(window), std::move(stride), std::move(pad)));
   };
   CHECK(pool(Prim::max_pool2d, {2, 2}, {1, 1}, {1, 1, 1, 1}) == "f32[5,5,1,1]");
+  // A window of 2^30 over 4 pixels, padded by 2^30 - 1: valid, 4 windows (the kernels and
+  // the cost model visit only what lies in x).
+  CHECK(pool(Prim::max_pool2d, {k2to30, 1}, {1, 1}, {k2to30 - 1, 0, 0, 0}) == "f32[4,4,1,1]");
+  // Strides beyond the padded x give one window, as in PyTorch.
+  CHECK(pool(Prim::avg_pool2d, {3, 3}, {k2to48, k2to48}, {1, 1, 1, 1}) == "f32[1,1,1,1]");
   for (Prim p : {Prim::max_pool2d, Prim::avg_pool2d, Prim::max_pool2d_with_indices}) {
     CAPTURE(prim_name(p));
     CHECK_THROWS_WITH_AS(pool(p, {2, 2}, {1, 1}, {2, 0, 0, 0}),
-                         "window=[2,2] and pad=[2,0,0,0] give a window along W of x f32[4,4,1,1] "
-                         "that holds only padding",
+                         "pad=[2,0,0,0] must be smaller than window=[2,2] on each side (along W); "
+                         "pad x with a pad op for windows of padding",
                          UserError);
     CHECK_THROWS_WITH_AS(pool(p, {2, 2}, {1, 1}, {0, 0, 0, 2}),
-                         "window=[2,2] and pad=[0,0,0,2] give a window along H of x f32[4,4,1,1] "
-                         "that holds only padding",
+                         "pad=[0,0,0,2] must be smaller than window=[2,2] on each side (along H); "
+                         "pad x with a pad op for windows of padding",
                          UserError);
   }
-  // The last window starts at 4 in padded coordinates, past x's 0..3.
-  CHECK_THROWS_WITH_AS(pool(Prim::max_pool2d, {2, 2}, {4, 4}, {0, 2, 0, 0}),
-                       "window=[2,2] and pad=[0,2,0,0] give a window along W of x f32[4,4,1,1] "
-                       "that holds only padding",
+  // A high pad as large as the window: refused though the last window reads x (ONNX's rule).
+  CHECK_THROWS_WITH_AS(pool(Prim::max_pool2d, {2, 2}, {2, 2}, {0, 2, 0, 0}),
+                       "pad=[0,2,0,0] must be smaller than window=[2,2] on each side (along W); "
+                       "pad x with a pad op for windows of padding",
                        UserError);
-  CHECK_THROWS_WITH_AS(pool(Prim::max_pool2d, {2, 2}, {1, 1}, {0, 0, k2to48, 0}),
-                       "window=[2,2] and pad=[0,0,281474976710656,0] give a window along H of x "
-                       "f32[4,4,1,1] that holds only padding",
+  CHECK_THROWS_WITH_AS(pool(Prim::max_pool2d, {k2to30, 1}, {1, 1}, {k2to30, 0, 0, 0}),
+                       "pad=[1073741824,0,0,0] must be smaller than window=[1073741824,1] on each "
+                       "side (along W); pad x with a pad op for windows of padding",
                        UserError);
   CHECK_THROWS_WITH_AS(pool(Prim::max_pool2d, {2, 2}, {1, 1}, {0, 0, INT64_MAX, 0}),
                        "pad=[0,0,9223372036854775807,0]: 9223372036854775807 is too large",

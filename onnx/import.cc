@@ -33,13 +33,14 @@ int default_opset(const onnx::ModelProto& model, std::string_view source) {
   for (const onnx::OperatorSetIdProto& o : model.opset_import()) {
     training = training || (o.domain() == kTraining && o.version() == 1);
     if (o.domain().empty() || o.domain() == "ai.onnx") {
-      int version = static_cast<int>(o.version());
+      // The version is an int64; it is narrowed only once known to be in range.
+      int64_t version = o.version();
       if (version < 1 || version > kMaxOpset) {
         throw UnsupportedError(
             fmt::format("{}: opset {} is not supported (ytape imports opset {} to {})", source,
                         version, kMinOpset, kMaxOpset));
       }
-      return version;
+      return static_cast<int>(version);
     }
   }
   if (training) return kMinOpset;

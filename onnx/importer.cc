@@ -1,12 +1,14 @@
 #include "onnx/importer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "onnx/proto.h"
 #include "runtime/eval.h"
 #include "runtime/random.h"
 #include "tape/attrs.h"
+#include "tape/checked.h"
 #include "tape/infer.h"
 
 namespace ytape::onnx_import {
@@ -32,6 +34,18 @@ int ydim(int64_t axis, int rank) {
 
 Shape reversed(const Shape& s) {
   return Shape(s.rbegin(), s.rend());
+}
+
+int64_t listed(int64_t n, std::string_view what) {
+  checked::count(n, what);
+  if (n > kMaxListed)
+    user_error("{}: {} elements, more than the 2^24 that ytape computes at import", what, n);
+  return n;
+}
+
+Tensor listed_tensor(const Type& type, std::string_view what) {
+  listed(checked::elements(type.shape, what), what);
+  return Tensor(type);
 }
 
 bool Importer::has_input(const Node& node, int i) const {
@@ -159,6 +173,23 @@ std::vector<int64_t> Importer::static_ints(const Node& node, int i) const {
   return {v.begin(), v.end()};
 }
 
+double Importer::static_number(const Node& node, int i) const {
+  Tensor t = static_input(node, i);
+  if (t.size() != 1) user_error("input {} has {} elements, not 1", i + 1, t.size());
+  return element_value(t, 0);
+}
+
+int64_t Importer::static_integer(const Node& node, int i) const {
+  Tensor t = static_input(node, i);
+  if (t.size() != 1) user_error("input {} has {} elements, not 1", i + 1, t.size());
+  if (t.dtype() == DType::i64) return t.data<int64_t>()[0];
+  double v = element_value(t, 0);
+  // 2^63 is the first double past int64; a cast of it or of NaN would be undefined.
+  if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0) || v != std::trunc(v))
+    user_error("input {} is {}, not an integer", i + 1, v);
+  return static_cast<int64_t>(v);
+}
+
 std::optional<std::vector<int64_t>> Importer::ints_input_or_attr(const Node& node, int i,
                                                                  std::string_view attr) const {
   if (has_input(node, i)) return static_ints(node, i);
@@ -254,7 +285,7 @@ Var Importer::reshape(Var x, const Shape& shape) {
 Var Importer::take(Var x, int dim, const std::vector<int64_t>& indices) {
   Shape shape(rank(x), 1);
   shape[dim - 1] = static_cast<int64_t>(indices.size());
-  Tensor idx(Type{DType::i64, shape});
+  Tensor idx = listed_tensor(Type{DType::i64, shape}, "the positions gathered");
   for (size_t i = 0; i < indices.size(); ++i) idx.data<int64_t>()[i] = indices[i] + 1;
   return op<Prim::gather>({x, constant(idx)}, {.dim = dim});
 }

@@ -55,6 +55,21 @@ struct Value {
 
 /// The most tensors a sequence may hold (each a value of the tape, or an input of it).
 constexpr int64_t kMaxSequence = 4096;
+/// The most elements of a list or tensor that a rule computes at import itself (the
+/// positions a gather takes, Range's values, a resize's weights): 2^24, 128 MB of i64, so
+/// that a model whose sizes ask for more is refused rather than filling memory at import.
+/// The tape's own ops may be of any size up to kMaxElements; a run allocates them.
+constexpr int64_t kMaxListed = int64_t{1} << 24;
+/// The most ops a rule unrolls for the taps of one node's window (a dilated MaxPool's
+/// kernel, LRN's channels), each a slice of the tape.
+constexpr int64_t kMaxTaps = 4096;
+
+/// `n` as the length of a list that a rule computes at import: UserError "WHAT: N
+/// elements, more than the 2^24 that ytape computes at import" unless 0 <= n <= kMaxListed.
+int64_t listed(int64_t n, std::string_view what);
+/// A zeroed tensor of `type` for a constant that a rule computes, its element count checked
+/// (checked::elements, then `listed`) before anything is allocated.
+Tensor listed_tensor(const Type& type, std::string_view what);
 
 /// The layout mapping: ONNX axis `axis` (negative counts from the end) of a rank-`rank`
 /// tensor as a 1-based ytape dim. Throws UserError when the axis is out of range.
@@ -87,6 +102,12 @@ class Importer {
   Tensor static_input(const Node& node, int i) const;
   /// A static input's elements as integers, in ONNX order (for 1-D: as listed).
   std::vector<int64_t> static_ints(const Node& node, int i) const;
+  /// A static input of one element (a scalar, or a tensor of one): its value.
+  double static_number(const Node& node, int i) const;
+  /// A static input of one element that is an integer (of an integer type, or a float
+  /// that holds one exactly): its value. UserError for NaN, a fraction or a number beyond
+  /// int64.
+  int64_t static_integer(const Node& node, int i) const;
   /// A list that opset 13 takes as static input `i` and older versions as the attribute
   /// `attr` (Squeeze's axes, Split's lengths): whichever the node has, or nothing.
   std::optional<std::vector<int64_t>> ints_input_or_attr(const Node& node, int i,

@@ -161,16 +161,13 @@ void eye_like(Importer& im, const Node& n) {
 // with N = size when periodic, size - 1 when symmetric.
 template <int A0, int A1, int A2, int Denominator>
 void cosine_window(Importer& im, const Node& n) {
-  Tensor size = im.static_input(n, 0);
-  if (size.size() != 1) user_error("size has {} elements, not 1", size.size());
-  double count = element_value(size, 0);
-  if (!(count >= 0 && count <= static_cast<double>(int64_t{1} << 16)))
-    user_error("size {} is not in 0..2^16", count);
+  int64_t count = im.static_integer(n, 0);
+  if (count < 0 || count > (int64_t{1} << 16)) user_error("size {} is not in 0..2^16", count);
   auto to = static_cast<int32_t>(attr_int(n, "output_datatype", onnx::TensorProto_DataType_FLOAT));
   std::optional<DType> dtype = to_dtype(to, true);
   if (!dtype) unsupported(n.op_type() + " of " + onnx_dtype_name(to));
-  double period = attr_int(n, "periodic", 1) != 0 ? count : count - 1;
-  Tensor w(Type{DType::f64, {static_cast<int64_t>(count)}});
+  auto period = static_cast<double>(attr_int(n, "periodic", 1) != 0 ? count : count - 1);
+  Tensor w(Type{DType::f64, {count}});
   for (int64_t i = 0; i < w.size(); ++i) {
     double t = 2 * std::numbers::pi * static_cast<double>(i) / period;
     w.data<double>()[i] = (A0 - A1 * std::cos(t) + A2 * std::cos(2 * t)) / Denominator;

@@ -241,7 +241,7 @@ void define_inputs(const onnx::GraphProto& g, std::string_view source,
       constants.emplace_back(t.name(), value);
     }
   }
-  for (const auto& [name, value] : constants) im.define(name, im.constant(value));
+  for (const auto& [name, value] : constants) im.define(name, im.given(value));
 }
 
 std::string node_prefix(std::string_view source, size_t index, const Node& node, int opset) {
@@ -284,7 +284,7 @@ void import_node(Importer& im, const Node& node) {
 void onnx_import::import_subgraph(Importer& im, const onnx::GraphProto& g, std::string_view attr) {
   for (const onnx::TensorProto& t : g.initializer()) {
     im.define(t.name(),
-              im.constant(tensor_of(t, fmt::format("{}: initializer '{}': ", attr, t.name()))));
+              im.given(tensor_of(t, fmt::format("{}: initializer '{}': ", attr, t.name()))));
   }
   for (int i = 0; i < g.node_size(); ++i) {
     const Node& node = g.node(i);

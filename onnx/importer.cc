@@ -43,9 +43,24 @@ int64_t listed(int64_t n, std::string_view what) {
   return n;
 }
 
-Tensor listed_tensor(const Type& type, std::string_view what) {
-  listed(checked::elements(type.shape, what), what);
+namespace {
+
+[[noreturn]] void past_computed(int64_t n, std::string_view what) {
+  user_error(
+      "{}: {} elements, which with the constants computed before them pass the 2^26 that "
+      "ytape computes at import for a whole model",
+      what, n);
+}
+
+}  // namespace
+
+Tensor Importer::listed_tensor(const Type& type, std::string_view what) const {
+  check_computed(listed(checked::elements(type.shape, what), what), what);
   return Tensor(type);
+}
+
+void Importer::check_computed(int64_t n, std::string_view what) const {
+  if (n > kMaxComputed - computed_) past_computed(n, what);
 }
 
 bool Importer::has_input(const Node& node, int i) const {
@@ -216,8 +231,12 @@ std::vector<Var> Importer::emit_all(Prim p, VarList args, const Attrs& attrs) {
       std::vector<Type> types;
       for (const Tensor& t : values) types.push_back(t.type());
       std::vector<Type> out_types = infer_types(p, types, normalize_attrs(p, attrs));
+      int64_t elements = 0;
+      for (const Type& t : out_types) elements += t.size();
+      // Each result is small, and all of them leave room in the model's budget.
       bool small = std::all_of(out_types.begin(), out_types.end(),
-                               [](const Type& t) { return t.size() <= kFoldMaxElements; });
+                               [](const Type& t) { return t.size() <= kFoldMaxElements; }) &&
+                   elements <= kMaxComputed - computed_;
       if (small) {
         std::vector<Var> vars;
         for (const Tensor& t : evaluate(p, values, attrs)) vars.push_back(constant(t));
@@ -258,12 +277,20 @@ int64_t Importer::random_seed(const Node& node) {
 }
 
 Var Importer::constant(const Tensor& t) {
+  if (t.size() > kMaxComputed - computed_) past_computed(t.size(), "a constant");
+  computed_ += t.size();
+  return given(t);
+}
+
+Var Importer::given(const Tensor& t) {
   Var v = b_.constant(t.type(), bytes_of(t));
   known_[v.id] = t;
   return v;
 }
 
 Var Importer::scalar(DType dtype, double value) {
+  if (computed_ == kMaxComputed) past_computed(1, "a constant");
+  ++computed_;
   Var v = b_.constant(dtype, value);
   Tensor t(Type{dtype, {}});
   std::memcpy(t.raw(), b_.tape().ops.back().value.data(), t.bytes());

@@ -60,6 +60,11 @@ constexpr int64_t kMaxSequence = 4096;
 /// that a model whose sizes ask for more is refused rather than filling memory at import.
 /// The tape's own ops may be of any size up to kMaxElements; a run allocates them.
 constexpr int64_t kMaxListed = int64_t{1} << 24;
+/// The most elements of the constants that the import computes in all (folded results,
+/// the rules' lists and tables; not the model's own tensors): 2^26, 512 MB of 8-byte
+/// elements, so that a small model cannot make a huge tape. Folding stops short of it; a
+/// rule whose constant would pass it is refused.
+constexpr int64_t kMaxComputed = int64_t{1} << 26;
 /// The most ops a rule unrolls for the taps of one node's window (a dilated MaxPool's
 /// kernel, LRN's channels), each a slice of the tape.
 constexpr int64_t kMaxTaps = 4096;
@@ -67,9 +72,6 @@ constexpr int64_t kMaxTaps = 4096;
 /// `n` as the length of a list that a rule computes at import: UserError "WHAT: N
 /// elements, more than the 2^24 that ytape computes at import" unless 0 <= n <= kMaxListed.
 int64_t listed(int64_t n, std::string_view what);
-/// A zeroed tensor of `type` for a constant that a rule computes, its element count checked
-/// (checked::elements, then `listed`) before anything is allocated.
-Tensor listed_tensor(const Type& type, std::string_view what);
 
 /// The layout mapping: ONNX axis `axis` (negative counts from the end) of a rank-`rank`
 /// tensor as a 1-based ytape dim. Throws UserError when the axis is out of range.
@@ -155,8 +157,19 @@ class Importer {
   Var op(VarList args, const AttrsOf<P>& attrs = {}) {
     return emit(P, std::move(args), attrs.to_attrs());
   }
-  /// A constant holding `t`, whose value is then known.
+  /// A constant holding `t`, which a rule computed, whose value is then known: counted
+  /// against kMaxComputed (UserError past it).
   Var constant(const Tensor& t);
+  /// A constant holding one of the model's own tensors (an integer initializer, a Constant
+  /// node's value, a bound input): not counted, since the model holds its bytes.
+  Var given(const Tensor& t);
+  /// A zeroed tensor of `type` for a constant that a rule computes, its element count
+  /// checked (checked::elements, `listed`, and what kMaxComputed leaves) before anything
+  /// is allocated.
+  Tensor listed_tensor(const Type& type, std::string_view what) const;
+  /// UserError unless `n` more computed elements fit in what kMaxComputed leaves: for a
+  /// rule that computes its constants in parts (a plan per output position).
+  void check_computed(int64_t n, std::string_view what) const;
   /// A rank-0 constant of `dtype`.
   Var scalar(DType dtype, double value);
   /// A rank-1 i64 constant.
@@ -175,6 +188,7 @@ class Importer {
   int opset_;
   bool fold_ = true;
   int64_t iterations_ = 0;
+  int64_t computed_ = 0;  // elements of the constants computed so far (kMaxComputed)
   uint64_t random_ops_ = 0;
   std::unordered_map<std::string, Var> values_;
   std::unordered_map<std::string, Value> lists_;  // the sequences and optionals

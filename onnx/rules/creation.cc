@@ -41,7 +41,7 @@ void constant(Importer& im, const Node& n) {
   } else {
     unsupported("a Constant's attribute '" + a.name() + "'");
   }
-  im.set_output(n, 0, im.constant(t));
+  im.set_output(n, 0, im.given(t));
 }
 
 // A tensor of the given ONNX shape filled with the one element of `value` (0.0f if absent).

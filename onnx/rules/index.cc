@@ -257,7 +257,7 @@ void reverse_sequence(Importer& im, const Node& n) {
   }
   Shape shape(r, 1);
   shape[time - 1] = s[time - 1], shape[batch - 1] = s[batch - 1];
-  Tensor idx = listed_tensor(Type{DType::i64, shape}, "the positions gathered");
+  Tensor idx = im.listed_tensor(Type{DType::i64, shape}, "the positions gathered");
   int64_t time_step = time < batch ? 1 : s[batch - 1], batch_step = time < batch ? s[time - 1] : 1;
   for (int64_t b = 0; b < s[batch - 1]; ++b) {
     int64_t len = std::clamp<int64_t>(lens[b], 0, s[time - 1]);

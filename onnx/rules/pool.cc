@@ -80,7 +80,7 @@ std::pair<Var, std::optional<Var>> pool_max(Importer& im, const Node& n, Var x) 
   if (!indices) return {from_image(im, im.op<Prim::max_pool2d>({image}, a), im.rank(x)), {}};
   std::vector<Var> y = im.emit_all(Prim::max_pool2d_with_indices, {image}, a.to_attrs());
   Shape s = im.type(image).shape;
-  Tensor offsets = listed_tensor(Type{DType::i64, {1, 1, s[2], s[3]}}, "the indices' offsets");
+  Tensor offsets = im.listed_tensor(Type{DType::i64, {1, 1, s[2], s[3]}}, "the indices' offsets");
   for (int64_t k = 0; k < offsets.size(); ++k) offsets.data<int64_t>()[k] = k * s[0] * s[1] - 1;
   Var idx = y[1];
   // storage_order 1 counts within the plane column-major, h + w H: from w + h W + 1.

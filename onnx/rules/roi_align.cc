@@ -38,7 +38,7 @@ struct Region {
 Var steps(Importer& im, Var like, int64_t count, int dim) {
   Shape s(5, 1);
   s[dim - 1] = count;
-  Tensor t = listed_tensor(Type{DType::f64, s}, "the bins or samples along an axis");
+  Tensor t = im.listed_tensor(Type{DType::f64, s}, "the bins or samples along an axis");
   for (int64_t i = 0; i < count; ++i) t.data<double>()[i] = static_cast<double>(i);
   return im.op<Prim::convert>({im.constant(t)}, {.dtype = im.type(like).dtype});
 }

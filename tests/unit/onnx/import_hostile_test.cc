@@ -290,4 +290,30 @@ TEST_CASE("a static number that must be an integer: NaN and 1e30 are refused, no
         "m.onnx: node 2 'oh' (OneHot, opset 13): depth is 1.0000000150474662e+30, not 0 to 2^48");
 }
 
+TEST_CASE("the constants computed at import are bounded for the whole model") {
+  Model m(17);
+  scalar(m, "start", 0);
+  scalar(m, "limit", int64_t{1} << 24);
+  scalar(m, "delta", 1);
+  for (int i = 0; i < 5; ++i) {  // each the most a list may hold; four fill the budget
+    std::string y = "y" + std::to_string(i);
+    m.node("Range", {"start", "limit", "delta"}, {y}, y);
+    m.output(y);
+  }
+  CHECK(import_error(m) ==
+        "m.onnx: node 5 'y4' (Range, opset 17): a constant: 16777216 elements, which with the "
+        "constants computed before them pass the 2^26 that ytape computes at import for a whole "
+        "model");
+  Model resize;
+  resize.input("x", {1, 1, 2, 2});
+  resize.initializer("roi", {0}, {});
+  resize.ints_initializer("sizes", {1, 1, 1 << 24, 1 << 24});
+  set_string(resize.node("Resize", {"x", "roi", "", "sizes"}, {"y"}, "up"), "mode", "cubic");
+  resize.output("y");
+  CHECK(import_error(resize) ==
+        "m.onnx: node 1 'up' (Resize, opset 13): Resize's positions and weights of an axis: "
+        "134217728 elements, which with the constants computed before them pass the 2^26 that "
+        "ytape computes at import for a whole model");
+}
+
 }  // namespace ytape::onnx_test

@@ -39,7 +39,7 @@ Shape reversed(const Shape& s) {
 int64_t listed(int64_t n, std::string_view what) {
   checked::count(n, what);
   if (n > kMaxListed)
-    user_error("{}: {} elements, more than the 2^24 that ytape computes at import", what, n);
+    user_error("{}: {} elements, more than the 2^22 that ytape computes at import", what, n);
   return n;
 }
 
@@ -47,7 +47,7 @@ namespace {
 
 [[noreturn]] void past_computed(int64_t n, std::string_view what) {
   user_error(
-      "{}: {} elements, which with the constants computed before them pass the 2^26 that "
+      "{}: {} elements, which with the constants computed before them pass the 2^24 that "
       "ytape computes at import for a whole model",
       what, n);
 }

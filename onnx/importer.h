@@ -56,21 +56,21 @@ struct Value {
 /// The most tensors a sequence may hold (each a value of the tape, or an input of it).
 constexpr int64_t kMaxSequence = 4096;
 /// The most elements of a list or tensor that a rule computes at import itself (the
-/// positions a gather takes, Range's values, a resize's weights): 2^24, 128 MB of i64, so
+/// positions a gather takes, Range's values, a resize's weights): 2^22, 32 MB of i64, so
 /// that a model whose sizes ask for more is refused rather than filling memory at import.
 /// The tape's own ops may be of any size up to kMaxElements; a run allocates them.
-constexpr int64_t kMaxListed = int64_t{1} << 24;
+constexpr int64_t kMaxListed = int64_t{1} << 22;
 /// The most elements of the constants that the import computes in all (folded results,
-/// the rules' lists and tables; not the model's own tensors): 2^26, 512 MB of 8-byte
-/// elements, so that a small model cannot make a huge tape. Folding stops short of it; a
-/// rule whose constant would pass it is refused.
-constexpr int64_t kMaxComputed = int64_t{1} << 26;
+/// the rules' lists and tables; not the model's own tensors): 2^24, 128 MB of 8-byte
+/// elements, so that a small model cannot make a huge tape or a long import. Folding stops
+/// short of it; a rule whose constant would pass it is refused.
+constexpr int64_t kMaxComputed = int64_t{1} << 24;
 /// The most ops a rule unrolls for the taps of one node's window (a dilated MaxPool's
 /// kernel, LRN's channels), each a slice of the tape.
 constexpr int64_t kMaxTaps = 4096;
 
 /// `n` as the length of a list that a rule computes at import: UserError "WHAT: N
-/// elements, more than the 2^24 that ytape computes at import" unless 0 <= n <= kMaxListed.
+/// elements, more than the 2^22 that ytape computes at import" unless 0 <= n <= kMaxListed.
 int64_t listed(int64_t n, std::string_view what);
 
 /// The layout mapping: ONNX axis `axis` (negative counts from the end) of a rank-`rank`

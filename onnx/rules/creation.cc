@@ -69,7 +69,7 @@ Tensor int_range(int64_t start, int64_t limit, int64_t delta) {
   uint64_t step = up ? static_cast<uint64_t>(delta) : 0 - static_cast<uint64_t>(delta);
   uint64_t count = (up ? limit > start : limit < start) ? (span - 1) / step + 1 : 0;
   if (count > static_cast<uint64_t>(kMaxListed)) {
-    user_error("from {} to {} by {}: {} elements, more than the 2^24 that ytape computes at import",
+    user_error("from {} to {} by {}: {} elements, more than the 2^22 that ytape computes at import",
                start, limit, delta, count);
   }
   Tensor t(Type{DType::i64, {static_cast<int64_t>(count)}});
@@ -87,7 +87,7 @@ Tensor float_range(DType dtype, T start, T limit, T delta) {
   if (delta == 0) user_error("delta is 0");
   double count = std::max(0.0, std::ceil((static_cast<double>(limit) - start) / delta));
   if (!(count <= static_cast<double>(kMaxListed))) {
-    user_error("from {} to {} by {}: {} elements, more than the 2^24 that ytape computes at import",
+    user_error("from {} to {} by {}: {} elements, more than the 2^22 that ytape computes at import",
                start, limit, delta, count);
   }
   Tensor t(Type{dtype, {static_cast<int64_t>(count)}});

@@ -65,10 +65,10 @@ Samples samples(Importer& im, Var lo, Var hi, int64_t size, int64_t bins, int64_
           inside};
 }
 
-// Attribute `name`, from 1 to 2^24 (its positions are listed at import, `steps`).
+// Attribute `name`, from 1 to 2^22 (its positions are listed at import, `steps`).
 int64_t positive(const Node& n, std::string_view name, int64_t fallback) {
   int64_t v = attr_int(n, name, fallback);
-  if (v < 1 || v > kMaxListed) user_error("{} is {}, not 1 to 2^24", name, v);
+  if (v < 1 || v > kMaxListed) user_error("{} is {}, not 1 to 2^22", name, v);
   return v;
 }
 

@@ -39,7 +39,7 @@ TEST_CASE("a Range of 2^62 elements is refused before its values are computed") 
   m.output("y");
   CHECK(import_error(m) ==
         "m.onnx: node 1 'r' (Range, opset 17): from 0 to 4611686018427387904 by 1: "
-        "4611686018427387904 elements, more than the 2^24 that ytape computes at import");
+        "4611686018427387904 elements, more than the 2^22 that ytape computes at import");
 }
 
 TEST_CASE("a Range across all of int64 is counted and computed exactly") {
@@ -80,7 +80,7 @@ TEST_CASE("RoiAlign with an output_height of 2^62 is refused") {
   m.output("y");
   CHECK(import_error(m) ==
         "m.onnx: node 1 'roi' (RoiAlign, opset 16): output_height is 4611686018427387904, not 1 "
-        "to 2^24");
+        "to 2^22");
 }
 
 // ---- issue 42, item 10 ---------------------------------------------------------------------
@@ -177,7 +177,7 @@ TEST_CASE("a Slice of a dim of 2^40 lists no positions; reversed, it would, and 
   rev.g().mutable_initializer(3)->set_int64_data(0, -1);
   CHECK(import_error(rev) ==
         "m.onnx: node 1 'last' (Slice, opset 13): a slice's positions: 1099511627776 elements, "
-        "more than the 2^24 that ytape computes at import");
+        "more than the 2^22 that ytape computes at import");
 }
 
 TEST_CASE("ReverseSequence with one axis for time and batch is refused, not written past") {
@@ -293,7 +293,7 @@ TEST_CASE("a static number that must be an integer: NaN and 1e30 are refused, no
 TEST_CASE("the constants computed at import are bounded for the whole model") {
   Model m(17);
   scalar(m, "start", 0);
-  scalar(m, "limit", int64_t{1} << 24);
+  scalar(m, "limit", int64_t{1} << 22);
   scalar(m, "delta", 1);
   for (int i = 0; i < 5; ++i) {  // each the most a list may hold; four fill the budget
     std::string y = "y" + std::to_string(i);
@@ -301,8 +301,8 @@ TEST_CASE("the constants computed at import are bounded for the whole model") {
     m.output(y);
   }
   CHECK(import_error(m) ==
-        "m.onnx: node 5 'y4' (Range, opset 17): a constant: 16777216 elements, which with the "
-        "constants computed before them pass the 2^26 that ytape computes at import for a whole "
+        "m.onnx: node 5 'y4' (Range, opset 17): a constant: 4194304 elements, which with the "
+        "constants computed before them pass the 2^24 that ytape computes at import for a whole "
         "model");
   Model resize;
   resize.input("x", {1, 1, 2, 2});
@@ -312,7 +312,7 @@ TEST_CASE("the constants computed at import are bounded for the whole model") {
   resize.output("y");
   CHECK(import_error(resize) ==
         "m.onnx: node 1 'up' (Resize, opset 13): Resize's positions and weights of an axis: "
-        "134217728 elements, which with the constants computed before them pass the 2^26 that "
+        "134217728 elements, which with the constants computed before them pass the 2^24 that "
         "ytape computes at import for a whole model");
 }
 

@@ -283,8 +283,9 @@ void import_node(Importer& im, const Node& node) {
 // that holds the subgraph, as for any rule's error.
 void onnx_import::import_subgraph(Importer& im, const onnx::GraphProto& g, std::string_view attr) {
   for (const onnx::TensorProto& t : g.initializer()) {
-    im.define(t.name(),
-              im.given(tensor_of(t, fmt::format("{}: initializer '{}': ", attr, t.name()))));
+    im.define(t.name(), im.given(&t, [&] {
+      return tensor_of(t, fmt::format("{}: initializer '{}': ", attr, t.name()));
+    }));
   }
   for (int i = 0; i < g.node_size(); ++i) {
     const Node& node = g.node(i);

@@ -288,6 +288,14 @@ Var Importer::given(const Tensor& t) {
   return v;
 }
 
+Var Importer::given(const void* source, const std::function<Tensor()>& make) {
+  auto it = given_.find(source);
+  if (it != given_.end()) return it->second;
+  Var v = given(make());
+  given_.emplace(source, v);
+  return v;
+}
+
 Var Importer::scalar(DType dtype, double value) {
   if (computed_ == kMaxComputed) past_computed(1, "a constant");
   ++computed_;

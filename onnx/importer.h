@@ -5,6 +5,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -163,6 +164,10 @@ class Importer {
   /// A constant holding one of the model's own tensors (an integer initializer, a Constant
   /// node's value, a bound input): not counted, since the model holds its bytes.
   Var given(const Tensor& t);
+  /// The constant of the model's tensor `source` (its proto): made by `make` the first time,
+  /// the same var after, so that a Constant or initializer of a Loop's body is one constant
+  /// of the tape however many iterations import it.
+  Var given(const void* source, const std::function<Tensor()>& make);
   /// A zeroed tensor of `type` for a constant that a rule computes, its element count
   /// checked (checked::elements, `listed`, and what kMaxComputed leaves) before anything
   /// is allocated.
@@ -194,6 +199,7 @@ class Importer {
   std::unordered_map<std::string, Value> lists_;  // the sequences and optionals
   std::unordered_map<std::string, int32_t> narrow_types_;
   std::unordered_map<uint32_t, Tensor> known_;  // by var id
+  std::unordered_map<const void*, Var> given_;  // the model's tensors, by their protos
 };
 
 // ---- attributes --------------------------------------------------------------------------

@@ -20,14 +20,11 @@ Tensor vector_of(DType dtype, const Values& values, bool scalar) {
   return t;
 }
 
-void constant(Importer& im, const Node& n) {
-  if (n.attribute_size() != 1)
-    user_error("a Constant has exactly one attribute, not {}", n.attribute_size());
-  const onnx::AttributeProto& a = n.attribute(0);
+// A Constant's value, from its one attribute.
+Tensor constant_value(const onnx::AttributeProto& a) {
   Tensor t;
   if (a.name() == "value") {
     t = tensor_of(a.t(), "value: ");
-    if (n.output_size() > 0) im.set_narrow_type(n.output(0), a.t().data_type());
   } else if (a.name() == "value_float") {
     t = Tensor(Type{DType::f32, {}});
     t.data<float>()[0] = a.f();
@@ -41,7 +38,18 @@ void constant(Importer& im, const Node& n) {
   } else {
     unsupported("a Constant's attribute '" + a.name() + "'");
   }
-  im.set_output(n, 0, im.given(t));
+  return t;
+}
+
+// Imported once per iteration in a Loop's body, but one constant of the tape: the model's
+// bytes, not the iterations, bound how much its Constants make.
+void constant(Importer& im, const Node& n) {
+  if (n.attribute_size() != 1)
+    user_error("a Constant has exactly one attribute, not {}", n.attribute_size());
+  const onnx::AttributeProto& a = n.attribute(0);
+  if (a.name() == "value" && n.output_size() > 0)
+    im.set_narrow_type(n.output(0), a.t().data_type());
+  im.set_output(n, 0, im.given(&a, [&] { return constant_value(a); }));
 }
 
 // A tensor of the given ONNX shape filled with the one element of `value` (0.0f if absent).

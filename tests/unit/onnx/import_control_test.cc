@@ -110,6 +110,27 @@ TEST_CASE("Loop with a known trip count unrolls, carrying values and stacking sc
         "not supported");
 }
 
+TEST_CASE("a Constant of a Loop's body is one constant of the tape, not one per iteration") {
+  Model m = loop_model(100);
+  onnx::GraphProto& body = *m.g().mutable_node(0)->mutable_attribute(0)->mutable_g();
+  onnx::NodeProto& k = add(body, "Constant", {}, {"k"});
+  auto* a = k.add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto_AttributeType_TENSOR);
+  a->mutable_t()->set_data_type(onnx::TensorProto_DataType_FLOAT);
+  a->mutable_t()->add_dims(2);
+  for (float v : {0.5f, 0.25f}) a->mutable_t()->add_float_data(v);
+  add(body, "Add", {"acc_out", "k"}, {"acc_k"});
+  body.mutable_output(1)->set_name("acc_k");
+  OnnxImport imported = m.import();
+  int64_t ks = 0;
+  for (const Op& op : imported.tape.ops)
+    ks += op.kind == OpKind::constant && imported.tape.type(op.outs[0]) == Type{DType::f32, {2}};
+  CHECK(ks == 1);
+  std::vector<Tensor> out = run(imported, {{"acc", onnx_tensor({2}, {0, 0})}});
+  CHECK(values(out[0]) == std::vector<float>{4950 + 50, 4950 + 25});  // + sum of i, + 100 k
+}
+
 TEST_CASE("a Loop whose condition depends on the values is refused, naming the node") {
   Model m = loop_model(3);
   onnx::GraphProto& body = *m.g().mutable_node(0)->mutable_attribute(0)->mutable_g();

@@ -60,6 +60,13 @@ Window window_of(const Node& node, const Shape& in, const std::vector<int64_t>& 
   return win;
 }
 
+void check_depth_taps(const Node& node, int64_t depth) {
+  if (depth > kMaxTaps) {
+    unsupported(fmt::format("a 3-d {} of a kernel or window {} deep (ytape's are at most {})",
+                            node.op_type(), depth, kMaxTaps));
+  }
+}
+
 Shape spatial_of(const Node& node, const Shape& onnx_shape) {
   if (onnx_shape.size() < 3) {
     user_error("{} takes images (N, C, spatial...) and weights (M, C, kernel...); one has rank {}",
@@ -95,6 +102,7 @@ Var convolve(Importer& im, const Node& n, Var x, Var w) {
   Window win = window_of(n, spatial_of(n, xs), kernel);
   int64_t groups = attr_int(n, "group", 1);
   if (rank == 5) {
+    check_depth_taps(n, ws[2]);
     ImporterSink s(im);
     return conv3d(s, x, w, {win.stride, win.pad, win.dilation, groups});
   }
@@ -183,6 +191,7 @@ void conv_transpose(Importer& im, const Node& n) {
   // (less than the stride) adds positions no window of it reads, whose gradient is 0.
   Var y;
   if (rank == 5) {
+    check_depth_taps(n, ws[2]);
     ImporterSink s(im);
     y = conv3d_backward_input(s, image, w, out, {win.stride, win.pad, win.dilation, groups});
   } else {

@@ -31,6 +31,7 @@ Window pool_window(Importer& im, const Node& n, Var x, Var image) {
       hi = std::max(hi, (out - 1) * win.stride[d] + reach - size - lo);
     }
   }
+  if (im.rank(x) == 5) check_depth_taps(n, win.kernel[2]);
   return win;
 }
 

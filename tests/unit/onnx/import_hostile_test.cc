@@ -316,4 +316,23 @@ TEST_CASE("the constants computed at import are bounded for the whole model") {
         "ytape computes at import for a whole model");
 }
 
+TEST_CASE("a 3-d convolution or pool of 2^32 depth taps is refused, not unrolled") {
+  Model conv;  // found by the fuzz target: ConvTranspose's weights 2^32 deep
+  conv.input("x", {1, 1, 3, 4, 5});
+  conv.input("w", {1, 2, k2to32, 3, 3});
+  conv.node("ConvTranspose", {"x", "w"}, {"y"}, "up");
+  conv.output("y");
+  CHECK(import_error(conv) ==
+        "m.onnx: node 1 'up' (ConvTranspose, opset 13): a 3-d ConvTranspose of a kernel or "
+        "window 4294967296 deep (ytape's are at most 4096) is not supported");
+  Model pool;
+  pool.input("x", {1, 1, 5000, 4, 4});
+  onnx::NodeProto& n = pool.node("AveragePool", {"x"}, {"y"}, "avg");
+  set_ints(n, "kernel_shape", {5000, 2, 2});
+  pool.output("y");
+  CHECK(import_error(pool) ==
+        "m.onnx: node 1 'avg' (AveragePool, opset 13): a 3-d AveragePool of a kernel or window "
+        "5000 deep (ytape's are at most 4096) is not supported");
+}
+
 }  // namespace ytape::onnx_test

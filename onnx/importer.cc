@@ -247,6 +247,7 @@ std::vector<Var> Importer::emit_all(Prim p, VarList args, const Attrs& attrs) {
       // builder below refuses it for its types.
     }
   }
+  check_ops();
   return b_.call(p, std::move(args), attrs);
 }
 
@@ -282,7 +283,17 @@ Var Importer::constant(const Tensor& t) {
   return given(t);
 }
 
+void Importer::check_ops() const {
+  if (static_cast<int64_t>(b_.tape().ops.size()) >= kMaxOps) {
+    unsupported(fmt::format(
+        "a tape of more than {} ops (the bodies of Loop and Scan, unrolled, count once per "
+        "iteration)",
+        kMaxOps));
+  }
+}
+
 Var Importer::given(const Tensor& t) {
+  check_ops();
   Var v = b_.constant(t.type(), bytes_of(t));
   known_[v.id] = t;
   return v;
@@ -299,6 +310,7 @@ Var Importer::given(const void* source, const std::function<Tensor()>& make) {
 Var Importer::scalar(DType dtype, double value) {
   if (computed_ == kMaxComputed) past_computed(1, "a constant");
   ++computed_;
+  check_ops();
   Var v = b_.constant(dtype, value);
   Tensor t(Type{dtype, {}});
   std::memcpy(t.raw(), b_.tape().ops.back().value.data(), t.bytes());

@@ -66,6 +66,10 @@ constexpr int64_t kMaxListed = int64_t{1} << 22;
 /// elements, so that a small model cannot make a huge tape or a long import. Folding stops
 /// short of it; a rule whose constant would pass it is refused.
 constexpr int64_t kMaxComputed = int64_t{1} << 24;
+/// The most ops of the tape an import makes: 2^20. The iterations of Loop and Scan (4096 in
+/// all) and the steps of the recurrent ops import their bodies again and again, so a model
+/// of a few kilobytes could otherwise make a tape of gigabytes.
+constexpr int64_t kMaxOps = int64_t{1} << 20;
 /// The most ops a rule unrolls for the taps of one node's window (a dilated MaxPool's
 /// kernel, LRN's channels), each a slice of the tape.
 constexpr int64_t kMaxTaps = 4096;
@@ -193,7 +197,8 @@ class Importer {
   int opset_;
   bool fold_ = true;
   int64_t iterations_ = 0;
-  int64_t computed_ = 0;  // elements of the constants computed so far (kMaxComputed)
+  int64_t computed_ = 0;   // elements of the constants computed so far (kMaxComputed)
+  void check_ops() const;  // UnsupportedError once the tape has kMaxOps ops
   uint64_t random_ops_ = 0;
   std::unordered_map<std::string, Var> values_;
   std::unordered_map<std::string, Value> lists_;  // the sequences and optionals

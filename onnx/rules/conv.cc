@@ -33,6 +33,8 @@ Window window_of(const Node& node, const Shape& in, const std::vector<int64_t>& 
           shape_str(kernel), shape_str(stride), shape_str(dilation), shape_str(pads));
     }
   }
+  // The window's area too, which kernels multiply out (an average's divisor).
+  checked::elements(kernel, "kernel_shape's window");
   std::string auto_pad = attr_string(node, "auto_pad", "NOTSET");
   for (size_t i = 0; i < k; ++i) {
     if (auto_pad == "VALID") {

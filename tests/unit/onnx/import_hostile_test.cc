@@ -335,4 +335,16 @@ TEST_CASE("a 3-d convolution or pool of 2^32 depth taps is refused, not unrolled
         "5000 deep (ytape's are at most 4096) is not supported");
 }
 
+TEST_CASE("a window whose area passes 2^48 is refused before a kernel multiplies it out") {
+  Model m;  // found by the fuzz target: the average of ones, folded, overflowed its divisor
+  m.input("x", {1, 3, 32, 32});
+  onnx::NodeProto& n = m.node("AveragePool", {"x"}, {"y"}, "avg");
+  set_ints(n, "kernel_shape", {k2to32 + 1, int64_t{1} << 31});
+  set_string(n, "auto_pad", "SAME_LOWER");
+  m.output("y");
+  CHECK(import_error(m) ==
+        "m.onnx: node 1 'avg' (AveragePool, opset 13): kernel_shape's window: 4294967297 * "
+        "2147483648 is more than 2^48 elements");
+}
+
 }  // namespace ytape::onnx_test

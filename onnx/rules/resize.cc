@@ -19,9 +19,9 @@ namespace ytape::onnx_import {
 
 namespace {
 
-// The plans below hold a few numbers per output position: bounded so that a bad scale is
-// an error rather than an allocation that fails.
-constexpr int64_t kMaxAxis = int64_t{1} << 24;
+// The plans below hold a few numbers per output position, each list of them one of the
+// importer's (kMaxListed): bounded so that a bad scale is an error before it is planned.
+constexpr int64_t kMaxAxis = kMaxListed;
 
 struct AxisPlan {
   std::vector<int64_t> lo, hi;  // 0-based neighbours, per output position
@@ -211,7 +211,7 @@ std::vector<double> read_scales(Importer& im, const Node& n, int i, const Shape&
     scales[a] = element_value(s, a);
     double size = std::floor(scales[a] * static_cast<double>(in[a]));
     if (!(scales[a] > 0) || !(size <= static_cast<double>(kMaxAxis))) {
-      user_error("scale {} of an axis of {} is not positive, or makes more than 2^24", scales[a],
+      user_error("scale {} of an axis of {} is not positive, or makes more than 2^22", scales[a],
                  in[a]);
     }
     out->push_back(static_cast<int64_t>(size));
@@ -241,7 +241,7 @@ void resize(Importer& im, const Node& n) {
     if (static_cast<int64_t>(out.size()) != r)
       user_error("sizes has {} elements for rank {}", out.size(), r);
     for (int64_t a = 0; a < r; ++a) {
-      if (out[a] < 0 || out[a] > kMaxAxis) user_error("size {} is not in 0..2^24", out[a]);
+      if (out[a] < 0 || out[a] > kMaxAxis) user_error("size {} is not in 0..2^22", out[a]);
       scales.push_back(static_cast<double>(out[a]) / static_cast<double>(in[a]));
     }
   } else {

@@ -78,8 +78,9 @@ Var neighbours(Importer& im, Var x, Var batch, const Samples& across, const Samp
                const Shape& block, bool avg) {
   const Shape xs = im.type(x).shape;
   Var inside = im.op<Prim::select>({across.inside, down.inside, im.scalar(DType::boolean, 0)});
-  Var planes = im.reshape(im.op<Prim::permutedims>({x}, {.perm = {1, 2, 4, 3}}),
-                          {xs[0] * xs[1] * xs[3], xs[2]});
+  // With no channels X holds no element, whatever the size of its planes: check them.
+  int64_t pixels = checked::elements({xs[0], xs[1], xs[3]}, "X's planes");
+  Var planes = im.reshape(im.op<Prim::permutedims>({x}, {.perm = {1, 2, 4, 3}}), {pixels, xs[2]});
   auto i64 = [&](Var v) { return im.op<Prim::convert>({v}, {.dtype = DType::i64}); };
   auto number = [&](int64_t v) { return im.scalar(DType::i64, static_cast<double>(v)); };
   Var base =

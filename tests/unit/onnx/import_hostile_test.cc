@@ -83,6 +83,20 @@ TEST_CASE("RoiAlign with an output_height of 2^62 is refused") {
         "to 2^22");
 }
 
+// Found by the structure-aware fuzz target's hour-long run: with no channel X holds no
+// element, so its shape passes the element limit while W * H * N overflows.
+TEST_CASE("RoiAlign over an image of no channel and huge planes is refused, not overflowed") {
+  Model m(16);
+  m.input("x", {k2to32, 0, 1, k2to32});  // (N, C, H, W)
+  m.input("rois", {1, 4});
+  m.input("batch", {1}, onnx::TensorProto_DataType_INT64);
+  set_int(m.node("RoiAlign", {"x", "rois", "batch"}, {"y"}, "roi"), "sampling_ratio", 2);
+  m.output("y");
+  CHECK(import_error(m) ==
+        "m.onnx: node 1 'roi' (RoiAlign, opset 16): X's planes: 4294967296 * 4294967296 is more "
+        "than 2^48 elements");
+}
+
 // ---- issue 42, item 10 ---------------------------------------------------------------------
 
 TEST_CASE("a Split with a negative length is refused, though the lengths add up") {

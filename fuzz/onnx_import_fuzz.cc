@@ -1,13 +1,18 @@
 // libFuzzer target: ONNX import (the protobuf parser, the checks of each node, the folding
 // of static subgraphs) and the export of what it imported. A malformed or unsupported model
-// must end in a UserError; anything else, or an invalid tape, is a bug.
+// must end in a UserError; anything else, or an invalid tape, is a bug. Structure-aware: most
+// mutations change a number of the parsed model (an attribute, an initializer's element, an
+// input's dim, the opset; fuzz/onnx_mutate.h), the rest its bytes. Tensors may take 256 MB,
+// so that a model asking for huge ones at import ends in an error.
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
 #include <string_view>
 
+#include "fuzz/onnx_mutate.h"
 #include "onnx/export.h"
 #include "onnx/import.h"
+#include "runtime/tensor.h"
 #include "tape/error.h"
 #include "tape/validate.h"
 
@@ -40,7 +45,13 @@ ytape::OnnxImportOptions structure(const uint8_t* data, size_t size) {
 
 }  // namespace
 
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size,
+                                          unsigned int seed) {
+  return ytape::fuzz::mutate_model(data, size, max_size, seed);
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  ytape::set_tensor_memory_limit(int64_t{256} << 20);
   ytape::OnnxImport imported;
   try {
     imported = ytape::import_onnx(std::string_view(reinterpret_cast<const char*>(data), size),

@@ -129,6 +129,8 @@ Type declared_type(const onnx::TypeProto_Tensor& t, const std::map<std::string, 
           shape.size() + 1);
     }
   }
+  // Checked here, where the message is about the model's input and not the tape's.
+  if (std::string why = shape_problem(shape); !why.empty()) user_error("{}", why);
   return Type{dtype, reversed(shape)};
 }
 

@@ -33,13 +33,14 @@ int default_opset(const onnx::ModelProto& model, std::string_view source) {
   for (const onnx::OperatorSetIdProto& o : model.opset_import()) {
     training = training || (o.domain() == kTraining && o.version() == 1);
     if (o.domain().empty() || o.domain() == "ai.onnx") {
-      int version = static_cast<int>(o.version());
+      // The version is an int64; it is narrowed only once known to be in range.
+      int64_t version = o.version();
       if (version < 1 || version > kMaxOpset) {
         throw UnsupportedError(
             fmt::format("{}: opset {} is not supported (ytape imports opset {} to {})", source,
                         version, kMinOpset, kMaxOpset));
       }
-      return version;
+      return static_cast<int>(version);
     }
   }
   if (training) return kMinOpset;
@@ -240,7 +241,7 @@ void define_inputs(const onnx::GraphProto& g, std::string_view source,
       constants.emplace_back(t.name(), value);
     }
   }
-  for (const auto& [name, value] : constants) im.define(name, im.constant(value));
+  for (const auto& [name, value] : constants) im.define(name, im.given(value));
 }
 
 std::string node_prefix(std::string_view source, size_t index, const Node& node, int opset) {
@@ -282,8 +283,9 @@ void import_node(Importer& im, const Node& node) {
 // that holds the subgraph, as for any rule's error.
 void onnx_import::import_subgraph(Importer& im, const onnx::GraphProto& g, std::string_view attr) {
   for (const onnx::TensorProto& t : g.initializer()) {
-    im.define(t.name(),
-              im.constant(tensor_of(t, fmt::format("{}: initializer '{}': ", attr, t.name()))));
+    im.define(t.name(), im.given(&t, [&] {
+      return tensor_of(t, fmt::format("{}: initializer '{}': ", attr, t.name()));
+    }));
   }
   for (int i = 0; i < g.node_size(); ++i) {
     const Node& node = g.node(i);

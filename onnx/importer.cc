@@ -1,12 +1,14 @@
 #include "onnx/importer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "onnx/proto.h"
 #include "runtime/eval.h"
 #include "runtime/random.h"
 #include "tape/attrs.h"
+#include "tape/checked.h"
 #include "tape/infer.h"
 
 namespace ytape::onnx_import {
@@ -32,6 +34,33 @@ int ydim(int64_t axis, int rank) {
 
 Shape reversed(const Shape& s) {
   return Shape(s.rbegin(), s.rend());
+}
+
+int64_t listed(int64_t n, std::string_view what) {
+  checked::count(n, what);
+  if (n > kMaxListed)
+    user_error("{}: {} elements, more than the 2^22 that ytape computes at import", what, n);
+  return n;
+}
+
+namespace {
+
+[[noreturn]] void past_computed(int64_t n, std::string_view what) {
+  user_error(
+      "{}: {} elements, which with the constants computed before them pass the 2^24 that "
+      "ytape computes at import for a whole model",
+      what, n);
+}
+
+}  // namespace
+
+Tensor Importer::listed_tensor(const Type& type, std::string_view what) const {
+  check_computed(listed(checked::elements(type.shape, what), what), what);
+  return Tensor(type);
+}
+
+void Importer::check_computed(int64_t n, std::string_view what) const {
+  if (n > kMaxComputed - computed_) past_computed(n, what);
 }
 
 bool Importer::has_input(const Node& node, int i) const {
@@ -159,6 +188,23 @@ std::vector<int64_t> Importer::static_ints(const Node& node, int i) const {
   return {v.begin(), v.end()};
 }
 
+double Importer::static_number(const Node& node, int i) const {
+  Tensor t = static_input(node, i);
+  if (t.size() != 1) user_error("input {} has {} elements, not 1", i + 1, t.size());
+  return element_value(t, 0);
+}
+
+int64_t Importer::static_integer(const Node& node, int i) const {
+  Tensor t = static_input(node, i);
+  if (t.size() != 1) user_error("input {} has {} elements, not 1", i + 1, t.size());
+  if (t.dtype() == DType::i64) return t.data<int64_t>()[0];
+  double v = element_value(t, 0);
+  // 2^63 is the first double past int64; a cast of it or of NaN would be undefined.
+  if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0) || v != std::trunc(v))
+    user_error("input {} is {}, not an integer", i + 1, v);
+  return static_cast<int64_t>(v);
+}
+
 std::optional<std::vector<int64_t>> Importer::ints_input_or_attr(const Node& node, int i,
                                                                  std::string_view attr) const {
   if (has_input(node, i)) return static_ints(node, i);
@@ -185,8 +231,12 @@ std::vector<Var> Importer::emit_all(Prim p, VarList args, const Attrs& attrs) {
       std::vector<Type> types;
       for (const Tensor& t : values) types.push_back(t.type());
       std::vector<Type> out_types = infer_types(p, types, normalize_attrs(p, attrs));
+      int64_t elements = 0;
+      for (const Type& t : out_types) elements += t.size();
+      // Each result is small, and all of them leave room in the model's budget.
       bool small = std::all_of(out_types.begin(), out_types.end(),
-                               [](const Type& t) { return t.size() <= kFoldMaxElements; });
+                               [](const Type& t) { return t.size() <= kFoldMaxElements; }) &&
+                   elements <= kMaxComputed - computed_;
       if (small) {
         std::vector<Var> vars;
         for (const Tensor& t : evaluate(p, values, attrs)) vars.push_back(constant(t));
@@ -197,6 +247,7 @@ std::vector<Var> Importer::emit_all(Prim p, VarList args, const Attrs& attrs) {
       // builder below refuses it for its types.
     }
   }
+  check_ops();
   return b_.call(p, std::move(args), attrs);
 }
 
@@ -227,12 +278,39 @@ int64_t Importer::random_seed(const Node& node) {
 }
 
 Var Importer::constant(const Tensor& t) {
+  if (t.size() > kMaxComputed - computed_) past_computed(t.size(), "a constant");
+  computed_ += t.size();
+  return given(t);
+}
+
+void Importer::check_ops() const {
+  if (static_cast<int64_t>(b_.tape().ops.size()) >= kMaxOps) {
+    unsupported(fmt::format(
+        "a tape of more than {} ops (the bodies of Loop and Scan, unrolled, count once per "
+        "iteration)",
+        kMaxOps));
+  }
+}
+
+Var Importer::given(const Tensor& t) {
+  check_ops();
   Var v = b_.constant(t.type(), bytes_of(t));
   known_[v.id] = t;
   return v;
 }
 
+Var Importer::given(const void* source, const std::function<Tensor()>& make) {
+  auto it = given_.find(source);
+  if (it != given_.end()) return it->second;
+  Var v = given(make());
+  given_.emplace(source, v);
+  return v;
+}
+
 Var Importer::scalar(DType dtype, double value) {
+  if (computed_ == kMaxComputed) past_computed(1, "a constant");
+  ++computed_;
+  check_ops();
   Var v = b_.constant(dtype, value);
   Tensor t(Type{dtype, {}});
   std::memcpy(t.raw(), b_.tape().ops.back().value.data(), t.bytes());
@@ -254,7 +332,7 @@ Var Importer::reshape(Var x, const Shape& shape) {
 Var Importer::take(Var x, int dim, const std::vector<int64_t>& indices) {
   Shape shape(rank(x), 1);
   shape[dim - 1] = static_cast<int64_t>(indices.size());
-  Tensor idx(Type{DType::i64, shape});
+  Tensor idx = listed_tensor(Type{DType::i64, shape}, "the positions gathered");
   for (size_t i = 0; i < indices.size(); ++i) idx.data<int64_t>()[i] = indices[i] + 1;
   return op<Prim::gather>({x, constant(idx)}, {.dim = dim});
 }

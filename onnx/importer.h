@@ -5,6 +5,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -55,6 +56,27 @@ struct Value {
 
 /// The most tensors a sequence may hold (each a value of the tape, or an input of it).
 constexpr int64_t kMaxSequence = 4096;
+/// The most elements of a list or tensor that a rule computes at import itself (the
+/// positions a gather takes, Range's values, a resize's weights): 2^22, 32 MB of i64, so
+/// that a model whose sizes ask for more is refused rather than filling memory at import.
+/// The tape's own ops may be of any size up to kMaxElements; a run allocates them.
+constexpr int64_t kMaxListed = int64_t{1} << 22;
+/// The most elements of the constants that the import computes in all (folded results,
+/// the rules' lists and tables; not the model's own tensors): 2^24, 128 MB of 8-byte
+/// elements, so that a small model cannot make a huge tape or a long import. Folding stops
+/// short of it; a rule whose constant would pass it is refused.
+constexpr int64_t kMaxComputed = int64_t{1} << 24;
+/// The most ops of the tape an import makes: 2^20. The iterations of Loop and Scan (4096 in
+/// all) and the steps of the recurrent ops import their bodies again and again, so a model
+/// of a few kilobytes could otherwise make a tape of gigabytes.
+constexpr int64_t kMaxOps = int64_t{1} << 20;
+/// The most ops a rule unrolls for the taps of one node's window (a dilated MaxPool's
+/// kernel, LRN's channels), each a slice of the tape.
+constexpr int64_t kMaxTaps = 4096;
+
+/// `n` as the length of a list that a rule computes at import: UserError "WHAT: N
+/// elements, more than the 2^22 that ytape computes at import" unless 0 <= n <= kMaxListed.
+int64_t listed(int64_t n, std::string_view what);
 
 /// The layout mapping: ONNX axis `axis` (negative counts from the end) of a rank-`rank`
 /// tensor as a 1-based ytape dim. Throws UserError when the axis is out of range.
@@ -87,6 +109,12 @@ class Importer {
   Tensor static_input(const Node& node, int i) const;
   /// A static input's elements as integers, in ONNX order (for 1-D: as listed).
   std::vector<int64_t> static_ints(const Node& node, int i) const;
+  /// A static input of one element (a scalar, or a tensor of one): its value.
+  double static_number(const Node& node, int i) const;
+  /// A static input of one element that is an integer (of an integer type, or a float
+  /// that holds one exactly): its value. UserError for NaN, a fraction or a number beyond
+  /// int64.
+  int64_t static_integer(const Node& node, int i) const;
   /// A list that opset 13 takes as static input `i` and older versions as the attribute
   /// `attr` (Squeeze's axes, Split's lengths): whichever the node has, or nothing.
   std::optional<std::vector<int64_t>> ints_input_or_attr(const Node& node, int i,
@@ -134,8 +162,23 @@ class Importer {
   Var op(VarList args, const AttrsOf<P>& attrs = {}) {
     return emit(P, std::move(args), attrs.to_attrs());
   }
-  /// A constant holding `t`, whose value is then known.
+  /// A constant holding `t`, which a rule computed, whose value is then known: counted
+  /// against kMaxComputed (UserError past it).
   Var constant(const Tensor& t);
+  /// A constant holding one of the model's own tensors (an integer initializer, a Constant
+  /// node's value, a bound input): not counted, since the model holds its bytes.
+  Var given(const Tensor& t);
+  /// The constant of the model's tensor `source` (its proto): made by `make` the first time,
+  /// the same var after, so that a Constant or initializer of a Loop's body is one constant
+  /// of the tape however many iterations import it.
+  Var given(const void* source, const std::function<Tensor()>& make);
+  /// A zeroed tensor of `type` for a constant that a rule computes, its element count
+  /// checked (checked::elements, `listed`, and what kMaxComputed leaves) before anything
+  /// is allocated.
+  Tensor listed_tensor(const Type& type, std::string_view what) const;
+  /// UserError unless `n` more computed elements fit in what kMaxComputed leaves: for a
+  /// rule that computes its constants in parts (a plan per output position).
+  void check_computed(int64_t n, std::string_view what) const;
   /// A rank-0 constant of `dtype`.
   Var scalar(DType dtype, double value);
   /// A rank-1 i64 constant.
@@ -154,11 +197,14 @@ class Importer {
   int opset_;
   bool fold_ = true;
   int64_t iterations_ = 0;
+  int64_t computed_ = 0;   // elements of the constants computed so far (kMaxComputed)
+  void check_ops() const;  // UnsupportedError once the tape has kMaxOps ops
   uint64_t random_ops_ = 0;
   std::unordered_map<std::string, Var> values_;
   std::unordered_map<std::string, Value> lists_;  // the sequences and optionals
   std::unordered_map<std::string, int32_t> narrow_types_;
   std::unordered_map<uint32_t, Tensor> known_;  // by var id
+  std::unordered_map<const void*, Var> given_;  // the model's tensors, by their protos
 };
 
 // ---- attributes --------------------------------------------------------------------------

@@ -31,7 +31,9 @@ if ((${#missing[@]})); then
 fi
 cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER=clang++-14 -DYTAPE_FUZZ=ON -DYTAPE_TESTS=OFF -DYTAPE_BENCH=OFF >/dev/null
-cmake --build build/fuzz --target "${targets[@]/#/fuzz_}" | tail -n 1
+extra=()
+[[ " ${targets[*]} " == *" onnx_import "* ]] && extra=(onnx_seeds)
+cmake --build build/fuzz --target "${targets[@]/#/fuzz_}" "${extra[@]}" | tail -n 1
 
 status=0
 for target in "${targets[@]}"; do
@@ -46,11 +48,12 @@ for target in "${targets[@]}"; do
         { cat tests/cli/diff/layer.json; printf '\0'; cat "$f"; } >"$corpus/$(basename "$f")"
       done ;;
     valid_tape) for i in $(seq 16); do printf 'seed %d of the valid-tape target' "$i" >"$corpus/seed$i"; done ;;
-    onnx_import) # the CLI tests' models and a model of each of ONNX's node tests
+    onnx_import) # the CLI tests' models, and each of ONNX's node tests' models as it is
+      # and with its test inputs as initializers, so that their values are static
       build/release/tests/onnx/onnx_make_models "$corpus" 2>/dev/null || true
-      for m in /usr/share/libonnx-testdata/data/node/*/model.onnx; do
-        [ -f "$m" ] && cp "$m" "$corpus/$(basename "$(dirname "$m")").onnx"
-      done ;;
+      if [ -d /usr/share/libonnx-testdata/data/node ]; then
+        build/fuzz/fuzz/onnx_seeds /usr/share/libonnx-testdata/data/node "$corpus" >/dev/null
+      fi ;;
   esac
   # A dictionary of the input's tokens, taken from the sources so that it follows them.
   dict=build/fuzz/$target.dict

@@ -15,15 +15,8 @@ namespace ytape::onnx_import {
 
 namespace {
 
-// The one element of a static input, as a number.
-double static_scalar(Importer& im, const Node& n, int i) {
-  Tensor t = im.static_input(n, i);
-  if (t.size() != 1) user_error("input {} has {} elements, not 1", i + 1, t.size());
-  return element_value(t, 0);
-}
-
 void if_then_else(Importer& im, const Node& n) {
-  bool taken = static_scalar(im, n, 0) != 0;
+  bool taken = im.static_number(n, 0) != 0;
   const char* attr = taken ? "then_branch" : "else_branch";
   const onnx::GraphProto& branch = graph_attr(n, attr);
   if (branch.input_size() != 0) user_error("the {} has inputs; an If's branches have none", attr);
@@ -46,12 +39,9 @@ void loop(Importer& im, const Node& n) {
     user_error("a body of {} inputs and {} outputs does not fit {} inputs and {} outputs",
                body.input_size(), body.output_size(), n.input_size(), n.output_size());
   }
-  int64_t trips = std::numeric_limits<int64_t>::max();
-  if (im.has_input(n, 0)) {
-    double m = static_scalar(im, n, 0);
-    if (m < static_cast<double>(trips)) trips = static_cast<int64_t>(m);  // else: no bound
-  }
-  bool go = !im.has_input(n, 1) || static_scalar(im, n, 1) != 0;
+  int64_t trips =
+      im.has_input(n, 0) ? im.static_integer(n, 0) : std::numeric_limits<int64_t>::max();
+  bool go = !im.has_input(n, 1) || im.static_number(n, 1) != 0;
   std::vector<Value> values;
   for (int k = 0; k < carried; ++k) values.push_back(im.value_input(n, 2 + k));
   std::vector<std::vector<Var>> scanned(scans);
@@ -132,9 +122,12 @@ std::vector<Var> run_scan(Importer& im, const onnx::GraphProto& body, ScanOf s) 
 // states and then the scan inputs; its number of states and of scan outputs.
 const onnx::GraphProto& scan_body(const Node& n, int first, int& states, int& outputs) {
   const onnx::GraphProto& body = graph_attr(n, "body");
-  auto inputs = static_cast<int>(attr_int(n, "num_scan_inputs", 0));
+  int64_t scan_inputs = attr_int(n, "num_scan_inputs", 0);
+  if (scan_inputs < 1 || scan_inputs > n.input_size())
+    user_error("num_scan_inputs is {}, not 1 to the node's {} inputs", scan_inputs, n.input_size());
+  auto inputs = static_cast<int>(scan_inputs);
   states = n.input_size() - first - inputs, outputs = body.output_size() - states;
-  if (inputs < 1 || states < 0 || outputs < 0 || body.input_size() != states + inputs ||
+  if (states < 0 || outputs < 0 || body.input_size() != states + inputs ||
       n.output_size() != body.output_size()) {
     user_error(
         "a body of {} inputs and {} outputs does not fit {} inputs, {} outputs and {} "
@@ -192,6 +185,7 @@ void scan_8(Importer& im, const Node& n) {
   if (batch == 0) unsupported("a Scan-8 of an empty batch");
   std::vector<std::vector<Var>> per_batch(n.output_size());
   for (int64_t b = 0; b < batch; ++b) {
+    im.count_iteration("Scan-8's batch");  // even of empty sequences, which run no body
     ScanOf s;
     s.backward = backward;
     s.out_axes = s.out_back = std::vector<int64_t>(outputs, 0);

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "onnx/rules/spatial.h"
+#include "tape/checked.h"
 
 namespace ytape::onnx_import {
 
@@ -19,14 +20,21 @@ Window window_of(const Node& node, const Shape& in, const std::vector<int64_t>& 
   if (kernel.size() != k || stride.size() != k || dilation.size() != k || pads.size() != 2 * k) {
     user_error("kernel_shape, strides, dilations or pads do not have one entry per spatial dim");
   }
+  // Each at most 2^48, as any size, and the dilated kernel too: the sums and products of
+  // them below (and in the pooling and ConvTranspose rules) cannot overflow.
+  auto in_range = [](int64_t v, int64_t lo) { return v >= lo && v <= kMaxElements; };
   for (size_t i = 0; i < k; ++i) {
-    if (kernel[i] < 1 || stride[i] < 1 || dilation[i] < 1 || pads[i] < 0 || pads[i + k] < 0) {
+    if (!in_range(kernel[i], 1) || !in_range(stride[i], 1) || !in_range(dilation[i], 1) ||
+        !in_range(pads[i], 0) || !in_range(pads[i + k], 0) ||
+        (kernel[i] - 1) > kMaxElements / dilation[i]) {
       user_error(
           "kernel_shape {}, strides {}, dilations {}, pads {}: sizes, strides and "
-          "dilations are 1 or more, pads 0 or more",
+          "dilations are 1 to 2^48, pads 0 to 2^48, and a dilated kernel at most 2^48",
           shape_str(kernel), shape_str(stride), shape_str(dilation), shape_str(pads));
     }
   }
+  // The window's area too, which kernels multiply out (an average's divisor).
+  checked::elements(kernel, "kernel_shape's window");
   std::string auto_pad = attr_string(node, "auto_pad", "NOTSET");
   for (size_t i = 0; i < k; ++i) {
     if (auto_pad == "VALID") {
@@ -52,6 +60,13 @@ Window window_of(const Node& node, const Shape& in, const std::vector<int64_t>& 
     win.pad.insert(win.pad.end(), {pads[i], pads[i + k]});
   }
   return win;
+}
+
+void check_depth_taps(const Node& node, int64_t depth) {
+  if (depth > kMaxTaps) {
+    unsupported(fmt::format("a 3-d {} of a kernel or window {} deep (ytape's are at most {})",
+                            node.op_type(), depth, kMaxTaps));
+  }
 }
 
 Shape spatial_of(const Node& node, const Shape& onnx_shape) {
@@ -89,6 +104,7 @@ Var convolve(Importer& im, const Node& n, Var x, Var w) {
   Window win = window_of(n, spatial_of(n, xs), kernel);
   int64_t groups = attr_int(n, "group", 1);
   if (rank == 5) {
+    check_depth_taps(n, ws[2]);
     ImporterSink s(im);
     return conv3d(s, x, w, {win.stride, win.pad, win.dilation, groups});
   }
@@ -117,6 +133,16 @@ void conv(Importer& im, const Node& n) {
 // SAME_UPPER, at the start otherwise (halves floored, as ONNX's reference does). A negative
 // pad at the end extends the output there, as output_padding does. `in` is ONNX's spatial
 // sizes; `extra` (output_padding) and `win` are the primitives' [w, h, d] lists.
+// The unpadded output size of a ConvTranspose along the primitives' dim `j`, of an input
+// of `in`: stride (in - 1) + output_padding + (kernel - 1) dilation + 1, each term at most
+// 2^48 (window_of; output_padding checked by the caller).
+int64_t transposed_size(const Window& win, const std::vector<int64_t>& extra, size_t j,
+                        int64_t in) {
+  int64_t spread = checked::mul(win.stride[j], in - 1, "the output's size");
+  return checked::add(spread, extra[j] + (win.kernel[j] - 1) * win.dilation[j] + 1,
+                      "the output's size");
+}
+
 void transposed_pads(const Node& n, const Shape& in, std::vector<int64_t>& extra, Window& win) {
   std::string auto_pad = attr_string(n, "auto_pad", "NOTSET");
   bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
@@ -125,13 +151,14 @@ void transposed_pads(const Node& n, const Shape& in, std::vector<int64_t>& extra
   std::vector<int64_t> out = attr_ints(n, "output_shape");
   if (out.size() == k + 2) out.erase(out.begin(), out.begin() + 2);
   if (!find_attr(n, "output_shape")) {
-    for (size_t i = 0; i < k; ++i) out.push_back(in[i] * win.stride[k - 1 - i]);
+    for (size_t i = 0; i < k; ++i)
+      out.push_back(checked::count_mul(in[i], win.stride[k - 1 - i], "the output's size"));
   }
   if (out.size() != k) user_error("output_shape does not have one entry per spatial dim");
   for (size_t i = 0; i < k; ++i) {
     size_t j = k - 1 - i;  // the primitives' order
-    int64_t total =
-        win.stride[j] * (in[i] - 1) + extra[j] + (win.kernel[j] - 1) * win.dilation[j] + 1 - out[i];
+    checked::count(out[i], "output_shape");
+    int64_t total = transposed_size(win, extra, j, in[i]) - out[i];
     int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);  // floor(total / 2)
     int64_t lo = auto_pad == "SAME_UPPER" ? half : total - half, hi = total - lo;
     if (lo < 0 || extra[j] - std::min<int64_t>(hi, 0) >= win.stride[j])
@@ -151,6 +178,7 @@ void conv_transpose(Importer& im, const Node& n) {
   Window win = window_of(n, spatial_of(n, xs), kernel);
   std::vector<int64_t> extra = attr_ints(n, "output_padding", std::vector<int64_t>(k, 0));
   if (extra.size() != k) user_error("output_padding does not have one entry per spatial dim");
+  for (int64_t e : extra) checked::count(e, "output_padding");
   std::reverse(extra.begin(), extra.end());  // [w, h, d]
   if (k == 1) extra.push_back(0);
   transposed_pads(n, spatial_of(n, xs), extra, win);
@@ -158,15 +186,14 @@ void conv_transpose(Importer& im, const Node& n) {
   Var image = as_image(im, x);
   Shape is = im.type(image).shape;
   Shape out = is;
-  out[out.size() - 2] = ws[1] * groups;
-  for (size_t d = 0; d + 2 < out.size(); ++d) {
-    out[d] = win.stride[d] * (is[d] - 1) + extra[d] + (win.kernel[d] - 1) * win.dilation[d] + 1 -
-             win.pad[2 * d] - win.pad[2 * d + 1];
-  }
+  out[out.size() - 2] = checked::count_mul(ws[1], groups, "the output's channels (group)");
+  for (size_t d = 0; d + 2 < out.size(); ++d)
+    out[d] = transposed_size(win, extra, d, is[d]) - win.pad[2 * d] - win.pad[2 * d + 1];
   // The convolution that maps an input of `out` to x has the same pads: output_padding
   // (less than the stride) adds positions no window of it reads, whose gradient is 0.
   Var y;
   if (rank == 5) {
+    check_depth_taps(n, ws[2]);
     ImporterSink s(im);
     y = conv3d_backward_input(s, image, w, out, {win.stride, win.pad, win.dilation, groups});
   } else {

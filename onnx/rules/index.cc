@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "onnx/importer.h"
+#include "tape/checked.h"
 
 namespace ytape::onnx_import {
 
@@ -81,7 +82,10 @@ Rounds rounds(const Tensor& at, int dim, int64_t size) {
   const Shape& s = at.shape();
   auto d = static_cast<size_t>(dim);
   int64_t inner = product(s, 0, d - 1), k = s[d - 1], outer = product(s, d, s.size());
-  std::vector<std::vector<int64_t>> hits(static_cast<size_t>(inner * size * outer));
+  int64_t positions = listed(
+      checked::count_mul(checked::count_mul(inner, size, "the positions"), outer, "the positions"),
+      "the positions that the updates may reach");
+  std::vector<std::vector<int64_t>> hits(static_cast<size_t>(positions));
   size_t most = 0;
   for (int64_t b = 0; b < outer; ++b) {
     for (int64_t j = 0; j < k; ++j) {
@@ -95,6 +99,10 @@ Rounds rounds(const Tensor& at, int dim, int64_t size) {
   }
   Shape shape = s;
   shape[d - 1] = size;
+  // Each round is two constants of every position: the rounds times the positions are
+  // what the import computes.
+  listed(checked::count_mul(static_cast<int64_t>(most), positions, "the rounds"),
+         "the rounds of updates (updates meeting at one position) times the positions");
   Rounds r;
   for (size_t round = 0; round < most; ++round) {
     Tensor index(Type{DType::i64, shape}), present(Type{DType::boolean, shape});
@@ -192,8 +200,12 @@ void trilu(Importer& im, const Node& n) {
 // values[1] where the position along the new axis is the index, values[0] elsewhere.
 void one_hot(Importer& im, const Node& n) {
   Var idx = im.input(n, 0), values = im.input(n, 2);
-  Tensor depth_value = im.static_input(n, 1);
-  auto depth = static_cast<int64_t>(element_value(depth_value, 0));
+  // A float depth counts as its integer part, as ONNX says; the result's size is the
+  // tape's, checked by the builder.
+  double given = im.static_number(n, 1);
+  if (!(given >= 0 && given <= static_cast<double>(kMaxElements)))
+    user_error("depth is {}, not 0 to 2^48", given);
+  auto depth = static_cast<int64_t>(given);
   // Other indices than integers are cast to int64 first, as ONNX says.
   if (im.type(idx).dtype != DType::i64) idx = im.op<Prim::convert>({idx}, {.dtype = DType::i64});
   Shape s = im.type(idx).shape;
@@ -238,13 +250,14 @@ void reverse_sequence(Importer& im, const Node& n) {
   std::vector<int64_t> lens = im.static_ints(n, 1);
   int r = im.rank(x);
   int time = ydim(attr_int(n, "time_axis", 0), r), batch = ydim(attr_int(n, "batch_axis", 1), r);
+  if (time == batch) user_error("time_axis and batch_axis are one axis");
   const Shape s = im.type(x).shape;  // a copy: the builder's types move as ops are added
   if (static_cast<int64_t>(lens.size()) != s[batch - 1]) {
     user_error("sequence_lens has {} elements, the batch {}", lens.size(), s[batch - 1]);
   }
   Shape shape(r, 1);
   shape[time - 1] = s[time - 1], shape[batch - 1] = s[batch - 1];
-  Tensor idx(Type{DType::i64, shape});
+  Tensor idx = im.listed_tensor(Type{DType::i64, shape}, "the positions gathered");
   int64_t time_step = time < batch ? 1 : s[batch - 1], batch_step = time < batch ? s[time - 1] : 1;
   for (int64_t b = 0; b < s[batch - 1]; ++b) {
     int64_t len = std::clamp<int64_t>(lens[b], 0, s[time - 1]);

@@ -129,8 +129,11 @@ void local_response_norm(Importer& im, const Node& n) {
   // so the window is cut to at most C - 1 channels on each side.
   const Shape shape = im.type(x).shape;
   int64_t channels = shape[c - 1];
+  if (channels == 0) return im.set_output(n, 0, x);  // nothing to normalize
   int64_t before = std::min((size - 1) / 2, channels - 1);
   int64_t after = std::min(size - 1 - (size - 1) / 2, channels - 1);
+  if (before + after >= kMaxTaps)
+    unsupported(fmt::format("an LRN window of more than {} channels", kMaxTaps));
   std::vector<int64_t> lo(r, 0), hi(r, 0), none(r, 0);
   lo[c - 1] = before, hi[c - 1] = after;
   Var padded = im.op<Prim::pad>({im.op<Prim::mul>({x, x})},

@@ -31,6 +31,7 @@ Window pool_window(Importer& im, const Node& n, Var x, Var image) {
       hi = std::max(hi, (out - 1) * win.stride[d] + reach - size - lo);
     }
   }
+  if (im.rank(x) == 5) check_depth_taps(n, win.kernel[2]);
   return win;
 }
 
@@ -43,6 +44,8 @@ Var dilated_max_pool(Importer& im, Var image, const Window& w) {
   DType d = im.type(image).dtype;
   double lowest = d == DType::f32 ? std::numeric_limits<float>::lowest()
                                   : std::numeric_limits<double>::lowest();
+  if (w.kernel[0] > kMaxTaps / w.kernel[1])
+    unsupported(fmt::format("a dilated MaxPool of more than {} taps", kMaxTaps));
   Var padded = im.pad(im.pad(image, 1, w.pad[0], w.pad[1], lowest), 2, w.pad[2], w.pad[3], lowest);
   Shape s = im.type(padded).shape;
   std::array<int64_t, 2> out{};
@@ -78,7 +81,7 @@ std::pair<Var, std::optional<Var>> pool_max(Importer& im, const Node& n, Var x) 
   if (!indices) return {from_image(im, im.op<Prim::max_pool2d>({image}, a), im.rank(x)), {}};
   std::vector<Var> y = im.emit_all(Prim::max_pool2d_with_indices, {image}, a.to_attrs());
   Shape s = im.type(image).shape;
-  Tensor offsets(Type{DType::i64, {1, 1, s[2], s[3]}});
+  Tensor offsets = im.listed_tensor(Type{DType::i64, {1, 1, s[2], s[3]}}, "the indices' offsets");
   for (int64_t k = 0; k < offsets.size(); ++k) offsets.data<int64_t>()[k] = k * s[0] * s[1] - 1;
   Var idx = y[1];
   // storage_order 1 counts within the plane column-major, h + w H: from w + h W + 1.
@@ -187,8 +190,8 @@ void max_unpool(Importer& im, const Node& n) {
     user_error("output_shape has rank {}, not {}", want.size(), have.size());
   std::vector<int64_t> zeros(have.size(), 0), hi(have.size());
   for (size_t d = 0; d < have.size(); ++d) {
+    if (want[d] < have[d]) user_error("output_shape is smaller than the unpooled shape");
     hi[d] = want[d] - have[d];
-    if (hi[d] < 0) user_error("output_shape is smaller than the unpooled shape");
   }
   im.set_output(n, 0, im.op<Prim::pad>({y}, {.lo = zeros, .hi = hi, .interior = zeros}));
 }

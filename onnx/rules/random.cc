@@ -79,8 +79,8 @@ void bernoulli(Importer& im, const Node& n) {
 // inference, keeps all (older Dropouts, whose ratio is an attribute, only infer).
 void dropout(Importer& im, const Node& n) {
   Var x = im.input(n, 0);
-  bool training = im.has_input(n, 2) && element_value(im.static_input(n, 2), 0) != 0;
-  double ratio = training && im.has_input(n, 1) ? element_value(im.static_input(n, 1), 0) : 0.5;
+  bool training = im.has_input(n, 2) && im.static_number(n, 2) != 0;
+  double ratio = training && im.has_input(n, 1) ? im.static_number(n, 1) : 0.5;
   const Shape shape = im.type(x).shape;
   if (!training || ratio == 0) {
     im.set_output(n, 0, x);

@@ -152,7 +152,7 @@ void arg_extreme(Importer& im, const Node& n) {
   bool last = attr_int(n, "select_last_index", 0) != 0;
   if (Min) x = im.op<Prim::neg>({x});
   if (last) {  // the first max of the reversed dim is the last one
-    std::vector<int64_t> rev(size);
+    std::vector<int64_t> rev(listed(size, "the positions gathered"));
     std::iota(rev.rbegin(), rev.rend(), 0);
     x = im.take(x, dim, rev);
   }

@@ -19,9 +19,9 @@ namespace ytape::onnx_import {
 
 namespace {
 
-// The plans below hold a few numbers per output position: bounded so that a bad scale is
-// an error rather than an allocation that fails.
-constexpr int64_t kMaxAxis = int64_t{1} << 24;
+// The plans below hold a few numbers per output position, each list of them one of the
+// importer's (kMaxListed): bounded so that a bad scale is an error before it is planned.
+constexpr int64_t kMaxAxis = kMaxListed;
 
 struct AxisPlan {
   std::vector<int64_t> lo, hi;  // 0-based neighbours, per output position
@@ -84,10 +84,10 @@ bool nearest_takes_hi(const std::string& mode, double ratio) {
 
 // A tensor of `x`'s rank, `values` along `dim` and size 1 elsewhere.
 template <typename T>
-Tensor along(DType dtype, int rank, int dim, const std::vector<T>& values) {
+Tensor along(const Importer& im, DType dtype, int rank, int dim, const std::vector<T>& values) {
   Shape s(rank, 1);
   s[dim - 1] = static_cast<int64_t>(values.size());
-  Tensor t(Type{dtype, s});
+  Tensor t = im.listed_tensor(Type{dtype, s}, "Resize's positions or weights along an axis");
   for (size_t i = 0; i < values.size(); ++i) {
     if (dtype == DType::f32) t.data<float>()[i] = static_cast<float>(values[i]);
     if (dtype == DType::f64) t.data<double>()[i] = static_cast<double>(values[i]);
@@ -100,7 +100,7 @@ Tensor along(DType dtype, int rank, int dim, const std::vector<T>& values) {
 Var gather_at(Importer& im, Var x, int dim, const std::vector<int64_t>& at) {
   std::vector<int64_t> one_based;
   for (int64_t i : at) one_based.push_back(i + 1);
-  Tensor idx = along(DType::i64, im.rank(x), dim, one_based);
+  Tensor idx = along(im, DType::i64, im.rank(x), dim, one_based);
   return im.op<Prim::gather>({x, im.constant(idx)}, {.dim = dim});
 }
 
@@ -136,7 +136,7 @@ Var cubic_axis(Importer& im, Var x, int dim, const AxisPlan& p, const Options& o
   }
   Var y;
   for (int k = 0; k < 4; ++k) {
-    Var w = im.constant(along(d, im.rank(x), dim, weight[k]));
+    Var w = im.constant(along(im, d, im.rank(x), dim, weight[k]));
     Var term = im.op<Prim::mul>({gather_at(im, x, dim, at[k]), w});
     y = k == 0 ? term : im.op<Prim::add>({y, term});
   }
@@ -158,13 +158,14 @@ Var resize_axis(Importer& im, Var x, int dim, const AxisPlan& p, const Options& 
   } else {
     std::vector<double> keep;
     for (double w : p.ratio) keep.push_back(1 - w);
-    Var lo = im.op<Prim::mul>({gather_at(im, x, dim, p.lo), im.constant(along(d, r, dim, keep))});
+    Var lo =
+        im.op<Prim::mul>({gather_at(im, x, dim, p.lo), im.constant(along(im, d, r, dim, keep))});
     Var hi =
-        im.op<Prim::mul>({gather_at(im, x, dim, p.hi), im.constant(along(d, r, dim, p.ratio))});
+        im.op<Prim::mul>({gather_at(im, x, dim, p.hi), im.constant(along(im, d, r, dim, p.ratio))});
     y = im.op<Prim::add>({lo, hi});
   }
   if (std::find(p.outside.begin(), p.outside.end(), true) == p.outside.end()) return y;
-  Var outside = im.constant(along(DType::boolean, r, dim, p.outside));
+  Var outside = im.constant(along(im, DType::boolean, r, dim, p.outside));
   return im.op<Prim::select>({outside, im.scalar(d, o.extrapolation), y});
 }
 
@@ -186,6 +187,12 @@ Var resize_axes(Importer& im, Var x, Transform t, const Options& o,
   for (int64_t a = r - 1; a >= 0; --a) {
     if (in[a] == 0 || out[a] == 0) user_error("Resize of an empty axis, or to one");
     if (!roi.empty()) t.roi_lo = roi[a], t.roi_hi = roi[a + r];
+    // The constants of the axis, a few per output position, before they are planned.
+    int64_t per_position = (o.mode == "cubic"    ? 8
+                            : o.mode == "linear" ? 4
+                                                 : 1) +
+                           (t.mode == "tf_crop_and_resize" ? 1 : 0);
+    im.check_computed(out[a] * per_position, "Resize's positions and weights of an axis");
     AxisPlan p = plan_axis(t, in[a], out[a], scales[a]);
     if (identity(p, in[a])) continue;
     x = resize_axis(im, x, static_cast<int>(r - a), p, o, in[a]);
@@ -204,7 +211,7 @@ std::vector<double> read_scales(Importer& im, const Node& n, int i, const Shape&
     scales[a] = element_value(s, a);
     double size = std::floor(scales[a] * static_cast<double>(in[a]));
     if (!(scales[a] > 0) || !(size <= static_cast<double>(kMaxAxis))) {
-      user_error("scale {} of an axis of {} is not positive, or makes more than 2^24", scales[a],
+      user_error("scale {} of an axis of {} is not positive, or makes more than 2^22", scales[a],
                  in[a]);
     }
     out->push_back(static_cast<int64_t>(size));
@@ -234,7 +241,7 @@ void resize(Importer& im, const Node& n) {
     if (static_cast<int64_t>(out.size()) != r)
       user_error("sizes has {} elements for rank {}", out.size(), r);
     for (int64_t a = 0; a < r; ++a) {
-      if (out[a] < 0 || out[a] > kMaxAxis) user_error("size {} is not in 0..2^24", out[a]);
+      if (out[a] < 0 || out[a] > kMaxAxis) user_error("size {} is not in 0..2^22", out[a]);
       scales.push_back(static_cast<double>(out[a]) / static_cast<double>(in[a]));
     }
   } else {

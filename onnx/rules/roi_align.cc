@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "onnx/rules/arith.h"
+#include "tape/checked.h"
 
 namespace ytape::onnx_import {
 
@@ -37,7 +38,7 @@ struct Region {
 Var steps(Importer& im, Var like, int64_t count, int dim) {
   Shape s(5, 1);
   s[dim - 1] = count;
-  Tensor t(Type{DType::f64, s});
+  Tensor t = im.listed_tensor(Type{DType::f64, s}, "the bins or samples along an axis");
   for (int64_t i = 0; i < count; ++i) t.data<double>()[i] = static_cast<double>(i);
   return im.op<Prim::convert>({im.constant(t)}, {.dtype = im.type(like).dtype});
 }
@@ -64,10 +65,10 @@ Samples samples(Importer& im, Var lo, Var hi, int64_t size, int64_t bins, int64_
           inside};
 }
 
-// Attribute `name`, at least 1.
+// Attribute `name`, from 1 to 2^22 (its positions are listed at import, `steps`).
 int64_t positive(const Node& n, std::string_view name, int64_t fallback) {
   int64_t v = attr_int(n, name, fallback);
-  if (v < 1) user_error("{} is {}, not 1 or more", name, v);
+  if (v < 1 || v > kMaxListed) user_error("{} is {}, not 1 to 2^22", name, v);
   return v;
 }
 
@@ -77,8 +78,9 @@ Var neighbours(Importer& im, Var x, Var batch, const Samples& across, const Samp
                const Shape& block, bool avg) {
   const Shape xs = im.type(x).shape;
   Var inside = im.op<Prim::select>({across.inside, down.inside, im.scalar(DType::boolean, 0)});
-  Var planes = im.reshape(im.op<Prim::permutedims>({x}, {.perm = {1, 2, 4, 3}}),
-                          {xs[0] * xs[1] * xs[3], xs[2]});
+  // With no channels X holds no element, whatever the size of its planes: check them.
+  int64_t pixels = checked::elements({xs[0], xs[1], xs[3]}, "X's planes");
+  Var planes = im.reshape(im.op<Prim::permutedims>({x}, {.perm = {1, 2, 4, 3}}), {pixels, xs[2]});
   auto i64 = [&](Var v) { return im.op<Prim::convert>({v}, {.dtype = DType::i64}); };
   auto number = [&](int64_t v) { return im.scalar(DType::i64, static_cast<double>(v)); };
   Var base =
@@ -122,11 +124,12 @@ void roi_align(Importer& im, const Node& n) {
   bool half = coordinates == "half_pixel";
   Region region{attr_float(n, "spatial_scale", 1), half ? 0.5 : 0, half};
   int64_t wo = positive(n, "output_width", 1), ho = positive(n, "output_height", 1);
-  int64_t ratio = attr_int(n, "sampling_ratio", 0);
-  if (ratio < 1)
+  if (attr_int(n, "sampling_ratio", 0) == 0)
     unsupported("RoiAlign with sampling_ratio 0 (its samples per bin depend on the rois)");
-  int64_t r = rs[1];
+  int64_t ratio = positive(n, "sampling_ratio", 0), r = rs[1];
   Shape block{ratio, ratio, wo, ho, r};
+  // The block of samples is gathered for every channel: its size is checked before any op.
+  checked::count_mul(checked::elements(block, "the samples"), xs[2], "the samples");
   auto corner = [&](int64_t j) { return im.reshape(im.slice(rois, 1, j, 1), {1, 1, 1, 1, r}); };
   Samples across = samples(im, corner(0), corner(2), xs[0], wo, ratio, 3, 1, region),
           down = samples(im, corner(1), corner(3), xs[1], ho, ratio, 4, 2, region);

@@ -86,9 +86,11 @@ std::vector<int64_t> split_lengths(Importer& im, const Node& n, int64_t len) {
     if (len % split[0] != 0) pieces.push_back(len % split[0]);
     return pieces;
   }
-  int64_t total = 0;
   for (int64_t l : split) {
     if (l < 0) user_error("a split of length {}", l);
+  }
+  int64_t total = 0;
+  for (int64_t l : split) {
     total += std::min(l, len + 1);  // past len it is wrong however much, and cannot overflow
     if (total > len) break;
   }

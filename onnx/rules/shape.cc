@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "onnx/importer.h"
+#include "tape/checked.h"
 
 namespace ytape::onnx_import {
 
@@ -88,14 +89,24 @@ Var regroup(Importer& im, Var x, const Shape& six, const std::vector<int64_t>& p
   return to_onnx_shape(im, onnx_transpose(im, to_onnx_shape(im, x, six), perm), four);
 }
 
-void depth_to_space(Importer& im, const Node& n) {
-  Var x = im.input(n, 0);
+// The 4-d input's ONNX shape and the blocksize, at least 1.
+std::pair<Shape, int64_t> blocks(Importer& im, const Node& n, Var x) {
   Shape s = im.onnx_shape(x);
   int64_t b = attr_int(n, "blocksize", 0);
-  if (s.size() != 4 || b < 1 || s[1] % (b * b) != 0)
-    user_error("needs a 4-d input whose channels blocksize^2 divides");
-  int64_t c = s[1] / (b * b);
-  Shape out{s[0], c, s[2] * b, s[3] * b};
+  if (s.size() != 4) user_error("the input has rank {}, not 4", s.size());
+  if (b < 1) user_error("blocksize is {}, not 1 or more", b);
+  return {s, b};
+}
+
+void depth_to_space(Importer& im, const Node& n) {
+  Var x = im.input(n, 0);
+  auto [s, b] = blocks(im, n, x);
+  // b^2 may overflow only where it is past the channels, which it then cannot divide.
+  if (s[1] != 0 && (b > s[1] / b || s[1] % (b * b) != 0))
+    user_error("blocksize {}: its square does not divide the {} channels", b, s[1]);
+  int64_t c = s[1] == 0 ? 0 : s[1] / (b * b);
+  Shape out{s[0], c, checked::count_mul(s[2], b, "the output's height"),
+            checked::count_mul(s[3], b, "the output's width")};
   bool crd = attr_string(n, "mode", "DCR") == "CRD";
   Var y = crd ? regroup(im, x, {s[0], c, b, b, s[2], s[3]}, {0, 1, 4, 2, 5, 3}, out)
               : regroup(im, x, {s[0], b, b, c, s[2], s[3]}, {0, 3, 4, 1, 5, 2}, out);
@@ -104,13 +115,14 @@ void depth_to_space(Importer& im, const Node& n) {
 
 void space_to_depth(Importer& im, const Node& n) {
   Var x = im.input(n, 0);
-  Shape s = im.onnx_shape(x);
-  int64_t b = attr_int(n, "blocksize", 0);
-  if (s.size() != 4 || b < 1 || s[2] % b != 0 || s[3] % b != 0)
-    user_error("needs a 4-d input whose height and width blocksize divides");
+  auto [s, b] = blocks(im, n, x);
+  if (s[2] % b != 0 || s[3] % b != 0)
+    user_error("blocksize {} does not divide the height {} and width {}", b, s[2], s[3]);
+  // Of an empty image any blocksize divides, so the channels times b^2 may overflow.
+  int64_t c = checked::count_mul(checked::count_mul(s[1], b, "the output's channels"), b,
+                                 "the output's channels");
   Shape six{s[0], s[1], s[2] / b, b, s[3] / b, b};
-  im.set_output(n, 0,
-                regroup(im, x, six, {0, 3, 5, 1, 2, 4}, {s[0], s[1] * b * b, s[2] / b, s[3] / b}));
+  im.set_output(n, 0, regroup(im, x, six, {0, 3, 5, 1, 2, 4}, {s[0], c, s[2] / b, s[3] / b}));
 }
 
 void concat(Importer& im, const Node& n) {
@@ -147,7 +159,10 @@ void unsqueeze(Importer& im, const Node& n) {
   std::vector<int64_t> axes = *given;
   int r = static_cast<int>(s.size() + axes.size());
   std::vector<bool> one(r, false);
-  for (int64_t a : axes) one[r - ydim(a, r)] = true;
+  for (int64_t a : axes) {
+    if (one[r - ydim(a, r)]) user_error("axes names axis {} twice", a);
+    one[r - ydim(a, r)] = true;
+  }
   Shape out;
   for (int i = 0, j = 0; i < r; ++i) out.push_back(one[i] ? 1 : s.at(j++));
   im.set_output(n, 0, to_onnx_shape(im, x, out));
@@ -193,9 +208,10 @@ void tile(Importer& im, const Node& n) {
   Shape spread, wide, out;
   for (size_t d = 0; d < s.size(); ++d) {
     int64_t rep = reps[s.size() - 1 - d];
+    if (rep < 0) user_error("repeats has {} for axis {}, not 0 or more", rep, s.size() - 1 - d);
     spread.insert(spread.end(), {s[d], 1});
     wide.insert(wide.end(), {s[d], rep});
-    out.push_back(s[d] * rep);
+    out.push_back(checked::count_mul(s[d], rep, "the tiled shape"));
   }
   Var y = im.op<Prim::broadcast_to>({im.reshape(x, spread)}, {.shape = wide});
   im.set_output(n, 0, im.reshape(y, out));

@@ -10,54 +10,72 @@ namespace ytape::onnx_import {
 
 namespace {
 
-// The 0-based positions of ONNX's slice [start, end) by step along a dim of `size`.
-std::vector<int64_t> slice_positions(int64_t start, int64_t end, int64_t step, int64_t size) {
+// The positions taken along one dim: `count` of them, every `step`-th from `first` (a
+// slice of the tape), or, where they are not ascending evenly (a negative step, edge and
+// reflect padding), the list of them (a gather). Whole dims and slices are never listed,
+// so that their size costs nothing at import; a list is bounded (kMaxListed).
+struct Positions {
+  int64_t first = 0, count = 0, step = 1;
+  std::vector<int64_t> list;
+  bool listed = false;
+};
+
+// A whole dim of `size`.
+Positions whole(int64_t size) {
+  return {0, size, 1, {}, false};
+}
+
+// ONNX's slice [start, end) by step along a dim of `size`: a negative start or end counts
+// from the end, and both are clamped to the dim.
+Positions slice_positions(int64_t start, int64_t end, int64_t step, int64_t size) {
   if (step == 0) user_error("a step is 0");
   auto fix = [size](int64_t i, int64_t lo, int64_t hi) {
     return std::clamp(i < 0 ? i + size : i, lo, hi);
   };
-  std::vector<int64_t> at;
+  if (size == 0) return {0, 0, 1, {}, false};
   if (step > 0) {
-    for (int64_t i = fix(start, 0, size), e = fix(end, 0, size); i < e; i += step) at.push_back(i);
-  } else {
-    for (int64_t i = fix(start, 0, size - 1), e = fix(end, -1, size - 1); i > e; i += step)
-      at.push_back(i);
+    int64_t from = fix(start, 0, size), to = fix(end, 0, size);
+    int64_t count = to > from ? (to - from - 1) / step + 1 : 0;
+    return {from, count, count < 2 ? 1 : step, {}, false};
   }
-  return at;
+  int64_t from = fix(start, 0, size - 1), to = fix(end, -1, size - 1);
+  // -step overflows for INT64_MIN; as unsigned it does not.
+  uint64_t stride = 0 - static_cast<uint64_t>(step);
+  auto count =
+      from > to ? static_cast<int64_t>(static_cast<uint64_t>(from - to - 1) / stride) + 1 : 0;
+  if (count < 2) return {from, count, 1, {}, false};
+  Positions p{from, listed(count, "a slice's positions"), step, {}, true};
+  for (int64_t i = 0; i < count; ++i) p.list.push_back(from + i * step);
+  return p;
 }
 
-// Positions along each ytape dim of `x` (all of them where `at` has none).
-Var pick(Importer& im, Var x, const std::vector<std::vector<int64_t>>& at) {
+// The positions along each ytape dim of `x`: a slice for every dim, then a gather along each
+// listed one.
+Var pick(Importer& im, Var x, const std::vector<Positions>& at) {
   Shape s = im.type(x).shape;
   std::vector<int64_t> start, stop, step;
-  std::vector<int> gathers;
+  bool whole_tensor = true;
   for (size_t d = 0; d < s.size(); ++d) {
-    const std::vector<int64_t>& p = at[d];
-    bool regular = p.size() < 2 || p[1] > p[0];
-    for (size_t i = 2; regular && i < p.size(); ++i) regular = p[i] - p[i - 1] == p[1] - p[0];
-    if (!regular) {
-      gathers.push_back(static_cast<int>(d));
+    const Positions& p = at[d];
+    if (p.listed || (p.first == 0 && p.count == s[d] && p.step == 1)) {
       start.push_back(1), stop.push_back(s[d]), step.push_back(1);
-    } else if (p.empty()) {
-      start.push_back(1), stop.push_back(0), step.push_back(1);
     } else {
-      start.push_back(p.front() + 1), stop.push_back(p.back() + 1);
-      step.push_back(p.size() > 1 ? p[1] - p[0] : 1);
+      start.push_back(p.first + 1), stop.push_back(p.first + (p.count - 1) * p.step + 1);
+      step.push_back(p.step);
+      if (p.count == 0) stop.back() = p.first;
+      whole_tensor = false;
     }
   }
-  bool whole = true;
-  for (size_t d = 0; d < s.size(); ++d)
-    whole = whole && start[d] == 1 && stop[d] == s[d] && step[d] == 1;
-  Var y = whole ? x : im.op<Prim::slice>({x}, {.start = start, .stop = stop, .step = step});
-  for (int d : gathers) y = im.take(y, d + 1, at[d]);
+  Var y = whole_tensor ? x : im.op<Prim::slice>({x}, {.start = start, .stop = stop, .step = step});
+  for (size_t d = 0; d < s.size(); ++d) {
+    if (at[d].listed) y = im.take(y, static_cast<int>(d) + 1, at[d].list);
+  }
   return y;
 }
 
-std::vector<std::vector<int64_t>> all_positions(const Shape& s) {
-  std::vector<std::vector<int64_t>> at(s.size());
-  for (size_t d = 0; d < s.size(); ++d) {
-    for (int64_t i = 0; i < s[d]; ++i) at[d].push_back(i);
-  }
+std::vector<Positions> all_positions(const Shape& s) {
+  std::vector<Positions> at;
+  for (int64_t size : s) at.push_back(whole(size));
   return at;
 }
 
@@ -73,7 +91,7 @@ void slice(Importer& im, const Node& n) {
       steps.size() != starts.size()) {
     user_error("starts, ends, axes and steps differ in length");
   }
-  std::vector<std::vector<int64_t>> at = all_positions(im.type(x).shape);
+  std::vector<Positions> at = all_positions(im.type(x).shape);
   for (size_t i = 0; i < starts.size(); ++i) {
     int d = ydim(axes[i], r) - 1;
     at[d] = slice_positions(starts[i], ends[i], steps[i], im.type(x).shape[d]);
@@ -81,10 +99,10 @@ void slice(Importer& im, const Node& n) {
   im.set_output(n, 0, pick(im, x, at));
 }
 
-void split(Importer& im, const Node& n) {
-  Var x = im.input(n, 0);
-  int d = ydim(attr_int(n, "axis", 0), im.rank(x)) - 1;
-  int64_t size = im.type(x).shape[d], parts = n.output_size();
+// The lengths of Split's parts along a dim of `size`: given (each 0 or more, summing to the
+// size), or as even as can be, the last part shorter.
+std::vector<int64_t> split_lengths(Importer& im, const Node& n, int64_t size, int64_t parts) {
+  if (parts == 0) user_error("the node has no outputs");
   std::vector<int64_t> lengths;
   if (std::optional<std::vector<int64_t>> given = im.ints_input_or_attr(n, 1, "split")) {
     lengths = *given;
@@ -95,20 +113,38 @@ void split(Importer& im, const Node& n) {
   }
   if (static_cast<int64_t>(lengths.size()) != parts)
     user_error("split has {} lengths for {} outputs", lengths.size(), parts);
+  for (int64_t l : lengths) {
+    if (l < 0) user_error("split has a length of {}; each is 0 or more", l);
+  }
+  int64_t total = 0;
+  for (int64_t l : lengths) {
+    total += std::min(l, size + 1);  // past the size it is wrong however much, and cannot overflow
+    if (total > size) break;
+  }
+  if (total != size)
+    user_error("the split lengths {} do not add up to the axis' {}", shape_str(lengths), size);
+  return lengths;
+}
+
+void split(Importer& im, const Node& n) {
+  Var x = im.input(n, 0);
+  int d = ydim(attr_int(n, "axis", 0), im.rank(x)) - 1;
+  int64_t size = im.type(x).shape[d], parts = n.output_size();
+  std::vector<int64_t> lengths = split_lengths(im, n, size, parts);
   int64_t from = 0;
   for (int64_t i = 0; i < parts; ++i) {
-    std::vector<std::vector<int64_t>> at = all_positions(im.type(x).shape);
-    at[d] = slice_positions(from, from + lengths[i], 1, size);
+    std::vector<Positions> at = all_positions(im.type(x).shape);
+    at[d] = Positions{from, lengths[i], 1, {}, false};
     from += lengths[i];
     im.set_output(n, static_cast<int>(i), pick(im, x, at));
   }
-  if (from != size) user_error("the split lengths add up to {}, not {}", from, size);
 }
 
 // Edge and reflect padding as positions of the input: index j of the padded dim reads
 // position clamp(j) or its reflection.
-std::vector<int64_t> pad_positions(int64_t lo, int64_t hi, int64_t size, bool reflect) {
-  std::vector<int64_t> at;
+Positions pad_positions(int64_t lo, int64_t hi, int64_t size, bool reflect) {
+  int64_t total = listed(size + lo + hi, "the padded dim");
+  Positions p{0, total, 1, {}, true};
   for (int64_t j = -lo; j < size + hi; ++j) {
     int64_t i = j;
     if (reflect && size > 1) {
@@ -116,22 +152,33 @@ std::vector<int64_t> pad_positions(int64_t lo, int64_t hi, int64_t size, bool re
       i = ((j % period) + period) % period;
       if (i >= size) i = period - i;
     }
-    at.push_back(std::clamp(i, int64_t{0}, size - 1));
+    p.list.push_back(std::clamp(i, int64_t{0}, size - 1));
   }
-  return at;
+  return p;
+}
+
+// Pads of more than any tensor's size are refused first, so that the sums below cannot
+// overflow.
+std::vector<int64_t> read_pads(Importer& im, const Node& n, int rank) {
+  std::vector<int64_t> pads = im.static_ints(n, 1);
+  if (static_cast<int>(pads.size()) != 2 * rank)
+    user_error("pads has {} entries for rank {}", pads.size(), rank);
+  for (int64_t p : pads) {
+    if (p < -kMaxElements || p > kMaxElements)
+      user_error("pads has {}, more than any tensor's size (2^48)", p);
+  }
+  return pads;
 }
 
 void pad(Importer& im, const Node& n) {
   Var x = im.input(n, 0);
   int r = im.rank(x);
-  std::vector<int64_t> pads = im.static_ints(n, 1);
-  if (static_cast<int>(pads.size()) != 2 * r)
-    user_error("pads has {} entries for rank {}", pads.size(), r);
+  std::vector<int64_t> pads = read_pads(im, n, r);
   std::string mode = attr_string(n, "mode", "constant");
   if (mode != "constant" && mode != "edge" && mode != "reflect") unsupported("mode '" + mode + "'");
   Shape s = im.type(x).shape;
   std::vector<int64_t> lo(r), hi(r);
-  std::vector<std::vector<int64_t>> at = all_positions(s);
+  std::vector<Positions> at = all_positions(s);
   for (int d = 0; d < r; ++d) {  // ytape dim d is ONNX axis r - 1 - d
     lo[d] = pads[r - 1 - d], hi[d] = pads[2 * r - 1 - d];
     if (mode != "constant" || lo[d] < 0 || hi[d] < 0) {
@@ -145,7 +192,7 @@ void pad(Importer& im, const Node& n) {
   }
   Var y = pick(im, x, at);
   double value = 0;
-  if (im.has_input(n, 2)) value = element_value(im.static_input(n, 2), 0);
+  if (im.has_input(n, 2)) value = im.static_number(n, 2);
   bool any = std::any_of(lo.begin(), lo.end(), [](int64_t v) { return v > 0; }) ||
              std::any_of(hi.begin(), hi.end(), [](int64_t v) { return v > 0; });
   if (any) {

@@ -21,6 +21,10 @@ Window window_of(const Node& node, const Shape& in, const std::vector<int64_t>& 
 /// a UserError when it has fewer than three dims.
 Shape spatial_of(const Node& node, const Shape& onnx_shape);
 
+/// UnsupportedError when a 3-d op's kernel or window is more than kMaxTaps deep: each of
+/// its depth taps is a 2-d op of the tape (tape/spatial3d.h).
+void check_depth_taps(const Node& node, int64_t depth);
+
 /// `x` (ytape (W, C, N) or (W, H, C, N)) as a 2-d image; (W, H, D, C, N) as it is.
 Var as_image(Importer& im, Var x);
 /// The image `y` back in the rank `rank` of the op's input (a 1-d op's result loses the

@@ -80,7 +80,7 @@ void dft(Importer& im, const Node& n) {
   bool inverse = attr_int(n, "inverse", 0) != 0, onesided = attr_int(n, "onesided", 0) != 0;
   if (inverse && onesided) unsupported("an inverse onesided DFT");
   int64_t have = s[dim - 1], length = have;
-  if (im.has_input(n, 1)) length = static_cast<int64_t>(element_value(im.static_input(n, 1), 0));
+  if (im.has_input(n, 1)) length = im.static_integer(n, 1);
   if (length < 1 || length > kMaxLength)
     user_error("a transform of {} points is not of 1 to {}", length, kMaxLength);
   if (length < have) x = im.slice(x, dim, 0, length);
@@ -96,9 +96,8 @@ void stft(Importer& im, const Node& n) {
   Shape s = im.type(x).shape;  // (parts, length, batch)
   if (!is_float(im.type(x).dtype) || s.size() != 3 || (s[0] != 1 && s[0] != 2))
     user_error("the signal must be floats of shape (batch, length, 1 or 2)");
-  auto step = static_cast<int64_t>(element_value(im.static_input(n, 1), 0));
-  int64_t frame = -1;
-  if (im.has_input(n, 3)) frame = static_cast<int64_t>(element_value(im.static_input(n, 3), 0));
+  int64_t step = im.static_integer(n, 1), frame = -1;
+  if (im.has_input(n, 3)) frame = im.static_integer(n, 3);
   std::optional<Var> window;
   if (im.has_input(n, 2)) {
     window = im.input(n, 2);
@@ -122,21 +121,14 @@ void stft(Importer& im, const Node& n) {
   im.set_output(n, 0, transform(im, framed, 2, onesided ? frame / 2 + 1 : frame, false));
 }
 
-// The one element of static input `i`.
-double static_number(Importer& im, const Node& n, int i) {
-  Tensor t = im.static_input(n, i);
-  if (t.size() != 1) user_error("input {} has {} elements, not 1", i + 1, t.size());
-  return element_value(t, 0);
-}
-
 // MelWeightMatrix (opset 17), a constant of its static inputs, as ONNX's reference builds
 // it: num_mel_bins + 2 points evenly spaced in mels from the lower to the upper edge (a step
 // of the span over num_mel_bins + 2, as the reference has it), each moved to its DFT bin
 // floor((dft_length + 1) hz / sample_rate); mel bin i rises linearly from point i to point
 // i + 1 and falls to point i + 2, over the dft_length / 2 + 1 spectrogram bins.
 void mel_weight_matrix(Importer& im, const Node& n) {
-  double mels = static_number(im, n, 0), length = static_number(im, n, 1),
-         rate = static_number(im, n, 2), lo = static_number(im, n, 3), hi = static_number(im, n, 4);
+  double mels = im.static_number(n, 0), length = im.static_number(n, 1),
+         rate = im.static_number(n, 2), lo = im.static_number(n, 3), hi = im.static_number(n, 4);
   if (!(mels >= 1 && mels <= 4096 && length >= 1 && length <= 65536 && rate > 0 && lo >= 0 &&
         hi >= lo))
     user_error("num_mel_bins, dft_length, sample_rate or the edges are not valid");

@@ -85,7 +85,10 @@ void tfidf_vectorizer(Importer& im, const Node& n) {
     columns = std::max(columns, c + 1);
   }
   if (columns == 0) user_error("the pool has no n-grams");
-  if (static_cast<int64_t>(grams.size()) * (max_skip + 1) * max_n > kMaxComparisons)
+  // Each factor is at least 1, so none may pass the bound before their product is formed.
+  auto n_grams = static_cast<int64_t>(grams.size());
+  if (max_skip >= kMaxComparisons || max_n > kMaxComparisons ||
+      std::max<int64_t>(n_grams, 1) * (max_skip + 1) * max_n > kMaxComparisons)
     unsupported("a TfIdfVectorizer of more than 2^16 comparisons");
   Shape one = im.type(x).shape;
   one[0] = 1;

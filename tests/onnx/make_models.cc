@@ -9,6 +9,10 @@
 //   not_static.onnx      a Reshape whose shape is a graph input
 //   bad_broadcast.onnx   an Add of shapes that do not broadcast
 //   sequence_input.onnx  a sequence input, whose length the model leaves open
+//   huge_range.onnx, huge_depth_to_space.onnx, huge_roi_align.onnx, negative_split.onnx,
+//   huge_opset.onnx      hostile numbers that crashed or were accepted (issue 42): a Range
+//                        of 2^62 elements, a DepthToSpace blocksize of 2^32, a RoiAlign
+//                        output_height of 2^62, a Split length of -1, opset 2^62
 #include <fstream>
 
 #include "unit/onnx/model.h"
@@ -85,6 +89,54 @@ Model sequence_input() {
   return m;
 }
 
+Model huge_range() {
+  Model m(17);
+  m.ints_initializer("start", {}, {0});
+  m.ints_initializer("limit", {}, {int64_t{1} << 62});
+  m.ints_initializer("delta", {}, {1});
+  m.node("Range", {"start", "limit", "delta"}, {"y"}, "positions");
+  m.output("y");
+  return m;
+}
+
+Model huge_depth_to_space() {
+  Model m;
+  m.input("x", {1, 4, 2, 2});
+  set_int(m.node("DepthToSpace", {"x"}, {"y"}, "d2s"), "blocksize", int64_t{1} << 32);
+  m.output("y");
+  return m;
+}
+
+Model huge_roi_align() {
+  Model m(16);
+  m.input("x", {1, 1, 4, 4});
+  m.input("rois", {1, 4});
+  m.input("batch", {1}, onnx::TensorProto_DataType_INT64);
+  onnx::NodeProto& n = m.node("RoiAlign", {"x", "rois", "batch"}, {"y"}, "roi");
+  set_int(n, "output_height", int64_t{1} << 62);
+  set_int(n, "sampling_ratio", 2);
+  m.output("y");
+  return m;
+}
+
+Model negative_split() {
+  Model m;
+  m.input("x", {4});
+  m.ints_initializer("split", {5, -1});
+  m.node("Split", {"x", "split"}, {"a", "b"}, "halves");
+  m.output("a");
+  m.output("b");
+  return m;
+}
+
+Model huge_opset() {
+  Model m;
+  m.model.mutable_opset_import(0)->set_version(int64_t{1} << 62);
+  m.input("x", {2});
+  m.output("x");
+  return m;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -101,5 +153,10 @@ int main(int argc, char** argv) {
   save("not_static.onnx", not_static());
   save("bad_broadcast.onnx", bad_broadcast());
   save("sequence_input.onnx", sequence_input());
+  save("huge_range.onnx", huge_range());
+  save("huge_depth_to_space.onnx", huge_depth_to_space());
+  save("huge_roi_align.onnx", huge_roi_align());
+  save("negative_split.onnx", negative_split());
+  save("huge_opset.onnx", huge_opset());
   return 0;
 }

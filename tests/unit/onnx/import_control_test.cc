@@ -110,6 +110,42 @@ TEST_CASE("Loop with a known trip count unrolls, carrying values and stacking sc
         "not supported");
 }
 
+TEST_CASE("a Constant of a Loop's body is one constant of the tape, not one per iteration") {
+  Model m = loop_model(20);
+  onnx::GraphProto& body = *m.g().mutable_node(0)->mutable_attribute(0)->mutable_g();
+  onnx::NodeProto& k = add(body, "Constant", {}, {"k"});
+  auto* a = k.add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto_AttributeType_TENSOR);
+  a->mutable_t()->set_data_type(onnx::TensorProto_DataType_FLOAT);
+  a->mutable_t()->add_dims(2);
+  for (float v : {0.5f, 0.25f}) a->mutable_t()->add_float_data(v);
+  add(body, "Add", {"acc_out", "k"}, {"acc_k"});
+  body.mutable_output(1)->set_name("acc_k");
+  OnnxImport imported = m.import();
+  int64_t ks = 0;
+  for (const Op& op : imported.tape.ops)
+    ks += op.kind == OpKind::constant && imported.tape.type(op.outs[0]) == Type{DType::f32, {2}};
+  CHECK(ks == 1);
+  std::vector<Tensor> out = run(imported, {{"acc", onnx_tensor({2}, {0, 0})}});
+  CHECK(values(out[0]) == std::vector<float>{190 + 10, 190 + 5});  // + sum of i, + 20 k
+}
+
+TEST_CASE("a Loop's unrolled body is bounded in ops, however few its iterations") {
+  Model m = loop_model(4000);  // under the 4096 iterations; 300 ops a body pass 2^20 in all
+  onnx::GraphProto& body = *m.g().mutable_node(0)->mutable_attribute(0)->mutable_g();
+  std::string last = "acc_out";
+  for (int i = 0; i < 300; ++i) {
+    std::string next = "n" + std::to_string(i);
+    add(body, "Neg", {last}, {next});
+    last = next;
+  }
+  body.mutable_output(1)->set_name(last);
+  CHECK(import_error(m) ==
+        "m.onnx: node 1 'sum' (Loop, opset 13): body node 79 (Neg): a tape of more than 1048576 "
+        "ops (the bodies of Loop and Scan, unrolled, count once per iteration) is not supported");
+}
+
 TEST_CASE("a Loop whose condition depends on the values is refused, naming the node") {
   Model m = loop_model(3);
   onnx::GraphProto& body = *m.g().mutable_node(0)->mutable_attribute(0)->mutable_g();

@@ -177,7 +177,7 @@ TEST_CASE("Resize: nearest, linear and cubic from the coordinate they map to") {
   CHECK(
       import_error(huge) ==
       "m.onnx: node 2 'r' (Resize, opset 13): scale 1073741824 of an axis of 2 is not positive, or "
-      "makes more than 2^24");
+      "makes more than 2^22");
 }
 
 TEST_CASE("Upsample: nearest and linear from the coordinate x / scale, as Resize-10") {

@@ -392,7 +392,8 @@ TEST_CASE("a window's stride 0 is an error, not a division by zero") {
   m.output("y");
   CHECK(import_error(m) ==
         "m.onnx: node 1 (AveragePool, opset 13): kernel_shape [2,2], strides [0,1], dilations "
-        "[1,1], pads [0,0,0,0]: sizes, strides and dilations are 1 or more, pads 0 or more");
+        "[1,1], pads [0,0,0,0]: sizes, strides and dilations are 1 to 2^48, pads 0 to 2^48, "
+        "and a dilated kernel at most 2^48");
 }
 
 TEST_CASE("LRN with a window wider than the channels sums them all") {

@@ -24,12 +24,12 @@
 #include <string>
 #include <vector>
 
-#include "inspect/cost.h"
 #include "io/json.h"
 #include "runtime/executor.h"
 #include "runtime/inputs.h"
 #include "runtime/parallel.h"
 #include "samples/cpp/models.h"
+#include "tape/cost.h"
 #include "tape/error.h"
 #include "tracer/trace.h"
 

@@ -18,7 +18,7 @@ struct ExportCliOptions {
 Run setup_export(CLI::App& sub) {
   auto o = std::make_shared<ExportCliOptions>();
   sub.add_option("TAPE", o->tape, "Tape in JSON form, or - for standard input")->required();
-  sub.add_option("-o,--output", o->out, "Write the ONNX model (opset 15) here")->required();
+  sub.add_option("-o,--output", o->out, "Write the ONNX model (opset 17) here")->required();
   sub.add_option("--weights", o->weights,
                  "Tensors (safetensors) of inputs to store in the model as initializers");
   return [o] {

@@ -21,7 +21,7 @@ std::span<const Command> commands() {
       {"trace", "Trace a function of a model program into a tape", setup_trace},
       {"import", "Import an ONNX model (opset 13 to 17) as a tape, its initializers as weights",
        setup_import},
-      {"export", "Export a tape as an ONNX model (opset 15), given inputs as initializers",
+      {"export", "Export a tape as an ONNX model (opset 17), given inputs as initializers",
        setup_export},
       {"grad", "Differentiate a tape (reverse mode) into a gradient tape", setup_grad},
       {"gradcheck", "Check a tape's gradient against finite differences in f64", setup_gradcheck,
@@ -54,20 +54,6 @@ CLI::Validator bounded_below(bool allow_zero) {
       allow_zero ? "NUMBER >= 0" : "NUMBER > 0");
 }
 
-// The closest of `names` to `word`, if close enough to be a likely typo.
-std::string closest(std::string_view word, const std::vector<std::string>& names) {
-  std::string best;
-  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
-  for (const std::string& name : names) {
-    size_t d = edit_distance(word, name);
-    if (d < best_distance) {
-      best = name;
-      best_distance = d;
-    }
-  }
-  return best;
-}
-
 std::string command_list() {
   std::string list;
   for (const Command& c : commands()) list += (list.empty() ? "" : ", ") + std::string(c.name);
@@ -95,8 +81,7 @@ std::string option_hint(const CLI::App& sub, const std::string& option) {
     for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
     for (const std::string& n : o->get_snames()) names.push_back("-" + n);
   }
-  std::string best = closest(option, names);
-  return best.empty() ? "" : fmt::format("; did you mean '{}'?", best);
+  return did_you_mean(option, names);
 }
 
 }  // namespace
@@ -109,9 +94,7 @@ CLI::Validator one_of(std::vector<std::string> words) {
         for (size_t i = 0; i < words.size(); ++i) {
           names += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
         }
-        std::string best = closest(text, words);
-        return fmt::format("must be {}, got '{}'{}", names, text,
-                           best.empty() ? "" : fmt::format("; did you mean '{}'?", best));
+        return fmt::format("must be {}, got '{}'{}", names, text, did_you_mean(text, words));
       },
       "WORD");
 }
@@ -185,8 +168,8 @@ std::string usage_message(const CLI::App& app, const CLI::ParseError& e, int arg
   if (sub == nullptr && !word.starts_with("-")) {
     std::vector<std::string> names;
     for (const Command& c : commands()) names.emplace_back(c.name);
-    std::string best = closest(word, names);
-    if (!best.empty()) return fmt::format("unknown command '{}'; did you mean '{}'?", word, best);
+    std::string hint = did_you_mean(word, names);
+    if (!hint.empty()) return fmt::format("unknown command '{}'{}", word, hint);
     return fmt::format("unknown command '{}'; the commands are {}", word, command_list());
   }
   if (sub == nullptr) {

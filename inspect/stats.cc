@@ -6,7 +6,7 @@
 #include <cmath>
 #include <unordered_map>
 
-#include "inspect/cost.h"
+#include "tape/cost.h"
 #include "tape/strings.h"
 
 namespace ytape {

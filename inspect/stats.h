@@ -12,7 +12,7 @@
 
 namespace ytape {
 
-/// Ops of one primitive (or "const") and their estimated FLOPs (inspect/cost.h).
+/// Ops of one primitive (or "const") and their estimated FLOPs (tape/cost.h).
 struct PrimStats {
   std::string_view name;
   int64_t ops = 0;

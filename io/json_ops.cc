@@ -31,18 +31,12 @@ namespace {
 std::string unknown_prim(std::string_view name) {
   std::string message = fmt::format(
       "unknown primitive {}: it is not in ytape's op list (docs/primitives.md)", shown(name));
-  std::string_view best;
-  size_t best_distance = 3;  // suggest only a near miss
-  for (Prim p : all_prims()) {
-    if (name.size() > 2 * prim_name(p).size()) continue;
-    size_t d = edit_distance(name, prim_name(p));
-    if (d < best_distance) {
-      best_distance = d;
-      best = prim_name(p);
-    }
-  }
-  if (!best.empty()) message += fmt::format("; did you mean \"{}\"?", best);
-  return message;
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (Prim p : all_prims()) v.emplace_back(prim_name(p));
+    return v;
+  }();
+  return message + did_you_mean(name, names);
 }
 
 }  // namespace

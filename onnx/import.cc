@@ -50,17 +50,6 @@ int default_opset(const onnx::ModelProto& model, std::string_view source) {
                   source));
 }
 
-// The closest of `names` to `word`, if close enough to be a likely typo ("" otherwise).
-std::string closest(std::string_view word, const std::vector<std::string>& names) {
-  std::string best;
-  size_t best_distance = std::max<size_t>(2, word.size() / 3) + 1;
-  for (const std::string& name : names) {
-    size_t d = edit_distance(word, name);
-    if (d < best_distance) best = name, best_distance = d;
-  }
-  return best;
-}
-
 // Op types whose definitions before the one in effect at opset 13 differ from it only in
 // the element types they allow (bfloat16 at 13, more integers), or in taking a list as an
 // attribute that opset 13 takes as an input (Squeeze-11's axes, Split-11's lengths, which
@@ -171,9 +160,8 @@ Rule rule_for(const Node& node, int opset) {
       user_error("ONNX defines {} from opset {}, and the model imports opset {}", op,
                  later->since_version(), opset);
     }
-    std::string near = closest(op, onnx_supported_ops());
     user_error("ONNX has no op type {} at opset {}{}", op, opset,
-               near.empty() ? "" : fmt::format(" (did you mean {}?)", near));
+               did_you_mean(op, onnx_supported_ops()));
   }
   const Rules& rules = all_rules();
   auto rule = rules.find(op);

@@ -290,8 +290,8 @@ void Executor::plan_buffers() {
 // standard kernels. oneDNN's Winograd convolutions need tens of megabytes of work memory
 // each: with all of them ResNet-18's batch-1 step would plan 88 MB instead of 27 for 10%
 // less time, while a fifth more (the default) gives the batch-8 step 21 of its 30 and keeps
-// the batch-1 runs within PyTorch's memory (README, Kernels and threads). Each try plans
-// the buffers again, so that a tape with many such steps (a hostile one: 10^5 convolutions
+// the batch-1 runs within PyTorch's memory (docs/benchmarks.md, Kernels and threads). Each try
+// plans the buffers again, so that a tape with many such steps (a hostile one: 10^5 convolutions
 // sharing their weights) is tried in at most kMaxTries runs of steps, taken or left
 // together: planning stays linear in the steps. ResNet-18 has 21 (its gradient at batch 1),
 // tried one by one.

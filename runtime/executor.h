@@ -18,15 +18,6 @@
 
 namespace ytape {
 
-/// What effect kernels need from the run.
-struct RunContext {
-  /// Receives each line `print` writes (without the newline).
-  std::function<void(std::string_view)> print;
-  /// The run's random key: `rand`/`randn` draw from their own `seed` attribute when it is
-  /// 0, and from a stream derived from (key, seed) otherwise (docs/primitives.md).
-  uint64_t random_key = 0;
-};
-
 /// How an executor plans a tape.
 struct ExecutorOptions {
   KernelSet kernels = KernelSet::fast;  ///< runtime/kernels/kernel.h

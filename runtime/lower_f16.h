@@ -8,7 +8,7 @@ namespace ytape {
 /// Whether any value of `t` is f16 or any op's `dtype` attribute says f16.
 bool has_f16(const Tape& t);
 
-/// The same computation with f16 as a storage type only (docs/tape.md, Element types):
+/// The same computation with f16 as a storage type only (docs/primitives.md, Types):
 /// every op that reads or makes f16 values runs in f32 on its arguments widened exactly
 /// and rounds each f16 result to f16 at once (convert to f16, then back to f32 for the
 /// next op), so the values are those of f16 arithmetic done per op in f32. Inputs and

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "inspect/cost.h"
+#include "tape/cost.h"
 #include "tape/print.h"
 
 namespace ytape {
@@ -33,7 +33,7 @@ std::string profile_report(const Tape& t, const std::vector<OpTime>& times, int 
   std::string out = fmt::format("{:<32} {:>7} {:>11} {:>7} {:>9}\n", "primitive", "calls", "ms/run",
                                 "share", "GFLOP/s");
   for (const Row& r : rows) {
-    // A rate only where the cost is arithmetic (inspect/cost.h): convolutions and matmul.
+    // A rate only where the cost is arithmetic (tape/cost.h): convolutions and matmul.
     Family f = prim_info(r.prim).family;
     bool arithmetic = f == Family::conv || f == Family::linalg;
     std::string rate = arithmetic && r.seconds > 0

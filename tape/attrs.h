@@ -50,7 +50,8 @@ class Attrs {
   /// Sets or replaces a value.
   void set(std::string_view name, AttrValue value);
 
-  /// Typed getters; an absent attribute or one of another kind is an InternalError.
+  /// Typed getters; an absent attribute or one of another kind is an InternalError. Their
+  /// callers are generated: `AttrsOf<P>::from` (op_attrs.cc) calls get_<kind> per ATTR row.
   int64_t get_int(std::string_view name) const;
   const std::vector<int64_t>& get_ints(std::string_view name) const;
   double get_float(std::string_view name) const;

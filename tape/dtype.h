@@ -10,7 +10,7 @@
 namespace ytape {
 
 /// Element type of a tensor. f16 (IEEE binary16) is a storage type: ops on f16 values
-/// compute in f32 and round each result to f16 (docs/tape.md, Element types).
+/// compute in f32 and round each result to f16 (docs/primitives.md, Types).
 enum class DType : uint8_t { f32, f64, i64, boolean, f16 };
 
 inline constexpr int kNumDTypes = 5;

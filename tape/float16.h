@@ -1,7 +1,8 @@
 // IEEE 754 binary16 (f16) in software: conversions and the text form.
 //
 // f16 is a storage type in ytape: values are held as 16 bits and every computation on them
-// widens to f32, so these few functions are all the f16 arithmetic there is (docs/tape.md).
+// widens to f32, so these few functions are all the f16 arithmetic there is (docs/primitives.md,
+// Types).
 #pragma once
 
 #include <cstdint>

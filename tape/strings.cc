@@ -8,19 +8,42 @@
 namespace ytape {
 
 size_t edit_distance(std::string_view a, std::string_view b) {
-  // One row of the dynamic-programming table at a time.
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  // The dynamic-programming table three rows at a time: a swap looks two rows back.
+  std::vector<size_t> before(b.size() + 1), last(b.size() + 1), row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) last[j] = j;
   for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
     row[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
-      diagonal = up;
+      row[j] = std::min({last[j] + 1, row[j - 1] + 1, last[j - 1] + (a[i - 1] != b[j - 1])});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        row[j] = std::min(row[j], before[j - 2] + 1);
     }
+    std::swap(before, last);
+    std::swap(last, row);
   }
-  return row[b.size()];
+  return last[b.size()];
+}
+
+std::string closest(std::string_view word, const std::vector<std::string>& candidates) {
+  auto common_prefix = [&](std::string_view c) {
+    return static_cast<size_t>(std::mismatch(word.begin(), word.end(), c.begin(), c.end()).first -
+                               word.begin());
+  };
+  const std::string* best = nullptr;
+  size_t best_distance = std::max<size_t>(1, word.size() / 3) + 1, best_prefix = 0;
+  for (const std::string& c : candidates) {
+    size_t d = edit_distance(word, c);
+    if (d >= std::max(word.size(), c.size())) continue;  // shares nothing
+    size_t prefix = common_prefix(c);
+    if (d < best_distance || (best && d == best_distance && prefix > best_prefix))
+      best = &c, best_distance = d, best_prefix = prefix;
+  }
+  return best ? *best : "";
+}
+
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best = closest(word, candidates);
+  return best.empty() ? "" : fmt::format("; did you mean '{}'?", best);
 }
 
 namespace {

@@ -4,12 +4,25 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ytape {
 
-/// The Levenshtein distance between `a` and `b`: the fewest single-character insertions,
-/// deletions and substitutions that turn one into the other. For "did you mean" hints.
+/// The fewest single-character insertions, deletions, substitutions and swaps of two
+/// neighbours that turn `a` into `b` (the optimal string alignment distance): `gard` is one
+/// edit from `grad`. For "did you mean" hints.
 size_t edit_distance(std::string_view a, std::string_view b);
+
+/// The one of `candidates` that `word` is likely a typo of: the nearest by edit_distance,
+/// at most max(1, |word| / 3) edits away and sharing something with `word` (fewer edits
+/// than the longer of the two has characters), so that `@time` is no `@simd`; of equals,
+/// the one that starts the most like `word` (`sinn` is `sin`, not `sign`), then the first.
+/// "" if none is.
+std::string closest(std::string_view word, const std::vector<std::string>& candidates);
+
+/// The hint every "did you mean" message ends with: "; did you mean 'X'?" naming
+/// closest(word, candidates), or "" if none is close.
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 
 /// `s` safe to print on a terminal: control characters (C0, DEL, and C1 written in UTF-8)
 /// become `\n`, `\t`, `\r` or `\xNN`, and bytes that are not valid UTF-8 become `\xNN`,

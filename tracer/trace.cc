@@ -31,22 +31,16 @@ bool is_integer_text(const std::string& s) {
 // "; did you mean 'loss'?" naming the closest global the program defined (a function
 // with methods, or a value that is not a function), or "".
 std::string suggestion(Interpreter& program, const std::string& name, bool function) {
-  std::string best;
-  size_t best_distance = std::max<size_t>(1, name.size() / 3) + 1;
+  std::vector<std::string> names;
   for (const std::string& g : program.global_names()) {
     const Value& v = *program.global(g);
     bool is_function = v.kind == VKind::function && !v.fn().methods.empty();
-    if (is_function != function ||
-        (!function && (v.kind == VKind::function || v.kind == VKind::type)))
-      continue;
-    size_t d = edit_distance(name, g);
-    if (name.find_first_of(g) == std::string::npos) continue;  // nothing shared: `f` is no `<`
-    if (d < best_distance || (d == best_distance && !best.empty() && g < best)) {
-      best = g;
-      best_distance = d;
-    }
+    if (is_function == function &&
+        (function || (v.kind != VKind::function && v.kind != VKind::type)))
+      names.push_back(g);
   }
-  return best.empty() ? "" : fmt::format("; did you mean '{}'?", best);
+  std::sort(names.begin(), names.end());  // of equally close names, the first in order
+  return did_you_mean(name, names);
 }
 
 // One command-line argument as a value: a global, a type (a traced placeholder without

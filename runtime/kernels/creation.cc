@@ -2,7 +2,6 @@
 // counter-based (see random_bits in common.h), so their results never depend on threads.
 #include <algorithm>
 
-#include "runtime/executor.h"
 #include "runtime/kernels/common.h"
 #include "runtime/parallel.h"
 #include "runtime/random.h"

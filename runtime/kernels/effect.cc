@@ -1,7 +1,6 @@
 // Kernels of the effect family: print and guard.
 #include <string>
 
-#include "runtime/executor.h"
 #include "runtime/format.h"
 #include "runtime/kernels/kernel.h"
 

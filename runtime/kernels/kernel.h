@@ -2,6 +2,8 @@
 // runtime/kernels/<family>.cc, with the same family names as tape/infer/.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -14,8 +16,16 @@
 
 namespace ytape {
 
-struct RunContext;
 struct ElementwiseProgram;
+
+/// What effect kernels need from the run.
+struct RunContext {
+  /// Receives each line `print` writes (without the newline).
+  std::function<void(std::string_view)> print;
+  /// The run's random key: `rand`/`randn` draw from their own `seed` attribute when it is
+  /// 0, and from a stream derived from (key, seed) otherwise (docs/primitives.md).
+  uint64_t random_key = 0;
+};
 
 /// How a kernel runs a step: its standard way, or a faster one that needs more work memory
 /// (oneDNN's Winograd convolutions). The executor takes the faster one where its work
@@ -30,7 +40,7 @@ struct KernelCall {
   const Op& op;  ///< for attributes (complete, in schema order) and the primitive
   std::span<const Tensor* const> args;
   std::span<Tensor* const> outs;
-  const RunContext* context = nullptr;  ///< for effects; see runtime/executor.h
+  const RunContext* context = nullptr;  ///< for effects
   /// The layout of each argument, then of each output; null: all plain. Only kernels that
   /// allow blocked layouts (KernelTable::allow_blocked) ever see one.
   const Layout* layouts = nullptr;

@@ -12,8 +12,8 @@
 //
 // Primitives are built once per geometry, algorithm and thread (building one costs far more
 // than running a small one). Winograd's round differently from a plain sum, within f32's
-// (README, Kernels and threads); gradient checks run in f64 on the reference kernels and
-// are not affected.
+// (docs/benchmarks.md, Kernels and threads); gradient checks run in f64 on the reference kernels
+// and are not affected.
 #include <omp.h>
 
 #include <map>

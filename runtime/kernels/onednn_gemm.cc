@@ -1,7 +1,7 @@
 // oneDNN's GEMM for the fast f32 matmul.
 //
-// OpenBLAS (held to its AVX2 kernels on these machines, see README) runs its threads in
-// a pool of its own, beside the OpenMP threads of oneDNN and ytape's kernels. OpenMP's
+// OpenBLAS (held to its AVX2 kernels on these machines, docs/benchmarks.md) runs its
+// threads in a pool of its own, beside the OpenMP threads of oneDNN and ytape's kernels. OpenMP's
 // threads spin for a while after each parallel region, so an OpenBLAS call right after a
 // convolution found the other core busy: ResNet-18's three f32 products took 4.4 ms of a
 // 46 ms batch-1 step at 0.7 GFLOP/s (0.33 ms when OpenMP did not spin). oneDNN's GEMM runs

@@ -4,7 +4,7 @@
 // kernel visits only the part of a window that lies in the image, so that its work is at
 // most outputs x min(window, image) along each axis whatever the window and padding (a
 // window of 2^30 columns padded by 2^30 - 1 over 4 columns took hours; issue #42), as
-// inspect/cost.h counts it.
+// tape/cost.h counts it.
 #include <algorithm>
 #include <cmath>
 #include <cstring>

@@ -5,6 +5,7 @@
 
 #include "tape/error.h"
 #include "tape/float16.h"
+#include "tracer/builtins/builtins.h"
 #include "tracer/interp/interp.h"
 
 namespace ytape::tracer {
@@ -54,12 +55,6 @@ Value as_number(const Value& rank0) {
                   : to_scalar(Value::concrete(t.data, true));
 }
 
-Value range_array(const RangeObj& r) {
-  Tensor values(Type{DType::i64, {r.length()}});
-  for (int64_t k = 0; k < r.length(); ++k) values.data<int64_t>()[k] = r.at(k);
-  return Value::concrete(std::move(values));
-}
-
 Value to_scalar(const Value& v) {
   if (!v.is_tensor() || v.tensor().traced || v.tensor().type.rank() != 0) return v;
   const Tensor& t = v.tensor().data;
@@ -92,13 +87,6 @@ DType literal_dtype(const std::vector<Value>& items) {
   if (f16) return DType::f16;
   if (weak) return DType::f64;
   return all_bool ? DType::boolean : DType::i64;
-}
-
-const Value* keyword(const Args& args, std::string_view name) {
-  for (const auto& [k, v] : args.kw) {
-    if (k == name) return &v;
-  }
-  return nullptr;
 }
 
 namespace {

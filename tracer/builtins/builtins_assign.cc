@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "tape/error.h"
+#include "tracer/builtins/builtins.h"
 #include "tracer/interp/interp.h"
 #include "tracer/interp/nesting.h"
 

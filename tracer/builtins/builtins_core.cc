@@ -7,6 +7,7 @@
 
 #include "tape/error.h"
 #include "tape/float16.h"
+#include "tracer/builtins/builtins.h"
 #include "tracer/interp/interp.h"
 #include "tracer/interp/nesting.h"
 

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "tape/error.h"
+#include "tracer/builtins/builtins.h"
 #include "tracer/interp/interp.h"
 
 namespace ytape::tracer {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tape/error.h"
+#include "tracer/builtins/builtins.h"
 #include "tracer/interp/interp.h"
 
 namespace ytape::tracer {

@@ -19,6 +19,7 @@
 #include "grad/rules.h"
 #include "runtime/executor.h"
 #include "tape/error.h"
+#include "tracer/builtins/builtins.h"
 #include "tracer/interp/interp.h"
 #include "tracer/interp/nesting.h"
 

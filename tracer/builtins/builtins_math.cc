@@ -9,6 +9,7 @@
 
 #include "tape/error.h"
 #include "tape/float16.h"
+#include "tracer/builtins/builtins.h"
 #include "tracer/interp/interp.h"
 #include "tracer/interp/nesting.h"
 
@@ -145,12 +146,6 @@ Value scalar_binary(Prim p, const Value& a, const Value& b) {
 }
 
 }  // namespace
-
-DType dtype_of_value(const Value& v) {
-  if (v.is_tensor()) return v.tensor().type.dtype;
-  if (v.kind == VKind::float_) return v.dtype;
-  return v.kind == VKind::boolean ? DType::boolean : DType::i64;
-}
 
 DType result_dtype(const Value& a, const Value& b) {
   DType da = dtype_of_value(a), db = dtype_of_value(b);

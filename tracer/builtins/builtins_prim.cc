@@ -5,6 +5,7 @@
 
 #include "tape/error.h"
 #include "tape/spatial3d.h"
+#include "tracer/builtins/builtins.h"
 #include "tracer/interp/interp.h"
 
 namespace ytape::tracer {

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "tape/error.h"
+#include "tracer/builtins/builtins.h"
 #include "tracer/interp/interp.h"
 
 namespace ytape::tracer {

@@ -1,5 +1,7 @@
 // Test's macros that need more than a rewrite: @test_throws and @test_broken run their
 // expression (the parser passes it as a function of no arguments) and look at its error.
+#include "tracer/builtins/builtins.h"
+
 #include <fmt/format.h>
 
 #include <array>

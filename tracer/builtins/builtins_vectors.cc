@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "tape/error.h"
+#include "tracer/builtins/builtins.h"
 #include "tracer/interp/interp.h"
 
 namespace ytape::tracer {

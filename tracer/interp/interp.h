@@ -490,6 +490,9 @@ class Interpreter {
 };
 
 /// Built-in families, registered into the global environment (builtins_*.cc).
+/// These and write_array and stop_gradient below are defined a layer up, in
+/// tracer/builtins/: the interpreter's known upward calls, which scripts/check_layers.sh
+/// allows by name until registration moves to tracer/trace.cc (docs/architecture.md).
 using BuiltinTable = std::vector<std::pair<std::string, Builtin>>;
 void add_math_builtins(BuiltinTable& table);
 void add_division_builtins(BuiltinTable& table);
@@ -514,64 +517,19 @@ struct PreludeFile {
 extern const PreludeFile kPreludeFiles[];
 extern const size_t kNumPreludeFiles;
 
-/// Helpers shared by the built-in families (builtins_math.cc).
-/// `a op b` for an elementwise primitive, on scalars or tensors, with Julia's promotion
-/// and weak literals.
-Value elementwise_binary(Interpreter& in, Prim p, const Value& a, const Value& b);
-Value elementwise_unary(Interpreter& in, Prim p, const Value& a);
-/// The dtype of a number or tensor value (Int64 for integers and other values).
-DType dtype_of_value(const Value& v);
-/// The dtype two operands combine to.
-DType result_dtype(const Value& a, const Value& b);
-/// Whether Int64(v) holds float v exactly, as Julia's conversion demands (else an
-/// InexactError): v is finite, integral and within [-2^63, 2^63).
-inline bool exact_int64(double v) {
-  return v >= -0x1p63 && v < 0x1p63 && v == std::trunc(v);
-}
-/// Throws unless `args` has between `lo` and `hi` positional arguments.
-void need_args(const Args& args, size_t lo, size_t hi, std::string_view name);
-/// `v` reshaped (a primitive, so traced values stay traced).
-Value reshape_to(Interpreter& in, const Value& v, Shape shape);
-/// An integer or a tuple of integers as a list (dims, sizes).
-std::vector<int64_t> int_list(const Value& v, std::string_view what);
-/// A concrete rank-0 tensor as a number value; other values unchanged.
-Value to_scalar(const Value& v);
-/// A rank-0 tensor value (a reduction's result) as a number: a scalar when concrete, a
-/// traced value standing for a number otherwise.
-Value as_number(const Value& rank0);
 /// Julia's Vector of `items`: an array when they are numbers (as `[a, b]`), else a vector
 /// of values. What map, broadcasting and collect give over anything but tuples.
 Value vector_of(Interpreter& in, std::vector<Value> items);
-/// A range's values as a concrete Int64 vector (`collect(r)`).
-Value range_array(const RangeObj& r);
-/// The element dtype of an array of these numbers, with Julia's promotion.
-DType literal_dtype(const std::vector<Value>& items);
-/// A keyword argument, or nullptr.
-const Value* keyword(const Args& args, std::string_view name);
-/// Throws "`what` is not defined for <v's type>", saying how to make an array of a tuple
-/// or vector of values whose items are numbers (builtins_array.cc).
-[[noreturn]] void not_defined_for(std::string_view what, const Value& v);
-/// `x[idx...]` of a tensor x (getindex's rule for arrays, builtins_array.cc).
-Value index_tensor(Interpreter& in, const Value& x, const std::vector<Value>& idx);
-/// Whether `v` is an array a write can go into: a tensor that is not a number, nor an
-/// element inside `f.(x)`, nor an adjoint `x'`.
-bool is_writable_array(const Value& v);
+/// A new array object with the value of tensor `v` (`copy(x)`): a later write into either
+/// leaves the other as it was.
+Value copy_array(const Value& v);
 /// Writes `v` into the region of array `x` that `idx` selects (all of x when null): as
 /// `x[idx...] = v` (setindex!), or with `broadcast` as `x[idx...] .= v`. The new value
 /// is computed with pure ops and replaces x's in place (builtins_assign.cc).
 void write_array(Interpreter& in, const Value& x, const Value& v, const std::vector<Value>* idx,
                  bool broadcast);
-/// The items of a collection argument, as Interpreter::iterate gives them at the call
-/// being made (builtins_collections.cc).
-std::vector<Value> items_of(Interpreter& in, const Value& v);
-/// `v` (a number or an array) as a tensor of dtype `d`. Into Int and Bool arrays only
-/// exact values go, as Julia's InexactError demands.
-Value convert_exact(Interpreter& in, const Value& v, DType d);
 /// `v` with the gradient stopped at every traced float array or number in it (through
 /// tuples, named tuples and the fields of immutable structs): Zygote's dropgrad (builtins_grad.cc).
 Value stop_gradient(Interpreter& in, const Value& v);
-/// A new array object with the value of tensor `v` (`copy(x)`): a later write into either
-/// leaves the other as it was.
-Value copy_array(const Value& v);
 
 }  // namespace ytape::tracer

@@ -260,4 +260,23 @@ double as_double(const Value& v) {
   }
 }
 
+DType dtype_of_value(const Value& v) {
+  if (v.is_tensor()) return v.tensor().type.dtype;
+  if (v.kind == VKind::float_) return v.dtype;
+  return v.kind == VKind::boolean ? DType::boolean : DType::i64;
+}
+
+const Value* keyword(const Args& args, std::string_view name) {
+  for (const auto& [k, v] : args.kw) {
+    if (k == name) return &v;
+  }
+  return nullptr;
+}
+
+Value range_array(const RangeObj& r) {
+  Tensor values(Type{DType::i64, {r.length()}});
+  for (int64_t k = 0; k < r.length(); ++k) values.data<int64_t>()[k] = r.at(k);
+  return Value::concrete(std::move(values));
+}
+
 }  // namespace ytape::tracer

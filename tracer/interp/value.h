@@ -362,4 +362,11 @@ std::string print_text(const Value& v);
 /// A scalar value as a double (ints, floats, bools); InternalError otherwise.
 double as_double(const Value& v);
 
+/// The dtype of a number or tensor value (Int64 for integers and other values).
+DType dtype_of_value(const Value& v);
+/// A keyword argument, or nullptr.
+const Value* keyword(const Args& args, std::string_view name);
+/// A range's values as a concrete Int64 vector (`collect(r)`).
+Value range_array(const RangeObj& r);
+
 }  // namespace ytape::tracer

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tape/error.h"
 #include "tape/strings.h"
 #include "tracer/lang/parser_impl.h"
 
@@ -21,6 +22,25 @@ constexpr std::array<std::string_view, 6> kIdentity = {
     "@inline", "@noinline", "@inbounds", "@fastmath", "@simd", "@propagate_inbounds"};
 // Flux's declarations that a struct's fields are its parameters: every field already is.
 constexpr std::array<std::string_view, 3> kLayer = {"@functor", "@layer", "@treelike"};
+// Every macro parse_macro expands, those two groups included: the one list of them.
+const std::vector<std::string>& supported_macros() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v = {"@.",           "@assert",    "@show",
+                                  "@view",        "@views",     "@test",
+                                  "@testset",     "@info",      "@warn",
+                                  "@debug",       "@error",     "@kwdef",
+                                  "@with_kw",     "@epochs",    "@showprogress",
+                                  "@__FILE__",    "@__DIR__",   "@test_throws",
+                                  "@test_broken", "@test_skip", "@test_nowarn",
+                                  "@inferred",    "@autosize",  "@ignore_derivatives",
+                                  "@ignore",      "@nograd",    "@non_differentiable",
+                                  "@adjoint"};
+    v.insert(v.end(), kIdentity.begin(), kIdentity.end());
+    v.insert(v.end(), kLayer.begin(), kLayer.end());
+    return v;
+  }();
+  return names;
+}
 
 bool one_of(std::string_view name, std::span<const std::string_view> names) {
   return std::find(names.begin(), names.end(), name) != names.end();
@@ -141,6 +161,8 @@ std::vector<std::pair<ExprPtr, std::string>> Parser::parse_macro_args() {
 ExprPtr Parser::parse_macro() {
   const Token& m = take();
   std::string name = m.text;
+  const std::vector<std::string>& known = supported_macros();
+  bool supported = std::find(known.begin(), known.end(), name) != known.end();
   if (name == "@kwdef" || name == "@with_kw") {
     // `@kwdef struct T ... end` (Parameters.jl's @with_kw the same): the struct, its
     // fields' defaults kept for a keyword constructor, as Base's.
@@ -162,6 +184,7 @@ ExprPtr Parser::parse_macro() {
   }
   if (name == "@non_differentiable") return non_differentiable_macro(m.pos);
   std::vector<std::pair<ExprPtr, std::string>> args = parse_macro_args();
+  if (!supported) return unsupported_macro(m.pos, name);
   auto need = [&](size_t lo, size_t hi, std::string_view usage) {
     if (args.size() < lo || args.size() > hi) {
       fail(m.pos, fmt::format("{} takes {}, as in '{}'", name,
@@ -281,7 +304,7 @@ ExprPtr Parser::parse_macro() {
     }
     return make_expr(Kind::nothing, m.pos);
   }
-  return unsupported_macro(m.pos, name);
+  internal_error("the macro {} is listed as supported but has no expansion", name);
 }
 
 // Test's other macros. `@test_throws T e` and `@test_broken e` run `e` as a function of
@@ -396,32 +419,13 @@ ExprPtr Parser::non_differentiable_macro(Pos pos) {
 // Any other macro is an error where it runs, not where it is read: a program whose unused
 // functions save checkpoints with BSON.@save or log with TensorBoardLogger still traces.
 ExprPtr Parser::unsupported_macro(Pos pos, const std::string& name) {
-  // A suggestion only for a near miss (a letter in four wrong at most): @time is no @simd.
-  std::vector<std::string_view> known = {"@.",           "@assert",    "@show",
-                                         "@view",        "@views",     "@test",
-                                         "@testset",     "@info",      "@warn",
-                                         "@debug",       "@error",     "@kwdef",
-                                         "@with_kw",     "@epochs",    "@showprogress",
-                                         "@__FILE__",    "@__DIR__",   "@test_throws",
-                                         "@test_broken", "@test_skip", "@test_nowarn",
-                                         "@inferred",    "@autosize",  "@ignore_derivatives",
-                                         "@ignore",      "@nograd",    "@non_differentiable",
-                                         "@adjoint"};
-  known.insert(known.end(), kIdentity.begin(), kIdentity.end());
-  known.insert(known.end(), kLayer.begin(), kLayer.end());
-  std::string_view best;
-  size_t best_distance = name.size() / 4 + 1;
-  for (std::string_view k : known) {
-    size_t d = edit_distance(name, k);
-    if (d < best_distance) best_distance = d, best = k;
-  }
+  const std::vector<std::string>& known = supported_macros();
   ExprPtr call = make_expr(Kind::call, pos);
   call->args.push_back(make_expr(Kind::id, pos, "error"));
   call->args.push_back(
       make_expr(Kind::string_lit, pos,
-                fmt::format("the macro {} is not supported{}; the supported ones are {}", name,
-                            best.empty() ? "" : fmt::format(" (did you mean {}?)", best),
-                            fmt::join(known, ", "))));
+                fmt::format("the macro {} is not supported; the supported ones are {}{}", name,
+                            fmt::join(known, ", "), did_you_mean(name, known))));
   return call;
 }
 

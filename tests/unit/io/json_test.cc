@@ -337,7 +337,7 @@ TEST_CASE("json errors: unknown primitive") {
   CHECK_THROWS_WITH_AS(
       read_tape_json(tape_json(x + R"({"out":[2],"op":"sine","args":[1]})"), "t.json"),
       "t.json:5: unknown primitive \"sine\": it is not in ytape's op list (docs/primitives.md); "
-      "did you mean \"sin\"?",
+      "did you mean 'sin'?",
       UserError);
   CHECK_THROWS_WITH_AS(
       read_tape_json(tape_json(x + R"({"out":[2],"op":"frobnicate","args":[1]})"), "t.json"),

@@ -214,7 +214,7 @@ TEST_CASE("an error inside a branch names the node, the branch and the node in i
   m.g().mutable_node(0)->mutable_attribute(0)->mutable_g()->mutable_node(0)->set_op_type("Ad");
   CHECK(import_error(m) ==
         "m.onnx: node 1 'choose' (If, opset 13): then_branch node 1 (Ad): ONNX has no op type Ad "
-        "at opset 13 (did you mean Add?)");
+        "at opset 13; did you mean 'Add'?");
 }
 
 }  // namespace ytape::onnx_test

@@ -58,3 +58,32 @@ TEST_CASE("a tape's digest follows what it computes, not where it came from") {
   CHECK(fnv1a("") == kFnv1aBasis);
   CHECK(fnv1a("a") == 0xaf63dc4c8601ec8cull);  // FNV-1a's published value for "a"
 }
+
+TEST_CASE("edit_distance counts a swap of neighbours as one edit") {
+  CHECK(edit_distance("", "") == 0);
+  CHECK(edit_distance("grad", "grad") == 0);
+  CHECK(edit_distance("gard", "grad") == 1);
+  CHECK(edit_distance("sinn", "sin") == 1);
+  CHECK(edit_distance("kitten", "sitting") == 3);
+  CHECK(edit_distance("", "abc") == 3);
+  CHECK(edit_distance("@time", "@simd") == 2);
+}
+
+TEST_CASE("closest suggests only a likely typo, and did_you_mean words it one way") {
+  std::vector<std::string> commands = {"run", "grad", "gradcheck", "trace", "train"};
+  CHECK(closest("gard", commands) == "grad");
+  CHECK(closest("runn", commands) == "run");
+  CHECK(closest("traic", commands) == "train");
+  CHECK(closest("abx", {"abd", "abc"}) == "abd");  // of equals, the first
+  CHECK(closest("xyz", commands).empty());
+  CHECK(closest("g", {"f"}).empty());  // a whole replacement shares nothing
+  CHECK(closest("@time", {"@simd"}).empty());
+  CHECK(closest("gradchek", commands) == "gradcheck");
+  CHECK(did_you_mean("gard", commands) == "; did you mean 'grad'?");
+  CHECK(did_you_mean("xyz", commands).empty());
+}
+
+TEST_CASE("closest prefers, of equally near names, the one that starts like the word") {
+  CHECK(closest("sinn", {"sign", "sin"}) == "sin");
+  CHECK(closest("sinn", {"sin", "sign"}) == "sin");
+}

@@ -95,7 +95,7 @@ TEST_CASE("other macros are one error that names them and the supported ones") {
   CHECK(message.find("t.jl:1:1: the macro @time is not supported; the supported ones are @., "
                      "@assert, @show, @view, @views, @test, @testset,") == 0);
   CHECK(message.ends_with("@functor, @layer, @treelike\n@time f(x)\n^"));
-  CHECK(run_error("y = @asert x > 0").find("(did you mean @assert?)") != std::string::npos);
+  CHECK(run_error("y = @asert x > 0").find("; did you mean '@assert'?") != std::string::npos);
   CHECK(parse_error("@inbounds").find("@inbounds takes one argument") != std::string::npos);
 }
 

@@ -2,7 +2,7 @@
 // costs nothing, so no attribute makes `ytape stats` report a fraction of the real work
 // (issue #42: a window of 2^30 over 4 columns was counted as 65 kFLOP and ran for hours
 // before the kernels learned to skip the padding; now both count the image alone).
-#include "inspect/cost.h"
+#include "tape/cost.h"
 
 #include <doctest/doctest.h>
 

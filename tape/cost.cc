@@ -1,4 +1,4 @@
-#include "inspect/cost.h"
+#include "tape/cost.h"
 
 #include <algorithm>
 

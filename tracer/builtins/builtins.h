@@ -1,0 +1,53 @@
+// What the built-in families (builtins_*.cc) share: helpers one family defines and others
+// call. The interpreter below does not include this header.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "tracer/interp/interp.h"
+
+namespace ytape::tracer {
+
+/// `a op b` for an elementwise primitive, on scalars or tensors, with Julia's promotion
+/// and weak literals.
+Value elementwise_binary(Interpreter& in, Prim p, const Value& a, const Value& b);
+Value elementwise_unary(Interpreter& in, Prim p, const Value& a);
+/// The dtype two operands combine to.
+DType result_dtype(const Value& a, const Value& b);
+/// Whether Int64(v) holds float v exactly, as Julia's conversion demands (else an
+/// InexactError): v is finite, integral and within [-2^63, 2^63).
+inline bool exact_int64(double v) {
+  return v >= -0x1p63 && v < 0x1p63 && v == std::trunc(v);
+}
+/// Throws unless `args` has between `lo` and `hi` positional arguments.
+void need_args(const Args& args, size_t lo, size_t hi, std::string_view name);
+/// `v` reshaped (a primitive, so traced values stay traced).
+Value reshape_to(Interpreter& in, const Value& v, Shape shape);
+/// An integer or a tuple of integers as a list (dims, sizes).
+std::vector<int64_t> int_list(const Value& v, std::string_view what);
+/// A concrete rank-0 tensor as a number value; other values unchanged.
+Value to_scalar(const Value& v);
+/// A rank-0 tensor value (a reduction's result) as a number: a scalar when concrete, a
+/// traced value standing for a number otherwise.
+Value as_number(const Value& rank0);
+/// The element dtype of an array of these numbers, with Julia's promotion.
+DType literal_dtype(const std::vector<Value>& items);
+/// Throws "`what` is not defined for <v's type>", saying how to make an array of a tuple
+/// or vector of values whose items are numbers (builtins_array.cc).
+[[noreturn]] void not_defined_for(std::string_view what, const Value& v);
+/// `x[idx...]` of a tensor x (getindex's rule for arrays, builtins_array.cc).
+Value index_tensor(Interpreter& in, const Value& x, const std::vector<Value>& idx);
+/// Whether `v` is an array a write can go into: a tensor that is not a number, nor an
+/// element inside `f.(x)`, nor an adjoint `x'`.
+bool is_writable_array(const Value& v);
+/// The items of a collection argument, as Interpreter::iterate gives them at the call
+/// being made (builtins_collections.cc).
+std::vector<Value> items_of(Interpreter& in, const Value& v);
+/// `v` (a number or an array) as a tensor of dtype `d`. Into Int and Bool arrays only
+/// exact values go, as Julia's InexactError demands.
+Value convert_exact(Interpreter& in, const Value& v, DType d);
+
+}  // namespace ytape::tracer

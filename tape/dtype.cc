@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <limits>
@@ -77,15 +78,20 @@ int64_t num_elements(const Shape& shape) {
 }
 
 std::string shape_problem(const Shape& shape) {
+  // The product of the nonzero dims, whatever their order: an empty tensor's shape may not
+  // hide a huge one behind its zero, which a permutation would bring to the front, where
+  // every prefix product (a count, a stride) would overflow.
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0) return fmt::format("dimension {} is negative", d);
-    // Zero-size tensors are legal; any later dimension still has to be sane on its own.
     if (d > kMaxElements) return fmt::format("dimension {} is too large", d);
-    if (n != 0 && d > kMaxElements / n) {
-      return fmt::format("shape {} has more than 2^48 elements", shape_str(shape));
+    if (d != 0 && d > kMaxElements / n) {
+      bool empty = std::count(shape.begin(), shape.end(), 0) > 0;
+      return fmt::format(
+          "shape {}{}", shape_str(shape),
+          empty ? ": its nonzero dims multiply to more than 2^48" : " has more than 2^48 elements");
     }
-    n *= d;
+    if (d != 0) n *= d;
   }
   return {};
 }

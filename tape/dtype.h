@@ -46,8 +46,9 @@ inline constexpr int64_t kMaxElements = int64_t{1} << 48;
 
 /// Number of elements; the caller must have checked the shape with `check_shape`.
 int64_t num_elements(const Shape& shape);
-/// Empty string if every dimension is non-negative and the element count is at most
-/// kMaxElements; otherwise what is wrong with it.
+/// Empty string if every dimension is non-negative and the product of the nonzero ones is
+/// at most kMaxElements (so that no count or stride overflows, in any order of the dims);
+/// otherwise what is wrong with it.
 std::string shape_problem(const Shape& shape);
 /// "[2,3]", "[]".
 std::string shape_str(const Shape& shape);

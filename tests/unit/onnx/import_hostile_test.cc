@@ -69,6 +69,19 @@ TEST_CASE("DepthToSpace with a blocksize of 2^32, whose square overflows, is ref
         "not divide the 4 channels");
 }
 
+TEST_CASE("DepthToSpace of an empty image with a blocksize of 2^32 is refused") {
+  // The fuzz target's finding: the image's zero hid the blocks' 2^64 elements until a
+  // transpose moved it behind them, and counting the elements overflowed.
+  Model m;
+  m.input("x", {1, 0, 2, 2});
+  set_int(m.node("DepthToSpace", {"x"}, {"y"}, "d2s"), "blocksize", k2to32);
+  m.output("y");
+  CHECK(import_error(m) ==
+        "m.onnx: node 1 'd2s' (DepthToSpace, opset 13): reshape: shape: shape "
+        "[2,2,0,4294967296,4294967296,1]: its nonzero dims multiply to more than 2^48 (in the "
+        "tape's shapes, ONNX's reversed)");
+}
+
 TEST_CASE("RoiAlign with an output_height of 2^62 is refused") {
   Model m(16);
   m.input("x", {1, 1, 4, 4});
@@ -83,8 +96,9 @@ TEST_CASE("RoiAlign with an output_height of 2^62 is refused") {
         "to 2^22");
 }
 
-// Found by the structure-aware fuzz target's hour-long run: with no channel X holds no
-// element, so its shape passes the element limit while W * H * N overflows.
+// Found by the structure-aware fuzz target: with no channel X holds no element, and its
+// shape passed the element limit while W * H * N overflowed. Shapes are now sane only when
+// their nonzero dims multiply to at most 2^48 (tape/dtype.h), so the input is refused.
 TEST_CASE("RoiAlign over an image of no channel and huge planes is refused, not overflowed") {
   Model m(16);
   m.input("x", {k2to32, 0, 1, k2to32});  // (N, C, H, W)
@@ -93,8 +107,8 @@ TEST_CASE("RoiAlign over an image of no channel and huge planes is refused, not 
   set_int(m.node("RoiAlign", {"x", "rois", "batch"}, {"y"}, "roi"), "sampling_ratio", 2);
   m.output("y");
   CHECK(import_error(m) ==
-        "m.onnx: node 1 'roi' (RoiAlign, opset 16): X's planes: 4294967296 * 4294967296 is more "
-        "than 2^48 elements");
+        "m.onnx: input 'x': shape [4294967296,0,1,4294967296]: its nonzero dims multiply to "
+        "more than 2^48");
 }
 
 // ---- issue 42, item 10 ---------------------------------------------------------------------

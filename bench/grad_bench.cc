@@ -13,7 +13,7 @@
 #include "grad/grad.h"
 #include "samples/cpp/models.h"
 #include "tape/allocator.h"
-#include "tracer/interp/interp.h"
+#include "tracer/program.h"
 #include "tracer/trace.h"
 
 using namespace ytape;
@@ -38,7 +38,7 @@ double grad_seconds(const Tape& t, int runs, size_t* ops) {
 int main(int argc, char** argv) {
   keep_freed_memory();  // as the CLI does
   int64_t max_ops = argc > 1 ? std::atoll(argv[1]) : 1000000;
-  tracer::Interpreter program;
+  tracer::Program program;
   program.set_print([](std::string_view) {});
   program.run_file(YTAPE_SOURCE_DIR "/samples/resnet18.jl");
   Tape resnet = tracer::trace(program, "loss", {"model", "image"}).tape;

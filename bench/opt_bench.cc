@@ -16,7 +16,7 @@
 #include "opt/optimize.h"
 #include "samples/cpp/models.h"
 #include "tape/allocator.h"
-#include "tracer/interp/interp.h"
+#include "tracer/program.h"
 #include "tracer/trace.h"
 
 using namespace ytape;
@@ -67,7 +67,7 @@ std::map<std::string_view, size_t> counts(const Tape& t) {
 }
 
 void resnet18() {
-  tracer::Interpreter program;
+  tracer::Program program;
   program.set_print([](std::string_view) {});
   program.run_file(YTAPE_SOURCE_DIR "/samples/resnet18.jl");
   Tape forward = tracer::trace(program, "loss", {"model", "image"}).tape;

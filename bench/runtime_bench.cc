@@ -31,6 +31,7 @@
 #include "samples/cpp/models.h"
 #include "tape/cost.h"
 #include "tape/error.h"
+#include "tracer/program.h"
 #include "tracer/trace.h"
 
 using namespace ytape;
@@ -69,7 +70,7 @@ std::string trace_resnet18(const std::string& program, int64_t batch) {
     close(fds[0]);
     int rc = 0;
     try {
-      tracer::Interpreter interp;
+      tracer::Program interp;
       interp.set_print([](std::string_view) {});
       interp.run_file(program);
       std::string image = fmt::format("f32[224,224,3,{}]", batch);

@@ -22,7 +22,7 @@
 
 #include "io/json.h"
 #include "tape/allocator.h"
-#include "tracer/interp/interp.h"
+#include "tracer/program.h"
 #include "tracer/trace.h"
 
 using namespace ytape;
@@ -71,7 +71,7 @@ Result run_config(const std::string& config, const Options& o) {
   tracer::Limits limits;
   // Every iteration records a few ops; leave room above the default limit.
   limits.max_ops = std::max<int64_t>(limits.max_ops, 8 * o.iterations);
-  tracer::Interpreter program(limits);
+  tracer::Program program(limits);
   bool resnet = config == "resnet18";
   if (resnet) {
     program.run_file(o.program_dir + "/resnet18.jl");

@@ -7,6 +7,7 @@
 #include "cli/io.h"
 #include "io/json.h"
 #include "runtime/tensor_file.h"
+#include "tracer/program.h"
 #include "tracer/trace.h"
 
 namespace ytape::cli {
@@ -55,7 +56,7 @@ Run setup_trace(CLI::App& sub) {
     auto start = std::chrono::steady_clock::now();
     tracer::Limits limits;
     limits.max_steps = o->max_steps;
-    tracer::Interpreter program(limits);
+    tracer::Program program(limits);
     for (const std::string& dir : o->allow_read) program.sandbox().allow(dir);
     // The tape goes to standard output unless -o is given; the program's prints then go
     // to standard error so they never mix with it.

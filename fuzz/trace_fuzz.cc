@@ -8,6 +8,7 @@
 #include "runtime/tensor.h"
 #include "tape/error.h"
 #include "tape/validate.h"
+#include "tracer/program.h"
 #include "tracer/trace.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -18,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   limits.max_includes = 0;  // no file is read from disk
   limits.max_ops = 20'000;
   limits.max_steps = 200'000;
-  tracer::Interpreter in(limits);
+  tracer::Program in(limits);
   try {
     in.run_text("fuzz.jl", std::string(reinterpret_cast<const char*>(data), size));
     tracer::Traced traced = tracer::trace(in, "f", {"f64[3]"}, {.max_ops = limits.max_ops});

@@ -12,12 +12,6 @@ cd "$root"
 layers=(tape io inspect runtime train opt onnx grad check
         tracer/lang tracer/interp tracer/builtins tracer cli)
 
-# Declarations of functions defined above them, as FILE:FUNCTION patterns, kept until the
-# code is moved (known debt, docs/architecture.md): the interpreter registers the built-in
-# families and calls two of their functions.
-allowed_upward=('tracer/interp/interp.h:add_*_builtins' tracer/interp/interp.h:write_array
-                tracer/interp/interp.h:stop_gradient)
-
 # The layer of a path, as its index in `layers` plus one (0: no layer); the longest
 # matching folder wins.
 rank() {
@@ -95,12 +89,6 @@ done
 for line in "${found[@]}"; do
   read -r kind file name <<<"$line"
   [[ $kind == decl && $file == *.h ]] || continue
-  allowed=0
-  for pattern in "${allowed_upward[@]}"; do
-    # shellcheck disable=SC2053  # the pattern is a glob
-    [[ $file:${name##*::} == $pattern ]] && allowed=1
-  done
-  ((allowed)) && continue
   d=${defined_at[$name]:-}
   if [[ -n $d ]] && ((d > rank_of[$file])); then
     fail "$file declares ${name##*::}(), which only ${layers[$((d - 1))]}/, a layer above, defines"

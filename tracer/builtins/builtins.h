@@ -1,5 +1,6 @@
-// What the built-in families (builtins_*.cc) share: helpers one family defines and others
-// call. The interpreter below does not include this header.
+// The language's built-in functions, in families (builtins_*.cc): the set the interpreter
+// is given (language_builtins), and the helpers one family defines and others call. The
+// interpreter below does not include this header.
 #pragma once
 
 #include <cmath>
@@ -10,6 +11,34 @@
 #include "tracer/interp/interp.h"
 
 namespace ytape::tracer {
+
+/// Every family and the interpreter's two hooks (builtins.cc): what a tracer::Program
+/// (tracer/program.h) runs with.
+const Builtins& language_builtins();
+
+/// The families, each adding its functions to the table.
+void add_core_builtins(BuiltinTable& table);
+void add_math_builtins(BuiltinTable& table);
+void add_division_builtins(BuiltinTable& table);
+void add_array_builtins(BuiltinTable& table);
+void add_reduce_builtins(BuiltinTable& table);
+void add_collection_builtins(BuiltinTable& table);
+void add_prim_builtins(BuiltinTable& table);
+void add_assign_builtins(BuiltinTable& table);
+void add_vector_builtins(BuiltinTable& table);
+void add_grad_builtins(BuiltinTable& table);
+void add_test_builtins(BuiltinTable& table);
+void add_string_builtins(BuiltinTable& table);
+void add_file_builtins(BuiltinTable& table);
+
+/// Writes `v` into the region of array `x` that `idx` selects (all of x when null): as
+/// `x[idx...] = v` (setindex!), or with `broadcast` as `x[idx...] .= v`. The new value
+/// is computed with pure ops and replaces x's in place (builtins_assign.cc).
+void write_array(Interpreter& in, const Value& x, const Value& v, const std::vector<Value>* idx,
+                 bool broadcast);
+/// `v` with the gradient stopped at every traced float array or number in it (through
+/// tuples, named tuples and the fields of immutable structs): Zygote's dropgrad (builtins_grad.cc).
+Value stop_gradient(Interpreter& in, const Value& v);
 
 /// `a op b` for an elementwise primitive, on scalars or tensors, with Julia's promotion
 /// and weak literals.

@@ -15,8 +15,8 @@
 
 namespace ytape::tracer {
 
-Interpreter::Interpreter(Limits limits, bool prelude)
-    : limits_(limits), globals_(std::make_shared<Env>()) {
+Interpreter::Interpreter(const Builtins& builtins, Limits limits, bool prelude)
+    : limits_(limits), builtins_(builtins), globals_(std::make_shared<Env>()) {
   globals_->global = true;
   globals_->function_scope = true;
   print_ = [this](std::string_view line) {
@@ -24,7 +24,7 @@ Interpreter::Interpreter(Limits limits, bool prelude)
     output_ += '\n';
   };
   for (auto& [name, type] : builtin_type_names()) globals_->vars[name] = Value::type(type);
-  register_builtins();
+  register_builtins(builtins);
   if (prelude) {
     if (sources_.size() != 0) internal_error("the prelude must be the first source read");
     // The limit is the program's: the prelude's loading is the same for every program.
@@ -54,21 +54,9 @@ Interpreter::~Interpreter() {
   cycles_.free_cycles();
 }
 
-void Interpreter::register_builtins() {
+void Interpreter::register_builtins(const Builtins& builtins) {
   BuiltinTable table;
-  add_core_builtins(table);
-  add_math_builtins(table);
-  add_division_builtins(table);
-  add_array_builtins(table);
-  add_reduce_builtins(table);
-  add_collection_builtins(table);
-  add_prim_builtins(table);
-  add_assign_builtins(table);
-  add_vector_builtins(table);
-  add_grad_builtins(table);
-  add_test_builtins(table);
-  add_string_builtins(table);
-  add_file_builtins(table);
+  for (auto add_family : builtins.families) add_family(table);
   for (auto& [name, fn] : table) {
     auto f = std::make_shared<FunctionObj>();
     f->name = name;

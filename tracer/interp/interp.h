@@ -65,11 +65,30 @@ struct Limits {
   int64_t max_steps = kDefaultMaxSteps;
 };
 
+class Interpreter;
+
+/// The built-in functions' table that each family fills (name, function).
+using BuiltinTable = std::vector<std::pair<std::string, Builtin>>;
+
+/// What the interpreter takes from the layer above it (tracer/builtins/builtins.h,
+/// language_builtins()): the families of built-in functions, and two of their operations
+/// that the language's own syntax performs.
+struct Builtins {
+  std::vector<void (*)(BuiltinTable&)> families;
+  /// Writes `v` into the region of array `x` that `idx` selects (all of x when null): as
+  /// `x[idx...] = v`, or with `broadcast` as `x[idx...] .= v`.
+  void (*write_array)(Interpreter& in, const Value& x, const Value& v,
+                      const std::vector<Value>* idx, bool broadcast) = nullptr;
+  /// `v` with the gradient stopped (a call of a function marked non-differentiable).
+  Value (*stop_gradient)(Interpreter& in, const Value& v) = nullptr;
+};
+
 class Interpreter {
  public:
-  /// An interpreter whose globals hold the built-ins and, with `prelude`, the standard
-  /// prelude (tracer/prelude/: layers, activations, losses, optimisers).
-  explicit Interpreter(Limits limits = {}, bool prelude = true);
+  /// An interpreter whose globals hold `builtins` and, with `prelude`, the standard
+  /// prelude (tracer/prelude/: layers, activations, losses, optimisers). Programs run in
+  /// a tracer::Program (tracer/program.h), which passes the language's built-ins.
+  Interpreter(const Builtins& builtins, Limits limits, bool prelude = true);
   ~Interpreter();
 
   /// Parses and runs a file from disk (or text, for tests) at top level. Throws UserError
@@ -379,9 +398,10 @@ class Interpreter {
   void run_text_as_is(std::string path, std::string text);
   Pos op_pos() const;
   void check_op_limit();
-  void register_builtins();
+  void register_builtins(const Builtins& builtins);
 
   Limits limits_;
+  Builtins builtins_;
   ReadSandbox sandbox_;
   Sources sources_;
   std::vector<ExprPtr> files_;  // every parsed file; methods point into them
@@ -489,25 +509,6 @@ class Interpreter {
   std::array<NumberSlot, kNumberSlots> numbers_;
 };
 
-/// Built-in families, registered into the global environment (builtins_*.cc).
-/// These and write_array and stop_gradient below are defined a layer up, in
-/// tracer/builtins/: the interpreter's known upward calls, which scripts/check_layers.sh
-/// allows by name until registration moves to tracer/trace.cc (docs/architecture.md).
-using BuiltinTable = std::vector<std::pair<std::string, Builtin>>;
-void add_math_builtins(BuiltinTable& table);
-void add_division_builtins(BuiltinTable& table);
-void add_array_builtins(BuiltinTable& table);
-void add_core_builtins(BuiltinTable& table);
-void add_reduce_builtins(BuiltinTable& table);
-void add_collection_builtins(BuiltinTable& table);
-void add_prim_builtins(BuiltinTable& table);
-void add_assign_builtins(BuiltinTable& table);
-void add_vector_builtins(BuiltinTable& table);
-void add_grad_builtins(BuiltinTable& table);
-void add_test_builtins(BuiltinTable& table);
-void add_string_builtins(BuiltinTable& table);
-void add_file_builtins(BuiltinTable& table);
-
 /// One file of the standard prelude (tracer/prelude/, embedded at build time).
 struct PreludeFile {
   const char* name;  ///< as messages name it: "prelude/layers.jl"
@@ -523,13 +524,4 @@ Value vector_of(Interpreter& in, std::vector<Value> items);
 /// A new array object with the value of tensor `v` (`copy(x)`): a later write into either
 /// leaves the other as it was.
 Value copy_array(const Value& v);
-/// Writes `v` into the region of array `x` that `idx` selects (all of x when null): as
-/// `x[idx...] = v` (setindex!), or with `broadcast` as `x[idx...] .= v`. The new value
-/// is computed with pure ops and replaces x's in place (builtins_assign.cc).
-void write_array(Interpreter& in, const Value& x, const Value& v, const std::vector<Value>* idx,
-                 bool broadcast);
-/// `v` with the gradient stopped at every traced float array or number in it (through
-/// tuples, named tuples and the fields of immutable structs): Zygote's dropgrad (builtins_grad.cc).
-Value stop_gradient(Interpreter& in, const Value& v);
-
 }  // namespace ytape::tracer

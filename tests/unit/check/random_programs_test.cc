@@ -14,6 +14,7 @@
 #include "opt/optimize.h"
 #include "runtime/executor.h"
 #include "tape/validate.h"
+#include "tracer/program.h"
 #include "tracer/trace.h"
 
 namespace ytape::check {
@@ -37,7 +38,7 @@ TEST_CASE("random programs: the traced tape computes what the interpreter comput
     CAPTURE(program);
 
     // The program is valid: it runs, and f(x) is a Float64 number.
-    tracer::Interpreter in;
+    tracer::Program in;
     in.run_text("random.jl", program);
     tracer::Value direct = in.eval_text("f(x)");
     REQUIRE(direct.kind == tracer::VKind::float_);

@@ -10,7 +10,7 @@
 #include "tape/error.h"
 #include "tape/print.h"
 #include "tape/validate.h"
-#include "tracer/interp/interp.h"
+#include "tracer/program.h"
 #include "tracer/trace.h"
 
 namespace ytape::grad {
@@ -29,7 +29,7 @@ std::vector<double> doubles(const Tensor& t) {
 // tape on the example values: every output by name.
 Values gradient_values(const std::string& program, const std::string& entry,
                        const std::vector<std::string>& args, const GradOptions& o = {}) {
-  tracer::Interpreter in;
+  tracer::Program in;
   in.run_text("t.jl", program);
   tracer::Traced traced = tracer::trace(in, entry, args);
   Tape g = gradient(traced.tape, o);
@@ -145,7 +145,7 @@ TEST_CASE("the gradient's errors") {
 }
 
 TEST_CASE("gradient ops keep the location of the op they differentiate") {
-  tracer::Interpreter in;
+  tracer::Program in;
   in.run_text("t.jl", "x = [1.0, 2.0]\nfunction f(x)\n  y = sin.(x)\n  sum(y)\nend\n");
   Tape g = gradient(tracer::trace(in, "f", {"x"}).tape);
   for (const Op& op : g.ops) {

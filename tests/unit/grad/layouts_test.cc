@@ -12,7 +12,7 @@
 #include "runtime/executor.h"
 #include "runtime/inputs.h"
 #include "runtime/plan_print.h"
-#include "tracer/interp/interp.h"
+#include "tracer/program.h"
 #include "tracer/trace.h"
 
 namespace ytape {
@@ -20,7 +20,7 @@ namespace ytape {
 namespace {
 
 Tape resnet18() {
-  tracer::Interpreter program;
+  tracer::Program program;
   program.set_print([](std::string_view) {});
   program.run_file(YTAPE_SOURCE_DIR "/samples/resnet18.jl");
   return tracer::trace(program, "loss", {"model", "f32[64,64,3,2]"}).tape;

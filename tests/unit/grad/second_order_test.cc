@@ -11,7 +11,7 @@
 #include "runtime/inputs.h"
 #include "runtime/random.h"
 #include "tape/validate.h"
-#include "tracer/interp/interp.h"
+#include "tracer/program.h"
 #include "tracer/trace.h"
 
 namespace ytape::grad {
@@ -32,7 +32,7 @@ std::vector<Tensor> tail(std::vector<Tensor> outs, size_t skip) {
 }  // namespace
 
 TEST_CASE("the Hessian of Rosenbrock's function") {
-  tracer::Interpreter in;
+  tracer::Program in;
   in.run_text(
       "r.jl",
       "rosenbrock(x) = sum(100 .* (x[2:end] .- x[1:end-1] .^ 2) .^ 2 .+ (1 .- x[1:end-1]) .^ 2)\n"

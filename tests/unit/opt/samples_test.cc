@@ -15,7 +15,7 @@
 #include "runtime/executor.h"
 #include "runtime/inputs.h"
 #include "samples/cpp/models.h"
-#include "tracer/interp/interp.h"
+#include "tracer/program.h"
 #include "tracer/trace.h"
 
 namespace ytape::passes_test {
@@ -30,7 +30,7 @@ struct Sample {
 
 Sample traced(const std::string& file, const std::string& entry,
               const std::vector<std::string>& args) {
-  tracer::Interpreter program;
+  tracer::Program program;
   program.set_print([](std::string_view) {});
   program.run_file(std::string(YTAPE_SOURCE_DIR "/samples/") + file);
   tracer::Traced t = tracer::trace(program, entry, args);

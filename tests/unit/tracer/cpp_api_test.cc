@@ -14,7 +14,7 @@
 #include "tape/error.h"
 #include "tape/print.h"
 #include "tape/validate.h"
-#include "tracer/interp/interp.h"
+#include "tracer/program.h"
 #include "tracer/trace.h"
 
 namespace ytape::cpp::testing {
@@ -44,7 +44,7 @@ Type type_of(const std::string& text) {
 
 // The language's tape of `f` in `program`, traced on inputs of `types`.
 std::string language_tape(const std::string& program, const std::vector<std::string>& types) {
-  tracer::Interpreter in;
+  tracer::Program in;
   in.run_text("t.jl", program);
   return normalized(tracer::trace(in, "f", types).tape);
 }
@@ -79,7 +79,7 @@ using V = const std::vector<Traced>&;
 }  // namespace
 
 TEST_CASE("the C++ MLP records the tape of samples/mlp.jl") {
-  tracer::Interpreter in;
+  tracer::Program in;
   in.run_file(YTAPE_SOURCE_DIR "/samples/mlp.jl");
   std::string language = normalized(tracer::trace(in, "loss", {"model", "x", "labels"}).tape);
   Tape tape = samples::mlp_traced(32);

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/unit/tracer/interp_helpers.h"
+#include "tracer/program.h"
 
 namespace ytape::tracer::testing {
 
@@ -239,7 +240,7 @@ n = 0
   global n += i
 end
 )jl";
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", p);
   CHECK(in.output() == "[ Info: batch 4\n");
   CHECK(show(in.eval_text("a.η, a.batchsize, a.name, a.twice, Args().batchsize, "
@@ -315,7 +316,7 @@ TEST_CASE("== of arrays is one Bool, as Julia's") {
                   "x == 1.0, [NaN] == [NaN], [-0.0] == [0.0], [1 2] == [1.0 2.0]") ==
         "(true, false, true, false, false, false, true, true)");
   // Traced: decided on the example values and guarded, as any traced condition.
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", "f(x) = x == [1.0, 2.0] ? 1.0 : sum(x)\nx = [1.0, 2.0]");
   Traced t = trace(in, "f", {"x"});
   validate(t.tape);
@@ -423,7 +424,7 @@ end
   check_gradient(traced);
   // A global instance written by the traced function holds its old value afterwards: no
   // traced value outlives its tape.
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", traced);
   trace(in, "f", {"x"});
   CHECK(show(in.eval_text("a.total")) == "2.5");

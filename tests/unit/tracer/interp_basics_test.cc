@@ -1,6 +1,7 @@
 // The interpreter on small programs, run concretely.
 #include "helpers.h"
 #include "interp_helpers.h"
+#include "tracer/program.h"
 
 namespace ytape::tracer::testing {
 
@@ -207,7 +208,7 @@ TEST_CASE("rand draws from a collection, as Julia's") {
 }
 
 TEST_CASE("print and println write lines") {
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", "print(\"a\", 1); println(\" b\"); println(2.5, (1, 2))");
   CHECK(in.output() == "a1 b\n2.5(1, 2)\n");
 }
@@ -215,7 +216,7 @@ TEST_CASE("print and println write lines") {
 TEST_CASE("a step limit ends a program that loops forever") {
   Limits limits;
   limits.max_steps = 10'000;
-  Interpreter in(limits);
+  Program in(limits);
   CHECK_THROWS_WITH_AS(in.run_text("t.jl", "i = 0\nwhile true\n  i += 1\nend"),
                        doctest::Contains("the program ran more than 10000 steps"), UserError);
 }

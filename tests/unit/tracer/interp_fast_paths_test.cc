@@ -2,6 +2,7 @@
 // iteration still has its own variables, number tensors are shared but each use of a
 // number still records its own constant, of the dtype it takes there.
 #include "interp_helpers.h"
+#include "tracer/program.h"
 
 namespace ytape::tracer::testing {
 
@@ -66,7 +67,7 @@ function f(x, n)
   s
 end
 )";
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", program);
   Traced traced = trace(in, "f", {"x", "1000"});
   validate(traced.tape);

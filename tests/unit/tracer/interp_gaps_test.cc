@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "interp_helpers.h"
+#include "tracer/program.h"
 
 namespace ytape::tracer::testing {
 
@@ -86,7 +87,7 @@ x = Float32[1, 2]
 f(x) = (global calls += 1; sum(x) * 2)
 )";
   check_trace_matches(traced, "f", {"x"});
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", traced);
   trace(in, "f", {"x"});
   CHECK(show(*in.global("calls")) == "1");
@@ -95,7 +96,7 @@ f(x) = (global calls += 1; sum(x) * 2)
 }
 
 TEST_CASE("values print as Julia prints them") {
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", R"jl(
 println(1f0, " ", 1.5f-3, " ", 1f-5, " ", 2.5e7, " ", 1e-5, " ", 123456.0, " ", -0.0)
 println((1f0, 1.5f-3, 1f-5, 3f7, NaN32, -Inf32), " ", (NaN, Inf))
@@ -143,7 +144,7 @@ function f(x)
 end
 unused(x) = (y = exp.(x); sum(x) > 0 ? x : -x)
 )";
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", program);
   Traced t = trace(in, "f", {"x"});
   validate(t.tape);
@@ -178,7 +179,7 @@ TEST_CASE("a chain of includes deeper than the limit is an error, not a stack ov
     std::ofstream(dir / fmt::format("c{}.jl", i)) << fmt::format("include(\"c{}.jl\")\n", i + 1);
   }
   std::ofstream(dir / "c301.jl") << "x = 1\n";
-  Interpreter in;
+  Program in;
   std::string message = "no error";
   try {
     in.run_file((dir / "c1.jl").string());

@@ -6,6 +6,7 @@
 
 #include "grad/grad.h"
 #include "tests/unit/tracer/interp_helpers.h"
+#include "tracer/program.h"
 
 namespace ytape::tracer::testing {
 
@@ -65,7 +66,7 @@ a = Affine(Float32[1 2; 3 4], Float32[0.5, -0.5])
 
 TEST_CASE("gradient inside a trace equals ytape grad of the same function") {
   std::string p = std::string(kModel) + "g(m, x) = gradient(loss, m, x)\n";
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", p);
   Traced inside = trace(in, "g", {"m", "x"});
   validate(inside.tape);
@@ -83,7 +84,7 @@ TEST_CASE("gradient inside a trace equals ytape grad of the same function") {
 TEST_CASE("a gradient inside a trace matches finite differences") {
   // g's outputs are d(loss)/dw; compare each element with central differences of loss.
   std::string p = std::string(kModel) + "g(m, x) = gradient(m -> loss(m, x), m)[1].w\n";
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", p);
   Traced inside = trace(in, "g", {"m", "x"});
   Traced plain = trace(in, "loss", {"m", "x"});
@@ -148,7 +149,7 @@ TEST_CASE("a branch inside a gradient's function is guarded") {
 f(x) = gradient(z -> sum(z) > 0 ? sum(z .^ 2) : -sum(z), x)[1]
 x = [1.0, 2.0]
 )";
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", p);
   Traced t = trace(in, "f", {"x"});
   CHECK(print_tape(t.tape).find("guard") != std::string::npos);
@@ -271,7 +272,7 @@ ChainRulesCore.rrule(::typeof(sq), x) = sq(x), dy -> (NoTangent(), 100dy)
   CHECK(eval_show(p, "f(1.0), gradient(f, 1.0), withgradient(f, 1.0).val") == "(1.0, (2.0,), 2.0)");
   // The rrule calls sq itself (not its rrule again); the derivative is sq's own.
   CHECK(eval_show(p, "gradient(sq, 3.0)") == "(6.0,)");
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", p);
   CHECK(in.output() ==
         "ytape: note: t.jl:3:1: rrule methods give values inside gradient, as Zygote's calls; "
@@ -290,7 +291,7 @@ sq(x) = x^2
 end
 )";
   CHECK(eval_show(p, "gradient(sq, 3.0), sq.([1.0, 2.0])") == "((6.0,), [1.0, 4.0])");
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", p);
   CHECK(in.output() ==
         "ytape: note: t.jl:3:1: @adjoint rules are not used: ytape differentiates the code "
@@ -298,7 +299,7 @@ end
 }
 
 TEST_CASE("a traced dropgrad is a stop_gradient op that ytape grad does not differentiate") {
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", "f(x) = sum(x .* dropgrad(x .^ 2))\nx = [1.0, -2.0, 3.0]");
   Traced t = trace(in, "f", {"x"});
   validate(t.tape);

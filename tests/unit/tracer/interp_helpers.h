@@ -11,21 +11,21 @@
 #include "tape/error.h"
 #include "tape/print.h"
 #include "tape/validate.h"
-#include "tracer/interp/interp.h"
+#include "tracer/program.h"
 #include "tracer/trace.h"
 
 namespace ytape::tracer::testing {
 
 /// Runs `program` at top level, then evaluates `expr` and shows its value.
 inline std::string eval_show(const std::string& program, const std::string& expr) {
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", program);
   return show(in.eval_text(expr));
 }
 
 /// The message of the UserError that running `program` throws, or "no error".
 inline std::string run_error(const std::string& program) {
-  Interpreter in;
+  Program in;
   try {
     in.run_text("t.jl", program);
   } catch (const UserError& e) {
@@ -37,7 +37,7 @@ inline std::string run_error(const std::string& program) {
 /// The printed tape of `entry` traced on `args` after running `program`.
 inline std::string trace_text(const std::string& program, const std::string& entry,
                               const std::vector<std::string>& args) {
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", program);
   Tape t = trace(in, entry, args).tape;
   validate(t);
@@ -47,7 +47,7 @@ inline std::string trace_text(const std::string& program, const std::string& ent
 /// The message of the UserError that tracing throws, or "no error".
 inline std::string trace_error(const std::string& program, const std::string& entry,
                                const std::vector<std::string>& args) {
-  Interpreter in;
+  Program in;
   try {
     in.run_text("t.jl", program);
     trace(in, entry, args);
@@ -61,7 +61,7 @@ inline std::string trace_error(const std::string& program, const std::string& en
 /// each output is close to what the interpreter computes by calling `entry` directly.
 inline void check_trace_matches(const std::string& program, const std::string& entry,
                                 const std::vector<std::string>& args) {
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", program);
   std::string call = entry + "(";
   for (size_t i = 0; i < args.size(); ++i) call += (i > 0 ? ", " : "") + args[i];
@@ -91,7 +91,7 @@ inline void check_trace_matches(const std::string& program, const std::string& e
 /// Traces f of `program` on its global x and checks the gradient against finite
 /// differences.
 inline void check_gradient(const std::string& program) {
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", program);
   Traced t = trace(in, "f", {"x"});
   grad::GradcheckResult r = grad::gradcheck(t.tape, t.inputs, {});

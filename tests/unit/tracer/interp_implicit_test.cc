@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/unit/tracer/interp_helpers.h"
+#include "tracer/program.h"
 
 namespace ytape::tracer::testing {
 
@@ -86,7 +87,7 @@ calls = Ref(0)
 before = lossxy(x, y)
 @epochs 3 Flux.train!(lossxy, ps, data, Descent(0.1), cb = () -> calls[] += 1)
 )";
-  Interpreter in;
+  Program in;
   std::string printed;
   in.set_print([&](std::string_view line) { printed += std::string(line) + "\n"; });
   in.run_text("t.jl", p);

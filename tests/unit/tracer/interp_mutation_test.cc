@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/unit/tracer/interp_helpers.h"
+#include "tracer/program.h"
 
 namespace ytape::tracer::testing {
 
@@ -150,7 +151,7 @@ end
 )";
   check_trace_matches(p, "f", {"x"});
   check_gradient(p);
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", p);
   Traced t = trace(in, "f", {"x"});
   CHECK(show(in.eval_text("w")) == "[1.0, 1.0, 1.0, 1.0]");
@@ -217,13 +218,13 @@ end
 )";
   check_trace_matches(traced, "f", {"x"});
   check_gradient(traced);
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", traced);
   trace(in, "f", {"x"});
   CHECK(show(in.eval_text("seen")) == "Any[]");
   // A vector of values passed to the traced function stays a vector (it became a tuple,
   // so push! onto it was refused).
-  Interpreter vin;
+  Program vin;
   vin.run_text("t.jl", "ws = [[1.0, 2.0], [3.0]]\nf(ws) = (push!(ws, ws[1] .* 2); sum(sum.(ws)))");
   Traced vt = trace(vin, "f", {"ws"});
   std::vector<Tensor> outs = Executor(vt.tape).run(vt.inputs);

@@ -9,6 +9,7 @@
 
 #include "tests/unit/tracer/interp_helpers.h"
 #include "tracer/interp/nesting.h"
+#include "tracer/program.h"
 
 namespace ytape::tracer::testing {
 
@@ -16,7 +17,7 @@ namespace {
 
 // The output of running `program`.
 std::string run_output(const std::string& program) {
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", program);
   return in.output();
 }
@@ -208,7 +209,7 @@ TEST_CASE("containers inside themselves are freed with the interpreter; kept val
   std::weak_ptr<const Object> vector, node, copy;
   Value kept;
   {
-    Interpreter in;
+    Program in;
     in.run_text("t.jl", R"(
 a = Any[1]; push!(a, a)
 mutable struct Node; v; next; end

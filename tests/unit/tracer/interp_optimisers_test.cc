@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "tests/unit/tracer/interp_helpers.h"
+#include "tracer/program.h"
 
 namespace ytape::tracer::testing {
 
@@ -201,7 +202,7 @@ void leaves(Interpreter& in, const Value& v, std::vector<Tensor>& out) {
 // being the next run's inputs, and checks the last outputs against the interpreter's
 // s3 and m3, and that Float32 parameters and their state stay Float32.
 void check_traced_steps(const std::string& text) {
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", text);
   Traced t = trace(in, "step", {"m", "s", "g1"});
   validate(t.tape);
@@ -259,7 +260,7 @@ void check_traced_steps(const std::string& text) {
 // Traces entry on args and checks each output against the interpreter's call, leaf by leaf.
 void check_trace_leaves(const std::string& text, const std::string& entry,
                         const std::vector<std::string>& args) {
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", text);
   std::string call = entry + "(";
   for (size_t i = 0; i < args.size(); ++i) call += (i > 0 ? ", " : "") + args[i];
@@ -288,7 +289,7 @@ TEST_CASE("Optimisers rules: three steps equal a reference computed from the for
     double rel = single ? 2e-5 : 1e-12;
     for (const Case& c : cases(single)) {
       INFO(c.rule << " on " << T);
-      Interpreter in;
+      Program in;
       in.run_text("t.jl", program(c.rule, T));
       check_close(values_of(in, "m3.weight"), reference(c.make_rule(), kWeight, kWeightGrads), rel,
                   "weight");
@@ -403,7 +404,7 @@ s = Optimisers.setup(OptimiserChain(WeightDecay(0.1), Adam(0.01)), m)
 g = (layer = (weight = Float32[1 1; 1 1], bias = Float32[1, -1], σ = nothing), scale = 1.0)
 step!(m, s, g) = Optimisers.update!(s, m, g)
 )";
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", p);
   std::vector<Tensor> want;
   leaves(in, in.eval_text("Optimisers.update(s, m, g)"), want);
@@ -435,7 +436,7 @@ function train_step(m, s)
   s, m, l
 end
 )";
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", p);
   // Traced first: the concrete steps write BatchNorm's statistics into m.
   Traced t = trace(in, "train_step", {"m", "s"});
@@ -536,7 +537,7 @@ t9 = 9.0
   auto cos_anneal = [](double t_hat) { return 0.09 * (1 + std::cos(M_PI * t_hat / 4)) / 2 + 0.01; };
   for (int t : {1, 2, 3, 4, 5, 7, 9}) {
     INFO("t = " << t);
-    Interpreter in;
+    Program in;
     in.run_text("t.jl", p);
     Value v = in.eval_text("schedules(" + std::to_string(t) + ")");
     CHECK(as_double(v.tup().items[0]) == doctest::Approx(std::pow(0.5, (t - 1) / 3)));
@@ -545,7 +546,7 @@ t9 = 9.0
   }
   check_trace_matches(p, "schedules", {"t7"});
   // One tape for every step: floor has no guard, so each run follows its own t.
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", p);
   Traced traced = trace(in, "schedules", {"t7"});
   CHECK(print_tape(traced.tape).find("guard") == std::string::npos);

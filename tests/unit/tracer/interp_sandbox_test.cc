@@ -11,6 +11,7 @@
 
 #include "tests/unit/tracer/interp_helpers.h"
 #include "tracer/lang/source.h"
+#include "tracer/program.h"
 
 namespace ytape::tracer::testing {
 
@@ -37,7 +38,7 @@ struct TempFolder {
 std::string run_with_limit(const std::string& program, int64_t steps) {
   Limits limits;
   limits.max_steps = steps;
-  Interpreter in(limits);
+  Program in(limits);
   try {
     in.run_text("t.jl", program);
   } catch (const UserError& e) {
@@ -48,7 +49,7 @@ std::string run_with_limit(const std::string& program, int64_t steps) {
 
 // The message of running file `path` as the entry program, or "no error".
 std::string run_file_error(const std::string& path, const std::vector<std::string>& allow = {}) {
-  Interpreter in;
+  Program in;
   try {
     for (const std::string& dir : allow) in.sandbox().allow(dir);
     in.run_file(path);
@@ -70,7 +71,7 @@ TEST_CASE("the step limit is on by default, and the prelude's loading does not c
   // seconds: well within a minute on a machine ten times slower.
   CHECK(kDefaultMaxSteps > 0);
   CHECK(kDefaultMaxSteps <= 100'000'000);
-  Interpreter in;
+  Program in;
   CHECK(in.limits().max_steps == kDefaultMaxSteps);
   CHECK(in.steps() == 0);
   in.run_text("t.jl", "x = 1 + 2");
@@ -97,7 +98,7 @@ TEST_CASE("a loop named from another file is named with its file") {
   std::string p = dir.file("p.jl", "include(\"lib.jl\")\nwhile true\n  work()\nend\n");
   Limits limits;
   limits.max_steps = 5000;
-  Interpreter in(limits);
+  Program in(limits);
   std::string m = "no error";
   try {
     in.run_file(p);
@@ -112,7 +113,7 @@ TEST_CASE("a loop named from another file is named with its file") {
 TEST_CASE("the step limit covers the traced function, and 0 is no limit") {
   Limits limits;
   limits.max_steps = 2000;
-  Interpreter in(limits);
+  Program in(limits);
   in.run_text("t.jl", "function f(x)\n  n = 0\n  while n >= 0\n    n += 1\n  end\n  x\nend");
   std::string m = "no error";
   try {
@@ -190,7 +191,7 @@ TEST_CASE("isfile, isdir, ispath and cd answer inside the program's folder and f
   dir.file("proj/data/x.bin", "");
   std::string p = dir.file("proj/p.jl", "");
   std::string d = (dir.path / "proj").string();
-  Interpreter in;
+  Program in;
   in.run_file(p);
   CHECK(show(in.eval_text("isfile(\"" + d + "/data/x.bin\"), isdir(\"" + d + "/data\"), ispath(\"" +
                           d + "/none\")")) == "(true, true, false)");

@@ -1,5 +1,6 @@
 // Tracing: the printed tapes, and traced tapes run against the interpreter's own values.
 #include "interp_helpers.h"
+#include "tracer/program.h"
 
 namespace ytape::tracer::testing {
 
@@ -78,7 +79,7 @@ TEST_CASE("a data-dependent branch takes the example's branch and records a guar
 x = [1.0, -2.0]
 f(x) = sum(x) > 0 ? sum(x) : -sum(x)
 )";
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", program);
   Traced t = trace(in, "f", {"x"});
   std::string text = print_tape(t.tape);
@@ -128,7 +129,7 @@ TEST_CASE("errors name the line, show a caret and the call stack") {
 }
 
 TEST_CASE("the op limit stops runaway traces") {
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", "f(x) = begin\n  for i in 1:100\n    x = sin.(x)\n  end\n  x\nend");
   TraceOptions options;
   options.max_ops = 50;
@@ -145,7 +146,7 @@ TEST_CASE("traced print becomes a print op") {
 }
 
 TEST_CASE("random draws inside a trace are ops drawn by each run, never frozen samples") {
-  Interpreter in;
+  Program in;
   in.run_text("t.jl",
               "noisy(x) = x .+ randn(Float32, size(x)) .* rand(Float32)\nx = zeros(Float32, 4)");
   Traced t = trace(in, "noisy", {"x"});

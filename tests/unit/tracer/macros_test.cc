@@ -3,6 +3,7 @@
 
 #include "tests/unit/tracer/helpers.h"
 #include "tests/unit/tracer/interp_helpers.h"
+#include "tracer/program.h"
 
 namespace ytape::tracer::testing {
 
@@ -67,7 +68,7 @@ TEST_CASE("@assert checks static conditions now and guards traced ones") {
   CHECK(run_error("@assert 1.5").find("@assert takes a Bool condition, got a Float64") !=
         std::string::npos);
   // On a traced value: decided on the example and guarded, so another input stops the run.
-  Interpreter in;
+  Program in;
   in.run_text("t.jl", "f(x) = (@assert sum(x) > 0 \"positive\"; 2x)\nx = [1.0, 2.0]");
   Traced t = trace(in, "f", {"x"});
   validate(t.tape);
@@ -80,7 +81,7 @@ TEST_CASE("@assert checks static conditions now and guards traced ones") {
 }
 
 TEST_CASE("@show prints each expression and its value, and returns the last value") {
-  Interpreter in;
+  Program in;
   std::string printed;
   in.set_print([&](std::string_view line) { printed += std::string(line) + "\n"; });
   in.run_text("t.jl", "x = [1.0, 2.0]\ns = \"a\"\ny = @show sum(x) s\n@show y");

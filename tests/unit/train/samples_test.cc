@@ -12,7 +12,7 @@
 #include "grad/grad.h"
 #include "runtime/executor.h"
 #include "runtime/tensor_file.h"
-#include "tracer/interp/interp.h"
+#include "tracer/program.h"
 #include "tracer/trace.h"
 #include "train/data.h"
 
@@ -74,7 +74,7 @@ double relative_difference(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 TEST_CASE("the MLP sample's hand-written gradient is ytape grad's") {
-  tracer::Interpreter program;
+  tracer::Program program;
   program.set_print([](std::string_view) {});
   program.run_file(YTAPE_SOURCE_DIR "/samples/digits_mlp.jl");
   tracer::Traced step =
@@ -98,7 +98,7 @@ TEST_CASE("the MLP sample's hand-written gradient is ytape grad's") {
 }
 
 TEST_CASE("the softmax regression sample's hand-written gradient is ytape grad's") {
-  tracer::Interpreter program;
+  tracer::Program program;
   program.set_print([](std::string_view) {});
   program.run_file(YTAPE_SOURCE_DIR "/samples/digits_softmax.jl");
   tracer::Traced step = traced(program, "train_step", {"model", "x", "y"});

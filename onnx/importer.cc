@@ -416,6 +416,7 @@ const Rules& all_rules() {
     add_spectral_rules(r);
     add_creation_rules(r);
     add_random_rules(r);
+    add_namesake_rules(r);
     return r;
   }();
   return rules;

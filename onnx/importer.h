@@ -226,6 +226,9 @@ std::vector<int64_t> attr_ints(const Node& node, std::string_view name,
 void import_subgraph(Importer& im, const onnx::GraphProto& graph, std::string_view attr);
 
 // ---- the families' rules -----------------------------------------------------------------
+/// The rules of onnx/namesakes.def's rows (all but the `wider` ones, whose families have
+/// their own); InternalError when a family registered the same op type.
+void add_namesake_rules(Rules& rules);
 void add_elementwise_rules(Rules& rules);
 void add_reduce_rules(Rules& rules);
 void add_shape_rules(Rules& rules);

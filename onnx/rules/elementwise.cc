@@ -1,6 +1,8 @@
 // Elementwise ONNX ops. ONNX broadcasts numpy's way, aligning shapes from the last dim;
 // on the reversed shapes of the tape that is Julia's rule, aligning from the first, which
-// the primitives apply: no op here needs to reshape for broadcasting.
+// the primitives apply: no op here needs to reshape for broadcasting. The ops that are a
+// primitive's namesake (Neg, Add, Where, ...) import from onnx/namesakes.def; those here are
+// wider than their primitive, or compositions of several.
 #include <cmath>
 #include <limits>
 
@@ -19,20 +21,6 @@ DType dt(Importer& im, Var v) {
 }
 Var k(Importer& im, Var like, double value) {
   return im.scalar(dt(im, like), value);
-}
-
-template <Prim P>
-void unary(Importer& im, const Node& n) {
-  im.set_output(n, 0, im.emit(P, {in(im, n, 0)}));
-}
-
-// Erf, Asin, Acos, Atan, Floor, Ceil, Round: ONNX's Erf takes integers too, which the primitive
-// does not.
-template <Prim P>
-void float_unary(Importer& im, const Node& n) {
-  Var x = in(im, n, 0);
-  if (!is_float(dt(im, x))) unsupported(n.op_type() + " of " + std::string(dtype_name(dt(im, x))));
-  im.set_output(n, 0, im.emit(P, {x}));
 }
 
 template <Prim P>
@@ -120,10 +108,6 @@ void logical_and(Importer& im, const Node& n) {
 void logical_or(Importer& im, const Node& n) {
   Var a = in(im, n, 0), b = in(im, n, 1);
   im.set_output(n, 0, im.op<Prim::select>({a, k(im, a, 1), b}));
-}
-
-void where(Importer& im, const Node& n) {
-  im.set_output(n, 0, im.op<Prim::select>({in(im, n, 0), in(im, n, 1), in(im, n, 2)}));
 }
 
 // x < 0 ? f(x) : x
@@ -267,39 +251,11 @@ void atanh(Importer& im, const Node& n) {
 }  // namespace
 
 void add_elementwise_rules(Rules& r) {
-  r["Neg"] = unary<Prim::neg>;
-  r["Abs"] = unary<Prim::abs>;
-  r["Sign"] = unary<Prim::sign>;
-  r["Exp"] = unary<Prim::exp>;
-  r["Log"] = unary<Prim::log>;
-  r["Sqrt"] = unary<Prim::sqrt>;
-  r["Sin"] = unary<Prim::sin>;
-  r["Cos"] = unary<Prim::cos>;
-  r["Tan"] = unary<Prim::tan>;
-  r["Tanh"] = unary<Prim::tanh>;
-  r["Sigmoid"] = unary<Prim::sigmoid>;
-  r["Relu"] = unary<Prim::relu>;
-  r["Softplus"] = unary<Prim::softplus>;
-  r["Erf"] = float_unary<Prim::erf>;
-  r["Asin"] = float_unary<Prim::asin>;
-  r["Acos"] = float_unary<Prim::acos>;
-  r["Atan"] = float_unary<Prim::atan>;
-  r["Floor"] = float_unary<Prim::floor>;
-  r["Ceil"] = float_unary<Prim::ceil>;
-  r["Round"] = float_unary<Prim::round>;
   r["Shrink"] = shrink;
-  r["Add"] = binary<Prim::add>;
-  r["Sub"] = binary<Prim::sub>;
-  r["Mul"] = binary<Prim::mul>;
   r["Div"] = div;
   r["Pow"] = pow;
   r["BitShift"] = bit_shift;
   r["Mod"] = mod;
-  r["Equal"] = binary<Prim::eq>;
-  r["Less"] = binary<Prim::lt>;
-  r["LessOrEqual"] = binary<Prim::le>;
-  r["Greater"] = binary<Prim::gt>;
-  r["GreaterOrEqual"] = binary<Prim::ge>;
   r["Xor"] = binary<Prim::ne>;
   r["Max"] = variadic<Prim::max>;
   r["Min"] = variadic<Prim::min>;
@@ -309,7 +265,6 @@ void add_elementwise_rules(Rules& r) {
   r["Not"] = logical_not;
   r["And"] = logical_and;
   r["Or"] = logical_or;
-  r["Where"] = where;
   r["LeakyRelu"] = leaky_relu;
   r["PRelu"] = prelu;
   r["Elu"] = elu;

@@ -327,32 +327,25 @@ Traced ifelse(const Traced& c, Operand a, Operand b) {
 
 // ---- elementwise functions --------------------------------------------------------------
 
+// Each function records its namesake primitive; the list also makes unary_functions().
+#define YTAPE_UNARY_FUNCTIONS(F)                                                                  \
+  F(abs)                                                                                          \
+  F(sign) F(exp) F(log) F(log1p) F(expm1) F(sqrt) F(sin) F(cos) F(tan) F(tanh) F(sigmoid) F(relu) \
+      F(softplus) F(erf) F(asin) F(acos) F(atan) F(floor) F(ceil) F(round)
 #define YTAPE_UNARY(p)                  \
   Traced p(const Traced& x, Where at) { \
     return unary(Prim::p, x, at);       \
   }
-YTAPE_UNARY(abs)
-YTAPE_UNARY(sign)
-YTAPE_UNARY(exp)
-YTAPE_UNARY(log)
-YTAPE_UNARY(log1p)
-YTAPE_UNARY(expm1)
-YTAPE_UNARY(sqrt)
-YTAPE_UNARY(sin)
-YTAPE_UNARY(cos)
-YTAPE_UNARY(tan)
-YTAPE_UNARY(tanh)
-YTAPE_UNARY(sigmoid)
-YTAPE_UNARY(relu)
-YTAPE_UNARY(softplus)
-YTAPE_UNARY(erf)
-YTAPE_UNARY(asin)
-YTAPE_UNARY(acos)
-YTAPE_UNARY(atan)
-YTAPE_UNARY(floor)
-YTAPE_UNARY(ceil)
-YTAPE_UNARY(round)
+YTAPE_UNARY_FUNCTIONS(YTAPE_UNARY)
 #undef YTAPE_UNARY
+
+std::span<const std::pair<Prim, UnaryFunction>> unary_functions() {
+#define YTAPE_ENTRY(p) {Prim::p, static_cast<UnaryFunction>(&p)},
+  static const std::pair<Prim, UnaryFunction> table[] = {YTAPE_UNARY_FUNCTIONS(YTAPE_ENTRY)};
+#undef YTAPE_ENTRY
+  return table;
+}
+#undef YTAPE_UNARY_FUNCTIONS
 
 Traced abs2(const Traced& x, Where at) {
   return binary(Prim::mul, Operand(x, at), Operand(x, at));

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <source_location>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -197,6 +198,10 @@ Traced atan(const Traced& x, Where at = Where::current());
 Traced floor(const Traced& x, Where at = Where::current());
 Traced ceil(const Traced& x, Where at = Where::current());
 Traced round(const Traced& x, Where at = Where::current());
+/// The functions above by the primitive each records (the test of the tables a new
+/// primitive needs walks them).
+using UnaryFunction = Traced (*)(const Traced&, Where);
+std::span<const std::pair<Prim, UnaryFunction>> unary_functions();
 /// `abs2.(x)` and `x.^2`: recorded as `x * x`.
 Traced abs2(const Traced& x, Where at = Where::current());
 /// `leakyrelu.(x, a)` of the prelude: `max(a * x, x)`.

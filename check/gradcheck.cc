@@ -17,7 +17,7 @@
 #include "tape/builder.h"
 #include "tape/error.h"
 
-namespace ytape::grad {
+namespace ytape::check {
 
 namespace {
 
@@ -248,7 +248,7 @@ GradcheckResult gradcheck(const Tape& t, const TensorMap& inputs, const Gradchec
     }
     if (seeds.empty()) user_error("tape '{}' has no float output to check", t.name);
   }
-  Tape g = gradient(p, {o.wrt, !scalar});
+  Tape g = grad::gradient(p, {o.wrt, !scalar});
 
   // Seed inputs follow the tape's own inputs in the gradient tape, in output order.
   TensorMap grad_inputs = values;
@@ -261,7 +261,7 @@ GradcheckResult gradcheck(const Tape& t, const TensorMap& inputs, const Gradchec
 
   // The inputs to check, by position in `values`, with their gradients.
   std::vector<std::pair<size_t, const Tensor*>> todo;
-  std::vector<bool> chosen = chosen_inputs(p, o.wrt);
+  std::vector<bool> chosen = grad::chosen_inputs(p, o.wrt);
   size_t next_grad = p.outputs.size();
   int64_t total = 0;
   for (size_t i = 0; i < chosen.size(); ++i) {
@@ -314,4 +314,4 @@ std::string gradcheck_table(const GradcheckResult& r) {
   return out;
 }
 
-}  // namespace ytape::grad
+}  // namespace ytape::check

@@ -11,10 +11,10 @@
 #include "runtime/tensor.h"
 #include "tape/tape.h"
 
-namespace ytape::grad {
+namespace ytape::check {
 
 struct GradcheckOptions {
-  std::vector<std::string> wrt;  ///< as GradOptions::wrt; empty: every float input
+  std::vector<std::string> wrt;  ///< as grad::GradOptions::wrt; empty: every float input
   int directions = 3;            ///< random directions per input above `max_elements`
   int64_t max_elements = 64;     ///< inputs up to this size are checked element by element
   double eps = 1e-6;             ///< finite-difference step
@@ -69,4 +69,4 @@ GradcheckResult gradcheck(const Tape& t, const TensorMap& inputs, const Gradchec
 /// The result as a table, one line per input.
 std::string gradcheck_table(const GradcheckResult& r);
 
-}  // namespace ytape::grad
+}  // namespace ytape::check

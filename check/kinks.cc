@@ -4,34 +4,21 @@
 
 #include "grad/rules.h"
 #include "tape/builder.h"
+#include "tape/error.h"
 
-namespace ytape::grad {
+namespace ytape::check {
 
 namespace {
 
-// The decision of `op` (copied into `b` with outputs `outs`), or none for a smooth op.
+// The decision of `op` (copied into `b` with outputs `outs`), or none for a smooth op. A
+// KINK op (ops.def) needs a formula here; a JUMP op's result names its piece, except rem's.
 std::optional<Var> decision(Builder& b, const Op& op, const VarMap& map,
                             const std::vector<Var>& outs) {
   auto arg = [&](size_t i) { return map[op.args[i]]; };
   switch (op.prim) {
     case Prim::relu:
     case Prim::abs:
-    case Prim::sign:
       return b.sign(arg(0));
-    case Prim::eq:
-    case Prim::ne:
-    case Prim::lt:
-    case Prim::le:
-    case Prim::gt:
-    case Prim::ge:
-    case Prim::argmax:
-    case Prim::floor:
-    case Prim::ceil:
-    case Prim::round:
-      return outs[0];
-    case Prim::convert:
-      if (is_float(b.type(outs[0]).dtype)) return std::nullopt;
-      return outs[0];
     case Prim::max:
     case Prim::min:
       return b.ge(arg(0), arg(1));
@@ -40,15 +27,22 @@ std::optional<Var> decision(Builder& b, const Op& op, const VarMap& map,
     case Prim::maximum:
     case Prim::minimum: {
       Var x = arg(0);
-      return b.eq(x, keep_dims(b, outs[0], b.type(x).shape, reduce_dims(op.prim, op.attrs)));
+      return b.eq(x, grad::keep_dims(b, outs[0], b.type(x).shape, reduce_dims(op.prim, op.attrs)));
     }
     case Prim::max_pool2d:
       return b.call(Prim::max_pool2d_with_indices, {arg(0)}, op.attrs)[1];
     case Prim::max_pool2d_with_indices:
       return outs[1];
+    case Prim::convert:  // jumps only into integers and bools, which its row cannot say
+      if (is_float(b.type(outs[0]).dtype)) return std::nullopt;
+      return outs[0];
     default:
-      return std::nullopt;
+      break;
   }
+  const PrimInfo& info = prim_info(op.prim);
+  if (info.kink()) internal_error("{} has a kink but no decision", info.name);
+  if (info.jump()) return outs[0];
+  return std::nullopt;
 }
 
 }  // namespace
@@ -71,4 +65,4 @@ Tape with_decisions(const Tape& t) {
   return b.finish();
 }
 
-}  // namespace ytape::grad
+}  // namespace ytape::check

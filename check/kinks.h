@@ -8,13 +8,15 @@
 
 #include "tape/tape.h"
 
-namespace ytape::grad {
+namespace ytape::check {
 
-/// A copy of `t` whose outputs are followed by one "decision" output per choice-making op:
-/// sign(x) for relu, abs and sign; the quotient of rem; the result of comparisons, argmax, floor,
-/// ceil, round and conversions to integers or bools; a >= b for max and min; x == extremum for
-/// maximum and minimum; the window indices of max pooling. Two inputs give equal decisions when no
-/// op chose differently between them. `t.outputs.size()` is the index of the first decision.
+/// A copy of `t` whose outputs are followed by one "decision" output per choice-making op
+/// (the JUMP and KINK rows of tape/ops.def, and conversions to integers or bools): the
+/// result itself for ops that jump (floor, a comparison, argmax, a conversion), but the
+/// quotient for rem; sign(x) for relu and abs; a >= b for max and min; x == extremum for
+/// maximum and minimum; the window indices of max pooling. Two inputs give equal decisions
+/// when no op chose differently between them. `t.outputs.size()` is the index of the first
+/// decision. Throws InternalError for a KINK primitive that has no decision here.
 Tape with_decisions(const Tape& t);
 
-}  // namespace ytape::grad
+}  // namespace ytape::check

@@ -13,6 +13,11 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
+std::vector<Prim> concatenated(std::vector<Prim> a, const std::vector<Prim>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 // Draws ops onto a builder. Each draw picks a family and builds one op (with the helper
 // ops its domain needs); when the builder refuses it (shapes that do not fit), the draw
 // is dropped and another is made, so every tape is valid by construction.
@@ -55,6 +60,7 @@ class Generator {
   T one_of(std::initializer_list<T> items) {
     return items.begin()[pick(items.size())];
   }
+  Prim one_of(const std::vector<Prim>& prims) { return prims[pick(prims.size())]; }
   // A var drawn so far, most often a recent one.
   Var any() {
     size_t recent = std::min<size_t>(pool_.size(), 6);
@@ -80,8 +86,7 @@ class Generator {
         return binary(any(), any());
       case 2: {  // a choice between two values
         Var x = any(), y = any();
-        Var c =
-            b_.call1(one_of({Prim::eq, Prim::ne, Prim::lt, Prim::le, Prim::gt, Prim::ge}), {x, y});
+        Var c = b_.call1(one_of(comparisons_), {x, y});
         return b_.select(c, x, y);
       }
       case 3:
@@ -111,15 +116,14 @@ class Generator {
   Var draw_exact() {
     switch (pick(9)) {
       case 0:
-        return b_.call1(one_of({Prim::neg, Prim::abs, Prim::sign, Prim::relu}), {any()});
+        return b_.call1(one_of(integer_unary_), {any()});
       case 1:  // products grow: each is kept within ±1000
-        return bounded(b_.call1(one_of({Prim::add, Prim::sub, Prim::mul, Prim::max, Prim::min}),
-                                {any(), any()}));
+        return bounded(b_.call1(one_of(integer_binary_), {any(), any()}));
       case 2: {  // a choice, or the agreement of two comparisons as 0 or 1
         Var x = any(), y = any();
-        Var c = b_.call1(one_of({Prim::lt, Prim::le, Prim::gt, Prim::ge}), {x, y});
+        Var c = b_.call1(one_of(ordered_), {x, y});
         if (pick(2)) return b_.select(c, x, y);
-        Var d = b_.call1(one_of({Prim::eq, Prim::ne}), {c, b_.gt(y, scalar(0))});
+        Var d = b_.call1(one_of(equalities_), {c, b_.gt(y, scalar(0))});
         return b_.convert(d, {.dtype = dtype_});
       }
       case 3: {
@@ -306,6 +310,13 @@ class Generator {
   bool exact_;
   Builder b_;
   std::vector<Var> pool_;  // the values drawn so far, inputs first
+  // The primitives of one kind that a draw picks from, by the dtypes column of ops.def:
+  // those exact on integers (numeric), and the comparisons.
+  const std::vector<Prim> integer_unary_ = elementwise_prims(1, DTypes::numeric);
+  const std::vector<Prim> integer_binary_ = elementwise_prims(2, DTypes::numeric);
+  const std::vector<Prim> ordered_ = elementwise_prims(2, DTypes::ordered);
+  const std::vector<Prim> equalities_ = elementwise_prims(2, DTypes::equality);
+  const std::vector<Prim> comparisons_ = concatenated(equalities_, ordered_);
 };
 
 }  // namespace
@@ -319,24 +330,7 @@ Tape random_tape(const Choose& choose, const RandomTapeOptions& options) {
 
 bool has_jumps(const Tape& t) {
   return std::any_of(t.ops.begin(), t.ops.end(), [](const Op& op) {
-    if (op.kind != OpKind::call) return false;
-    switch (op.prim) {
-      case Prim::sign:
-      case Prim::floor:
-      case Prim::ceil:
-      case Prim::round:
-      case Prim::rem:
-      case Prim::eq:
-      case Prim::ne:
-      case Prim::lt:
-      case Prim::le:
-      case Prim::gt:
-      case Prim::ge:
-      case Prim::argmax:
-        return true;
-      default:
-        return false;
-    }
+    return op.kind == OpKind::call && prim_info(op.prim).jump();
   });
 }
 

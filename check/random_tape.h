@@ -32,9 +32,9 @@ struct RandomTapeOptions {
 /// gradient are finite: the tapes suit finite differences.
 Tape random_tape(const Choose& choose, const RandomTapeOptions& options = {});
 
-/// Whether `t` has an op whose result jumps where its arguments change a little (sign,
-/// floor, ceil, round, rem, comparisons, argmax): runs in two precisions may then differ by more
-/// than rounding.
+/// Whether `t` has an op whose result jumps where its arguments change a little (a JUMP
+/// row of tape/ops.def: sign, floor, a comparison, argmax, rem, ...): runs in two precisions
+/// may then differ by more than rounding.
 bool has_jumps(const Tape& t);
 
 }  // namespace ytape::check

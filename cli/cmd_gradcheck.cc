@@ -14,7 +14,7 @@ namespace {
 struct GradcheckCliOptions {
   std::string tape, inputs;
   bool random = false;
-  grad::GradcheckOptions check;
+  check::GradcheckOptions check;
   ExecutionChoice execution;
 };
 
@@ -22,7 +22,7 @@ struct GradcheckCliOptions {
 
 Run setup_gradcheck(CLI::App& sub) {
   auto o = std::make_shared<GradcheckCliOptions>();
-  grad::GradcheckOptions& c = o->check;
+  check::GradcheckOptions& c = o->check;
   sub.add_option("TAPE", o->tape, "Tape in JSON form, or - for standard input")->required();
   sub.add_option("--inputs", o->inputs, "Input values: a .safetensors or .json file");
   sub.add_flag("--random", o->random, "Make up the inputs not given, deterministically");
@@ -45,15 +45,15 @@ Run setup_gradcheck(CLI::App& sub) {
     Tape t = load_tape(o->tape);
     TensorMap inputs = gather_inputs(t, o->inputs, o->random, o->check.seed);
     Progress progress;
-    grad::GradcheckOptions options = o->check;
+    check::GradcheckOptions options = o->check;
     options.progress = [&](std::string_view input, int64_t done, int64_t total) {
       progress.update(fmt::format("gradcheck: {}/{} checks ({:.0f}%), {}", done, total,
                                   100.0 * static_cast<double>(done) / static_cast<double>(total),
                                   input));
     };
-    grad::GradcheckResult r = grad::gradcheck(t, inputs, options);
+    check::GradcheckResult r = check::gradcheck(t, inputs, options);
     progress.done();
-    fmt::print("{}", grad::gradcheck_table(r));
+    fmt::print("{}", check::gradcheck_table(r));
     fmt::print("{}\n", r.ok ? "gradient ok" : "gradient differs from finite differences");
     return r.ok ? kOk : kNegative;
   };

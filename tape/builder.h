@@ -95,7 +95,8 @@ class Builder {
   YTAPE_RESULT_##n p(VarList xs, const AttrsOf<Prim::p>& attrs = {}) { \
     return YTAPE_CALL_##n(Prim::p, std::move(xs), attrs.to_attrs());   \
   }
-#define X(prim, family, arity, outputs, flags, attributes) YTAPE_SHORTHAND_##arity(prim, outputs)
+#define X(prim, family, arity, outputs, flags, dtypes, cost, attributes) \
+  YTAPE_SHORTHAND_##arity(prim, outputs)
 #include "tape/ops.def"
 #undef X
 #undef YTAPE_SHORTHAND_0

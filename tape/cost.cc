@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "tape/error.h"
+#include "tape/op_attrs.h"
+
 namespace ytape {
 
 namespace {
@@ -44,39 +47,68 @@ double output_elements(const Tape& t, const Op& op) {
   return n;
 }
 
+const Shape& shape_of(const Tape& t, Var v) {
+  return t.type(v).shape;
+}
+
+double matmul_flops(const Tape& t, const Op& op) {
+  const Type& a = t.type(op.args[0]);
+  int64_t k = attrs_of<Prim::matmul>(op.attrs).transpose_a ? a.shape[0] : a.shape[1];
+  return 2.0 * static_cast<double>(t.type(op.outs[0]).size()) * static_cast<double>(k);
+}
+
+// Each convolution reads its output side (dy for the gradients) and its weight (or the
+// weight's shape, for the filter gradient) from a different place.
+double convolution_flops(const Tape& t, const Op& op) {
+  switch (op.prim) {
+    case Prim::conv2d:
+      return conv_flops(t.type(op.outs[0]), shape_of(t, op.args[1]));
+    case Prim::conv2d_backward_input:  // the transposed convolution of dy with w
+      return conv_flops(t.type(op.args[0]), shape_of(t, op.args[1]));
+    case Prim::conv2d_backward_filter:
+      return conv_flops(t.type(op.args[1]), attrs_of<Prim::conv2d_backward_filter>(op.attrs).shape);
+    default:
+      internal_error("{} has no convolution cost", prim_name(op.prim));
+  }
+}
+
+// A pooling of x into y; each primitive's window attributes are its own struct.
+double window_flops(const Tape& t, const Op& op) {
+  const Shape& x = shape_of(t, op.args[0]);
+  const Shape& y = shape_of(t, op.outs[0]);
+  switch (op.prim) {
+    case Prim::max_pool2d:
+      return pool_reads(x, y, attrs_of<Prim::max_pool2d>(op.attrs));
+    case Prim::max_pool2d_with_indices:
+      return pool_reads(x, y, attrs_of<Prim::max_pool2d_with_indices>(op.attrs));
+    case Prim::avg_pool2d:
+      return pool_reads(x, y, attrs_of<Prim::avg_pool2d>(op.attrs));
+    default:
+      internal_error("{} has no pooling cost", prim_name(op.prim));
+  }
+}
+
 }  // namespace
 
 double op_flops(const Tape& t, const Op& op) {
   if (op.kind != OpKind::call) return 0;
-  auto shape = [&](Var v) -> const Shape& { return t.type(v).shape; };
-  switch (op.prim) {
-    case Prim::matmul: {
-      const Type& a = t.type(op.args[0]);
-      int64_t k = attrs_of<Prim::matmul>(op.attrs).transpose_a ? a.shape[0] : a.shape[1];
-      return 2.0 * static_cast<double>(t.type(op.outs[0]).size()) * static_cast<double>(k);
-    }
-    case Prim::conv2d:
-      return conv_flops(t.type(op.outs[0]), shape(op.args[1]));
-    case Prim::conv2d_backward_input:  // the transposed convolution of dy with w
-      return conv_flops(t.type(op.args[0]), shape(op.args[1]));
-    case Prim::conv2d_backward_filter:
-      return conv_flops(t.type(op.args[1]), attrs_of<Prim::conv2d_backward_filter>(op.attrs).shape);
-    case Prim::max_pool2d:
-      return pool_reads(shape(op.args[0]), shape(op.outs[0]), attrs_of<Prim::max_pool2d>(op.attrs));
-    case Prim::max_pool2d_with_indices:
-      return pool_reads(shape(op.args[0]), shape(op.outs[0]),
-                        attrs_of<Prim::max_pool2d_with_indices>(op.attrs));
-    case Prim::avg_pool2d:
-      return pool_reads(shape(op.args[0]), shape(op.outs[0]), attrs_of<Prim::avg_pool2d>(op.attrs));
-    case Prim::avg_pool2d_backward: {  // dx = 0, then each dy spread over its window
-      const auto attrs = attrs_of<Prim::avg_pool2d_backward>(op.attrs);
-      return output_elements(t, op) + pool_reads(attrs.shape, shape(op.args[0]), attrs);
-    }
-    case Prim::max_pool2d_backward:  // dx = 0, then each dy added at its index
-      return output_elements(t, op) + static_cast<double>(t.type(op.args[0]).size());
-    default:
+  switch (prim_info(op.prim).cost) {
+    case Cost::elements:
       return output_elements(t, op);
+    case Cost::matmul:
+      return matmul_flops(t, op);
+    case Cost::conv:
+      return convolution_flops(t, op);
+    case Cost::window:
+      return window_flops(t, op);
+    case Cost::window_backward: {  // avg_pool2d_backward: dy, the window attributes
+      const auto attrs = attrs_of<Prim::avg_pool2d_backward>(op.attrs);
+      return output_elements(t, op) + pool_reads(attrs.shape, shape_of(t, op.args[0]), attrs);
+    }
+    case Cost::index_backward:  // max_pool2d_backward: dy and its indices
+      return output_elements(t, op) + static_cast<double>(t.type(op.args[0]).size());
   }
+  internal_error("no cost for {}", prim_name(op.prim));
 }
 
 double tape_flops(const Tape& t) {

@@ -29,11 +29,11 @@ int dtype_size(DType t);
 std::array<uint8_t, 8> scalar_bytes(DType dtype, double value);
 /// An i64 element holding `value` exactly (doubles hold integers exactly up to 2^53).
 std::array<uint8_t, 8> scalar_bytes(int64_t value);
-inline bool is_float(DType t) {
+constexpr bool is_float(DType t) {
   return t == DType::f32 || t == DType::f64 || t == DType::f16;
 }
 /// Floats and i64: the types arithmetic is defined on.
-inline bool is_numeric(DType t) {
+constexpr bool is_numeric(DType t) {
   return t != DType::boolean;
 }
 

@@ -6,7 +6,7 @@ namespace ytape {
 
 #define ATTR(kind, name) r.name = a.get_##kind(#name);
 #define ATTR_OR(kind, name, dflt) ATTR(kind, name)
-#define X(p, family, arity, outputs, flags, attrs)                           \
+#define X(p, family, arity, outputs, flags, dtypes, cost, attrs)             \
   AttrsOf<Prim::p> AttrsOf<Prim::p>::from([[maybe_unused]] const Attrs& a) { \
     AttrsOf r;                                                               \
     attrs return r;                                                          \
@@ -19,10 +19,10 @@ namespace ytape {
 #define ATTR(kind, name) \
   out.push_back({#name, AttrValue(std::in_place_type<YTAPE_ATTR_TYPE_##kind>, name)});
 #define ATTR_OR(kind, name, dflt) ATTR(kind, name)
-#define X(p, family, arity, outputs, flags, attrs) \
-  Attrs AttrsOf<Prim::p>::to_attrs() const {       \
-    Attrs out;                                     \
-    attrs return out;                              \
+#define X(p, family, arity, outputs, flags, dtypes, cost, attrs) \
+  Attrs AttrsOf<Prim::p>::to_attrs() const {                     \
+    Attrs out;                                                   \
+    attrs return out;                                            \
   }
 #include "tape/ops.def"
 #undef X

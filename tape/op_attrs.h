@@ -43,7 +43,7 @@ struct AttrsOf;
 #define ATTR_OR(kind, name, dflt) YTAPE_ATTR_TYPE_##kind name{YTAPE_ATTR_UNPAREN dflt};
 // `from` reads complete attributes of p (as on a tape: a missing one is an
 // InternalError); `to_attrs` writes them all, in schema order.
-#define X(p, family, arity, outputs, flags, attrs)                    \
+#define X(p, family, arity, outputs, flags, dtypes, cost, attrs)      \
   template <>                                                         \
   struct AttrsOf<Prim::p> {                                           \
     static AttrsOf from(const Attrs& a);                              \

@@ -24,8 +24,9 @@ struct Registry {
 #define ATTR_OR(kind, name, dflt)         \
   AttrSpec{#name, YTAPE_ATTR_KIND_##kind, \
            AttrValue(YTAPE_ATTR_TYPE_##kind{YTAPE_ATTR_UNPAREN dflt})},
-#define X(name_, family_, arity_, outputs_, flags_, attrs_)                               \
-  infos.push_back(PrimInfo{#name_, Family::family_, arity_, outputs_, flags_, {attrs_}}); \
+#define X(name_, family_, arity_, outputs_, flags_, dtypes_, cost_, attrs_)                        \
+  infos.push_back(PrimInfo{                                                                        \
+      #name_, Family::family_, arity_, outputs_, flags_, DTypes::dtypes_, Cost::cost_, {attrs_}}); \
   prims.push_back(Prim::name_);
 #include "tape/ops.def"
 #undef X
@@ -53,7 +54,7 @@ std::string_view family_name(Family f) {
 }
 
 std::optional<Prim> plain_form(Prim variant) {
-#define X(name, family, arity, outputs, flags, attrs)
+#define X(name, family, arity, outputs, flags, dtypes, cost, attrs)
 #define VARIANT(v, plain) \
   if (variant == Prim::v) return Prim::plain;
 #include "tape/ops.def"
@@ -63,7 +64,7 @@ std::optional<Prim> plain_form(Prim variant) {
 }
 
 std::optional<Prim> variant_of(Prim plain) {
-#define X(name, family, arity, outputs, flags, attrs)
+#define X(name, family, arity, outputs, flags, dtypes, cost, attrs)
 #define VARIANT(v, plain_prim) \
   if (plain == Prim::plain_prim) return Prim::v;
 #include "tape/ops.def"
@@ -85,6 +86,15 @@ std::optional<Prim> find_prim(std::string_view name) {
 
 std::span<const Prim> all_prims() {
   return registry().prims;
+}
+
+std::vector<Prim> elementwise_prims(int arity, DTypes dtypes) {
+  std::vector<Prim> out;
+  for (Prim p : all_prims()) {
+    const PrimInfo& info = prim_info(p);
+    if (info.elementwise() && info.arity == arity && info.dtypes == dtypes) out.push_back(p);
+  }
+  return out;
 }
 
 Attrs normalize_attrs(Prim p, const Attrs& attrs) {

@@ -9,17 +9,18 @@
 #include <vector>
 
 #include "tape/attrs.h"
+#include "tape/dtype.h"
 
 namespace ytape {
 
 enum class Prim : uint16_t {
-#define X(name, family, arity, outputs, flags, attrs) name,
+#define X(name, family, arity, outputs, flags, dtypes, cost, attrs) name,
 #include "tape/ops.def"
 #undef X
 };
 
 inline constexpr int kNumPrims = 0
-#define X(name, family, arity, outputs, flags, attrs) +1
+#define X(name, family, arity, outputs, flags, dtypes, cost, attrs) +1
 #include "tape/ops.def"
 #undef X
     ;
@@ -52,7 +53,67 @@ inline constexpr uint32_t COMM = 1u << 1;    ///< commutative in its two argumen
 inline constexpr uint32_t DIFF = 1u << 2;    ///< has a gradient rule
 inline constexpr uint32_t EFFECT = 1u << 3;  ///< never merged, removed or reordered
 inline constexpr uint32_t RANDOM = 1u << 4;  ///< draws random numbers
+/// Discontinuous: its result jumps where its arguments change a little (floor, a
+/// comparison, argmax; rem, where x/y crosses an integer).
+inline constexpr uint32_t JUMP = 1u << 5;
+/// Continuous, but its slope jumps where it chooses (relu's side of zero, max's argument,
+/// a pooling window's maximum).
+inline constexpr uint32_t KINK = 1u << 6;
 }  // namespace prim_flags
+
+/// The dtypes a primitive computes on: those of its data arguments (index arguments are
+/// i64 and conditions bool whatever the class), or of its result where it takes none.
+enum class DTypes : uint8_t {
+  floating,  ///< f32, f64, f16
+  numeric,   ///< the floats and i64
+  any,       ///< every dtype, bool included
+  ordered,   ///< numeric arguments, a bool result (lt, le, gt, ge)
+  equality,  ///< arguments of any dtype, a bool result (eq, ne)
+  boolean,   ///< bool only (guard's condition)
+};
+
+/// Whether an op of class `c` takes data arguments of dtype `d`.
+constexpr bool accepts(DTypes c, DType d) {
+  switch (c) {
+    case DTypes::floating:
+      return is_float(d);
+    case DTypes::numeric:
+    case DTypes::ordered:
+      return is_numeric(d);
+    case DTypes::any:
+    case DTypes::equality:
+      return true;
+    case DTypes::boolean:
+      return d == DType::boolean;
+  }
+  return false;
+}
+
+/// Whether ops of class `c` compare: their result is bool, whatever their arguments.
+constexpr bool compares(DTypes c) {
+  return c == DTypes::ordered || c == DTypes::equality;
+}
+
+/// The `dtypes` column of ops.def at compile time, for code that instantiates templates by
+/// it (the elementwise kernels); prim_info(p).dtypes is the same.
+constexpr DTypes dtypes_of(Prim p) {
+  constexpr DTypes kDTypes[] = {
+#define X(name, family, arity, outputs, flags, dtypes, cost, attrs) DTypes::dtypes,
+#include "tape/ops.def"
+#undef X
+  };
+  return kDTypes[static_cast<int>(p)];
+}
+
+/// How op_flops (tape/cost.h) counts a primitive's work: the `cost` column of ops.def.
+enum class Cost : uint8_t {
+  elements,         ///< one per output element (arithmetic and data movement)
+  matmul,           ///< a multiply-add per term of each output's dot product
+  conv,             ///< a multiply-add per weight tap of each element on the output side
+  window,           ///< one per input element that a pooling window reads
+  window_backward,  ///< dx zeroed, then each dy spread over its window
+  index_backward,   ///< dx zeroed, then each dy added at its index
+};
 
 inline constexpr int kVariadic = -1;
 
@@ -70,6 +131,8 @@ struct PrimInfo {
   int arity;    ///< number of arguments, or kVariadic
   int outputs;  ///< number of outputs
   uint32_t flags;
+  DTypes dtypes;  ///< the dtypes it computes on
+  Cost cost;      ///< how op_flops counts its work
   std::vector<AttrSpec> attrs;
 
   bool elementwise() const { return flags & prim_flags::EW; }
@@ -77,6 +140,12 @@ struct PrimInfo {
   bool differentiable() const { return flags & prim_flags::DIFF; }
   bool effectful() const { return flags & prim_flags::EFFECT; }
   bool random() const { return flags & prim_flags::RANDOM; }
+  bool jump() const { return flags & prim_flags::JUMP; }
+  bool kink() const { return flags & prim_flags::KINK; }
+  /// Whether its data arguments may be of dtype `d` (see DTypes).
+  bool accepts(DType d) const { return ytape::accepts(dtypes, d); }
+  /// Whether it compares: its result is bool.
+  bool compares() const { return ytape::compares(dtypes); }
 };
 
 const PrimInfo& prim_info(Prim p);
@@ -87,6 +156,8 @@ inline std::string_view prim_name(Prim p) {
 std::optional<Prim> find_prim(std::string_view name);
 /// Every primitive in op-list order.
 std::span<const Prim> all_prims();
+/// The elementwise primitives of `arity` whose row has `dtypes`, in op-list order.
+std::vector<Prim> elementwise_prims(int arity, DTypes dtypes);
 
 /// Checks `attrs` against the schema of `p`, fills in defaults, converts integer values
 /// given for float attributes, and returns them in schema order. Throws UserError naming

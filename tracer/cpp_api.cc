@@ -121,11 +121,6 @@ int64_t Traced::size(int d) const {
 
 namespace {
 
-bool is_comparison(Prim p) {
-  return p == Prim::eq || p == Prim::ne || p == Prim::lt || p == Prim::le || p == Prim::gt ||
-         p == Prim::ge;
-}
-
 // The tracer of a value. An empty value has none to format the location, so do it here.
 Tracer& owner(const Traced& x, Where at) {
   if (x.tracer() == nullptr) {
@@ -197,7 +192,7 @@ std::vector<Traced> as_values(Tracer& t, std::initializer_list<const Operand*> o
 Traced binary(Prim p, const Operand& a, const Operand& b) {
   Tracer& t = tracer_of(a, b, prim_name(p));
   DType d = promote(a, b);
-  if (!is_comparison(p) && d == DType::boolean) d = DType::i64;
+  if (!prim_info(p).compares() && d == DType::boolean) d = DType::i64;
   if ((p == Prim::div || p == Prim::pow) && !is_float(d)) d = DType::f64;
   return t.call1(p, as_values(t, {&a, &b}, d, a.where()), {}, a.where());
 }
@@ -220,7 +215,7 @@ Traced same_shape(Prim p, std::string_view op, std::string_view hint, const Oper
 // functions, bools i64 for the others.
 Traced unary(Prim p, const Traced& x, Where at) {
   Tracer& t = owner(x, at);
-  bool float_only = p != Prim::neg && p != Prim::abs && p != Prim::sign && p != Prim::relu;
+  bool float_only = prim_info(p).dtypes == DTypes::floating;
   DType d = x.dtype();
   if (float_only && !is_float(d)) d = DType::f64;
   if (d == DType::boolean) d = DType::i64;

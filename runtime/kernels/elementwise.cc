@@ -58,59 +58,39 @@ YTAPE_ROW_TARGETS void binary_row(void* out, const void* const* in, const int64_
   internal_error("{} has no kernel for {}", prim_name(call.op.prim), dtype_name(d));
 }
 
-// Row functions by the dtypes an op accepts (null for the others); the row type R is the
-// result element type.
-template <typename F>
-RowFn float_unary(DType d) {
-  switch (d) {
-    case DType::f32:
-      return unary_row<float, float, F>;
-    case DType::f64:
-      return unary_row<double, double, F>;
-    default:
-      return nullptr;
+// The row of F on elements of T (dtype D) where ops of class C take D, else null: R, the
+// result's element type, is bool for a comparison and T otherwise.
+template <int Arity, DTypes C, typename F, DType D, typename T>
+RowFn row_if_taken() {
+  if constexpr (accepts(C, D)) {
+    using R = std::conditional_t<compares(C), bool, T>;
+    if constexpr (Arity == 1) {
+      return unary_row<T, R, F>;
+    } else {
+      return binary_row<T, R, F>;
+    }
+  } else {
+    return nullptr;
   }
 }
 
-template <typename F>
-RowFn numeric_unary(DType d) {
-  return d == DType::i64 ? unary_row<int64_t, int64_t, F> : float_unary<F>(d);
-}
-
-template <typename F>
-RowFn float_binary(DType d) {
+// Row functions by dtype for an op of class C (the dtypes column of its row in ops.def).
+// f16 has none: the executor lowers f16 ops to f32 ones (runtime/lower_f16.h).
+template <int Arity, DTypes C, typename F>
+RowFn typed_rows(DType d) {
   switch (d) {
     case DType::f32:
-      return binary_row<float, float, F>;
+      return row_if_taken<Arity, C, F, DType::f32, float>();
     case DType::f64:
-      return binary_row<double, double, F>;
-    default:
-      return nullptr;
-  }
-}
-
-template <typename F>
-RowFn numeric_binary(DType d) {
-  return d == DType::i64 ? binary_row<int64_t, int64_t, F> : float_binary<F>(d);
-}
-
-template <typename F>
-RowFn comparison(DType d) {
-  switch (d) {
-    case DType::f32:
-      return binary_row<float, bool, F>;
-    case DType::f64:
-      return binary_row<double, bool, F>;
+      return row_if_taken<Arity, C, F, DType::f64, double>();
     case DType::i64:
-      return binary_row<int64_t, bool, F>;
-    default:
+      return row_if_taken<Arity, C, F, DType::i64, int64_t>();
+    case DType::boolean:
+      return row_if_taken<Arity, C, F, DType::boolean, bool>();
+    case DType::f16:
       return nullptr;
   }
-}
-
-template <typename F>
-RowFn equality(DType d) {
-  return d == DType::boolean ? binary_row<bool, bool, F> : comparison<F>(d);
+  return nullptr;
 }
 
 // The kernel of an op whose row `rows` picks by the dtype of its last argument.
@@ -129,6 +109,16 @@ void set_rows(KernelTable& t, Prim p) {
   for (int d = 0; d < kNumDTypes; ++d) {
     t.rows[KernelTable::entry(p)][d] = rows(static_cast<DType>(d));
   }
+}
+
+// Registers P's kernel, F over one argument or two, for the dtypes of P's row in ops.def.
+template <Prim P, typename F>
+void set_unary(KernelTable& t) {
+  set_rows<typed_rows<1, dtypes_of(P), F>>(t, P);
+}
+template <Prim P, typename F>
+void set_binary(KernelTable& t) {
+  set_rows<typed_rows<2, dtypes_of(P), F>>(t, P);
 }
 
 // ---- the ops -------------------------------------------------------------------------
@@ -398,42 +388,42 @@ void elementwise_program(const KernelCall& call) {
 }  // namespace
 
 void register_elementwise_kernels(KernelTable& t) {
-  set_rows<numeric_unary<Neg>>(t, Prim::neg);
-  set_rows<numeric_unary<Abs>>(t, Prim::abs);
-  set_rows<numeric_unary<Sign>>(t, Prim::sign);
-  set_rows<numeric_unary<Relu>>(t, Prim::relu);
-  set_rows<float_unary<Exp>>(t, Prim::exp);
-  set_rows<float_unary<Log>>(t, Prim::log);
-  set_rows<float_unary<Log1p>>(t, Prim::log1p);
-  set_rows<float_unary<Expm1>>(t, Prim::expm1);
-  set_rows<float_unary<Sqrt>>(t, Prim::sqrt);
-  set_rows<float_unary<Sin>>(t, Prim::sin);
-  set_rows<float_unary<Cos>>(t, Prim::cos);
-  set_rows<float_unary<Tan>>(t, Prim::tan);
-  set_rows<float_unary<Tanh>>(t, Prim::tanh);
-  set_rows<float_unary<Sigmoid>>(t, Prim::sigmoid);
-  set_rows<float_unary<Softplus>>(t, Prim::softplus);
-  set_rows<float_unary<Erf>>(t, Prim::erf);
-  set_rows<float_unary<Asin>>(t, Prim::asin);
-  set_rows<float_unary<Acos>>(t, Prim::acos);
-  set_rows<float_unary<Atan>>(t, Prim::atan);
-  set_rows<float_unary<Floor>>(t, Prim::floor);
-  set_rows<float_unary<Ceil>>(t, Prim::ceil);
-  set_rows<float_unary<Round>>(t, Prim::round);
-  set_rows<numeric_binary<Add>>(t, Prim::add);
-  set_rows<numeric_binary<Sub>>(t, Prim::sub);
-  set_rows<numeric_binary<Mul>>(t, Prim::mul);
-  set_rows<numeric_binary<Max>>(t, Prim::max);
-  set_rows<numeric_binary<Min>>(t, Prim::min);
-  set_rows<float_binary<Div>>(t, Prim::div);
-  set_rows<float_binary<Pow>>(t, Prim::pow);
-  set_rows<float_binary<Rem>>(t, Prim::rem);
-  set_rows<equality<Eq>>(t, Prim::eq);
-  set_rows<equality<Ne>>(t, Prim::ne);
-  set_rows<comparison<Lt>>(t, Prim::lt);
-  set_rows<comparison<Le>>(t, Prim::le);
-  set_rows<comparison<Gt>>(t, Prim::gt);
-  set_rows<comparison<Ge>>(t, Prim::ge);
+  set_unary<Prim::neg, Neg>(t);
+  set_unary<Prim::abs, Abs>(t);
+  set_unary<Prim::sign, Sign>(t);
+  set_unary<Prim::relu, Relu>(t);
+  set_unary<Prim::exp, Exp>(t);
+  set_unary<Prim::log, Log>(t);
+  set_unary<Prim::log1p, Log1p>(t);
+  set_unary<Prim::expm1, Expm1>(t);
+  set_unary<Prim::sqrt, Sqrt>(t);
+  set_unary<Prim::sin, Sin>(t);
+  set_unary<Prim::cos, Cos>(t);
+  set_unary<Prim::tan, Tan>(t);
+  set_unary<Prim::tanh, Tanh>(t);
+  set_unary<Prim::sigmoid, Sigmoid>(t);
+  set_unary<Prim::softplus, Softplus>(t);
+  set_unary<Prim::erf, Erf>(t);
+  set_unary<Prim::asin, Asin>(t);
+  set_unary<Prim::acos, Acos>(t);
+  set_unary<Prim::atan, Atan>(t);
+  set_unary<Prim::floor, Floor>(t);
+  set_unary<Prim::ceil, Ceil>(t);
+  set_unary<Prim::round, Round>(t);
+  set_binary<Prim::add, Add>(t);
+  set_binary<Prim::sub, Sub>(t);
+  set_binary<Prim::mul, Mul>(t);
+  set_binary<Prim::max, Max>(t);
+  set_binary<Prim::min, Min>(t);
+  set_binary<Prim::div, Div>(t);
+  set_binary<Prim::pow, Pow>(t);
+  set_binary<Prim::rem, Rem>(t);
+  set_binary<Prim::eq, Eq>(t);
+  set_binary<Prim::ne, Ne>(t);
+  set_binary<Prim::lt, Lt>(t);
+  set_binary<Prim::le, Le>(t);
+  set_binary<Prim::gt, Gt>(t);
+  set_binary<Prim::ge, Ge>(t);
   set_rows<select_rows>(t, Prim::select);
   t.set(Prim::convert, convert_kernel);
   // Element i of every operand is the same position whatever the layout, as long as all
@@ -444,8 +434,8 @@ void register_elementwise_kernels(KernelTable& t) {
       t.allow_blocked(p, ~uint32_t{0}, BlockedOut::follow);
       t.allow_channel_args(p);  // broadcast_call handles them
     }
-    t.set(Fusion::add_relu, row_kernel<float_binary<AddRelu>>);
-    t.set(Fusion::relu_backward, row_kernel<float_binary<ReluBackward>>);
+    t.set(Fusion::add_relu, row_kernel<typed_rows<2, DTypes::floating, AddRelu>>);
+    t.set(Fusion::relu_backward, row_kernel<typed_rows<2, DTypes::floating, ReluBackward>>);
     for (Fusion f : {Fusion::add_relu, Fusion::relu_backward}) {
       t.allow_in_place(f);
       t.allow_blocked(f, 0b11, BlockedOut::follow);

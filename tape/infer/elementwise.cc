@@ -11,40 +11,33 @@ namespace {
 
 using namespace shapes;
 
-// neg, abs, sign: any numeric dtype.
-std::vector<Type> numeric_unary(Prim, std::span<const Type> a, const Attrs&) {
-  require_numeric(a[0], "the argument");
+// Throws unless `t` is of a dtype that the row of `p` takes.
+void require_dtypes(Prim p, const Type& t, std::string_view what) {
+  switch (prim_info(p).dtypes) {
+    case DTypes::floating:
+      return require_float(t, what);
+    case DTypes::numeric:
+    case DTypes::ordered:
+      return require_numeric(t, what);
+    case DTypes::any:
+    case DTypes::equality:
+      return;
+    case DTypes::boolean:
+      internal_error("no elementwise primitive is of bools only");
+  }
+}
+
+// neg, exp, floor, ...: the argument's type.
+std::vector<Type> unary(Prim p, std::span<const Type> a, const Attrs&) {
+  require_dtypes(p, a[0], "the argument");
   return {a[0]};
 }
 
-// exp, log, sin, ...: floats only.
-std::vector<Type> float_unary(Prim, std::span<const Type> a, const Attrs&) {
-  require_float(a[0], "the argument");
-  return {a[0]};
-}
-
-std::vector<Type> numeric_binary(Prim, std::span<const Type> a, const Attrs&) {
+// add, div, eq, lt, ...: the broadcast shape, of bool for a comparison.
+std::vector<Type> binary(Prim p, std::span<const Type> a, const Attrs&) {
   require_same_dtype(a);
-  require_numeric(a[0], "the arguments");
-  return one(a[0].dtype, broadcast_shapes(a[0], a[1]));
-}
-
-std::vector<Type> float_binary(Prim, std::span<const Type> a, const Attrs&) {
-  require_same_dtype(a);
-  require_float(a[0], "the arguments");
-  return one(a[0].dtype, broadcast_shapes(a[0], a[1]));
-}
-
-// eq, ne: any dtype, bool included.
-std::vector<Type> equality(Prim, std::span<const Type> a, const Attrs&) {
-  require_same_dtype(a);
-  return one(DType::boolean, broadcast_shapes(a[0], a[1]));
-}
-
-std::vector<Type> ordering(Prim, std::span<const Type> a, const Attrs&) {
-  require_same_dtype(a);
-  require_numeric(a[0], "the arguments");
-  return one(DType::boolean, broadcast_shapes(a[0], a[1]));
+  require_dtypes(p, a[0], "the arguments");
+  return one(prim_info(p).compares() ? DType::boolean : a[0].dtype, broadcast_shapes(a[0], a[1]));
 }
 
 // select(cond, x, y): cond is bool; all three broadcast together.
@@ -64,18 +57,14 @@ std::vector<Type> convert(Prim, std::span<const Type> a, const Attrs& attrs) {
 }  // namespace
 
 void register_elementwise_infer(InferTable& t) {
-  for (Prim p : {Prim::neg, Prim::abs, Prim::sign, Prim::relu}) t.set(p, numeric_unary);
-  for (Prim p : {Prim::exp, Prim::log, Prim::log1p, Prim::expm1, Prim::sqrt, Prim::sin, Prim::cos,
-                 Prim::tan, Prim::tanh, Prim::sigmoid, Prim::softplus, Prim::erf, Prim::asin,
-                 Prim::acos, Prim::atan, Prim::floor, Prim::ceil, Prim::round}) {
-    t.set(p, float_unary);
-  }
-  for (Prim p : {Prim::add, Prim::sub, Prim::mul, Prim::max, Prim::min}) t.set(p, numeric_binary);
-  for (Prim p : {Prim::div, Prim::pow, Prim::rem}) t.set(p, float_binary);
-  for (Prim p : {Prim::eq, Prim::ne}) t.set(p, equality);
-  for (Prim p : {Prim::lt, Prim::le, Prim::gt, Prim::ge}) t.set(p, ordering);
   t.set(Prim::select, select);
   t.set(Prim::convert, convert);
+  // The others check the dtypes of their row in ops.def, which also says which compare.
+  for (Prim p : all_prims()) {
+    const PrimInfo& info = prim_info(p);
+    if (info.family != Family::elementwise || t.rules[static_cast<int>(p)] != nullptr) continue;
+    t.set(p, info.arity == 1 ? unary : binary);
+  }
 }
 
 }  // namespace ytape

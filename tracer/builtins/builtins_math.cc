@@ -49,11 +49,6 @@ bool strong(const Value& v) {
   return v.is_tensor() || (v.kind == VKind::float_ && !v.weak);
 }
 
-bool is_comparison(Prim p) {
-  return p == Prim::eq || p == Prim::ne || p == Prim::lt || p == Prim::le || p == Prim::gt ||
-         p == Prim::ge;
-}
-
 double apply_scalar(Prim p, double x, double y) {
   switch (p) {
     case Prim::add:
@@ -135,11 +130,11 @@ Value scalar_binary(Prim p, const Value& a, const Value& b) {
   bool ints = !is_float_value(a) && !is_float_value(b);
   if (ints && p != Prim::div) {
     int64_t x = a.kind == VKind::boolean ? a.b : a.i, y = b.kind == VKind::boolean ? b.b : b.i;
-    if (is_comparison(p)) return Value::boolean(apply_int(p, x, y) != 0);
+    if (prim_info(p).compares()) return Value::boolean(apply_int(p, x, y) != 0);
     return Value::integer(apply_int(p, x, y));
   }
   double r = apply_scalar(p, as_double(a), as_double(b));
-  if (is_comparison(p)) return Value::boolean(r != 0);
+  if (prim_info(p).compares()) return Value::boolean(r != 0);
   DType d = result_dtype(a, b);
   if (!is_float(d)) d = DType::f64;
   return Value::floating(r, d, !strong(a) && !strong(b));
@@ -190,7 +185,7 @@ Value elementwise_binary(Interpreter& in, Prim p, const Value& a, const Value& b
   if (is_scalar(a) && is_scalar(b)) return scalar_binary(p, a, b);
   check_elements(a, b);
   DType d = result_dtype(a, b);
-  if (!is_comparison(p) && d == DType::boolean) d = DType::i64;
+  if (!prim_info(p).compares() && d == DType::boolean) d = DType::i64;
   if ((p == Prim::div || p == Prim::pow) && !is_float(d)) d = DType::f64;
   Value r = in.prim1(p, {in.as_tensor(a, d), in.as_tensor(b, d)});
   return is_element(a) || is_element(b) ? with_element(std::move(r), true) : r;
@@ -199,7 +194,7 @@ Value elementwise_binary(Interpreter& in, Prim p, const Value& a, const Value& b
 Value elementwise_unary(Interpreter& in, Prim p, const Value& a) {
   if (a.kind == VKind::range) return elementwise_unary(in, p, range_array(a.rng()));
   if (!a.is_number() && !a.is_tensor()) not_defined_for(op_text(p), a);
-  bool float_only = p != Prim::neg && p != Prim::abs && p != Prim::sign && p != Prim::relu;
+  bool float_only = prim_info(p).dtypes == DTypes::floating;
   // -true is the Int -1, as Julia's (it read the Int result as a float: an internal error).
   if (a.kind == VKind::boolean && !float_only) return elementwise_unary(in, p, Value::integer(a.b));
   if (a.kind == VKind::integer && !float_only) {

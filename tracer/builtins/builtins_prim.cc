@@ -168,7 +168,8 @@ Value pool3d_builtin(Interpreter& in, Args& args) {
 
 void add_prim_builtins(BuiltinTable& t) {
   t.insert(t.end(), {
-#define X(name, family, arity, outputs, flags, attrs) {"Prim." #name, prim_builtin<Prim::name>},
+#define X(name, family, arity, outputs, flags, dtypes, cost, attrs) \
+  {"Prim." #name, prim_builtin<Prim::name>},
 #include "tape/ops.def"
 #undef X
                     });

@@ -5,13 +5,17 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "check/kinks.h"
 #include "tape/builder.h"
 #include "tape/print.h"
 #include "tape/validate.h"
 
-namespace ytape::grad {
+namespace ytape::check {
 
 namespace {
 
@@ -29,7 +33,43 @@ TensorMap values(std::initializer_list<double> xs) {
   return {{"x", t}};
 }
 
+// The decisions with_decisions adds for one op of `p` on f64 values: an elementwise op of
+// one or two arguments, or a KINK or JUMP op of another family with the attributes here
+// (nullopt for other primitives).
+std::optional<size_t> decisions_of(Prim p) {
+  static const std::map<Prim, Attrs> kOthers = {
+      {Prim::maximum, {{"dims", std::vector<int64_t>{1}}}},
+      {Prim::minimum, {{"dims", std::vector<int64_t>{1}}}},
+      {Prim::argmax, {{"dim", 1}}},
+      {Prim::max_pool2d,
+       {{"window", std::vector<int64_t>{2, 2}}, {"stride", std::vector<int64_t>{2, 2}}}},
+      {Prim::max_pool2d_with_indices,
+       {{"window", std::vector<int64_t>{2, 2}}, {"stride", std::vector<int64_t>{2, 2}}}}};
+  const PrimInfo& info = prim_info(p);
+  bool elementwise = info.elementwise() && info.arity <= 2 && info.attrs.empty();
+  auto other = kOthers.find(p);
+  if (!elementwise && other == kOthers.end()) return std::nullopt;
+  Builder b("op");
+  std::vector<Var> args;
+  for (int i = 0; i < (elementwise ? info.arity : 1); ++i) {
+    args.push_back(b.input("x" + std::to_string(i), Type{DType::f64, {4, 4, 1, 1}}));
+  }
+  b.output(b.call(p, args, elementwise ? Attrs{} : other->second)[0], "y");
+  Tape t = b.finish();
+  return with_decisions(t).outputs.size() - t.outputs.size();
+}
+
 }  // namespace
+
+TEST_CASE("every KINK and JUMP primitive makes one decision, and smooth elementwise ones none") {
+  for (Prim p : all_prims()) {
+    const PrimInfo& info = prim_info(p);
+    CAPTURE(info.name);
+    std::optional<size_t> decisions = decisions_of(p);
+    if (info.kink() || info.jump()) REQUIRE(decisions.has_value());
+    if (decisions) CHECK(*decisions == (info.kink() || info.jump() ? 1u : 0u));
+  }
+}
 
 TEST_CASE("with_decisions adds one decision output per choice, after the outputs") {
   Builder b("f");
@@ -184,4 +224,4 @@ TEST_CASE("the run options reach every run, and the figures stay the same") {
   CHECK(gradcheck_table(plain) == gradcheck_table(fused));
 }
 
-}  // namespace ytape::grad
+}  // namespace ytape::check

@@ -55,10 +55,10 @@ TEST_CASE("random programs: the traced tape computes what the interpreter comput
     CHECK(same_bits(opt_out, out));
 
     // Its gradient matches central differences.
-    grad::GradcheckOptions options;
+    GradcheckOptions options;
     options.seed = static_cast<uint64_t>(seed);
-    grad::GradcheckResult r = grad::gradcheck(traced.tape, traced.inputs, options);
-    CHECK_MESSAGE(r.ok, grad::gradcheck_table(r));
+    GradcheckResult r = gradcheck(traced.tape, traced.inputs, options);
+    CHECK_MESSAGE(r.ok, gradcheck_table(r));
   }
   MESSAGE(count << " random programs");
 }

@@ -157,17 +157,17 @@ TEST_CASE("random tapes: every stage agrees with another that computes the same"
     CHECK(same_values(run(optimize(t), in), out));
 
     // The gradient matches central differences, and grad of opt is opt of grad.
-    grad::GradcheckOptions options;
+    GradcheckOptions options;
     options.seed = static_cast<uint64_t>(seed);
-    grad::GradcheckResult first = grad::gradcheck(t, in, options);
-    CHECK_MESSAGE(first.ok, grad::gradcheck_table(first));
+    GradcheckResult first = gradcheck(t, in, options);
+    CHECK_MESSAGE(first.ok, gradcheck_table(first));
     Tape g = grad::gradient(t);
     CHECK(close(run(grad::gradient(optimize(t)), in), run(optimize(g), in), 1e-12));
 
     // Second order: the gradient tape's own gradient, on every fourth tape.
     if (seed % 4 == 0) {
-      grad::GradcheckResult second = grad::gradcheck(g, in, options);
-      CHECK_MESSAGE(second.ok, grad::gradcheck_table(second));
+      GradcheckResult second = gradcheck(g, in, options);
+      CHECK_MESSAGE(second.ok, gradcheck_table(second));
       ++second_order;
     }
 

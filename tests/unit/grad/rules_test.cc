@@ -260,12 +260,12 @@ TensorMap case_inputs(const Case& c, const Tape& t) {
 }
 
 void check_case(const Tape& t, const TensorMap& inputs, double rtol) {
-  GradcheckOptions o;
+  check::GradcheckOptions o;
   o.max_elements = 1'000'000;  // every element
   o.rtol = rtol;
-  GradcheckResult r = gradcheck(t, inputs, o);
+  check::GradcheckResult r = check::gradcheck(t, inputs, o);
   INFO(print_tape(t));
-  INFO(gradcheck_table(r));
+  INFO(check::gradcheck_table(r));
   CHECK(r.ok);
 }
 

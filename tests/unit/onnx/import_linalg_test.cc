@@ -37,8 +37,9 @@ TEST_CASE("the gradient of an imported Det is its cofactors, as finite differenc
   OnnxImport imported = det_model({2, 4, 4}).import();
   std::vector<float> x(32);
   for (size_t i = 0; i < x.size(); ++i) x[i] = (static_cast<float>(i * 7 % 11) - 5) / 4;
-  grad::GradcheckResult r = grad::gradcheck(imported.tape, {{"x", onnx_tensor({2, 4, 4}, x)}}, {});
-  CHECK_MESSAGE(r.ok, grad::gradcheck_table(r));
+  check::GradcheckResult r =
+      check::gradcheck(imported.tape, {{"x", onnx_tensor({2, 4, 4}, x)}}, {});
+  CHECK_MESSAGE(r.ok, check::gradcheck_table(r));
 }
 
 TEST_CASE("Det of matrices that are not square, or too large to expand, is refused") {

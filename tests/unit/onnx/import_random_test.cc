@@ -198,8 +198,8 @@ TEST_CASE("Dropout's gradient is the mask over 1 - ratio, at the run's draws") {
   m.output("y");
   Tensor x(Type{DType::f64, {5, 6}});
   for (int64_t i = 0; i < x.size(); ++i) x.data<double>()[i] = std::sin(static_cast<double>(i));
-  grad::GradcheckResult r = grad::gradcheck(m.import().tape, {{"x", x}}, {});
-  CHECK_MESSAGE(r.ok, grad::gradcheck_table(r));
+  check::GradcheckResult r = check::gradcheck(m.import().tape, {{"x", x}}, {});
+  CHECK_MESSAGE(r.ok, check::gradcheck_table(r));
 }
 
 TEST_CASE("Dropout's training_mode and ratio are static, the ratio below 1") {

@@ -421,9 +421,9 @@ TEST_CASE("an imported bidirectional LSTM's gradient agrees with finite differen
   Inputs in = random_inputs(c, 3);
   TensorMap feed;
   OnnxImport imported = model_of(c, in, &feed).import();
-  grad::GradcheckResult r = grad::gradcheck(imported.tape, feed, {});
+  check::GradcheckResult r = check::gradcheck(imported.tape, feed, {});
   CHECK(r.inputs.size() == 7);  // X, W, R, B, initial_h, initial_c, P
-  CHECK_MESSAGE(r.ok, grad::gradcheck_table(r));
+  CHECK_MESSAGE(r.ok, check::gradcheck_table(r));
 }
 
 }  // namespace ytape::onnx_test

@@ -70,18 +70,18 @@ TEST_CASE("the reductions' gradients flow to the data and to every update of a p
   for (const char* reduction : {"mul", "max", "min"}) {
     CAPTURE(reduction);
     // Distinct values, so that no max or min is a tie.
-    grad::GradcheckResult nd =
-        grad::gradcheck(scatter_nd(reduction, onnx::TensorProto_DataType_DOUBLE).import().tape,
-                        {{"x", doubles({8}, {0.5, -1.5, 2.5, 3.25, -0.75, 1.25, 4.5, -2.25})},
-                         {"u", doubles({5}, {1.75, 2.75, -3.5, 0.25, 3.75})}},
-                        {});
-    CHECK_MESSAGE(nd.ok, grad::gradcheck_table(nd));
-    grad::GradcheckResult el = grad::gradcheck(
+    check::GradcheckResult nd =
+        check::gradcheck(scatter_nd(reduction, onnx::TensorProto_DataType_DOUBLE).import().tape,
+                         {{"x", doubles({8}, {0.5, -1.5, 2.5, 3.25, -0.75, 1.25, 4.5, -2.25})},
+                          {"u", doubles({5}, {1.75, 2.75, -3.5, 0.25, 3.75})}},
+                         {});
+    CHECK_MESSAGE(nd.ok, check::gradcheck_table(nd));
+    check::GradcheckResult el = check::gradcheck(
         scatter_elements(reduction, onnx::TensorProto_DataType_DOUBLE).import().tape,
         {{"x", doubles({2, 3}, {1.5, -2.5, 0.75, 2.25, -1.25, 3.5})},
          {"u", doubles({2, 2}, {-0.5, 2.75, 1.75, -3.25})}},
         {});
-    CHECK_MESSAGE(el.ok, grad::gradcheck_table(el));
+    CHECK_MESSAGE(el.ok, check::gradcheck_table(el));
   }
 }
 

@@ -254,6 +254,23 @@ TEST_CASE("every primitive has a kernel") {
   }
 }
 
+TEST_CASE("an elementwise kernel has rows for exactly the dtypes of its row in ops.def") {
+  // Not f16: f16 ops run as f32 ones (runtime/lower_f16.h), so only select, which moves bits
+  // of any size, has f16 rows. convert picks its row by two dtypes and keeps none here.
+  for (KernelSet set : {KernelSet::fast, KernelSet::reference}) {
+    for (Prim p : all_prims()) {
+      const PrimInfo& info = prim_info(p);
+      if (!info.elementwise() || p == Prim::convert) continue;
+      for (DType d : {DType::f32, DType::f64, DType::i64, DType::boolean}) {
+        CAPTURE(info.name);
+        CAPTURE(dtype_name(d));
+        bool has_row = kernel_table(set).rows[static_cast<int>(p)][static_cast<int>(d)] != nullptr;
+        CHECK(has_row == info.accepts(d));
+      }
+    }
+  }
+}
+
 TEST_CASE("complete_inputs keeps the given inputs, with short names, as it adds the others") {
   // The first input is missing: adding it grows the list while the later names are looked up.
   Builder b("t");

@@ -199,7 +199,7 @@ void check_attrs_struct() {
 }
 
 TEST_CASE("each primitive's attribute struct matches its schema") {
-#define X(p, family, arity, outputs, flags, attrs) check_attrs_struct<Prim::p>();
+#define X(p, family, arity, outputs, flags, dtypes, cost, attrs) check_attrs_struct<Prim::p>();
 #include "tape/ops.def"
 #undef X
   // A set field is written, and read back.

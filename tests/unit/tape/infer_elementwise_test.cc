@@ -29,9 +29,7 @@ TEST_CASE("elementwise ops check dtypes") {
                        "the argument must be numeric (f32, f64 or i64), got bool[]", UserError);
   CHECK_THROWS_WITH_AS(infer(Prim::relu, {"bool[2]"}),
                        "the argument must be numeric (f32, f64 or i64), got bool[2]", UserError);
-  for (Prim p : {Prim::exp, Prim::log, Prim::log1p, Prim::expm1, Prim::sqrt, Prim::sin, Prim::cos,
-                 Prim::tan, Prim::tanh, Prim::sigmoid, Prim::softplus, Prim::erf, Prim::asin,
-                 Prim::acos, Prim::atan, Prim::floor, Prim::ceil, Prim::round}) {
+  for (Prim p : elementwise_prims(1, DTypes::floating)) {
     CAPTURE(prim_name(p));
     CHECK_THROWS_WITH_AS(infer(p, {"i64[3]"}), "the argument must be f32 or f64, got i64[3]",
                          UserError);
@@ -41,7 +39,7 @@ TEST_CASE("elementwise ops check dtypes") {
                        UserError);
   CHECK_THROWS_WITH_AS(infer(Prim::max, {"bool[2]", "bool[2]"}),
                        "the arguments must be numeric (f32, f64 or i64), got bool[2]", UserError);
-  for (Prim p : {Prim::div, Prim::pow, Prim::rem}) {
+  for (Prim p : elementwise_prims(2, DTypes::floating)) {
     CAPTURE(prim_name(p));
     CHECK_THROWS_WITH_AS(infer(p, {"i64[2]", "i64[2]"}),
                          "the arguments must be f32 or f64, got i64[2]", UserError);

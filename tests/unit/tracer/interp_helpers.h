@@ -94,8 +94,8 @@ inline void check_gradient(const std::string& program) {
   Program in;
   in.run_text("t.jl", program);
   Traced t = trace(in, "f", {"x"});
-  grad::GradcheckResult r = grad::gradcheck(t.tape, t.inputs, {});
-  CHECK_MESSAGE(r.ok, grad::gradcheck_table(r));
+  check::GradcheckResult r = check::gradcheck(t.tape, t.inputs, {});
+  CHECK_MESSAGE(r.ok, check::gradcheck_table(r));
 }
 
 }  // namespace ytape::tracer::testing

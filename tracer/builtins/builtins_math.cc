@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
 #include <optional>
@@ -676,9 +677,27 @@ Value ifelse(Interpreter& in, Args& args) {
   return with_element(std::move(r), element);
 }
 
+// Unary elementwise primitives built in otherwise than as the function of their name: neg
+// is `-`, and convert(T, x), floor, ceil and round take Julia's forms (builtins_core.cc).
+constexpr std::array kSpelledOtherwise = {Prim::neg, Prim::convert, Prim::floor, Prim::ceil,
+                                          Prim::round};
+
+// Every other unary elementwise primitive is the function of its name (sin, asin, ...): the
+// language grows with the op list.
+template <Prim P>
+void add_namesake(BuiltinTable& t) {
+  const PrimInfo& info = prim_info(P);
+  if (info.elementwise() && info.arity == 1 &&
+      std::find(kSpelledOtherwise.begin(), kSpelledOtherwise.end(), P) == kSpelledOtherwise.end())
+    t.emplace_back(std::string(info.name), unary<P>);
+}
+
 }  // namespace
 
 void add_math_builtins(BuiltinTable& t) {
+#define X(name, ...) add_namesake<Prim::name>(t);
+#include "tape/ops.def"
+#undef X
   t.insert(t.end(), {
                         {"+", plus},
                         {"-", minus},
@@ -702,26 +721,8 @@ void add_math_builtins(BuiltinTable& t) {
                         {"!==", not_identical},
                         {"max", binary<Prim::max>},
                         {"min", binary<Prim::min>},
-                        {"abs", unary<Prim::abs>},
-                        {"sign", unary<Prim::sign>},
-                        {"exp", unary<Prim::exp>},
-                        {"log", unary<Prim::log>},
-                        {"log1p", unary<Prim::log1p>},
-                        {"expm1", unary<Prim::expm1>},
-                        {"sqrt", unary<Prim::sqrt>},
                         {"√", unary<Prim::sqrt>},
-                        {"sin", unary<Prim::sin>},
-                        {"cos", unary<Prim::cos>},
-                        {"tan", unary<Prim::tan>},
-                        {"tanh", unary<Prim::tanh>},
-                        {"sigmoid", unary<Prim::sigmoid>},
                         {"σ", unary<Prim::sigmoid>},
-                        {"relu", unary<Prim::relu>},
-                        {"softplus", unary<Prim::softplus>},
-                        {"erf", unary<Prim::erf>},
-                        {"asin", unary<Prim::asin>},
-                        {"acos", unary<Prim::acos>},
-                        {"atan", unary<Prim::atan>},
                         {"abs2", abs2},
                         {"ifelse", ifelse},
                     });

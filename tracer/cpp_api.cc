@@ -323,10 +323,12 @@ Traced ifelse(const Traced& c, Operand a, Operand b) {
 // ---- elementwise functions --------------------------------------------------------------
 
 // Each function records its namesake primitive; the list also makes unary_functions().
-#define YTAPE_UNARY_FUNCTIONS(F)                                                                  \
-  F(abs)                                                                                          \
-  F(sign) F(exp) F(log) F(log1p) F(expm1) F(sqrt) F(sin) F(cos) F(tan) F(tanh) F(sigmoid) F(relu) \
-      F(softplus) F(erf) F(asin) F(acos) F(atan) F(floor) F(ceil) F(round)
+// clang-format 14 lays this list out anew on each pass, so it is kept as written.
+// clang-format off
+#define YTAPE_UNARY_FUNCTIONS(F)                                                        \
+  F(abs) F(sign) F(exp) F(log) F(log1p) F(expm1) F(sqrt) F(sin) F(cos) F(tan) F(tanh)   \
+  F(sigmoid) F(relu) F(softplus) F(erf) F(asin) F(acos) F(atan) F(floor) F(ceil) F(round)
+// clang-format on
 #define YTAPE_UNARY(p)                  \
   Traced p(const Traced& x, Where at) { \
     return unary(Prim::p, x, at);       \

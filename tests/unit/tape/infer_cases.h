@@ -18,7 +18,8 @@ struct Good {
 };
 
 inline const Attrs kResNetStem{{"stride", Ints{2, 2}}, {"pad", Ints{3, 3, 3, 3}}};
-inline const Attrs kResNetPool{{"window", Ints{3, 3}}, {"stride", Ints{2, 2}}, {"pad", Ints{1, 1, 1, 1}}};
+inline const Attrs kResNetPool{
+    {"window", Ints{3, 3}}, {"stride", Ints{2, 2}}, {"pad", Ints{1, 1, 1, 1}}};
 
 // One good case per primitive.
 inline const std::vector<Good>& good_cases() {
@@ -127,6 +128,5 @@ inline const std::vector<Good>& good_cases() {
   };
   return cases;
 }
-
 
 }  // namespace ytape::testing

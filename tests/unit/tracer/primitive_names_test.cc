@@ -17,10 +17,9 @@ namespace {
 
 // Elementwise primitives the language writes otherwise than by the primitive's name.
 const std::map<Prim, std::string> kLanguageNames = {
-    {Prim::neg, "-"},     {Prim::add, "+"},   {Prim::sub, "-"},     {Prim::mul, "*"},
-    {Prim::div, "/"},     {Prim::pow, "^"},   {Prim::eq, "=="},     {Prim::ne, "!="},
-    {Prim::lt, "<"},      {Prim::le, "<="},   {Prim::gt, ">"},      {Prim::ge, ">="},
-    {Prim::select, "ifelse"}};
+    {Prim::neg, "-"}, {Prim::add, "+"}, {Prim::sub, "-"},        {Prim::mul, "*"}, {Prim::div, "/"},
+    {Prim::pow, "^"}, {Prim::eq, "=="}, {Prim::ne, "!="},        {Prim::lt, "<"},  {Prim::le, "<="},
+    {Prim::gt, ">"},  {Prim::ge, ">="}, {Prim::select, "ifelse"}};
 
 // Unary elementwise primitives the C++ API records otherwise than by a function of the
 // primitive's name.

@@ -131,14 +131,15 @@ void run_config(const std::string& config, const std::string& json, const Option
         "{{\"config\":\"{}\",\"threads\":{},\"median_ms\":{:.3f},\"min_ms\":{:.3f},\"gflops\":{:."
         "2f},"
         "\"planned_mb\":{:.1f},\"rss_growth_mb\":{:.1f},\"ns_per_op\":{:.1f}}}\n",
-        config, num_threads(), median, best, gflops, ex.planned_bytes() / 1e6, growth, ns_per_op);
+        config, num_threads(), median, best, gflops, ex.plan().planned_bytes() / 1e6, growth,
+        ns_per_op);
   } else {
     // Time per op is the executor's overhead only where ops are trivial: the scalar tape.
     bool scalar = config.starts_with("scalar");
     fmt::print("{:<13} {:>8} {:>10.2f} {:>10.2f} {:>9} {:>10.1f} {:>10.1f} {:>9}\n", config,
                t.ops.size() - t.num_inputs(), median, best,
-               scalar ? "-" : fmt::format("{:.1f}", gflops), ex.planned_bytes() / 1e6, growth,
-               scalar ? fmt::format("{:.1f}", ns_per_op) : "-");
+               scalar ? "-" : fmt::format("{:.1f}", gflops), ex.plan().planned_bytes() / 1e6,
+               growth, scalar ? fmt::format("{:.1f}", ns_per_op) : "-");
   }
 }
 

@@ -20,7 +20,7 @@ Run setup_plan(CLI::App& sub) {
     Tape t = load_tape(o->tape);
     // Planning runs nothing; naming oneDNN's kernels builds them, as a first run would.
     Executor executor(t, options);
-    write_file("", plan_str(executor.tape(), executor));
+    write_file("", plan_str(executor.plan()));
     return kOk;
   };
 }

@@ -3,7 +3,7 @@
 #include "cli/commands.h"
 #include "cli/io.h"
 #include "inspect/stats.h"
-#include "runtime/executor.h"
+#include "runtime/plan.h"
 
 namespace ytape::cli {
 
@@ -13,7 +13,7 @@ Run setup_stats(CLI::App& sub) {
   return [path] {
     Tape t = load_tape(*path);
     // Planning allocates nothing and runs nothing: it only assigns buffers by liveness.
-    int64_t plan_bytes = Executor(t).planned_bytes();
+    int64_t plan_bytes = plan_tape(t).planned_bytes();
     write_file("", stats_str(tape_stats(t), plan_bytes));
     return kOk;
   };

@@ -45,7 +45,7 @@ struct TapeStats {
 TapeStats tape_stats(const Tape& t);
 
 /// The report of `ytape stats`. `plan_bytes` is the memory of the buffers the runtime's plan
-/// keeps for intermediate values at once (`Executor::planned_bytes`), or negative when
+/// keeps for intermediate values at once (`Plan::planned_bytes`), or negative when
 /// unknown; the runtime needs it, the inputs, the constants and the outputs.
 std::string stats_str(const TapeStats& s, int64_t plan_bytes);
 

@@ -2,7 +2,7 @@
 // are always plain (column-major, images WHCN); inside a run, the executor may keep image
 // activations channel-blocked between the kernels that read and write that layout
 // (oneDNN's convolutions, batch norm, elementwise ops), so that no reorder is paid between
-// them (runtime/executor.h says where the plan is made).
+// them (runtime/plan_layouts.h says where the plan chooses them).
 #pragma once
 
 #include <cstdint>

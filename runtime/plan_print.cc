@@ -37,37 +37,67 @@ std::string size_str(int64_t bytes) {
   return b < 1e5 ? fmt::format("{:.1f} kB", b / 1e3) : fmt::format("{:.1f} MB", b / 1e6);
 }
 
-std::string slot_str(const Executor& e, int64_t slot) {
-  return slot < 0 ? "own" : fmt::format("#{} ({})", slot, size_str(e.slot_bytes(slot)));
+std::string slot_str(const Plan& p, int64_t slot) {
+  return slot < 0 ? "own" : fmt::format("#{} ({})", slot, size_str(p.slot_bytes[slot]));
 }
 
 // Each output's buffer, then the kernel's work memory if it has any.
-std::string buffers_str(const Executor& e, const PlannedStep& p) {
+std::string buffers_str(const Plan& p, const PlannedStep& s) {
   std::string out;
-  for (int64_t slot : p.buffers) out += (out.empty() ? "" : ", ") + slot_str(e, slot);
-  if (p.workspace >= 0) out += "; work " + slot_str(e, p.workspace);
-  if (p.copied_plain) out += "; copied plain for the caller";
+  for (int64_t slot : s.buffers) out += (out.empty() ? "" : ", ") + slot_str(p, slot);
+  if (s.workspace >= 0) out += "; work " + slot_str(p, s.workspace);
+  if (s.copied_plain) out += "; copied plain for the caller";
+  return out;
+}
+
+PlannedStep planned_step(const Plan& p, const Plan::Step& s) {
+  PlannedStep out;
+  out.op = s.op;
+  out.name = p.step_name(s);
+  for (Var a : p.args(s)) out.args.push_back(a);
+  for (Var o : p.outs(s)) out.outs.push_back(o);
+  out.fused.assign(p.fused_ops.begin() + static_cast<ptrdiff_t>(s.fused_begin),
+                   p.fused_ops.begin() + static_cast<ptrdiff_t>(s.fused_end));
+  const Layout* layouts = p.layouts(s);
+  out.kernel = p.table->describe[s.entry](*p.tape, *s.op, layouts, s.variant);
+  for (size_t i = 0; i < s.num_args + s.num_outs; ++i) {
+    Layout l = layouts != nullptr ? layouts[i] : Layout::plain;
+    (i < s.num_args ? out.reads : out.writes).push_back(l);
+  }
+  for (size_t r = s.reorders_begin; r < s.reorders_end; ++r) {
+    out.reorders.emplace_back(Var{p.reorders[r].var}, p.reorders[r].to);
+  }
+  for (Var o : p.outs(s)) out.buffers.push_back(p.slot_of[o.id]);
+  out.workspace = s.workspace_slot;
+  out.variant = s.variant;
+  out.copied_plain = s.plain_copy >= 0;
   return out;
 }
 
 }  // namespace
 
-std::string plan_str(const Tape& t, const Executor& e) {
-  std::vector<PlannedStep> plan = e.plan();
-  size_t blocked = std::count_if(e.layouts().begin(), e.layouts().end(), is_blocked);
+std::vector<PlannedStep> planned_steps(const Plan& p) {
+  std::vector<PlannedStep> steps;
+  for (const Plan::Step& s : p.steps) steps.push_back(planned_step(p, s));
+  return steps;
+}
+
+std::string plan_str(const Plan& p) {
+  std::vector<PlannedStep> steps = planned_steps(p);
+  size_t blocked = std::count_if(p.layout_of.begin(), p.layout_of.end(), is_blocked);
   std::string out = fmt::format(
       "plan of tape {}: {} steps, {} threads; buffers {} in all; {} values kept blocked, {} "
       "reorders per run\n",
-      t.name, plan.size(), num_threads(), size_str(e.planned_bytes()), blocked,
-      e.reorders_per_run());
+      p.tape->name, steps.size(), num_threads(), size_str(p.planned_bytes()), blocked,
+      p.reorders_per_run());
   struct Line {
     std::string op, kernel, io;
   };
   std::vector<Line> lines;
   size_t widths[3] = {2, 6, 15};
-  for (const PlannedStep& p : plan) {
-    Line l{fmt::format("{} = {}({})", vars_str(p.outs), p.name, vars_str(p.args)), p.kernel,
-           layouts_str(p.reads) + " -> " + layouts_str(p.writes)};
+  for (const PlannedStep& s : steps) {
+    Line l{fmt::format("{} = {}({})", vars_str(s.outs), s.name, vars_str(s.args)), s.kernel,
+           layouts_str(s.reads) + " -> " + layouts_str(s.writes)};
     widths[0] = std::max(widths[0], std::min<size_t>(l.op.size(), 60));
     widths[1] = std::max(widths[1], l.kernel.size());
     widths[2] = std::max(widths[2], l.io.size());
@@ -78,15 +108,15 @@ std::string plan_str(const Tape& t, const Executor& e) {
                        widths[1], l.io, widths[2], buffers);
   };
   out += row("step", {"op", "kernel", "reads -> writes"}, "buffers");
-  for (size_t i = 0; i < plan.size(); ++i) {
-    for (auto [v, to] : plan[i].reorders) {
+  for (size_t i = 0; i < steps.size(); ++i) {
+    for (auto [v, to] : steps[i].reorders) {
       out += fmt::format("{:>5}  reorder {} to {} for the next step\n", "", var_str(v),
                          layout_name(to));
     }
-    out += row(i + 1, lines[i], buffers_str(e, plan[i]));
-    if (!plan[i].fused.empty()) {  // the tape's ops the fused step runs, its own first
-      std::string ops = op_str(*plan[i].op);
-      for (const Op* op : plan[i].fused) ops += "; " + op_str(*op);
+    out += row(i + 1, lines[i], buffers_str(p, steps[i]));
+    if (!steps[i].fused.empty()) {  // the tape's ops the fused step runs, its own first
+      std::string ops = op_str(*steps[i].op);
+      for (const Op* op : steps[i].fused) ops += "; " + op_str(*op);
       out += fmt::format("{:>5}  fuses {}\n", "", ops);
     }
   }

@@ -144,7 +144,7 @@ struct KernelTable {
   bool in_place[kEntries] = {};
 
   /// The arguments (a bit each) the kernel reads in a blocked layout, and how its first
-  /// output's layout is chosen (runtime/executor.cc, output_layout).
+  /// output's layout is chosen (runtime/plan_layouts.cc, output_layout).
   uint32_t blocked_args[kEntries] = {};
   BlockedOut blocked_out[kEntries] = {};
   /// Whether a `follow` kernel writing a blocked image (W, H, C, N) may also read vectors

@@ -3,9 +3,11 @@
 // interpreter below does not include this header.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tracer/interp/interp.h"
@@ -22,6 +24,9 @@ void add_math_builtins(BuiltinTable& table);
 void add_division_builtins(BuiltinTable& table);
 void add_array_builtins(BuiltinTable& table);
 void add_reduce_builtins(BuiltinTable& table);
+void add_creation_builtins(BuiltinTable& table);
+void add_random_builtins(BuiltinTable& table);
+void add_sort_builtins(BuiltinTable& table);
 void add_collection_builtins(BuiltinTable& table);
 void add_prim_builtins(BuiltinTable& table);
 void add_assign_builtins(BuiltinTable& table);
@@ -75,6 +80,22 @@ bool is_writable_array(const Value& v);
 /// The items of a collection argument, as Interpreter::iterate gives them at the call
 /// being made (builtins_collections.cc).
 std::vector<Value> items_of(Interpreter& in, const Value& v);
+/// The element type and the dims of zeros(T, dims...), rand(T, (dims)), ...: the type at
+/// `args.pos[first]` if a type is there (else `fallback`), then the dims, each argument an
+/// integer or a tuple of them (builtins_creation.cc).
+std::pair<DType, Shape> type_and_dims(const Args& args, size_t first, DType fallback);
+/// An array of `shape` whose elements are all `value`: the fill primitive
+/// (builtins_creation.cc).
+Value filled(Interpreter& in, DType d, Shape shape, double value);
+/// The permutation of 1:n that orders its positions by `less` (stable), as an Int64 vector.
+template <typename Less>
+Tensor stable_order(int64_t n, const Less& less) {
+  Tensor order(Type{DType::i64, {n}});
+  int64_t* p = order.data<int64_t>();
+  for (int64_t k = 0; k < n; ++k) p[k] = k + 1;
+  std::stable_sort(p, p + n, less);
+  return order;
+}
 /// `v` (a number or an array) as a tensor of dtype `d`. Into Int and Bool arrays only
 /// exact values go, as Julia's InexactError demands.
 Value convert_exact(Interpreter& in, const Value& v, DType d);

@@ -1,10 +1,8 @@
-// Reductions (keeping reduced dims as size 1, like Julia) and array creation, including
-// the seedable random generator.
-#include <fmt/format.h>
-
+// Reductions: sum, maximum, minimum, mean and prod, over whole arrays or along dims
+// (kept as size 1, as Julia keeps them), and over tuples, ranges and numbers.
 #include <algorithm>
-#include <cmath>
-#include <cstring>
+#include <utility>
+#include <vector>
 
 #include "tape/error.h"
 #include "tracer/builtins/builtins.h"
@@ -117,41 +115,6 @@ Value mean(Interpreter& in, Args& args) {
   return in.broadcast(*in.global("/"), std::move(div), in.here());
 }
 
-// The element type and the dims of zeros(T, dims...), rand(T, (dims)), ...
-std::pair<DType, Shape> type_and_dims(const Args& args, size_t first, DType fallback) {
-  DType d = fallback;
-  size_t i = first;
-  if (i < args.pos.size() && args.pos[i].kind == VKind::type) {
-    TypeTag tag = args.pos[i].type_ref()->tag;
-    if (tag == TypeTag::float32)
-      d = DType::f32;
-    else if (tag == TypeTag::float64)
-      d = DType::f64;
-    else if (tag == TypeTag::float16)
-      d = DType::f16;
-    else if (tag == TypeTag::int64)
-      d = DType::i64;
-    else if (tag == TypeTag::boolean)
-      d = DType::boolean;
-    else
-      user_error("unsupported element type {}", args.pos[i].type_ref()->name);
-    ++i;
-  }
-  Shape shape;
-  for (; i < args.pos.size(); ++i) {
-    for (int64_t n : int_list(args.pos[i], "dimensions")) {
-      if (n < 0) user_error("dimensions must be ≥ 0, got {}", n);
-      shape.push_back(n);
-    }
-  }
-  return {d, shape};
-}
-
-Value filled(Interpreter& in, DType d, Shape shape, double value) {
-  Value v = in.prim1<Prim::fill>({}, {.value = value, .dtype = d, .shape = std::move(shape)});
-  return v;
-}
-
 Value slice_dim(Interpreter& in, const Value& x, int64_t d, int64_t lo, int64_t hi) {
   const Shape& s = x.tensor().type.shape;
   std::vector<int64_t> start(s.size(), 1), stop(s.begin(), s.end()), step(s.size(), 1);
@@ -227,216 +190,6 @@ Value prod(Interpreter& in, Args& args) {
   }
   return acc;
 }
-Value zeros(Interpreter& in, Args& args) {
-  auto [d, shape] = type_and_dims(args, 0, DType::f64);
-  return filled(in, d, shape, 0);
-}
-
-Value ones(Interpreter& in, Args& args) {
-  auto [d, shape] = type_and_dims(args, 0, DType::f64);
-  return filled(in, d, shape, 1);
-}
-
-Value fill(Interpreter& in, Args& args) {
-  need_args(args, 1, 1 << 30, "fill");
-  Value v = args.pos[0];
-  if (!v.is_number() || v.is_tensor()) user_error("fill takes a number first");
-  DType d = v.kind == VKind::float_    ? v.dtype
-            : v.kind == VKind::boolean ? DType::boolean
-                                       : DType::i64;
-  auto [unused, shape] = type_and_dims(args, 1, d);
-  return filled(in, d, shape, as_double(v));
-}
-
-// The elements a collection holds, as a concrete array: a range, an array, or a tuple of
-// integers or of floats; a null value for anything else.
-Value pool_of(const Value& c) {
-  if (c.kind == VKind::range) return range_array(c.rng());
-  if (c.is_tensor() && !c.tensor().number) return c;
-  if (c.kind != VKind::tuple || c.tup().items.empty()) return Value();
-  const std::vector<Value>& items = c.tup().items;
-  bool ints = std::all_of(items.begin(), items.end(),
-                          [](const Value& v) { return v.kind == VKind::integer; });
-  bool floats = std::all_of(items.begin(), items.end(),
-                            [](const Value& v) { return v.kind == VKind::float_; });
-  if (!ints && !floats) return Value();
-  Tensor t(Type{ints ? DType::i64 : DType::f64, {static_cast<int64_t>(items.size())}});
-  for (size_t k = 0; k < items.size(); ++k) {
-    if (ints) {
-      t.data<int64_t>()[k] = items[k].i;
-    } else {
-      t.data<double>()[k] = items[k].f;
-    }
-  }
-  return Value::concrete(std::move(t));
-}
-
-// n uniform draws in [0, 1) from the program's generator (concrete, Float64).
-Tensor uniforms(Interpreter& in, Shape shape) {
-  auto seed = static_cast<int64_t>(in.next_seed() >> 1);
-  return in.prim1<Prim::rand>({}, {.dtype = DType::f64, .shape = std::move(shape), .seed = seed})
-      .tensor()
-      .data;
-}
-
-// The permutation of 1:n that orders its positions by `less` (stable), as an Int64 vector.
-template <typename Less>
-Tensor ordered(int64_t n, const Less& less) {
-  Tensor order(Type{DType::i64, {n}});
-  int64_t* p = order.data<int64_t>();
-  for (int64_t k = 0; k < n; ++k) p[k] = k + 1;
-  std::stable_sort(p, p + n, less);
-  return order;
-}
-
-// rand(collection[, dims...]): elements drawn uniformly from a range, array or tuple, as
-// Julia's. Top level only: no primitive draws integers or picks elements, and a draw made
-// while tracing would be one sample frozen into the tape.
-Value rand_from(Interpreter& in, Args& args) {
-  Value pool = pool_of(args.pos[0]);
-  if (pool.kind != VKind::tensor || pool.tensor().traced) {
-    user_error(
-        "rand draws from a range, an array or a tuple of numbers, or takes an element "
-        "type and dims; got {}",
-        a_type_name(args.pos[0]));
-  }
-  if (in.tracing()) {
-    user_error(
-        "rand(collection) inside a traced function would be one sample frozen into the tape; "
-        "draw it at top level, or draw floats with rand(Float32, dims...), a random op of "
-        "the tape");
-  }
-  const Tensor& from = pool.tensor().data;
-  if (from.size() == 0) user_error("rand: the collection is empty");
-  auto [unused, shape] = type_and_dims(args, 1, DType::f64);
-  bool number = shape.empty() && args.pos.size() == 1;
-  // Inside f.(x) of a user function, one draw per element (as random<P>).
-  const Shape* each = number ? in.element_shape() : nullptr;
-  if (each != nullptr) {
-    shape = *each;
-    number = false;
-  }
-  Tensor u = uniforms(in, shape);
-  Tensor out = Tensor::uninitialized(Type{from.dtype(), shape});
-  auto size = static_cast<size_t>(dtype_size(from.dtype()));
-  for (int64_t k = 0; k < out.size(); ++k) {
-    int64_t i = std::min(from.size() - 1, static_cast<int64_t>(u.data<double>()[k] * from.size()));
-    std::memcpy(static_cast<uint8_t*>(out.raw()) + k * size,
-                static_cast<const uint8_t*>(from.raw()) + i * size, size);
-  }
-  return number ? to_scalar(Value::concrete(std::move(out), true))
-                : with_element(Value::concrete(std::move(out)), each != nullptr);
-}
-
-// randperm(n): a random permutation of 1:n from the program's generator (the order of n
-// uniform draws). Top level only, as rand(collection).
-Value randperm(Interpreter& in, Args& args) {
-  need_args(args, 1, 1, "randperm");
-  if (args.pos[0].kind != VKind::integer || args.pos[0].i < 0)
-    user_error("randperm takes a count ≥ 0, got {}", a_type_name(args.pos[0]));
-  if (in.tracing())
-    user_error(
-        "randperm inside a traced function would be one order frozen into the tape; "
-        "draw it at top level");
-  int64_t n = args.pos[0].i;
-  Tensor u = uniforms(in, {n});
-  const double* key = u.data<double>();
-  return Value::concrete(ordered(n, [&](int64_t a, int64_t b) { return key[a - 1] < key[b - 1]; }));
-}
-
-// sortperm(x; rev=false) and sort(x; rev=false) of a concrete vector: the stable order
-// of its elements, as Julia's (NaN last). No primitive sorts, so not of traced values.
-Tensor sorted_order(const Args& args, std::string_view name) {
-  need_args(args, 1, 1, name);
-  const Value& x = args.pos[0];
-  if (!x.is_tensor() || x.tensor().number || x.tensor().type.rank() != 1)
-    user_error("{} takes a vector, got {}", name, a_type_name(x));
-  if (x.tensor().traced)
-    user_error("{} of a traced vector is not supported: no primitive sorts", name);
-  const Value* rev = keyword(args, "rev");
-  bool descending = rev != nullptr && rev->kind == VKind::boolean && rev->b;
-  const Tensor& t = x.tensor().data;
-  return ordered(t.size(), [&](int64_t a, int64_t b) {
-    double u = element_value(t, a - 1), v = element_value(t, b - 1);
-    if (std::isnan(u) || std::isnan(v)) return !std::isnan(u) && std::isnan(v);
-    return descending ? u > v : u < v;
-  });
-}
-
-Value sortperm(Interpreter&, Args& args) {
-  return Value::concrete(sorted_order(args, "sortperm"));
-}
-
-Value sort(Interpreter& in, Args& args) {
-  Tensor order = sorted_order(args, "sort");
-  return index_tensor(in, args.pos[0], {Value::concrete(std::move(order))});
-}
-
-template <Prim P>
-Value random(Interpreter& in, Args& args) {
-  if (P == Prim::rand && !args.pos.empty() && args.pos[0].kind != VKind::type &&
-      args.pos[0].kind != VKind::integer)
-    return rand_from(in, args);
-  auto [d, shape] = type_and_dims(args, 0, DType::f64);
-  bool coin = P == Prim::rand && d == DType::boolean;  // rand(Bool, dims...): fair coins
-  if (coin) d = DType::f32;
-  if (!is_float(d))
-    user_error("{} draws floats{}: give Float16, Float32 or Float64", prim_name(P),
-               P == Prim::rand ? " or Bools" : "");
-  bool number = shape.empty() && args.pos.size() <= 1;
-  // Inside f.(x) of a user function a number drawn is one draw per element, as Julia
-  // calls f once per element: an array of the broadcast's shape standing for elements.
-  const Shape* each = number ? in.element_shape() : nullptr;
-  if (each != nullptr) {
-    shape = *each;
-    number = false;
-  }
-  if (coin) {
-    Args floats;
-    floats.pos.push_back(Value::type(dtype_type(DType::f32)));
-    floats.pos.insert(floats.pos.end(), args.pos.begin() + 1, args.pos.end());
-    return elementwise_binary(in, Prim::lt, random<P>(in, floats),
-                              Value::floating(0.5, DType::f32));
-  }
-  auto seed = static_cast<int64_t>(in.next_seed() >> 1);
-  Attrs attrs = AttrsOf<P>{.dtype = d, .shape = shape, .seed = seed}.to_attrs();
-  if (in.tracing()) {
-    // Inside a trace a draw is an op of the tape, never a frozen sample: each run draws
-    // from its own random key.
-    Var v = in.record(P, {}, attrs).outs.front();
-    return with_element(Value::traced(v, Type{d, shape}, number), each != nullptr);
-  }
-  Value v = in.prim1(P, {}, attrs);
-  return number ? to_scalar(Value::concrete(v.tensor().data, true))
-                : with_element(std::move(v), each != nullptr);
-}
-
-Value rand(Interpreter& in, Args& args) {
-  return random<Prim::rand>(in, args);
-}
-Value randn(Interpreter& in, Args& args) {
-  return random<Prim::randn>(in, args);
-}
-
-Value seed(Interpreter& in, Args& args) {
-  need_args(args, 1, 1, "seed!");
-  if (args.pos[0].kind != VKind::integer) user_error("seed! takes an integer");
-  in.seed(static_cast<uint64_t>(args.pos[0].i));
-  return Value();
-}
-
-// _random_stream(seed, draws): makes (seed, draws) the state of the generator of rand and
-// randn and returns the state it had, a tuple alike; for the prelude's RNG objects.
-Value random_stream(Interpreter& in, Args& args) {
-  need_args(args, 2, 2, "_random_stream");
-  for (const Value& v : args.pos) {
-    if (v.kind != VKind::integer) user_error("_random_stream takes two integers");
-  }
-  auto [seed, draws] = in.stream();
-  in.set_stream({static_cast<uint64_t>(args.pos[0].i), static_cast<uint64_t>(args.pos[1].i)});
-  return Value::tuple(
-      {Value::integer(static_cast<int64_t>(seed)), Value::integer(static_cast<int64_t>(draws))});
-}
 
 }  // namespace
 
@@ -446,16 +199,6 @@ void add_reduce_builtins(BuiltinTable& t) {
                         {"maximum", maximum},
                         {"minimum", minimum},
                         {"mean", mean},
-                        {"zeros", zeros},
-                        {"ones", ones},
-                        {"fill", fill},
-                        {"rand", rand},
-                        {"randn", randn},
-                        {"randperm", randperm},
-                        {"sort", sort},
-                        {"sortperm", sortperm},
-                        {"seed!", seed},
-                        {"_random_stream", random_stream},
                         {"prod", prod},
                     });
 }

@@ -49,13 +49,13 @@ void check_plans_agree(const Tape& t, Layout block) {
   ExecutorOptions plain_options;
   plain_options.blocked_layouts = false;
   Executor plain(t, plain_options);
-  size_t kept = std::count(blocked.layouts().begin(), blocked.layouts().end(), block);
-  CHECK(std::none_of(plain.layouts().begin(), plain.layouts().end(),
+  size_t kept = std::count(blocked.plan().layout_of.begin(), blocked.plan().layout_of.end(), block);
+  CHECK(std::none_of(plain.plan().layout_of.begin(), plain.plan().layout_of.end(),
                      [](Layout l) { return l != Layout::plain; }));
   CAPTURE(kept);
-  CAPTURE(blocked.reorders_per_run());
-  CHECK(kept > 40);                              // the convolutions' and batch norms' images
-  CHECK(blocked.reorders_per_run() < kept / 4);  // max pooling, the final mean, the outputs
+  CAPTURE(blocked.plan().reorders_per_run());
+  CHECK(kept > 40);                                     // the convolutions' and batch norms' images
+  CHECK(blocked.plan().reorders_per_run() < kept / 4);  // max pooling, the final mean, the outputs
   std::vector<Tensor> a = blocked.run(inputs), b = plain.run(inputs);
   // The same kernels but for batch norm's order of summing: f32 rounding apart.
   CHECK(largest_difference(a, b) < 1e-4);
@@ -63,7 +63,7 @@ void check_plans_agree(const Tape& t, Layout block) {
   ExecutorOptions unfused_options = blocked_options;
   unfused_options.fusion = false;
   Executor unfused(t, unfused_options);
-  CHECK(unfused.plan().size() > blocked.plan().size());
+  CHECK(unfused.plan().steps.size() > blocked.plan().steps.size());
   for (const std::vector<Tensor>& other : {blocked.run(inputs), unfused.run(inputs)}) {
     for (size_t k = 0; k < a.size(); ++k) {
       CHECK(std::equal(a[k].span<float>().begin(), a[k].span<float>().end(),
@@ -77,7 +77,7 @@ void check_plans_agree(const Tape& t, Layout block) {
 TEST_CASE("ytape plan shows the kernels, layouts and reorders of ResNet-18") {
   Tape forward = resnet18();
   Executor e(forward);
-  std::string plan = plan_str(forward, e);
+  std::string plan = plan_str(e.plan());
   INFO(plan);
   // Blocked as oneDNN's convolutions want it on this machine: by 8 on AVX2, 16 on AVX-512.
   Layout native = native_blocked_layout();
@@ -94,15 +94,16 @@ TEST_CASE("ytape plan shows the kernels, layouts and reorders of ResNet-18") {
   // The final mean reads the blocked image as it is: nothing is reordered. In the
   // gradient, the mean's cotangent, broadcast back over the image, is reordered to the
   // blocked layout of the values it meets.
-  CHECK(e.reorders_per_run() == 0);
+  CHECK(e.plan().reorders_per_run() == 0);
   grad::GradOptions options;
   options.wrt = {"model"};
   Tape backward = grad::gradient(forward, options);
   Executor eb(backward);
-  CHECK(plan_str(backward, eb).find("to " + bl + " for the next step\n") != std::string::npos);
-  CHECK(plan.find(fmt::format("{} values kept blocked, {} reorders per run",
-                              std::count(e.layouts().begin(), e.layouts().end(), native),
-                              e.reorders_per_run())) != std::string::npos);
+  CHECK(plan_str(eb.plan()).find("to " + bl + " for the next step\n") != std::string::npos);
+  CHECK(plan.find(
+            fmt::format("{} values kept blocked, {} reorders per run",
+                        std::count(e.plan().layout_of.begin(), e.plan().layout_of.end(), native),
+                        e.plan().reorders_per_run())) != std::string::npos);
 }
 
 TEST_CASE("the blocked-layout plan computes ResNet-18 and its gradient as the plain plan") {

@@ -17,6 +17,7 @@
 #include "runtime/inputs.h"
 #include "runtime/kernels/conv.h"
 #include "runtime/kernels/onednn.h"
+#include "runtime/plan_print.h"
 #include "tape/builder.h"
 
 namespace ytape {
@@ -160,11 +161,11 @@ TEST_CASE("a convolution's work memory is a buffer of the executor's plan") {
   Executor fast(t, {.extra_work_bytes = INT64_MAX}),
       reference(t, {.kernels = KernelSet::reference, .extra_work_bytes = std::nullopt});
   std::map<uint32_t, int64_t> slot_of;  // of each computed value
-  for (const PlannedStep& s : fast.plan()) {
+  for (const PlannedStep& s : planned_steps(fast.plan())) {
     for (size_t i = 0; i < s.outs.size(); ++i) slot_of[s.outs[i].id] = s.buffers[i];
   }
   int with_work = 0;
-  for (const PlannedStep& s : fast.plan()) {
+  for (const PlannedStep& s : planned_steps(fast.plan())) {
     WorkspaceSize size = kernel_table().workspace[static_cast<int>(s.op->prim)];
     if (size == nullptr) continue;
     std::vector<Layout> layouts = s.reads;
@@ -174,7 +175,7 @@ TEST_CASE("a convolution's work memory is a buffer of the executor's plan") {
     CHECK((s.workspace >= 0) == (needed > 0));
     if (s.workspace < 0) continue;
     ++with_work;
-    CHECK(fast.slot_bytes(s.workspace) >= needed);
+    CHECK(fast.plan().slot_bytes[s.workspace] >= needed);
     for (int64_t slot : s.buffers) CHECK(slot != s.workspace);
     for (Var a : s.args) CHECK((!slot_of.contains(a.id) || slot_of[a.id] != s.workspace));
   }
@@ -190,7 +191,7 @@ TEST_CASE("a convolution's work memory is a buffer of the executor's plan") {
 // The variant of each convolution step of `e`'s plan.
 std::vector<Variant> conv_variants(const Executor& e) {
   std::vector<Variant> v;
-  for (const PlannedStep& s : e.plan()) {
+  for (const PlannedStep& s : planned_steps(e.plan())) {
     if (s.op->prim == Prim::conv2d) v.push_back(s.variant);
   }
   return v;
@@ -224,14 +225,14 @@ TEST_CASE("Winograd runs where its work memory fits in the plan, unless allowed 
   CHECK(conv_variants(Executor(alone)) == std::vector{Variant::standard});
   Executor allowed(alone, {.extra_work_bytes = INT64_MAX});
   CHECK(conv_variants(allowed) == std::vector{Variant::faster});
-  CHECK(allowed.planned_bytes() > Executor(alone).planned_bytes());
+  CHECK(allowed.plan().planned_bytes() > Executor(alone).plan().planned_bytes());
   // After a larger value has died, it lies where that one lay, at no cost (and the
   // convolution's output where another one lay).
   Tape after = tape({work / 4 + 1, image.size()});
   Executor fits(after), standard(after, {.extra_work_bytes = -1});
   CHECK(conv_variants(fits) == std::vector{Variant::faster});
   CHECK(conv_variants(standard) == std::vector{Variant::standard});
-  CHECK(fits.planned_bytes() == standard.planned_bytes());
+  CHECK(fits.plan().planned_bytes() == standard.plan().planned_bytes());
   TensorMap inputs = complete_inputs(after, {}, 3);
   std::vector<Tensor> got = fits.run(inputs), want = standard.run(inputs);
   testing::check_close(got.back(), to_doubles(want.back()), 1e-4, 1e-4);

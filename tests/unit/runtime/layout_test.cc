@@ -39,7 +39,7 @@ TEST_CASE("oneDNN's convolutions want the layout the executor keeps") {
   b.output(b.relu(b.conv2d(x, w, {.pad = Shape{1, 1, 1, 1}})), "y");
   Tape t = b.finish();
   Executor e(t, options);
-  CHECK(e.layouts()[t.outputs[0].var.id] == native_blocked_layout());
+  CHECK(e.plan().layout_of[t.outputs[0].var.id] == native_blocked_layout());
 }
 
 TEST_CASE("relayout puts element (w, h, c, n) where nChw8c and nChw16c have it, and back") {
@@ -197,8 +197,8 @@ TEST_CASE("a convolution's bias keeps its output blocked") {
     ExecutorOptions options;
     options.block = l;
     Executor blocked(t, options);
-    CHECK(blocked.reorders_per_run() == 0);
-    CHECK(blocked.layouts()[z.id] == l);
+    CHECK(blocked.plan().reorders_per_run() == 0);
+    CHECK(blocked.plan().layout_of[z.id] == l);
     testing::check_close(blocked.run(inputs)[0], testing::to_doubles(plain.run(inputs)[0]), 1e-4,
                          1e-4);
   }
@@ -220,8 +220,8 @@ TEST_CASE("an output in the middle of a blocked chain changes no other output") 
   Tape with = without;
   with.outputs.push_back({y, "y"});
   Executor one(without), two(with);
-  CHECK(two.layouts()[y.id] == native_blocked_layout());
-  CHECK(plan_str(with, two).find("copied plain for the caller") != std::string::npos);
+  CHECK(two.plan().layout_of[y.id] == native_blocked_layout());
+  CHECK(plan_str(two.plan()).find("copied plain for the caller") != std::string::npos);
   TensorMap inputs = complete_inputs(without, {}, 6);
   Tensor z1 = one.run(inputs)[0];
   for (int run = 0; run < 2; ++run) {  // the second run refills the outputs' buffers

@@ -445,4 +445,19 @@ end
 )");
 }
 
+TEST_CASE("Base names Flux's tests use: cld, fld, Returns, isnan, float(T), reshape of a range") {
+  CHECK(eval_show("", "cld(7, 2), fld(7, 2), cld(-7, 2), fld(-7, 2), cld.((4, 5), 2)") ==
+        "(4, 3, -3, -4, (2, 3))");
+  CHECK(eval_show("",
+                  "ntuple(Returns(3), 2), isnan(0.0 / 0.0), isnan(1.0), isinf(-1 / 0), "
+                  "isfinite(1.0)") == "((3, 3), true, false, true, true)");
+  CHECK(eval_show("", "float(Int), float(Float32), reshape(-2:3, 2, 3)") ==
+        "(Float64, Float32, [-2 0 2; -1 1 3])");
+  // eps(x) is the spacing of floats at x, of each element for eps.(x).
+  CHECK(eval_show("",
+                  "eps.([0.5, 1.0, 3.0]) == [eps(0.5), eps(1.0), eps(3.0)], eps(0.5), "
+                  "eps.(Float32[2]), eps(Float64)") ==
+        "(true, 1.1102230246251565e-16, Float32[2.3841858e-7], 2.220446049250313e-16)");
+}
+
 }  // namespace ytape::tracer::testing

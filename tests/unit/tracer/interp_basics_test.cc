@@ -1,4 +1,6 @@
-// The interpreter on small programs, run concretely.
+// The interpreter on small programs, run concretely: arithmetic, functions and closures,
+// global declarations, control flow, collections, printing as Julia prints, and names and
+// literals (combining marks, version numbers) as Julia reads them.
 #include "helpers.h"
 #include "interp_helpers.h"
 #include "tracer/program.h"
@@ -156,15 +158,6 @@ pick(a; first=true) = first ? a[1] : a[end]
         std::string::npos);
 }
 
-TEST_CASE("random numbers are reproducible from the seed") {
-  std::string a = eval_show("seed!(1); x = rand(Float32, 3)", "x");
-  std::string b = eval_show("seed!(1); x = rand(Float32, 3)", "x");
-  std::string c = eval_show("seed!(2); x = rand(Float32, 3)", "x");
-  CHECK(a == b);
-  CHECK(a != c);
-  CHECK(eval_show("Random.seed!(3)", "size(randn(2, 2))") == "(2, 2)");
-}
-
 TEST_CASE("a chain of comparisons with dotted operators is elementwise") {
   // (a .< b) .& (b .< c), each operand evaluated once, as Julia lowers it.
   CHECK(eval_show("c = [1, 5, 20]", "1 .< c .< 10, 0 .<= c .< [2, 6, 30], 1 < 2 .< c") ==
@@ -189,24 +182,6 @@ TEST_CASE("==(x) and the other comparisons with one argument; filter and findall
   check_trace_matches("f(x) = ifelse(1f0 in x, 2f0, 3f0)\nx = Float32[0, 1]", "f", {"x"});
 }
 
-TEST_CASE("rand draws from a collection, as Julia's") {
-  // Each element of a range, array or tuple, uniformly; dims after the collection.
-  std::string p = "seed!(4)\nd = rand(1:3, 3000)\nc = [count(d .== k) for k in 1:3]";
-  CHECK(eval_show(p, "size(d), eltype(d), all(900 .< c) && all(c .< 1100), sum(c)") ==
-        "((3000,), Int64, true, 3000)");
-  CHECK(eval_show("seed!(1)", "r = rand(0:9); r isa Int && 0 <= r <= 9") == "true");
-  CHECK(eval_show("seed!(1)", "all(v -> (v == 2) | (v == 3), rand((2, 3), 10))") == "true");
-  CHECK(eval_show("seed!(1)",
-                  "x = rand([1.5, 2.5], 2, 2); size(x), all((x .== 1.5) .| (x .== 2.5))") ==
-        "((2, 2), true)");
-  CHECK(eval_show("seed!(5); a = rand(1:100, 4)", "a") ==
-        eval_show("seed!(5); a = rand(1:100, 4)", "a"));
-  CHECK(run_error("rand(1:0)").find("rand: the collection is empty") != std::string::npos);
-  CHECK(trace_error("f(x) = x .+ rand(1:3)", "f", {"1.0"})
-            .find("rand(collection) inside a traced function would be one sample frozen") !=
-        std::string::npos);
-}
-
 TEST_CASE("print and println write lines") {
   Program in;
   in.run_text("t.jl", "print(\"a\", 1); println(\" b\"); println(2.5, (1, 2))");
@@ -224,6 +199,80 @@ TEST_CASE("a step limit ends a program that loops forever") {
 TEST_CASE("strings show as Julia literals, escapes included") {
   CHECK(eval_show("", R"(("a\"b", "\$x", "1\n2\t3\r"))") == R"(("a\"b", "\$x", "1\n2\t3\r"))");
   CHECK(eval_show("", R"("a\x01")") == R"("a\x01")");
+}
+
+TEST_CASE("global declarations in functions assign globals") {
+  std::string program = R"(
+count = 0
+bump() = (global count += 1; count)
+function reset(n)
+  global count = n
+  nothing
+end
+shadow() = (count = 100; count)
+function nested()
+  global count
+  inner() = (count = -1; count)
+  (inner(), count)
+end
+let
+  global made = 7
+end
+)";
+  CHECK(eval_show(program, "bump(); bump(); count") == "2");
+  CHECK(eval_show(program, "reset(5); bump()") == "6");
+  CHECK(eval_show(program, "shadow(), count") == "(100, 0)");
+  CHECK(eval_show(program, "nested(), count") == "((-1, 0), 0)");
+  CHECK(eval_show(program, "made") == "7");
+  std::string traced = R"(
+calls = 0
+x = Float32[1, 2]
+f(x) = (global calls += 1; sum(x) * 2)
+)";
+  check_trace_matches(traced, "f", {"x"});
+  Program in;
+  in.run_text("t.jl", traced);
+  trace(in, "f", {"x"});
+  CHECK(show(*in.global("calls")) == "1");
+  CHECK(trace_error("kept = 0\nf(x) = (global kept = x; x)", "f", {"f32[2]"})
+            .find("cannot assign a traced value to the global 'kept'") != std::string::npos);
+}
+
+TEST_CASE("values print as Julia prints them") {
+  Program in;
+  in.run_text("t.jl", R"jl(
+println(1f0, " ", 1.5f-3, " ", 1f-5, " ", 2.5e7, " ", 1e-5, " ", 123456.0, " ", -0.0)
+println((1f0, 1.5f-3, 1f-5, 3f7, NaN32, -Inf32), " ", (NaN, Inf))
+println(Float32[1, 2.5], " ", [1.0, 2.0], " ", [1, 2], " ", Bool[1, 0], " ", Float32[])
+println(Float32[1 2; 3 4], " ", reshape(collect(1:8), 2, 2, 2))
+println("a", :b, " ", ("a", :b, 1 == 1), " ", (x = 1f0,), " ", "$(2f0) $((2f0,))")
+)jl");
+  CHECK(in.output() ==
+        "1.0 0.0015 1.0e-5 2.5e7 1.0e-5 123456.0 -0.0\n"
+        "(1.0f0, 0.0015f0, 1.0f-5, 3.0f7, NaN32, -Inf32) (NaN, Inf)\n"
+        "Float32[1.0, 2.5] [1.0, 2.0] [1, 2] Bool[1, 0] Float32[]\n"
+        "Float32[1.0 2.0; 3.0 4.0] [1 3; 2 4;;; 5 7; 6 8]\n"
+        "ab (\"a\", :b, true) (x = 1.0f0,) 2.0 (2.0f0,)\n");
+  // Traced values print at run time; Float32 arrays say so.
+  std::string text =
+      trace_text("f(x) = (println(\"x = \", x, \" \", (sum(x), 1f0)); x)", "f", {"f32[2]"});
+  CHECK(text.find("format=\"x = Float32{} ({}, 1.0f0)\"") != std::string::npos);
+}
+
+TEST_CASE("a name written with a combining mark is the composed one, as Julia reads it") {
+  // conv_mnist.jl's ŷ is y and U+0302; a program may spell it either way.
+  CHECK(eval_show("y\u0302 = 2.0\ng(x) = x * \u0177", "g(3.0), y\u0302 == \u0177") ==
+        "(6.0, true)");
+}
+
+TEST_CASE("v\"1.7\" is a version number; VERSION is 1.9's, as published code tests it") {
+  CHECK(eval_show("",
+                  "VERSION >= v\"1.7\", VERSION < v\"1.10\", v\"1.7\" == v\"1.7.0\", "
+                  "v\"2\" > v\"1.99.3\", v\"1.2.3\" <= v\"1.2.3\", sprint(show, v\"1.7\")") ==
+        "(true, true, true, true, true, \"v\\\"1.7.0\\\"\")");
+  CHECK(run_error("a = v\"1.x\"").find("'1.x' is not a version number") != std::string::npos);
+  CHECK(run_error("a = v\"1.2.3.4\"").find("at most three parts") != std::string::npos);
+  CHECK(run_error("a = r\"a+\"").find("prefix (r\"...\") are not supported") != std::string::npos);
 }
 
 }  // namespace ytape::tracer::testing

@@ -1,4 +1,5 @@
-// Data loading and training loops at top level: DataLoader, randperm, sort, Flux.train!.
+// Data loading and training loops at top level: DataLoader and what iterates it (first,
+// last, collect over iterate methods), MLUtils' chunk, randperm, sort, Flux.train!.
 #include <doctest/doctest.h>
 
 #include "tests/unit/tracer/interp_helpers.h"
@@ -62,6 +63,41 @@ end
 )";
   CHECK(eval_show(p, "loss(a, X, Y) < 0.9 * l0, a.layers[1].weight == b.layers[1].weight") ==
         "(true, true)");
+}
+
+TEST_CASE("first, last and collect take any struct with iterate methods: a DataLoader's batches") {
+  std::string p = R"(
+X = reshape(collect(1.0:12.0), 2, 6)
+Y = collect(1:6)
+d = DataLoader((X, Y); batchsize=4)
+struct Countdown
+  n
+end
+iterate(c::Countdown, k=c.n) = k == 0 ? nothing : (k, k - 1)
+)";
+  // vae_mnist's `original, _ = first(get_data(args.sample_size^2))`.
+  CHECK(eval_show(p, "x, y = first(d); size(x), y") == "((2, 4), [1, 2, 3, 4])");
+  CHECK(eval_show(p, "length(collect(d)), last(d)[2]") == "(2, [5, 6])");
+  CHECK(eval_show(p, "first(Countdown(3)), collect(Countdown(3)), last(Countdown(2))") ==
+        "(3, [3, 2, 1], 1)");
+  CHECK(run_error(p + "first(nothing)").find("cannot iterate over a Nothing") != std::string::npos);
+}
+
+TEST_CASE("MLUtils' chunk: n parts of cld(size, n) slices along dims, the last shorter") {
+  std::string p = "x = reshape(collect(1:10), 2, 5)";
+  CHECK(eval_show(p, "chunk(x, 2)") == "[[1 3 5; 2 4 6], [7 9; 8 10]]");
+  CHECK(eval_show(p, "chunk(x, 2; dims=1)") == "[[1 3 5 7 9], [2 4 6 8 10]]");
+  // Fewer parts than asked when they do not divide it, as MLUtils'.
+  CHECK(eval_show(p, "length(chunk(x, 4)), [size(c) for c in chunk(x, 4)]") ==
+        "(3, [(2, 2), (2, 2), (2, 1)])");
+  // vae_mnist's convert_to_image: columns of 784 pixels, chunked, each tiled as 28 rows.
+  std::string image = R"(
+Gray.(permutedims(vcat(reshape.(chunk(sigmoid.(x |> cpu), y_size), 28, :)...), (2, 1)))
+)";
+  CHECK(eval_show("x = zeros(Float32, 28^2, 4); y_size = 2", "img = " + image +
+                                                                 "; size(img), "
+                                                                 "img[1, 1], eltype(img)") ==
+        "((56, 56), 0.5f0, Float32)");
 }
 
 }  // namespace ytape::tracer::testing

@@ -1,6 +1,6 @@
 // The prelude as Flux 0.14 defines it: losses with agg, layer constructors and keywords,
-// train and test mode. Expected values are computed independently (by hand or with
-// plain formulas), not by the prelude.
+// train and test mode, recurrent layers, outputsize and @autosize. Expected values are
+// computed independently (by hand or with plain formulas), not by the prelude.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -332,6 +332,83 @@ img = randn(4, 4, 4, 2)
                   "siamese_contrastive_loss([0.5, 0.5], [1.0, 0.0])") ==
         "([0.9 0.1; 0.1 0.9], 0.004989673604573335, 0.03210074495448585, "
         "0.08212560386473444, 0.25)");
+}
+
+TEST_CASE("recurrent cells convert their input to the weights' element type, as Flux 0.14's") {
+  CHECK(eval_show("x = rand(Float64, 2, 4)\nm1 = RNN(2 => 3)\nm2 = LSTM(2 => 3)\nm3 = GRU(2 => 3)",
+                  "typeof(m1(x)), typeof(m1.state), typeof(m2(x)), typeof(m3(x))") ==
+        "(Matrix{Float32}, Matrix{Float32}, Matrix{Float32}, Matrix{Float32})");
+  CHECK(eval_show("m = RNN(2 => 3)\np = Parallel(vcat, Dense(2, 4), Dense(3, 6))",
+                  "Flux.outputsize(m, (2, 4)), size(m.state), Flux.outputsize(Dense(10, 5), (10,); "
+                  "padbatch=true), outputsize(p, (2,), (3,)), outputsize(p, ((2, 7), (3, 7)))") ==
+        "((3, 4), (3, 1), (5, 1), (10,), (10, 7))");
+}
+
+TEST_CASE("recurrent layers over sequences; GRUv3; Flux's multigate and eachlastdim") {
+  std::string p = R"(
+seed!(3)
+m = RNN(2 => 3)
+x = rand(Float32, 2, 4, 5)
+y = m(x)
+Flux.reset!(m)
+steps = [m(x[:, :, t]) for t in 1:5]
+g = GRUv3(2 => 3)
+)";
+  CHECK(eval_show(p, "size(y), y[:, :, 5] == steps[5], size(g(x[:, :, 1])), size(g.cell.Wh)") ==
+        "((3, 4, 5), true, (3, 4), (6, 3))");
+  CHECK(eval_show("x = reshape(1:12, 6, 2)",
+                  "Flux.multigate(x, 2, Val(3))[3], "
+                  "length(Flux.eachlastdim(x)), selectdim(x, 2, 1)") ==
+        "([5 11; 6 12], 2, [1, 2, 3, 4, 5, 6])");
+  CHECK(eval_show("x = reshape(1:8, 2, 2, 2)\nidx = (1, :, 2)",
+                  "x[idx...], eachslice(x; dims=3)[2] == x[:, :, 2]") == "([5, 7], true)");
+  check_trace_matches(p + "f(x) = (Flux.reset!((m, g)); sum(abs2, m(x)) + sum(g(x[:, :, 2])))", "f",
+                      {"x"});
+}
+
+TEST_CASE(
+    "outputsize's needs: unsqueeze, NNlib's other activations, LayerNorm(a, b), channel checks") {
+  CHECK(eval_show("",
+                  "size(Flux.unsqueeze(dims=3)(ones(5, 7, 13))), size(LayerNorm(3, 2).scale), "
+                  "size(LayerNorm(3, 2, tanh)(ones(3, 2))), "
+                  "round.((lisht(1.0), logcosh(1.0), softshrink(0.7), trelu(0.5)); digits=4)") ==
+        "((5, 7, 1, 13), (3, 2), (3, 2), (0.7616, 0.4338, 0.2, 0.0))");
+  for (const char* bad :
+       {"Conv((3, 3), 3 => 16)(ones(Float32, 5, 5, 2, 1))",
+        "BatchNorm(3)(ones(Float32, 4, 4, 5, 1))", "InstanceNorm(3)(ones(Float32, 4, 4, 5, 1))",
+        "GroupNorm(16, 4)(ones(Float32, 4, 4, 15, 1))",
+        "ConvTranspose((3, 3), 2 => 4)(ones(Float32, 5, 5, 3, 1))"}) {
+    CAPTURE(bad);
+    CHECK(run_error(bad).find("DimensionMismatch: ") != std::string::npos);
+  }
+  CHECK(run_error("Conv((3, 3), 3 => 16)(ones(Float32, 5, 5, 3))")
+            .find("DimensionMismatch: a convolution of weight size (3, 3, 3, 16) takes inputs "
+                  "of 4 dims, got size (5, 5, 3)") != std::string::npos);
+}
+
+TEST_CASE("@autosize: each `_` is the size of the input the layer first sees, as Flux's") {
+  std::string p = R"(
+m = @autosize (3, 1) Chain(Dense(_ => 4), Dense(_ => div(_, 2)), BatchNorm(_, affine=false))
+c = @autosize (8, 8, 1, 2) Chain(c = Conv((3, 3), _ => 5; pad=SamePad()), f = Flux.flatten,
+                                 d = Dense(_ => _ ÷ 4, relu)) |> gpu
+mo = @autosize (3, 45) Maxout(() -> Dense(_ => 6, tanh), 2)
+)";
+  CHECK(eval_show(p,
+                  "size(m[1].weight), size(m[2].weight), length(m[3].μ), "
+                  "size(c[:c].weight), size(c[:d].weight), size(mo(randn(3, 45)))") ==
+        "((4, 3), (2, 4), 2, (3, 3, 1, 5), (80, 320), (6, 45))");
+  CHECK(run_error("m = @autosize 3 Dense(_ => 2)")
+            .find("@autosize takes the input's size as a tuple and a model") != std::string::npos);
+  CHECK(run_error("m = @autosize (3,) _")
+            .find("@autosize takes `_` as the size argument of a layer") != std::string::npos);
+}
+
+TEST_CASE("losses as Flux's tests pin them: integer targets, label_smoothing and margin checks") {
+  CHECK(eval_show("", "Flux.kldivergence([1 2 3], [1 2 3]) ≈ 0") == "true");
+  CHECK(run_error("label_smoothing([0.0, 1.0], 1.2)")
+            .find("ArgumentError: α must be between 0 and 1") != std::string::npos);
+  CHECK(run_error("Flux.siamese_contrastive_loss([0.1, 0.2], [1, 0]; margin=-1)")
+            .find("DomainError with -1: Margin must be non-negative") != std::string::npos);
 }
 
 }  // namespace ytape::tracer::testing

@@ -1,5 +1,5 @@
-// gradient, withgradient and value_and_gradient inside programs: at top level and inside
-// traces, against `ytape grad` of the same function and against finite differences.
+// gradient, withgradient, value_and_gradient and pullback inside programs: at top level and
+// inside traces, against `ytape grad` of the same function and against finite differences.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -315,6 +315,36 @@ TEST_CASE("a traced dropgrad is a stop_gradient op that ytape grad does not diff
     double x = t.inputs.begin()->second.data<double>()[k];
     CHECK(out[1].data<double>()[k] == doctest::Approx(x * x));
   }
+}
+
+TEST_CASE("pullback of an array-valued function: back(Δ) gives the gradients of sum(Δ .* f)") {
+  std::string p = R"(
+f(x, a) = x .* a .+ sin.(x)
+x = [1.0, 2.0, 3.0]
+y, back = pullback(f, x, 2.0)
+g1 = back([1.0, 1.0, 1.0])
+g2 = back([1.0, 0.0, -1.0])
+)";
+  // Twice, with different cotangents; the scalar argument's gradient is sum(Δ .* x).
+  CHECK(eval_show(p,
+                  "y == f(x, 2.0), g1[1] ≈ 2 .+ cos.(x), g1[2] ≈ 6, "
+                  "g2[1] ≈ [2 + cos(1.0), 0, -2 - cos(3.0)], g2[2] ≈ -2") ==
+        "(true, true, true, true, true)");
+  // Dropout's back function sees the mask its value was computed with.
+  CHECK(eval_show("seed!(3); m = trainmode!(Dropout(0.5)); x = rand(50) .+ 1\n"
+                  "y, back = pullback(m, x); g = back(ones(50))[1]",
+                  "g == y ./ x, count(iszero, g) > 10, count(iszero, g) < 40") ==
+        "(true, true, true)");
+  // In a traced function the back function differentiates the record again there.
+  std::string traced = R"(
+h(x) = (y = pullback(v -> v .* v, x); sum(y[2](y[1])[1]))
+x = [1.0, 2.0, 3.0]
+)";
+  check_trace_matches(traced, "h", {"x"});
+  CHECK(eval_show(traced, "h(x)") == std::to_string(2 * (1 + 8 + 27)) + ".0");
+  CHECK(run_error(p + "back(ones(2))")
+            .find("Δ must be a float array of the shape of the pullback's value, [3], got") !=
+        std::string::npos);
 }
 
 }  // namespace ytape::tracer::testing

@@ -1,6 +1,7 @@
 // Flux's implicit style, as the model zoo's scripts train: gradient(() -> ..., params),
 // Grads, pullback, Flux.Optimise's update! and train!, and the plumbing of those scripts
-// (@epochs, @with_kw, macros of unused code, PROGRAM_FILE, ENV, CUDA's questions).
+// (@epochs, @with_kw, macros of unused code, PROGRAM_FILE, ENV, CUDA's questions,
+// ProgressMeter's Progress, DrWatson's struct2dict).
 #include <doctest/doctest.h>
 
 #include "tests/unit/tracer/interp_helpers.h"
@@ -144,6 +145,22 @@ TEST_CASE("a macro the language lacks is an error where it runs, not where it is
             .find("t.jl:1:8: the macro @time is not supported; "
                   "the supported ones are @., @assert,") == 0);
   CHECK(run_error("y = @asert x > 0").find("; did you mean '@assert'?") != std::string::npos);
+}
+
+TEST_CASE("ProgressMeter's Progress and next! count the steps; DrWatson's struct2dict") {
+  std::string p = R"(
+p = Progress(3)
+for loss in (1.0, 0.5)
+  next!(p; showvalues=[(:loss, loss)])
+end
+mutable struct Args
+  η
+  epochs
+end
+)";
+  CHECK(eval_show(p, "p.counter, p.n") == "(2, 3)");
+  CHECK(eval_show(p, "d = struct2dict(Args(0.1, 3)); d[:η], d[:epochs], length(d)") ==
+        "(0.1, 3, 2)");
 }
 
 }  // namespace ytape::tracer::testing

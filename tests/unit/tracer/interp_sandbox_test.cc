@@ -1,8 +1,10 @@
 // Hostile programs (issue #42): a loop that never ends is stopped by the step limit, which
 // is on by default; include() reads only regular program files of a bounded size, never
-// blocking; include(), isfile(), isdir(), ispath() and cd() stay in the program's folder
-// tree and the folders allowed beside it.
+// blocking, nested at most 100 deep; include(), isfile(), isdir(), ispath() and cd() stay
+// in the program's folder tree and the folders allowed beside it; joinpath answers, and
+// writing a file (mkpath) is refused.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -221,6 +223,39 @@ TEST_CASE("ENV is empty: a program sees none of the shell's variables") {
   ::setenv("YTAPE_TEST_SECRET", "hunter2", 1);
   CHECK(eval_show("", "length(ENV), haskey(ENV, \"YTAPE_TEST_SECRET\")") == "(0, false)");
   ::unsetenv("YTAPE_TEST_SECRET");
+}
+
+TEST_CASE("a chain of includes deeper than the limit is an error, not a stack overflow") {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / "ytape_include_chain";
+  std::filesystem::create_directories(dir);
+  for (int i = 1; i <= 300; ++i) {
+    std::ofstream(dir / fmt::format("c{}.jl", i)) << fmt::format("include(\"c{}.jl\")\n", i + 1);
+  }
+  std::ofstream(dir / "c301.jl") << "x = 1\n";
+  Program in;
+  std::string message = "no error";
+  try {
+    in.run_file((dir / "c1.jl").string());
+  } catch (const UserError& e) {
+    message = e.what();
+  }
+  std::filesystem::remove_all(dir);
+  CHECK(message.find("c100.jl:1:1: includes nested deeper than 100 files") != std::string::npos);
+}
+
+TEST_CASE("paths: ispath, isdir, isfile and joinpath answer; mkpath is refused") {
+  // Tests run in the build folder's tests/; the folder "." always exists.
+  CHECK(eval_show("", "ispath(\".\"), isdir(\".\"), isfile(\".\"), ispath(\"no/such/path\")") ==
+        "(true, true, false, false)");
+  CHECK(
+      eval_show("", "joinpath(\"runs/\", \"model.bson\"), joinpath(\"output\", \"epoch_1.png\")") ==
+      "(\"runs/model.bson\", \"output/epoch_1.png\")");
+  CHECK(eval_show("", "joinpath(\"a\", \"b\", \"c.jl\"), joinpath(\"a\", \"/b\")") ==
+        "(\"a/b/c.jl\", \"/b\")");
+  CHECK(run_error("mkpath(\"runs\")").find("mkpath('runs'): the tracer writes no files") !=
+        std::string::npos);
+  CHECK(run_error("ispath(1)").find("ispath takes a path, a String, got an Int64") !=
+        std::string::npos);
 }
 
 }  // namespace ytape::tracer::testing

@@ -1,4 +1,5 @@
-// Structs, dispatch, higher-order functions, comprehensions and do blocks.
+// Structs, dispatch, getproperty methods, higher-order functions, comprehensions and do
+// blocks.
 #include "interp_helpers.h"
 
 namespace ytape::tracer::testing {
@@ -185,6 +186,19 @@ cat3(x) = (vcat(x, x), hcat(x, x), cat(x, x; dims=3), [x; x])
       text.find(
           "in  %1::f32[4,3] model.1.W\n  in  %2::f32[4] model.1.b\n  in  %3::f32[] model.2.s\n") !=
       std::string::npos);
+}
+
+TEST_CASE("getproperty methods answer names that are no fields, as Julia's x.name calls them") {
+  std::string p = R"(
+struct Celsius
+  t
+end
+getproperty(c::Celsius, s::Symbol) = s === :kelvin ? c.t + 273 : error("no property $s")
+)";
+  CHECK(eval_show(p, "Celsius(10).kelvin, Celsius(10).t") == "(283, 10)");
+  CHECK(run_error(p + "Celsius(1).f").find("no property f") != std::string::npos);
+  CHECK(run_error("struct P\n  a\nend\nP(1).b").find("P has no field 'b'; its fields are a") !=
+        std::string::npos);
 }
 
 }  // namespace ytape::tracer::testing

@@ -168,4 +168,25 @@ TEST_CASE("ranges broadcast as arrays; strings concatenate; typeof(f) as a type 
                   "P(hcat, ()) isa P{typeof(hcat), Tuple{}}") == "true");
 }
 
+TEST_CASE(
+    "Test's syntax as Flux's tests write it: do ... end[1], @test keywords, exception values") {
+  std::string p = R"(
+g = gradient([1.0, 2.0]) do v
+  sum(abs2, v)
+end[1]
+@test [1.0, 1.0] ≈ [1.0, 1.0 + 1e-9] rtol=1e-6
+@test 1.0 ≈ 1.1 atol=0.2
+@test 1 == 2 skip=true
+@test 1 == 2 broken=true
+@test_throws DomainError(-1, "no") throw(DomainError(-1, "no"))
+)";
+  CHECK(eval_show(p, "g") == "[2.0, 4.0]");
+  CHECK(run_error("@test 1.0 ≈ 1.1 atol=0.01").find("Test Failed: 1.0 ≈ 1.1") != std::string::npos);
+  CHECK(run_error("@test_throws DomainError(-1, \"yes\") throw(DomainError(-1, \"no\"))")
+            .find("threw DomainError with -1: no; expected DomainError with -1: yes") !=
+        std::string::npos);
+  CHECK(run_error("@test 1 == 1 atol").find("@test takes keywords after its expression") !=
+        std::string::npos);
+}
+
 }  // namespace ytape::tracer::testing

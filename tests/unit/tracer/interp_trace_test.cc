@@ -1,4 +1,6 @@
-// Tracing: the printed tapes, and traced tapes run against the interpreter's own values.
+// Tracing: the printed tapes (static arguments as meta entries), traced tapes run against
+// the interpreter's own values, and data-dependent branches, which run only the ops their
+// condition needs.
 #include "interp_helpers.h"
 #include "tracer/program.h"
 
@@ -165,6 +167,62 @@ TEST_CASE("random draws inside a trace are ops drawn by each run, never frozen s
   CHECK(run_with(1) == run_with(1));
   CHECK(run_with(1) != run_with(2));
   CHECK(run_with(0) != run_with(1));
+}
+
+TEST_CASE("static tuples are one meta entry each") {
+  std::string program = R"(
+conf = (stride = (2, 2), pad = (1, 1, 1, 1), name = "conv", act = :relu, w = Float32[1, 2])
+f(conf, x) = conf.w .* x
+)";
+  std::string text = trace_text(program, "f", {"conf", "f32[2]"});
+  CHECK(text.find("meta static.conf.stride = \"(2, 2)\"\n"
+                  "  meta static.conf.pad = \"(1, 1, 1, 1)\"\n"
+                  "  meta static.conf.name = \"\\\"conv\\\"\"\n"
+                  "  meta static.conf.act = \":relu\"\n") != std::string::npos);
+  CHECK(text.find("in  %1::f32[2] conf.w") != std::string::npos);
+  std::string nested = trace_text("t = ((1, 2), (true, 1:3))\nf(t, x) = x", "f", {"t", "f32[]"});
+  CHECK(nested.find("meta static.t = \"((1, 2), (true, 1:3))\"\n") != std::string::npos);
+}
+
+TEST_CASE("branches compute only their condition's cone, each op once") {
+  // 2000 data-dependent branches: rerunning the tape at each would be quadratic.
+  std::string program = R"(
+x = [0.5, -0.25, 1.5]
+function f(x)
+  s = x
+  for i in 1:2000
+    s = sum(s) > 0 ? s .- 0.001 : s .+ 0.002
+  end
+  s
+end
+unused(x) = (y = exp.(x); sum(x) > 0 ? x : -x)
+)";
+  Program in;
+  in.run_text("t.jl", program);
+  Traced t = trace(in, "f", {"x"});
+  validate(t.tape);
+  Executor executor(t.tape);
+  std::vector<Tensor> outs = executor.run(t.inputs);
+  // sum(x) = 1.75 falls by 0.003 a step until it crosses 0, then oscillates near it.
+  double s = 1.75;
+  for (int i = 0; i < 2000; ++i) s += s > 0 ? -0.003 : 0.006;
+  const double* got = outs.at(0).data<double>();
+  CHECK(got[0] + got[1] + got[2] == doctest::Approx(s).epsilon(1e-9));
+  check_trace_matches(program, "f", {"x"});
+  // The condition's cone leaves out ops it does not need (exp here).
+  Builder b("probe");
+  Var x = b.input("x", Type{DType::f64, {3}});
+  Var e = b.exp(x);
+  Var total = b.sum(x, {.dims = {1}});
+  Var positive = b.gt(total, b.constant(DType::f64, 0));
+  ExampleValues values;
+  Tensor example(Type{DType::f64, {3}});
+  example.data<double>()[0] = 1;
+  values.reset({{"x", example}});
+  CHECK(values.value(b.tape(), positive).data<bool>()[0]);
+  CHECK(values.ops_run() == 4);  // x, the constant 0, sum and gt; not exp
+  CHECK(values.value(b.tape(), e).data<double>()[0] == doctest::Approx(2.718281828));
+  CHECK(values.ops_run() == 5);  // x is not run again
 }
 
 }  // namespace ytape::tracer::testing

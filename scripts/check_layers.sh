@@ -12,15 +12,20 @@ cd "$root"
 layers=(tape io inspect runtime train opt onnx grad check
         tracer/lang tracer/interp tracer/builtins tracer cli)
 
-# The layer of a path, as its index in `layers` plus one (0: no layer); the longest
-# matching folder wins.
-rank() {
-  local best=0 best_length=0 i
-  for i in "${!layers[@]}"; do
-    local l=${layers[$i]}
-    if [[ $1 == "$l"/* ]] && ((${#l} > best_length)); then best=$((i + 1)) best_length=${#l}; fi
-  done
-  echo "$best"
+# Sets `rank` to the layer of path $1, as its index in `layers` plus one (0: no layer); the
+# longest matching folder wins. Cached by folder.
+declare -A rank_of_folder
+layer_rank() {
+  local folder=${1%/*}
+  if [[ -z ${rank_of_folder[$folder]:-} ]]; then
+    local best=0 best_length=0 i
+    for i in "${!layers[@]}"; do
+      local l=${layers[$i]}
+      if [[ $1 == "$l"/* ]] && ((${#l} > best_length)); then best=$((i + 1)) best_length=${#l}; fi
+    done
+    rank_of_folder[$folder]=$best
+  fi
+  rank=${rank_of_folder[$folder]}
 }
 
 bad=0
@@ -34,20 +39,17 @@ if ((${#files[@]} < 100)); then
   echo "layers: only ${#files[@]} files found under $root; is this the source tree?"
   exit 1
 fi
-declare -A rank_of rank_of_folder
+declare -A rank_of
 for f in "${files[@]}"; do
-  folder=${f%/*}
-  [[ -n ${rank_of_folder[$folder]:-} ]] || rank_of_folder[$folder]=$(rank "$f")
-  rank_of[$f]=${rank_of_folder[$folder]}
+  layer_rank "$f"
+  rank_of[$f]=$rank
 done
 
 # 1. Includes.
 for f in "${files[@]}"; do
   while IFS= read -r header; do
-    folder=${header%/*}
-    [[ -n ${rank_of_folder[$folder]:-} ]] || rank_of_folder[$folder]=$(rank "$header")
-    theirs=${rank_of_folder[$folder]}
-    ((theirs > rank_of[$f])) &&
+    layer_rank "$header"
+    ((rank > rank_of[$f])) &&
       fail "$f includes $header, a layer above its own (docs/architecture.md)"
   done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f")
 done

@@ -322,26 +322,24 @@ Traced ifelse(const Traced& c, Operand a, Operand b) {
 
 // ---- elementwise functions --------------------------------------------------------------
 
-// Each function records its namesake primitive; the list also makes unary_functions().
-// clang-format off
-#define YTAPE_UNARY_FUNCTIONS(F)                                                            \
-  F(abs) F(sign) F(exp) F(log) F(log1p) F(expm1) F(sqrt) F(sin) F(cos) F(tan) F(tanh)      \
-  F(sigmoid) F(relu) F(softplus) F(erf) F(asin) F(acos) F(atan) F(floor) F(ceil) F(round)
-// clang-format on
-#define YTAPE_UNARY(p)                  \
-  Traced p(const Traced& x, Where at) { \
-    return unary(Prim::p, x, at);       \
+// Each function records its namesake primitive.
+#define X(...)
+#define X_UNARY(name, ...)                 \
+  Traced name(const Traced& x, Where at) { \
+    return unary(Prim::name, x, at);       \
   }
-YTAPE_UNARY_FUNCTIONS(YTAPE_UNARY)
-#undef YTAPE_UNARY
+#include "tape/ops.def"
+#undef X
 
 std::span<const std::pair<Prim, UnaryFunction>> unary_functions() {
-#define YTAPE_ENTRY(p) {Prim::p, static_cast<UnaryFunction>(&p)},
-  static const std::pair<Prim, UnaryFunction> table[] = {YTAPE_UNARY_FUNCTIONS(YTAPE_ENTRY)};
-#undef YTAPE_ENTRY
+#define X(...)
+#define X_UNARY(name, ...) {Prim::name, static_cast<UnaryFunction>(&name)},
+  static const std::pair<Prim, UnaryFunction> table[] = {
+#include "tape/ops.def"
+  };
+#undef X
   return table;
 }
-#undef YTAPE_UNARY_FUNCTIONS
 
 Traced abs2(const Traced& x, Where at) {
   return binary(Prim::mul, Operand(x, at), Operand(x, at));

@@ -176,28 +176,12 @@ Traced ifelse(const Traced& c, Operand a, Operand b);
 
 // ---- elementwise functions (the language's `f.(x)`) -------------------------------------
 
-Traced abs(const Traced& x, Where at = Where::current());
-Traced sign(const Traced& x, Where at = Where::current());
-Traced exp(const Traced& x, Where at = Where::current());
-Traced log(const Traced& x, Where at = Where::current());
-Traced log1p(const Traced& x, Where at = Where::current());
-Traced expm1(const Traced& x, Where at = Where::current());
-Traced sqrt(const Traced& x, Where at = Where::current());
-Traced sin(const Traced& x, Where at = Where::current());
-Traced cos(const Traced& x, Where at = Where::current());
-Traced tan(const Traced& x, Where at = Where::current());
-Traced tanh(const Traced& x, Where at = Where::current());
-Traced sigmoid(const Traced& x, Where at = Where::current());
-Traced relu(const Traced& x, Where at = Where::current());
-Traced softplus(const Traced& x, Where at = Where::current());
-Traced erf(const Traced& x, Where at = Where::current());
-Traced asin(const Traced& x, Where at = Where::current());
-Traced acos(const Traced& x, Where at = Where::current());
-Traced atan(const Traced& x, Where at = Where::current());
-/// Rounding to integer values, kept as floats; `round` takes ties to even.
-Traced floor(const Traced& x, Where at = Where::current());
-Traced ceil(const Traced& x, Where at = Where::current());
-Traced round(const Traced& x, Where at = Where::current());
+/// One function per `X_UNARY` row of tape/ops.def, named as its primitive: `exp(x)`,
+/// `sin(x)`, `floor(x)` (integer values kept as floats; `round` takes ties to even), ...
+#define X(...)
+#define X_UNARY(name, ...) Traced name(const Traced& x, Where at = Where::current());
+#include "tape/ops.def"
+#undef X
 /// The functions above by the primitive each records (the test of the tables a new
 /// primitive needs walks them).
 using UnaryFunction = Traced (*)(const Traced&, Where);

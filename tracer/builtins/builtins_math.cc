@@ -677,25 +677,23 @@ Value ifelse(Interpreter& in, Args& args) {
   return with_element(std::move(r), element);
 }
 
-// Unary elementwise primitives built in otherwise than as the function of their name: neg
-// is `-`, and convert(T, x), floor, ceil and round take Julia's forms (builtins_core.cc).
-constexpr std::array kSpelledOtherwise = {Prim::neg, Prim::convert, Prim::floor, Prim::ceil,
-                                          Prim::round};
+// Primitives of the op list's X_UNARY rows built in otherwise than as the function of their
+// name: floor, ceil and round take Julia's forms, with a type or digits (builtins_core.cc).
+constexpr std::array kSpelledOtherwise = {Prim::floor, Prim::ceil, Prim::round};
 
-// Every other unary elementwise primitive is the function of its name (sin, asin, ...): the
-// language grows with the op list.
+// Every other X_UNARY primitive is the function of its name (sin, asin, ...): the language
+// grows with the op list.
 template <Prim P>
 void add_namesake(BuiltinTable& t) {
-  const PrimInfo& info = prim_info(P);
-  if (info.elementwise() && info.arity == 1 &&
-      std::find(kSpelledOtherwise.begin(), kSpelledOtherwise.end(), P) == kSpelledOtherwise.end())
-    t.emplace_back(std::string(info.name), unary<P>);
+  if (std::find(kSpelledOtherwise.begin(), kSpelledOtherwise.end(), P) == kSpelledOtherwise.end())
+    t.emplace_back(std::string(prim_name(P)), unary<P>);
 }
 
 }  // namespace
 
 void add_math_builtins(BuiltinTable& t) {
-#define X(name, ...) add_namesake<Prim::name>(t);
+#define X(...)
+#define X_UNARY(name, ...) add_namesake<Prim::name>(t);
 #include "tape/ops.def"
 #undef X
   t.insert(t.end(), {

@@ -2,6 +2,7 @@
 // layouts, special values and shapes large enough to use threads.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -110,6 +111,15 @@ TEST_CASE("unary kernels match long double references") {
         check_close(run_op1(op.prim, {x}), want, rtol, 1e-300);
       }
     }
+  }
+}
+
+TEST_CASE("every unary elementwise primitive has a reference above") {
+  for (Prim p : all_prims()) {
+    if (!prim_info(p).elementwise() || prim_info(p).arity != 1 || p == Prim::convert) continue;
+    INFO("primitive ", prim_name(p), ": add its reference to kUnary");
+    CHECK(std::any_of(std::begin(kUnary), std::end(kUnary),
+                      [&](const Unary& op) { return op.prim == p; }));
   }
 }
 

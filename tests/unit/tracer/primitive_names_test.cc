@@ -45,8 +45,8 @@ TEST_CASE("every unary elementwise primitive is a function of the C++ tracing AP
   auto functions = cpp::unary_functions();
   for (Prim p : all_prims()) {
     if (!prim_info(p).elementwise() || prim_info(p).arity != 1 || kCppForms.count(p)) continue;
-    INFO("primitive ", prim_name(p), ": add it to YTAPE_UNARY_FUNCTIONS (tracer/cpp_api.cc) ",
-         "and declare it in tracer/cpp_api.h, or list its form in kCppForms");
+    INFO("primitive ", prim_name(p), ": write its row of tape/ops.def as X_UNARY (which ",
+         "makes its function), or list its form in kCppForms");
     CHECK(std::any_of(functions.begin(), functions.end(),
                       [&](const auto& entry) { return entry.first == p; }));
   }

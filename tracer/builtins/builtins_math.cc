@@ -10,6 +10,7 @@
 
 #include "tape/error.h"
 #include "tape/float16.h"
+#include "tape/scalar_math.h"
 #include "tracer/builtins/builtins.h"
 #include "tracer/interp/interp.h"
 #include "tracer/interp/nesting.h"
@@ -50,57 +51,33 @@ bool strong(const Value& v) {
   return v.is_tensor() || (v.kind == VKind::float_ && !v.weak);
 }
 
-double apply_scalar(Prim p, double x, double y) {
-  switch (p) {
-    case Prim::add:
-      return x + y;
-    case Prim::sub:
-      return x - y;
-    case Prim::mul:
-      return x * y;
-    case Prim::div:
-      return x / y;
-    case Prim::pow:
-      return std::pow(x, y);
-    case Prim::rem:
-      return std::fmod(x, y);
-    case Prim::max:
-      return std::isnan(x) || std::isnan(y) ? NAN : std::max(x, y);
-    case Prim::min:
-      return std::isnan(x) || std::isnan(y) ? NAN : std::min(x, y);
-    case Prim::eq:
-      return x == y;
-    case Prim::ne:
-      return x != y;
-    case Prim::lt:
-      return x < y;
-    case Prim::le:
-      return x <= y;
-    case Prim::gt:
-      return x > y;
-    case Prim::ge:
-      return x >= y;
-    default:
-      internal_error("no scalar rule for {}", prim_name(p));
+// Julia's Int x^y: by squaring, wrapping around on overflow.
+int64_t int_power(int64_t x, int64_t y) {
+  if (y < 0) user_error("an integer to a negative integer power: write float(x)^y");
+  int64_t r = 1;
+  for (auto e = static_cast<uint64_t>(y); e > 0; e >>= 1, x = wrap_mul(x, x)) {
+    if (e & 1) r = wrap_mul(r, x);
   }
+  return r;
 }
 
-int64_t apply_int(Prim p, int64_t x, int64_t y) {
+// x p y on numbers, by the kernels' arithmetic (tape/scalar_math.h) where they have the
+// dtype; comparisons give 0 or 1. Integers compare exactly: as doubles, integers past 2^53
+// would equal their neighbours.
+template <typename T>
+T apply_scalar(Prim p, T x, T y) {
+  constexpr bool ints = std::is_same_v<T, int64_t>;
   switch (p) {
     case Prim::add:
-      return static_cast<int64_t>(static_cast<uint64_t>(x) + static_cast<uint64_t>(y));
+      return add_values(x, y);
     case Prim::sub:
-      return static_cast<int64_t>(static_cast<uint64_t>(x) - static_cast<uint64_t>(y));
+      return sub_values(x, y);
     case Prim::mul:
-      return static_cast<int64_t>(static_cast<uint64_t>(x) * static_cast<uint64_t>(y));
+      return mul_values(x, y);
     case Prim::max:
-      return std::max(x, y);
+      return max_nan(x, y);
     case Prim::min:
-      return std::min(x, y);
-    case Prim::rem:
-      if (y == 0) user_error("DivideError: integer division error");
-      return y == -1 ? 0 : x % y;
-    // Exactly: as doubles, integers past 2^53 would compare equal to their neighbours.
+      return min_nan(x, y);
     case Prim::eq:
       return x == y;
     case Prim::ne:
@@ -113,26 +90,34 @@ int64_t apply_int(Prim p, int64_t x, int64_t y) {
       return x > y;
     case Prim::ge:
       return x >= y;
-    case Prim::pow: {
-      if (y < 0) user_error("an integer to a negative integer power: write float(x)^y");
-      // By squaring, wrapping around on overflow as Julia's Int does.
-      uint64_t r = 1, b = static_cast<uint64_t>(x);
-      for (auto e = static_cast<uint64_t>(y); e > 0; e >>= 1, b *= b) {
-        if (e & 1) r *= b;
+    case Prim::div:
+      if constexpr (!ints) return x / y;
+      break;
+    case Prim::pow:
+      if constexpr (ints) {
+        return int_power(x, y);
+      } else {
+        return std::pow(x, y);
       }
-      return static_cast<int64_t>(r);
-    }
+    case Prim::rem:
+      if constexpr (ints) {
+        if (y == 0) user_error("DivideError: integer division error");
+        return y == -1 ? 0 : x % y;
+      } else {
+        return std::fmod(x, y);
+      }
     default:
-      internal_error("no integer rule for {}", prim_name(p));
+      break;
   }
+  internal_error("no scalar rule for {}", prim_name(p));
 }
 
 Value scalar_binary(Prim p, const Value& a, const Value& b) {
   bool ints = !is_float_value(a) && !is_float_value(b);
   if (ints && p != Prim::div) {
     int64_t x = a.kind == VKind::boolean ? a.b : a.i, y = b.kind == VKind::boolean ? b.b : b.i;
-    if (prim_info(p).compares()) return Value::boolean(apply_int(p, x, y) != 0);
-    return Value::integer(apply_int(p, x, y));
+    if (prim_info(p).compares()) return Value::boolean(apply_scalar(p, x, y) != 0);
+    return Value::integer(apply_scalar(p, x, y));
   }
   double r = apply_scalar(p, as_double(a), as_double(b));
   if (prim_info(p).compares()) return Value::boolean(r != 0);
@@ -202,9 +187,9 @@ Value elementwise_unary(Interpreter& in, Prim p, const Value& a) {
     switch (p) {
       // -typemin(Int) and abs(typemin(Int)) wrap around to typemin(Int), as Julia's.
       case Prim::neg:
-        return Value::integer(static_cast<int64_t>(0 - static_cast<uint64_t>(a.i)));
+        return Value::integer(wrap_sub(0, a.i));
       case Prim::abs:
-        return Value::integer(a.i < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(a.i)) : a.i);
+        return Value::integer(a.i < 0 ? wrap_sub(0, a.i) : a.i);
       case Prim::sign:
         return Value::integer((a.i > 0) - (a.i < 0));
       default:

@@ -1,6 +1,6 @@
-// What Flux's own source (src/layers/normalise.jl) asked of the language beyond the
-// prelude's layers: `in` as a name, Colon, CUDA's types in signatures, rand!, similar with
-// a type and dims. Expected values are Julia's.
+// Names and signatures as library source writes them: `in` as a name, Colon, CUDA's and
+// abstract array types in signatures, a program's own methods of the prelude's names,
+// rand! and similar with a type and dims. Expected values are Julia's.
 #include <doctest/doctest.h>
 
 #include "tests/unit/tracer/interp_helpers.h"

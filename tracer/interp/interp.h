@@ -275,34 +275,20 @@ class Interpreter {
     Pos call;
   };
 
+  // ---- evaluation: the dispatcher, variables and their scopes (interp_eval.cc) -----
   Value eval(const Expr& e, const EnvPtr& env);
   Value eval_literal(const Expr& e, const EnvPtr& env);
   Value eval_block(const Expr& e, const EnvPtr& env);
-  Value eval_call(const Expr& e, const EnvPtr& env);
-  Value eval_broadcast(const Expr& e, const EnvPtr& env);
   Value eval_id(const Expr& e, const EnvPtr& env);
+  /// Assigns the variable `name` by Julia's scope rules; returns the scope that holds it.
+  /// The value is converted to the variable's declared type, if it has one.
+  Env* set_var(const std::string& name, Value v, const EnvPtr& env, Pos pos);
+  void declare_global(const Expr& decl, const EnvPtr& env);
+
+  // ---- control flow, assignment, fields and comparisons (interp_control.cc) --------
   Value eval_field(const Expr& e, const EnvPtr& env);
   // Field `name` of a struct instance or named tuple; fails at `pos` naming the fields.
   Value field_of(const Value& v, const std::string& name, Pos pos);
-  /// `x[i...]`; with `as_view`, a view of an array x (`@view`), its elements otherwise.
-  Value eval_index(const Expr& e, const EnvPtr& env, bool as_view = false);
-  /// The arguments of getindex (and setindex!) for `object[...]` of index expression `e`:
-  /// the object, then each index evaluated with its `end`.
-  Args index_args(const Expr& e, Value object, const EnvPtr& env);
-  // `end` inside obj[...] of a struct instance: lastindex(obj) or length(obj) by the
-  // program's methods, or kUnknownEnd.
-  int64_t object_end(const Value& object);
-  static constexpr int64_t kUnknownEnd = INT64_MIN;
-  Value eval_collection(const Expr& e, const EnvPtr& env);
-  Value eval_array(const Expr& e, const EnvPtr& env);
-  /// The message of a call of struct type `t` that no constructor takes, listing them.
-  std::string no_constructor(const TypeObj& t, const Value* ctor, const Args& args);
-  /// `a:s:b` with a float among them: its Float64 values, as Julia's range has them.
-  Value float_range(const std::vector<Value>& parts, Pos pos);
-  /// Appends the values of comprehension `e` from `clause` on; `dims` gets the lengths of
-  /// that clause's iterators when it is not a filter.
-  void comprehend(const Expr& e, size_t clause, const EnvPtr& env, std::vector<Value>& out,
-                  std::vector<int64_t>* dims = nullptr);
   Value eval_comparison(const Expr& e, const EnvPtr& env);
   // `a || b` or `a && b` (as `|`, `&`) on the elements of a broadcast function: each
   // element takes its own side, so both were computed; the result stands for elements.
@@ -317,20 +303,36 @@ class Interpreter {
   Value eval_dot_assign(const Expr& e, const EnvPtr& env);
   // write_array(x, v, idx, broadcast) from `.=` at `pos`, its errors located there.
   void write_located(const Value& x, const Value& v, const std::vector<Value>* idx, Pos pos);
-  Value eval_function(const Expr& e, const EnvPtr& env);
-  Value eval_struct(const Expr& e, const EnvPtr& env);
-  void eval_args(const Expr& e, size_t first, const EnvPtr& env, Args& args);
   void assign(const Expr& target, const Value& v, const EnvPtr& env);
   void bind_local(const Expr& target, const Value& v, const EnvPtr& scope);
-  /// Assigns the variable `name` by Julia's scope rules; returns the scope that holds it.
-  /// The value is converted to the variable's declared type, if it has one.
-  Env* set_var(const std::string& name, Value v, const EnvPtr& env, Pos pos);
-  void declare_global(const Expr& decl, const EnvPtr& env);
-  void define_global(const std::string& name, Value v);
   // iterate() of a struct instance, by the program's `iterate` methods.
   std::vector<Value> iterate_protocol(const Value& v, Pos pos);
   void run_loop(const Expr& iteration, size_t k, const Expr& body, const EnvPtr& env);
 
+  // ---- arrays, indexing, ranges and comprehensions (interp_collections.cc) ---------
+  /// `x[i...]`; with `as_view`, a view of an array x (`@view`), its elements otherwise.
+  Value eval_index(const Expr& e, const EnvPtr& env, bool as_view = false);
+  /// The arguments of getindex (and setindex!) for `object[...]` of index expression `e`:
+  /// the object, then each index evaluated with its `end`.
+  Args index_args(const Expr& e, Value object, const EnvPtr& env);
+  // `end` inside obj[...] of a struct instance: lastindex(obj) or length(obj) by the
+  // program's methods, or kUnknownEnd.
+  int64_t object_end(const Value& object);
+  static constexpr int64_t kUnknownEnd = INT64_MIN;
+  Value eval_collection(const Expr& e, const EnvPtr& env);
+  Value eval_array(const Expr& e, const EnvPtr& env);
+  /// `a:s:b` with a float among them: its Float64 values, as Julia's range has them.
+  Value float_range(const std::vector<Value>& parts, Pos pos);
+  /// Appends the values of comprehension `e` from `clause` on; `dims` gets the lengths of
+  /// that clause's iterators when it is not a filter.
+  void comprehend(const Expr& e, size_t clause, const EnvPtr& env, std::vector<Value>& out,
+                  std::vector<int64_t>* dims = nullptr);
+
+  // ---- calls: methods, dispatch, frames, include (interp_calls.cc) -----------------
+  Value eval_call(const Expr& e, const EnvPtr& env);
+  Value eval_broadcast(const Expr& e, const EnvPtr& env);
+  Value eval_function(const Expr& e, const EnvPtr& env);
+  void eval_args(const Expr& e, size_t first, const EnvPtr& env, Args& args);
   Value call_function(const FunctionObj& f, Args& args, Pos pos, const Value* self);
   std::optional<Value> rrule_value(const Value& f, Args& args, Pos pos);
   // call_function but for a non-differentiable function's stop of the gradient.
@@ -340,6 +342,18 @@ class Interpreter {
                    const std::string& name);
   const Method* select(const std::vector<Method>& methods, const Args& args, const Value* self,
                        Pos pos, const std::string& name);
+  /// The message of a call of struct type `t` that no constructor takes, listing them.
+  std::string no_constructor(const TypeObj& t, const Value* ctor, const Args& args);
+  // Enters a call of `name` made at `pos`: fails beyond limits_.max_depth nested calls.
+  // The caller pops the frame when the call ends, also by an exception.
+  void push_frame(const std::string& name, Pos pos);
+  // Fails at `pos` when including `file` would close a cycle or nest too deep.
+  void check_include(const std::string& file, Pos pos);
+  // `include(path)` at `pos`: the file, found from the including file, confined to the
+  // sandbox, read and run.
+  void include(const Value& path, Pos pos);
+
+  // ---- type expressions and conversions (interp_type_exprs.cc) ---------------------
   /// The type a type expression names; null for Any. `where` (a method's where clause or
   /// a struct's type parameters, or null) names the free type variables: alone, each
   /// stands for its bound or Any; inside `Val{N}` or `NTuple{N, T}`, for any value.
@@ -358,13 +372,8 @@ class Interpreter {
   /// `f(x::T, y::T) where T` takes two Float64s, not an Int and a Float64.
   bool static_params_agree(const Method& m, const Args& args);
   std::optional<Value> match_static(const Expr& type, const Value& v, const std::string& name);
-  Value construct(const Value& type, Args& args, Pos pos);
   TypeRef struct_type(const Expr& type, const TypeRef& head, const EnvPtr& env,
                       const std::vector<ExprPtr>* where);
-  Value construct_instantiated(const TypeRef& t, Args& args, Pos pos);
-  Value construct_array(const TypeObj& t, Args& args, Pos pos);
-  // The positional arguments of `T(; kws...)` for a `@kwdef struct T`.
-  void kwdef_fields(const TypeObj& t, Args& args, Pos pos);
   /// `Val(x)` and `Val{x}()`: the instance of `Val{x}`.
   Value construct_val(const TypeRef& t, const Args& args, Pos pos);
   /// `x::T = v`: v converted to T, as Julia's typed assignment (convert when not a T).
@@ -380,28 +389,32 @@ class Interpreter {
   /// `v::T` as an expression: v, or an error when it is not a T (Julia's typeassert).
   Value type_assert(const Expr& decl, const EnvPtr& env);
 
-  // Enters a call of `name` made at `pos`: fails beyond limits_.max_depth nested calls.
-  // The caller pops the frame when the call ends, also by an exception.
-  void push_frame(const std::string& name, Pos pos);
-  // fail() for an error of a call itself (its keywords), raised after the callee's frame
-  // was pushed: the stack shows the caller as the innermost frame.
-  [[noreturn]] void fail_call(Pos pos, std::string_view message);
-  Var var_of(const Value& v);
-  // Fails at `pos` when including `file` would close a cycle or nest too deep.
-  void check_include(const std::string& file, Pos pos);
-  // `include(path)` at `pos`: the file, found from the including file, confined to the
-  // sandbox, read and run.
-  void include(const Value& path, Pos pos);
+  // ---- structs and their constructors (interp_structs.cc) --------------------------
+  Value eval_struct(const Expr& e, const EnvPtr& env);
+  Value construct(const Value& type, Args& args, Pos pos);
+  Value construct_instantiated(const TypeRef& t, Args& args, Pos pos);
+  Value construct_array(const TypeObj& t, Args& args, Pos pos);
+  // The positional arguments of `T(; kws...)` for a `@kwdef struct T`.
+  void kwdef_fields(const TypeObj& t, Args& args, Pos pos);
+
+  // ---- lifecycle (interp.cc) and the tracing bridge (interp_tracing.cc) ------------
+  void register_builtins(const Builtins& builtins);
   // Parses and runs source `file`, read since `start`.
   void run_source(uint32_t file, std::chrono::steady_clock::time_point start);
   // run_text without making the text the entry program (the prelude's files).
   void run_text_as_is(std::string path, std::string text);
+  void define_global(const std::string& name, Value v);
+  // fail() for an error of a call itself (its keywords), raised after the callee's frame
+  // was pushed: the stack shows the caller as the innermost frame.
+  [[noreturn]] void fail_call(Pos pos, std::string_view message);
+  Var var_of(const Value& v);
   Pos op_pos() const;
   void check_op_limit();
-  void register_builtins(const Builtins& builtins);
 
   Limits limits_;
-  Builtins builtins_;
+  // The built-ins' hooks; their families are in globals_ once registered.
+  decltype(Builtins::write_array) write_array_;
+  decltype(Builtins::stop_gradient) stop_gradient_;
   ReadSandbox sandbox_;
   Sources sources_;
   std::vector<ExprPtr> files_;  // every parsed file; methods point into them

@@ -446,7 +446,7 @@ std::optional<Value> Interpreter::rrule_value(const Value& f, Args& args, Pos po
 
 Value Interpreter::call_function(const FunctionObj& f, Args& args, Pos pos, const Value* self) {
   Value result = dispatch(f, args, pos, self);
-  return f.stops_gradient ? builtins_.stop_gradient(*this, result) : result;
+  return f.stops_gradient ? stop_gradient_(*this, result) : result;
 }
 
 Value Interpreter::dispatch(const FunctionObj& f, Args& args, Pos pos, const Value* self) {

@@ -479,7 +479,7 @@ void Interpreter::write_located(const Value& x, const Value& v, const std::vecto
                                 Pos pos) {
   here_ = pos;
   try {
-    builtins_.write_array(*this, x, v, idx, true);
+    write_array_(*this, x, v, idx, true);
   } catch (const ProgramError&) {
     throw;
   } catch (const UserError& err) {

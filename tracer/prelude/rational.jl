@@ -127,14 +127,28 @@ function ^(r::Rational, n::Integer)
   result
 end
 
-# Cross-multiplied, exactly; against a float, as Julia compares them: by value.
+# Exactly; against a float, as Julia compares them: by value.
 ==(r::Rational, s::Rational) = (r.num == s.num) & (r.den == s.den)
 ==(r::Rational, n::Integer) = (r.den == 1) & (r.num == n)
 ==(n::Integer, r::Rational) = r == n
 ==(r::Rational, x::AbstractFloat) = float(r) == x
 ==(x::AbstractFloat, r::Rational) = r == x
-<(r::Rational, s::Rational) = r.num * s.den < s.num * r.den
-<=(r::Rational, s::Rational) = r.num * s.den <= s.num * r.den
+# Exactly, as Julia's widemul cross products, without their overflow: by the continued
+# fractions of a/b and c/d (integer parts first, then the reciprocals of the remainders).
+function rational_less(a::Integer, b::Integer, c::Integer, d::Integer, orequal::Bool)
+  b == d && return orequal ? a <= c : a < c  # also both infinite (denominator 0)
+  b == 0 && return a < 0
+  d == 0 && return c > 0
+  while true
+    p, q = fld(a, b), fld(c, d)
+    p == q || return p < q
+    a, c = mod(a, b), mod(c, d)
+    (a == 0 || c == 0) && return a == 0 && (c > 0 || orequal)
+    a, b, c, d = d, c, b, a
+  end
+end
+<(r::Rational, s::Rational) = rational_less(r.num, r.den, s.num, s.den, false)
+<=(r::Rational, s::Rational) = rational_less(r.num, r.den, s.num, s.den, true)
 <(r::Rational, x::Real) = r < Rational(x)
 <(x::Real, r::Rational) = Rational(x) < r
 <=(r::Rational, x::Real) = r <= Rational(x)

@@ -24,6 +24,17 @@ TEST_CASE("a // b: reduced, the sign on the numerator, exact arithmetic and comp
   CHECK(eval_show("", "sum([1//2, 1//3]), [1//2, 1//3]") == "(5//6, Rational{Int64}[1//2, 1//3])");
 }
 
+TEST_CASE("comparisons of rationals are exact where cross products overflow Int64") {
+  // Julia compares by widemul; 2^62 * 3 wraps around in Int64.
+  std::string big = "a = (2^62 + 1) // 7\nb = (2^62 - 1) // 3\n";
+  CHECK(eval_show(big, "a < b, b < a, a <= b, b <= a, a < a, a <= a") ==
+        "(true, false, true, false, false, true)");
+  CHECK(eval_show("", "(2^62 - 1) // (2^61 + 1) < (2^62 - 3) // (2^61), "
+                      "-(2^62 - 1) // 7 < -(2^62 - 2) // 7, 1//0 < 5//1, -1//0 < 5//1, "
+                      "5//1 <= 1//0, 1//0 <= 1//0, 1//0 < 1//0") ==
+        "(false, true, false, true, true, true, false)");
+}
+
 TEST_CASE("a rational with a float is a float of that float's type, rounded once") {
   // Julia: 0.5 * (1//3) == 0.16666666666666666; Float32(1) * 1//3 == 0.33333334f0.
   CHECK(eval_show("", "0.5 * (1 // 3), 1.0f0 * 1 // 3, float(1 // 3), convert(Float32, 2 // 3)") ==

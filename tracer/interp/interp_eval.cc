@@ -1,11 +1,10 @@
 // The evaluator: the dispatch on expression kinds, variables and their scopes, literals.
-#include "tracer/interp/interp.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "tape/error.h"
+#include "tracer/interp/interp.h"
 
 namespace ytape::tracer {
 

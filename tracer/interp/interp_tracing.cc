@@ -1,13 +1,12 @@
 // The bridge to tapes: tracing and nested traces, recording primitives or running them
 // eagerly on concrete tensors, and what values mean as tensors and conditions.
-#include "tracer/interp/interp.h"
-
 #include <fmt/format.h>
 
 #include <cstring>
 
 #include "tape/error.h"
 #include "tracer/interp/eager.h"
+#include "tracer/interp/interp.h"
 
 namespace ytape::tracer {
 

@@ -29,9 +29,10 @@ TEST_CASE("comparisons of rationals are exact where cross products overflow Int6
   std::string big = "a = (2^62 + 1) // 7\nb = (2^62 - 1) // 3\n";
   CHECK(eval_show(big, "a < b, b < a, a <= b, b <= a, a < a, a <= a") ==
         "(true, false, true, false, false, true)");
-  CHECK(eval_show("", "(2^62 - 1) // (2^61 + 1) < (2^62 - 3) // (2^61), "
-                      "-(2^62 - 1) // 7 < -(2^62 - 2) // 7, 1//0 < 5//1, -1//0 < 5//1, "
-                      "5//1 <= 1//0, 1//0 <= 1//0, 1//0 < 1//0") ==
+  CHECK(eval_show("",
+                  "(2^62 - 1) // (2^61 + 1) < (2^62 - 3) // (2^61), "
+                  "-(2^62 - 1) // 7 < -(2^62 - 2) // 7, 1//0 < 5//1, -1//0 < 5//1, "
+                  "5//1 <= 1//0, 1//0 <= 1//0, 1//0 < 1//0") ==
         "(false, true, false, true, true, true, false)");
 }
 

@@ -28,7 +28,7 @@ void declare(onnx::ValueInfoProto* v, const std::string& name, const Type& type)
 }
 
 void add_inputs(const Tape& t, const TensorMap& weights, Exporter& ex) {
-  for (size_t i = 0; i < t.num_inputs(); ++i) {
+  for (size_t i = 0, n = t.num_inputs(); i < n; ++i) {
     const Op& op = t.ops[i];
     ex.name(op.outs[0], op.name);
     auto w = std::find_if(weights.begin(), weights.end(),
@@ -50,7 +50,8 @@ void add_inputs(const Tape& t, const TensorMap& weights, Exporter& ex) {
 // may not take the name of another input.
 void add_outputs(const Tape& t, Exporter& ex, onnx::GraphProto& g) {
   std::unordered_map<std::string, uint32_t> inputs;
-  for (size_t i = 0; i < t.num_inputs(); ++i) inputs.emplace(t.ops[i].name, t.ops[i].outs[0].id);
+  for (size_t i = 0, n = t.num_inputs(); i < n; ++i)
+    inputs.emplace(t.ops[i].name, t.ops[i].outs[0].id);
   for (const Output& out : t.outputs) {
     auto in = inputs.find(out.name);
     if (in == inputs.end()) {

@@ -95,6 +95,8 @@ double op_flops(const Tape& t, const Op& op) {
   switch (prim_info(op.prim).cost) {
     case Cost::elements:
       return output_elements(t, op);
+    case Cost::reads:
+      return static_cast<double>(t.type(op.args[0]).size());
     case Cost::matmul:
       return matmul_flops(t, op);
     case Cost::conv:

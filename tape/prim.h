@@ -108,6 +108,7 @@ constexpr DTypes dtypes_of(Prim p) {
 /// How op_flops (tape/cost.h) counts a primitive's work: the `cost` column of ops.def.
 enum class Cost : uint8_t {
   elements,         ///< one per output element (arithmetic and data movement)
+  reads,            ///< one per element of the first argument (reductions)
   matmul,           ///< a multiply-add per term of each output's dot product
   conv,             ///< a multiply-add per weight tap of each element on the output side
   window,           ///< one per input element that a pooling window reads

@@ -68,4 +68,18 @@ TEST_CASE("a convolution costs its multiply-adds, padding taps included, as its 
   CHECK(op_flops(t, t.ops.back()) == 2.0 * (5 * 5 * 8) * (3 * 3 * 3));
 }
 
+TEST_CASE("a reduction costs one operation per element it reads, not per result") {
+  // A sum of 1000 x 300 over its first dim reads 300,000 elements into 300 results.
+  Builder b("sum");
+  Var x = b.input("x", {DType::f32, {1000, 300}});
+  b.output(b.sum(x, {.dims = {1}}), "s");
+  b.output(b.argmax(x, {.dim = 2}), "i");
+  b.output(b.maximum(x, {.dims = {1, 2}}), "m");
+  Tape t = b.finish();
+  for (size_t i = 1; i < t.ops.size(); ++i) {
+    CAPTURE(prim_name(t.ops[i].prim));
+    CHECK(op_flops(t, t.ops[i]) == 300000);
+  }
+}
+
 }  // namespace ytape

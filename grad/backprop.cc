@@ -46,8 +46,17 @@ void Backprop::copy_call(size_t index, const Op& op) {
   if (prim_info(op.prim).differentiable()) {
     for (Var a : op.args) active = active || active_[a.id];
   }
+  if (active && op.prim == Prim::scan) {
+    VarList outs = scan_keeping_carries(b_, op, map_.map(op.args));
+    for (size_t k = 0; k < op.outs.size(); ++k) {
+      map_.set(op.outs[k], outs[k]);
+      active_[op.outs[k].id] = is_float(src_.type(op.outs[k]).dtype);
+    }
+    variants_.emplace(index, std::move(outs));
+    return;
+  }
   std::optional<Prim> variant = active ? variant_of(op.prim) : std::nullopt;
-  const Op& copy = b_.record(variant ? *variant : op.prim, map_.map(op.args), op.attrs);
+  const Op& copy = b_.record(variant ? *variant : op.prim, map_.map(op.args), op.attrs, op.regions);
   for (size_t k = 0; k < op.outs.size(); ++k) {
     map_.set(op.outs[k], copy.outs[k]);
     active_[op.outs[k].id] = active && is_float(src_.type(op.outs[k]).dtype);
@@ -88,7 +97,8 @@ void Backprop::differentiate(size_t index, const Op& op) {
     x_.push_back(map_[a]);
     need_.push_back(active_[a.id]);
   }
-  Prim rule_prim = variant != variants_.end() ? *variant_of(op.prim) : op.prim;
+  std::optional<Prim> variant_prim = variant_of(op.prim);
+  Prim rule_prim = variant != variants_.end() && variant_prim ? *variant_prim : op.prim;
   VjpRule rule = rules_.rule(rule_prim);
   if (rule == nullptr) internal_error("no gradient rule for '{}'", prim_name(rule_prim));
   b_.set_loc(fixed_loc_ ? *fixed_loc_ : op.loc);

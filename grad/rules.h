@@ -63,4 +63,9 @@ Var keep_dims(Builder& b, Var x, const Shape& shape, std::span<const int64_t> di
 using Expansion = std::vector<Var> (*)(Builder& b, const Op& op, std::span<const Var> x);
 std::vector<Cotangent> vjp_by_expansion(Builder& b, const RuleArgs& r, Expansion expand);
 
+/// A scan as the gradient emits it forward (grad/rules/control.cc): `op` on `args`, its
+/// body also giving back the carries it was given, so that the results end with the
+/// carries before each step, stacked, which the scan's rule reads.
+VarList scan_keeping_carries(Builder& b, const Op& op, const VarList& args);
+
 }  // namespace ytape::grad

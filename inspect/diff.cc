@@ -130,7 +130,8 @@ bool Aligner::key_equal(const Tape& xt, const Op& x, const std::vector<uint32_t>
   if (x.kind == OpKind::constant) {
     return xt.type(x.outs[0]) == a_.type(r.outs[0]) && x.value == r.value;
   }
-  if (x.prim != r.prim || x.args.size() != r.args.size() || !same_attrs(x.attrs, r.attrs)) {
+  if (x.prim != r.prim || x.args.size() != r.args.size() || !same_attrs(x.attrs, r.attrs) ||
+      !same_regions(x.regions, r.regions)) {
     return false;
   }
   auto arg = [&](const Op& op, const std::vector<uint32_t>& cls, size_t i) {
@@ -406,7 +407,8 @@ bool Aligner::same_op(const Op& a, const Op& b) const {
     case OpKind::constant:
       return a_.type(a.outs[0]) == b_.type(b.outs[0]) && a.value == b.value;
     case OpKind::call:
-      return a.prim == b.prim && same_attrs(a.attrs, b.attrs) && same_args(a, b);
+      return a.prim == b.prim && same_attrs(a.attrs, b.attrs) &&
+             same_regions(a.regions, b.regions) && same_args(a, b);
   }
   return false;
 }

@@ -4,6 +4,8 @@
 #include <type_traits>
 #include <variant>
 
+#include "tape/digest.h"
+
 namespace ytape::diff_keys {
 
 namespace {
@@ -66,6 +68,14 @@ bool same_attrs(const Attrs& x, const Attrs& y) {
   if (x.size() != y.size()) return false;
   for (auto i = x.begin(), j = y.begin(); i != x.end(); ++i, ++j) {
     if (i->name != j->name || !same_value(i->value, j->value)) return false;
+  }
+  return true;
+}
+
+bool same_regions(const std::vector<Tape>& x, const std::vector<Tape>& y) {
+  if (x.size() != y.size()) return false;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (x[i].name != y[i].name || tape_digest(x[i]) != tape_digest(y[i])) return false;
   }
   return true;
 }

@@ -12,11 +12,12 @@ namespace ytape {
 
 namespace {
 
-// An op as `ytape show` prints it, with its location.
-std::string op_line(const Tape& t, size_t index) {
+// An op as `ytape show` prints it, with its location in the files of `root` (the tape
+// `t` is, or the tape whose region it is).
+std::string op_line(const Tape& t, size_t index, const Tape& root) {
   const Op& op = t.ops[index];
   std::string line = print_op(t, op);
-  std::string loc = t.loc_str(op.loc);
+  std::string loc = root.loc_str(op.loc);
   if (!loc.empty()) line += "  # " + loc;
   return line;
 }
@@ -104,6 +105,66 @@ std::vector<StatRow> stat_rows(const Tape& a, const Tape& b, const TapeDiff& d, 
   return rows;
 }
 
+std::string yield_line(const Tape& region) {
+  std::string line = "yield";
+  for (size_t i = 0; i < region.outputs.size(); ++i) {
+    line += (i > 0 ? ", " : " ") + var_str(region.outputs[i].var);
+  }
+  return line;
+}
+
+// For each var of `t`, the index of the op that defines it.
+std::vector<size_t> defining_ops(const Tape& t) {
+  std::vector<size_t> op_of(t.types.size(), kNoIndex);
+  for (size_t i = 0; i < t.ops.size(); ++i) {
+    for (Var v : t.ops[i].outs) op_of[v.id] = i;
+  }
+  return op_of;
+}
+
+// Whether region `rb` yields, position by position, what `ra` yields: values of aligned ops.
+// (Yields have no names, which the tape diff matches outputs by.)
+bool same_yields(const Tape& ra, const Tape& rb, const TapeDiff& d) {
+  if (ra.outputs.size() != rb.outputs.size()) return false;
+  std::vector<size_t> in_a = defining_ops(ra), in_b = defining_ops(rb);
+  for (size_t i = 0; i < ra.outputs.size(); ++i) {
+    Var x = ra.outputs[i].var, y = rb.outputs[i].var;
+    const Op& op = rb.ops[in_b[y.id]];
+    size_t k = std::find(op.outs.begin(), op.outs.end(), y) - op.outs.begin();
+    size_t aligned = d.a_of_b[in_b[y.id]];
+    if (aligned != in_a[x.id] || ra.ops[aligned].outs[k] != x) return false;
+  }
+  return true;
+}
+
+// The changes of a changed op's regions, each under a line naming its path ("scan %4 ·
+// body"), `indent` deeper per level: a region is diffed as a tape, so its renumbering alone
+// is no change either.
+void region_changes(std::string& out, const Tape& a, const Op& x, const Tape& b, const Op& y,
+                    const std::string& path, const std::string& indent) {
+  if (x.regions.size() != y.regions.size()) return;  // the op lines show it
+  for (size_t k = 0; k < x.regions.size(); ++k) {
+    const Tape &ra = x.regions[k], &rb = y.regions[k];
+    TapeDiff d = diff_tapes(ra, rb);
+    bool yields = !same_yields(ra, rb, d);
+    if (d.ops.empty() && !yields) continue;
+    std::string here = fmt::format("{} · {}", path, rb.name);
+    out += fmt::format("{}{}:\n", indent, here);
+    for (const OpChange& c : d.ops) {
+      if (c.a != kNoIndex) out += indent + "- " + op_line(ra, c.a, a) + "\n";
+      if (c.b != kNoIndex) out += indent + "+ " + op_line(rb, c.b, b) + "\n";
+      if (c.a != kNoIndex && c.b != kNoIndex) {
+        const Op& op = rb.ops[c.b];
+        region_changes(out, a, ra.ops[c.a], b, op,
+                       fmt::format("{} · {} {}", here, prim_name(op.prim), var_str(op.outs[0])),
+                       indent + "  ");
+      }
+    }
+    if (yields)
+      out += fmt::format("{}- {}\n{}+ {}\n", indent, yield_line(ra), indent, yield_line(rb));
+  }
+}
+
 std::string plural(int64_t n, std::string_view word) {
   return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
@@ -161,8 +222,13 @@ std::string diff_str(const Tape& a, const Tape& b, const TapeDiff& d, const Diff
     if (m.b) out += fmt::format("+ meta {} = {}\n", m.key, quoted(*m.b));
   }
   for (const OpChange& c : d.ops) {
-    if (c.a != kNoIndex) out += "- " + op_line(a, c.a) + "\n";
-    if (c.b != kNoIndex) out += "+ " + op_line(b, c.b) + "\n";
+    if (c.a != kNoIndex) out += "- " + op_line(a, c.a, a) + "\n";
+    if (c.b != kNoIndex) out += "+ " + op_line(b, c.b, b) + "\n";
+    if (c.a != kNoIndex && c.b != kNoIndex && !b.ops[c.b].regions.empty()) {
+      const Op& op = b.ops[c.b];
+      region_changes(out, a, a.ops[c.a], b, op,
+                     fmt::format("{} {}", prim_name(op.prim), var_str(op.outs[0])), "  ");
+    }
   }
   for (const OutputChange& c : d.outputs) {
     if (c.a != kNoIndex) out += "- " + output_line(a, c.a) + "\n";

@@ -55,7 +55,8 @@ void OpBuilder::build_op() {
   } else {
     std::optional<Prim> p = find_prim(rec_.op);
     if (!p) lex_.fail(rec_.key_line[kOp], "{}", unknown_prim(rec_.op));
-    check_keys(kCommon | bit(kArgs) | bit(kAttrs), bit(kOut) | bit(kArgs), "a call");
+    check_keys(kCommon | bit(kArgs) | bit(kAttrs) | bit(kRegions), bit(kOut) | bit(kArgs),
+               "a call");
     set_loc();
     build_call(*p);
   }
@@ -95,7 +96,7 @@ void OpBuilder::set_loc() {
   std::string_view file = loc.substr(0, colon);
   // Ops come in runs from one file; interning each op's file again would cost a string.
   if (file_index_ == 0 || file != file_) {
-    file_index_ = b_.intern_file(file);
+    file_index_ = files_.intern_file(file);
     file_ = file;
   }
   b_.set_loc({file_index_, line});
@@ -198,7 +199,7 @@ void OpBuilder::refuse(const Literal& lit, DType dtype, std::string_view hint) c
 
 void OpBuilder::build_call(Prim p) {
   const PrimInfo& info = prim_info(p);
-  if (rec_.out.size() != static_cast<size_t>(info.outputs)) {
+  if (info.outputs != kVariadic && rec_.out.size() != static_cast<size_t>(info.outputs)) {
     lex_.fail(rec_.key_line[kOut], "{} has {} output{}, but \"out\" lists {}", info.name,
               info.outputs, info.outputs == 1 ? "" : "s", rec_.out.size());
   }
@@ -213,7 +214,7 @@ void OpBuilder::build_call(Prim p) {
   Attrs attrs = call_attrs(info);
   const VarList* created = nullptr;
   try {
-    created = &b_.record(p, std::move(args), attrs).outs;
+    created = &b_.record(p, std::move(args), attrs, std::move(rec_.regions)).outs;
   } catch (const UserError& e) {
     lex_.fail(rec_.line, "{}", e.what());
   }

@@ -15,9 +15,9 @@
 namespace ytape::json_internal {
 
 // Keys of an op object, in canonical order.
-enum OpKey : uint8_t { kOut, kOp, kName, kValue, kArgs, kAttrs, kType, kLoc, kNumOpKeys };
-constexpr std::string_view kOpKeys[kNumOpKeys] = {"out",  "op",    "name", "value",
-                                                  "args", "attrs", "type", "loc"};
+enum OpKey : uint8_t { kOut, kOp, kName, kValue, kArgs, kAttrs, kType, kLoc, kRegions, kNumOpKeys };
+constexpr std::string_view kOpKeys[kNumOpKeys] = {"out",   "op",   "name", "value",  "args",
+                                                  "attrs", "type", "loc",  "regions"};
 
 constexpr uint32_t bit(int key) {
   return 1u << key;
@@ -99,6 +99,7 @@ struct OpRecord {
   std::vector<Attr> attrs;
   std::vector<int64_t> attr_lines;
   std::vector<Type> types;
+  std::vector<Tape> regions;  ///< read whole before the op is built
 
   bool has(int key) const { return seen & bit(key); }
 };
@@ -108,7 +109,10 @@ struct OpRecord {
 /// Errors name the line of the record (or of its key) through `lex`.
 class OpBuilder {
  public:
-  OpBuilder(const Lexer& lex, Builder& b, OpRecord& rec) : lex_(lex), b_(b), rec_(rec) {}
+  /// `files` interns the files of locations: `b` itself, or for a region's ops the
+  /// builder of the outermost tape, whose files a region's locations name.
+  OpBuilder(const Lexer& lex, Builder& b, OpRecord& rec, Builder& files)
+      : lex_(lex), b_(b), rec_(rec), files_(files) {}
 
   /// Builds the op of the current record.
   void build_op();
@@ -134,6 +138,7 @@ class OpBuilder {
   const Lexer& lex_;
   Builder& b_;
   OpRecord& rec_;
+  Builder& files_;
   VarTable vars_;
   std::string file_;  // the file of the last location, and its index in the new tape
   uint32_t file_index_ = 0;

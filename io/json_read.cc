@@ -1,8 +1,9 @@
 // Reads the JSON form of a tape (docs/tape-format.md). A DOM parser would cost too much time
 // and memory at 10^6 ops and would lose line numbers, so a pull lexer (json_lexer.h) is
-// driven by the format's fixed structure. Nothing recurses: every nesting level the format
-// has is a separate function, and anything nested deeper is refused at its first bracket.
-// Each op object is read into an OpRecord, which json_ops.cc checks and builds.
+// driven by the format's fixed structure. Only regions recurse, each read by a TapeReader of
+// its own, at most kMaxRegionDepth deep; every other nesting level the format has is a
+// separate function, and anything nested deeper is refused at its first bracket. Each op
+// object is read into an OpRecord, which json_ops.cc checks and builds.
 #include <algorithm>
 #include <unordered_set>
 
@@ -40,13 +41,16 @@ size_t max_attrs() {
   return n;
 }
 
+// Regions in regions nest at most this deep, as the validator allows.
+constexpr int kMaxRegionDepth = 32;
+
 class TapeReader {
  public:
-  TapeReader(std::string_view text, std::string_view source) : lex_(text, source) {
-    // A canonical op line takes at least ~48 bytes: reserving that many ops spares the copies
-    // of growing vectors without over-reserving much for pretty-printed files.
-    size_t estimate = text.size() / 48;
-    b_.reserve(estimate, estimate);
+  // Reads from `lex`; `root` is the reader of the outermost tape (null for that one), whose
+  // builder holds the files that locations name, and `depth` counts the regions around.
+  TapeReader(Lexer& lex, size_t reserve, TapeReader* root, int depth)
+      : lex_(lex), root_(root != nullptr ? root : this), depth_(depth) {
+    b_.reserve(reserve, reserve);
   }
 
   Tape read() {
@@ -73,6 +77,33 @@ class TapeReader {
     }
     for (TopKey k : {kVersion, kOps, kOutputs}) {
       if (!(seen_ & bit(k))) lex_.fail(close_line, "the tape has no \"{}\"", kTopKeys[k]);
+    }
+    return finish();
+  }
+
+  // A region object: {"name": ..., "ops": [...], "yield": [var ids]}.
+  Tape read_region() {
+    int64_t open_line = lex_.line();
+    lex_.expect('{', "a region (a JSON object with name, ops and yield)");
+    uint32_t seen = 0;
+    if (!lex_.consume('}')) {
+      do {
+        int64_t line = lex_.line();
+        std::string_view key = lex_.key();
+        int k = key == "name" ? 0 : key == "ops" ? 1 : key == "yield" ? 2 : -1;
+        if (k < 0)
+          lex_.fail(line, "unknown key {} in a region (expected name, ops, yield)", shown(key));
+        if (seen & bit(k)) lex_.fail(line, "duplicate key \"{}\" in a region", key);
+        seen |= bit(k);
+        if (k == 0) name_ = lex_.string();
+        if (k == 1) read_ops();
+        if (k == 2) read_yield();
+      } while (lex_.more('}'));
+    }
+    for (int k = 0; k < 3; ++k) {
+      if (!(seen & bit(k))) {
+        lex_.fail(open_line, "a region has no \"{}\"", k == 0 ? "name" : k == 1 ? "ops" : "yield");
+      }
     }
     return finish();
   }
@@ -172,6 +203,7 @@ class TapeReader {
   void read_op() {
     rec_.line = lex_.line();
     rec_.seen = 0;
+    rec_.regions.clear();
     lex_.expect('{', "an op (a JSON object)");
     if (lex_.consume('}')) return;
     do {
@@ -209,10 +241,34 @@ class TapeReader {
         case kLoc:
           rec_.loc = lex_.string();
           break;
+        case kRegions:
+          read_regions();
+          break;
         case kNumOpKeys:
           break;
       }
     } while (lex_.more('}'));
+  }
+
+  void read_regions() {
+    int64_t line = lex_.line();
+    if (depth_ + 1 > kMaxRegionDepth)
+      lex_.fail(line, "regions nest deeper than {}", kMaxRegionDepth);
+    lex_.expect('[', "'[' (\"regions\" is a list of regions)");
+    if (lex_.consume(']')) return;
+    do {
+      rec_.regions.push_back(TapeReader(lex_, 0, root_, depth_ + 1).read_region());
+    } while (lex_.more(']'));
+  }
+
+  // What a region yields: its outputs, unnamed, resolved at the end as the tape's are.
+  void read_yield() {
+    lex_.expect('[', "'[' (\"yield\" is a list of var ids)");
+    if (lex_.consume(']')) return;
+    do {
+      int64_t line = lex_.line();
+      outputs_.push_back({read_id(), "", line});
+    } while (lex_.more(']'));
   }
 
   int64_t read_id() {
@@ -329,6 +385,8 @@ class TapeReader {
     for (PendingOutput& o : outputs_) {
       const VarTable::Entry* e = ops_.find(o.id);
       if (e == nullptr) {
+        if (depth_ > 0)
+          lex_.fail(o.line, "the region yields var {}, which no op of it defines", o.id);
         lex_.fail(o.line, "output {} is var {}, which no op defines", shown(o.name), o.id);
       }
       b_.output(e->var, std::move(o.name));
@@ -345,10 +403,12 @@ class TapeReader {
     int64_t line;
   };
 
-  Lexer lex_;
+  Lexer& lex_;
+  TapeReader* root_;
+  int depth_;
   Builder b_;
   OpRecord rec_;
-  OpBuilder ops_{lex_, b_, rec_};
+  OpBuilder ops_{lex_, b_, rec_, root_->b_};
   uint32_t seen_ = 0;  // bit k: top-level key k was given
   // Outputs may come before "ops" in a hand-written file, so they are resolved at the end.
   std::vector<PendingOutput> outputs_;
@@ -359,7 +419,10 @@ class TapeReader {
 }  // namespace
 
 Tape read_tape_json(std::string_view text, std::string_view source) {
-  return TapeReader(text, source).read();
+  Lexer lex(text, source);
+  // A canonical op line takes at least ~48 bytes: reserving that many ops spares the copies
+  // of growing vectors without over-reserving much for pretty-printed files.
+  return TapeReader(lex, text.size() / 48, nullptr, 0).read();
 }
 
 }  // namespace ytape

@@ -14,7 +14,7 @@ namespace {
 
 class Writer {
  public:
-  explicit Writer(const Tape& t) : t_(t) {
+  explicit Writer(const Tape& t) : t_(&t) {
     // Each file's quoted path is made once, not once per op that refers to it.
     for (const std::string& f : t.files) {
       std::string q = quoted(f);
@@ -24,29 +24,30 @@ class Writer {
   }
 
   std::string write() {
-    out_.reserve(64 * t_.ops.size() + 256);
+    out_.reserve(64 * t_->ops.size() + 256);
     fmt::format_to(std::back_inserter(out_),
-                   "{{\"format\":\"{}\",\"version\":{},\"name\":", kTapeFormat, kTapeFormatVersion);
-    out_ += quoted(t_.name);
+                   "{{\"format\":\"{}\",\"version\":{},\"name\":", kTapeFormat,
+                   has_regions(*t_) ? 2 : 1);
+    out_ += quoted(t_->name);
     out_ += ",\n\"meta\":{";
-    for (size_t i = 0; i < t_.meta.size(); ++i) {
+    for (size_t i = 0; i < t_->meta.size(); ++i) {
       if (i > 0) out_ += ',';
-      out_ += quoted(t_.meta[i].first);
+      out_ += quoted(t_->meta[i].first);
       out_ += ':';
-      out_ += quoted(t_.meta[i].second);
+      out_ += quoted(t_->meta[i].second);
     }
     out_ += "},\n\"ops\":[\n";
-    for (size_t i = 0; i < t_.ops.size(); ++i) {
-      op(t_.ops[i]);
-      out_ += i + 1 < t_.ops.size() ? ",\n" : "\n";
+    for (size_t i = 0; i < t_->ops.size(); ++i) {
+      op(t_->ops[i]);
+      out_ += i + 1 < t_->ops.size() ? ",\n" : "\n";
     }
     out_ += "],\n\"outputs\":[\n";
-    for (size_t i = 0; i < t_.outputs.size(); ++i) {
+    for (size_t i = 0; i < t_->outputs.size(); ++i) {
       out_ += "{\"var\":";
-      var(t_.outputs[i].var);
+      var(t_->outputs[i].var);
       out_ += ",\"name\":";
-      out_ += quoted(t_.outputs[i].name);
-      out_ += i + 1 < t_.outputs.size() ? "},\n" : "}\n";
+      out_ += quoted(t_->outputs[i].name);
+      out_ += i + 1 < t_->outputs.size() ? "},\n" : "}\n";
     }
     out_ += "]}\n";
     return std::move(out_);
@@ -76,7 +77,7 @@ class Writer {
     out_ += ",\"type\":[";
     for (size_t i = 0; i < op.outs.size(); ++i) {
       if (i > 0) out_ += ',';
-      type(t_.type(op.outs[i]));
+      type(t_->type(op.outs[i]));
     }
     out_ += ']';
     if (op.loc.known() && op.loc.file <= loc_prefix_.size()) {
@@ -85,6 +86,7 @@ class Writer {
       integer(op.loc.line);
       out_ += '"';
     }
+    if (!op.regions.empty()) regions(op);
     out_ += '}';
   }
 
@@ -124,7 +126,7 @@ class Writer {
   }
 
   void value(const Op& op) {
-    const Type& t = t_.type(op.outs[0]);
+    const Type& t = t_->type(op.outs[0]);
     int64_t n = t.size();
     out_ += '[';
     for (int64_t i = 0; i < n; ++i) {
@@ -186,7 +188,40 @@ class Writer {
     internal_error("bad attribute kind");
   }
 
-  const Tape& t_;
+  // Whether any op of `t` holds regions (then the file is format version 2).
+  static bool has_regions(const Tape& t) {
+    for (const Op& op : t.ops) {
+      if (!op.regions.empty()) return true;
+    }
+    return false;
+  }
+
+  // ,"regions":[{"name":...,"ops":[...],"yield":[...]}], each region's ops one per line.
+  void regions(const Op& op) {
+    out_ += ",\"regions\":[";
+    const Tape* outer = t_;
+    for (size_t k = 0; k < op.regions.size(); ++k) {
+      const Tape& r = op.regions[k];
+      t_ = &r;  // the region's types; locations still name the outermost tape's files
+      out_ += k > 0 ? ",\n{\"name\":" : "\n{\"name\":";
+      out_ += quoted(r.name);
+      out_ += ",\"ops\":[\n";
+      for (size_t i = 0; i < r.ops.size(); ++i) {
+        this->op(r.ops[i]);
+        out_ += i + 1 < r.ops.size() ? ",\n" : "\n";
+      }
+      out_ += "],\"yield\":[";
+      for (size_t i = 0; i < r.outputs.size(); ++i) {
+        if (i > 0) out_ += ',';
+        var(r.outputs[i].var);
+      }
+      out_ += "]}";
+    }
+    t_ = outer;
+    out_ += ']';
+  }
+
+  const Tape* t_;  // the tape whose ops are being written: the outermost, or a region
   std::string out_;
   std::vector<std::string> loc_prefix_;  // "\"path: for each file, quoted, without the line
 };

@@ -111,9 +111,11 @@ class Merger {
     uint32_t op = kEmpty;
   };
 
+  // Region ops are not merged: their hash and equality would have to read their regions.
   static bool mergeable(const Op& op) {
     return op.kind == OpKind::constant ||
-           (op.kind == OpKind::call && !prim_info(op.prim).effectful());
+           (op.kind == OpKind::call && !prim_info(op.prim).effectful() &&
+            !prim_info(op.prim).holds_regions());
   }
 
   // The arguments through rep_, sorted for commutative primitives.

@@ -19,7 +19,10 @@ bool small(const Type& type) {
 
 // Whether `op` is a call the sweep may evaluate, given which vars hold small constants.
 bool foldable(const Tape& t, const Op& op, const std::vector<bool>& constant) {
-  if (op.kind != OpKind::call || prim_info(op.prim).effectful()) return false;
+  // Region ops run only in an executor (their bodies are planned there).
+  if (op.kind != OpKind::call || prim_info(op.prim).effectful() ||
+      prim_info(op.prim).holds_regions())
+    return false;
   if (kernel_table().kernels[static_cast<int>(op.prim)] == nullptr) return false;
   for (Var a : op.args) {
     if (!constant[a.id]) return false;

@@ -43,7 +43,10 @@ Attrs promoted(const Attrs& attrs) {
 
 }  // namespace
 
-Tape promote_to_f64(const Tape& t) {
+namespace {
+
+// The promotion of `t`, its regions' too, unchecked (a region is not a tape of its own).
+Tape promoted_tape(const Tape& t) {
   Builder b = Builder::like(t);
   b.reserve(t.ops.size(), t.types.size());
   VarMap map(t);
@@ -61,16 +64,27 @@ Tape promote_to_f64(const Tape& t) {
         break;
       }
       case OpKind::call: {
-        std::vector<Var> outs = b.call(op.prim, map.map(op.args), promoted(op.attrs));
+        std::vector<Tape> regions;
+        for (const Tape& r : op.regions) regions.push_back(promoted_tape(r));
+        VarList outs =
+            b.record(op.prim, map.map(op.args), promoted(op.attrs), std::move(regions)).outs;
         for (size_t i = 0; i < outs.size(); ++i) map.set(op.outs[i], outs[i]);
         break;
       }
     }
   }
   for (const Output& o : t.outputs) b.output(map[o.var], o.name);
-  Tape promoted_tape = b.finish();
-  check_made(promoted_tape, "promotion to f64");
-  return promoted_tape;
+  Tape out = b.finish();
+  out.name = t.name;
+  return out;
+}
+
+}  // namespace
+
+Tape promote_to_f64(const Tape& t) {
+  Tape promoted = promoted_tape(t);
+  check_made(promoted, "promotion to f64");
+  return promoted;
 }
 
 }  // namespace ytape

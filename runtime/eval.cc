@@ -23,15 +23,16 @@ bool reads_or_makes_f16(const Op& op, std::span<const Tensor* const> args,
   return false;
 }
 
-// Kernels have no f16 code: the op runs as the executor runs it, lowered to f32.
-void evaluate_lowered(const Op& op, std::span<const Tensor* const> args,
+// Kernels have no f16 code, and a region op's regions are planned by an executor: such an
+// op runs as the executor runs it (lowered to f32, its regions planned).
+void evaluate_planned(const Op& op, std::span<const Tensor* const> args,
                       std::span<Tensor* const> outs, const EvalOptions& options) {
   Builder b;
   VarList vars;
   for (size_t i = 0; i < args.size(); ++i) {
     vars.push_back(b.input(fmt::format("x{}", i + 1), args[i]->type()));
   }
-  std::vector<Var> results = b.call(op.prim, vars, op.attrs);
+  VarList results = b.record(op.prim, vars, op.attrs, op.regions).outs;
   for (size_t i = 0; i < results.size(); ++i) b.output(results[i], fmt::format("y{}", i + 1));
   Tape t = b.finish();
   Executor e(t, {.kernels = options.kernels, .blocked_layouts = false, .fusion = false});
@@ -53,7 +54,8 @@ void evaluate_lowered(const Op& op, std::span<const Tensor* const> args,
 
 void evaluate_into(const Op& op, std::span<const Tensor* const> args, std::span<Tensor* const> outs,
                    const EvalOptions& options) {
-  if (reads_or_makes_f16(op, args, outs)) return evaluate_lowered(op, args, outs, options);
+  if (reads_or_makes_f16(op, args, outs) || !op.regions.empty())
+    return evaluate_planned(op, args, outs, options);
   Kernel kernel = kernel_table(options.kernels).kernels[KernelTable::entry(op.prim)];
   if (kernel == nullptr) user_error("no kernel for primitive {}", prim_name(op.prim));
   static const RunContext kSilent{[](std::string_view) {}, 0};

@@ -21,7 +21,8 @@ void print_stdout(std::string_view line) {
 
 }  // namespace
 
-Executor::Executor(const Tape& t, ExecutorOptions options) : plan_(plan_tape(t, options)) {
+Executor::Executor(const Tape& t, ExecutorOptions options)
+    : plan_(plan_tape(t, options)), options_(options) {
   const Tape& planned = tape();
   values_.resize(planned.types.size());
   context_.print = print_stdout;
@@ -145,7 +146,18 @@ void Executor::recycle_outputs() {
   }
 }
 
+void Executor::run_region(const Tape& region, std::span<const Tensor> inputs,
+                          std::vector<Tensor>& outputs) {
+  std::unique_ptr<Executor>& e = regions_[&region];
+  if (e == nullptr) e = std::make_unique<Executor>(region, options_);
+  e->context_.print = context_.print;
+  e->context_.random_key = context_.random_key;
+  e->run(inputs, outputs);
+}
+
 void Executor::execute() {
+  // Set at each run, not once: an executor may have moved since it was made.
+  context_.regions = this;
   if (!allocated_) allocate();
   recycle_outputs();
   const std::vector<Plan::Step>& steps = plan_.steps;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -31,7 +32,7 @@ struct OpTime {
 /// one the caller still holds takes the buffer of the run before when the caller has let go
 /// of that one: a loop that keeps each run's results until the next (a training step's
 /// carried state) allocates nothing either.
-class Executor {
+class Executor final : public RegionRunner {
  public:
   /// `t` must be valid and must outlive the executor. Throws UserError if a primitive has
   /// no kernel. A tape with f16 values is planned as lower_f16 (runtime/lower_f16.h)
@@ -64,6 +65,11 @@ class Executor {
   /// The key of the random ops of later runs (RunContext::random_key); default 0.
   void set_random_key(uint64_t key) { context_.random_key = key; }
 
+  /// RegionRunner: each region of the tape's ops gets an executor of its own, made on its
+  /// first run with this one's options.
+  void run_region(const Tape& region, std::span<const Tensor> inputs,
+                  std::vector<Tensor>& outputs) override;
+
  private:
   // The tensor the caller gets for `var`, a tape output.
   Tensor& returned(uint32_t var) {
@@ -89,6 +95,8 @@ class Executor {
   std::vector<Tensor> spare_outputs_;  // per fresh output: the one of the run before last
   std::vector<OpTime> times_;
   RunContext context_;
+  ExecutorOptions options_;
+  std::unordered_map<const Tape*, std::unique_ptr<Executor>> regions_;
   bool profiling_ = false;
   bool allocated_ = false;
 };

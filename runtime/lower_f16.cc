@@ -105,6 +105,15 @@ class Lowering {
       set_narrow(op.outs[0], b_.convert(wide_[op.args[0]], {.dtype = DType::f16}));
       return;
     }
+    if (!op.regions.empty()) {
+      // Its regions take and yield f16 as the tape records them; the executor lowers
+      // each region as it plans it.
+      VarList args;
+      for (Var a : op.args) args.push_back(narrow(a));
+      VarList outs = b_.record(op.prim, args, op.attrs, op.regions).outs;
+      for (size_t i = 0; i < outs.size(); ++i) set_narrow(op.outs[i], outs[i]);
+      return;
+    }
     VarList args;
     for (Var a : op.args) args.push_back(prim_info(op.prim).effectful() ? narrow(a) : wide_[a]);
     std::vector<Var> outs =

@@ -62,7 +62,7 @@ for target in "${targets[@]}"; do
       {
         grep -ohE '"[a-z_]+":' samples/tapes/*.json samples/golden/*.json | sort -u |
           sed 's/^"\(.*\)":$/"\\"\1\\":"/'
-        sed -n 's/^X\(_UNARY\)\?(\([a-z0-9_]*\),.*/"\\"\2\\""/p' tape/ops.def
+        sed -n 's/^X\(_UNARY\|_REGION\)\?(\([a-z0-9_]*\),.*/"\\"\2\\""/p' tape/ops.def
         printf '"%s"\n' '\"input\"' '\"const\"' 'f32[' 'f64[' 'i64[' 'bool[' true false null
       } >"$dict" ;;
     program | trace)

@@ -106,8 +106,9 @@ void Builder::fail(Prim p, const std::string& why) const {
   user_error("{}: {}: {}", where, prim_name(p), why);
 }
 
-const std::vector<Type>& Builder::infer(Prim p, const VarList& args, const Attrs& attrs) {
-  bool numbers = attrs.empty() && args.size() <= 3;
+const std::vector<Type>& Builder::infer(Prim p, const VarList& args, const Attrs& attrs,
+                                        std::span<const Tape> regions) {
+  bool numbers = attrs.empty() && regions.empty() && args.size() <= 3;
   for (size_t i = 0; numbers && i < args.size(); ++i) {
     numbers = tape_.types[args[i].id].rank() == 0;
   }
@@ -138,7 +139,7 @@ const std::vector<Type>& Builder::infer(Prim p, const VarList& args, const Attrs
     for (Var a : args) many.push_back(tape_.types[a.id]);
     arg_types = many;
   }
-  inferred_ = infer_types(p, arg_types, attrs);
+  inferred_ = infer_types(p, arg_types, attrs, regions);
   if (memo == nullptr) return inferred_;
   memo->arity = static_cast<int>(args.size());
   for (size_t i = 0; i < args.size(); ++i) memo->dtypes[i] = arg_types[i].dtype;
@@ -147,6 +148,10 @@ const std::vector<Type>& Builder::infer(Prim p, const VarList& args, const Attrs
 }
 
 const Op& Builder::record(Prim p, VarList args, const Attrs& attrs) {
+  return record(p, std::move(args), attrs, {});
+}
+
+const Op& Builder::record(Prim p, VarList args, const Attrs& attrs, std::vector<Tape> regions) {
   const PrimInfo& info = prim_info(p);
   if (info.arity != kVariadic && static_cast<int>(args.size()) != info.arity) {
     fail(p, fmt::format("takes {} argument{}, got {}", info.arity, info.arity == 1 ? "" : "s",
@@ -160,7 +165,7 @@ const Op& Builder::record(Prim p, VarList args, const Attrs& attrs) {
   try {
     // Ops without attributes (most elementwise math) skip the normalization.
     if (!attrs.empty() || !info.attrs.empty()) normal = normalize_attrs(p, attrs);
-    out_types = &infer(p, args, normal);
+    out_types = &infer(p, args, normal, regions);
   } catch (const UserError& e) {
     fail(p, e.what());
   }
@@ -169,6 +174,7 @@ const Op& Builder::record(Prim p, VarList args, const Attrs& attrs) {
   op.prim = p;
   op.args = std::move(args);
   op.attrs = std::move(normal);
+  op.regions = std::move(regions);
   op.outs.reserve(out_types->size());
   for (const Type& t : *out_types) {
     op.outs.push_back(Var{next_var_++});
@@ -186,6 +192,21 @@ Var Builder::call1(Prim p, VarList args, const Attrs& attrs) {
     internal_error("call1 of {}, which has {} outputs", prim_name(p), prim_info(p).outputs);
   }
   return record(p, std::move(args), attrs).outs[0];
+}
+
+std::vector<Var> Builder::scan(const VarList& consts, const VarList& carries, const VarList& xs,
+                               Tape body, int64_t length, bool reverse) {
+  VarList args = consts;
+  for (Var v : carries) args.push_back(v);
+  for (Var v : xs) args.push_back(v);
+  AttrsOf<Prim::scan> attrs{.consts = static_cast<int64_t>(consts.size()),
+                            .carries = static_cast<int64_t>(carries.size()),
+                            .length = length,
+                            .reverse = reverse};
+  body.name = "body";
+  std::vector<Tape> regions;
+  regions.push_back(std::move(body));
+  return record(Prim::scan, std::move(args), attrs.to_attrs(), std::move(regions)).outs.vector();
 }
 
 void Builder::output(Var v, std::string name) {
@@ -216,7 +237,7 @@ void copy_op(Builder& b, const Tape& src, const Op& op, VarMap& map) {
       map.set(op.outs[0], b.constant(src.type(op.outs[0]), op.value));
       return;
     case OpKind::call: {
-      const Op& copy = b.record(op.prim, map.map(op.args), op.attrs);
+      const Op& copy = b.record(op.prim, map.map(op.args), op.attrs, op.regions);
       for (size_t i = 0; i < copy.outs.size(); ++i) map.set(op.outs[i], copy.outs[i]);
       return;
     }

@@ -45,6 +45,13 @@ class Builder {
   /// Applies a primitive like `call` and returns the op it appended (its outputs are
   /// `outs`), without copying them out; the reference is valid until the next op is added.
   const Op& record(Prim p, VarList args, const Attrs& attrs = {});
+  /// `record` of a region op (Prim::scan), which takes its regions (Op::regions).
+  const Op& record(Prim p, VarList args, const Attrs& attrs, std::vector<Tape> regions);
+  /// scan (docs/regions.md): `body` run `length` times on (consts, carries, the slice t of
+  /// each xs on its last dim), yielding (carries', y_t); returns the final carries, then
+  /// the ys stacked on a new last dim.
+  std::vector<Var> scan(const VarList& consts, const VarList& carries, const VarList& xs, Tape body,
+                        int64_t length, bool reverse = false);
   /// Marks `v` as an output of the tape.
   void output(Var v, std::string name);
 
@@ -95,6 +102,7 @@ class Builder {
   YTAPE_RESULT_##n p(VarList xs, const AttrsOf<Prim::p>& attrs = {}) { \
     return YTAPE_CALL_##n(Prim::p, std::move(xs), attrs.to_attrs());   \
   }
+#define X_REGION(...)  // written out above
 #define X(prim, family, arity, outputs, flags, dtypes, cost, attributes) \
   YTAPE_SHORTHAND_##arity(prim, outputs)
 #include "tape/ops.def"
@@ -122,7 +130,8 @@ class Builder {
   // Appends an empty op and room for `outs` more vars.
   Op& append_op(size_t outs);
   // The output types of `p` on `args` with normalized `attrs`; valid until the next call.
-  const std::vector<Type>& infer(Prim p, const VarList& args, const Attrs& attrs);
+  const std::vector<Type>& infer(Prim p, const VarList& args, const Attrs& attrs,
+                                 std::span<const Tape> regions);
 
   // The last inference of each primitive on numbers (rank-0 arguments of these dtypes,
   // no attributes): long scalar programs ask the same few questions again and again.

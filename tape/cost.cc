@@ -97,6 +97,9 @@ double op_flops(const Tape& t, const Op& op) {
       return output_elements(t, op);
     case Cost::reads:
       return static_cast<double>(t.type(op.args[0]).size());
+    case Cost::region:  // scan: its body once per trip
+      return tape_flops(op.regions.at(0)) *
+             static_cast<double>(attrs_of<Prim::scan>(op.attrs).length);
     case Cost::matmul:
       return matmul_flops(t, op);
     case Cost::conv:

@@ -40,6 +40,17 @@ void add_op(Hasher& h, const Tape& t, const Op& op) {
     h.add(attr_value_str(a.value));
   }
   h.add({reinterpret_cast<const char*>(op.value.data()), op.value.size()});
+  // Only region ops add to the hash here, so that the digests of other tapes stay as
+  // they were (checkpoints carry them).
+  if (op.regions.empty()) return;
+  h.add(static_cast<int64_t>(op.regions.size()));
+  for (const Tape& r : op.regions) {
+    h.add(r.name);
+    h.add(static_cast<int64_t>(r.ops.size()));
+    for (const Op& inner : r.ops) add_op(h, r, inner);
+    h.add(static_cast<int64_t>(r.outputs.size()));
+    for (const Output& o : r.outputs) h.add(static_cast<int64_t>(o.var.id));
+  }
 }
 
 }  // namespace

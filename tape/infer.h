@@ -8,6 +8,7 @@
 #include "tape/attrs.h"
 #include "tape/dtype.h"
 #include "tape/prim.h"
+#include "tape/tape.h"
 
 namespace ytape {
 
@@ -16,17 +17,25 @@ namespace ytape {
 /// (complete, in schema order). Throws UserError saying what is wrong (bad dtype, shapes
 /// that do not agree, an attribute out of range) without naming the op: the caller adds
 /// that context.
-std::vector<Type> infer_types(Prim p, std::span<const Type> args, const Attrs& attrs);
+/// A region op's types follow from its regions too (`regions`, Op::regions); they are
+/// checked against its arguments.
+std::vector<Type> infer_types(Prim p, std::span<const Type> args, const Attrs& attrs,
+                              std::span<const Tape> regions = {});
 
 /// True if `p` has an inference rule (tests check that every primitive has one).
 bool has_infer_rule(Prim p);
 
 using InferRule = std::vector<Type> (*)(Prim p, std::span<const Type> args, const Attrs& attrs);
+/// The rule of a region op, which reads its regions as well.
+using RegionInferRule = std::vector<Type> (*)(Prim p, std::span<const Type> args,
+                                              const Attrs& attrs, std::span<const Tape> regions);
 
 /// Per-primitive table of inference rules, filled by the family registration functions.
 struct InferTable {
   InferRule rules[kNumPrims] = {};
+  RegionInferRule region_rules[kNumPrims] = {};
   void set(Prim p, InferRule rule) { rules[static_cast<int>(p)] = rule; }
+  void set(Prim p, RegionInferRule rule) { region_rules[static_cast<int>(p)] = rule; }
 };
 
 // One registration function per family (tape/infer/<family>.cc).

@@ -109,6 +109,7 @@ constexpr DTypes dtypes_of(Prim p) {
 enum class Cost : uint8_t {
   elements,         ///< one per output element (arithmetic and data movement)
   reads,            ///< one per element of the first argument (reductions)
+  region,           ///< the body's cost times its trips (scan)
   matmul,           ///< a multiply-add per term of each output's dot product
   conv,             ///< a multiply-add per weight tap of each element on the output side
   window,           ///< one per input element that a pooling window reads
@@ -130,13 +131,15 @@ struct PrimInfo {
   std::string_view name;
   Family family;
   int arity;    ///< number of arguments, or kVariadic
-  int outputs;  ///< number of outputs
+  int outputs;  ///< number of outputs, or kVariadic (region ops)
   uint32_t flags;
   DTypes dtypes;  ///< the dtypes it computes on
   Cost cost;      ///< how op_flops counts its work
   std::vector<AttrSpec> attrs;
 
   bool elementwise() const { return flags & prim_flags::EW; }
+  /// Whether its ops hold tapes (Op::regions): the control family.
+  bool holds_regions() const { return family == Family::control; }
   bool commutative() const { return flags & prim_flags::COMM; }
   bool differentiable() const { return flags & prim_flags::DIFF; }
   bool effectful() const { return flags & prim_flags::EFFECT; }

@@ -106,21 +106,40 @@ std::string print_op(const Tape& t, const Op& op) {
   return out;
 }
 
-std::string print_tape(const Tape& t) {
-  std::string out = fmt::format("tape {}\n", printable(t.name));
-  for (const auto& [key, value] : t.meta) {
-    out += fmt::format("  meta {} = {}\n", printable(key), printable(quoted(value)));
-  }
+namespace {
+
+// The ops of `t` indented by `indent`, each region under its op one level deeper (its
+// name, then its ops and its yield); locations name the files of `root`.
+void append_ops(std::string& out, const Tape& t, const Tape& root, const std::string& indent) {
   for (const Op& op : t.ops) {
-    out += "  ";
+    out += indent;
     out += print_op(t, op);
-    std::string loc = t.loc_str(op.loc);
+    std::string loc = root.loc_str(op.loc);
     if (!loc.empty()) {
       out += "  # ";
       out += loc;
     }
     out += '\n';
+    for (const Tape& r : op.regions) {
+      out += fmt::format("{}  {}\n", indent, printable(r.name));
+      append_ops(out, r, root, indent + "    ");
+      out += indent + "    yield";
+      for (size_t i = 0; i < r.outputs.size(); ++i) {
+        out += (i > 0 ? ", " : " ") + var_str(r.outputs[i].var);
+      }
+      out += '\n';
+    }
   }
+}
+
+}  // namespace
+
+std::string print_tape(const Tape& t) {
+  std::string out = fmt::format("tape {}\n", printable(t.name));
+  for (const auto& [key, value] : t.meta) {
+    out += fmt::format("  meta {} = {}\n", printable(key), printable(quoted(value)));
+  }
+  append_ops(out, t, t, "  ");
   for (const Output& o : t.outputs) {
     out += fmt::format("  out {} {}\n", var_str(o.var), printable(o.name));
   }

@@ -26,7 +26,9 @@ enum class OpKind : uint8_t { input, constant, call };
 
 /// One op. Inputs have a name and one output; constants have one output and an inline
 /// literal; calls have a primitive, arguments, attributes and `prim_info(prim).outputs`
-/// outputs.
+/// outputs (region ops: as many as their regions give).
+struct Tape;
+
 struct Op {
   OpKind kind = OpKind::call;
   Prim prim{};
@@ -35,6 +37,11 @@ struct Op {
   Attrs attrs;
   std::string name;            ///< inputs only
   std::vector<uint8_t> value;  ///< constants only: elements, column-major, native layout
+  /// Region ops only (scan): the tapes it holds, each named (Tape::name) by its role
+  /// ("body"). A region numbers its vars from %1; its inputs are its parameters, its
+  /// outputs (unnamed) what it yields; it reads nothing of the tape around it, and its
+  /// locations refer to the files of the outermost tape. docs/regions.md.
+  std::vector<Tape> regions;
   Loc loc;
 };
 

@@ -12,9 +12,14 @@ namespace ytape {
 
 namespace {
 
+// Regions nest at most this deep: a loop in a loop in a loop is 3.
+constexpr int kMaxRegionDepth = 32;
+
 class Validator {
  public:
-  explicit Validator(const Tape& t) : t_(t) {}
+  // `root` is the outermost tape, whose files a region's locations name; `depth` counts
+  // the regions `t` is inside.
+  Validator(const Tape& t, const Tape& root, int depth) : t_(t), root_(root), depth_(depth) {}
 
   void run() {
     for (size_t i = 0; i < t_.ops.size(); ++i) {
@@ -31,6 +36,8 @@ class Validator {
         user_error("tape {}: output '{}' is {}, which no op defines", t_.name, o.name,
                    var_str(o.var));
       }
+      // A region's outputs are what it yields, by position.
+      if (depth_ > 0) continue;
       if (!names.insert(o.name).second) {
         user_error("tape {}: two outputs are named '{}'; give each output its own name", t_.name,
                    o.name);
@@ -42,14 +49,17 @@ class Validator {
   template <typename... Args>
   [[noreturn]] void fail(fmt::format_string<Args...> format, Args&&... args) const {
     const Op& op = t_.ops[index_];
-    std::string loc = t_.loc_str(op.loc);
+    std::string loc = root_.loc_str(op.loc);
     user_error("tape {}: op {} ({}){}: {}", t_.name, index_ + 1, print_op(t_, op),
                loc.empty() ? "" : " at " + loc, fmt::format(format, std::forward<Args>(args)...));
   }
 
   void check_op(const Op& op) {
-    if (op.loc.file > t_.files.size())
+    if (op.loc.file > root_.files.size())
       fail("its location names file {}, which the tape does not list", op.loc.file);
+    bool region_op = op.kind == OpKind::call && static_cast<int>(op.prim) < kNumPrims &&
+                     prim_info(op.prim).holds_regions();
+    if (!op.regions.empty() && !region_op) fail("only region ops (scan) hold regions");
     switch (op.kind) {
       case OpKind::input:
         check_input(op);
@@ -97,7 +107,7 @@ class Validator {
     if (info.arity != kVariadic && static_cast<int>(op.args.size()) != info.arity) {
       fail("{} takes {} arguments, not {}", info.name, info.arity, op.args.size());
     }
-    if (static_cast<int>(op.outs.size()) != info.outputs) {
+    if (info.outputs != kVariadic && static_cast<int>(op.outs.size()) != info.outputs) {
       fail("{} has {} outputs, not {}", info.name, info.outputs, op.outs.size());
     }
     for (Var a : op.args) {
@@ -107,8 +117,26 @@ class Validator {
     }
     std::string problem = attrs_problem(op.prim, op.attrs);
     if (!problem.empty()) fail("{}", problem);
+    if (depth_ > 0 && (info.effectful() || info.holds_regions())) {
+      fail(
+          "a region holds no {}: effects, random draws and nested regions are not run in "
+          "regions yet",
+          info.name);
+    }
+    for (const Tape& r : op.regions) check_region(r);
     define_outs(op);
     check_types(op);
+  }
+
+  void check_region(const Tape& r) {
+    if (depth_ + 1 > kMaxRegionDepth) fail("regions nest deeper than {}", kMaxRegionDepth);
+    if (!r.files.empty() || !r.meta.empty())
+      fail("its region {} has files or meta of its own", r.name);
+    try {
+      Validator(r, root_, depth_ + 1).run();
+    } catch (const UserError& e) {
+      fail("in its region {}: {}", r.name, e.what());
+    }
   }
 
   void check_types(const Op& op) {
@@ -116,10 +144,12 @@ class Validator {
     for (Var a : op.args) arg_types.push_back(t_.type(a));
     std::vector<Type> want;
     try {
-      want = infer_types(op.prim, arg_types, op.attrs);
+      want = infer_types(op.prim, arg_types, op.attrs, op.regions);
     } catch (const UserError& e) {
       fail("{}", e.what());
     }
+    if (want.size() != op.outs.size())
+      fail("it has {} outputs, but its arguments and regions give {}", op.outs.size(), want.size());
     for (size_t i = 0; i < want.size(); ++i) {
       const Type& got = t_.type(op.outs[i]);
       if (got != want[i]) {
@@ -148,6 +178,8 @@ class Validator {
   }
 
   const Tape& t_;
+  const Tape& root_;
+  int depth_;
   size_t index_ = 0;
   uint32_t next_ = 0;  // the id the next defined var must have
   bool seen_call_ = false;
@@ -157,7 +189,7 @@ class Validator {
 }  // namespace
 
 void validate(const Tape& t) {
-  Validator(t).run();
+  Validator(t, t, 0).run();
 }
 
 void check_made(const Tape& t, std::string_view stage) {

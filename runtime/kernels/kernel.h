@@ -18,13 +18,29 @@ namespace ytape {
 
 struct ElementwiseProgram;
 
-/// What effect kernels need from the run.
+/// Runs the regions of region ops (a scan's body, Op::regions): each planned once per
+/// executor and run as often as the op asks, allocating nothing after its first runs.
+class RegionRunner {
+ public:
+  /// Runs `region` (of an op of the tape being run) on `inputs`, its parameters in order,
+  /// and assigns what it yields to `outputs`. The outputs stay valid until the run after
+  /// next of the same region, as Executor::run's do.
+  virtual void run_region(const Tape& region, std::span<const Tensor> inputs,
+                          std::vector<Tensor>& outputs) = 0;
+
+ protected:
+  ~RegionRunner() = default;
+};
+
+/// What effect and region kernels need from the run.
 struct RunContext {
   /// Receives each line `print` writes (without the newline).
   std::function<void(std::string_view)> print;
   /// The run's random key: `rand`/`randn` draw from their own `seed` attribute when it is
   /// 0, and from a stream derived from (key, seed) otherwise (docs/primitives.md).
   uint64_t random_key = 0;
+  /// Runs region ops' regions; null outside an executor.
+  RegionRunner* regions = nullptr;
 };
 
 /// How a kernel runs a step: its standard way, or a faster one that needs more work memory

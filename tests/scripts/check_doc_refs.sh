@@ -23,6 +23,6 @@ while IFS= read -r prim; do
     echo "doc refs: docs/primitives.md does not describe the primitive $prim (tape/ops.def)"
     bad=1
   fi
-done < <(sed -n 's/^X\(_UNARY\)\?(\([a-z0-9_]*\),.*/\2/p' tape/ops.def)
+done < <(sed -n 's/^X\(_UNARY\|_REGION\)\?(\([a-z0-9_]*\),.*/\2/p' tape/ops.def)
 [ "$bad" -eq 0 ] && echo "doc refs: every docs/ file named exists; every primitive is described"
 exit "$bad"

@@ -168,6 +168,8 @@ Value pool3d_builtin(Interpreter& in, Args& args) {
 
 void add_prim_builtins(BuiltinTable& t) {
   t.insert(t.end(), {
+// Region ops take tapes, which the language makes from its loops, not from a call.
+#define X_REGION(...)
 #define X(name, family, arity, outputs, flags, dtypes, cost, attrs) \
   {"Prim." #name, prim_builtin<Prim::name>},
 #include "tape/ops.def"

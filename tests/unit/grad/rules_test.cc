@@ -289,6 +289,8 @@ TEST_CASE("the table covers every differentiable primitive") {
   }
   for (Prim p : all_prims()) {
     CAPTURE(prim_name(p));
+    // A region op's cases build its regions: tests/unit/grad/scan_grad_test.cc.
+    if (prim_info(p).holds_regions()) continue;
     if (prim_info(p).differentiable()) CHECK(covered.count(p) == 1);
   }
 }

@@ -281,10 +281,10 @@ TEST_CASE("json errors: format and version") {
   CHECK_THROWS_WITH_AS(read_tape_json("{\"version\":1,\"ops\":[],\n\"outputs\":[]}", "t.json"),
                        R"(t.json:2: not a ytape tape: it has no "format":"ytape-tape")", UserError);
   CHECK_THROWS_WITH_AS(
-      read_tape_json(R"({"format":"ytape-tape","version":2,"ops":[{"new":"field"}]})", "t.json"),
-      "t.json:1: written by a newer ytape (format version 2); this one reads version 1", UserError);
+      read_tape_json(R"({"format":"ytape-tape","version":3,"ops":[{"new":"field"}]})", "t.json"),
+      "t.json:1: written by a newer ytape (format version 3); this one reads version 2", UserError);
   CHECK_THROWS_WITH_AS(read_tape_json(R"({"format":"ytape-tape","version":0})", "t.json"),
-                       "t.json:1: format version 0 does not exist; this ytape reads version 1",
+                       "t.json:1: format version 0 does not exist; this ytape reads version 2",
                        UserError);
   CHECK_THROWS_WITH_AS(read_tape_json(R"({"format":"ytape-tape","version":1.5})", "t.json"),
                        "t.json:1: \"version\" must be an integer, got 1.5", UserError);
@@ -301,7 +301,7 @@ TEST_CASE("json errors: unknown, duplicate and missing keys") {
   CHECK_THROWS_WITH_AS(
       read_tape_json(tape_json(R"({"out":[1],"op":"input","name":"x","shape":[3]})"), "t.json"),
       "t.json:4: unknown key \"shape\" in an op (expected out, op, name, value, args, attrs, type, "
-      "loc)",
+      "loc, regions)",
       UserError);
   CHECK_THROWS_WITH_AS(
       read_tape_json(tape_json(kInputX, R"({"var":1,"name":"y","type":"f32[3]"})"), "t.json"),

@@ -101,7 +101,10 @@ TEST_CASE("the op list is consistent") {
     CHECK(static_cast<int>(p) == index++);  // each once, in the list's order
     CHECK(find_prim(prim_name(p)) == p);
     const PrimInfo& info = prim_info(p);
-    if (info.arity == kVariadic) CHECK((p == Prim::concat || p == Prim::print));
+    if (info.arity == kVariadic)
+      CHECK((p == Prim::concat || p == Prim::print || info.holds_regions()));
+    // Only region ops have as many outputs as their regions give.
+    CHECK((info.outputs == kVariadic) == info.holds_regions());
     if (info.elementwise()) {  // unary, binary or select, one value out
       CHECK(info.arity >= 1);
       CHECK(info.arity <= 3);

@@ -28,6 +28,8 @@ TEST_CASE("every primitive infers its good case, with its number of outputs") {
   }
   for (Prim p : all_prims()) {
     CAPTURE(prim_name(p));
+    // A region op's cases build its regions: tests/unit/tape/regions_test.cc.
+    if (prim_info(p).holds_regions()) continue;
     CHECK(covered.count(p) == 1);
   }
 }

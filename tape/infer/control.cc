@@ -1,0 +1,91 @@
+// Inference rules of the control family: ops that hold tapes (docs/regions.md). Their
+// result types follow from their regions, whose parameters must be exactly what the op
+// passes them.
+#include <fmt/format.h>
+
+#include "tape/infer.h"
+#include "tape/infer/common.h"
+#include "tape/print.h"
+
+namespace ytape {
+
+namespace {
+
+// The types of a region's parameters (its inputs) and of what it yields (its outputs).
+struct Signature {
+  std::vector<Type> params, results;
+};
+
+Signature signature_of(const Tape& r) {
+  Signature s;
+  for (const Op& op : r.ops) {
+    if (op.kind != OpKind::input) break;
+    s.params.push_back(r.type(op.outs[0]));
+  }
+  for (const Output& o : r.outputs) s.results.push_back(r.type(o.var));
+  return s;
+}
+
+std::string types_str(std::span<const Type> types) {
+  std::string out = "(";
+  for (size_t i = 0; i < types.size(); ++i) out += (i > 0 ? ", " : "") + type_str(types[i]);
+  return out + ")";
+}
+
+// scan(consts; carries; xs; consts, carries, length, reverse) with body
+// (consts, carries, x_t) -> (carries', y_t): the final carries, then each y stacked on a new
+// last dim of `length`.
+std::vector<Type> scan(Prim, std::span<const Type> a, const Attrs& attrs,
+                       std::span<const Tape> regions) {
+  const auto at = attrs_of<Prim::scan>(attrs);
+  if (regions.size() != 1 || regions[0].name != "body")
+    user_error("scan holds one region, its body; got {}", regions.size());
+  if (at.consts < 0 || at.carries < 0 || at.length < 0)
+    user_error("consts, carries and length are counts, never negative");
+  // Bounded as a dim is, so that the body's trips, like a tensor's elements, stay countable.
+  if (std::string problem = shape_problem({at.length}); !problem.empty())
+    user_error("length={}: {}", at.length, problem);
+  if (at.consts + at.carries > static_cast<int64_t>(a.size())) {
+    user_error("consts={} and carries={} name more operands than the {} given", at.consts,
+               at.carries, a.size());
+  }
+  std::vector<Type> want(a.begin(), a.begin() + at.consts + at.carries);
+  for (size_t i = at.consts + at.carries; i < a.size(); ++i) {
+    const Shape& s = a[i].shape;
+    if (s.empty() || s.back() != at.length) {
+      user_error("xs operand {} is {}; each xs is stacked on its last dim, of length={}", i + 1,
+                 type_str(a[i]), at.length);
+    }
+    want.push_back({a[i].dtype, Shape(s.begin(), s.end() - 1)});
+  }
+  Signature body = signature_of(regions[0]);
+  if (body.params != want) {
+    user_error(
+        "the body takes {}, but the operands give it {} (consts, carries, then a slice "
+        "of each xs)",
+        types_str(body.params), types_str(want));
+  }
+  auto carries = std::span<const Type>(a).subspan(at.consts, at.carries);
+  if (body.results.size() < carries.size() ||
+      !std::equal(carries.begin(), carries.end(), body.results.begin())) {
+    user_error("the body yields {}, which must begin with the carries' types {}",
+               types_str(body.results), types_str(carries));
+  }
+  std::vector<Type> out(carries.begin(), carries.end());
+  for (size_t i = carries.size(); i < body.results.size(); ++i) {
+    Type y = body.results[i];
+    y.shape.push_back(at.length);
+    std::string problem = shape_problem(y.shape);
+    if (!problem.empty()) user_error("its stacked result {}: {}", type_str(y), problem);
+    out.push_back(std::move(y));
+  }
+  return out;
+}
+
+}  // namespace
+
+void register_control_infer(InferTable& t) {
+  t.set(Prim::scan, scan);
+}
+
+}  // namespace ytape

@@ -1,0 +1,24 @@
+# Region ops (docs/regions.md): a recurrent cell scanned over 16 steps, through every
+# command. Its values are checked against the unrolled cell in tests/unit/runtime/scan_test.cc.
+cli_test(regions_show EXIT 0 STDOUT ${CASES}/expected/regions_show.txt
+         COMMAND ${YTAPE} show regions/rnn.json)
+cli_test(regions_json_round_trip EXIT 0 STDOUT ${CASES}/regions/rnn.json
+         COMMAND ${YTAPE} show --json regions/rnn.json)
+cli_test(regions_stats EXIT 0 STDOUT ${CASES}/expected/regions_stats.txt
+         COMMAND ${YTAPE} stats regions/rnn.json)
+cli_test(regions_run EXIT 0 COMMAND ${YTAPE} run regions/rnn.json --random --repeat 3)
+cli_test(regions_diff EXIT 1 STDOUT ${CASES}/expected/regions_diff.txt
+         COMMAND ${YTAPE} diff regions/rnn.json regions/rnn_sigmoid.json)
+cli_test(regions_diff_same EXIT 0 STDOUT ${CASES}/empty.txt
+         COMMAND ${YTAPE} diff regions/rnn.json regions/rnn.json)
+# The gradient: one backward scan whose body is the step's VJP; checked against finite
+# differences in f64, to first and second order.
+cli_test(regions_grad EXIT 0 STDOUT ${CASES}/expected/regions_grad.txt
+         COMMAND bash -c "f=$(mktemp) && $0 grad regions/rnn_sum.json -o $f && $0 show $f && rm -f $f"
+         ${YTAPE})
+cli_test(regions_gradcheck EXIT 0 COMMAND ${YTAPE} gradcheck regions/rnn_sum.json --random)
+cli_test(regions_gradcheck_second_order EXIT 0
+         COMMAND bash -c "f=$(mktemp) && $0 grad regions/rnn_sum.json -o $f && $0 gradcheck $f --random && rm -f $f"
+         ${YTAPE})
+cli_test(regions_export_refused EXIT 2 STDERR ${CASES}/expected/regions_export.err
+         COMMAND ${YTAPE} export regions/rnn.json -o ${CMAKE_CURRENT_BINARY_DIR}/regions.onnx)

@@ -106,6 +106,59 @@ Traced Tracer::call1(Prim p, const std::vector<Traced>& args, const Attrs& attrs
   return call(p, args, attrs, at)[0];
 }
 
+std::vector<Traced> Tracer::scan(const std::vector<Traced>& consts,
+                                 const std::vector<Traced>& carries, const std::vector<Traced>& xs,
+                                 int64_t length,
+                                 const std::function<ScanStep(const ScanArgs&)>& body, bool reverse,
+                                 Where at) {
+  check_open();
+  Tracer inner("body", options_);
+  ScanArgs given;
+  auto params = [&](const std::vector<Traced>& values, std::string_view what,
+                    std::vector<Traced>& out) {
+    for (size_t i = 0; i < values.size(); ++i) {
+      check_arg(values[i], "scan", at);
+      Type type = values[i].type();
+      if (what == "x") {
+        if (type.shape.empty())
+          fail(at, "scan: an xs value is a scalar; xs are stacked on their last dim");
+        type.shape.pop_back();
+      }
+      out.push_back(inner.input(fmt::format("{}{}", what, i + 1), std::move(type)));
+    }
+  };
+  params(consts, "const", given.consts);
+  params(carries, "carry", given.carries);
+  params(xs, "x", given.xs);
+  ScanStep step = body(given);
+  for (const std::vector<Traced>* yields : {&step.carries, &step.ys}) {
+    for (const Traced& v : *yields) {
+      if (v.tracer() != &inner) {
+        fail(at,
+             "scan: the body gives back a value it was not given nor made; pass values "
+             "from outside it as consts");
+      }
+      inner.builder_.output(v.var(), "");
+    }
+  }
+  Tape region = inner.builder_.finish();
+  // A region's locations name the files of the tape around it.
+  for (Op& op : region.ops) {
+    if (op.loc.known()) op.loc.file = builder_.intern_file(region.files[op.loc.file - 1]);
+  }
+  region.files.clear();
+  VarList c, k, x;
+  for (const Traced& v : consts) c.push_back(v.var());
+  for (const Traced& v : carries) k.push_back(v.var());
+  for (const Traced& v : xs) x.push_back(v.var());
+  locate(at);
+  std::vector<Traced> outs;
+  for (Var v : builder_.scan(c, k, x, std::move(region), length, reverse)) {
+    outs.push_back(Traced(this, v, builder_.type(v)));
+  }
+  return outs;
+}
+
 Tape Tracer::finish() {
   check_open();
   finished_ = true;

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <source_location>
 #include <span>
 #include <string>
@@ -39,6 +40,16 @@ struct TracerOptions {
 };
 
 class Traced;
+
+/// What a scan's body is given: its consts, its carries and the slice t of each xs.
+struct ScanArgs {
+  std::vector<Traced> consts, carries, xs;
+};
+/// What a scan's body gives back: the next carries (of the carries' types exactly), then
+/// one y_t per y.
+struct ScanStep {
+  std::vector<Traced> carries, ys;
+};
 
 /// Records a tape. Values made by a tracer point to it, so it is neither copied nor
 /// moved, and it must outlive them. Errors are UserErrors that start with the C++ file:line
@@ -68,6 +79,15 @@ class Tracer {
   template <Prim P>
   Traced call1(const std::vector<Traced>& args, const AttrsOf<P>& attrs,
                Where at = Where::current());
+  /// A scan (docs/regions.md): `body` is called once, on values of a tape of its own (the
+  /// body's), and what it records becomes the scan's body; it may use only what it is
+  /// given. The body runs `length` times (backwards with `reverse`) on the consts, the
+  /// carries and the slice t of each xs on its last dim. Returns the final carries, then
+  /// the ys stacked on a new last dim of `length`.
+  std::vector<Traced> scan(const std::vector<Traced>& consts, const std::vector<Traced>& carries,
+                           const std::vector<Traced>& xs, int64_t length,
+                           const std::function<ScanStep(const ScanArgs&)>& body,
+                           bool reverse = false, Where at = Where::current());
 
   const Tape& tape() const { return builder_.tape(); }
   /// Returns the tape. The tracer is spent afterwards: using it or its values throws.

@@ -299,4 +299,64 @@ TEST_CASE("values of two tracers do not mix, and a finished tracer records no mo
   CHECK_THROWS_WITH_AS(exp(x), doctest::Contains("finished its tape"), UserError);
 }
 
+TEST_CASE("scan traces its body once, as a region of the tape") {
+  // The recurrent cell of tests/unit/tape/scan_tapes.h, written with the tracing API.
+  cpp::Tracer t("rnn", {.locations = false});
+  cpp::Traced w = t.input("w", {DType::f32, {4, 4}});
+  cpp::Traced h0 = t.input("h0", {DType::f32, {4, 1}});
+  cpp::Traced xs = t.input("xs", {DType::f32, {4, 1, 16}});
+  int calls = 0;
+  std::vector<cpp::Traced> r =
+      t.scan({w}, {h0}, {xs}, 16, [&](const cpp::ScanArgs& a) -> cpp::ScanStep {
+        ++calls;
+        cpp::Traced h = cpp::tanh(cpp::matmul(a.consts[0], a.carries[0]) + a.xs[0]);
+        return {{h}, {h}};
+      });
+  t.output(r[0], "h");
+  t.output(r[1], "hs");
+  Tape tape = t.finish();
+  CHECK(calls == 1);
+  CHECK(print_tape(tape) ==
+        "tape rnn\n"
+        "  in  %1::f32[4,4] w\n"
+        "  in  %2::f32[4,1] h0\n"
+        "  in  %3::f32[4,1,16] xs\n"
+        "  %4, %5 = scan(%1, %2, %3; consts=1, carries=1, length=16)::(f32[4,1], f32[4,1,16])\n"
+        "    body\n"
+        "      in  %1::f32[4,4] const1\n"
+        "      in  %2::f32[4,1] carry1\n"
+        "      in  %3::f32[4,1] x1\n"
+        "      %4 = matmul(%1, %2)::f32[4,1]\n"
+        "      %5 = add(%4, %3)::f32[4,1]\n"
+        "      %6 = tanh(%5)::f32[4,1]\n"
+        "      yield %6, %6\n"
+        "  out %4 h\n"
+        "  out %5 hs\n");
+}
+
+TEST_CASE("scan: a body's locations name the outer tape's files; outer values are refused") {
+  cpp::Tracer t("located");
+  cpp::Traced h0 = t.input("h0", {DType::f64, {3}});
+  cpp::Traced outside = cpp::exp(h0);
+  std::vector<cpp::Traced> r = t.scan({}, {h0}, {}, 5, [](const cpp::ScanArgs& a) -> cpp::ScanStep {
+    return {{cpp::sin(a.carries[0])}, {}};
+  });
+  t.output(r[0], "h");
+  Tape tape = t.finish();
+  REQUIRE(tape.files.size() == 1);
+  CHECK(tape.ops.back().regions[0].files.empty());
+  CHECK(tape.ops.back().regions[0].ops.back().loc.file == 1);
+  cpp::Tracer u("capture", {.locations = false});
+  cpp::Traced c0 = u.input("c0", {DType::f64, {3}});
+  cpp::Traced captured = cpp::exp(c0);
+  CHECK_THROWS_WITH_AS(u.scan({}, {c0}, {}, 2,
+                              [&](const cpp::ScanArgs&) -> cpp::ScanStep {
+                                return {{captured}, {}};
+                              }),
+                       "scan: the body gives back a value it was not given nor made; pass "
+                       "values from outside it as consts",
+                       UserError);
+  (void)outside;
+}
+
 }  // namespace ytape::cpp::testing

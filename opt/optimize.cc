@@ -35,7 +35,20 @@ const PassInfo& find_pass(std::string_view name) {
   user_error("unknown pass '{}' (the passes: {})", name, fmt::join(names, ", "));
 }
 
-Tape optimize(Tape t, const OptimizeOptions& options, std::vector<PassRun>* log) {
+namespace {
+
+// The passes to a fixpoint on `t`; `region`: t is a region (Op::regions), which is checked
+// with the tape that holds it rather than as a tape of its own.
+Tape run_passes(Tape t, const OptimizeOptions& options, std::vector<PassRun>* log, bool region) {
+  // Bodies first, each optimized as a tape: what a pass does to a tape it does to a region.
+  bool regions = false;
+  for (Op& op : t.ops) {
+    for (Tape& r : op.regions) {
+      r = run_passes(std::move(r), options, nullptr, true);
+      regions = true;
+    }
+  }
+  if (regions && !region) check_made(t, "optimizing regions");
   std::vector<const PassInfo*> passes;
   for (const std::string& name : options.passes) passes.push_back(&find_pass(name));
   if (options.passes.empty()) {
@@ -61,13 +74,19 @@ Tape optimize(Tape t, const OptimizeOptions& options, std::vector<PassRun>* log)
     ++runs;
     if (r.tape) {
       t = std::move(*r.tape);
-      check_made(t, pass.name);
+      if (!region) check_made(t, pass.name);
       ++version;
     }
     if (!r.tape || pass.idempotent) clean[k] = version;
     if (log) log->push_back({pass.name, before, t.num_ops(), r.changed, seconds});
   }
   return t;
+}
+
+}  // namespace
+
+Tape optimize(Tape t, const OptimizeOptions& options, std::vector<PassRun>* log) {
+  return run_passes(std::move(t), options, log, false);
 }
 
 }  // namespace ytape

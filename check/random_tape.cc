@@ -79,7 +79,7 @@ class Generator {
   Var positive(Var x) { return b_.add(b_.mul(x, x), scalar(1)); }
 
   Var draw() {
-    switch (pick(11)) {
+    switch (pick(12)) {
       case 0:
         return unary(any());
       case 1:
@@ -106,6 +106,8 @@ class Generator {
         return image(any());
       case 9:
         return created(any());
+      case 10:
+        return scanned(any());
       default:
         return b_.add(any(), scalar(static_cast<double>(pick(7)) - 3));
     }
@@ -114,7 +116,7 @@ class Generator {
   // The integer arithmetic of the elementwise, reduce, shape, index and creation
   // families, and bools from comparisons.
   Var draw_exact() {
-    switch (pick(9)) {
+    switch (pick(10)) {
       case 0:
         return b_.call1(one_of(integer_unary_), {any()});
       case 1:  // products grow: each is kept within ±1000
@@ -141,6 +143,8 @@ class Generator {
         return index(any());
       case 7:
         return created(any());
+      case 8:
+        return scanned(any());
       default:
         return b_.add(any(), scalar(static_cast<double>(pick(7)) - 3));
     }
@@ -152,7 +156,37 @@ class Generator {
     }
     return b_.mul(x, b_.iota({.dtype = dtype_, .shape = shape(x), .dim = dim_of(x)}));
   }
-  Var bounded(Var x) { return b_.max(b_.min(x, scalar(1000)), scalar(-1000)); }
+  Var bounded(Var x) { return bounded(b_, x); }
+  Var bounded(Builder& b, Var x) {
+    return b.max(b.min(x, b.constant(dtype_, 1000)), b.constant(dtype_, -1000));
+  }
+
+  // A scan over the last dim of x (docs/regions.md), its carry starting at x's first slice,
+  // a value of the pool (or its sum) as its const. The body mixes them with elementwise ops, smooth
+  // for floats, exact and bounded for integers; its carry must keep its type, so a const that
+  // broadcasts the slice to another shape is refused (and redrawn). The final carry joins
+  // the pool; the stacked ys are the draw.
+  Var scanned(Var x) {
+    if (rank(x) == 0) user_error("no dim to scan");
+    const Shape s = shape(x);
+    const Type slice{dtype_, Shape(s.begin(), s.end() - 1)};
+    Ints start(s.size(), 1), first = s, step(s.size(), 1);
+    first.back() = 1;
+    Var h0 = b_.reshape(b_.slice(x, {.start = start, .stop = first, .step = step}),
+                        {.shape = slice.shape});
+    // Half the time the const is a scalar (a value of the pool summed), which any slice takes.
+    Var k = any();
+    if (pick(2)) k = bounded(b_.sum(k, {.dims = all_dims(k)}));
+    Builder body;
+    Var bk = body.input("k", b_.type(k)), bh = body.input("h", slice), bx = body.input("x", slice);
+    Var u = body.add(body.call1(one_of({Prim::add, Prim::sub, Prim::mul}), {bh, bx}), bk);
+    Var next = exact_ ? bounded(body, u) : body.tanh(u);
+    body.output(next, "");
+    body.output(exact_ || pick(2) ? next : body.mul(body.sin(u), bx), "");
+    std::vector<Var> r = b_.scan({k}, {h0}, {x}, body.finish(), s.back(), pick(2) == 1);
+    pool_.push_back(r[0]);
+    return r[1];
+  }
 
   Var unary(Var x) {
     switch (pick(17)) {

@@ -4,6 +4,7 @@
 // than the default).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <random>
@@ -137,12 +138,14 @@ TEST_CASE("random integer tapes: i64 runs give what the same tape gives in f64")
 TEST_CASE("random tapes: every stage agrees with another that computes the same") {
   const int count = env_int("YTAPE_RANDOM_TAPES", 300);
   const int first_seed = env_int("YTAPE_RANDOM_FIRST", 1);
-  int second_order = 0, precision = 0;
+  int second_order = 0, precision = 0, scans = 0;
   for (int seed = first_seed; seed < first_seed + count; ++seed) {
     CAPTURE(seed);
     std::mt19937_64 rng(static_cast<uint64_t>(seed));
     Tape t = random_tape(chooser(rng), {.dtype = DType::f64, .ops = 12});
     REQUIRE_NOTHROW(validate(t));
+    scans +=
+        std::any_of(t.ops.begin(), t.ops.end(), [](const Op& op) { return !op.regions.empty(); });
 
     // The JSON form is canonical: read back, it writes the same bytes.
     std::string json = write_tape_json(t);
@@ -181,8 +184,9 @@ TEST_CASE("random tapes: every stage agrees with another that computes the same"
     }
   }
   MESSAGE(count << " random tapes; " << second_order << " checked to second order; " << precision
-                << " compared in f32 and f64");
+                << " compared in f32 and f64; " << scans << " with a scan");
   CHECK(precision > count / 4);  // most tapes have no jumps
+  CHECK(scans > count / 10);     // region ops take part in every check above
 }
 
 }  // namespace ytape::check

@@ -40,13 +40,16 @@ for target in "${targets[@]}"; do
   corpus=build/fuzz/corpus/$target findings=build/fuzz/findings/$target
   mkdir -p "$corpus" "$findings"
   case $target in
-    tape_json) cp samples/tapes/*.json samples/golden/*.json tests/cli/malformed/*.json "$corpus"/ 2>/dev/null || true ;;
+    tape_json) cp samples/tapes/*.json samples/golden/*.json tests/cli/malformed/*.json tests/cli/regions/*.json \
+                 "$corpus"/ 2>/dev/null || true ;;
     tensor_file) cp tests/cli/run/*.safetensors tests/cli/run/*.json "$corpus"/ 2>/dev/null || true ;;
     program | trace) cp samples/*.jl tracer/prelude/*.jl tests/errors/*.jl tests/fuzz/programs/*.jl "$corpus"/ 2>/dev/null || true ;;
     diff) # the diff tests' tapes, each paired with the one it was edited from (NUL between)
       for f in tests/cli/diff/*.json; do
         { cat tests/cli/diff/layer.json; printf '\0'; cat "$f"; } >"$corpus/$(basename "$f")"
-      done ;;
+      done
+      { cat tests/cli/regions/rnn.json; printf '\0'; cat tests/cli/regions/rnn_sigmoid.json; } \
+        >"$corpus/regions_rnn.json" ;;
     valid_tape) for i in $(seq 16); do printf 'seed %d of the valid-tape target' "$i" >"$corpus/seed$i"; done ;;
     onnx_import) # the CLI tests' models, and each of ONNX's node tests' models as it is
       # and with its test inputs as initializers, so that their values are static

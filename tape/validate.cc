@@ -117,12 +117,6 @@ class Validator {
     }
     std::string problem = attrs_problem(op.prim, op.attrs);
     if (!problem.empty()) fail("{}", problem);
-    if (depth_ > 0 && (info.effectful() || info.holds_regions())) {
-      fail(
-          "a region holds no {}: effects, random draws and nested regions are not run in "
-          "regions yet",
-          info.name);
-    }
     for (const Tape& r : op.regions) check_region(r);
     define_outs(op);
     check_types(op);
@@ -130,8 +124,6 @@ class Validator {
 
   void check_region(const Tape& r) {
     if (depth_ + 1 > kMaxRegionDepth) fail("regions nest deeper than {}", kMaxRegionDepth);
-    if (!r.files.empty() || !r.meta.empty())
-      fail("its region {} has files or meta of its own", r.name);
     try {
       Validator(r, root_, depth_ + 1).run();
     } catch (const UserError& e) {

@@ -26,6 +26,28 @@ Signature signature_of(const Tape& r) {
   return s;
 }
 
+// What any region must be, whichever op holds it: a tape whose locations name the files of
+// the outer tape, and whose ops the executor can run once per trip as they are.
+void check_contents(const Tape& r) {
+  if (!r.files.empty() || !r.meta.empty()) {
+    user_error(
+        "its region {} has files or meta of its own; its locations name the outer "
+        "tape's files",
+        r.name);
+  }
+  for (size_t i = 0; i < r.ops.size(); ++i) {
+    const Op& op = r.ops[i];
+    if (op.kind != OpKind::call || static_cast<int>(op.prim) >= kNumPrims) continue;
+    const PrimInfo& info = prim_info(op.prim);
+    if (info.effectful() || info.holds_regions()) {
+      user_error(
+          "op {} of its region {} is {}: effects, random draws and regions are not run "
+          "inside regions yet",
+          i + 1, r.name, info.name);
+    }
+  }
+}
+
 std::string types_str(std::span<const Type> types) {
   std::string out = "(";
   for (size_t i = 0; i < types.size(); ++i) out += (i > 0 ? ", " : "") + type_str(types[i]);
@@ -40,6 +62,7 @@ std::vector<Type> scan(Prim, std::span<const Type> a, const Attrs& attrs,
   const auto at = attrs_of<Prim::scan>(attrs);
   if (regions.size() != 1 || regions[0].name != "body")
     user_error("scan holds one region, its body; got {}", regions.size());
+  check_contents(regions[0]);
   if (at.consts < 0 || at.carries < 0 || at.length < 0)
     user_error("consts, carries and length are counts, never negative");
   // Bounded as a dim is, so that the body's trips, like a tensor's elements, stay countable.

@@ -77,7 +77,7 @@ Layout LayoutPlanner::output_layout(const Plan::Step& step) const {
   if (rule == BlockedOut::same) return p_.layout_of[as[0].id];
   bool any = false;
   for (size_t i = 0; i < as.size(); ++i) {
-    if ((table_.blocked_args[step.entry] >> i & 1) == 0) continue;
+    if (!table_.reads_blocked(step.entry, i)) continue;
     const Type& at = t_.type(as[i]);
     if (at.size() == 1 || per_channel(step, at, type)) continue;
     if (at.shape != type.shape || !blockable(at, blocked_)) return Layout::plain;
@@ -89,7 +89,7 @@ Layout LayoutPlanner::output_layout(const Plan::Step& step) const {
 // The layout in which `step`, writing `out`, reads argument i.
 Layout LayoutPlanner::read_layout(const Plan::Step& step, size_t i, Layout out) const {
   Var a = p_.args(step)[i];
-  if ((table_.blocked_args[step.entry] >> i & 1) == 0) return Layout::plain;
+  if (!table_.reads_blocked(step.entry, i)) return Layout::plain;
   BlockedOut rule = table_.blocked_out[step.entry];
   if (rule == BlockedOut::always || rule == BlockedOut::never) return p_.layout_of[a.id];  // either
   const Type& type = t_.type(a);

@@ -162,6 +162,9 @@ struct KernelTable {
   /// The arguments (a bit each) the kernel reads in a blocked layout, and how its first
   /// output's layout is chosen (runtime/plan_layouts.cc, output_layout).
   uint32_t blocked_args[kEntries] = {};
+  /// Whether the kernel of `entry` reads argument i blocked: never past the 32 that
+  /// blocked_args has bits for (a concat of 100 values reads them all plain).
+  bool reads_blocked(int entry, size_t i) const { return i < 32 && (blocked_args[entry] >> i & 1); }
   BlockedOut blocked_out[kEntries] = {};
   /// Whether a `follow` kernel writing a blocked image (W, H, C, N) may also read vectors
   /// of one value per channel, of shape (1, 1, C, 1), which it reads plain (a bias added to

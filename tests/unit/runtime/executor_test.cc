@@ -288,3 +288,20 @@ TEST_CASE("complete_inputs keeps the given inputs, with short names, as it adds 
   CHECK(inputs[0].first == "w0");
   CHECK(inputs[8].first == "x");
 }
+
+TEST_CASE("a step with more arguments than the planner has blocked-layout bits for") {
+  // concat of 40 values: the layout planner asks about each argument, past bit 31 too.
+  Builder b("wide");
+  VarList xs;
+  TensorMap inputs;
+  std::vector<double> want;
+  for (int i = 0; i < 40; ++i) {
+    std::string name = "x" + std::to_string(i);
+    xs.push_back(b.input(name, {DType::f32, {2, 1}}));
+    inputs.emplace_back(name, make_tensor({DType::f32, {2, 1}}, {i * 1.0, -i * 1.0}));
+    want.insert(want.end(), {i * 1.0, -i * 1.0});
+  }
+  b.output(b.concat(xs, {.dim = 2}), "y");
+  Tape t = b.finish();
+  check_equal(Executor(t).run(inputs)[0], want);
+}

@@ -117,6 +117,7 @@ Plan plan_tape(const Tape& t, const ExecutorOptions& options) {
   if (has_f16(t)) p.lowered = std::make_unique<const Tape>(lower_f16(t));
   p.tape = p.lowered ? p.lowered.get() : &t;
   p.table = &kernel_table(options.kernels);
+  p.options = options;
   plan_steps(p, options.fusion);
   assign_layouts(p, !options.blocked_layouts    ? Layout::plain
                     : is_blocked(options.block) ? options.block

@@ -85,6 +85,8 @@ struct Plan {
   const Tape* tape = nullptr;
   std::unique_ptr<const Tape> lowered;
   const KernelTable* table = nullptr;
+  /// The options it was made with, which its regions' plans are made with too.
+  ExecutorOptions options;
 
   std::vector<Step> steps;  ///< in the order they run
   std::vector<Var> arg_vars, out_vars;

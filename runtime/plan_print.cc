@@ -82,6 +82,23 @@ std::vector<PlannedStep> planned_steps(const Plan& p) {
   return steps;
 }
 
+namespace {
+
+// A step's region planned as the executor plans it (once, with the plan's options), its
+// lines indented under the step.
+std::string region_plan(const Plan& p, const Tape& region) {
+  std::string out;
+  std::string text = plan_str(plan_tape(region, p.options));
+  for (size_t at = 0; at < text.size();) {
+    size_t end = std::min(text.find('\n', at), text.size() - 1);
+    out += "       " + text.substr(at, end - at + 1);
+    at = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string plan_str(const Plan& p) {
   std::vector<PlannedStep> steps = planned_steps(p);
   size_t blocked = std::count_if(p.layout_of.begin(), p.layout_of.end(), is_blocked);
@@ -119,6 +136,7 @@ std::string plan_str(const Plan& p) {
       for (const Op* op : steps[i].fused) ops += "; " + op_str(*op);
       out += fmt::format("{:>5}  fuses {}\n", "", ops);
     }
+    for (const Tape& r : steps[i].op->regions) out += region_plan(p, r);
   }
   return printable_lines(out);  // the tape's name comes from its file
 }

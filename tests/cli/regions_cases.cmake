@@ -22,3 +22,6 @@ cli_test(regions_gradcheck_second_order EXIT 0
          ${YTAPE})
 cli_test(regions_export_refused EXIT 2 STDERR ${CASES}/expected/regions_export.err
          COMMAND ${YTAPE} export regions/rnn.json -o ${CMAKE_CURRENT_BINARY_DIR}/regions.onnx)
+# ytape plan shows each body's own plan under its step, as the executor makes it.
+cli_test(regions_plan EXIT 0 STDOUT ${CASES}/expected/regions_plan.txt
+         COMMAND ${YTAPE} plan regions/rnn.json --threads 2)

@@ -41,9 +41,6 @@ size_t max_attrs() {
   return n;
 }
 
-// Regions in regions nest at most this deep, as the validator allows.
-constexpr int kMaxRegionDepth = 32;
-
 class TapeReader {
  public:
   // Reads from `lex`; `root` is the reader of the outermost tape (null for that one), whose

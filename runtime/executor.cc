@@ -146,12 +146,23 @@ void Executor::recycle_outputs() {
   }
 }
 
+void Executor::set_print(std::function<void(std::string_view)> print) {
+  for (auto& [region, e] : regions_) e->set_print(print);
+  context_.print = std::move(print);
+}
+
+void Executor::set_random_key(uint64_t key) {
+  for (auto& [region, e] : regions_) e->set_random_key(key);
+  context_.random_key = key;
+}
+
 void Executor::run_region(const Tape& region, std::span<const Tensor> inputs,
                           std::vector<Tensor>& outputs) {
   std::unique_ptr<Executor>& e = regions_[&region];
-  if (e == nullptr) e = std::make_unique<Executor>(region, options_);
-  e->context_.print = context_.print;
-  e->context_.random_key = context_.random_key;
+  if (e == nullptr) {  // the run's print and key follow it from here (set_print, set_random_key)
+    e = std::make_unique<Executor>(region, options_);
+    e->context_ = {context_.print, context_.random_key};
+  }
   e->run(inputs, outputs);
 }
 

@@ -61,9 +61,9 @@ class Executor final : public RegionRunner {
   const std::vector<OpTime>& op_times() const { return times_; }
 
   /// Receives printed lines; default: standard output.
-  void set_print(std::function<void(std::string_view)> print) { context_.print = std::move(print); }
+  void set_print(std::function<void(std::string_view)> print);
   /// The key of the random ops of later runs (RunContext::random_key); default 0.
-  void set_random_key(uint64_t key) { context_.random_key = key; }
+  void set_random_key(uint64_t key);
 
   /// RegionRunner: each region of the tape's ops gets an executor of its own, made on its
   /// first run with this one's options.

@@ -15,6 +15,18 @@ size_t Tape::num_inputs() const {
   return n;
 }
 
+std::vector<Type> Tape::input_types() const {
+  std::vector<Type> out;
+  for (size_t i = 0, n = num_inputs(); i < n; ++i) out.push_back(type(ops[i].outs[0]));
+  return out;
+}
+
+std::vector<Type> Tape::output_types() const {
+  std::vector<Type> out;
+  for (const Output& o : outputs) out.push_back(type(o.var));
+  return out;
+}
+
 std::string Tape::loc_str(Loc loc) const {
   if (!loc.known() || loc.file > files.size()) return {};
   return fmt::format("{}:{}", printable(files[loc.file - 1]), loc.line);

@@ -70,7 +70,15 @@ struct Tape {
   size_t num_ops() const { return ops.size() - num_inputs(); }
   /// "file:line", or "" when unknown.
   std::string loc_str(Loc loc) const;
+  /// The types of the inputs, in order: a region's parameters.
+  std::vector<Type> input_types() const;
+  /// The types of the outputs, in order: what a region yields.
+  std::vector<Type> output_types() const;
 };
+
+/// How deep regions may nest (a loop in a loop in a loop is 3): the validator and the JSON
+/// reader refuse deeper ones.
+inline constexpr int kMaxRegionDepth = 32;
 
 /// Reads element i of a constant as a double (bool as 0/1).
 double literal_at(const Op& op, DType dtype, int64_t i);

@@ -12,9 +12,6 @@ namespace ytape {
 
 namespace {
 
-// Regions nest at most this deep: a loop in a loop in a loop is 3.
-constexpr int kMaxRegionDepth = 32;
-
 class Validator {
  public:
   // `root` is the outermost tape, whose files a region's locations name; `depth` counts

@@ -24,18 +24,6 @@ std::vector<size_t> floats(std::span<const Type> types) {
   return out;
 }
 
-std::vector<Type> param_types(const Tape& body) {
-  std::vector<Type> out;
-  for (size_t i = 0; i < body.num_inputs(); ++i) out.push_back(body.type(body.ops[i].outs[0]));
-  return out;
-}
-
-std::vector<Type> yield_types(const Tape& body) {
-  std::vector<Type> out;
-  for (const Output& o : body.outputs) out.push_back(body.type(o.var));
-  return out;
-}
-
 // The backward body: parameters (consts, dh, dc, h_t, x_t, dy_t), yields (dh', dc', dx_t),
 // for the float carries (fk), consts (fc), xs (fx) and ys (fy).
 struct ScanParts {
@@ -44,7 +32,7 @@ struct ScanParts {
 };
 
 Tape backward_body(const Tape& body, const ScanParts& l) {
-  std::vector<Type> params = param_types(body), yields = yield_types(body);
+  std::vector<Type> params = body.input_types(), yields = body.output_types();
   Builder b;
   auto input = [&](std::string name, const Type& t) { return b.input(std::move(name), t); };
   std::vector<Var> consts, dh, dc, h, x, dy;
@@ -85,7 +73,7 @@ Tape backward_body(const Tape& body, const ScanParts& l) {
 std::vector<Cotangent> scan_vjp(Builder& b, const RuleArgs& r) {
   const auto a = attrs_of<Prim::scan>(r.op.attrs);
   const Tape& body = r.op.regions[0];
-  std::vector<Type> params = param_types(body), yields = yield_types(body);
+  std::vector<Type> params = body.input_types(), yields = body.output_types();
   ScanParts l{static_cast<size_t>(a.consts), static_cast<size_t>(a.carries), 0, 0, {}, {}, {}, {}};
   l.xs = params.size() - l.consts - l.carries;
   l.ys = yields.size() - l.carries;

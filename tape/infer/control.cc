@@ -11,21 +11,6 @@ namespace ytape {
 
 namespace {
 
-// The types of a region's parameters (its inputs) and of what it yields (its outputs).
-struct Signature {
-  std::vector<Type> params, results;
-};
-
-Signature signature_of(const Tape& r) {
-  Signature s;
-  for (const Op& op : r.ops) {
-    if (op.kind != OpKind::input) break;
-    s.params.push_back(r.type(op.outs[0]));
-  }
-  for (const Output& o : r.outputs) s.results.push_back(r.type(o.var));
-  return s;
-}
-
 // What any region must be, whichever op holds it: a tape whose locations name the files of
 // the outer tape, and whose ops the executor can run once per trip as they are.
 void check_contents(const Tape& r) {
@@ -68,7 +53,8 @@ std::vector<Type> scan(Prim, std::span<const Type> a, const Attrs& attrs,
   // Bounded as a dim is, so that the body's trips, like a tensor's elements, stay countable.
   if (std::string problem = shape_problem({at.length}); !problem.empty())
     user_error("length={}: {}", at.length, problem);
-  if (at.consts + at.carries > static_cast<int64_t>(a.size())) {
+  const auto given = static_cast<int64_t>(a.size());
+  if (at.consts > given || at.carries > given - at.consts) {  // the sum may not overflow
     user_error("consts={} and carries={} name more operands than the {} given", at.consts,
                at.carries, a.size());
   }
@@ -81,22 +67,22 @@ std::vector<Type> scan(Prim, std::span<const Type> a, const Attrs& attrs,
     }
     want.push_back({a[i].dtype, Shape(s.begin(), s.end() - 1)});
   }
-  Signature body = signature_of(regions[0]);
-  if (body.params != want) {
+  std::vector<Type> params = regions[0].input_types(), yields = regions[0].output_types();
+  if (params != want) {
     user_error(
         "the body takes {}, but the operands give it {} (consts, carries, then a slice "
         "of each xs)",
-        types_str(body.params), types_str(want));
+        types_str(params), types_str(want));
   }
   auto carries = std::span<const Type>(a).subspan(at.consts, at.carries);
-  if (body.results.size() < carries.size() ||
-      !std::equal(carries.begin(), carries.end(), body.results.begin())) {
-    user_error("the body yields {}, which must begin with the carries' types {}",
-               types_str(body.results), types_str(carries));
+  if (yields.size() < carries.size() ||
+      !std::equal(carries.begin(), carries.end(), yields.begin())) {
+    user_error("the body yields {}, which must begin with the carries' types {}", types_str(yields),
+               types_str(carries));
   }
   std::vector<Type> out(carries.begin(), carries.end());
-  for (size_t i = carries.size(); i < body.results.size(); ++i) {
-    Type y = body.results[i];
+  for (size_t i = carries.size(); i < yields.size(); ++i) {
+    Type y = yields[i];
     y.shape.push_back(at.length);
     std::string problem = shape_problem(y.shape);
     if (!problem.empty()) user_error("its stacked result {}: {}", type_str(y), problem);

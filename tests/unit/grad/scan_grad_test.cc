@@ -6,8 +6,7 @@
 #include "grad/grad.h"
 #include "runtime/executor.h"
 #include "tape/builder.h"
-#include "unit/runtime/kernel_harness.h"
-#include "unit/tape/scan_tapes.h"
+#include "unit/runtime/scan_cases.h"
 
 using namespace ytape;
 using namespace ytape::testing;
@@ -27,37 +26,13 @@ Tape with_loss(const Tape& t) {
   return b.finish();
 }
 
-// The cell of scan_tapes.h written out step by step.
-Tape unrolled(int64_t length, bool reverse) {
-  Builder b("unrolled");
-  Var w = b.input("w", {DType::f32, {4, 4}});
-  Var h = b.input("h0", {DType::f32, {4, 1}});
-  Var xs = b.input("xs", {DType::f32, {4, 1, length}});
-  std::vector<Var> ys(length);
-  for (int64_t step = 0; step < length; ++step) {
-    int64_t t = reverse ? length - 1 - step : step;
-    Var x = b.slice(xs, {.start = {1, 1, t + 1}, .stop = {4, 1, t + 1}, .step = {1, 1, 1}});
-    h = b.tanh(b.add(b.matmul(w, h), b.reshape(x, {.shape = {4, 1}})));
-    ys[t] = b.reshape(h, {.shape = {4, 1, 1}});
-  }
-  b.output(h, "h");
-  b.output(b.concat(VarList(ys), {.dim = 3}), "hs");
-  return b.finish();
-}
-
-TensorMap rnn_inputs(int64_t length, uint64_t seed) {
-  return {{"w", random_tensor({DType::f32, {4, 4}}, seed, -0.5, 0.5)},
-          {"h0", random_tensor({DType::f32, {4, 1}}, seed + 1)},
-          {"xs", random_tensor({DType::f32, {4, 1, length}}, seed + 2)}};
-}
-
 }  // namespace
 
 TEST_CASE("the gradient of a scan equals that of its body unrolled") {
   for (bool reverse : {false, true}) {
     CAPTURE(reverse);
     Tape scanned = grad::gradient(with_loss(rnn(12, cell_body(), reverse)));
-    Tape reference = grad::gradient(with_loss(unrolled(12, reverse)));
+    Tape reference = grad::gradient(with_loss(unrolled_rnn(12, reverse)));
     TensorMap inputs = rnn_inputs(12, 5);
     std::vector<Tensor> got = Executor(scanned).run(inputs);
     std::vector<Tensor> want = Executor(reference).run(inputs);

@@ -7,40 +7,12 @@
 #include "runtime/executor.h"
 #include "tape/error.h"
 #include "tape/validate.h"
-#include "unit/tape/scan_tapes.h"
+#include "unit/runtime/scan_cases.h"
 
 using namespace ytape;
 using namespace ytape::testing;
 
 namespace {
-
-// The rnn of scan_tapes.h written out step by step: the reference.
-Tape unrolled(int64_t length, bool reverse = false) {
-  Builder b("unrolled");
-  Var w = b.input("w", {DType::f32, {4, 4}});
-  Var h = b.input("h0", {DType::f32, {4, 1}});
-  Var xs = b.input("xs", {DType::f32, {4, 1, length}});
-  std::vector<Var> ys(length);
-  for (int64_t step = 0; step < length; ++step) {
-    int64_t t = reverse ? length - 1 - step : step;
-    Var x = b.slice(xs, {.start = {1, 1, t + 1}, .stop = {4, 1, t + 1}, .step = {1, 1, 1}});
-    h = b.tanh(b.add(b.matmul(w, h), b.reshape(x, {.shape = {4, 1}})));
-    ys[t] = h;
-  }
-  b.output(h, "h");
-  if (length > 0) {
-    VarList stacked;
-    for (Var y : ys) stacked.push_back(b.reshape(y, {.shape = {4, 1, 1}}));
-    b.output(b.concat(stacked, {.dim = 3}), "hs");
-  }
-  return b.finish();
-}
-
-TensorMap rnn_inputs(int64_t length, uint64_t seed) {
-  return {{"w", random_tensor({DType::f32, {4, 4}}, seed, -0.5, 0.5)},
-          {"h0", random_tensor({DType::f32, {4, 1}}, seed + 1)},
-          {"xs", random_tensor({DType::f32, {4, 1, length}}, seed + 2)}};
-}
 
 void check_same(const Tensor& got, const Tensor& want) {
   REQUIRE(got.type() == want.type());
@@ -54,7 +26,7 @@ TEST_CASE("a scan computes what its body unrolled computes, forwards and in reve
     for (int64_t length : {1, 2, 16, 100}) {
       CAPTURE(reverse);
       CAPTURE(length);
-      Tape scanned = rnn(length, cell_body(), reverse), reference = unrolled(length, reverse);
+      Tape scanned = rnn(length, cell_body(), reverse), reference = unrolled_rnn(length, reverse);
       TensorMap inputs = rnn_inputs(length, 7 * length);
       std::vector<Tensor> got = Executor(scanned).run(inputs);
       std::vector<Tensor> want = Executor(reference).run(inputs);
@@ -65,7 +37,7 @@ TEST_CASE("a scan computes what its body unrolled computes, forwards and in reve
 }
 
 TEST_CASE("a scan's executor keeps its results right over many runs") {
-  Tape t = rnn(9), reference = unrolled(9);
+  Tape t = rnn(9), reference = unrolled_rnn(9);
   Executor e(t);
   Executor reference_executor(reference);
   std::vector<std::vector<Tensor>> kept;
@@ -77,7 +49,7 @@ TEST_CASE("a scan's executor keeps its results right over many runs") {
     check_same(kept.back()[1], want[1]);
   }
   // The results of the first run, still held, were not overwritten by the later runs.
-  std::vector<Tensor> first = Executor(unrolled(9)).run(rnn_inputs(9, 100));
+  std::vector<Tensor> first = Executor(unrolled_rnn(9)).run(rnn_inputs(9, 100));
   check_same(kept[0][1], first[1]);
 }
 
@@ -133,7 +105,7 @@ TEST_CASE("a scan evaluated alone, outside a tape's executor") {
   Tensor h(t.type(op.outs[0])), hs(t.type(op.outs[1]));
   std::vector<Tensor*> outs = {&h, &hs};
   evaluate_into(op, args, outs, {});
-  std::vector<Tensor> want = Executor(unrolled(5)).run(inputs);
+  std::vector<Tensor> want = Executor(unrolled_rnn(5)).run(inputs);
   check_same(h, want[0]);
   check_same(hs, want[1]);
 }

@@ -93,6 +93,9 @@ TEST_CASE("a scan's signature: each rule refused with its message") {
         "scan: xs operand 3 is f32[4,1,7]; each xs is stacked on its last dim, of length=6");
   CHECK(scan_error({w, h, xs}, 2, 2, 7, cell_body()) ==
         "scan: consts=2 and carries=2 name more operands than the 3 given");
+  CHECK(scan_error({w, h, xs}, INT64_MAX, INT64_MAX, 7, cell_body()) ==
+        "scan: consts=9223372036854775807 and carries=9223372036854775807 name more operands "
+        "than the 3 given");
   CHECK(scan_error({w, h, xs}, -1, 1, 7, cell_body()) ==
         "scan: consts, carries and length are counts, never negative");
   CHECK(scan_error({w, h, xs}, 1, 1, 7, cell_body(DType::f64)) ==

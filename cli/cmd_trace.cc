@@ -20,6 +20,7 @@ struct TraceCliOptions {
   bool stats = false;
   int64_t max_ops = 10'000'000;
   int64_t max_steps = tracer::kDefaultMaxSteps;
+  std::string loops = "auto";
 };
 
 double ms_since(std::chrono::steady_clock::time_point start) {
@@ -46,6 +47,11 @@ Run setup_trace(CLI::App& sub) {
                  "Stop the program beyond this many steps, expressions evaluated (default 10^8; "
                  "0: no limit)")
       ->check(non_negative());
+  sub.add_option("--loops", o->loops,
+                 "How for loops over ranges are traced: auto (a scan op where the body allows "
+                 "one and the loop runs 8 times or more, else unrolled), scan (a scan op or an "
+                 "error saying why not) or unroll (docs/regions.md)")
+      ->check(one_of({"auto", "scan", "unroll"}));
   sub.add_option("--allow-read", o->allow_read,
                  "Let the program read and ask about files under this folder too, besides its "
                  "own folder (repeatable)")
@@ -56,6 +62,9 @@ Run setup_trace(CLI::App& sub) {
     auto start = std::chrono::steady_clock::now();
     tracer::Limits limits;
     limits.max_steps = o->max_steps;
+    limits.loops = o->loops == "scan"     ? tracer::LoopMode::scan
+                   : o->loops == "unroll" ? tracer::LoopMode::unroll
+                                          : tracer::LoopMode::auto_;
     tracer::Program program(limits);
     for (const std::string& dir : o->allow_read) program.sandbox().allow(dir);
     // The tape goes to standard output unless -o is given; the program's prints then go

@@ -25,3 +25,13 @@ cli_test(regions_export_refused EXIT 2 STDERR ${CASES}/expected/regions_export.e
 # ytape plan shows each body's own plan under its step, as the executor makes it.
 cli_test(regions_plan EXIT 0 STDOUT ${CASES}/expected/regions_plan.txt
          COMMAND ${YTAPE} plan regions/rnn.json --threads 2)
+# A loop in a program traced as a scan: one op whatever the sequence's length.
+cli_test(regions_trace_loop EXIT 0 STDOUT ${CASES}/expected/regions_trace_loop.txt
+         COMMAND bash -c "$0 trace regions/rnn_loop.jl -f cell f32[8,8] f32[8,4] f32[4,16] f32[8] | $0 show -"
+         ${YTAPE})
+cli_test(regions_trace_loop_flat EXIT 0 STDOUT ${CASES}/expected/regions_trace_loop_flat.txt
+         COMMAND bash -c "$0 trace regions/rnn_loop.jl -f cell f32[8,8] f32[8,4] f32[4,16] f32[8] | $0 stats - | head -1 && $0 trace regions/rnn_loop.jl -f cell f32[8,8] f32[8,4] f32[4,256] f32[8] | $0 stats - | head -1 && $0 trace regions/rnn_loop.jl -f cell f32[8,8] f32[8,4] f32[4,4096] f32[8] | $0 stats - | head -1"
+         ${YTAPE})
+cli_test(regions_trace_unrolled EXIT 0 STDOUT ${CASES}/expected/regions_trace_unrolled.txt
+         COMMAND bash -c "$0 trace regions/rnn_loop.jl -f cell f32[8,8] f32[8,4] f32[4,16] f32[8] --loops unroll | $0 stats - | head -1"
+         ${YTAPE})

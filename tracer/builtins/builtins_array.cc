@@ -306,6 +306,17 @@ Value index_tensor(Interpreter& in, const Value& x, const std::vector<Value>& id
       view.push_back(1);
     }
   }
+  // `xs[:, t]` in a loop traced as a scan: the slice t of an xs of the scan, indexed
+  // further by the other indices.
+  if (n > 0) {
+    if (std::optional<Value> xt = in.scan_slice(x, view, to_scalar(idx[n - 1]))) {
+      if (n == 1) {
+        const TensorObj& o = xt->tensor();
+        return Value::traced(o.var, o.type, true, o.level);
+      }
+      return index_tensor(in, *xt, std::vector<Value>(idx.begin(), idx.end() - 1));
+    }
+  }
   std::vector<int64_t> start, stop, step;
   std::vector<Value> arrays(n);  // index arrays (gathered after the slice), by dim
   Shape kept;

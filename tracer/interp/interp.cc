@@ -97,10 +97,16 @@ uint64_t Interpreter::next_seed() {
 
 void Interpreter::note_once(const std::string& key, Pos pos, std::string_view text) {
   if (noted_.insert(key).second)
-    emit(fmt::format("ytape: note: {}: {}\n", sources_.where(pos), text));
+    write_output(fmt::format("ytape: note: {}: {}\n", sources_.where(pos), text));
 }
 
 void Interpreter::emit(std::string_view text) {
+  // Unrolled, the loop would print once per iteration.
+  if (scan_ != nullptr) not_a_scan("it prints while tracing");
+  write_output(text);
+}
+
+void Interpreter::write_output(std::string_view text) {
   // `print` without a newline is kept until the line ends.
   for (char c : text) {
     if (c == '\n') {

@@ -29,8 +29,15 @@
 namespace ytape::tracer {
 
 /// A lexical scope. Function bodies start a `function_scope`; the outermost is global.
+/// A number for each new Env, increasing: which scopes existed before a given moment.
+inline uint64_t next_env_serial() {
+  static thread_local uint64_t made = 0;
+  return ++made;
+}
+
 struct Env {
   ~Env();  ///< releases what it holds with release_later (nesting.h): chains of closures
+  uint64_t serial = next_env_serial();
   std::unordered_map<std::string, Value> vars;
   std::shared_ptr<Env> parent;
   std::vector<std::string> globals;  ///< names declared `global` in this (local) scope
@@ -54,6 +61,16 @@ class ProgramError : public UserError {
 /// in about 4 seconds.
 inline constexpr int64_t kDefaultMaxSteps = 100'000'000;
 
+/// How a traced `for` loop over a range is recorded (`ytape trace --loops`,
+/// docs/regions.md, "Loops in programs"): `auto_` as a scan where it can be one and runs
+/// at least kAutoScanTrips times, else unrolled; `scan` as a scan wherever its body records
+/// ops, or an error saying why it cannot be; `unroll` always unrolled, one copy of the body
+/// per iteration.
+enum class LoopMode : uint8_t { auto_, scan, unroll };
+/// Under LoopMode::auto_, loops of fewer iterations stay unrolled: each copy of a short
+/// body can fuse with its neighbours, and the tape reads as the program does.
+inline constexpr int64_t kAutoScanTrips = 8;
+
 /// Limits that stop runaway programs cleanly.
 struct Limits {
   int max_depth = 1000;          ///< nested calls of program functions
@@ -63,6 +80,7 @@ struct Limits {
   /// loading not), so that a program that loops forever ends in an error naming its loop.
   /// 0 is no limit.
   int64_t max_steps = kDefaultMaxSteps;
+  LoopMode loops = LoopMode::auto_;  ///< how traced loops are recorded
 };
 
 class Interpreter;
@@ -224,6 +242,12 @@ class Interpreter {
   /// The truth of a condition; a traced condition takes the branch of the example values
   /// and records a guard, or fails without them.
   bool truth(const Value& cond, Pos pos);
+  /// Inside the body of a loop being traced as a scan, `x[..., t]` where t is the loop's
+  /// variable and x an array from outside the loop, seen as `view` (the indices' shape):
+  /// slice t of an xs operand of the scan (x reshaped to `view`, sliced to the loop's range
+  /// on its last dim), as a parameter of the body. nullopt anywhere else, and for other
+  /// indices; `index` is the last index given.
+  std::optional<Value> scan_slice(const Value& x, const Shape& view, const Value& index);
   /// Whether arithmetic on arrays is elementwise now (inside `f.(x)` of a user function).
   bool elementwise() const { return elementwise_ > 0; }
   /// Inside `f.(x)` of a user function over arrays: the broadcast's shape, over which a
@@ -307,7 +331,44 @@ class Interpreter {
   void bind_local(const Expr& target, const Value& v, const EnvPtr& scope);
   // iterate() of a struct instance, by the program's `iterate` methods.
   std::vector<Value> iterate_protocol(const Value& v, Pos pos);
-  void run_loop(const Expr& iteration, size_t k, const Expr& body, const EnvPtr& env);
+  // The loop over iteration clause k and those after it; `first` is clause 0's iterable,
+  // evaluated already.
+  void run_loop(const Expr& iteration, size_t k, const Expr& body, const EnvPtr& env,
+                const Value* first = nullptr);
+
+  // ---- loops traced as scans (interp_scan.cc) --------------------------------------
+  struct ScanTrace;
+  ScanTrace* scan_ = nullptr;        // the loop whose body is being traced as a scan
+  const Env* scan_scope_ = nullptr;  // its scope, holding the carried variables
+  // Records `for` loop `e` over `over` as one scan op, when tracing and the loop can be
+  // one (see LoopMode); false where it is to be unrolled, with nothing changed.
+  bool trace_scan(const Expr& e, const Value& over, const EnvPtr& env);
+  std::vector<std::pair<std::string, Value>> loop_carries(const Expr& e, const EnvPtr& env);
+  // One attempt of trace_scan with these carries; on failure `reason` says why, and
+  // `retyped`, where `may_retype`, holds the carries' initial values converted where the
+  // body changed a number's dtype or an untyped literal took one (then one more attempt
+  // may succeed).
+  bool try_scan(const Expr& e, const RangeObj& range, const std::vector<std::string>& names,
+                const std::vector<Value>& init, const EnvPtr& env, bool may_retype,
+                std::string& reason, std::optional<std::vector<Value>>& retyped);
+  // After the body of an attempt ran in `scope`: the vars the body yields for each carry,
+  // appended to `yields`; the carries whose type an iteration changed (a number's dtype,
+  // where `may_retype`), with the dtype they take, are returned instead.
+  std::vector<std::pair<size_t, DType>> settle_carries(const std::vector<std::string>& names,
+                                                       const std::vector<Value>& init,
+                                                       const Env& scope, bool may_retype,
+                                                       std::vector<Var>& yields);
+  // Ends a failed attempt: the traces begun in it, its signal and its random draws undone.
+  void abandon_scan(size_t depth, std::pair<uint64_t, uint64_t> stream);
+  void record_scan(const Expr& e, const ScanTrace& st, const NestedTape& nested,
+                   const std::vector<Var>& carries, const std::vector<Var>& yields,
+                   const std::vector<std::string>& names, const std::vector<Value>& init,
+                   const EnvPtr& env);
+  // Stops the attempt being made: the body did what a scan cannot hold, `reason`.
+  [[noreturn]] void not_a_scan(std::string reason) const;
+  // Stops the attempt where the body assigns a variable of `scope` that existed before
+  // it and is not the loop's own (through a closure made outside it, or `global`).
+  void check_scan_write(const Env* scope) const;
 
   // ---- arrays, indexing, ranges and comprehensions (interp_collections.cc) ---------
   /// `x[i...]`; with `as_view`, a view of an array x (`@view`), its elements otherwise.
@@ -404,11 +465,15 @@ class Interpreter {
   // run_text without making the text the entry program (the prelude's files).
   void run_text_as_is(std::string path, std::string text);
   void define_global(const std::string& name, Value v);
+  // emit(), which notes write too: a loop traced as a scan may note, never print.
+  void write_output(std::string_view text);
   // fail() for an error of a call itself (its keywords), raised after the callee's frame
   // was pushed: the stack shows the caller as the innermost frame.
   [[noreturn]] void fail_call(Pos pos, std::string_view message);
   Var var_of(const Value& v);
   Pos op_pos() const;
+  // The tape location of program position `at`, its file added to the tape's files.
+  Loc loc_of(Pos at);
   void check_op_limit();
 
   Limits limits_;

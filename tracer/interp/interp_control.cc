@@ -216,9 +216,10 @@ void Interpreter::bind_local(const Expr& target, const Value& v, const EnvPtr& s
   for (size_t i = 0; i < target.args.size(); ++i) bind_local(*target.args[i], items[i], scope);
 }
 
-void Interpreter::run_loop(const Expr& iteration, size_t k, const Expr& body, const EnvPtr& env) {
+void Interpreter::run_loop(const Expr& iteration, size_t k, const Expr& body, const EnvPtr& env,
+                           const Value* first) {
   const Expr& in = *iteration.args[k];
-  Value over = eval(*in.args[1], env);
+  Value over = first != nullptr ? *first : eval(*in.args[1], env);
   // Ranges are counted rather than expanded: a long unrolled loop keeps no list of its
   // indices.
   bool range = over.kind == VKind::range;
@@ -255,7 +256,8 @@ void Interpreter::run_loop(const Expr& iteration, size_t k, const Expr& body, co
 Value Interpreter::eval_for(const Expr& e, const EnvPtr& env) {
   loops_.push_back({e.pos});
   PopOnExit running{loops_};
-  run_loop(*e.args[0], 0, *e.args[1], env);
+  Value over = eval(*e.args[0]->args[0]->args[1], env);
+  if (!trace_scan(e, over, env)) run_loop(*e.args[0], 0, *e.args[1], env, &over);
   if (signal_ == Signal::break_) signal_ = Signal::none;
   return Value();
 }
@@ -390,6 +392,7 @@ void Interpreter::replace_items(const Value& vector, std::vector<Value> items) {
 }
 
 void Interpreter::log_write(const std::shared_ptr<const Object>& object) {
+  if (scan_ != nullptr) not_a_scan("it writes into an array or a mutable struct");
   if (!tracing() || !logged_.insert(object.get()).second) return;
   Undo u{object, {}, {}};
   if (auto* s = dynamic_cast<const StructObj*>(object.get())) {

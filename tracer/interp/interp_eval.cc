@@ -71,11 +71,14 @@ Env* Interpreter::set_var(const std::string& name, Value v, const EnvPtr& env, P
                               "exist only while the entry runs; return it instead",
                               name));
       }
+      if (scan_scope_ != nullptr) check_scan_write(globals_.get());
       globals_->vars[name] = converted_to(*globals_, name, std::move(v), pos);
       return globals_.get();
     }
     auto it = scope->vars.find(name);
     if (it != scope->vars.end()) {
+      if (scan_scope_ != nullptr) [[unlikely]]
+        check_scan_write(scope);
       it->second = converted_to(*scope, name, std::move(v), pos);
       return scope;
     }

@@ -205,12 +205,15 @@ Value Interpreter::prim1(Prim p, std::span<const Value> args, const Attrs& attrs
   return Value::traced(v, builder_->type(v), number);
 }
 
-const Op& Interpreter::record(Prim p, std::span<const Value> args, const Attrs& attrs) {
-  if (builder_ == nullptr) internal_error("a traced value outside of a trace");
-  Pos at = op_pos();
+Loc Interpreter::loc_of(Pos at) {
   auto [it, added] = level_->tape_files.try_emplace(at.file, 0);
   if (added) it->second = builder_->intern_file(sources_.file(at.file).path);
-  Loc loc{it->second, at.line};
+  return Loc{it->second, at.line};
+}
+
+const Op& Interpreter::record(Prim p, std::span<const Value> args, const Attrs& attrs) {
+  if (builder_ == nullptr) internal_error("a traced value outside of a trace");
+  Loc loc = loc_of(op_pos());
   std::vector<Var> vars;
   vars.reserve(args.size());
   builder_->set_loc(loc);  // constants of concrete arguments take the op's line too
@@ -261,6 +264,7 @@ bool Interpreter::truth(const Value& cond, Pos pos) {
   }
   const TensorObj& t = cond.tensor();
   if (!t.traced) return t.data.data<bool>()[0];
+  if (scan_ != nullptr) not_a_scan(located(pos, "it branches on a traced value"));
   if (!level_->have_examples) {
     fail(pos,
          "this condition depends on a traced input, and the trace has no example values "

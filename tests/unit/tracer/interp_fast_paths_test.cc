@@ -67,7 +67,9 @@ function f(x, n)
   s
 end
 )";
-  Program in;
+  Limits unroll;
+  unroll.loops = LoopMode::unroll;
+  Program in(unroll);
   in.run_text("t.jl", program);
   Traced traced = trace(in, "f", {"x", "1000"});
   validate(traced.tape);

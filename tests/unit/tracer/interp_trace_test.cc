@@ -131,7 +131,9 @@ TEST_CASE("errors name the line, show a caret and the call stack") {
 }
 
 TEST_CASE("the op limit stops runaway traces") {
-  Program in;
+  Limits unroll;
+  unroll.loops = LoopMode::unroll;
+  Program in(unroll);
   in.run_text("t.jl", "f(x) = begin\n  for i in 1:100\n    x = sin.(x)\n  end\n  x\nend");
   TraceOptions options;
   options.max_ops = 50;

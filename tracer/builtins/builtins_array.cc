@@ -196,6 +196,42 @@ Value cat(Interpreter& in, Args& args) {
   return concat(in, parts, dims->i);
 }
 
+// stack(xs): the arrays (or numbers) of xs, all of one type, along a new last dim, as
+// Julia 1.9's; stack(f, itr) is stack(map(f, itr)), and over a range while tracing one scan
+// op whose body is f(t) (docs/regions.md, "Loops in programs").
+Value stack(Interpreter& in, Args& args) {
+  need_args(args, 1, 2, "stack");
+  if (!args.kw.empty())
+    user_error("stack takes no keywords here; permutedims(stack(xs), ...) moves the new dim");
+  std::vector<Value> items;
+  if (args.pos.size() == 2) {
+    if (std::optional<Value> s = in.trace_stack(args.pos[0], args.pos[1], in.here())) return *s;
+    Args mapped;
+    mapped.pos = args.pos;
+    items = items_of(in, in.call(*in.global("map"), std::move(mapped), in.here()));
+  } else {
+    if (args.pos[0].is_tensor()) return args.pos[0];  // the numbers of an array: itself
+    items = items_of(in, args.pos[0]);
+  }
+  if (items.empty()) user_error("stack of an empty collection: its size is unknown");
+  DType d = literal_dtype(items);
+  Type first = in.as_tensor(items[0], d).tensor().type;
+  std::vector<Value> parts;
+  for (const Value& item : items) {
+    Value t = in.as_tensor(item, d);
+    if (t.tensor().type != first) {
+      user_error(
+          "stack: every item must have the size and element type of the first, {}; "
+          "item {} is {}",
+          type_str(first), parts.size() + 1, type_str(t.tensor().type));
+    }
+    Shape s = first.shape;
+    s.push_back(1);
+    parts.push_back(reshape_to(in, t, s));
+  }
+  return concat(in, parts, static_cast<int64_t>(first.shape.size()) + 1);
+}
+
 struct Slice {
   int64_t start, stop, step;
   bool keep;  // ranges and colons keep their dim; integers drop it
@@ -533,6 +569,7 @@ void add_array_builtins(BuiltinTable& t) {
                         {"hcat", hcat},
                         {"vcat", vcat},
                         {"cat", cat},
+                        {"stack", stack},
                         {"getindex", getindex},
                         {"size", size},
                         {"length", length},

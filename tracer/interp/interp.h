@@ -10,6 +10,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -29,15 +30,9 @@
 namespace ytape::tracer {
 
 /// A lexical scope. Function bodies start a `function_scope`; the outermost is global.
-/// A number for each new Env, increasing: which scopes existed before a given moment.
-inline uint64_t next_env_serial() {
-  static thread_local uint64_t made = 0;
-  return ++made;
-}
-
 struct Env {
   ~Env();  ///< releases what it holds with release_later (nesting.h): chains of closures
-  uint64_t serial = next_env_serial();
+  uint64_t serial = next_serial();  ///< see Object::serial
   std::unordered_map<std::string, Value> vars;
   std::shared_ptr<Env> parent;
   std::vector<std::string> globals;  ///< names declared `global` in this (local) scope
@@ -248,6 +243,10 @@ class Interpreter {
   /// on its last dim), as a parameter of the body. nullopt anywhere else, and for other
   /// indices; `index` is the last index given.
   std::optional<Value> scan_slice(const Value& x, const Shape& view, const Value& index);
+  /// `stack(f, over)` as one scan op whose body is f(t), when tracing and the range `over`
+  /// may be one (see LoopMode): the results stacked on a new last dim; nullopt where it is
+  /// to be computed otherwise, with nothing changed.
+  std::optional<Value> trace_stack(const Value& f, const Value& over, Pos pos);
   /// Whether arithmetic on arrays is elementwise now (inside `f.(x)` of a user function).
   bool elementwise() const { return elementwise_ > 0; }
   /// Inside `f.(x)` of a user function over arrays: the broadcast's shape, over which a
@@ -338,37 +337,62 @@ class Interpreter {
 
   // ---- loops traced as scans (interp_scan.cc) --------------------------------------
   struct ScanTrace;
+  struct ScanCarry;
+  struct ScanLoop;
+  struct ScanAttempt;
+  class FieldsBack;
   ScanTrace* scan_ = nullptr;        // the loop whose body is being traced as a scan
   const Env* scan_scope_ = nullptr;  // its scope, holding the carried variables
+  // Whether a loop over `over` may be traced as a scan now (see LoopMode).
+  bool may_scan(const Value& over, Pos pos);
   // Records `for` loop `e` over `over` as one scan op, when tracing and the loop can be
   // one (see LoopMode); false where it is to be unrolled, with nothing changed.
   bool trace_scan(const Expr& e, const Value& over, const EnvPtr& env);
+  // The variables the body of loop `e` assigns that exist around it, with their values.
   std::vector<std::pair<std::string, Value>> loop_carries(const Expr& e, const EnvPtr& env);
-  // One attempt of trace_scan with these carries; on failure `reason` says why, and
-  // `retyped`, where `may_retype`, holds the carries' initial values converted where the
-  // body changed a number's dtype or an untyped literal took one (then one more attempt
-  // may succeed).
-  bool try_scan(const Expr& e, const RangeObj& range, const std::vector<std::string>& names,
-                const std::vector<Value>& init, const EnvPtr& env, bool may_retype,
-                std::string& reason, std::optional<std::vector<Value>>& retyped);
+  // The attempts of a loop with these carries, one more per field found assigned and
+  // for a number's dtype settled; the ys (stacked) where it became a scan op.
+  std::optional<std::vector<Value>> run_scan(const ScanLoop& loop, std::vector<ScanCarry> carries);
+  // Flattens `c`'s value into its leaves; false where a scan cannot carry it (or, unless
+  // `forced`, should not: an integer or Bool); under `forced` that is an error at `pos`.
+  bool prepare_carry(ScanCarry& c, bool forced, Pos pos);
+  // One attempt: the body traced once on a nested trace; `may_retype` lets an untyped
+  // float literal be itself, to learn the dtype it takes.
+  ScanAttempt attempt_scan(const ScanLoop& loop, std::vector<ScanCarry>& carries, bool may_retype);
+  // Makes `c` parameters of the body: a variable of `scope`, or its field set through
+  // `fields`, holds them; their names are made unique in `used`.
+  void bind_carry(ScanCarry& c, Env& scope, bool may_retype, std::set<std::string>& used,
+                  FieldsBack& fields);
   // After the body of an attempt ran in `scope`: the vars the body yields for each carry,
   // appended to `yields`; the carries whose type an iteration changed (a number's dtype,
   // where `may_retype`), with the dtype they take, are returned instead.
-  std::vector<std::pair<size_t, DType>> settle_carries(const std::vector<std::string>& names,
-                                                       const std::vector<Value>& init,
+  std::vector<std::pair<size_t, DType>> settle_carries(const std::vector<ScanCarry>& carries,
                                                        const Env& scope, bool may_retype,
                                                        std::vector<Var>& yields);
   // Ends a failed attempt: the traces begun in it, its signal and its random draws undone.
   void abandon_scan(size_t depth, std::pair<uint64_t, uint64_t> stream);
-  void record_scan(const Expr& e, const ScanTrace& st, const NestedTape& nested,
-                   const std::vector<Var>& carries, const std::vector<Var>& yields,
-                   const std::vector<std::string>& names, const std::vector<Value>& init,
-                   const EnvPtr& env);
+  // Records the scan op of a successful attempt, assigns the carries' final values and
+  // returns the ys.
+  std::vector<Value> record_scan(const ScanLoop& loop, const ScanTrace& st,
+                                 const NestedTape& nested, const std::vector<ScanCarry>& carries,
+                                 const std::vector<Var>& yields);
+  // The xs of the scan (the index's positions where the body reads it, the slices),
+  // appended to `xs` and their parameters to `params`.
+  void record_scan_xs(const ScanLoop& loop, const ScanTrace& st, const Tape& body,
+                      const std::vector<Var>& yields,
+                      std::vector<std::pair<Var, std::string>>& params, VarList& xs);
   // Stops the attempt being made: the body did what a scan cannot hold, `reason`.
   [[noreturn]] void not_a_scan(std::string reason) const;
   // Stops the attempt where the body assigns a variable of `scope` that existed before
-  // it and is not the loop's own (through a closure made outside it, or `global`).
+  // it and is not the loop's own (through a closure made outside it, or `global`), or
+  // writes into `object` made before it.
   void check_scan_write(const Env* scope) const;
+  void check_scan_write(const Object& object) const;
+  // Inside an attempt, a write of field `field` (`name`) of `object`: true where it is a
+  // carried field (the write goes to the body's value, unlogged); false where the object is
+  // the body's own; else stops the attempt, naming the field to carry next.
+  bool scan_field_write(const std::shared_ptr<const Object>& object, size_t field,
+                        const std::string& name);
 
   // ---- arrays, indexing, ranges and comprehensions (interp_collections.cc) ---------
   /// `x[i...]`; with `as_view`, a view of an array x (`@view`), its elements otherwise.

@@ -369,7 +369,10 @@ void Interpreter::set_field(const Value& object, const std::string& name, Value 
     conv.pos = {Value::type(ft), v};
     v = call(*global("convert"), std::move(conv), here_);
   }
-  log_write(object.obj);
+  // A field a loop traced as a scan carries takes the body's value, which the attempt
+  // puts back itself.
+  bool carried = scan_ != nullptr && scan_field_write(object.obj, i, name);
+  if (!carried) log_write(object.obj);
   if (is_container(v)) cycles_.note(object.obj);
   const_cast<StructObj&>(object.object()).fields[i] = std::move(v);
 }
@@ -392,7 +395,7 @@ void Interpreter::replace_items(const Value& vector, std::vector<Value> items) {
 }
 
 void Interpreter::log_write(const std::shared_ptr<const Object>& object) {
-  if (scan_ != nullptr) not_a_scan("it writes into an array or a mutable struct");
+  if (scan_ != nullptr) check_scan_write(*object);
   if (!tracing() || !logged_.insert(object.get()).second) return;
   Undo u{object, {}, {}};
   if (auto* s = dynamic_cast<const StructObj*>(object.get())) {

@@ -1,26 +1,24 @@
 // Loops traced as scans (docs/regions.md, "Loops in programs"). A `for` over a range whose
-// body carries values from one iteration to the next is traced once, on a trace nested in
-// the current one, and recorded as one scan op. The body is traced speculatively: whatever
-// a scan cannot hold (a write into an object, a print, a random draw, a branch on a traced
-// value, a carried value whose type changes) stops the attempt, leaves the interpreter as
-// it was, and the loop is unrolled as before (or, under `--loops scan`, is an error naming
-// why).
+// body carries values from one iteration to the next, and `stack(f, range)`, are traced
+// once, on a trace nested in the current one, and recorded as one scan op. The body is
+// traced speculatively: whatever a scan cannot hold (a write into an object made before
+// the loop, a print, a random draw, a branch on a traced value, a carried value whose type
+// changes) stops the attempt and leaves the interpreter as it was; the loop then runs
+// unrolled as before (or, under `--loops scan`, is an error naming why). A field of a
+// mutable struct that the body assigns (a recurrent layer's state) is carried, found by a
+// first attempt that stops where the body assigns it.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "tape/error.h"
 #include "tracer/interp/interp.h"
+#include "tracer/interp/scan_trace.h"
 
 namespace ytape::tracer {
 
 namespace {
-
-// What stops an attempt. Not a UserError: nothing between the body and its loop, where
-// errors are located and rethrown, turns it into a program error.
-struct NotAScan {
-  std::string reason;
-};
 
 // The names `target` (of an assignment) binds.
 void bound_names(const Expr& target, std::vector<std::string>& out) {
@@ -40,7 +38,7 @@ void bound_names(const Expr& target, std::vector<std::string>& out) {
       }
       return;
     default:
-      return;  // `x[i] = v`, `x.f = v`: writes, which stop an attempt when they run
+      return;  // `x[i] = v`, `x.f = v`: writes, which the attempt meets when they run
   }
 }
 
@@ -66,43 +64,66 @@ void assigned_names(const Expr& e, std::vector<std::string>& out) {
   }
 }
 
-// A value a scan can carry: a tensor or a number.
-bool carriable(const Value& v) {
-  return v.is_tensor() || v.is_number();
-}
-
-Type type_of(const Value& v) {
-  return v.is_tensor() ? v.tensor().type : Type{dtype_of_value(v), {}};
+bool control_number(const Value& v) {
+  return v.kind == VKind::integer || v.kind == VKind::boolean;
 }
 
 }  // namespace
 
-// One loop being traced as a scan.
-struct Interpreter::ScanTrace {
-  uint32_t level = 0;        // the body's trace level
-  uint64_t first_scope = 0;  // the serial of the first Env made in the body
-  Var index;                 // the loop variable, a parameter of the body
-  RangeObj range;
-  // `x[..., t]` of arrays from outside: per slice, the array, the shape it is indexed as
-  // and the body's parameter for slice t.
-  struct Slice {
-    Value array;
-    Shape view;
-    Var param;
-  };
-  std::vector<Slice> slices;
-};
+Type value_type(const Value& v) {
+  return v.is_tensor() ? v.tensor().type : Type{dtype_of_value(v), {}};
+}
+
+bool flatten_carried(const Value& v, std::vector<Value>& leaves, std::string& form) {
+  if (v.is_tensor() || v.is_number()) {
+    leaves.push_back(v);
+    form += v.is_number() ? "n" : "a";
+    form += type_str(value_type(v));
+    return true;
+  }
+  if ((v.kind != VKind::tuple && v.kind != VKind::named_tuple) || v.tup().vector) return false;
+  form += "(";
+  for (size_t i = 0; i < v.tup().items.size(); ++i) {
+    if (!v.tup().names.empty()) form += v.tup().names[i] + "=";
+    if (!flatten_carried(v.tup().items[i], leaves, form)) return false;
+    form += ",";
+  }
+  form += ")";
+  return true;
+}
+
+Value with_leaves(const Value& like, const std::vector<Value>& leaves, size_t& k) {
+  if (like.kind != VKind::tuple && like.kind != VKind::named_tuple) return leaves.at(k++);
+  std::vector<Value> items;
+  for (const Value& item : like.tup().items) items.push_back(with_leaves(item, leaves, k));
+  return Value::like(like.tup(), std::move(items));
+}
 
 void Interpreter::not_a_scan(std::string reason) const {
   throw NotAScan{std::move(reason)};
 }
 
 void Interpreter::check_scan_write(const Env* scope) const {
-  if (scope != scan_scope_ && scope->serial < scan_->first_scope) {
+  if (scope != scan_scope_ && scope->serial < scan_->first_serial) {
     not_a_scan(
         "it assigns a variable outside the loop that it does not carry (a closure "
         "made outside the loop, or a global)");
   }
+}
+
+void Interpreter::check_scan_write(const Object& object) const {
+  if (object.serial < scan_->first_serial)
+    not_a_scan("it writes into an array or a mutable struct made before the loop");
+}
+
+bool Interpreter::scan_field_write(const std::shared_ptr<const Object>& object, size_t field,
+                                   const std::string& name) {
+  if (object->serial >= scan_->first_serial) return false;  // the body's own
+  for (const ScanCarry& c : *scan_->carries) {
+    if (c.object == object && c.field == field) return true;
+  }
+  throw NotAScan{fmt::format("it assigns field {} of an instance made before the loop", name),
+                 object, field};
 }
 
 std::optional<Value> Interpreter::scan_slice(const Value& x, const Shape& view,
@@ -130,46 +151,8 @@ std::optional<Value> Interpreter::scan_slice(const Value& x, const Shape& view,
   return Value::traced(param, std::move(type));
 }
 
-namespace {
+// ---- which loops, and their carries -----------------------------------------------------
 
-// The body's tape with its parameters first, in the scan's order, and yielding `yields`.
-// `nested` declared them as captures, among its ops.
-Tape body_tape(const Tape& nested, const std::vector<std::pair<Var, std::string>>& params,
-               const std::vector<Var>& yields) {
-  Builder b;
-  b.reserve(nested.ops.size(), nested.types.size());
-  VarMap map(nested);
-  for (const auto& [v, name] : params) map.set(v, b.input(name, nested.types[v.id]));
-  for (const Op& op : nested.ops) {
-    if (op.kind != OpKind::input) copy_op(b, nested, op, map);
-  }
-  for (Var y : yields) b.output(map[y], "");
-  Tape body = b.finish();
-  body.files.clear();  // its locations name the files of the tape around it
-  return body;
-}
-
-// The name of input `v` of `t`, or "" where v is no input.
-std::string input_name(const Tape& t, Var v) {
-  for (const Op& op : t.ops) {
-    if (op.kind != OpKind::input) break;
-    if (op.outs[0] == v) return op.name;
-  }
-  return "";
-}
-
-bool reads(const Tape& t, Var v, const std::vector<Var>& yields) {
-  for (const Op& op : t.ops) {
-    if (std::find(op.args.begin(), op.args.end(), v) != op.args.end()) return true;
-  }
-  return std::find(yields.begin(), yields.end(), v) != yields.end();
-}
-
-}  // namespace
-
-// The carried variables of loop `e` and their values: those its body assigns that exist
-// around it as local variables (a global is assigned only where declared so, which stops an
-// attempt when it runs).
 std::vector<std::pair<std::string, Value>> Interpreter::loop_carries(const Expr& e,
                                                                      const EnvPtr& env) {
   std::vector<std::string> names;
@@ -191,211 +174,93 @@ std::vector<std::pair<std::string, Value>> Interpreter::loop_carries(const Expr&
   return out;
 }
 
-bool Interpreter::trace_scan(const Expr& e, const Value& over, const EnvPtr& env) {
+bool Interpreter::may_scan(const Value& over, Pos pos) {
   if (!tracing() || scan_ != nullptr || limits_.loops == LoopMode::unroll) return false;
+  if (over.kind != VKind::range) return false;
+  int64_t n = range_length(over.rng(), pos);
+  return n > 0 && (limits_.loops == LoopMode::scan || n >= kAutoScanTrips);
+}
+
+bool Interpreter::trace_scan(const Expr& e, const Value& over, const EnvPtr& env) {
   const Expr& clause = *e.args[0];
-  if (over.kind != VKind::range || clause.args.size() != 1 ||
-      clause.args[0]->args[0]->kind != Kind::id)
+  if (clause.args.size() != 1 || clause.args[0]->args[0]->kind != Kind::id ||
+      !may_scan(over, e.pos))
     return false;
+  std::vector<ScanCarry> carries;
+  for (auto& [name, v] : loop_carries(e, env)) carries.push_back({name, nullptr, 0, v});
+  const Expr& body = *e.args[1];
+  ScanLoop loop{e.pos, clause.args[0]->args[0]->name, over.rng(), env,
+                [this, &body](const EnvPtr& scope) {
+                  eval_block(body, scope);
+                  return std::optional<Value>();
+                }};
+  return run_scan(loop, std::move(carries)).has_value();
+}
+
+std::optional<Value> Interpreter::trace_stack(const Value& f, const Value& over, Pos pos) {
+  if (!may_scan(over, pos)) return std::nullopt;
+  ScanLoop loop{pos, "t", over.rng(), globals_, [this, &f, pos](const EnvPtr& scope) {
+                  Args args;
+                  args.pos.push_back(scope->vars.at("t"));
+                  return std::optional<Value>(call(f, std::move(args), pos));
+                }};
+  std::optional<std::vector<Value>> ys = run_scan(loop, {});
+  if (!ys) return std::nullopt;
+  return ys->at(0);
+}
+
+std::optional<std::vector<Value>> Interpreter::run_scan(const ScanLoop& loop,
+                                                        std::vector<ScanCarry> carries) {
   bool forced = limits_.loops == LoopMode::scan;
-  int64_t n = range_length(over.rng(), e.pos);
-  if (n == 0 || (!forced && n < kAutoScanTrips)) return false;
-  std::vector<std::string> names;
-  std::vector<Value> init;
-  for (auto& [name, v] : loop_carries(e, env)) {
-    // Unrolled, a counter or a flag stays a concrete number that later code may use as
-    // a size or a condition; `auto` keeps such loops unrolled.
-    bool control = v.kind == VKind::integer || v.kind == VKind::boolean;
-    if (!carriable(v) || (control && !forced)) {
-      if (forced && !carriable(v)) {
-        fail(e.pos, fmt::format("this loop cannot be a scan (--loops scan): it carries '{}', {}, "
-                                "from one iteration to the next; a scan carries arrays and "
-                                "numbers (trace with --loops auto to unroll it)",
-                                name, a_type_name(v)));
-      }
-      return false;
-    }
-    names.push_back(name);
-    init.push_back(std::move(v));
+  for (ScanCarry& c : carries) {
+    if (!prepare_carry(c, forced, loop.pos)) return std::nullopt;
   }
   std::string reason;
-  // A number carry whose dtype the body changes, or an untyped float literal (which takes
-  // the dtype of the arrays it meets, as in `s = 0.0; s += sum(x)`), takes the dtype it
-  // has after one iteration from the start: one attempt more.
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    std::optional<std::vector<Value>> retyped;
-    if (try_scan(e, over.rng(), names, init, env, attempt == 0, reason, retyped)) return true;
-    if (!retyped) break;
-    init = std::move(*retyped);
+  bool retyped = false;
+  // Each field the body is found to assign is one attempt more, and so is a number
+  // whose dtype one iteration settles (an untyped float literal meeting Float32 arrays).
+  for (int attempt = 0; attempt < 16; ++attempt) {
+    ScanAttempt a = attempt_scan(loop, carries, !retyped);
+    if (a.ys) return a.ys;
+    reason = a.reason;
+    if (a.object != nullptr) {
+      const StructObj& s = static_cast<const StructObj&>(*a.object);
+      ScanCarry c{s.type->fields[a.field], a.object, a.field, s.fields[a.field]};
+      if (!prepare_carry(c, forced, loop.pos)) return std::nullopt;
+      carries.push_back(std::move(c));
+    } else if (!a.retyped.empty() && !retyped) {
+      retyped = true;
+      for (auto [i, dtype] : a.retyped) {
+        carries[i].init = as_tensor(carries[i].init, dtype);
+        prepare_carry(carries[i], forced, loop.pos);
+      }
+    } else {
+      break;
+    }
   }
   if (forced && !reason.empty()) {
-    fail(e.pos, fmt::format("this loop cannot be a scan (--loops scan): {}; trace with "
-                            "--loops auto to unroll it",
-                            reason));
+    fail(loop.pos, fmt::format("this loop cannot be a scan (--loops scan): {}; trace with "
+                               "--loops auto to unroll it",
+                               reason));
   }
-  return false;
+  return std::nullopt;
 }
 
-namespace {
-
-bool weak_float(const Value& v) {
-  return v.kind == VKind::float_ && v.weak;
-}
-
-}  // namespace
-
-bool Interpreter::try_scan(const Expr& e, const RangeObj& range,
-                           const std::vector<std::string>& names, const std::vector<Value>& init,
-                           const EnvPtr& env, bool may_retype, std::string& reason,
-                           std::optional<std::vector<Value>>& retyped) {
-  size_t depth = levels_.size();
-  auto stream = this->stream();
-  ScanTrace st;
-  st.range = range;
-  auto scope = std::make_shared<Env>();
-  scope->parent = env;
-  std::vector<Var> params;
-  try {
-    begin_nested_trace();
-    st.level = trace_level();
-    for (size_t i = 0; i < names.size(); ++i) {
-      Type type = type_of(init[i]);
-      params.push_back(builder_->capture(names[i], type));
-      level_->stands_for.emplace(names[i], init[i]);
-      // An untyped literal is itself in a first attempt, which finds the dtype it takes.
-      scope->vars[names[i]] = may_retype && weak_float(init[i])
-                                  ? init[i]
-                                  : Value::traced(params.back(), type, init[i].is_number());
-    }
-    const std::string& index = e.args[0]->args[0]->args[0]->name;
-    st.index = builder_->capture(index, Type{DType::i64, {}});
-    level_->stands_for.emplace(index, Value::integer(range.at(0)));
-    scope->vars[index] = Value::traced(st.index, Type{DType::i64, {}}, true);
-    scan_ = &st;
-    scan_scope_ = scope.get();
-    st.first_scope = next_env_serial() + 1;
-    eval_block(*e.args[1], scope);
-    if (signal_ != Signal::none)
-      not_a_scan("it leaves an iteration early (break, continue, return)");
-    if (this->stream() != stream) not_a_scan("it draws random numbers while tracing");
-    std::vector<Var> yields;
-    std::vector<std::pair<size_t, DType>> changed =
-        settle_carries(names, init, *scope, may_retype, yields);
-    for (const Op& op : builder_->tape().ops) {
-      if (op.kind == OpKind::call && prim_info(op.prim).effectful()) {
-        not_a_scan(
-            fmt::format("its body records {}, which a scan cannot hold yet", prim_name(op.prim)));
-      }
-    }
-    if (!changed.empty()) {
-      abandon_scan(depth, stream);  // the conversions belong to the loop's level
-      retyped = init;
-      for (auto [i, dtype] : changed) (*retyped)[i] = as_tensor(init[i], dtype);
-      return false;
-    }
-    bool traced = !level_->captures.empty() || !st.slices.empty();
-    for (const Value& v : init) traced = traced || (v.is_tensor() && v.tensor().traced);
-    if (!traced) not_a_scan("");  // concrete work, which runs as it is unrolled
-    NestedTape nested = end_nested_trace();
-    scan_ = nullptr;
-    scan_scope_ = nullptr;
-    record_scan(e, st, nested, params, yields, names, init, env);
-    return true;
-  } catch (const NotAScan& a) {
-    reason = a.reason;
-  } catch (const UserError& u) {
-    reason = u.what();
+bool Interpreter::prepare_carry(ScanCarry& c, bool forced, Pos pos) {
+  c.leaves.clear();
+  c.form.clear();
+  bool ok = flatten_carried(c.init, c.leaves, c.form);
+  if (ok && !forced) {
+    // Unrolled, a counter or a flag stays a concrete number that later code may use as
+    // a size or a condition; `auto` keeps such loops unrolled.
+    ok = std::none_of(c.leaves.begin(), c.leaves.end(), control_number);
+  } else if (!ok && forced) {
+    fail(pos, fmt::format("this loop cannot be a scan (--loops scan): it carries '{}', {}, "
+                          "from one iteration to the next; a scan carries arrays, numbers "
+                          "and tuples of them (trace with --loops auto to unroll it)",
+                          c.name, a_type_name(c.init)));
   }
-  abandon_scan(depth, stream);
-  return false;
-}
-
-std::vector<std::pair<size_t, DType>> Interpreter::settle_carries(
-    const std::vector<std::string>& names, const std::vector<Value>& init, const Env& scope,
-    bool may_retype, std::vector<Var>& yields) {
-  std::vector<std::pair<size_t, DType>> changed;
-  for (size_t i = 0; i < names.size(); ++i) {
-    const Value& v = scope.vars.at(names[i]);
-    bool same = carriable(v) && type_of(v) == type_of(init[i]) &&
-                v.is_number() == init[i].is_number() && !(may_retype && weak_float(init[i]));
-    if (same) {
-      yields.push_back(var_of(v));
-    } else if (may_retype && init[i].is_number() && v.is_number()) {
-      changed.emplace_back(i, type_of(v).dtype);
-    } else {
-      not_a_scan(fmt::format("'{}' is {} before an iteration and {} after it", names[i],
-                             a_type_name(init[i]), a_type_name(v)));
-    }
-  }
-  return changed;
-}
-
-void Interpreter::abandon_scan(size_t depth, std::pair<uint64_t, uint64_t> stream) {
-  while (levels_.size() > depth) levels_.pop_back();
-  enter_level();
-  scan_ = nullptr;
-  scan_scope_ = nullptr;
-  signal_ = Signal::none;
-  set_stream(stream);
-}
-
-void Interpreter::record_scan(const Expr& e, const ScanTrace& st, const NestedTape& nested,
-                              const std::vector<Var>& carries, const std::vector<Var>& yields,
-                              const std::vector<std::string>& names, const std::vector<Value>& init,
-                              const EnvPtr& env) {
-  const Tape& tape = nested.builder->tape();
-  std::vector<std::pair<Var, std::string>> params;
-  VarList consts, carried, xs;
-  const std::string& index = e.args[0]->args[0]->args[0]->name;
-  for (size_t i = 0; i < nested.captures.size(); ++i) {
-    // A const that is an input of the tape keeps its name, unless a carry or the index
-    // has it.
-    Var outer = nested.captures[i].second;
-    std::string name = input_name(builder_->tape(), outer);
-    bool taken =
-        name.empty() || name == index || std::find(names.begin(), names.end(), name) != names.end();
-    params.emplace_back(nested.captures[i].first, taken ? fmt::format("c.{}", i + 1) : name);
-    consts.push_back(outer);
-  }
-  for (size_t i = 0; i < carries.size(); ++i) {
-    params.emplace_back(carries[i], names[i]);
-    carried.push_back(tape_var(init[i]));
-  }
-  // A range that steps down is a reverse scan over the ascending positions.
-  int64_t n = st.range.length();
-  bool reverse = st.range.step < 0;
-  int64_t first = reverse ? st.range.at(n - 1) : st.range.at(0);
-  int64_t step = reverse ? -st.range.step : st.range.step;
-  int64_t last = first + (n - 1) * step;
-  here_ = e.pos;
-  if (reads(tape, st.index, yields)) {
-    params.emplace_back(st.index, index);
-    Tensor positions(Type{DType::i64, {n}});
-    for (int64_t k = 0; k < n; ++k) positions.data<int64_t>()[k] = first + k * step;
-    xs.push_back(var_of(Value::concrete(std::move(positions))));
-  }
-  for (size_t k = 0; k < st.slices.size(); ++k) {
-    const ScanTrace::Slice& s = st.slices[k];
-    params.emplace_back(s.param, fmt::format("x.{}", k + 1));
-    Value v = s.array;
-    if (v.tensor().type.shape != s.view) v = prim1<Prim::reshape>({v}, {.shape = s.view});
-    if (first != 1 || step != 1 || last != s.view.back()) {
-      std::vector<int64_t> start(s.view.size(), 1), stop(s.view), steps(s.view.size(), 1);
-      start.back() = first;
-      stop.back() = last;
-      steps.back() = step;
-      v = prim1<Prim::slice>({v}, {.start = start, .stop = stop, .step = steps});
-    }
-    xs.push_back(var_of(v));
-  }
-  Tape body = body_tape(tape, params, yields);
-  builder_->set_loc(loc_of(e.pos));
-  check_op_limit();
-  std::vector<Var> outs = builder_->scan(consts, carried, xs, std::move(body), n, reverse);
-  for (size_t i = 0; i < names.size(); ++i) {
-    set_var(names[i], Value::traced(outs[i], builder_->type(outs[i]), init[i].is_number()), env,
-            e.pos);
-  }
+  return ok;
 }
 
 }  // namespace ytape::tracer

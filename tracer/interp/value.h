@@ -36,8 +36,16 @@ enum class VKind : uint8_t {
 };
 
 /// The payloads behind Value::obj; which one is given by the Value's kind.
+/// A number for each new object and scope (Env), increasing: which existed before a given
+/// moment (a loop traced as a scan may write only into its own).
+inline uint64_t next_serial() {
+  static thread_local uint64_t made = 0;
+  return ++made;
+}
+
 struct Object {
   virtual ~Object() = default;
+  uint64_t serial = next_serial();
 };
 
 class Interpreter;

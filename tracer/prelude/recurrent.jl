@@ -17,9 +17,13 @@ function (m::Recur)(x)
   m.state, y = m.cell(m.state, x)
   y
 end
+# The first step gives the state the batch's size (a cell's state0 has one column); the
+# others, of one type, are one scan op when traced (docs/regions.md).
 function recur_sequence(m, x)
-  ys = [m(x[:, :, t]) for t in 1:size(x, 3)]
-  reshape(reduce(hcat, ys), size(ys[1])..., size(x, 3))
+  y1 = m(x[:, :, 1])
+  y1 = reshape(y1, size(y1)..., 1)
+  size(x, 3) == 1 && return y1
+  cat(y1, stack(t -> m(x[:, :, t]), 2:size(x, 3)); dims=3)
 end
 sublayers(r::Recur) = (r.cell,)
 function reset!(m::Recur)

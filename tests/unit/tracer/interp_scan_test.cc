@@ -275,3 +275,40 @@ step(w, x) = sum(gradient(w -> loss(w, x), w)[1])
 )";
   check_as_unrolled(program, "step", {"w", "x"}, 2);  // the loop and its backward
 }
+
+TEST_CASE("Flux's recurrent layers over a sequence are one scan, whatever its length") {
+  std::string program = R"(
+using Flux
+rnn = Chain(RNN(3 => 5), Dense(5 => 2))
+lstm = Chain(LSTM(3 => 5), Dense(5 => 2))
+gru = Chain(GRU(3 => 5), Dense(5 => 2))
+x16 = randn(Float32, 3, 4, 16)
+x64 = randn(Float32, 3, 4, 64)
+function loss(m, x)
+  Flux.reset!(m)
+  sum(abs2, m(x))
+end
+)";
+  for (const char* model : {"rnn", "lstm", "gru"}) {
+    CAPTURE(model);
+    // The first step, which gives the state its batch size, and one scan for the rest.
+    Tape t16 = check_as_unrolled(program, "loss", {model, "x16"}, 1);
+    Tape t64 = check_as_unrolled(program, "loss", {model, "x64"}, 1);
+    CHECK(t16.num_ops() == t64.num_ops());
+  }
+}
+
+TEST_CASE("stack(f, range) stacks what f gives; one scan op while tracing") {
+  CHECK(eval_show("", "stack(t -> [t, 2t], 1:3)") == "[1 2 3; 2 4 6]");
+  CHECK(eval_show("", "stack([[1.0, 2.0], [3.0, 4.0]])") == "[1.0 3.0; 2.0 4.0]");
+  CHECK(run_error("stack([[1.0, 2.0], [3.0]])")
+            .find("stack: every item must have the size and element type of the first, "
+                  "f64[2]; item 2 is f64[1]") != std::string::npos);
+  std::string program = R"(
+x = randn(3, 10)
+f(x) = sum(stack(t -> x[:, t] .* t, 1:10) .^ 2)
+g(x) = sum(stack(t -> x[:, t] .* t, 1:3) .^ 2)
+)";
+  check_as_unrolled(program, "f", {"x"}, 1);
+  check_as_unrolled(program, "g", {"x"}, 0);  // short: unrolled under auto
+}

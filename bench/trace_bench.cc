@@ -71,6 +71,8 @@ Result run_config(const std::string& config, const Options& o) {
   tracer::Limits limits;
   // Every iteration records a few ops; leave room above the default limit.
   limits.max_ops = std::max<int64_t>(limits.max_ops, 8 * o.iterations);
+  // The scalar loop measures recording speed: unrolled, as `ytape trace --loops unroll`.
+  limits.loops = tracer::LoopMode::unroll;
   tracer::Program program(limits);
   bool resnet = config == "resnet18";
   if (resnet) {

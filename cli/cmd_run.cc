@@ -84,8 +84,7 @@ Run setup_run(CLI::App& sub) {
       fmt::print("time: median {:.3f} ms over {} runs (min {:.3f}, max {:.3f}); {} threads\n",
                  ms[ms.size() / 2], ms.size(), ms.front(), ms.back(), num_threads());
     }
-    if (o->profile)
-      fmt::print("\n{}", profile_report(executor.tape(), executor.op_times(), profiled));
+    if (o->profile) fmt::print("\n{}", profile_report(executor, profiled));
     return kOk;
   };
 }

@@ -156,12 +156,23 @@ void Executor::set_random_key(uint64_t key) {
   context_.random_key = key;
 }
 
+void Executor::set_profiling(bool on) {
+  for (auto& [region, e] : regions_) e->set_profiling(on);
+  profiling_ = on;
+}
+
+const Executor* Executor::region_executor(const Tape& region) const {
+  auto it = regions_.find(&region);
+  return it == regions_.end() ? nullptr : it->second.get();
+}
+
 void Executor::run_region(const Tape& region, std::span<const Tensor> inputs,
                           std::vector<Tensor>& outputs) {
   std::unique_ptr<Executor>& e = regions_[&region];
-  if (e == nullptr) {  // the run's print and key follow it from here (set_print, set_random_key)
+  if (e == nullptr) {  // the run's settings follow it from here (set_print, set_profiling...)
     e = std::make_unique<Executor>(region, options_);
     e->context_ = {context_.print, context_.random_key};
+    e->profiling_ = profiling_;
   }
   e->run(inputs, outputs);
 }
@@ -172,6 +183,7 @@ void Executor::execute() {
   if (!allocated_) allocate();
   recycle_outputs();
   const std::vector<Plan::Step>& steps = plan_.steps;
+  if (profiling_) ++profiled_runs_;
   if (profiling_ && times_.empty()) {
     for (const Plan::Step& s : steps) {
       times_.push_back({static_cast<size_t>(s.op - tape().ops.data()), plan_.step_name(s), 0});

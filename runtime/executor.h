@@ -55,10 +55,15 @@ class Executor final : public RegionRunner {
   /// looked up, and once `outputs` has its size nothing is allocated.
   void run(std::span<const Tensor> inputs, std::vector<Tensor>& outputs);
 
-  /// Records per-op times in later runs when on.
-  void set_profiling(bool on) { profiling_ = on; }
+  /// Records per-op times in later runs when on, in the regions' executors too.
+  void set_profiling(bool on);
   /// Per-op times so far (profiling only), in op order.
   const std::vector<OpTime>& op_times() const { return times_; }
+  /// The runs profiled so far; for a region's executor, its trips.
+  int64_t profiled_runs() const { return profiled_runs_; }
+  /// The executor of `region` (a region of one of the tape's ops), or null before its
+  /// first run.
+  const Executor* region_executor(const Tape& region) const;
 
   /// Receives printed lines; default: standard output.
   void set_print(std::function<void(std::string_view)> print);
@@ -98,6 +103,7 @@ class Executor final : public RegionRunner {
   ExecutorOptions options_;
   std::unordered_map<const Tape*, std::unique_ptr<Executor>> regions_;
   bool profiling_ = false;
+  int64_t profiled_runs_ = 0;
   bool allocated_ = false;
 };
 

@@ -9,7 +9,12 @@
 
 namespace ytape {
 
-std::string profile_report(const Tape& t, const std::vector<OpTime>& times, int runs, int top) {
+namespace {
+
+// The tables of `times`, ops of `t` run `trips` times per run, whose locations name the
+// files of `root`.
+std::string profile_tables(const Tape& t, const Tape& root, const std::vector<OpTime>& times,
+                           int runs, int top, double trips = 1) {
   struct Row {
     std::string_view name;  // the primitive, or the fusion
     Prim prim;
@@ -24,7 +29,7 @@ std::string profile_report(const Tape& t, const std::vector<OpTime>& times, int 
     if (row == rows.end()) row = rows.insert(rows.end(), Row{ot.name, t.ops[ot.op].prim});
     row->calls += 1;
     row->seconds += ot.seconds;
-    row->flops += op_flops(t, t.ops[ot.op]);
+    row->flops += op_flops(t, t.ops[ot.op]) * trips;
     total += ot.seconds;
   }
   std::stable_sort(rows.begin(), rows.end(),
@@ -51,12 +56,44 @@ std::string profile_report(const Tape& t, const std::vector<OpTime>& times, int 
   out += fmt::format("\ntop {} ops:\n{:>11} {:>7}  {:<24} op\n", costly.size(), "ms/run", "share",
                      "location");
   for (const OpTime& ot : costly) {
-    std::string loc = t.loc_str(t.ops[ot.op].loc);
+    std::string loc = root.loc_str(t.ops[ot.op].loc);
     out += fmt::format("{:>11.3f} {:>6.1f}%  {:<24} {}\n", ot.seconds * per_run * 1e3,
                        total > 0 ? 100 * ot.seconds / total : 0.0, loc.empty() ? "-" : loc,
                        print_op(t, t.ops[ot.op]));
   }
   return out;
+}
+
+// The tables of each region of `e`'s ops that ran, after its op, then those of its regions.
+std::string region_tables(const Executor& e, const Tape& root, int runs, int top,
+                          const std::string& path) {
+  std::string out;
+  const Tape& t = e.tape();
+  for (const Op& op : t.ops) {
+    for (const Tape& region : op.regions) {
+      const Executor* r = e.region_executor(region);
+      if (r == nullptr || r->op_times().empty()) continue;
+      std::string here = fmt::format("{}{} %{} · {}", path, prim_name(op.prim),
+                                     op.outs.empty() ? 0 : op.outs[0].id, region.name);
+      std::string loc = root.loc_str(op.loc);
+      double trips = static_cast<double>(r->profiled_runs()) / std::max(runs, 1);
+      out += fmt::format("\n{} ({}): {:g} trips per run\n", here, loc.empty() ? "-" : loc, trips);
+      out += profile_tables(region, root, r->op_times(), runs, top, trips);
+      out += region_tables(*r, root, runs, top, here + " · ");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string profile_report(const Tape& t, const std::vector<OpTime>& times, int runs, int top) {
+  return profile_tables(t, t, times, runs, top);
+}
+
+std::string profile_report(const Executor& e, int runs, int top) {
+  return profile_tables(e.tape(), e.tape(), e.op_times(), runs, top) +
+         region_tables(e, e.tape(), runs, top, "");
 }
 
 }  // namespace ytape

@@ -12,5 +12,9 @@ namespace ytape {
 /// A table per primitive (calls per run, total time, share), then the `top` most costly
 /// ops with their source locations, from times accumulated over `runs` runs.
 std::string profile_report(const Tape& t, const std::vector<OpTime>& times, int runs, int top = 10);
+/// profile_report of `e`'s tape and times, then the same of each region that ran (a
+/// scan's body), headed by its op and its trips per run: its ms/run are per run of the
+/// whole tape, its time counted in its op's too.
+std::string profile_report(const Executor& e, int runs, int top = 10);
 
 }  // namespace ytape

@@ -174,6 +174,21 @@ void outer_product(int64_t m, int64_t n, const float* a, int64_t a_step, const f
   });
 }
 
+// The m x k matrix A^T of A (k x m, column-major with leading dimension lda), in `out`,
+// by tiles that stay in the L1 cache.
+void transpose_into(const float* a, int64_t lda, int64_t k, int64_t m, float* out) {
+  constexpr int64_t kTile = 32;
+  parallel_for((m + kTile - 1) / kTile, 4, [&](int64_t begin, int64_t end) {
+    for (int64_t j0 = begin * kTile; j0 < std::min(end * kTile, m); j0 += kTile) {
+      for (int64_t i0 = 0; i0 < k; i0 += kTile) {
+        for (int64_t j = j0; j < std::min(j0 + kTile, m); ++j) {
+          for (int64_t i = i0; i < std::min(i0 + kTile, k); ++i) out[j + i * m] = a[i + j * lda];
+        }
+      }
+    }
+  });
+}
+
 // C = op(A) op(B) on oneDNN (see onednn_gemm.cc for why), alpha 1 and beta 0 as matmul asks.
 void fast_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
@@ -181,6 +196,15 @@ void fast_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, c
     dense::gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   } else if (k == 1) {
     outer_product(m, n, a, ta ? lda : 1, b, tb ? 1 : ldb, c, ldc);
+  } else if (ta && !tb && n <= 64) {
+    // oneDNN's product with A transposed and few columns ran at a fifth of its speed
+    // untransposed (A^T B of 1024 x 256 by 1024 x 32, an LSTM's backward: 0.39 ms against
+    // 0.07). Its transpose C^T = B^T A, with the small B transposed, is computed instead,
+    // and transposed back, which costs a pass over C alone.
+    thread_local std::vector<float> ct;
+    ct.resize(static_cast<size_t>(m * n));
+    onednn::gemm(true, false, n, m, k, b, ldb, a, lda, ct.data(), n);
+    transpose_into(ct.data(), n, n, m, c);
   } else {
     onednn::gemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc);
   }

@@ -9,8 +9,10 @@ Run by hand, never in CI (it needs Debian's python3-torch):
 The model, in ytape's language (Flux's layers): Chain(LSTM(V => H), Dense(H => V)) over a
 sequence of one-hot tokens x (V x B x T), the loss Flux.logitcrossentropy against one-hot
 targets y. ytape traces it (`ytape trace`: the LSTM over the sequence is one scan op),
-takes its gradient (`ytape grad`), optimizes it (`ytape opt`) and times `ytape run` of the
-gradient tape: the forward and the backward, every weight's gradient. PyTorch runs
+takes its gradient (`ytape grad`, which stores each step's residuals, and `ytape grad
+--remat`, which stores only its carries and recomputes it), optimizes it (`ytape opt`) and
+times `ytape run` of the gradient tape: the forward and the backward, every weight's
+gradient. PyTorch runs
 nn.LSTM + nn.Linear + F.cross_entropy and .backward() from the same weights and inputs (the
 `--save-inputs` file of the trace; Flux's gate order i, f, g, o is PyTorch's; Flux's one
 bias is bias_ih, bias_hh is zero), the allocator kept (MALLOC_MMAP_THRESHOLD_ and
@@ -137,17 +139,23 @@ def main():
          "--save-inputs", tmp / "in.safetensors"])
     run([ytape, "grad", tmp / "f.json", "-o", tmp / "g.json"])
     run([ytape, "opt", tmp / "g.json", "-o", tmp / "step.json"])
+    run([ytape, "grad", "--remat", tmp / "f.json", "-o", tmp / "gr.json"])
+    run([ytape, "opt", tmp / "gr.json", "-o", tmp / "step_remat.json"])
     stats, _ = run([ytape, "stats", tmp / "step.json"])
     env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="4294967296", MALLOC_TRIM_THRESHOLD_="4294967296")
-    ours, ours_kb = [], 0
+    ours, ours_kb, remat, remat_kb = [], 0, [], 0
+    time_line = r"^time: median [0-9.]+ ms over [0-9]+ runs \(min ([0-9.]+)"
     theirs = {n: [] for n in range(1, a.threads + 1)}
     torch_out = {}
     for _ in range(a.rounds):
         out, kb = run([ytape, "run", tmp / "step.json", "--inputs", tmp / "in.safetensors",
                        "--repeat", "3", "--threads", str(a.threads)])
         ours_kb = max(ours_kb, kb)
-        time_line = r"^time: median [0-9.]+ ms over [0-9]+ runs \(min ([0-9.]+)"
         ours.append(float(re.search(time_line, out, re.M).group(1)))
+        out_remat, kb = run([ytape, "run", tmp / "step_remat.json", "--inputs",
+                             tmp / "in.safetensors", "--repeat", "3", "--threads", str(a.threads)])
+        remat_kb = max(remat_kb, kb)
+        remat.append(float(re.search(time_line, out_remat, re.M).group(1)))
         loss = float(re.search(r"^out f32\[\] ([-0-9.e]+)", out, re.M).group(1))
         for n in theirs:
             args = json.dumps([V, H, B, T, n, 3, str(tmp / "in.safetensors")])
@@ -163,6 +171,8 @@ def main():
                       for n, v in theirs.items())
     print(f"time (min of {a.rounds} rounds): ytape {min(ours):.1f} ms with {a.threads} threads; "
           f"PyTorch {per_n}: {min(ours) / min(theirs[best]):.2f}x PyTorch's best time")
+    print(f"ytape grad --remat (each step recomputed, only carries stored): {min(remat):.1f} ms "
+          f"({min(remat) / min(ours):.2f}x), peak memory {remat_kb / 1024:.0f} MiB")
     print(f"peak memory: ytape's process {ours_kb / 1024:.0f} MiB; PyTorch's "
           f"{torch_out[best]['peak_kb'] / 1024:.0f} MiB, of which "
           f"{torch_out[best]['base_kb'] / 1024:.0f} MiB before the first step")

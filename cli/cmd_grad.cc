@@ -27,6 +27,9 @@ Run setup_grad(CLI::App& sub) {
                  "Inputs to differentiate with respect to: names or dotted prefixes "
                  "(default: every float input)");
   sub.add_flag("--vjp", o->grad.vjp, "Vector-Jacobian product: add a seed input per float output");
+  sub.add_flag("--remat", o->grad.remat,
+               "Scans store only each step's carries and recompute the step in the backward "
+               "(less memory, more time) instead of storing what the backward reads");
   sub.add_option("-o,--output", o->out, "Write the gradient tape here instead of standard output");
   sub.add_flag("--stats", o->stats, "Print op counts and the time of each phase");
   return [o] {

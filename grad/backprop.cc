@@ -47,7 +47,9 @@ void Backprop::copy_call(size_t index, const Op& op) {
     for (Var a : op.args) active = active || active_[a.id];
   }
   if (active && op.prim == Prim::scan) {
-    VarList outs = scan_keeping_carries(b_, op, map_.map(op.args));
+    VarList args = map_.map(op.args);
+    VarList outs =
+        remat_ ? scan_keeping_carries(b_, op, args) : scan_keeping_residuals(b_, op, args);
     for (size_t k = 0; k < op.outs.size(); ++k) {
       map_.set(op.outs[k], outs[k]);
       active_[op.outs[k].id] = is_float(src_.type(op.outs[k]).dtype);
@@ -102,7 +104,7 @@ void Backprop::differentiate(size_t index, const Op& op) {
   VjpRule rule = rules_.rule(rule_prim);
   if (rule == nullptr) internal_error("no gradient rule for '{}'", prim_name(rule_prim));
   b_.set_loc(fixed_loc_ ? *fixed_loc_ : op.loc);
-  std::vector<Cotangent> dx = rule(b_, RuleArgs{op, x_, y_, dy_, need_});
+  std::vector<Cotangent> dx = rule(b_, RuleArgs{op, x_, y_, dy_, need_, remat_});
   ++rules_applied_;
   for (size_t k = 0; k < op.args.size() && k < dx.size(); ++k) {
     if (need_[k] && dx[k]) accumulate(op.args[k], unbroadcast(*dx[k], src_.type(op.args[k]), op));

@@ -30,6 +30,9 @@ class Backprop {
 
   /// Gives every emitted op the location `loc` instead of that of its source op.
   void set_fixed_loc(Loc loc) { fixed_loc_ = loc; }
+  /// Scans keep only their carries forward and recompute each step backward (see
+  /// GradOptions::remat).
+  void set_remat(bool on) { remat_ = on; }
   /// Binds input `v` of `src` to `now` on the builder; `active` differentiates through it.
   void bind_input(Var v, Var now, bool active);
   /// Copies the ops of `src` (after its inputs are bound).
@@ -60,6 +63,7 @@ class Backprop {
   std::vector<uint32_t> cot_;                     // per src var: builder var id
   std::unordered_map<size_t, VarList> variants_;  // op index -> variant outputs
   std::optional<Loc> fixed_loc_;
+  bool remat_ = false;
   // Scratch for differentiate(), reused across ops.
   std::vector<Var> x_, y_;
   std::vector<Cotangent> dy_;

@@ -81,6 +81,7 @@ Tape gradient(const Tape& t, const GradOptions& options, GradStats* stats) {
   Builder b = Builder::like(t);
   b.reserve(3 * t.ops.size() + 8, 3 * t.types.size() + 8);
   Backprop bp(b, t);
+  bp.set_remat(options.remat);
   std::unordered_set<std::string> input_names;
   for (size_t i = 0; i < n; ++i) {
     const Op& op = t.ops[i];

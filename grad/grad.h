@@ -15,6 +15,10 @@ struct GradOptions {
   /// Differentiate every float output against a seed input `seed.<output name>` of its
   /// type (a vector-Jacobian product) instead of requiring one scalar output.
   bool vjp = false;
+  /// Scans keep only the carries of each step for the backward, which recomputes the
+  /// step (memory steps x carries), instead of the values the backward reads (steps x
+  /// residuals, no recomputation): docs/regions.md, "The gradient".
+  bool remat = false;
 };
 
 /// What a gradient took.

@@ -22,6 +22,7 @@ struct RuleArgs {
   std::span<const Var> outs;        ///< its outputs (those of its variant, if it has one)
   std::span<const Cotangent> cots;  ///< one cotangent per output; at least one is set
   const std::vector<bool>& need;    ///< per argument: whether its cotangent is wanted
+  bool remat = false;               ///< a scan's forward kept its carries (GradOptions::remat)
 };
 
 /// Returns one cotangent per argument, each either of the argument's type or of a shape
@@ -63,9 +64,13 @@ Var keep_dims(Builder& b, Var x, const Shape& shape, std::span<const int64_t> di
 using Expansion = std::vector<Var> (*)(Builder& b, const Op& op, std::span<const Var> x);
 std::vector<Cotangent> vjp_by_expansion(Builder& b, const RuleArgs& r, Expansion expand);
 
-/// A scan as the gradient emits it forward (grad/rules/control.cc): `op` on `args`, its
-/// body also giving back the carries it was given, so that the results end with the
-/// carries before each step, stacked, which the scan's rule reads.
+/// A scan as the gradient emits it forward under GradOptions::remat (grad/rules/control.cc):
+/// `op` on `args`, its body also giving back the carries it was given, so that the results
+/// end with the carries before each step, stacked, which the scan's rule reads.
 VarList scan_keeping_carries(Builder& b, const Op& op, const VarList& args);
+/// A scan as the gradient emits it forward by default: its body also gives back the
+/// values of each step that its VJP reads (its residuals), so that the results end with
+/// them, stacked, and the backward scan recomputes nothing.
+VarList scan_keeping_residuals(Builder& b, const Op& op, const VarList& args);
 
 }  // namespace ytape::grad

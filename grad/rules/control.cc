@@ -31,7 +31,13 @@ struct ScanParts {
   std::vector<size_t> fc, fk, fx, fy;
 };
 
-Tape backward_body(const Tape& body, const ScanParts& l) {
+// The backward body, and the vars of its recomputed step's yields.
+struct Backward {
+  Tape tape;
+  std::vector<Var> primal;
+};
+
+Backward backward_body(const Tape& body, const ScanParts& l) {
   std::vector<Type> params = body.input_types(), yields = body.output_types();
   Builder b;
   auto input = [&](std::string name, const Type& t) { return b.input(std::move(name), t); };
@@ -65,14 +71,162 @@ Tape backward_body(const Tape& body, const ScanParts& l) {
   for (size_t k : l.fk) b.output(cot(l.consts + k), "");
   for (size_t n = 0; n < l.fc.size(); ++n) b.output(b.add(dc[n], cot(l.fc[n])), "");
   for (size_t j : l.fx) b.output(cot(l.consts + l.carries + j), "");
+  std::vector<Var> primal;
+  for (const Output& o : body.outputs) primal.push_back(bp[o.var]);
   Tape t = b.finish();
   t.name = "body";
-  return t;
+  return {std::move(t), std::move(primal)};
 }
 
-std::vector<Cotangent> scan_vjp(Builder& b, const RuleArgs& r) {
-  const auto a = attrs_of<Prim::scan>(r.op.attrs);
-  const Tape& body = r.op.regions[0];
+// The gradient of a scan split at its residuals: `forward` is the body yielding, after its
+// own yields, the values of each step that its VJP reads (stacked by the forward scan);
+// `backward` is the VJP alone, on (consts, dh, dc, residuals, dy). A residual that is an
+// x_t is not yielded: the backward scan reads that xs operand. Values that depend on the
+// consts alone (constants, a transposed weight) are computed in the backward body again
+// rather than stored per step.
+struct Split {
+  Tape forward, backward;
+  std::vector<int64_t> from_xs;  // per residual: the xs operand it is, or -1: yielded
+};
+
+// The parameters of a backward body (backward_body's order): consts, dh, dc (cotangents),
+// h, x (the step), dy (cotangents).
+struct BackwardParams {
+  size_t h0, x0, dy0, all;
+  BackwardParams(const Tape& t, const ScanParts& l)
+      : h0(l.consts + l.fk.size() + l.fc.size()),
+        x0(h0 + l.carries),
+        dy0(x0 + l.xs),
+        all(t.num_inputs()) {}
+};
+
+// Per var of the backward body `t`: whether it depends on the consts alone, on the step,
+// or on a cotangent.
+enum Dependence : uint8_t { kInvariant, kStep, kCot };
+std::vector<uint8_t> dependences(const Tape& t, const ScanParts& l, const BackwardParams& p) {
+  std::vector<uint8_t> dep(t.types.size(), kInvariant);
+  for (size_t i = 0; i < p.all; ++i) {
+    bool cot = (i >= l.consts && i < p.h0) || i >= p.dy0;
+    dep[t.ops[i].outs[0].id] = cot ? kCot : i >= p.h0 ? kStep : kInvariant;
+  }
+  for (size_t i = p.all; i < t.ops.size(); ++i) {
+    uint8_t d = kInvariant;
+    for (Var a : t.ops[i].args) d = std::max(d, dep[a.id]);
+    for (Var o : t.ops[i].outs) dep[o.id] = d;
+  }
+  return dep;
+}
+
+// The ops from `first` on that `roots` need, walking back through the args of each op
+// kept, except through the ops `stop` refuses (whose outputs are then needed as they are).
+template <typename Stop>
+std::vector<bool> needed(const Tape& t, size_t first, std::span<const Var> roots, Stop stop,
+                         std::vector<bool>& live) {
+  live.assign(t.types.size(), false);
+  for (Var v : roots) live[v.id] = true;
+  std::vector<bool> keep(t.ops.size(), false);
+  for (size_t i = t.ops.size(); i-- > first;) {
+    const Op& op = t.ops[i];
+    bool used = false;
+    for (Var o : op.outs) used = used || live[o.id];
+    if (!used || stop(op)) continue;
+    keep[i] = true;
+    for (Var a : op.args) live[a.id] = true;
+  }
+  return keep;
+}
+
+// Per var: whether the backward may compute it from residuals it needs anyway: an
+// addition, subtraction, product or negation of values that depend on the consts alone,
+// of residuals (`back` before this choice) that stay, or of such values.
+std::vector<bool> recomputable(const Tape& t, size_t first, const std::vector<uint8_t>& dep,
+                               const std::vector<bool>& back) {
+  std::vector<bool> again(t.types.size(), false);
+  for (size_t i = first; i < t.ops.size(); ++i) {
+    const Op& op = t.ops[i];
+    bool cheap = op.kind == OpKind::call && (op.prim == Prim::add || op.prim == Prim::sub ||
+                                             op.prim == Prim::mul || op.prim == Prim::neg);
+    if (!cheap || dep[op.outs[0].id] != kStep) continue;
+    bool from_kept = true;
+    for (Var a : op.args) {
+      from_kept = from_kept && (dep[a.id] == kInvariant || again[a.id] || back[a.id]);
+    }
+    again[op.outs[0].id] = from_kept;
+  }
+  return again;
+}
+
+Split split_at_residuals(const Tape& body, const ScanParts& l) {
+  Backward bw = backward_body(body, l);
+  const Tape& t = bw.tape;
+  const BackwardParams p(t, l);
+  std::vector<uint8_t> dep = dependences(t, l, p);
+  // The backward body: what its yields need, down to the step's values (the residuals).
+  std::vector<Var> yields;
+  for (const Output& o : t.outputs) yields.push_back(o.var);
+  std::vector<bool> back;
+  auto stored = [&](const Op& op) { return dep[op.outs[0].id] == kStep; };
+  needed(t, p.all, yields, stored, back);
+  // A residual that additions and products compute from others (1 - s of a sigmoid s) is
+  // computed again in the backward body: it costs a pass over values read there anyway,
+  // and a stored value less per step.
+  std::vector<bool> again = recomputable(t, p.all, dep, back);
+  std::vector<bool> in_back = needed(
+      t, p.all, yields, [&](const Op& op) { return stored(op) && !again[op.outs[0].id]; }, back);
+  std::vector<Var> residuals;
+  for (size_t i = p.h0; i < p.dy0; ++i) {
+    if (back[t.ops[i].outs[0].id]) residuals.push_back(t.ops[i].outs[0]);
+  }
+  for (size_t i = p.all; i < t.ops.size(); ++i) {
+    Var o = t.ops[i].outs[0];
+    if (back[o.id] && dep[o.id] == kStep && !in_back[i]) residuals.push_back(o);
+  }
+  // The forward body: the step's yields and the residuals.
+  std::vector<Var> roots = bw.primal;
+  roots.insert(roots.end(), residuals.begin(), residuals.end());
+  std::vector<bool> fwd;
+  std::vector<bool> in_fwd = needed(
+      t, p.all, roots, [](const Op&) { return false; }, fwd);
+  Split out;
+  Builder f;
+  VarMap fmap(t);
+  std::vector<Type> types = body.input_types();
+  for (size_t i = 0; i < types.size(); ++i) {
+    size_t from = i < l.consts ? i : p.h0 + (i - l.consts);
+    fmap.set(t.ops[from].outs[0], f.input(body.ops[i].name, types[i]));
+  }
+  Builder g;
+  VarMap gmap(t);
+  auto param = [&](size_t i) {
+    gmap.set(t.ops[i].outs[0], g.input(t.ops[i].name, t.type(t.ops[i].outs[0])));
+  };
+  for (size_t i = 0; i < p.h0; ++i) param(i);
+  for (size_t r = 0; r < residuals.size(); ++r)
+    gmap.set(residuals[r], g.input(fmt::format("r{}", r + 1), t.type(residuals[r])));
+  for (size_t i = p.dy0; i < p.all; ++i) param(i);
+  for (size_t i = p.all; i < t.ops.size(); ++i) {
+    if (in_fwd[i]) copy_op(f, t, t.ops[i], fmap);
+    if (in_back[i]) copy_op(g, t, t.ops[i], gmap);
+  }
+  for (Var v : bw.primal) f.output(fmap[v], "");
+  for (Var v : residuals) {
+    int64_t x = -1;
+    for (size_t j = 0; j < l.xs; ++j) {
+      if (t.ops[p.x0 + j].outs[0] == v) x = static_cast<int64_t>(j);
+    }
+    out.from_xs.push_back(x);
+    if (x < 0) f.output(fmap[v], "");
+  }
+  for (Var y : yields) g.output(gmap[y], "");
+  out.forward = f.finish();
+  out.backward = g.finish();
+  out.forward.name = out.backward.name = "body";
+  return out;
+}
+
+ScanParts parts_of(const Op& op) {
+  const auto a = attrs_of<Prim::scan>(op.attrs);
+  const Tape& body = op.regions[0];
   std::vector<Type> params = body.input_types(), yields = body.output_types();
   ScanParts l{static_cast<size_t>(a.consts), static_cast<size_t>(a.carries), 0, 0, {}, {}, {}, {}};
   l.xs = params.size() - l.consts - l.carries;
@@ -81,18 +235,40 @@ std::vector<Cotangent> scan_vjp(Builder& b, const RuleArgs& r) {
   l.fk = floats(std::span(params).subspan(l.consts, l.carries));
   l.fx = floats(std::span(params).subspan(l.consts + l.carries));
   l.fy = floats(std::span(yields).subspan(l.carries));
-  // Operands of the backward scan: consts; dh, dc; then stacked h, xs, dy.
+  return l;
+}
+
+std::vector<Cotangent> scan_vjp(Builder& b, const RuleArgs& r) {
+  const auto a = attrs_of<Prim::scan>(r.op.attrs);
+  const Tape& body = r.op.regions[0];
+  std::vector<Type> params = body.input_types();
+  ScanParts l = parts_of(r.op);
+  // Operands of the backward scan: consts; dh, dc; then the stacked values of each step
+  // (the carries it was given and its xs under remat, else its residuals), then dy.
   VarList consts, carries, xs;
   for (size_t i = 0; i < l.consts; ++i) consts.push_back(r.args[i]);
   for (size_t k : l.fk) carries.push_back(r.cots[k] ? *r.cots[k] : zeros(b, params[l.consts + k]));
   for (size_t i : l.fc) carries.push_back(zeros(b, params[i]));
-  for (size_t k = 0; k < l.carries; ++k) xs.push_back(r.outs[l.carries + l.ys + k]);
-  for (size_t j = 0; j < l.xs; ++j) xs.push_back(r.args[l.consts + l.carries + j]);
+  Tape backward;
+  const size_t kept = l.carries + l.ys;  // the forward's outputs before what it keeps
+  if (r.remat) {
+    for (size_t k = 0; k < l.carries; ++k) xs.push_back(r.outs[kept + k]);
+    for (size_t j = 0; j < l.xs; ++j) xs.push_back(r.args[l.consts + l.carries + j]);
+    backward = backward_body(body, l).tape;
+  } else {
+    Split split = split_at_residuals(body, l);
+    size_t yielded = 0;
+    for (int64_t x : split.from_xs) {
+      xs.push_back(x >= 0 ? r.args[l.consts + l.carries + static_cast<size_t>(x)]
+                          : r.outs[kept + yielded++]);
+    }
+    backward = std::move(split.backward);
+  }
   for (size_t j : l.fy) {
     const Cotangent& dy = r.cots[l.carries + j];
     xs.push_back(dy ? *dy : zeros(b, b.type(r.outs[l.carries + j])));
   }
-  std::vector<Var> back = b.scan(consts, carries, xs, backward_body(body, l), a.length, !a.reverse);
+  std::vector<Var> back = b.scan(consts, carries, xs, std::move(backward), a.length, !a.reverse);
   std::vector<Cotangent> dx(r.args.size());
   size_t next = 0;
   for (size_t k : l.fk) dx[l.consts + k] = back[next++];
@@ -110,6 +286,12 @@ VarList scan_keeping_carries(Builder& b, const Op& op, const VarList& args) {
     body.outputs.push_back({body.ops[a.consts + k].outs[0], ""});
   std::vector<Tape> regions;
   regions.push_back(std::move(body));
+  return b.record(Prim::scan, args, op.attrs, std::move(regions)).outs;
+}
+
+VarList scan_keeping_residuals(Builder& b, const Op& op, const VarList& args) {
+  std::vector<Tape> regions;
+  regions.push_back(split_at_residuals(op.regions[0], parts_of(op)).forward);
   return b.record(Prim::scan, args, op.attrs, std::move(regions)).outs;
 }
 

@@ -29,19 +29,21 @@ Tape with_loss(const Tape& t) {
 }  // namespace
 
 TEST_CASE("the gradient of a scan equals that of its body unrolled") {
-  for (bool reverse : {false, true}) {
-    CAPTURE(reverse);
-    Tape scanned = grad::gradient(with_loss(rnn(12, cell_body(), reverse)));
-    Tape reference = grad::gradient(with_loss(unrolled_rnn(12, reverse)));
-    TensorMap inputs = rnn_inputs(12, 5);
-    std::vector<Tensor> got = Executor(scanned).run(inputs);
-    std::vector<Tensor> want = Executor(reference).run(inputs);
-    REQUIRE(got.size() == 4);  // loss, grad.w, grad.h0, grad.xs
-    for (size_t i = 0; i < got.size(); ++i) {
-      CAPTURE(scanned.outputs[i].name);
-      check_close(got[i], to_doubles(want[i]), 1e-6, 1e-6);
+  for (bool remat : {false, true})
+    for (bool reverse : {false, true}) {
+      CAPTURE(reverse);
+      CAPTURE(remat);
+      Tape scanned = grad::gradient(with_loss(rnn(12, cell_body(), reverse)), {.remat = remat});
+      Tape reference = grad::gradient(with_loss(unrolled_rnn(12, reverse)));
+      TensorMap inputs = rnn_inputs(12, 5);
+      std::vector<Tensor> got = Executor(scanned).run(inputs);
+      std::vector<Tensor> want = Executor(reference).run(inputs);
+      REQUIRE(got.size() == 4);  // loss, grad.w, grad.h0, grad.xs
+      for (size_t i = 0; i < got.size(); ++i) {
+        CAPTURE(scanned.outputs[i].name);
+        check_close(got[i], to_doubles(want[i]), 1e-6, 1e-6);
+      }
     }
-  }
 }
 
 TEST_CASE("a scan's gradient tape holds one backward scan, whatever the length") {
@@ -63,6 +65,24 @@ TEST_CASE("a scan's gradient matches finite differences, and so does its second 
     // The gradient tape's own gradient: through the backward scan.
     Tape g = grad::gradient(t);
     CHECK(gradcheck(g, inputs, {}).ok);
+  }
+}
+
+TEST_CASE("the backward stores each step's residuals, or under remat recomputes the step") {
+  for (bool remat : {false, true}) {
+    CAPTURE(remat);
+    Tape g = grad::gradient(with_loss(rnn(8)), {.remat = remat});
+    std::vector<const Op*> scans;
+    for (const Op& op : g.ops) {
+      if (op.kind == OpKind::call && op.prim == Prim::scan) scans.push_back(&op);
+    }
+    REQUIRE(scans.size() == 2);
+    // The backward body recomputes the step's tanh only under remat.
+    int tanhs = 0;
+    for (const Op& op : scans[1]->regions[0].ops) tanhs += op.prim == Prim::tanh;
+    CHECK(tanhs == (remat ? 1 : 0));
+    // The forward keeps per step the carry it was given and, without remat, 1 - tanh^2.
+    CHECK(scans[0]->outs.size() == (remat ? 3u : 4u));
   }
 }
 

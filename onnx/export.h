@@ -13,7 +13,8 @@ namespace ytape {
 /// in `weights`, which become initializers with those values; its outputs are the graph's.
 /// The model passes ONNX's checker. Throws UnsupportedError (onnx/import.h) naming the op
 /// for a primitive that has no ONNX form here (effects, random numbers, the gradient-only
-/// primitives, pads with interior padding, softmax over several dims).
+/// primitives, pads with interior padding, softmax over several dims). A scan is written
+/// unrolled (opt/unroll.h), one copy of its body per step: ONNX's Scan is not written yet.
 std::string export_onnx(const Tape& t, const TensorMap& weights = {});
 
 }  // namespace ytape

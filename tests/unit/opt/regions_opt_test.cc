@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "opt/optimize.h"
+#include "opt/unroll.h"
 #include "runtime/executor.h"
 #include "tape/builder.h"
 #include "tape/print.h"
@@ -29,22 +30,19 @@ Tape wasteful_body() {
 
 }  // namespace
 
-TEST_CASE("optimize simplifies a scan's body and keeps what the scan computes") {
+// outer(w, h0, xs) = the scan of wasteful_body over the 5 columns of xs.
+Tape outer(bool reverse = false) {
   Builder b("outer");
   Var w = b.input("w", {DType::f64, {3}});
   Var h0 = b.input("h0", {DType::f64, {3}});
   Var xs = b.input("xs", {DType::f64, {3, 5}});
-  std::vector<Var> r = b.scan({w}, {h0}, {xs}, wasteful_body(), 5);
+  std::vector<Var> r = b.scan({w}, {h0}, {xs}, wasteful_body(), 5, reverse);
   b.output(r[0], "h");
   b.output(r[1], "ys");
-  Tape t = b.finish();
-  Tape o = optimize(t);
-  validate(o);
-  const Tape& body = o.ops.back().regions[0];
-  CHECK(body.num_ops() < t.ops.back().regions[0].num_ops());
-  CHECK(print_tape(body).find("sin") == std::string::npos);
-  CHECK(body.num_inputs() == 3);  // a body's parameters stay: the op passes them
-  TensorMap inputs;
+  return b.finish();
+}
+
+TensorMap outer_inputs() {
   std::vector<double> wv{0.1, -0.2, 0.3}, hv{1, 2, 3}, xv(15);
   for (size_t i = 0; i < xv.size(); ++i) xv[i] = 0.1 * static_cast<double>(i) - 0.7;
   auto tensor = [](Type type, const std::vector<double>& v) {
@@ -52,14 +50,45 @@ TEST_CASE("optimize simplifies a scan's body and keeps what the scan computes") 
     std::copy(v.begin(), v.end(), out.data<double>());
     return out;
   };
-  inputs = {{"w", tensor({DType::f64, {3}}, wv)},
-            {"h0", tensor({DType::f64, {3}}, hv)},
-            {"xs", tensor({DType::f64, {3, 5}}, xv)}};
-  std::vector<Tensor> before = Executor(t).run(inputs), after = Executor(o).run(inputs);
+  return {{"w", tensor({DType::f64, {3}}, wv)},
+          {"h0", tensor({DType::f64, {3}}, hv)},
+          {"xs", tensor({DType::f64, {3, 5}}, xv)}};
+}
+
+void check_same_values(const Tape& a, const Tape& b) {
+  TensorMap inputs = outer_inputs();
+  std::vector<Tensor> before = Executor(a).run(inputs), after = Executor(b).run(inputs);
+  REQUIRE(before.size() == after.size());
   for (size_t k = 0; k < before.size(); ++k) {
-    REQUIRE(before[k].size() == after[k].size());
+    REQUIRE(before[k].type() == after[k].type());
     for (int64_t i = 0; i < before[k].size(); ++i) {
       CHECK(before[k].data<double>()[i] == after[k].data<double>()[i]);
     }
+  }
+}
+
+TEST_CASE("optimize simplifies a scan's body and keeps what the scan computes") {
+  Tape t = outer();
+  Tape o = optimize(t);
+  validate(o);
+  const Tape& body = o.ops.back().regions[0];
+  CHECK(body.num_ops() < t.ops.back().regions[0].num_ops());
+  CHECK(print_tape(body).find("sin") == std::string::npos);
+  CHECK(body.num_inputs() == 3);  // a body's parameters stay: the op passes them
+  check_same_values(t, o);
+}
+
+TEST_CASE("unroll_regions writes a scan out step by step, with its values bit for bit") {
+  for (bool reverse : {false, true}) {
+    CAPTURE(reverse);
+    Tape t = outer(reverse);
+    CHECK(has_regions(t));
+    Tape u = unroll_regions(t);
+    validate(u);
+    CHECK(!has_regions(u));
+    int tanhs = 0;
+    for (const Op& op : u.ops) tanhs += op.kind == OpKind::call && op.prim == Prim::tanh;
+    CHECK(tanhs == 5);  // one body per step
+    check_same_values(t, u);
   }
 }

@@ -1,0 +1,79 @@
+#include "opt/unroll.h"
+
+#include "tape/builder.h"
+
+namespace ytape {
+
+namespace {
+
+// Slice t (0-based) of `stacked` on its last dim, without that dim.
+Var step_of(Builder& b, Var stacked, int64_t t) {
+  const Shape& s = b.type(stacked).shape;
+  std::vector<int64_t> start(s.size(), 1), stop(s), step(s.size(), 1);
+  start.back() = stop.back() = t + 1;
+  Var one = b.slice(stacked, {.start = start, .stop = stop, .step = step});
+  return b.reshape(one, {.shape = Shape(s.begin(), s.end() - 1)});
+}
+
+// The scan `op` of `src`, its args read through `map`, written out on `b`.
+void unroll_scan(Builder& b, const Tape& src, const Op& op, VarMap& map) {
+  const auto a = attrs_of<Prim::scan>(op.attrs);
+  const Tape& body = op.regions[0];
+  const auto consts = static_cast<size_t>(a.consts), carries = static_cast<size_t>(a.carries);
+  const size_t xs = op.args.size() - consts - carries, ys = body.outputs.size() - carries;
+  std::vector<Var> carry;
+  for (size_t k = 0; k < carries; ++k) carry.push_back(map[op.args[consts + k]]);
+  std::vector<std::vector<Var>> steps(ys, std::vector<Var>(static_cast<size_t>(a.length)));
+  for (int64_t n = 0; n < a.length; ++n) {
+    const int64_t t = a.reverse ? a.length - 1 - n : n;
+    VarMap inner(body);
+    for (size_t i = 0; i < consts; ++i) inner.set(body.ops[i].outs[0], map[op.args[i]]);
+    for (size_t k = 0; k < carries; ++k) inner.set(body.ops[consts + k].outs[0], carry[k]);
+    for (size_t j = 0; j < xs; ++j) {
+      inner.set(body.ops[consts + carries + j].outs[0],
+                step_of(b, map[op.args[consts + carries + j]], t));
+    }
+    for (size_t i = body.num_inputs(); i < body.ops.size(); ++i)
+      copy_op(b, body, body.ops[i], inner);
+    for (size_t k = 0; k < carries; ++k) carry[k] = inner[body.outputs[k].var];
+    for (size_t j = 0; j < ys; ++j) {
+      Var y = inner[body.outputs[carries + j].var];
+      Shape s = b.type(y).shape;
+      s.push_back(1);
+      steps[j][static_cast<size_t>(t)] = b.reshape(y, {.shape = s});
+    }
+  }
+  b.set_loc(op.loc);
+  for (size_t k = 0; k < carries; ++k) map.set(op.outs[k], carry[k]);
+  for (size_t j = 0; j < ys; ++j) {
+    const Type& type = src.type(op.outs[carries + j]);
+    Var stacked = a.length == 0 ? b.constant(type.dtype, 0.0, type.shape)
+                                : b.concat(steps[j], {.dim = static_cast<int64_t>(type.rank())});
+    map.set(op.outs[carries + j], stacked);
+  }
+}
+
+}  // namespace
+
+bool has_regions(const Tape& t) {
+  for (const Op& op : t.ops) {
+    if (!op.regions.empty()) return true;
+  }
+  return false;
+}
+
+Tape unroll_regions(const Tape& t) {
+  Builder b = Builder::like(t);
+  VarMap map(t);
+  for (const Op& op : t.ops) {
+    if (op.kind == OpKind::call && op.prim == Prim::scan) {
+      unroll_scan(b, t, op, map);
+    } else {
+      copy_op(b, t, op, map);
+    }
+  }
+  for (const Output& o : t.outputs) b.output(map[o.var], o.name);
+  return b.finish();
+}
+
+}  // namespace ytape

@@ -1,0 +1,18 @@
+// Region ops written out: a scan becomes its body repeated once per step.
+#pragma once
+
+#include "tape/tape.h"
+
+namespace ytape {
+
+/// Whether an op of `t` holds regions (a scan).
+bool has_regions(const Tape& t);
+
+/// `t` with every scan replaced by `length` copies of its body, in the order of the steps,
+/// as `ytape trace --loops unroll` records a loop: each x_t a slice of its xs, each carry
+/// fed from one copy to the next, each y stacked by a concat. For consumers that take
+/// straight-line tapes only (ONNX export, until it writes Scan). Linear in the size of the
+/// result; the values are the scan's, bit for bit.
+Tape unroll_regions(const Tape& t);
+
+}  // namespace ytape

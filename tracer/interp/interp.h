@@ -352,7 +352,11 @@ class Interpreter {
   std::vector<std::pair<std::string, Value>> loop_carries(const Expr& e, const EnvPtr& env);
   // The attempts of a loop with these carries, one more per field found assigned and
   // for a number's dtype settled; the ys (stacked) where it became a scan op.
-  std::optional<std::vector<Value>> run_scan(const ScanLoop& loop, std::vector<ScanCarry> carries);
+  // Where an attempt failed as a carry's type changed, sets `settles` (if given) and
+  // fails quietly: the caller may run one iteration and try the rest.
+  std::optional<std::vector<Value>> run_scan(const ScanLoop& loop, std::vector<ScanCarry> carries,
+                                             bool* settles = nullptr);
+  bool peeled_ = false;  // trace_scan is trying the iterations after the first
   // Flattens `c`'s value into its leaves; false where a scan cannot carry it (or, unless
   // `forced`, should not: an integer or Bool); under `forced` that is an error at `pos`.
   bool prepare_carry(ScanCarry& c, bool forced, Pos pos);

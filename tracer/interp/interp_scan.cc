@@ -194,7 +194,28 @@ bool Interpreter::trace_scan(const Expr& e, const Value& over, const EnvPtr& env
                   eval_block(body, scope);
                   return std::optional<Value>();
                 }};
-  return run_scan(loop, std::move(carries)).has_value();
+  bool settles = false;
+  if (run_scan(loop, std::move(carries), &settles)) return true;
+  // A carry whose type the first iteration changes (a recurrent layer's one-column state0
+  // meeting a batch) may keep the new one: that iteration runs as it is, the others as a
+  // scan, or unrolled where they cannot be one.
+  const RangeObj& r = over.rng();
+  if (!settles || r.length() < 2) return false;
+  Value first = Value::range(r.at(0), r.step, r.at(0));
+  run_loop(clause, 0, body, env, &first);
+  if (signal_ != Signal::none) return true;  // it left the loop
+  Value rest = Value::range(r.at(1), r.step, r.stop);
+  peeled_ = true;
+  bool scanned = false;
+  try {
+    scanned = trace_scan(e, rest, env);
+  } catch (...) {
+    peeled_ = false;
+    throw;
+  }
+  peeled_ = false;
+  if (!scanned) run_loop(clause, 0, body, env, &rest);
+  return true;
 }
 
 std::optional<Value> Interpreter::trace_stack(const Value& f, const Value& over, Pos pos) {
@@ -210,7 +231,8 @@ std::optional<Value> Interpreter::trace_stack(const Value& f, const Value& over,
 }
 
 std::optional<std::vector<Value>> Interpreter::run_scan(const ScanLoop& loop,
-                                                        std::vector<ScanCarry> carries) {
+                                                        std::vector<ScanCarry> carries,
+                                                        bool* settles) {
   bool forced = limits_.loops == LoopMode::scan;
   for (ScanCarry& c : carries) {
     if (!prepare_carry(c, forced, loop.pos)) return std::nullopt;
@@ -235,6 +257,10 @@ std::optional<std::vector<Value>> Interpreter::run_scan(const ScanLoop& loop,
         prepare_carry(carries[i], forced, loop.pos);
       }
     } else {
+      if (a.settles && settles != nullptr && !peeled_) {
+        *settles = true;  // the caller runs one iteration and tries again
+        return std::nullopt;
+      }
       break;
     }
   }

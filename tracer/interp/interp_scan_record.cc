@@ -127,12 +127,24 @@ Interpreter::ScanAttempt Interpreter::attempt_scan(const ScanLoop& loop,
     out.reason = a.reason;
     out.object = a.object;
     out.field = a.field;
+    out.settles = a.settles;
   } catch (const UserError& u) {
     out.reason = u.what();
   }
   abandon_scan(depth, stream);
   return out;
 }
+
+namespace {
+
+// The types of a carried value's arrays and numbers: "f32[16,8]", "(f32[16,8], f32[16,8])".
+std::string types_of(const std::vector<Value>& leaves) {
+  std::string out;
+  for (const Value& v : leaves) out += (out.empty() ? "" : ", ") + type_str(value_type(v));
+  return leaves.size() == 1 ? out : "(" + out + ")";
+}
+
+}  // namespace
 
 std::vector<std::pair<size_t, DType>> Interpreter::settle_carries(
     const std::vector<ScanCarry>& carries, const Env& scope, bool may_retype,
@@ -143,14 +155,18 @@ std::vector<std::pair<size_t, DType>> Interpreter::settle_carries(
     const Value& v = c.current(scope);
     std::vector<Value> leaves;
     std::string form;
+    bool carriable = flatten_carried(v, leaves, form);
     bool probed = may_retype && c.leaves.size() == 1 && weak_float(c.leaves[0]);
-    if (flatten_carried(v, leaves, form) && form == c.form && !probed) {
+    if (carriable && form == c.form && !probed) {
       for (const Value& leaf : leaves) yields.push_back(var_of(leaf));
     } else if (may_retype && c.init.is_number() && v.is_number()) {
       retyped.emplace_back(i, value_type(v).dtype);
     } else {
-      not_a_scan(fmt::format("'{}' is {} before an iteration and {} after it", c.name,
-                             a_type_name(c.init), a_type_name(v)));
+      std::string before = carriable ? types_of(c.leaves) : a_type_name(c.init);
+      std::string after = carriable ? types_of(leaves) : a_type_name(v);
+      throw NotAScan{
+          fmt::format("'{}' is {} before an iteration and {} after it", c.name, before, after),
+          nullptr, 0, carriable};
     }
   }
   return retyped;

@@ -20,6 +20,7 @@ struct NotAScan {
   std::string reason;
   std::shared_ptr<const Object> object;
   size_t field = 0;
+  bool settles = false;  // a carry's type changed, as a first iteration may change it
 };
 
 /// The type of an array or number.
@@ -73,6 +74,7 @@ struct Interpreter::ScanAttempt {
   std::shared_ptr<const Object> object;
   size_t field = 0;
   std::vector<std::pair<size_t, DType>> retyped;
+  bool settles = false;  // see NotAScan
 };
 
 // One loop being traced as a scan.

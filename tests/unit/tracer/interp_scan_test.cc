@@ -312,3 +312,23 @@ g(x) = sum(stack(t -> x[:, t] .* t, 1:3) .^ 2)
   check_as_unrolled(program, "f", {"x"}, 1);
   check_as_unrolled(program, "g", {"x"}, 0);  // short: unrolled under auto
 }
+
+TEST_CASE(
+    "a loop whose first iteration settles a carry's type: that one as it is, the rest a scan") {
+  // Flux's RNN state0 has one column; the first step broadcasts it to the batch's four.
+  std::string program = R"(
+using Flux
+m = RNN(3 => 5)
+x = randn(Float32, 3, 4, 12)
+function last_step(m, x)
+  Flux.reset!(m)
+  y = zeros(Float32, 5, 4)
+  for t in 1:size(x, 3)
+    y = m(x[:, :, t])
+  end
+  sum(abs2, y)
+end
+)";
+  check_as_unrolled(program, "last_step", {"m", "x"}, 1);
+  check_as_unrolled(program, "last_step", {"m", "x"}, 1, LoopMode::scan);
+}

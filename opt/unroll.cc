@@ -8,7 +8,7 @@ namespace {
 
 // Slice t (0-based) of `stacked` on its last dim, without that dim.
 Var step_of(Builder& b, Var stacked, int64_t t) {
-  const Shape& s = b.type(stacked).shape;
+  const Shape s = b.type(stacked).shape;  // a copy: the builder grows below
   std::vector<int64_t> start(s.size(), 1), stop(s), step(s.size(), 1);
   start.back() = stop.back() = t + 1;
   Var one = b.slice(stacked, {.start = start, .stop = stop, .step = step});

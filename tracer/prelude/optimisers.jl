@@ -215,11 +215,14 @@ function check_gradient(x, dx, path)
     dx isa NamedTuple ||
       gradient_mismatch(path, "the model has ", what, ", the gradient a ", typeof(dx),
                         " (a named tuple of its fields, or nothing)")
+    # Only trainable fields are updated: a recurrent layer's state, which its forward
+    # changed to the batch's size, is not compared with its gradient.
+    kept = is_struct(x) ? keys(trainable(x)) : keys(x)
     for name in keys(dx)
       name in keys(fields) ||
         gradient_mismatch(path, "the gradient has a field ", name, ", which ", what,
                           " has not; its fields are ", join_names(keys(fields)))
-      check_gradient(fields[name], dx[name], string(path, ".", name))
+      name in kept && check_gradient(fields[name], dx[name], string(path, ".", name))
     end
   end
   nothing

@@ -332,3 +332,22 @@ end
   check_as_unrolled(program, "last_step", {"m", "x"}, 1);
   check_as_unrolled(program, "last_step", {"m", "x"}, 1, LoopMode::scan);
 }
+
+TEST_CASE("a training step of a recurrent model: its scans give the unrolled step's values") {
+  // Optimisers.update compares only trainable fields with the gradient: the layer's state,
+  // batch-sized after the forward, is not one.
+  std::string program = R"(
+using Flux, Optimisers
+model = Chain(LSTM(4 => 6), Dense(6 => 4))
+opt = Optimisers.setup(Adam(1f-2), model)
+x = randn(Float32, 4, 3, 10)
+y = softmax(randn(Float32, 4, 3, 10))
+function train_step(model, opt, x, y)
+  loss, grads = Flux.withgradient(m -> (Flux.reset!(m); Flux.logitcrossentropy(m(x), y)), model)
+  opt, model = Optimisers.update(opt, model, grads[1])
+  Flux.reset!(model)
+  (model = model, opt = opt, loss = loss)
+end
+)";
+  check_as_unrolled(program, "train_step", {"model", "opt", "x", "y"}, 2);
+}

@@ -73,8 +73,9 @@ std::string region_tables(const Executor& e, const Tape& root, int runs, int top
     for (const Tape& region : op.regions) {
       const Executor* r = e.region_executor(region);
       if (r == nullptr || r->op_times().empty()) continue;
-      std::string here = fmt::format("{}{} %{} · {}", path, prim_name(op.prim),
-                                     op.outs.empty() ? 0 : op.outs[0].id, region.name);
+      // Named as the printer and `ytape diff` name the op: by its first output.
+      std::string here = fmt::format("{}{} {} · {}", path, prim_name(op.prim),
+                                     op.outs.empty() ? "" : var_str(op.outs[0]), region.name);
       std::string loc = root.loc_str(op.loc);
       double trips = static_cast<double>(r->profiled_runs()) / std::max(runs, 1);
       out += fmt::format("\n{} ({}): {:g} trips per run\n", here, loc.empty() ? "-" : loc, trips);

@@ -37,3 +37,7 @@ cli_test(regions_trace_loop_flat EXIT 0 STDOUT ${CASES}/expected/regions_trace_l
 cli_test(regions_trace_unrolled EXIT 0 STDOUT ${CASES}/expected/regions_trace_unrolled.txt
          COMMAND bash -c "$0 trace regions/rnn_loop.jl -f cell f32[8,8] f32[8,4] f32[4,16] f32[8] --loops unroll | $0 stats - | head -1"
          ${YTAPE})
+# run --profile shows the body's ops under a line naming its op as the printer does.
+cli_test(regions_profile EXIT 0 STDOUT ${CASES}/expected/regions_profile.txt
+         COMMAND bash -c "$0 run regions/rnn.json --random --repeat 2 --profile | grep 'trips per run'"
+         ${YTAPE})

@@ -20,6 +20,7 @@ struct TraceCliOptions {
   bool stats = false;
   int64_t max_ops = 10'000'000;
   int64_t max_steps = tracer::kDefaultMaxSteps;
+  int64_t max_trips = tracer::kDefaultMaxTrips;
   std::string loops = "auto";
 };
 
@@ -48,10 +49,17 @@ Run setup_trace(CLI::App& sub) {
                  "0: no limit)")
       ->check(non_negative());
   sub.add_option("--loops", o->loops,
-                 "How for loops over ranges are traced: auto (a scan op where the body allows "
-                 "one and the loop runs 8 times or more, else unrolled), scan (a scan op or an "
-                 "error saying why not) or unroll (docs/regions.md)")
+                 "How loops and branches on traced values are traced: auto (a for loop over a "
+                 "range is a scan op where the body allows one and it runs 8 times or more; a "
+                 "while on a traced condition a while_loop op; an if on a traced Bool a cond "
+                 "op), scan (a scan op for every for loop, or an error saying why not) or "
+                 "unroll (every loop unrolled, every traced branch guarded; docs/regions.md)")
       ->check(one_of({"auto", "scan", "unroll"}));
+  sub.add_option("--max-trips", o->max_trips,
+                 "The bound of a while loop traced as a while_loop op, which its gradient stores "
+                 "steps for, unless the program gives one (`@max_trips N while ...`; default "
+                 "1000); a run past it is an error naming the loop")
+      ->check(positive());
   sub.add_option("--allow-read", o->allow_read,
                  "Let the program read and ask about files under this folder too, besides its "
                  "own folder (repeatable)")
@@ -62,6 +70,7 @@ Run setup_trace(CLI::App& sub) {
     auto start = std::chrono::steady_clock::now();
     tracer::Limits limits;
     limits.max_steps = o->max_steps;
+    limits.max_trips = o->max_trips;
     limits.loops = o->loops == "scan"     ? tracer::LoopMode::scan
                    : o->loops == "unroll" ? tracer::LoopMode::unroll
                                           : tracer::LoopMode::auto_;

@@ -46,10 +46,11 @@ void Backprop::copy_call(size_t index, const Op& op) {
   if (prim_info(op.prim).differentiable()) {
     for (Var a : op.args) active = active || active_[a.id];
   }
-  if (active && op.prim == Prim::scan) {
+  if (active && (op.prim == Prim::scan || op.prim == Prim::while_loop)) {
     VarList args = map_.map(op.args);
-    VarList outs =
-        remat_ ? scan_keeping_carries(b_, op, args) : scan_keeping_residuals(b_, op, args);
+    VarList outs = op.prim == Prim::while_loop ? while_keeping_steps(b_, op, args, remat_)
+                   : remat_                    ? scan_keeping_carries(b_, op, args)
+                                               : scan_keeping_residuals(b_, op, args);
     for (size_t k = 0; k < op.outs.size(); ++k) {
       map_.set(op.outs[k], outs[k]);
       active_[op.outs[k].id] = is_float(src_.type(op.outs[k]).dtype);

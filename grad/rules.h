@@ -72,5 +72,12 @@ VarList scan_keeping_carries(Builder& b, const Op& op, const VarList& args);
 /// values of each step that its VJP reads (its residuals), so that the results end with
 /// them, stacked, and the backward scan recomputes nothing.
 VarList scan_keeping_residuals(Builder& b, const Op& op, const VarList& args);
+/// A while_loop as the gradient emits it forward: a scan of max_trips steps that keeps
+/// each trip's values (its residuals, or its carries under `remat`) and whether the loop
+/// still ran, then a guard that the loop stopped within max_trips. Its results begin with
+/// the loop's; the while_loop's rule reads the rest. Throws UserError where max_trips is 0.
+VarList while_keeping_steps(Builder& b, const Op& op, const VarList& args, bool remat);
+/// Registers cond's and while_loop's rules (grad/rules/control_while.cc).
+void register_branch_rules(RuleTable& t);
 
 }  // namespace ytape::grad

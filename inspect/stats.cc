@@ -139,6 +139,13 @@ std::string stats_str(const TapeStats& s, int64_t plan_bytes) {
   out +=
       fmt::format("{:<{}}  {:>7}  {:>{}}  {}FLOP\n", "total", width, grouped(s.constants + s.calls),
                   total_flops, flops_width, human_count(s.flops) + (s.flops >= 1000 ? "" : " "));
+  for (const PrimStats& p : s.prims) {
+    if (p.name == prim_name(Prim::while_loop)) {
+      out +=
+          "(while_loop: FLOPs per trip, its cond and body once; how many trips it takes is "
+          "known when it runs)\n";
+    }
+  }
   out += fmt::format("\nparameters (elements of float inputs): {}", grouped(s.parameters));
   if (s.parameters >= 1000)
     out += fmt::format(" ({})", human_count(static_cast<double>(s.parameters)));

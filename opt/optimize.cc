@@ -9,7 +9,9 @@
 #include "opt/dce.h"
 #include "opt/fold.h"
 #include "opt/simplify.h"
+#include "opt/unroll.h"
 #include "tape/error.h"
+#include "tape/strings.h"
 #include "tape/validate.h"
 
 namespace ytape {
@@ -22,17 +24,20 @@ std::span<const PassInfo> all_passes() {
        false},
       {"cse", "merge ops that compute the same thing", eliminate_common_subexpressions, true},
       {"dce", "remove ops no output depends on", eliminate_dead_code, true},
+      {"inline", "replace a cond on a constant by its branch, a scan of length 1 by its body",
+       inline_regions, true},
   };
   return table;
 }
 
 const PassInfo& find_pass(std::string_view name) {
-  std::vector<std::string_view> names;
+  std::vector<std::string> names;
   for (const PassInfo& p : all_passes()) {
     if (p.name == name) return p;
-    names.push_back(p.name);
+    names.emplace_back(p.name);
   }
-  user_error("unknown pass '{}' (the passes: {})", name, fmt::join(names, ", "));
+  user_error("unknown pass '{}' (the passes: {}){}", name, fmt::join(names, ", "),
+             did_you_mean(name, names));
 }
 
 namespace {

@@ -53,7 +53,57 @@ void unroll_scan(Builder& b, const Tape& src, const Op& op, VarMap& map) {
   }
 }
 
+// The region of cond `op` that a constant selector `value` names, or null where it names
+// none (a run-time error the cond keeps).
+const Tape* chosen_branch(const Op& op, const Op& value, DType dtype) {
+  double s = literal_at(value, dtype, 0);
+  if (dtype == DType::boolean) return &op.regions[s != 0 ? 0 : 1];
+  if (s < 1 || s > static_cast<double>(op.regions.size())) return nullptr;
+  return &op.regions[static_cast<size_t>(s) - 1];
+}
+
+// Copies region `r`'s ops onto `b`, its parameters bound to the vars of `args` (of `src`,
+// read through `map`), and maps `outs` to what it yields.
+void inline_region(Builder& b, const Tape& r, std::span<const Var> args, std::span<const Var> outs,
+                   VarMap& map) {
+  VarMap inner(r);
+  for (size_t i = 0; i < args.size(); ++i) inner.set(r.ops[i].outs[0], map[args[i]]);
+  for (size_t i = r.num_inputs(); i < r.ops.size(); ++i) copy_op(b, r, r.ops[i], inner);
+  for (size_t k = 0; k < outs.size(); ++k) map.set(outs[k], inner[r.outputs[k].var]);
+}
+
 }  // namespace
+
+PassResult inline_regions(const Tape& t) {
+  std::vector<const Op*> constant(t.types.size(), nullptr);
+  for (const Op& op : t.ops) {
+    if (op.kind == OpKind::constant) constant[op.outs[0].id] = &op;
+  }
+  auto inlined = [&](const Op& op) -> const Tape* {
+    if (op.kind != OpKind::call) return nullptr;
+    if (op.prim == Prim::scan && attrs_of<Prim::scan>(op.attrs).length <= 1) return &op.regions[0];
+    if (op.prim != Prim::cond || constant[op.args[0].id] == nullptr) return nullptr;
+    return chosen_branch(op, *constant[op.args[0].id], t.type(op.args[0]).dtype);
+  };
+  size_t changed = 0;
+  for (const Op& op : t.ops) changed += inlined(op) != nullptr;
+  if (changed == 0) return {};
+  Builder b = Builder::like(t);
+  VarMap map(t);
+  for (const Op& op : t.ops) {
+    const Tape* r = inlined(op);
+    if (r == nullptr) {
+      copy_op(b, t, op, map);
+    } else if (op.prim == Prim::scan) {
+      unroll_scan(b, t, op, map);
+    } else {
+      b.set_loc(op.loc);
+      inline_region(b, *r, std::span(op.args).subspan(1), op.outs, map);
+    }
+  }
+  for (const Output& o : t.outputs) b.output(map[o.var], o.name);
+  return {b.finish(), changed};
+}
 
 bool has_regions(const Tape& t) {
   for (const Op& op : t.ops) {

@@ -1,6 +1,8 @@
-// Region ops written out: a scan becomes its body repeated once per step.
+// Region ops written out: a scan becomes its body repeated once per step; a cond on a
+// constant, its branch.
 #pragma once
 
+#include "opt/pass.h"
 #include "tape/tape.h"
 
 namespace ytape {
@@ -14,5 +16,10 @@ bool has_regions(const Tape& t);
 /// straight-line tapes only (ONNX export, until it writes Scan). Linear in the size of the
 /// result; the values are the scan's, bit for bit.
 Tape unroll_regions(const Tape& t);
+
+/// The pass `inline` (docs/passes.md): a cond whose selector is a constant becomes the
+/// branch it names, and a scan of length 0 or 1 its body once (or nothing), as
+/// unroll_regions writes it. Regions are optimized inside their ops as tapes of their own.
+PassResult inline_regions(const Tape& t);
 
 }  // namespace ytape

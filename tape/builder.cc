@@ -209,6 +209,29 @@ std::vector<Var> Builder::scan(const VarList& consts, const VarList& carries, co
   return record(Prim::scan, std::move(args), attrs.to_attrs(), std::move(regions)).outs.vector();
 }
 
+std::vector<Var> Builder::cond(Var selector, const VarList& operands, std::vector<Tape> branches) {
+  VarList args{selector};
+  for (Var v : operands) args.push_back(v);
+  DType dtype = type(selector).dtype;
+  for (size_t k = 0; k < branches.size(); ++k) branches[k].name = cond_branch_name(dtype, k);
+  return record(Prim::cond, std::move(args), {}, std::move(branches)).outs.vector();
+}
+
+std::vector<Var> Builder::while_loop(const VarList& consts, const VarList& carries, Tape cond,
+                                     Tape body, int64_t max_trips) {
+  VarList args = consts;
+  for (Var v : carries) args.push_back(v);
+  AttrsOf<Prim::while_loop> attrs{.consts = static_cast<int64_t>(consts.size()),
+                                  .max_trips = max_trips};
+  cond.name = "cond";
+  body.name = "body";
+  std::vector<Tape> regions;
+  regions.push_back(std::move(cond));
+  regions.push_back(std::move(body));
+  return record(Prim::while_loop, std::move(args), attrs.to_attrs(), std::move(regions))
+      .outs.vector();
+}
+
 void Builder::output(Var v, std::string name) {
   if (v.id >= next_var_) internal_error("output '{}' is not a defined var", name);
   tape_.outputs.push_back({v, std::move(name)});

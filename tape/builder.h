@@ -52,6 +52,13 @@ class Builder {
   /// the ys stacked on a new last dim.
   std::vector<Var> scan(const VarList& consts, const VarList& carries, const VarList& xs, Tape body,
                         int64_t length, bool reverse = false);
+  /// cond (docs/regions.md): branch k of `branches` run on `operands`, k chosen by
+  /// `selector` (bool[]: then, else; i64[]: 1..N); names the branches; returns its results.
+  std::vector<Var> cond(Var selector, const VarList& operands, std::vector<Tape> branches);
+  /// while_loop (docs/regions.md): `body` run on (consts, carries) while `cond` yields true
+  /// on them; names the regions; returns the final carries. max_trips 0: unbounded.
+  std::vector<Var> while_loop(const VarList& consts, const VarList& carries, Tape cond, Tape body,
+                              int64_t max_trips);
   /// Marks `v` as an output of the tape.
   void output(Var v, std::string name);
 

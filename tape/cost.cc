@@ -88,6 +88,25 @@ double window_flops(const Tape& t, const Op& op) {
   }
 }
 
+// A scan's body once per trip; a cond's costliest branch; a while_loop's condition and
+// body once (a trip: how many it takes is known only when it runs).
+double region_flops(const Op& op) {
+  switch (op.prim) {
+    case Prim::scan:
+      return tape_flops(op.regions.at(0)) *
+             static_cast<double>(attrs_of<Prim::scan>(op.attrs).length);
+    case Prim::cond: {
+      double most = 0;
+      for (const Tape& r : op.regions) most = std::max(most, tape_flops(r));
+      return most;
+    }
+    case Prim::while_loop:
+      return tape_flops(op.regions.at(0)) + tape_flops(op.regions.at(1));
+    default:
+      internal_error("{} has no region cost", prim_name(op.prim));
+  }
+}
+
 }  // namespace
 
 double op_flops(const Tape& t, const Op& op) {
@@ -97,9 +116,8 @@ double op_flops(const Tape& t, const Op& op) {
       return output_elements(t, op);
     case Cost::reads:
       return static_cast<double>(t.type(op.args[0]).size());
-    case Cost::region:  // scan: its body once per trip
-      return tape_flops(op.regions.at(0)) *
-             static_cast<double>(attrs_of<Prim::scan>(op.attrs).length);
+    case Cost::region:
+      return region_flops(op);
     case Cost::matmul:
       return matmul_flops(t, op);
     case Cost::conv:

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <vector>
 
 #include "tape/attrs.h"
@@ -21,6 +22,10 @@ namespace ytape {
 /// checked against its arguments.
 std::vector<Type> infer_types(Prim p, std::span<const Type> args, const Attrs& attrs,
                               std::span<const Tape> regions = {});
+
+/// The name a cond's region k (0-based) must have on a selector of `selector`'s dtype:
+/// then and else for bool, case1..caseN for i64 (docs/regions.md).
+std::string cond_branch_name(DType selector, size_t k);
 
 /// True if `p` has an inference rule (tests check that every primitive has one).
 bool has_infer_rule(Prim p);

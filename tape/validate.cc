@@ -56,7 +56,8 @@ class Validator {
       fail("its location names file {}, which the tape does not list", op.loc.file);
     bool region_op = op.kind == OpKind::call && static_cast<int>(op.prim) < kNumPrims &&
                      prim_info(op.prim).holds_regions();
-    if (!op.regions.empty() && !region_op) fail("only region ops (scan) hold regions");
+    if (!op.regions.empty() && !region_op)
+      fail("only region ops (scan, cond, while_loop) hold regions");
     switch (op.kind) {
       case OpKind::input:
         check_input(op);

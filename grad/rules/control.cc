@@ -178,8 +178,9 @@ Split split_at_residuals(const Tape& body, const ScanParts& l) {
     if (back[t.ops[i].outs[0].id]) residuals.push_back(t.ops[i].outs[0]);
   }
   for (size_t i = p.all; i < t.ops.size(); ++i) {
-    Var o = t.ops[i].outs[0];
-    if (back[o.id] && dep[o.id] == kStep && !in_back[i]) residuals.push_back(o);
+    for (Var o : t.ops[i].outs) {  // a cond in the body gives several
+      if (back[o.id] && dep[o.id] == kStep && !in_back[i]) residuals.push_back(o);
+    }
   }
   // The forward body: the step's yields and the residuals.
   std::vector<Var> roots = bw.primal;
@@ -297,6 +298,7 @@ VarList scan_keeping_residuals(Builder& b, const Op& op, const VarList& args) {
 
 void register_control_rules(RuleTable& t) {
   t.set(Prim::scan, scan_vjp);
+  register_branch_rules(t);
 }
 
 }  // namespace ytape::grad

@@ -18,13 +18,23 @@ Tensor slice_view(const Tensor& stacked, int64_t t) {
   return Tensor::view(std::move(type), base + t * bytes);
 }
 
+RegionRunner& runner_of(const KernelCall& call) {
+  if (call.context == nullptr || call.context->regions == nullptr)
+    internal_error("{} runs in an executor, which runs its regions", prim_name(call.op.prim));
+  return *call.context->regions;
+}
+
+void copy_into(const KernelCall& call, const std::vector<Tensor>& from) {
+  for (size_t i = 0; i < from.size(); ++i) {
+    std::memcpy(call.outs[i]->raw(), from[i].raw(), static_cast<size_t>(from[i].bytes()));
+  }
+}
+
 // scan: the body run on (consts, carries, x_t) for each t, its carries fed back, each y_t
 // written into slice t of its stacked output.
 void scan(const KernelCall& call) {
   const auto a = attrs_of<Prim::scan>(call.op.attrs);
-  if (call.context == nullptr || call.context->regions == nullptr)
-    internal_error("scan runs in an executor, which runs its body");
-  RegionRunner& runner = *call.context->regions;
+  RegionRunner& runner = runner_of(call);
   const Tape& body = call.op.regions[0];
   const size_t consts = a.consts, carries = a.carries, firstx = consts + carries;
   std::vector<Tensor> in(call.args.size()), out;
@@ -45,10 +55,56 @@ void scan(const KernelCall& call) {
   }
 }
 
+// cond: the branch the selector names, run on the operands.
+void cond(const KernelCall& call) {
+  RegionRunner& runner = runner_of(call);
+  const Tensor& selector = *call.args[0];
+  const size_t n = call.op.regions.size();
+  size_t k = 0;
+  if (selector.dtype() == DType::boolean) {
+    k = selector.data<bool>()[0] ? 0 : 1;
+  } else {
+    int64_t s = selector.data<int64_t>()[0];
+    if (s < 1 || s > static_cast<int64_t>(n))
+      user_error("its selector is {}; it chooses one of the cases 1..{}", s, n);
+    k = static_cast<size_t>(s - 1);
+  }
+  std::vector<Tensor> in, out;
+  for (size_t i = 1; i < call.args.size(); ++i) in.push_back(*call.args[i]);
+  runner.run_region(call.op.regions[k], in, out);
+  copy_into(call, out);
+}
+
+// while_loop: the body run on (consts, carries) while the cond region yields true.
+void while_loop(const KernelCall& call) {
+  const auto a = attrs_of<Prim::while_loop>(call.op.attrs);
+  RegionRunner& runner = runner_of(call);
+  const Tape &test = call.op.regions[0], &body = call.op.regions[1];
+  const size_t consts = static_cast<size_t>(a.consts);
+  std::vector<Tensor> in(call.args.size()), out, flag;
+  for (size_t i = 0; i < in.size(); ++i) in[i] = *call.args[i];
+  for (int64_t trips = 0;; ++trips) {
+    runner.run_region(test, in, flag);
+    if (!flag[0].data<bool>()[0]) break;
+    if (a.max_trips > 0 && trips == a.max_trips) {
+      user_error(
+          "the loop's condition still holds after max_trips={} trips; it is never cut short: "
+          "raise its bound (`@max_trips N` before the loop, or ytape trace --max-trips N)",
+          a.max_trips);
+    }
+    runner.run_region(body, in, out);
+    for (size_t i = 0; i < out.size(); ++i) in[consts + i] = out[i];
+  }
+  std::vector<Tensor> carries(in.begin() + static_cast<std::ptrdiff_t>(consts), in.end());
+  copy_into(call, carries);
+}
+
 }  // namespace
 
 void register_control_kernels(KernelTable& t) {
   t.set(Prim::scan, scan);
+  t.set(Prim::cond, cond);
+  t.set(Prim::while_loop, while_loop);
 }
 
 }  // namespace ytape

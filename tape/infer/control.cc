@@ -24,10 +24,10 @@ void check_contents(const Tape& r) {
     const Op& op = r.ops[i];
     if (op.kind != OpKind::call || static_cast<int>(op.prim) >= kNumPrims) continue;
     const PrimInfo& info = prim_info(op.prim);
-    if (info.effectful() || info.holds_regions()) {
+    if (info.effectful() || info.random()) {
       user_error(
-          "op {} of its region {} is {}: effects, random draws and regions are not run "
-          "inside regions yet",
+          "op {} of its region {} is {}: effects and random draws are not run inside "
+          "regions yet",
           i + 1, r.name, info.name);
     }
   }
@@ -91,10 +91,84 @@ std::vector<Type> scan(Prim, std::span<const Type> a, const Attrs& attrs,
   return out;
 }
 
+// The region names of a cond on a selector of `dtype` with `n` branches.
+std::string branch_name(DType selector, size_t k) {
+  if (selector == DType::boolean) return k == 0 ? "then" : "else";
+  return fmt::format("case{}", k + 1);
+}
+
+// cond(selector, operands...): each branch takes the operands and yields the results.
+std::vector<Type> cond(Prim, std::span<const Type> a, const Attrs&, std::span<const Tape> regions) {
+  if (a.empty() || !a[0].shape.empty() ||
+      (a[0].dtype != DType::boolean && a[0].dtype != DType::i64)) {
+    user_error("its selector (the first operand) is {}; a cond chooses by a bool[] or an i64[]",
+               a.empty() ? "missing" : type_str(a[0]));
+  }
+  const bool flag = a[0].dtype == DType::boolean;
+  if (flag ? regions.size() != 2 : regions.empty()) {
+    user_error("a cond on {} holds {}; got {} regions", type_str(a[0]),
+               flag ? "two regions, then and else" : "one region or more, case1..caseN",
+               regions.size());
+  }
+  std::vector<Type> operands(a.begin() + 1, a.end());
+  std::vector<Type> out = regions[0].output_types();
+  for (size_t k = 0; k < regions.size(); ++k) {
+    const Tape& r = regions[k];
+    std::string want = branch_name(a[0].dtype, k);
+    if (r.name != want) user_error("its region {} is named {}; it must be {}", k + 1, r.name, want);
+    check_contents(r);
+    if (r.input_types() != operands) {
+      user_error("its region {} takes {}, but the operands after the selector are {}", r.name,
+                 types_str(r.input_types()), types_str(operands));
+    }
+    if (r.output_types() != out) {
+      user_error("its region {} yields {}, but {} yields {}; every branch yields the same types",
+                 r.name, types_str(r.output_types()), regions[0].name, types_str(out));
+    }
+  }
+  return out;
+}
+
+// while_loop(consts; carries; consts, max_trips): cond (consts, carries) -> bool[], body
+// (consts, carries) -> carries; the results are the final carries.
+std::vector<Type> while_loop(Prim, std::span<const Type> a, const Attrs& attrs,
+                             std::span<const Tape> regions) {
+  const auto at = attrs_of<Prim::while_loop>(attrs);
+  if (regions.size() != 2 || regions[0].name != "cond" || regions[1].name != "body")
+    user_error("while_loop holds two regions, cond then body; got {}", regions.size());
+  if (at.consts < 0 || at.consts > static_cast<int64_t>(a.size()))
+    user_error("consts={} names more operands than the {} given, or is negative", at.consts,
+               a.size());
+  if (at.max_trips < 0) user_error("max_trips={} is negative; 0 means unbounded", at.max_trips);
+  std::vector<Type> params(a.begin(), a.end());
+  std::vector<Type> carries(a.begin() + at.consts, a.end());
+  for (const Tape& r : regions) {
+    check_contents(r);
+    if (r.input_types() != params) {
+      user_error("its region {} takes {}, but the operands give it {} (consts, then carries)",
+                 r.name, types_str(r.input_types()), types_str(params));
+    }
+  }
+  if (regions[0].output_types() != std::vector<Type>{Type{DType::boolean, {}}})
+    user_error("its region cond yields {}; it must yield one bool[]",
+               types_str(regions[0].output_types()));
+  if (regions[1].output_types() != carries) {
+    user_error("its region body yields {}, but the carries are {}",
+               types_str(regions[1].output_types()), types_str(carries));
+  }
+  return carries;
+}
+
 }  // namespace
+
+std::string cond_branch_name(DType selector, size_t k) {
+  return branch_name(selector, k);
+}
 
 void register_control_infer(InferTable& t) {
   t.set(Prim::scan, scan);
+  t.set(Prim::cond, cond);
+  t.set(Prim::while_loop, while_loop);
 }
 
 }  // namespace ytape

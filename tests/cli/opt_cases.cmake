@@ -8,7 +8,7 @@ cli_test(opt_dce_only EXIT 0 STDOUT ${CASES}/expected/opt_dce_only.txt
 cli_test(opt_stats EXIT 0 STDOUT ${CASES}/expected/opt_stats.txt
          COMMAND bash ${CASES}/opt_stats.sh ${YTAPE} ${BUSY})
 cli_test(opt_unknown_pass EXIT 2 STDOUT ${CASES}/empty.txt STDERR ${CASES}/expected/opt_unknown_pass.err
-         COMMAND ${YTAPE} opt ${BUSY} --passes dce,inline)
+         COMMAND ${YTAPE} opt ${BUSY} --passes dce,inlne)
 # Effects survive: the optimized tape prints and guards as the original does.
 cli_test(opt_keeps_effects EXIT 0 STDOUT ${CASES}/expected/run_guard_pass.out
          COMMAND bash -c "$0 opt run/guard.json | $0 run - --inputs run/positive.json" ${YTAPE})

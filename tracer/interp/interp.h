@@ -66,6 +66,10 @@ enum class LoopMode : uint8_t { auto_, scan, unroll };
 /// body can fuse with its neighbours, and the tape reads as the program does.
 inline constexpr int64_t kAutoScanTrips = 8;
 
+/// The bound a `while` loop traced as a while_loop op gets (its max_trips, which reverse
+/// mode stores steps for) unless `@max_trips N` or `ytape trace --max-trips` gives one.
+inline constexpr int64_t kDefaultMaxTrips = 1000;
+
 /// Limits that stop runaway programs cleanly.
 struct Limits {
   int max_depth = 1000;          ///< nested calls of program functions
@@ -75,7 +79,8 @@ struct Limits {
   /// loading not), so that a program that loops forever ends in an error naming its loop.
   /// 0 is no limit.
   int64_t max_steps = kDefaultMaxSteps;
-  LoopMode loops = LoopMode::auto_;  ///< how traced loops are recorded
+  LoopMode loops = LoopMode::auto_;      ///< how traced loops are recorded
+  int64_t max_trips = kDefaultMaxTrips;  ///< of while loops without `@max_trips`
 };
 
 class Interpreter;
@@ -301,7 +306,8 @@ class Interpreter {
   // ---- evaluation: the dispatcher, variables and their scopes (interp_eval.cc) -----
   Value eval(const Expr& e, const EnvPtr& env);
   Value eval_literal(const Expr& e, const EnvPtr& env);
-  Value eval_block(const Expr& e, const EnvPtr& env);
+  // `value_used`: whether the block's value (its last statement's) is used.
+  Value eval_block(const Expr& e, const EnvPtr& env, bool value_used = true);
   Value eval_id(const Expr& e, const EnvPtr& env);
   /// Assigns the variable `name` by Julia's scope rules; returns the scope that holds it.
   /// The value is converted to the variable's declared type, if it has one.
@@ -317,7 +323,9 @@ class Interpreter {
   // element takes its own side, so both were computed; the result stands for elements.
   Value element_logic(bool is_or, const Value& a, const Value& b, Pos pos);
   Value eval_dotted_comparison(const Expr& e, const EnvPtr& env);
-  Value eval_if(const Expr& e, const EnvPtr& env);
+  Value eval_if(const Expr& e, const EnvPtr& env, bool value_used = true);
+  // A branch of an `if`: a block as eval_block evaluates it, else an expression (`?:`).
+  Value eval_block_or(const Expr& e, const EnvPtr& env, bool value_used);
   Value eval_for(const Expr& e, const EnvPtr& env);
   Value eval_while(const Expr& e, const EnvPtr& env);
   Value eval_let(const Expr& e, const EnvPtr& env);
@@ -380,11 +388,37 @@ class Interpreter {
   std::vector<Value> record_scan(const ScanLoop& loop, const ScanTrace& st,
                                  const NestedTape& nested, const std::vector<ScanCarry>& carries,
                                  const std::vector<Var>& yields);
+  // Assigns each carry's final value, from `outs` in order (a variable in `env`, or the
+  // field of its instance); returns how many of `outs` they took.
+  size_t set_carries(const std::vector<ScanCarry>& carries, std::span<const Var> outs,
+                     const EnvPtr& env, Pos pos);
   // The xs of the scan (the index's positions where the body reads it, the slices),
   // appended to `xs` and their parameters to `params`.
   void record_scan_xs(const ScanLoop& loop, const ScanTrace& st, const Tape& body,
                       const std::vector<Var>& yields,
                       std::vector<std::pair<Var, std::string>>& params, VarList& xs);
+  // ---- branches and while loops traced as regions (interp_branch.cc) ------------------
+  struct Speculation;
+  // Runs `trace` on a trace nested in this one, speculatively, as a scan's body is traced
+  // (in `scope`, made before it): it returns the vars to yield. Whatever a region cannot
+  // hold stops it with the interpreter's state restored, the reason in `why` and
+  // `settles` set where a carried value changed type.
+  std::optional<Speculation> speculate(const EnvPtr& scope,
+                                       const std::function<std::vector<Var>()>& trace,
+                                       std::string& why, bool* settles = nullptr);
+  // Records `if` `e` on the traced Bool `flag` as a cond op where both branches trace to
+  // values of the same types; nullopt where it is to be guarded, nothing changed.
+  std::optional<Value> trace_cond(const Expr& e, const Value& flag, const EnvPtr& env,
+                                  bool value_used);
+  // Records the rest of `while` loop `e`, whose condition is traced now, as a while_loop
+  // op: true if it did; else `again` says whether a later trip may try once more (a
+  // carried value changed type, as a first trip may change it).
+  bool trace_while(const Expr& e, const EnvPtr& env, bool& again);
+  // The region ops' parameters for values from outside: the union of the captures of
+  // `regions`, each region given a parameter for every one (unused where it read none).
+  VarList region_consts(std::span<Speculation> regions,
+                        std::vector<std::vector<std::pair<Var, std::string>>>& params);
+
   // Stops the attempt being made: the body did what a scan cannot hold, `reason`.
   [[noreturn]] void not_a_scan(std::string reason) const;
   // Stops the attempt where the body assigns a variable of `scope` that existed before

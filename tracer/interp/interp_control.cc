@@ -23,7 +23,7 @@ PopOnExit(Stack&) -> PopOnExit<Stack>;
 
 }  // namespace
 
-Value Interpreter::eval_if(const Expr& e, const EnvPtr& env) {
+Value Interpreter::eval_if(const Expr& e, const EnvPtr& env, bool value_used) {
   Value cond = eval(*e.args[0], env);
   if (signal_ != Signal::none) return Value();
   if (cond.is_tensor() && cond.tensor().element && e.args.size() == 3 &&
@@ -38,9 +38,14 @@ Value Interpreter::eval_if(const Expr& e, const EnvPtr& env) {
     args.pos = {cond, a, b};
     return call(*global("ifelse"), std::move(args), e.pos);
   }
-  if (truth(cond, e.args[0]->pos)) return eval(*e.args[1], env);
-  if (e.args.size() > 2) return eval(*e.args[2], env);
+  if (std::optional<Value> both = trace_cond(e, cond, env, value_used)) return *both;
+  if (truth(cond, e.args[0]->pos)) return eval_block_or(*e.args[1], env, value_used);
+  if (e.args.size() > 2) return eval_block_or(*e.args[2], env, value_used);
   return Value();
+}
+
+Value Interpreter::eval_block_or(const Expr& e, const EnvPtr& env, bool value_used) {
+  return e.kind == Kind::block ? eval_block(e, env, value_used) : eval(e, env);
 }
 
 Value Interpreter::element_logic(bool is_or, const Value& a, const Value& b, Pos pos) {
@@ -246,7 +251,7 @@ void Interpreter::run_loop(const Expr& iteration, size_t k, const Expr& body, co
       run_loop(iteration, k + 1, body, scope);
     } else {
       ++loops_.back().iterations;
-      eval_block(body, scope);
+      eval_block(body, scope, false);
     }
     if (signal_ == Signal::continue_) signal_ = Signal::none;
     if (signal_ != Signal::none) return;
@@ -265,12 +270,19 @@ Value Interpreter::eval_for(const Expr& e, const EnvPtr& env) {
 Value Interpreter::eval_while(const Expr& e, const EnvPtr& env) {
   loops_.push_back({e.pos});
   PopOnExit running{loops_};
+  bool may_region = true;
   for (size_t slot = loops_.size() - 1;; ++loops_[slot].iterations) {
     Value cond = eval(*e.args[0], env);
-    if (signal_ != Signal::none || !truth(cond, e.args[0]->pos)) break;
+    if (signal_ != Signal::none) break;
+    // A condition on traced values: the rest of the loop is one while_loop op where it can
+    // be; where a carried value's type changed, this trip runs and the next tries again.
+    if (may_region && cond.is_tensor() && cond.tensor().traced) {
+      if (trace_while(e, env, may_region)) break;
+    }
+    if (!truth(cond, e.args[0]->pos)) break;
     auto scope = std::make_shared<Env>();
     scope->parent = env;
-    eval_block(*e.args[1], scope);
+    eval_block(*e.args[1], scope, false);
     if (signal_ == Signal::continue_) signal_ = Signal::none;
     if (signal_ != Signal::none) break;
   }

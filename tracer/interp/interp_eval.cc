@@ -8,10 +8,14 @@
 
 namespace ytape::tracer {
 
-Value Interpreter::eval_block(const Expr& e, const EnvPtr& env) {
+Value Interpreter::eval_block(const Expr& e, const EnvPtr& env, bool value_used) {
   Value last;
-  for (const ExprPtr& s : e.args) {
-    last = eval(*s, env);
+  for (size_t i = 0; i < e.args.size(); ++i) {
+    const Expr& s = *e.args[i];
+    // An `if` whose value nobody uses may give values of different types on its two
+    // sides (`if c; y = f(x); end`), which a traced cond then drops.
+    bool used = value_used && i + 1 == e.args.size();
+    last = s.kind == Kind::if_ && !used ? eval_if(s, env, false) : eval(s, env);
     if (signal_ != Signal::none) break;
   }
   return last;

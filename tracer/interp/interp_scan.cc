@@ -42,8 +42,12 @@ void bound_names(const Expr& target, std::vector<std::string>& out) {
   }
 }
 
-// The names the statements of `e` assign, in order of appearance, functions and
-// comprehensions (scopes of their own) left out.
+bool control_number(const Value& v) {
+  return v.kind == VKind::integer || v.kind == VKind::boolean;
+}
+
+}  // namespace
+
 void assigned_names(const Expr& e, std::vector<std::string>& out) {
   switch (e.kind) {
     case Kind::function:
@@ -63,12 +67,6 @@ void assigned_names(const Expr& e, std::vector<std::string>& out) {
       }
   }
 }
-
-bool control_number(const Value& v) {
-  return v.kind == VKind::integer || v.kind == VKind::boolean;
-}
-
-}  // namespace
 
 Type value_type(const Value& v) {
   return v.is_tensor() ? v.tensor().type : Type{dtype_of_value(v), {}};
@@ -153,16 +151,13 @@ std::optional<Value> Interpreter::scan_slice(const Value& x, const Shape& view,
 
 // ---- which loops, and their carries -----------------------------------------------------
 
-std::vector<std::pair<std::string, Value>> Interpreter::loop_carries(const Expr& e,
-                                                                     const EnvPtr& env) {
-  std::vector<std::string> names;
-  assigned_names(*e.args[1], names);
+std::vector<std::pair<std::string, Value>> visible_locals(const std::vector<std::string>& names,
+                                                          const EnvPtr& env, const Env* globals) {
   std::vector<std::pair<std::string, Value>> out;
-  const std::string& index = e.args[0]->args[0]->args[0]->name;
   for (const std::string& name : names) {
-    bool seen = std::any_of(out.begin(), out.end(), [&](const auto& c) { return c.first == name; });
-    if (name == index || seen) continue;
-    for (Env* scope = env.get(); scope != nullptr && scope != globals_.get();
+    if (std::any_of(out.begin(), out.end(), [&](const auto& c) { return c.first == name; }))
+      continue;  // assigned twice
+    for (const Env* scope = env.get(); scope != nullptr && scope != globals;
          scope = scope->parent.get()) {
       auto it = scope->vars.find(name);
       if (it != scope->vars.end()) {
@@ -172,6 +167,15 @@ std::vector<std::pair<std::string, Value>> Interpreter::loop_carries(const Expr&
     }
   }
   return out;
+}
+
+std::vector<std::pair<std::string, Value>> Interpreter::loop_carries(const Expr& e,
+                                                                     const EnvPtr& env) {
+  std::vector<std::string> names;
+  assigned_names(*e.args[1], names);
+  const std::string& index = e.args[0]->args[0]->args[0]->name;
+  names.erase(std::remove(names.begin(), names.end(), index), names.end());
+  return visible_locals(names, env, globals_.get());
 }
 
 bool Interpreter::may_scan(const Value& over, Pos pos) {
@@ -191,7 +195,7 @@ bool Interpreter::trace_scan(const Expr& e, const Value& over, const EnvPtr& env
   const Expr& body = *e.args[1];
   ScanLoop loop{e.pos, clause.args[0]->args[0]->name, over.rng(), env,
                 [this, &body](const EnvPtr& scope) {
-                  eval_block(body, scope);
+                  eval_block(body, scope, false);
                   return std::optional<Value>();
                 }};
   bool settles = false;

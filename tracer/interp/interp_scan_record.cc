@@ -11,36 +11,11 @@
 
 namespace ytape::tracer {
 
-// The fields of instances that an attempt gave its parameters, put back as they were.
-class Interpreter::FieldsBack {
- public:
-  FieldsBack() = default;
-  FieldsBack(const FieldsBack&) = delete;
-  FieldsBack& operator=(const FieldsBack&) = delete;
-  ~FieldsBack() { now(); }
-  void set(const ScanCarry& c, Value v) {
-    Value& field = const_cast<StructObj&>(static_cast<const StructObj&>(*c.object)).fields[c.field];
-    saved_.emplace_back(&field, field);
-    field = std::move(v);
-  }
-  void now() {
-    for (auto& [field, before] : saved_) *field = std::move(before);
-    saved_.clear();
-  }
-
- private:
-  std::vector<std::pair<Value*, Value>> saved_;
-};
-
-namespace {
-
 std::string unique_name(std::string base, std::set<std::string>& used) {
   std::string name = base;
   for (int k = 2; !used.insert(name).second; ++k) name = fmt::format("{}#{}", base, k);
   return name;
 }
-
-}  // namespace
 
 void Interpreter::bind_carry(ScanCarry& c, Env& scope, bool may_retype, std::set<std::string>& used,
                              FieldsBack& fields) {
@@ -183,10 +158,6 @@ void Interpreter::abandon_scan(size_t depth, std::pair<uint64_t, uint64_t> strea
 
 // ---- the scan op ------------------------------------------------------------------------
 
-namespace {
-
-// The body's tape with its parameters first, in the scan's order, and yielding `yields`.
-// `nested` declared them as captures, among its ops.
 Tape body_tape(const Tape& nested, const std::vector<std::pair<Var, std::string>>& params,
                const std::vector<Var>& yields) {
   Builder b;
@@ -202,7 +173,6 @@ Tape body_tape(const Tape& nested, const std::vector<std::pair<Var, std::string>
   return body;
 }
 
-// The name of input `v` of `t`, or "" where v is no input.
 std::string input_name(const Tape& t, Var v) {
   for (const Op& op : t.ops) {
     if (op.kind != OpKind::input) break;
@@ -210,6 +180,8 @@ std::string input_name(const Tape& t, Var v) {
   }
   return "";
 }
+
+namespace {
 
 bool reads(const Tape& t, Var v, const std::vector<Var>& yields) {
   for (const Op& op : t.ops) {
@@ -251,6 +223,14 @@ std::vector<Value> Interpreter::record_scan(const ScanLoop& loop, const ScanTrac
   check_op_limit();
   std::vector<Var> outs =
       builder_->scan(consts, carried, xs, std::move(body), st.range.length(), st.range.step < 0);
+  size_t k = set_carries(carries, outs, loop.env, loop.pos);
+  std::vector<Value> ys;
+  for (; k < outs.size(); ++k) ys.push_back(Value::traced(outs[k], builder_->type(outs[k])));
+  return ys;
+}
+
+size_t Interpreter::set_carries(const std::vector<ScanCarry>& carries, std::span<const Var> outs,
+                                const EnvPtr& env, Pos pos) {
   size_t k = 0;
   for (const ScanCarry& c : carries) {
     std::vector<Value> leaves;
@@ -261,7 +241,7 @@ std::vector<Value> Interpreter::record_scan(const ScanLoop& loop, const ScanTrac
     size_t at = 0;
     Value v = with_leaves(c.init, leaves, at);
     if (c.object == nullptr) {
-      set_var(c.name, std::move(v), loop.env, loop.pos);
+      set_var(c.name, std::move(v), env, pos);
     } else {
       Value instance;
       instance.kind = VKind::object;
@@ -269,9 +249,7 @@ std::vector<Value> Interpreter::record_scan(const ScanLoop& loop, const ScanTrac
       set_field(instance, c.name, std::move(v));
     }
   }
-  std::vector<Value> ys;
-  for (; k < outs.size(); ++k) ys.push_back(Value::traced(outs[k], builder_->type(outs[k])));
-  return ys;
+  return k;
 }
 
 void Interpreter::record_scan_xs(const ScanLoop& loop, const ScanTrace& st, const Tape& body,

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +37,23 @@ inline bool weak_float(const Value& v) {
   return v.kind == VKind::float_ && v.weak;
 }
 
+/// `base`, or `base#2`, `base#3`... the first not in `used`, which it is added to.
+std::string unique_name(std::string base, std::set<std::string>& used);
+/// A region's tape from the nested tape that traced it: its parameters first, in the order
+/// of `params` (vars of `nested`, declared there as captures among its ops), yielding
+/// `yields`; without files (its locations name the outer tape's).
+Tape body_tape(const Tape& nested, const std::vector<std::pair<Var, std::string>>& params,
+               const std::vector<Var>& yields);
+/// The name of input `v` of `t`, or "" where v is no input.
+std::string input_name(const Tape& t, Var v);
+/// The names the statements of `e` assign, in order of appearance (repeats included),
+/// functions and comprehensions (scopes of their own) left out.
+void assigned_names(const Expr& e, std::vector<std::string>& out);
+/// The local variables among `names` visible from `env` (those of `globals` left out), with
+/// their values, each once, in the order of `names`.
+std::vector<std::pair<std::string, Value>> visible_locals(const std::vector<std::string>& names,
+                                                          const EnvPtr& env, const Env* globals);
+
 // What a scan carries from one iteration to the next, as the program holds it: a variable
 // the loop assigns, or a field of an instance made before the loop.
 struct Interpreter::ScanCarry {
@@ -53,6 +71,27 @@ struct Interpreter::ScanCarry {
     if (object == nullptr) return scope.vars.at(name);
     return static_cast<const StructObj&>(*object).fields[field];
   }
+};
+
+// The fields of instances that an attempt gave its parameters, put back as they were.
+class Interpreter::FieldsBack {
+ public:
+  FieldsBack() = default;
+  FieldsBack(const FieldsBack&) = delete;
+  FieldsBack& operator=(const FieldsBack&) = delete;
+  ~FieldsBack() { now(); }
+  void set(const ScanCarry& c, Value v) {
+    Value& field = const_cast<StructObj&>(static_cast<const StructObj&>(*c.object)).fields[c.field];
+    saved_.emplace_back(&field, field);
+    field = std::move(v);
+  }
+  void now() {
+    for (auto& [field, before] : saved_) *field = std::move(before);
+    saved_.clear();
+  }
+
+ private:
+  std::vector<std::pair<Value*, Value>> saved_;
 };
 
 // A loop to trace as a scan: `run` evaluates its body once in a scope that holds the
@@ -92,6 +131,12 @@ struct Interpreter::ScanTrace {
     Var param;
   };
   std::vector<Slice> slices;
+};
+
+// A region traced on a nested trace (Interpreter::speculate): its tape and what it yields.
+struct Interpreter::Speculation {
+  NestedTape nested;
+  std::vector<Var> yields;
 };
 
 }  // namespace ytape::tracer

@@ -34,7 +34,7 @@ const std::vector<std::string>& supported_macros() {
                                   "@test_broken", "@test_skip", "@test_nowarn",
                                   "@inferred",    "@autosize",  "@ignore_derivatives",
                                   "@ignore",      "@nograd",    "@non_differentiable",
-                                  "@adjoint"};
+                                  "@adjoint",     "@max_trips"};
     v.insert(v.end(), kIdentity.begin(), kIdentity.end());
     v.insert(v.end(), kLayer.begin(), kLayer.end());
     return v;
@@ -261,6 +261,18 @@ ExprPtr Parser::parse_macro() {
     return epochs_loop(m.pos, std::move(args[0].first), std::move(args[1].first));
   }
   if (name == "@autosize") return autosize_macro(m.pos, args);
+  if (name == "@max_trips") {
+    // ytape's own: `@max_trips N while ... end` bounds a while loop traced on a traced
+    // condition (docs/regions.md); the bound is the loop's int_value.
+    need(2, 2, "@max_trips 50 while err > tol ... end");
+    const Expr& n = *args[0].first;
+    if (n.kind != Kind::int_lit || n.int_value < 1 || args[1].first->kind != Kind::while_)
+      fail(m.pos,
+           "@max_trips takes a positive integer and a while loop, as in "
+           "'@max_trips 50 while err > tol ... end'");
+    args[1].first->int_value = n.int_value;
+    return std::move(args[1].first);
+  }
   if (name == "@showprogress") {
     need(1, 1, "@showprogress for x in xs ... end");
     return std::move(args[0].first);

@@ -8,6 +8,8 @@
 #include "tape/builder.h"
 #include "tape/print.h"
 #include "tape/validate.h"
+#include "unit/runtime/kernel_harness.h"
+#include "unit/tape/branch_tapes.h"
 
 using namespace ytape;
 
@@ -90,5 +92,38 @@ TEST_CASE("unroll_regions writes a scan out step by step, with its values bit fo
     for (const Op& op : u.ops) tanhs += op.kind == OpKind::call && op.prim == Prim::tanh;
     CHECK(tanhs == 5);  // one body per step
     check_same_values(t, u);
+  }
+}
+
+TEST_CASE("inline: a cond on a constant is its branch, a scan of length 1 its body") {
+  const Tape branches = testing::branchy();  // its cond: then x .* w, else exp(x) + w
+  const Op* cond = nullptr;
+  for (const Op& op : branches.ops) {
+    if (op.kind == OpKind::call && op.prim == Prim::cond) cond = &op;
+  }
+  REQUIRE(cond != nullptr);
+  for (bool side : {true, false}) {
+    CAPTURE(side);
+    Builder b("choice");
+    Var x = b.input("x", {DType::f64, {3}}), w = b.input("w", {DType::f64, {3}});
+    Var h0 = b.input("h0", {DType::f64, {3}});
+    Var xs = b.input("xs", {DType::f64, {3, 1}});
+    std::vector<Var> y =
+        b.cond(b.constant(DType::boolean, side ? 1.0 : 0.0), {x, w}, cond->regions);
+    std::vector<Var> r = b.scan({w}, {h0}, {xs}, wasteful_body(), 1);
+    b.output(b.add(y[0], r[0]), "out");
+    b.output(r[1], "ys");
+    Tape t = b.finish();
+    Tape o = optimize(t);
+    validate(o);
+    CHECK(!has_regions(o));
+    TensorMap inputs{{"x", testing::make_tensor({DType::f64, {3}}, {0.5, -1, 2})},
+                     {"w", testing::make_tensor({DType::f64, {3}}, {1.5, 0.25, -3})},
+                     {"h0", testing::make_tensor({DType::f64, {3}}, {0.1, 0.2, 0.3})},
+                     {"xs", testing::make_tensor({DType::f64, {3, 1}}, {1, 2, 3})}};
+    std::vector<Tensor> want = Executor(t).run(inputs), got = Executor(o).run(inputs);
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < want.size(); ++i)
+      testing::check_equal(got[i], testing::to_doubles(want[i]));
   }
 }

@@ -315,12 +315,12 @@ TEST_CASE("== of arrays is one Bool, as Julia's") {
                   "x == [1.0, 2.0], x == [1.0, 3.0], x != [1.0, 3.0], x == [1.0, 2.0, 3.0], "
                   "x == 1.0, [NaN] == [NaN], [-0.0] == [0.0], [1 2] == [1.0 2.0]") ==
         "(true, false, true, false, false, false, true, true)");
-  // Traced: decided on the example values and guarded, as any traced condition.
+  // Traced: one Bool, which a cond branches on, as any traced condition.
   Program in;
   in.run_text("t.jl", "f(x) = x == [1.0, 2.0] ? 1.0 : sum(x)\nx = [1.0, 2.0]");
   Traced t = trace(in, "f", {"x"});
   validate(t.tape);
-  CHECK(print_tape(t.tape).find("guard(") != std::string::npos);
+  CHECK(print_tape(t.tape).find("cond(") != std::string::npos);
 }
 
 TEST_CASE("broadcasting over tuples calls the function on their items") {

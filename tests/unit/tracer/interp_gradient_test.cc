@@ -144,21 +144,31 @@ deep(w, x) = gradient(a -> sum(gradient(b -> sum(b .* b .* x), a)[1] .* x), w)[1
   CHECK(eval_show(p, "gradient(v -> sum(v .* w), w)[1]") == "[2.0, 3.0]");
 }
 
-TEST_CASE("a branch inside a gradient's function is guarded") {
+TEST_CASE("a branch inside a gradient's function is a cond, or guarded under --loops unroll") {
   std::string p = R"(
 f(x) = gradient(z -> sum(z) > 0 ? sum(z .^ 2) : -sum(z), x)[1]
 x = [1.0, 2.0]
 )";
-  Program in;
-  in.run_text("t.jl", p);
-  Traced t = trace(in, "f", {"x"});
-  CHECK(print_tape(t.tape).find("guard") != std::string::npos);
-  Executor e(t.tape);
-  CHECK(e.run(t.inputs)[0].data<double>()[1] == 4.0);
-  TensorMap negative = t.inputs;
-  negative[0].second.data<double>()[0] = -5.0;
-  CHECK_THROWS_WITH_AS(e.run(negative), doctest::Contains("was true when the program was traced"),
-                       UserError);
+  for (LoopMode mode : {LoopMode::auto_, LoopMode::unroll}) {
+    CAPTURE(static_cast<int>(mode));
+    Limits limits;
+    limits.loops = mode;
+    Program in(limits);
+    in.run_text("t.jl", p);
+    Traced t = trace(in, "f", {"x"});
+    bool flat = mode == LoopMode::unroll;
+    CHECK(print_tape(t.tape).find(flat ? "guard" : "cond(") != std::string::npos);
+    Executor e(t.tape);
+    CHECK(e.run(t.inputs)[0].data<double>()[1] == 4.0);
+    TensorMap negative = t.inputs;
+    negative[0].second.data<double>()[0] = -5.0;
+    if (flat) {
+      CHECK_THROWS_WITH_AS(e.run(negative),
+                           doctest::Contains("was true when the program was traced"), UserError);
+    } else {
+      CHECK(e.run(negative)[0].data<double>()[1] == -1.0);  // the gradient of -sum(z)
+    }
+  }
 }
 
 TEST_CASE("errors of gradient") {

@@ -46,8 +46,8 @@ inline std::string trace_text(const std::string& program, const std::string& ent
 
 /// The message of the UserError that tracing throws, or "no error".
 inline std::string trace_error(const std::string& program, const std::string& entry,
-                               const std::vector<std::string>& args) {
-  Program in;
+                               const std::vector<std::string>& args, Limits limits = {}) {
+  Program in(limits);
   try {
     in.run_text("t.jl", program);
     trace(in, entry, args);

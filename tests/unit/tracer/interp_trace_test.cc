@@ -76,12 +76,31 @@ shapes(W) = (W', reshape(W, :, 2)[:, end], W[2:3, 1])
   check_trace_matches(program, "shapes", {"W"});
 }
 
-TEST_CASE("a data-dependent branch takes the example's branch and records a guard") {
+TEST_CASE("a data-dependent branch is a cond that runs either side") {
   std::string program = R"(
 x = [1.0, -2.0]
 f(x) = sum(x) > 0 ? sum(x) : -sum(x)
 )";
   Program in;
+  in.run_text("t.jl", program);
+  Traced t = trace(in, "f", {"x"});
+  CHECK(print_tape(t.tape).find("cond(") != std::string::npos);
+  Executor executor(t.tape);
+  CHECK(executor.run(t.inputs).at(0).data<double>()[0] == 1.0);
+  Tensor other(Type{DType::f64, {2}});
+  other.data<double>()[0] = 5;
+  CHECK(executor.run({{"x", other}}).at(0).data<double>()[0] == 5.0);
+  CHECK(trace_error(program, "f", {"f64[2]"}) == "no error");  // no example values needed
+}
+
+TEST_CASE("under --loops unroll a data-dependent branch takes the example's and is guarded") {
+  std::string program = R"(
+x = [1.0, -2.0]
+f(x) = sum(x) > 0 ? sum(x) : -sum(x)
+)";
+  Limits flat;
+  flat.loops = LoopMode::unroll;
+  Program in(flat);
   in.run_text("t.jl", program);
   Traced t = trace(in, "f", {"x"});
   std::string text = print_tape(t.tape);
@@ -98,7 +117,7 @@ f(x) = sum(x) > 0 ? sum(x) : -sum(x)
                         "              ^\n"
                         "  in f"),
       UserError);
-  CHECK(trace_error(program, "f", {"f64[2]"}) ==
+  CHECK(trace_error(program, "f", {"f64[2]"}, flat) ==
         "t.jl:3:15: this condition depends on a traced input, and the trace has no example "
         "values to choose a branch; give example values (a global of the program as the "
         "argument) or compute both sides and choose with ifelse(c, a, b)\n"

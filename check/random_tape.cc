@@ -107,7 +107,7 @@ class Generator {
       case 9:
         return created(any());
       case 10:
-        return scanned(any());
+        return regioned(any());
       default:
         return b_.add(any(), scalar(static_cast<double>(pick(7)) - 3));
     }
@@ -144,7 +144,7 @@ class Generator {
       case 7:
         return created(any());
       case 8:
-        return scanned(any());
+        return regioned(any());
       default:
         return b_.add(any(), scalar(static_cast<double>(pick(7)) - 3));
     }
@@ -159,6 +159,67 @@ class Generator {
   Var bounded(Var x) { return bounded(b_, x); }
   Var bounded(Builder& b, Var x) {
     return b.max(b.min(x, b.constant(dtype_, 1000)), b.constant(dtype_, -1000));
+  }
+
+  // A region op on x (docs/regions.md): a scan, a cond or a while_loop.
+  Var regioned(Var x) {
+    switch (pick(3)) {
+      case 0:
+        return scanned(x);
+      case 1:
+        return branched(x);
+      default:
+        return looped(x);
+    }
+  }
+  // f(x) for two smooth (or exact and bounded) functions: tanh or x^2, sin(x) x or x - 1.
+  Var step(Builder& b, Var x, bool first) {
+    if (exact_) return first ? bounded(b, b.mul(x, x)) : b.sub(x, b.constant(dtype_, 1));
+    return first ? b.tanh(x) : b.mul(b.sin(x), x);
+  }
+  // A cond choosing step 1 or step 2 of x. Its selector is a constant (which `inline`
+  // folds), or a comparison of sum(x .* x) with 0 that holds, or fails, by a margin: never
+  // at its boundary, where finite differences would cross from one branch to the other.
+  // A bool selector's then, an i64 one's case1, is step 1.
+  Var branched(Var x) {
+    const Type t = b_.type(x);
+    bool first = pick(2);
+    Var selector;
+    switch (pick(3)) {
+      case 0:
+        selector = b_.constant(DType::boolean, first ? 1 : 0);
+        break;
+      case 1:
+        selector = b_.constant(DType::i64, first ? 1 : 2);
+        break;
+      default: {
+        Var squares = b_.sum(b_.mul(x, x), {.dims = all_dims(x)});
+        selector = first ? b_.ge(squares, scalar(0)) : b_.lt(squares, scalar(0));
+      }
+    }
+    std::vector<Tape> branches;
+    for (bool one : {true, false}) {
+      Builder r;
+      r.output(step(r, r.input("x", t), one), "");
+      branches.push_back(r.finish());
+    }
+    return b_.cond(selector, {x}, std::move(branches))[0];
+  }
+  // A while_loop applying step 1 to x 1 to 3 times, counted by an i64 carry: the trips
+  // depend on no float value, so finite differences never cross a change of trip count.
+  Var looped(Var x) {
+    const Type t = b_.type(x), count{DType::i64, {}};
+    const int64_t trips = 1 + static_cast<int64_t>(pick(3));
+    Builder test;
+    test.input("x", t);
+    test.output(test.lt(test.input("n", count), test.constant(DType::i64, trips)), "");
+    Builder body;
+    Var h = body.input("x", t), n = body.input("n", count);
+    body.output(step(body, h, true), "");
+    body.output(body.add(n, body.constant(DType::i64, 1)), "");
+    Var n0 = b_.constant(DType::i64, 0);
+    return b_.while_loop({}, {x, n0}, test.finish(), body.finish(),
+                         trips + static_cast<int64_t>(pick(2)))[0];
   }
 
   // A scan over the last dim of x (docs/regions.md), its carry starting at x's first slice,

@@ -106,40 +106,32 @@ Traced Tracer::call1(Prim p, const std::vector<Traced>& args, const Attrs& attrs
   return call(p, args, attrs, at)[0];
 }
 
-std::vector<Traced> Tracer::scan(const std::vector<Traced>& consts,
-                                 const std::vector<Traced>& carries, const std::vector<Traced>& xs,
-                                 int64_t length,
-                                 const std::function<ScanStep(const ScanArgs&)>& body, bool reverse,
-                                 Where at) {
-  check_open();
-  Tracer inner("body", options_);
-  ScanArgs given;
-  auto params = [&](const std::vector<Traced>& values, std::string_view what,
-                    std::vector<Traced>& out) {
-    for (size_t i = 0; i < values.size(); ++i) {
-      check_arg(values[i], "scan", at);
-      Type type = values[i].type();
-      if (what == "x") {
-        if (type.shape.empty())
-          fail(at, "scan: an xs value is a scalar; xs are stacked on their last dim");
-        type.shape.pop_back();
-      }
-      out.push_back(inner.input(fmt::format("{}{}", what, i + 1), std::move(type)));
+std::vector<Traced> Tracer::region_params(Tracer& inner, const std::vector<Traced>& values,
+                                          std::string_view prefix, std::string_view op, Where at,
+                                          bool slice) const {
+  std::vector<Traced> out;
+  for (size_t i = 0; i < values.size(); ++i) {
+    check_arg(values[i], op, at);
+    Type type = values[i].type();
+    if (slice) {
+      if (type.shape.empty())
+        fail(at, fmt::format("{}: an xs value is a scalar; xs are stacked on their last dim", op));
+      type.shape.pop_back();
     }
-  };
-  params(consts, "const", given.consts);
-  params(carries, "carry", given.carries);
-  params(xs, "x", given.xs);
-  ScanStep step = body(given);
-  for (const std::vector<Traced>* yields : {&step.carries, &step.ys}) {
-    for (const Traced& v : *yields) {
-      if (v.tracer() != &inner) {
-        fail(at,
-             "scan: the body gives back a value it was not given nor made; pass values "
-             "from outside it as consts");
-      }
-      inner.builder_.output(v.var(), "");
+    out.push_back(inner.input(fmt::format("{}{}", prefix, i + 1), std::move(type)));
+  }
+  return out;
+}
+
+Tape Tracer::finish_region(Tracer& inner, const std::vector<Traced>& yields, std::string_view op,
+                           Where at) {
+  for (const Traced& v : yields) {
+    if (v.tracer() != &inner) {
+      fail(at, fmt::format("{}: a region gives back a value it was not given nor made; pass "
+                           "values from outside it as operands",
+                           op));
     }
+    inner.builder_.output(v.var(), "");
   }
   Tape region = inner.builder_.finish();
   // A region's locations name the files of the tape around it.
@@ -147,13 +139,75 @@ std::vector<Traced> Tracer::scan(const std::vector<Traced>& consts,
     if (op.loc.known()) op.loc.file = builder_.intern_file(region.files[op.loc.file - 1]);
   }
   region.files.clear();
-  VarList c, k, x;
-  for (const Traced& v : consts) c.push_back(v.var());
-  for (const Traced& v : carries) k.push_back(v.var());
-  for (const Traced& v : xs) x.push_back(v.var());
+  return region;
+}
+
+namespace {
+
+VarList vars_of(const std::vector<Traced>& values) {
+  VarList out;
+  for (const Traced& v : values) out.push_back(v.var());
+  return out;
+}
+
+}  // namespace
+
+std::vector<Traced> Tracer::scan(const std::vector<Traced>& consts,
+                                 const std::vector<Traced>& carries, const std::vector<Traced>& xs,
+                                 int64_t length,
+                                 const std::function<ScanStep(const ScanArgs&)>& body, bool reverse,
+                                 Where at) {
+  check_open();
+  Tracer inner("body", options_);
+  ScanArgs given{region_params(inner, consts, "const", "scan", at),
+                 region_params(inner, carries, "carry", "scan", at),
+                 region_params(inner, xs, "x", "scan", at, true)};
+  ScanStep step = body(given);
+  std::vector<Traced> yields = step.carries;
+  yields.insert(yields.end(), step.ys.begin(), step.ys.end());
+  Tape region = finish_region(inner, yields, "scan", at);
   locate(at);
   std::vector<Traced> outs;
-  for (Var v : builder_.scan(c, k, x, std::move(region), length, reverse)) {
+  for (Var v : builder_.scan(vars_of(consts), vars_of(carries), vars_of(xs), std::move(region),
+                             length, reverse)) {
+    outs.push_back(Traced(this, v, builder_.type(v)));
+  }
+  return outs;
+}
+
+std::vector<Traced> Tracer::cond(const Traced& selector, const std::vector<Traced>& operands,
+                                 const std::vector<Branch>& branches, Where at) {
+  check_open();
+  check_arg(selector, "cond", at);
+  std::vector<Tape> regions;
+  for (const Branch& branch : branches) {
+    Tracer inner("branch", options_);
+    std::vector<Traced> given = region_params(inner, operands, "x", "cond", at);
+    regions.push_back(finish_region(inner, branch(given), "cond", at));
+  }
+  locate(at);
+  std::vector<Traced> outs;
+  for (Var v : builder_.cond(selector.var(), vars_of(operands), std::move(regions))) {
+    outs.push_back(Traced(this, v, builder_.type(v)));
+  }
+  return outs;
+}
+
+std::vector<Traced> Tracer::while_loop(const std::vector<Traced>& consts,
+                                       const std::vector<Traced>& carries, const LoopFn& test,
+                                       const LoopFn& body, int64_t max_trips, Where at) {
+  check_open();
+  std::vector<Tape> regions;
+  for (const LoopFn* fn : {&test, &body}) {
+    Tracer inner(fn == &test ? "cond" : "body", options_);
+    std::vector<Traced> c = region_params(inner, consts, "const", "while_loop", at);
+    std::vector<Traced> k = region_params(inner, carries, "carry", "while_loop", at);
+    regions.push_back(finish_region(inner, (*fn)(c, k), "while_loop", at));
+  }
+  locate(at);
+  std::vector<Traced> outs;
+  for (Var v : builder_.while_loop(vars_of(consts), vars_of(carries), std::move(regions[0]),
+                                   std::move(regions[1]), max_trips)) {
     outs.push_back(Traced(this, v, builder_.type(v)));
   }
   return outs;

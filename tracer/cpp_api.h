@@ -89,6 +89,26 @@ class Tracer {
                            const std::function<ScanStep(const ScanArgs&)>& body,
                            bool reverse = false, Where at = Where::current());
 
+  /// A cond (docs/regions.md): each of `branches` is called once, on values of a tape of
+  /// its own standing for `operands`, and what it records becomes that branch; all give
+  /// back values of the same types. At run time `selector` picks the one that runs: a
+  /// bool[] the first (then) when true, the second (else) when false; an i64[] k the k-th
+  /// (1-based). Returns its results.
+  using Branch = std::function<std::vector<Traced>(const std::vector<Traced>& operands)>;
+  std::vector<Traced> cond(const Traced& selector, const std::vector<Traced>& operands,
+                           const std::vector<Branch>& branches, Where at = Where::current());
+  /// A while_loop (docs/regions.md): `test` and `body` are each called once on values of a
+  /// tape of their own standing for the consts and the carries; `test` gives a bool[],
+  /// `body` the next carries (of the carries' types exactly). At run time `body` runs while
+  /// `test` gives true, at most `max_trips` times (one more is a run-time error; 0:
+  /// unbounded, which reverse mode refuses). Returns the final carries.
+  using LoopFn = std::function<std::vector<Traced>(const std::vector<Traced>& consts,
+                                                   const std::vector<Traced>& carries)>;
+  std::vector<Traced> while_loop(const std::vector<Traced>& consts,
+                                 const std::vector<Traced>& carries, const LoopFn& test,
+                                 const LoopFn& body, int64_t max_trips,
+                                 Where at = Where::current());
+
   const Tape& tape() const { return builder_.tape(); }
   /// Returns the tape. The tracer is spent afterwards: using it or its values throws.
   Tape finish();
@@ -102,6 +122,15 @@ class Tracer {
   void check_arg(const Traced& v, std::string_view what, Where at) const;
   void locate(Where at);
   std::string_view file_name(Where at) const;
+  // Inputs of `inner` standing for `values` (named prefix1, prefix2...); `op` names the
+  // region op in errors. Each xs value (`slice`) stands for its slice on its last dim.
+  std::vector<Traced> region_params(Tracer& inner, const std::vector<Traced>& values,
+                                    std::string_view prefix, std::string_view op, Where at,
+                                    bool slice = false) const;
+  // The region `inner` recorded, yielding `yields` (values it made or was given), its
+  // locations moved to this tape's files.
+  Tape finish_region(Tracer& inner, const std::vector<Traced>& yields, std::string_view op,
+                     Where at);
 
   Builder builder_;
   TracerOptions options_;

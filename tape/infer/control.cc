@@ -134,8 +134,11 @@ std::vector<Type> cond(Prim, std::span<const Type> a, const Attrs&, std::span<co
 std::vector<Type> while_loop(Prim, std::span<const Type> a, const Attrs& attrs,
                              std::span<const Tape> regions) {
   const auto at = attrs_of<Prim::while_loop>(attrs);
-  if (regions.size() != 2 || regions[0].name != "cond" || regions[1].name != "body")
-    user_error("while_loop holds two regions, cond then body; got {}", regions.size());
+  if (regions.size() != 2 || regions[0].name != "cond" || regions[1].name != "body") {
+    std::string names;
+    for (const Tape& r : regions) names += (names.empty() ? "" : ", ") + r.name;
+    user_error("a while_loop holds two regions, cond then body; got ({})", names);
+  }
   if (at.consts < 0 || at.consts > static_cast<int64_t>(a.size()))
     user_error("consts={} names more operands than the {} given, or is negative", at.consts,
                a.size());

@@ -184,7 +184,7 @@ TEST_CASE("random tapes: every stage agrees with another that computes the same"
     }
   }
   MESSAGE(count << " random tapes; " << second_order << " checked to second order; " << precision
-                << " compared in f32 and f64; " << scans << " with a scan");
+                << " compared in f32 and f64; " << scans << " with a region op");
   CHECK(precision > count / 4);  // most tapes have no jumps
   CHECK(scans > count / 10);     // region ops take part in every check above
 }

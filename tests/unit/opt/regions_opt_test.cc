@@ -127,3 +127,85 @@ TEST_CASE("inline: a cond on a constant is its branch, a scan of length 1 its bo
       testing::check_equal(got[i], testing::to_doubles(want[i]));
   }
 }
+
+TEST_CASE("dce: a region op loses the results nothing reads and what only they needed") {
+  // A scan with two carries, a counter nothing reads and a running sum, and two ys, one
+  // unread; the unread carry's operand and its const go too.
+  Builder body;
+  Var w = body.input("w", {DType::f64, {3}});
+  Var k = body.input("k", {DType::f64, {3}});
+  Var h = body.input("h", {DType::f64, {3}});
+  Var c = body.input("c", {DType::f64, {3}});
+  Var x = body.input("x", {DType::f64, {3}});
+  Var next = body.tanh(body.add(body.mul(w, h), x));
+  body.output(next, "");
+  body.output(body.add(c, k), "");  // c: read only by itself
+  body.output(body.exp(next), "");  // unread
+  body.output(body.sin(next), "");
+  Builder b("cut");
+  Var bw = b.input("w", {DType::f64, {3}}), bk = b.input("k", {DType::f64, {3}});
+  Var h0 = b.input("h0", {DType::f64, {3}}), c0 = b.input("c0", {DType::f64, {3}});
+  Var xs = b.input("xs", {DType::f64, {3, 4}});
+  std::vector<Var> r = b.scan({bw, bk}, {h0, c0}, {xs}, body.finish(), 4);
+  b.output(r[0], "h");
+  b.output(r[3], "ys");
+  Tape t = b.finish();
+  Tape o = optimize(t, {{"dce"}});
+  validate(o);
+  const Op& scan = o.ops.back();
+  REQUIRE(scan.prim == Prim::scan);
+  CHECK(scan.args.size() == 3);  // w, h0, xs
+  CHECK(scan.outs.size() == 2);  // h, ys
+  CHECK(attrs_of<Prim::scan>(scan.attrs).consts == 1);
+  CHECK(attrs_of<Prim::scan>(scan.attrs).carries == 1);
+  TensorMap inputs{
+      {"w", testing::make_tensor({DType::f64, {3}}, {0.5, -1, 2})},
+      {"k", testing::make_tensor({DType::f64, {3}}, {1, 1, 1})},
+      {"h0", testing::make_tensor({DType::f64, {3}}, {0.1, 0.2, 0.3})},
+      {"c0", testing::make_tensor({DType::f64, {3}}, {0, 0, 0})},
+      {"xs", testing::make_tensor({DType::f64, {3, 4}}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})}};
+  std::vector<Tensor> want = Executor(t).run(inputs), got = Executor(o).run(inputs);
+  for (size_t i = 0; i < want.size(); ++i)
+    testing::check_equal(got[i], testing::to_doubles(want[i]));
+}
+
+TEST_CASE("dce: a while_loop keeps a carry its condition reads; a cond drops an unread result") {
+  // newton's loop with a second carry, a counter nothing reads after the loop.
+  const Type s{DType::f64, {}};
+  Builder test;
+  Var a = test.input("a", s), x = test.input("x", s);
+  test.input("n", s);
+  test.output(test.gt(test.abs(test.sub(test.mul(x, x), a)), test.constant(DType::f64, 1e-12)), "");
+  Builder body;
+  a = body.input("a", s);
+  x = body.input("x", s);
+  Var n = body.input("n", s);
+  body.output(body.mul(body.add(x, body.div(a, x)), body.constant(DType::f64, 0.5)), "");
+  body.output(body.add(n, body.constant(DType::f64, 1.0)), "");
+  Builder b("loop");
+  Var a0 = b.input("a", s), x0 = b.input("x0", s);
+  std::vector<Var> r =
+      b.while_loop({a0}, {x0, b.constant(DType::f64, 0.0)}, test.finish(), body.finish(), 100);
+  // A cond of two results, the second unread: (x a, x + a) or (-x, x - a).
+  std::vector<Tape> branches;
+  for (bool then : {true, false}) {
+    Builder r2;
+    Var bx = r2.input("x", s), ba = r2.input("a", s);
+    r2.output(then ? r2.mul(bx, ba) : r2.neg(bx), "");
+    r2.output(then ? r2.add(bx, ba) : r2.sub(bx, ba), "");
+    branches.push_back(r2.finish());
+  }
+  Var flag = b.gt(r[0], b.constant(DType::f64, 1.0));
+  std::vector<Var> y = b.cond(flag, {r[0], a0}, std::move(branches));
+  b.output(y[0], "y");
+  Tape t = b.finish();
+  Tape o = optimize(t, {{"dce"}});
+  validate(o);
+  for (const Op& op : o.ops) {
+    if (op.kind != OpKind::call) continue;
+    if (op.prim == Prim::while_loop) CHECK(op.outs.size() == 1);
+    if (op.prim == Prim::cond) CHECK(op.outs.size() == 1);
+  }
+  TensorMap inputs{{"a", testing::make_tensor(s, {2.0})}, {"x0", testing::make_tensor(s, {3.0})}};
+  testing::check_equal(Executor(o).run(inputs)[0], testing::to_doubles(Executor(t).run(inputs)[0]));
+}

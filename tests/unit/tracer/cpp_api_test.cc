@@ -5,11 +5,14 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <cmath>
 #include <functional>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "runtime/executor.h"
 #include "samples/cpp/mlp_traced.h"
 #include "tape/error.h"
 #include "tape/print.h"
@@ -353,10 +356,58 @@ TEST_CASE("scan: a body's locations name the outer tape's files; outer values ar
                               [&](const cpp::ScanArgs&) -> cpp::ScanStep {
                                 return {{captured}, {}};
                               }),
-                       "scan: the body gives back a value it was not given nor made; pass "
-                       "values from outside it as consts",
+                       "scan: a region gives back a value it was not given nor made; pass "
+                       "values from outside it as operands",
                        UserError);
   (void)outside;
+}
+
+TEST_CASE("cond and while_loop trace each region once, from lambdas") {
+  // Newton's square root, and a choice of its sign: every input from one tape.
+  cpp::Tracer t("newton", {.locations = false});
+  cpp::Traced a = t.input("a", {DType::f64, {}});
+  cpp::Traced x0 = t.input("x0", {DType::f64, {}});
+  int calls = 0;
+  std::vector<cpp::Traced> root = t.while_loop(
+      {a}, {x0},
+      [&](const std::vector<cpp::Traced>& c, const std::vector<cpp::Traced>& k) {
+        ++calls;
+        return std::vector<cpp::Traced>{cpp::gt(cpp::abs(k[0] * k[0] - c[0]), 1e-12)};
+      },
+      [&](const std::vector<cpp::Traced>& c, const std::vector<cpp::Traced>& k) {
+        ++calls;
+        return std::vector<cpp::Traced>{(k[0] + c[0] / k[0]) * 0.5};
+      },
+      100);
+  cpp::Traced positive = cpp::gt(a, 4.0);
+  std::vector<cpp::Traced> y = t.cond(positive, {root[0]},
+                                      {[&](const std::vector<cpp::Traced>& x) {
+                                         ++calls;
+                                         return std::vector<cpp::Traced>{x[0] * 2.0};
+                                       },
+                                       [&](const std::vector<cpp::Traced>& x) {
+                                         ++calls;
+                                         return std::vector<cpp::Traced>{-x[0]};
+                                       }});
+  t.output(y[0], "y");
+  Tape tape = t.finish();
+  CHECK(calls == 4);
+  validate(tape);
+  for (auto [av, x0v, want] : {std::tuple{2.0, 1.5, -std::sqrt(2.0)}, {9.0, 1e9, 6.0}}) {
+    CAPTURE(av);
+    TensorMap inputs{{"a", Tensor(Type{DType::f64, {}})}, {"x0", Tensor(Type{DType::f64, {}})}};
+    inputs[0].second.data<double>()[0] = av;
+    inputs[1].second.data<double>()[0] = x0v;
+    CHECK(Executor(tape).run(inputs)[0].data<double>()[0] == doctest::Approx(want).epsilon(1e-12));
+  }
+  cpp::Tracer u("capture", {.locations = false});
+  cpp::Traced s = u.input("s", {DType::boolean, {}});
+  cpp::Traced outside = cpp::exp(u.input("v", {DType::f64, {}}));
+  auto leak = [&](const std::vector<cpp::Traced>&) { return std::vector<cpp::Traced>{outside}; };
+  CHECK_THROWS_WITH_AS(u.cond(s, {}, {leak, leak}),
+                       "cond: a region gives back a value it was not given nor made; pass "
+                       "values from outside it as operands",
+                       UserError);
 }
 
 }  // namespace ytape::cpp::testing

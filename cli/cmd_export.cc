@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <memory>
 
 #include "cli/commands.h"
@@ -31,7 +32,10 @@ Run setup_export(CLI::App& sub) {
       weights = read_safetensors({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()},
                                  source_name(o->weights));
     }
-    if (has_regions(t)) {
+    bool scans = std::any_of(t.ops.begin(), t.ops.end(), [](const Op& op) {
+      return op.kind == OpKind::call && op.prim == Prim::scan;
+    });
+    if (scans) {
       fmt::print(stderr,
                  "ytape: note: {}: each scan is written unrolled, one copy of its body per step "
                  "(ONNX Scan is not written yet; docs/regions.md)\n",

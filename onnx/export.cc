@@ -19,15 +19,6 @@ using namespace onnx_export;
 
 constexpr int kExportOpset = 17;
 
-void declare(onnx::ValueInfoProto* v, const std::string& name, const Type& type) {
-  v->set_name(name);
-  auto* t = v->mutable_type()->mutable_tensor_type();
-  t->set_elem_type(onnx_import::to_onnx_dtype(type.dtype));
-  auto* shape = t->mutable_shape();
-  for (auto d = type.shape.rbegin(); d != type.shape.rend(); ++d)
-    shape->add_dim()->set_dim_value(*d);
-}
-
 void add_inputs(const Tape& t, const TensorMap& weights, Exporter& ex) {
   for (size_t i = 0, n = t.num_inputs(); i < n; ++i) {
     const Op& op = t.ops[i];

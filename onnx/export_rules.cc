@@ -90,12 +90,21 @@ onnx::TensorProto tensor_proto(const Tensor& t, const std::string& name) {
 }
 
 const std::string& Exporter::name(Var v) {
-  if (names_[v.id].empty()) names_[v.id] = fmt::format("%{}", v.id + 1);
+  if (names_[v.id].empty()) names_[v.id] = fmt::format("{}%{}", prefix_, v.id + 1);
   return names_[v.id];
 }
 
 std::string Exporter::fresh() {
-  return fmt::format("%t{}", ++fresh_);
+  return fmt::format("{}%t{}", prefix_, ++fresh_);
+}
+
+void declare(onnx::ValueInfoProto* v, const std::string& name, const Type& type) {
+  v->set_name(name);
+  auto* t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(onnx_import::to_onnx_dtype(type.dtype));
+  auto* shape = t->mutable_shape();
+  for (auto d = type.shape.rbegin(); d != type.shape.rend(); ++d)
+    shape->add_dim()->set_dim_value(*d);
 }
 
 onnx::NodeProto& Exporter::node(const std::string& op_type, std::vector<std::string> inputs,
@@ -135,8 +144,9 @@ void Exporter::export_op(const Op& op) {
   if (!rule) refuse(fmt::format("{} has no ONNX form here", prim_name(op.prim)));
   const int first = g_.node_size();
   rule(*this, op);
-  // A namesake node imports back as the primitive; any other form is marked with it.
-  if (!namesake_of(op.prim).empty()) return;
+  // A namesake node imports back as the primitive; any other form is marked with it, but
+  // for a region op (If, Loop), which imports back by its node's own rule.
+  if (!namesake_of(op.prim).empty() || prim_info(op.prim).holds_regions()) return;
   onnx_marks::Mark m{op.prim, op.attrs, {}, {}, g_.node_size() - first, {}};
   for (Var a : op.args) m.args.push_back(name(a));
   for (Var o : op.outs) m.outs.push_back(name(o));

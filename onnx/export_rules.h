@@ -26,7 +26,11 @@ onnx::TensorProto tensor_proto(const Tensor& t, const std::string& name);
 
 class Exporter {
  public:
-  Exporter(const Tape& t, onnx::GraphProto& g) : tape_(t), g_(g), names_(t.types.size()) {}
+  /// An exporter of `t`'s ops into `g`; the names it makes start with `prefix` (a region's
+  /// exporter gives each region names of its own: ONNX names every value once, subgraphs
+  /// included).
+  Exporter(const Tape& t, onnx::GraphProto& g, std::string prefix = "")
+      : tape_(t), g_(g), names_(t.types.size()), prefix_(std::move(prefix)) {}
 
   onnx::GraphProto& graph() { return g_; }
   const Type& type(Var v) const { return tape_.type(v); }
@@ -53,8 +57,12 @@ class Exporter {
   const Tape& tape_;
   onnx::GraphProto& g_;
   std::vector<std::string> names_;
+  std::string prefix_;
   int fresh_ = 0;
 };
+
+/// Declares the ONNX value `name` of ytape type `type` (its shape reversed) in `v`.
+void declare(onnx::ValueInfoProto* v, const std::string& name, const Type& type);
 
 void set_attr(onnx::NodeProto& n, const std::string& name, int64_t v);
 void set_attr(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v);

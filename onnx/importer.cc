@@ -77,11 +77,32 @@ Var Importer::lookup(const std::string& name) const {
   if (it != values_.end()) return it->second;
   auto list = lists_.find(name);
   if (list != lists_.end()) user_error("'{}' is {}, not a tensor", name, list->second.kind_name());
+  if (outer_ != nullptr && outer_->defined(name)) return capture(name);
   user_error("'{}' is not defined before its use", name);
 }
 
+Var Importer::capture(const std::string& name) const {
+  Var outer = outer_->lookup(name);
+  // A small value known at import stays known inside (a shape, an axis, a constant the
+  // region's rules need static); any other is a parameter of the region.
+  constexpr int64_t kInlined = 4096;
+  const Tensor* t = outer_->known(outer);
+  Var v;
+  if (t != nullptr && t->size() <= kInlined) {
+    check_ops();
+    v = b_.constant(t->type(), bytes_of(*t));
+    known_[v.id] = *t;
+  } else {
+    v = b_.capture(name, outer_->type(outer));
+    captures_.emplace_back(v, outer);
+  }
+  values_[name] = v;
+  return v;
+}
+
 bool Importer::defined(const std::string& name) const {
-  return values_.count(name) != 0 || lists_.count(name) != 0;
+  return values_.count(name) != 0 || lists_.count(name) != 0 ||
+         (outer_ != nullptr && outer_->defined(name));
 }
 
 void Importer::define(const std::string& name, Var v) {

@@ -87,6 +87,13 @@ Shape reversed(const Shape& s);
 class Importer {
  public:
   Importer(Builder& b, int opset) : b_(b), opset_(opset) {}
+  /// An importer of a subgraph imported as a region (an If's branch, a Loop's body) on `b`,
+  /// a builder of its own: a tensor of the graph around it (`outer`) that it reads becomes a
+  /// capture (Builder::capture), or, where its value is known at import and small, a
+  /// constant of the region. Sequences and optionals from outside are refused.
+  Importer(Builder& b, Importer& outer) : b_(b), opset_(outer.opset_), outer_(&outer) {}
+  /// A region importer's captures so far: its var, and the var of the graph around it.
+  const std::vector<std::pair<Var, Var>>& captures() const { return captures_; }
 
   int opset() const { return opset_; }
   Builder& builder() { return b_; }
@@ -200,11 +207,15 @@ class Importer {
   int64_t computed_ = 0;   // elements of the constants computed so far (kMaxComputed)
   void check_ops() const;  // UnsupportedError once the tape has kMaxOps ops
   uint64_t random_ops_ = 0;
-  std::unordered_map<std::string, Var> values_;
+  Importer* outer_ = nullptr;
+  // A region importer's names read from outside, defined on first use (see lookup).
+  Var capture(const std::string& name) const;
+  mutable std::vector<std::pair<Var, Var>> captures_;
+  mutable std::unordered_map<std::string, Var> values_;
   std::unordered_map<std::string, Value> lists_;  // the sequences and optionals
   std::unordered_map<std::string, int32_t> narrow_types_;
-  std::unordered_map<uint32_t, Tensor> known_;  // by var id
-  std::unordered_map<const void*, Var> given_;  // the model's tensors, by their protos
+  mutable std::unordered_map<uint32_t, Tensor> known_;  // by var id
+  std::unordered_map<const void*, Var> given_;          // the model's tensors, by their protos
 };
 
 // ---- attributes --------------------------------------------------------------------------

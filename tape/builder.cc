@@ -267,6 +267,21 @@ void copy_op(Builder& b, const Tape& src, const Op& op, VarMap& map) {
   }
 }
 
+Tape region_tape(const Tape& nested, const std::vector<std::pair<Var, std::string>>& params,
+                 const std::vector<Var>& yields) {
+  Builder b;
+  b.reserve(nested.ops.size(), nested.types.size());
+  VarMap map(nested);
+  for (const auto& [v, name] : params) map.set(v, b.input(name, nested.types[v.id]));
+  for (const Op& op : nested.ops) {
+    if (op.kind != OpKind::input) copy_op(b, nested, op, map);
+  }
+  for (Var y : yields) b.output(map[y], "");
+  Tape region = b.finish();
+  region.files.clear();
+  return region;
+}
+
 Tape copy_tape(const Tape& t) {
   Builder b = Builder::like(t);
   b.reserve(t.ops.size(), t.types.size());

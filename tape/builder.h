@@ -176,6 +176,14 @@ class VarMap {
 /// and recording its outputs there. The location is kept.
 void copy_op(Builder& b, const Tape& src, const Op& op, VarMap& map);
 
+/// A region's tape (docs/regions.md) from a tape recorded with its parameters among its ops
+/// (inputs, or Builder::capture's): `params` (vars of `nested`, with their names) become
+/// its inputs, in that order, then every op of `nested` but its inputs, yielding `yields`;
+/// without files (its locations name the tape around it). Every input of `nested` that an
+/// op reads must be among `params`.
+Tape region_tape(const Tape& nested, const std::vector<std::pair<Var, std::string>>& params,
+                 const std::vector<Var>& yields);
+
 /// Rebuilds `t` through the builder: the identity transformation, re-inferring every type.
 Tape copy_tape(const Tape& t);
 

@@ -1,10 +1,112 @@
-// Export rules of the control family: none yet. A scan would export as ONNX Scan, its body
-// as the Scan's graph; until then the export refuses it, naming the op
-// (tests/unit/onnx/export_table_test.cc lists it).
+// Export rules of the control family. A cond on a bool exports as ONNX If, its branches as
+// the If's subgraphs; a while_loop as ONNX Loop, its body and its condition (run once on the
+// initial carries before the Loop, and after the body in it) as the Loop's body. A region's
+// parameters are named as the values the op gives it, which ONNX's subgraphs read from the
+// graph around them; its own values get names of their own (Exporter's prefix). A scan is
+// written unrolled by export_onnx (opt/unroll.h) before the rules run.
+#include <fmt/format.h>
+
 #include "onnx/export_rules.h"
+#include "tape/op_attrs.h"
 
 namespace ytape::onnx_export {
 
-void register_control_export(ExportTable&) {}
+namespace {
+
+// The ops of region `r` appended to `g`, its parameters named `given`; returns the names of
+// what it yields.
+std::vector<std::string> inline_region(const Tape& r, onnx::GraphProto& g,
+                                       const std::vector<std::string>& given,
+                                       const std::string& prefix) {
+  Exporter sub(r, g, prefix);
+  for (size_t i = 0; i < given.size(); ++i) sub.name(r.ops[i].outs[0], given[i]);
+  for (size_t i = r.num_inputs(); i < r.ops.size(); ++i) sub.export_op(r.ops[i]);
+  std::vector<std::string> out;
+  for (const Output& o : r.outputs) out.push_back(sub.name(o.var));
+  return out;
+}
+
+// Declares `values` (of types `types`) as the outputs of `g`, each through an Identity to
+// a name of its own (`prefix`out1, ...): a graph's outputs are values it defines.
+void yield(onnx::GraphProto& g, const std::vector<std::string>& values,
+           const std::vector<Type>& types, const std::string& prefix) {
+  for (size_t j = 0; j < values.size(); ++j) {
+    std::string out = fmt::format("{}out{}", prefix, j + 1);
+    onnx::NodeProto* n = g.add_node();
+    n->set_op_type("Identity");
+    n->add_input(values[j]);
+    n->add_output(out);
+    declare(g.add_output(), out, types[j]);
+  }
+}
+
+onnx::GraphProto& graph_attr(onnx::NodeProto& n, const std::string& name) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto_AttributeType_GRAPH);
+  a->mutable_g()->set_name(name);
+  return *a->mutable_g();
+}
+
+void cond(Exporter& ex, const Op& op) {
+  if (ex.type(op.args[0]).dtype != DType::boolean)
+    refuse("a cond on an i64 selector has no ONNX form here (If takes a bool)");
+  std::vector<std::string> given;
+  for (size_t i = 1; i < op.args.size(); ++i) given.push_back(in(ex, op, i));
+  onnx::NodeProto& n = ex.node("If", {in(ex, op, 0)});
+  n.clear_output();
+  std::string base = ex.name(op.outs[0]) + ".";
+  for (size_t k = 0; k < op.regions.size(); ++k) {
+    const Tape& r = op.regions[k];
+    onnx::GraphProto& g = graph_attr(n, k == 0 ? "then_branch" : "else_branch");
+    std::string prefix = base + r.name + ".";
+    yield(g, inline_region(r, g, given, prefix), r.output_types(), prefix);
+  }
+  for (Var o : op.outs) n.add_output(ex.name(o));
+}
+
+// while_loop(consts; carries) as Loop("", c0, carries...) whose body takes (i, c, carries...)
+// and gives (cond(consts, carries'), carries'...). max_trips is not written: a Loop's trip
+// count would cut the loop short where ytape stops with an error.
+void while_loop(Exporter& ex, const Op& op) {
+  const auto a = attrs_of<Prim::while_loop>(op.attrs);
+  const Tape &test = op.regions[0], &body = op.regions[1];
+  const auto consts = static_cast<size_t>(a.consts);
+  std::vector<std::string> given;
+  for (size_t i = 0; i < op.args.size(); ++i) given.push_back(in(ex, op, i));
+  std::string base = ex.name(op.outs[0]) + ".";
+  std::string go = inline_region(test, ex.graph(), given, base + "first.")[0];
+  std::vector<std::string> inputs{"", go};
+  inputs.insert(inputs.end(), given.begin() + static_cast<std::ptrdiff_t>(consts), given.end());
+  onnx::NodeProto& n = ex.node("Loop", inputs);
+  n.clear_output();
+  onnx::GraphProto& g = graph_attr(n, "body");
+  declare(g.add_input(), base + "i", Type{DType::i64, {}});
+  declare(g.add_input(), base + "go", Type{DType::boolean, {}});
+  std::vector<std::string> carried(given.begin(),
+                                   given.begin() + static_cast<std::ptrdiff_t>(consts));
+  for (size_t k = consts; k < op.args.size(); ++k) {
+    std::string name = fmt::format("{}carry{}", base, k - consts + 1);
+    declare(g.add_input(), name, ex.type(op.args[k]));
+    carried.push_back(name);
+  }
+  std::vector<std::string> next = inline_region(body, g, carried, base + "body.");
+  std::vector<std::string> after(carried.begin(),
+                                 carried.begin() + static_cast<std::ptrdiff_t>(consts));
+  after.insert(after.end(), next.begin(), next.end());
+  std::vector<std::string> yields{inline_region(test, g, after, base + "test.")[0]};
+  yields.insert(yields.end(), next.begin(), next.end());
+  std::vector<Type> types{Type{DType::boolean, {}}};
+  for (const Type& t : body.output_types()) types.push_back(t);
+  yield(g, yields, types, base + "body.");
+  for (Var o : op.outs) n.add_output(ex.name(o));
+}
+
+}  // namespace
+
+void register_control_export(ExportTable& t) {
+  t.set(Prim::cond, cond);
+  t.set(Prim::while_loop, while_loop);
+}
 
 }  // namespace ytape::onnx_export

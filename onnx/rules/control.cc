@@ -1,4 +1,5 @@
-// Control flow whose structure is static, unrolled at import: If whose condition is known
+// Control flow whose structure is static, unrolled at import (control_regions.cc imports
+// what is known only at run time as region ops): If whose condition is known
 // (its taken branch imported in its place), Loop whose trip count and condition are known
 // at every iteration (its body imported once per iteration; its loop-carried values may be
 // sequences and optionals, whose structure may change from one iteration to the next), Scan (its
@@ -10,12 +11,15 @@
 #include <limits>
 
 #include "onnx/importer.h"
+#include "onnx/rules/control_regions.h"
 
 namespace ytape::onnx_import {
 
 namespace {
 
 void if_then_else(Importer& im, const Node& n) {
+  // A condition known only at run time: a cond of both branches.
+  if (im.known(im.input(n, 0)) == nullptr) return if_region(im, n);
   bool taken = im.static_number(n, 0) != 0;
   const char* attr = taken ? "then_branch" : "else_branch";
   const onnx::GraphProto& branch = graph_attr(n, attr);
@@ -39,6 +43,8 @@ void loop(Importer& im, const Node& n) {
     user_error("a body of {} inputs and {} outputs does not fit {} inputs and {} outputs",
                body.input_size(), body.output_size(), n.input_size(), n.output_size());
   }
+  // A while_loop, where the Loop fits one; else unrolled, which needs its structure known.
+  if (scans == 0 && loop_region(im, n)) return;
   int64_t trips =
       im.has_input(n, 0) ? im.static_integer(n, 0) : std::numeric_limits<int64_t>::max();
   bool go = !im.has_input(n, 1) || im.static_number(n, 1) != 0;

@@ -187,7 +187,7 @@ std::optional<Value> Interpreter::trace_cond(const Expr& e, const Value& flag, c
       for (size_t i = 0; i < g.leaves.size(); ++i)
         yields.push_back(branches[k].yields[g.first + i]);
     }
-    tapes.push_back(body_tape(branches[k].nested.builder->tape(), params[k], yields));
+    tapes.push_back(region_tape(branches[k].nested.builder->tape(), params[k], yields));
   }
   here_ = e.pos;
   builder_->set_loc(loc_of(op_pos()));
@@ -265,7 +265,7 @@ bool Interpreter::trace_while(const Expr& e, const EnvPtr& env, bool& again) {
   std::vector<Tape> tapes;
   for (size_t k = 0; k < 2; ++k) {
     params[k].insert(params[k].end(), own[k].begin(), own[k].end());
-    tapes.push_back(body_tape(regions[k].nested.builder->tape(), params[k], regions[k].yields));
+    tapes.push_back(region_tape(regions[k].nested.builder->tape(), params[k], regions[k].yields));
   }
   VarList carried;
   for (const ScanCarry& c : carries) {

@@ -158,21 +158,6 @@ void Interpreter::abandon_scan(size_t depth, std::pair<uint64_t, uint64_t> strea
 
 // ---- the scan op ------------------------------------------------------------------------
 
-Tape body_tape(const Tape& nested, const std::vector<std::pair<Var, std::string>>& params,
-               const std::vector<Var>& yields) {
-  Builder b;
-  b.reserve(nested.ops.size(), nested.types.size());
-  VarMap map(nested);
-  for (const auto& [v, name] : params) map.set(v, b.input(name, nested.types[v.id]));
-  for (const Op& op : nested.ops) {
-    if (op.kind != OpKind::input) copy_op(b, nested, op, map);
-  }
-  for (Var y : yields) b.output(map[y], "");
-  Tape body = b.finish();
-  body.files.clear();  // its locations name the files of the tape around it
-  return body;
-}
-
 std::string input_name(const Tape& t, Var v) {
   for (const Op& op : t.ops) {
     if (op.kind != OpKind::input) break;
@@ -217,7 +202,7 @@ std::vector<Value> Interpreter::record_scan(const ScanLoop& loop, const ScanTrac
     consts.push_back(outer);
   }
   record_scan_xs(loop, st, tape, yields, params, xs);
-  Tape body = body_tape(tape, params, yields);
+  Tape body = region_tape(tape, params, yields);
   here_ = loop.pos;
   builder_->set_loc(loc_of(op_pos()));  // a loop of the prelude takes the program's line
   check_op_limit();

@@ -39,11 +39,6 @@ inline bool weak_float(const Value& v) {
 
 /// `base`, or `base#2`, `base#3`... the first not in `used`, which it is added to.
 std::string unique_name(std::string base, std::set<std::string>& used);
-/// A region's tape from the nested tape that traced it: its parameters first, in the order
-/// of `params` (vars of `nested`, declared there as captures among its ops), yielding
-/// `yields`; without files (its locations name the outer tape's).
-Tape body_tape(const Tape& nested, const std::vector<std::pair<Var, std::string>>& params,
-               const std::vector<Var>& yields);
 /// The name of input `v` of `t`, or "" where v is no input.
 std::string input_name(const Tape& t, Var v);
 /// The names the statements of `e` assign, in order of appearance (repeats included),

@@ -25,8 +25,6 @@ const std::map<Prim, std::string_view> kRefused = {
     {Prim::print, "an effect: it writes to the run's output, which no ONNX op does"},
     {Prim::guard, "an effect: it stops the run with its message, which no ONNX op does"},
     {Prim::scan, "export_onnx writes it unrolled (opt/unroll.h): ONNX Scan is not written yet"},
-    {Prim::cond, "ONNX If is not written yet: export_onnx refuses a tape with a cond"},
-    {Prim::while_loop, "ONNX Loop is not written yet: export_onnx refuses a tape with a loop"},
 };
 
 }  // namespace

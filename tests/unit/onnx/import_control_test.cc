@@ -3,6 +3,8 @@
 // and what is refused.
 #include <doctest/doctest.h>
 
+#include <tuple>
+
 #include "model.h"
 #include "onnx/import.h"
 
@@ -86,11 +88,19 @@ TEST_CASE("If with a known condition imports the branch it takes") {
     std::vector<Tensor> y = run(if_model(true, cond).import(), {{"x", onnx_tensor({2}, {1, 2})}});
     CHECK(values(y[0]) == (cond ? std::vector<float>{2, 4} : std::vector<float>{3, 6}));
   }
-  // A condition given as an input must be bound to a value (ytape has no branches).
+  // A condition given as an input: a cond of both branches, which runs either side.
   Model dynamic = if_model(false, true);
-  CHECK(import_error(dynamic) ==
-        "m.onnx: node 1 'choose' (If, opset 13): input 1 'c' must be static: a constant or "
-        "initializer, or computed from them");
+  OnnxImport both = dynamic.import();
+  int conds = 0;
+  for (const Op& op : both.tape.ops) conds += op.kind == OpKind::call && op.prim == Prim::cond;
+  CHECK(conds == 1);
+  for (bool cond : {true, false}) {
+    Tensor c(Type{DType::boolean, {}});
+    c.data<bool>()[0] = cond;
+    std::vector<Tensor> y = run(both, {{"x", onnx_tensor({2}, {1, 2})}, {"c", c}});
+    CHECK(values(y[0]) == (cond ? std::vector<float>{2, 4} : std::vector<float>{3, 6}));
+  }
+  // Bound to a value, it imports the branch it takes, as a constant condition does.
   OnnxImportOptions bound;
   Tensor no(Type{DType::boolean, {}});
   no.data<bool>()[0] = false;
@@ -155,6 +165,38 @@ TEST_CASE("a Loop whose condition depends on the values is refused, naming the n
   CHECK(import_error(m) ==
         "m.onnx: node 1 'sum' (Loop, opset 13): a Loop whose condition is not known at import "
         "(it depends on the values) is not supported");
+}
+
+TEST_CASE("a Loop whose trip count or condition is known only at run time is a while_loop") {
+  // acc doubles while its sum is below the input `limit`, at most M times (an input too).
+  Model m;
+  m.input("acc", {2});
+  m.input("limit", {});
+  m.input("M", {}, onnx::TensorProto_DataType_INT64);
+  onnx::NodeProto& n = m.node("Loop", {"M", "", "acc"}, {"final"}, "double");
+  onnx::GraphProto& body = graph(n, "body");
+  names(body.mutable_input(), {"i", "go", "acc_in"});
+  m.initializer("two", {}, {2});
+  add(body, "Mul", {"acc_in", "two"}, {"acc_out"});
+  set_int(add(body, "ReduceSum", {"acc_out"}, {"total"}), "keepdims", 0);
+  add(body, "Less", {"total", "limit"}, {"go_out"});
+  names(body.mutable_output(), {"go_out", "acc_out"});
+  m.output("final");
+  OnnxImport imported = m.import();
+  int loops = 0;
+  for (const Op& op : imported.tape.ops)
+    loops += op.kind == OpKind::call && op.prim == Prim::while_loop;
+  CHECK(loops == 1);
+  Tensor trips(Type{DType::i64, {}});
+  for (auto [limit, most, want] :
+       {std::tuple{100.0f, 50, 128.0f}, {100.0f, 3, 16.0f}, {1000.0f, 50, 1024.0f}}) {
+    CAPTURE(limit);
+    trips.data<int64_t>()[0] = most;
+    std::vector<Tensor> out =
+        run(imported,
+            {{"acc", onnx_tensor({2}, {1, 1})}, {"limit", onnx_tensor({}, {limit})}, {"M", trips}});
+    CHECK(values(out[0]) == std::vector<float>{want / 2, want / 2});
+  }
 }
 
 TEST_CASE("Scan slices its inputs along their axes, in either direction") {

@@ -1,0 +1,166 @@
+// If and Loop whose structure is known only at run time, imported as region ops
+// (docs/onnx.md, Control flow; docs/regions.md): an If whose condition depends on the
+// inputs is a cond of its two branches; a Loop without scan outputs is a while_loop whose
+// condition is the Loop's (its trip count, its condition input and its body's condition
+// output). Each subgraph is imported once, on a builder of its own (Importer's region
+// constructor): a tensor of the graph around it that it reads becomes an operand of the
+// op. Those whose structure is known at import stay unrolled (onnx/rules/control.cc).
+#include "onnx/rules/control_regions.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "onnx/importer.h"
+
+namespace ytape::onnx_import {
+
+namespace {
+
+// A subgraph imported on a builder of its own, its `params` (named by its inputs) first.
+struct Region {
+  std::unique_ptr<Builder> builder = std::make_unique<Builder>();
+  std::unique_ptr<Importer> importer;
+  std::vector<std::pair<Var, std::string>> params;
+  std::vector<Var> yields;
+};
+
+Region import_region(Importer& im, const onnx::GraphProto& g, std::string_view attr,
+                     const std::vector<Type>& params) {
+  Region r;
+  r.importer = std::make_unique<Importer>(*r.builder, im);
+  for (size_t i = 0; i < params.size(); ++i) {
+    const std::string& name = g.input(static_cast<int>(i)).name();
+    Var v = r.builder->input(name, params[i]);
+    r.importer->define(name, v);
+    r.params.emplace_back(v, name);
+  }
+  import_subgraph(*r.importer, g, attr);
+  for (const onnx::ValueInfoProto& o : g.output()) r.yields.push_back(r.importer->lookup(o.name()));
+  return r;
+}
+
+// The operands that the regions read from outside (their captures, in order of first
+// capture), each region's parameters for them put before its own (a region that reads
+// none of one still takes it); then each region's tape.
+VarList finish_regions(Importer& im, std::vector<Region>& regions, std::vector<Tape>& tapes) {
+  VarList consts;
+  std::vector<std::string> names;
+  for (const Region& r : regions) {
+    for (const auto& [inner, outer] : r.importer->captures()) {
+      if (std::find(consts.begin(), consts.end(), outer) != consts.end()) continue;
+      consts.push_back(outer);
+      names.emplace_back();
+      for (const Op& op : r.builder->tape().ops) {
+        if (op.kind == OpKind::input && op.outs[0] == inner) names.back() = op.name;
+      }
+    }
+  }
+  for (Region& r : regions) {
+    std::vector<std::pair<Var, std::string>> params;
+    for (size_t i = 0; i < consts.size(); ++i) {
+      const auto& caps = r.importer->captures();
+      auto it = std::find_if(caps.begin(), caps.end(),
+                             [&](const auto& c) { return c.second == consts[i]; });
+      Var inner = it != caps.end() ? it->first : r.builder->capture(names[i], im.type(consts[i]));
+      params.emplace_back(inner, names[i]);
+    }
+    params.insert(params.end(), r.params.begin(), r.params.end());
+    tapes.push_back(region_tape(r.builder->tape(), params, r.yields));
+  }
+  return consts;
+}
+
+// A one-element tensor as a scalar: ONNX's conditions may be of shape [1].
+Var as_scalar(Importer& im, Var v, std::string_view what) {
+  if (im.type(v).size() != 1) user_error("{} has {} elements, not one", what, im.type(v).size());
+  return im.reshape(v, {});
+}
+
+}  // namespace
+
+void if_region(Importer& im, const Node& n) {
+  Var flag = as_scalar(im, im.input(n, 0), "the condition");
+  if (im.type(flag).dtype != DType::boolean) user_error("the condition is not a bool");
+  std::vector<Region> branches;
+  for (const char* attr : {"then_branch", "else_branch"}) {
+    const onnx::GraphProto& g = graph_attr(n, attr);
+    if (g.input_size() != 0) user_error("the {} has inputs; an If's branches have none", attr);
+    if (g.output_size() != n.output_size())
+      user_error("the {} has {} outputs, the node {}", attr, g.output_size(), n.output_size());
+    try {
+      branches.push_back(import_region(im, g, attr, {}));
+    } catch (const UserError& e) {
+      // A cond holds tensors: branches of sequences or optionals need the branch known.
+      if (dynamic_cast<const UnsupportedError*>(&e) != nullptr) throw;
+      throw UnsupportedError(fmt::format("an If whose condition is known only at run time "
+                                         "imports as a cond of tensors: {}",
+                                         e.what()),
+                             n.input(0));
+    }
+  }
+  std::vector<Tape> tapes;
+  VarList consts = finish_regions(im, branches, tapes);
+  std::vector<Var> outs = im.builder().cond(flag, consts, std::move(tapes));
+  for (int i = 0; i < n.output_size(); ++i) im.set_output(n, i, outs[static_cast<size_t>(i)]);
+}
+
+bool loop_region(Importer& im, const Node& n) {
+  const onnx::GraphProto& g = graph_attr(n, "body");
+  const int carried = n.input_size() - 2;
+  if (carried < 0 || g.input_size() != carried + 2 || g.output_size() != carried + 1) return false;
+  const Type count{DType::i64, {}}, flag{DType::boolean, {}};
+  // The loop's own carries: the iteration number and whether the body's condition held.
+  std::vector<Type> params{count, flag};
+  VarList initial{im.scalar(DType::i64, 0), im.has_input(n, 1)
+                                                ? as_scalar(im, im.input(n, 1), "the condition")
+                                                : im.scalar(DType::boolean, 1)};
+  for (int k = 0; k < carried; ++k) {
+    if (im.value_input(n, 2 + k).kind != Value::Kind::tensor) return false;
+    initial.push_back(im.input(n, 2 + k));
+    params.push_back(im.type(initial.back()));
+  }
+  std::vector<Region> regions(1);
+  Region& body = regions[0];
+  body = import_region(im, g, "body", params);
+  // The body gives (cond, carried...); the loop's carries are (i + 1, cond, carried...).
+  Builder& b = *body.builder;
+  Var next = b.add(body.params[0].first, b.constant(DType::i64, 1.0));
+  Var go = body.yields[0];
+  if (b.type(go).size() != 1 || b.type(go).dtype != DType::boolean) return false;
+  go = b.type(go).shape.empty() ? go : b.reshape(go, {.shape = {}});
+  body.yields[0] = go;
+  body.yields.insert(body.yields.begin(), next);
+  // The condition: the body's last one, and i < M where the Loop has a trip count.
+  Region test;
+  test.importer = std::make_unique<Importer>(*test.builder, im);
+  for (size_t k = 0; k < params.size(); ++k) {
+    Var v = test.builder->input(fmt::format("p{}", k + 1), params[k]);
+    test.params.emplace_back(v, fmt::format("p{}", k + 1));
+  }
+  Var holds = test.params[1].first;
+  int64_t max_trips = 0;
+  if (im.has_input(n, 0)) {
+    const Tensor* known = im.known(im.input(n, 0));
+    // A bound the gradient can store steps for: a count past 2^30 (PyTorch's while loops
+    // give 2^63 - 1) leaves the loop unbounded.
+    if (known != nullptr && im.static_integer(n, 0) <= (int64_t{1} << 30))
+      max_trips = std::max<int64_t>(im.static_integer(n, 0), 0);
+    Var trips = test.importer->lookup(n.input(0));
+    trips = test.builder->convert(as_scalar(*test.importer, trips, "the trip count"),
+                                  {.dtype = DType::i64});
+    Builder& t = *test.builder;
+    holds = t.select(holds, t.lt(test.params[0].first, trips), t.constant(DType::boolean, 0.0));
+  }
+  test.yields.push_back(holds);
+  regions.insert(regions.begin(), std::move(test));
+  std::vector<Tape> tapes;
+  VarList consts = finish_regions(im, regions, tapes);
+  std::vector<Var> outs =
+      im.builder().while_loop(consts, initial, std::move(tapes[0]), std::move(tapes[1]), max_trips);
+  for (int k = 0; k < carried; ++k) im.set_output(n, k, outs[static_cast<size_t>(2 + k)]);
+  return true;
+}
+
+}  // namespace ytape::onnx_import

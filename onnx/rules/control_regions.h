@@ -1,0 +1,17 @@
+// If and Loop imported as region ops (onnx/rules/control_regions.cc), for the rules of
+// onnx/rules/control.cc.
+#pragma once
+
+#include "onnx/importer.h"
+
+namespace ytape::onnx_import {
+
+/// An If as a cond of its two branches, on its condition as it is at run time.
+void if_region(Importer& im, const Node& n);
+/// A Loop without scan outputs as a while_loop: its carries the iteration number, whether
+/// the body's condition held, then the Loop's; running while that holds and the number is
+/// below the trip count (max_trips, where it is known at import; else unbounded). False,
+/// with nothing recorded, where the Loop does not fit (scan outputs, sequences).
+bool loop_region(Importer& im, const Node& n);
+
+}  // namespace ytape::onnx_import

@@ -36,7 +36,7 @@ Run setup_opt(CLI::App& sub) {
   sub.add_option("TAPE", o->tape, "Tape in JSON form, or - for standard input")->required();
   sub.add_option("--passes", o->opt.passes,
                  "Passes to run, comma-separated, in order, repeated to a fixed point: fold, "
-                 "simplify, cse, dce, inline (default: all five, in that order)")
+                 "simplify, cse, dce, inline, hoist (default: all six, in that order)")
       ->delimiter(',');
   sub.add_option("-o,--output", o->out,
                  "Write the optimized tape here instead of standard output; it may be the input "

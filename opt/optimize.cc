@@ -8,6 +8,7 @@
 #include "opt/cse.h"
 #include "opt/dce.h"
 #include "opt/fold.h"
+#include "opt/hoist.h"
 #include "opt/simplify.h"
 #include "opt/unroll.h"
 #include "tape/error.h"
@@ -26,6 +27,7 @@ std::span<const PassInfo> all_passes() {
       {"dce", "remove ops no output depends on", eliminate_dead_code, true},
       {"inline", "replace a cond on a constant by its branch, a scan of length 1 by its body",
        inline_regions, true},
+      {"hoist", "compute a loop's invariant ops once, before it", hoist_invariants, true},
   };
   return table;
 }

@@ -2,6 +2,7 @@
 // and the scan computes the same before and after.
 #include <doctest/doctest.h>
 
+#include "opt/hoist.h"
 #include "opt/optimize.h"
 #include "opt/unroll.h"
 #include "runtime/executor.h"
@@ -208,4 +209,43 @@ TEST_CASE("dce: a while_loop keeps a carry its condition reads; a cond drops an 
   }
   TensorMap inputs{{"a", testing::make_tensor(s, {2.0})}, {"x0", testing::make_tensor(s, {3.0})}};
   testing::check_equal(Executor(o).run(inputs)[0], testing::to_doubles(Executor(t).run(inputs)[0]));
+}
+
+TEST_CASE("hoist: a loop's invariant ops run once, before it, as new consts") {
+  // body (w, b; h; x) -> tanh(w' h + x + 2 b): w' and 2 b are the same on every trip.
+  Builder body;
+  Var w = body.input("w", {DType::f64, {3, 3}});
+  Var bias = body.input("b", {DType::f64, {3, 1}});
+  Var h = body.input("h", {DType::f64, {3, 1}});
+  Var x = body.input("x", {DType::f64, {3, 1}});
+  Var wt = body.permutedims(w, {.perm = {2, 1}});
+  Var twice = body.mul(bias, body.constant(DType::f64, 2.0));
+  Var next = body.tanh(body.add(body.add(body.matmul(wt, h), x), twice));
+  body.output(next, "");
+  body.output(next, "");
+  Builder b("rnn");
+  Var bw = b.input("w", {DType::f64, {3, 3}}), bb = b.input("b", {DType::f64, {3, 1}});
+  Var h0 = b.input("h0", {DType::f64, {3, 1}}), xs = b.input("xs", {DType::f64, {3, 1, 5}});
+  std::vector<Var> r = b.scan({bw, bb}, {h0}, {xs}, body.finish(), 5);
+  b.output(r[0], "h");
+  b.output(r[1], "hs");
+  Tape t = b.finish();
+  Tape o = optimize(t, {{"hoist"}});
+  validate(o);
+  const Op& scan = o.ops.back();
+  REQUIRE(scan.prim == Prim::scan);
+  CHECK(attrs_of<Prim::scan>(scan.attrs).consts == 4);  // w, b, then w' and 2 b
+  for (const Op& op : scan.regions[0].ops)
+    CHECK((op.prim != Prim::permutedims && !(op.prim == Prim::mul && op.kind == OpKind::call)));
+  TensorMap inputs{{"w", testing::random_tensor({DType::f64, {3, 3}}, 1, -0.5, 0.5)},
+                   {"b", testing::random_tensor({DType::f64, {3, 1}}, 2)},
+                   {"h0", testing::random_tensor({DType::f64, {3, 1}}, 3)},
+                   {"xs", testing::random_tensor({DType::f64, {3, 1, 5}}, 4)}};
+  std::vector<Tensor> want = Executor(t).run(inputs), got = Executor(o).run(inputs);
+  for (size_t i = 0; i < want.size(); ++i)
+    testing::check_equal(got[i], testing::to_doubles(want[i]));
+  CHECK(!hoist_invariants(o).tape);  // nothing left to move
+  // A while_loop's condition and body each give theirs, and both regions take them all.
+  Tape newton = testing::newton(100);  // cond |x x - a| > tol: nothing invariant but tol
+  CHECK(!hoist_invariants(newton).tape);
 }

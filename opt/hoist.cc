@@ -81,69 +81,77 @@ Tape without(const Tape& r, size_t consts, const std::vector<bool>& moved,
   return out;
 }
 
+bool is_loop(const Op& op) {
+  return op.kind == OpKind::call && (op.prim == Prim::scan || op.prim == Prim::while_loop);
+}
+
+size_t consts_of(const Op& op) {
+  return static_cast<size_t>(op.prim == Prim::scan ? attrs_of<Prim::scan>(op.attrs).consts
+                                                   : attrs_of<Prim::while_loop>(op.attrs).consts);
+}
+
+// Writes loop `op` (a scan or a while_loop of `t`, args read through `map`) on `b` with its
+// regions' invariant ops computed before it, their results new consts.
+void hoist_op(Builder& b, const Op& op, VarMap& map) {
+  const bool scan = op.prim == Prim::scan;
+  const size_t consts = consts_of(op);
+  b.set_loc(op.loc);
+  std::vector<Hoisted> added;  // each new const
+  VarList hoisted;             // their values outside
+  std::vector<std::vector<bool>> moved;
+  for (size_t k = 0; k < op.regions.size(); ++k) {
+    const Tape& r = op.regions[k];
+    moved.push_back(invariant_ops(r, consts));
+    VarMap inner(r);
+    for (size_t i = 0; i < consts; ++i) inner.set(r.ops[i].outs[0], map[op.args[i]]);
+    for (size_t i = r.num_inputs(); i < r.ops.size(); ++i) {
+      if (moved[k][i] || r.ops[i].kind == OpKind::constant) copy_op(b, r, r.ops[i], inner);
+    }
+    for (Var v : frontier(r, moved[k])) {
+      added.push_back({k, v, r.type(v)});
+      hoisted.push_back(inner[v]);
+    }
+  }
+  VarList args;
+  for (size_t i = 0; i < consts; ++i) args.push_back(map[op.args[i]]);
+  for (Var v : hoisted) args.push_back(v);
+  for (size_t i = consts; i < op.args.size(); ++i) args.push_back(map[op.args[i]]);
+  std::vector<Tape> regions;
+  for (size_t k = 0; k < op.regions.size(); ++k)
+    regions.push_back(without(op.regions[k], consts, moved[k], added, k));
+  Attrs attrs;
+  const auto more = static_cast<int64_t>(hoisted.size());
+  if (scan) {
+    auto a = attrs_of<Prim::scan>(op.attrs);
+    a.consts += more;
+    attrs = a.to_attrs();
+  } else {
+    auto a = attrs_of<Prim::while_loop>(op.attrs);
+    a.consts += more;
+    attrs = a.to_attrs();
+  }
+  const Op& now = b.record(op.prim, std::move(args), attrs, std::move(regions));
+  for (size_t k = 0; k < op.outs.size(); ++k) map.set(op.outs[k], now.outs[k]);
+}
+
 }  // namespace
 
 PassResult hoist_invariants(const Tape& t) {
   size_t changed = 0;
   for (const Op& op : t.ops) {
-    if (op.kind != OpKind::call || (op.prim != Prim::scan && op.prim != Prim::while_loop)) continue;
-    size_t consts =
-        static_cast<size_t>(op.prim == Prim::scan ? attrs_of<Prim::scan>(op.attrs).consts
-                                                  : attrs_of<Prim::while_loop>(op.attrs).consts);
-    for (const Tape& r : op.regions) {
-      std::vector<bool> moved = invariant_ops(r, consts);
-      changed += !frontier(r, moved).empty();
-    }
+    if (!is_loop(op)) continue;
+    for (const Tape& r : op.regions)
+      changed += !frontier(r, invariant_ops(r, consts_of(op))).empty();
   }
   if (changed == 0) return {};
   Builder b = Builder::like(t);
   VarMap map(t);
   for (const Op& op : t.ops) {
-    bool loop = op.kind == OpKind::call && (op.prim == Prim::scan || op.prim == Prim::while_loop);
-    if (!loop) {
-      copy_op(b, t, op, map);
-      continue;
-    }
-    const bool scan = op.prim == Prim::scan;
-    const size_t consts = static_cast<size_t>(scan ? attrs_of<Prim::scan>(op.attrs).consts
-                                                   : attrs_of<Prim::while_loop>(op.attrs).consts);
-    // The invariant ops of each region, computed once before the loop on its consts.
-    b.set_loc(op.loc);
-    std::vector<Hoisted> added;  // each new const
-    VarList hoisted;             // their values outside
-    std::vector<std::vector<bool>> moved;
-    for (size_t k = 0; k < op.regions.size(); ++k) {
-      const Tape& r = op.regions[k];
-      moved.push_back(invariant_ops(r, consts));
-      VarMap inner(r);
-      for (size_t i = 0; i < consts; ++i) inner.set(r.ops[i].outs[0], map[op.args[i]]);
-      for (size_t i = r.num_inputs(); i < r.ops.size(); ++i) {
-        if (moved[k][i] || r.ops[i].kind == OpKind::constant) copy_op(b, r, r.ops[i], inner);
-      }
-      for (Var v : frontier(r, moved[k])) {
-        added.push_back({k, v, r.type(v)});
-        hoisted.push_back(inner[v]);
-      }
-    }
-    VarList args;
-    for (size_t i = 0; i < consts; ++i) args.push_back(map[op.args[i]]);
-    for (Var v : hoisted) args.push_back(v);
-    for (size_t i = consts; i < op.args.size(); ++i) args.push_back(map[op.args[i]]);
-    std::vector<Tape> regions;
-    for (size_t k = 0; k < op.regions.size(); ++k)
-      regions.push_back(without(op.regions[k], consts, moved[k], added, k));
-    Attrs attrs = op.attrs;
-    if (scan) {
-      auto a = attrs_of<Prim::scan>(op.attrs);
-      a.consts += static_cast<int64_t>(hoisted.size());
-      attrs = a.to_attrs();
+    if (is_loop(op)) {
+      hoist_op(b, op, map);
     } else {
-      auto a = attrs_of<Prim::while_loop>(op.attrs);
-      a.consts += static_cast<int64_t>(hoisted.size());
-      attrs = a.to_attrs();
+      copy_op(b, t, op, map);
     }
-    const Op& now = b.record(op.prim, std::move(args), attrs, std::move(regions));
-    for (size_t k = 0; k < op.outs.size(); ++k) map.set(op.outs[k], now.outs[k]);
   }
   for (const Output& o : t.outputs) b.output(map[o.var], o.name);
   return {b.finish(), changed};

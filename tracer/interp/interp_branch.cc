@@ -40,6 +40,29 @@ Given given(const Value& v) {
   return g;
 }
 
+// What a cond yields, as indices into each side's gives (the if's value, then each of
+// `names`): each value both sides give with the same types, the if's where it is used. A
+// variable only one side makes is not defined after the if; nullopt where the sides
+// disagree on a value that is (the if's, used, or a variable from before it, `outer`).
+std::optional<std::vector<size_t>> kept_values(
+    const std::array<std::vector<Given>, 2>& gives, const std::vector<std::string>& names,
+    const std::vector<std::pair<std::string, Value>>& outer, bool value_used) {
+  std::vector<size_t> kept;
+  for (size_t j = 0; j < gives[0].size(); ++j) {
+    const Given &a = gives[0][j], &b = gives[1][j];
+    bool same = a.ok && b.ok && a.form == b.form;
+    bool before = j > 0 && std::any_of(outer.begin(), outer.end(),
+                                       [&](const auto& c) { return c.first == names[j - 1]; });
+    if (j == 0 && !value_used) continue;
+    if (same) {
+      kept.push_back(j);
+    } else if (j == 0 || before) {
+      return std::nullopt;
+    }
+  }
+  return kept;
+}
+
 bool traced_flag(const Value& v) {
   return v.is_tensor() && v.tensor().traced && !v.tensor().element &&
          v.tensor().type == Type{DType::boolean, {}};
@@ -52,8 +75,17 @@ std::optional<Interpreter::Speculation> Interpreter::speculate(
     bool* settles) {
   size_t depth = levels_.size();
   auto stream = this->stream();
-  ScanTrace* outer = scan_;
-  const Env* outer_scope = scan_scope_;
+  // The attempt around this one (a scan's, a branch's) is current again however this ends,
+  // an internal error included.
+  struct Outer {
+    Interpreter& in;
+    ScanTrace* scan;
+    const Env* scope;
+    ~Outer() {
+      in.scan_ = scan;
+      in.scan_scope_ = scope;
+    }
+  } outer{*this, scan_, scan_scope_};
   std::vector<ScanCarry> none;
   ScanTrace st;
   st.carries = &none;
@@ -72,10 +104,7 @@ std::optional<Interpreter::Speculation> Interpreter::speculate(
         not_a_scan(
             fmt::format("it records {}, which a region cannot hold yet", prim_name(op.prim)));
     }
-    Speculation out{end_nested_trace(), std::move(yields)};
-    scan_ = outer;
-    scan_scope_ = outer_scope;
-    return out;
+    return Speculation{end_nested_trace(), std::move(yields)};
   } catch (const NotAScan& a) {
     why = a.reason;
     if (settles != nullptr) *settles = a.settles;
@@ -84,8 +113,6 @@ std::optional<Interpreter::Speculation> Interpreter::speculate(
   }
   while (levels_.size() > depth) levels_.pop_back();
   enter_level();
-  scan_ = outer;
-  scan_scope_ = outer_scope;
   signal_ = Signal::none;
   set_stream(stream);
   return std::nullopt;
@@ -161,28 +188,14 @@ std::optional<Value> Interpreter::trace_cond(const Expr& e, const Value& flag, c
     if (!s) return std::nullopt;
     branches.push_back(std::move(*s));
   }
-  // What the cond yields: each value both branches give with the same types: the if's
-  // value where it is used, and the variables. A variable only one branch makes is not
-  // defined after it; one from before it must agree.
-  std::vector<size_t> kept;
-  for (size_t j = 0; j < gives[0].size(); ++j) {
-    const Given &a = gives[0][j], &b = gives[1][j];
-    bool same = a.ok && b.ok && a.form == b.form;
-    bool before = j > 0 && std::any_of(outer.begin(), outer.end(),
-                                       [&](const auto& c) { return c.first == names[j - 1]; });
-    if (j == 0 && !value_used) continue;
-    if (same) {
-      kept.push_back(j);
-    } else if (j == 0 || before) {
-      return std::nullopt;
-    }
-  }
+  std::optional<std::vector<size_t>> kept = kept_values(gives, names, outer, value_used);
+  if (!kept) return std::nullopt;
   std::vector<std::vector<std::pair<Var, std::string>>> params;
   VarList consts = region_consts(branches, params);
   std::vector<Tape> tapes;
   for (size_t k = 0; k < 2; ++k) {
     std::vector<Var> yields;
-    for (size_t j : kept) {
+    for (size_t j : *kept) {
       const Given& g = gives[k][j];
       for (size_t i = 0; i < g.leaves.size(); ++i)
         yields.push_back(branches[k].yields[g.first + i]);
@@ -195,7 +208,7 @@ std::optional<Value> Interpreter::trace_cond(const Expr& e, const Value& flag, c
   std::vector<Var> outs = builder_->cond(var_of(flag), consts, std::move(tapes));
   Value result;
   size_t at = 0;
-  for (size_t j : kept) {
+  for (size_t j : *kept) {
     const Given& g = gives[0][j];
     std::vector<Value> leaves;
     for (const Value& leaf : g.leaves) {

@@ -1,10 +1,8 @@
-#include <algorithm>
 #include <memory>
 
 #include "cli/commands.h"
 #include "cli/io.h"
 #include "onnx/export.h"
-#include "opt/unroll.h"
 #include "runtime/tensor_file.h"
 
 namespace ytape::cli {
@@ -31,15 +29,6 @@ Run setup_export(CLI::App& sub) {
       std::string bytes = read_file(o->weights);
       weights = read_safetensors({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()},
                                  source_name(o->weights));
-    }
-    bool scans = std::any_of(t.ops.begin(), t.ops.end(), [](const Op& op) {
-      return op.kind == OpKind::call && op.prim == Prim::scan;
-    });
-    if (scans) {
-      fmt::print(stderr,
-                 "ytape: note: {}: each scan is written unrolled, one copy of its body per step "
-                 "(ONNX Scan is not written yet; docs/regions.md)\n",
-                 o->tape);
     }
     write_file(o->out, export_onnx(t, weights));
     return kOk;

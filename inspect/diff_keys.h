@@ -29,7 +29,8 @@ uint64_t hash_attrs(uint64_t h, const Attrs& attrs);
 
 /// Attributes equal bit for bit: NaN equals NaN, -0.0 differs from 0.0.
 bool same_attrs(const Attrs& x, const Attrs& y);
-/// Regions (Op::regions) that compute the same: the same names and tape digests.
+/// Regions (Op::regions) that compute the same: the same names and tape digests, their
+/// parameters' names not counted (a region's parameters are positional).
 bool same_regions(const std::vector<Tape>& x, const std::vector<Tape>& y);
 
 /// A call of a commutative primitive on two arguments.

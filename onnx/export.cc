@@ -9,7 +9,6 @@
 #include "onnx/export_rules.h"
 #include "onnx/import.h"
 #include "onnx/proto.h"
-#include "opt/unroll.h"
 
 namespace ytape {
 
@@ -61,8 +60,7 @@ void add_outputs(const Tape& t, Exporter& ex, onnx::GraphProto& g) {
 }  // namespace
 
 std::string export_onnx(const Tape& tape, const TensorMap& weights) {
-  const Tape unrolled = has_regions(tape) ? unroll_regions(tape) : Tape();
-  const Tape& t = has_regions(tape) ? unrolled : tape;
+  const Tape& t = tape;
   onnx::ModelProto model;
   model.set_ir_version(8);
   model.set_producer_name("ytape");

@@ -13,7 +13,7 @@ bool has_regions(const Tape& t);
 /// `t` with every scan replaced by `length` copies of its body, in the order of the steps,
 /// as `ytape trace --loops unroll` records a loop: each x_t a slice of its xs, each carry
 /// fed from one copy to the next, each y stacked by a concat. For consumers that take
-/// straight-line tapes only (ONNX export, until it writes Scan). Linear in the size of the
+/// straight-line tapes only. Linear in the size of the
 /// result; the values are the scan's, bit for bit.
 Tape unroll_regions(const Tape& t);
 

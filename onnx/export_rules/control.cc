@@ -2,8 +2,8 @@
 // the If's subgraphs; a while_loop as ONNX Loop, its body and its condition (run once on the
 // initial carries before the Loop, and after the body in it) as the Loop's body. A region's
 // parameters are named as the values the op gives it, which ONNX's subgraphs read from the
-// graph around them; its own values get names of their own (Exporter's prefix). A scan is
-// written unrolled by export_onnx (opt/unroll.h) before the rules run.
+// graph around them; its own values get names of their own (Exporter's prefix). A scan
+// exports as ONNX Scan, its body as the Scan's.
 #include <fmt/format.h>
 
 #include "onnx/export_rules.h"
@@ -102,9 +102,41 @@ void while_loop(Exporter& ex, const Op& op) {
   for (Var o : op.outs) n.add_output(ex.name(o));
 }
 
+// scan(consts; carries; xs) as Scan(carries..., xs...) (opset 9 on: every scan axis the
+// first ONNX axis, ytape's last dim), its body taking (carries, slices) and giving
+// (carries', y_t...); reverse as every direction 1.
+void scan(Exporter& ex, const Op& op) {
+  const auto a = attrs_of<Prim::scan>(op.attrs);
+  const Tape& body = op.regions[0];
+  const auto consts = static_cast<size_t>(a.consts);
+  const size_t xs = op.args.size() - consts - static_cast<size_t>(a.carries);
+  const size_t ys = body.outputs.size() - static_cast<size_t>(a.carries);
+  std::vector<std::string> inputs;
+  for (size_t i = consts; i < op.args.size(); ++i) inputs.push_back(in(ex, op, i));
+  onnx::NodeProto& n = ex.node("Scan", inputs);
+  n.clear_output();
+  set_attr(n, "num_scan_inputs", static_cast<int64_t>(xs));
+  if (a.reverse) {
+    set_attr(n, "scan_input_directions", std::vector<int64_t>(xs, 1));
+    set_attr(n, "scan_output_directions", std::vector<int64_t>(ys, 1));
+  }
+  std::string base = ex.name(op.outs[0]) + ".";
+  onnx::GraphProto& g = graph_attr(n, "body");
+  std::vector<std::string> given;
+  for (size_t i = 0; i < consts; ++i) given.push_back(in(ex, op, i));
+  std::vector<Type> types = body.input_types();
+  for (size_t i = consts; i < types.size(); ++i) {
+    given.push_back(fmt::format("{}in{}", base, i - consts + 1));
+    declare(g.add_input(), given.back(), types[i]);
+  }
+  yield(g, inline_region(body, g, given, base + "body."), body.output_types(), base + "body.");
+  for (Var o : op.outs) n.add_output(ex.name(o));
+}
+
 }  // namespace
 
 void register_control_export(ExportTable& t) {
+  t.set(Prim::scan, scan);
   t.set(Prim::cond, cond);
   t.set(Prim::while_loop, while_loop);
 }

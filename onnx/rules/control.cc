@@ -150,6 +150,7 @@ const onnx::GraphProto& scan_body(const Node& n, int first, int& states, int& ou
 void scan(Importer& im, const Node& n) {
   int states = 0, outputs = 0;
   const onnx::GraphProto& body = scan_body(n, 0, states, outputs);
+  if (scan_region(im, n, states, outputs)) return;
   int inputs = n.input_size() - states;
   ScanOf s;
   s.backward = per_value(n, "scan_input_directions", inputs);

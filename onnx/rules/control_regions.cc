@@ -1,8 +1,8 @@
-// If and Loop whose structure is known only at run time, imported as region ops
-// (docs/onnx.md, Control flow; docs/regions.md): an If whose condition depends on the
-// inputs is a cond of its two branches; a Loop without scan outputs is a while_loop whose
-// condition is the Loop's (its trip count, its condition input and its body's condition
-// output). Each subgraph is imported once, on a builder of its own (Importer's region
+// Control flow imported as region ops (docs/onnx.md, Control flow; docs/regions.md): an If
+// whose condition depends on the inputs is a cond of its two branches; a Loop without scan
+// outputs is a while_loop whose condition is the Loop's (its trip count, its condition input
+// and its body's condition output); a Scan along the first axes in one direction is a
+// scan. Each subgraph is imported once, on a builder of its own (Importer's region
 // constructor): a tensor of the graph around it that it reads becomes an operand of the
 // op. Those whose structure is known at import stay unrolled (onnx/rules/control.cc).
 #include "onnx/rules/control_regions.h"
@@ -160,6 +160,48 @@ bool loop_region(Importer& im, const Node& n) {
   std::vector<Var> outs =
       im.builder().while_loop(consts, initial, std::move(tapes[0]), std::move(tapes[1]), max_trips);
   for (int k = 0; k < carried; ++k) im.set_output(n, k, outs[static_cast<size_t>(2 + k)]);
+  return true;
+}
+
+bool scan_region(Importer& im, const Node& n, int states, int outputs) {
+  const onnx::GraphProto& g = graph_attr(n, "body");
+  const int inputs = n.input_size() - states;
+  // One direction for every input and output, every axis the first: a scan op's form.
+  std::vector<int64_t> dirs = attr_ints(n, "scan_input_directions", {});
+  std::vector<int64_t> out_dirs = attr_ints(n, "scan_output_directions", {});
+  dirs.insert(dirs.end(), out_dirs.begin(), out_dirs.end());
+  for (const char* axes : {"scan_input_axes", "scan_output_axes"}) {
+    for (int64_t a : attr_ints(n, axes, {})) {
+      if (a != 0) return false;
+    }
+  }
+  bool reverse = !dirs.empty() && dirs[0] != 0;
+  for (int64_t d : dirs) {
+    if ((d != 0) != reverse) return false;
+  }
+  std::vector<Type> params;
+  VarList carries, xs;
+  for (int k = 0; k < states; ++k) {
+    carries.push_back(im.input(n, k));
+    params.push_back(im.type(carries.back()));
+  }
+  int64_t length = -1;
+  for (int j = 0; j < inputs; ++j) {
+    xs.push_back(im.input(n, states + j));
+    Type t = im.type(xs.back());
+    if (t.shape.empty() || (length >= 0 && t.shape.back() != length)) return false;
+    length = t.shape.back();
+    t.shape.pop_back();
+    params.push_back(t);
+  }
+  if (length <= 0 || g.output_size() != states + outputs) return false;
+  std::vector<Region> body;
+  body.push_back(import_region(im, g, "body", params));
+  std::vector<Tape> tapes;
+  VarList consts = finish_regions(im, body, tapes);
+  std::vector<Var> outs =
+      im.builder().scan(consts, carries, xs, std::move(tapes[0]), length, reverse);
+  for (int i = 0; i < n.output_size(); ++i) im.set_output(n, i, outs[static_cast<size_t>(i)]);
   return true;
 }
 

@@ -1,4 +1,4 @@
-// If and Loop imported as region ops (onnx/rules/control_regions.cc), for the rules of
+// If, Loop and Scan imported as region ops (onnx/rules/control_regions.cc), for the rules of
 // onnx/rules/control.cc.
 #pragma once
 
@@ -13,5 +13,10 @@ void if_region(Importer& im, const Node& n);
 /// below the trip count (max_trips, where it is known at import; else unbounded). False,
 /// with nothing recorded, where the Loop does not fit (scan outputs, sequences).
 bool loop_region(Importer& im, const Node& n);
+/// A Scan (opset 9 on) of `states` states and `outputs` scan outputs as a scan op, where its
+/// scan axes are all the first and its directions all one: the states its carries, each
+/// scan input an xs (ONNX's first axis is ytape's last dim), the scan outputs its ys. False,
+/// with nothing recorded, where it does not fit (unrolled then).
+bool scan_region(Importer& im, const Node& n, int states, int outputs);
 
 }  // namespace ytape::onnx_import

@@ -24,7 +24,6 @@ using onnx_export::namesake_of;
 const std::map<Prim, std::string_view> kRefused = {
     {Prim::print, "an effect: it writes to the run's output, which no ONNX op does"},
     {Prim::guard, "an effect: it stops the run with its message, which no ONNX op does"},
-    {Prim::scan, "export_onnx writes it unrolled (opt/unroll.h): ONNX Scan is not written yet"},
 };
 
 }  // namespace

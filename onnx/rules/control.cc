@@ -43,8 +43,13 @@ void loop(Importer& im, const Node& n) {
     user_error("a body of {} inputs and {} outputs does not fit {} inputs and {} outputs",
                body.input_size(), body.output_size(), n.input_size(), n.output_size());
   }
-  // A while_loop, where the Loop fits one; else unrolled, which needs its structure known.
-  if (scans == 0 && loop_region(im, n)) return;
+  // A while_loop or a scan, where the Loop fits one and its body imports once for every
+  // iteration; else unrolled, which needs its structure known at import and lets the body
+  // use the iteration number as a constant (a Slice at it).
+  try {
+    if (scans == 0 ? loop_region(im, n) : loop_scan(im, n)) return;
+  } catch (const UnsupportedError&) {
+  }
   int64_t trips =
       im.has_input(n, 0) ? im.static_integer(n, 0) : std::numeric_limits<int64_t>::max();
   bool go = !im.has_input(n, 1) || im.static_number(n, 1) != 0;

@@ -26,12 +26,14 @@ struct Region {
   std::vector<Var> yields;
 };
 
+// `order`, where given, lists the subgraph's inputs in the order of the region's
+// parameters (`params` is then in that order too).
 Region import_region(Importer& im, const onnx::GraphProto& g, std::string_view attr,
-                     const std::vector<Type>& params) {
+                     const std::vector<Type>& params, const std::vector<int>& order = {}) {
   Region r;
   r.importer = std::make_unique<Importer>(*r.builder, im);
   for (size_t i = 0; i < params.size(); ++i) {
-    const std::string& name = g.input(static_cast<int>(i)).name();
+    const std::string& name = g.input(order.empty() ? static_cast<int>(i) : order[i]).name();
     Var v = r.builder->input(name, params[i]);
     r.importer->define(name, v);
     r.params.emplace_back(v, name);
@@ -160,6 +162,56 @@ bool loop_region(Importer& im, const Node& n) {
   std::vector<Var> outs =
       im.builder().while_loop(consts, initial, std::move(tapes[0]), std::move(tapes[1]), max_trips);
   for (int k = 0; k < carried; ++k) im.set_output(n, k, outs[static_cast<size_t>(2 + k)]);
+  return true;
+}
+
+bool loop_scan(Importer& im, const Node& n) {
+  const onnx::GraphProto& g = graph_attr(n, "body");
+  const int carried = n.input_size() - 2;
+  const int scans = g.output_size() - 1 - carried;
+  if (carried < 0 || scans < 1 || g.input_size() != carried + 2 || !im.has_input(n, 0))
+    return false;
+  const Tensor* m = im.known(im.input(n, 0));
+  if (m == nullptr || m->size() != 1) return false;
+  const int64_t trips = im.static_integer(n, 0);
+  if (trips < 1 || trips > (int64_t{1} << 30)) return false;
+  if (im.has_input(n, 1)) {
+    const Tensor* c = im.known(im.input(n, 1));
+    if (c == nullptr || c->size() != 1 || element_value(*c, 0) == 0) return false;
+  }
+  for (int k = 0; k < carried; ++k) {
+    if (im.value_input(n, 2 + k).kind != Value::Kind::tensor) return false;
+  }
+  // The body's parameters as a scan's: the condition (a const, true), the carried values,
+  // then the iteration number (an xs of 0..M-1).
+  std::vector<int> order{1};
+  std::vector<Type> params{Type{DType::boolean, {}}};
+  VarList carries, xs;
+  for (int k = 0; k < carried; ++k) {
+    order.push_back(2 + k);
+    carries.push_back(im.input(n, 2 + k));
+    params.push_back(im.type(carries.back()));
+  }
+  order.push_back(0);
+  params.push_back(Type{DType::i64, {}});
+  std::vector<Region> body;
+  body.push_back(import_region(im, g, "body", params, order));
+  Region& r = body[0];
+  // A scan where the body's condition stays true: passed on as it came, or a true constant.
+  Var go = r.yields[0];
+  const Tensor* known = r.importer->known(go);
+  bool stays = go == r.params[0].first ||
+               (known != nullptr && known->size() == 1 && element_value(*known, 0) != 0);
+  if (!stays) return false;
+  r.yields.erase(r.yields.begin());
+  std::vector<Tape> tapes;
+  VarList consts = finish_regions(im, body, tapes);
+  consts.push_back(im.scalar(DType::boolean, 1));
+  Tensor positions(Type{DType::i64, {trips}});
+  for (int64_t i = 0; i < trips; ++i) positions.data<int64_t>()[i] = i;
+  xs.push_back(im.constant(positions));
+  std::vector<Var> outs = im.builder().scan(consts, carries, xs, std::move(tapes[0]), trips);
+  for (int i = 0; i < n.output_size(); ++i) im.set_output(n, i, outs[static_cast<size_t>(i)]);
   return true;
 }
 

@@ -13,6 +13,12 @@ void if_region(Importer& im, const Node& n);
 /// below the trip count (max_trips, where it is known at import; else unbounded). False,
 /// with nothing recorded, where the Loop does not fit (scan outputs, sequences).
 bool loop_region(Importer& im, const Node& n);
+/// A Loop with scan outputs, a trip count known at import (at most 2^30) and a condition
+/// that stays true (a true constant, or the body passing its condition on) as a scan of
+/// that length: the condition a const, the carried values its carries, the iteration
+/// number an xs of 0..M-1, the scan outputs its ys. A for loop exported from PyTorch has
+/// this form. False, with nothing recorded, where the Loop does not fit.
+bool loop_scan(Importer& im, const Node& n);
 /// A Scan (opset 9 on) of `states` states and `outputs` scan outputs as a scan op, where its
 /// scan axes are all the first and its directions all one: the states its carries, each
 /// scan input an xs (ONNX's first axis is ytape's last dim), the scan outputs its ys. False,

@@ -58,3 +58,8 @@ cli_test(regions_newton_gradcheck EXIT 0
 cli_test(regions_export_onnx EXIT 0 STDOUT ${CASES}/expected/regions_newton_onnx.txt
          COMMAND bash -c "f=$(mktemp -d) && ${NEWTON_TAPE} -o $f/t.json && $0 export $f/t.json -o $f/t.onnx && $0 import $f/t.onnx -o $f/back.json && $0 stats $f/back.json | grep -E '^(while_loop|cond) ' | cut -c1-20 && $0 run $f/back.json --inputs regions/newton_near.json && $0 run $f/back.json --inputs regions/newton_far.json && rm -rf $f"
          ${YTAPE})
+# Loops exported from PyTorch (regions/torch_loops.py): a scripted for loop and a scripted
+# while loop import as one while_loop each; Newton's runs as many trips as its input needs.
+cli_test(regions_torch_loops EXIT 0 STDOUT ${CASES}/expected/regions_torch_loops.txt
+         COMMAND bash -c "f=$(mktemp -d) && $0 import regions/torch_for_loop.onnx -o $f/for.json && $0 stats $f/for.json | grep -E '^(while_loop|scan) ' | cut -c1-20 && $0 run $f/for.json --random --seed 1 | cut -c1-40 && $0 import regions/torch_newton.onnx -o $f/newton.json && $0 stats $f/newton.json | grep -E '^while_loop ' | cut -c1-20 && $0 run $f/newton.json --inputs regions/torch_newton_far.json && rm -rf $f"
+         ${YTAPE})

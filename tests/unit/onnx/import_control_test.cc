@@ -109,19 +109,52 @@ TEST_CASE("If with a known condition imports the branch it takes") {
   CHECK(values(y[0]) == std::vector<float>{3, 6});
 }
 
-TEST_CASE("Loop with a known trip count unrolls, carrying values and stacking scans") {
-  OnnxImport imported = loop_model(3).import();
+// The number of `p` ops at the top of `t`.
+int count(const Tape& t, Prim p) {
+  int n = 0;
+  for (const Op& op : t.ops) n += op.kind == OpKind::call && op.prim == p;
+  return n;
+}
+
+// loop_model's body with its condition computed from the iteration number (i < 10^6, true
+// for every iteration here, but known only per iteration): unrolled, as the iteration
+// number is a constant in each copy.
+Model counted_loop(int64_t trips) {
+  Model m = loop_model(trips);
+  onnx::GraphProto& body = *m.g().mutable_node(0)->mutable_attribute(0)->mutable_g();
+  m.ints_initializer("bound", {}, {1000000});
+  body.mutable_node(2)->set_op_type("Less");  // go_out = i < bound
+  body.mutable_node(2)->set_input(0, "i");
+  body.mutable_node(2)->add_input("bound");
+  return m;
+}
+
+TEST_CASE("Loop with a known trip count and a condition that stays true is a scan") {
+  for (int64_t trips : {3, 5000}) {
+    OnnxImport imported = loop_model(trips).import();
+    CHECK(count(imported.tape, Prim::scan) == 1);
+    if (trips != 3) continue;
+    std::vector<Tensor> out = run(imported, {{"acc", onnx_tensor({2}, {10, 20})}});
+    CHECK(values(out[0]) == std::vector<float>{13, 23});  // + 0 + 1 + 2
+    CHECK(out[1].shape() == Shape{2, 3});                 // ONNX's (3, 2)
+    CHECK(values(out[1]) == std::vector<float>{10, 20, 11, 21, 13, 23});
+  }
+}
+
+TEST_CASE(
+    "Loop whose condition is known per iteration unrolls, carrying values and stacking scans") {
+  OnnxImport imported = counted_loop(3).import();
+  CHECK(count(imported.tape, Prim::scan) == 0);
   std::vector<Tensor> out = run(imported, {{"acc", onnx_tensor({2}, {10, 20})}});
   CHECK(values(out[0]) == std::vector<float>{13, 23});  // + 0 + 1 + 2
-  CHECK(out[1].shape() == Shape{2, 3});                 // ONNX's (3, 2)
   CHECK(values(out[1]) == std::vector<float>{10, 20, 11, 21, 13, 23});
-  CHECK(import_error(loop_model(5000)) ==
+  CHECK(import_error(counted_loop(5000)) ==
         "m.onnx: node 1 'sum' (Loop, opset 13): a Loop unrolled beyond 4096 iterations in all is "
         "not supported");
 }
 
 TEST_CASE("a Constant of a Loop's body is one constant of the tape, not one per iteration") {
-  Model m = loop_model(20);
+  Model m = counted_loop(20);
   onnx::GraphProto& body = *m.g().mutable_node(0)->mutable_attribute(0)->mutable_g();
   onnx::NodeProto& k = add(body, "Constant", {}, {"k"});
   auto* a = k.add_attribute();
@@ -142,7 +175,7 @@ TEST_CASE("a Constant of a Loop's body is one constant of the tape, not one per 
 }
 
 TEST_CASE("a Loop's unrolled body is bounded in ops, however few its iterations") {
-  Model m = loop_model(4000);  // under the 4096 iterations; 300 ops a body pass 2^20 in all
+  Model m = counted_loop(4000);  // under the 4096 iterations; 300 ops a body pass 2^20 in all
   onnx::GraphProto& body = *m.g().mutable_node(0)->mutable_attribute(0)->mutable_g();
   std::string last = "acc_out";
   for (int i = 0; i < 300; ++i) {
@@ -152,7 +185,7 @@ TEST_CASE("a Loop's unrolled body is bounded in ops, however few its iterations"
   }
   body.mutable_output(1)->set_name(last);
   CHECK(import_error(m) ==
-        "m.onnx: node 1 'sum' (Loop, opset 13): body node 79 (Neg): a tape of more than 1048576 "
+        "m.onnx: node 1 'sum' (Loop, opset 13): body node 288 (Neg): a tape of more than 1048576 "
         "ops (the bodies of Loop and Scan, unrolled, count once per iteration) is not supported");
 }
 

@@ -104,8 +104,16 @@ void hoist_op(Builder& b, const Op& op, VarMap& map) {
     moved.push_back(invariant_ops(r, consts));
     VarMap inner(r);
     for (size_t i = 0; i < consts; ++i) inner.set(r.ops[i].outs[0], map[op.args[i]]);
+    // The moved ops, and the constants they read, in order.
+    std::vector<bool> read(r.types.size(), false);
     for (size_t i = r.num_inputs(); i < r.ops.size(); ++i) {
-      if (moved[k][i] || r.ops[i].kind == OpKind::constant) copy_op(b, r, r.ops[i], inner);
+      if (!moved[k][i]) continue;
+      for (Var a : r.ops[i].args) read[a.id] = true;
+    }
+    for (size_t i = r.num_inputs(); i < r.ops.size(); ++i) {
+      const Op& o = r.ops[i];
+      bool constant = o.kind == OpKind::constant && read[o.outs[0].id];
+      if (moved[k][i] || constant) copy_op(b, r, o, inner);
     }
     for (Var v : frontier(r, moved[k])) {
       added.push_back({k, v, r.type(v)});

@@ -324,6 +324,9 @@ class Interpreter {
   Value element_logic(bool is_or, const Value& a, const Value& b, Pos pos);
   Value eval_dotted_comparison(const Expr& e, const EnvPtr& env);
   Value eval_if(const Expr& e, const EnvPtr& env, bool value_used = true);
+  // Whether `a && b` (or `||`) with `a` evaluated to `lhs` computes both sides: `lhs` a
+  // traced Bool and `b` a plain condition (interp_eval.cc), when tracing regions.
+  bool both_sides(const Value& lhs, const Expr& rhs) const;
   // A branch of an `if`: a block as eval_block evaluates it, else an expression (`?:`).
   Value eval_block_or(const Expr& e, const EnvPtr& env, bool value_used);
   Value eval_for(const Expr& e, const EnvPtr& env);

@@ -8,6 +8,41 @@
 
 namespace ytape::tracer {
 
+namespace {
+
+// Whether `e` is a condition that may be computed whatever the other side of `&&` gives:
+// comparisons, calls, names, literals, fields, indexing and their combinations; not a
+// `return`, an assignment or a block, which only run where the other side lets them.
+bool plain_condition(const Expr& e) {
+  switch (e.kind) {
+    case Kind::comparison:
+    case Kind::call:
+    case Kind::broadcast:
+    case Kind::id:
+    case Kind::bool_lit:
+    case Kind::int_lit:
+    case Kind::float_lit:
+    case Kind::and_:
+    case Kind::or_:
+    case Kind::field:
+    case Kind::index:
+      break;
+    default:
+      return false;
+  }
+  for (const ExprPtr& a : e.args) {
+    if (a != nullptr && !plain_condition(*a)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool Interpreter::both_sides(const Value& lhs, const Expr& rhs) const {
+  return tracing() && limits_.loops != LoopMode::unroll && lhs.is_tensor() && lhs.tensor().traced &&
+         lhs.tensor().type == Type{DType::boolean, {}} && plain_condition(rhs);
+}
+
 Value Interpreter::eval_block(const Expr& e, const EnvPtr& env, bool value_used) {
   Value last;
   for (size_t i = 0; i < e.args.size(); ++i) {
@@ -182,6 +217,15 @@ Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
         Value rhs = eval(*e.args[1], env);
         if (signal_ != Signal::none) return Value();
         return element_logic(e.kind == Kind::or_, lhs, rhs, e.pos);
+      }
+      if (both_sides(lhs, *e.args[1])) {
+        // A traced Bool and a plain condition: both computed and combined, so that an if or
+        // a while on `a && b` is one region op rather than a guard on `a`.
+        Value rhs = eval(*e.args[1], env);
+        if (signal_ != Signal::none) return Value();
+        Args args;
+        args.pos = {lhs, rhs};
+        return call(*global(e.kind == Kind::or_ ? "|" : "&"), std::move(args), e.pos);
       }
       bool l = truth(lhs, e.args[0]->pos);
       if (l == (e.kind == Kind::or_)) return Value::boolean(l);

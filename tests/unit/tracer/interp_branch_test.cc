@@ -203,3 +203,37 @@ end
   CHECK(run1(t.tape, t.inputs) == doctest::Approx(run1(flat.tape, flat.inputs)).epsilon(1e-12));
   CHECK(check::gradcheck(t.tape, t.inputs, {}).ok);
 }
+
+TEST_CASE("&& and || of traced conditions are computed whole: one region op, no guard") {
+  std::string program = R"(
+a = 2.0
+x0 = 1.5
+function root(a, x0)
+  x = x0
+  n = 0
+  while abs(x * x - a) > 1e-12 && n < 100
+    x = (x + a / x) / 2
+    n += 1
+  end
+  x > 1 || a < 0 ? x : -x
+end
+)";
+  Traced t = trace_with(program, "root", {"a", "x0"});
+  CHECK(count(t.tape, Prim::while_loop) == 1);
+  CHECK(count(t.tape, Prim::cond) == 1);
+  CHECK(count(t.tape, Prim::guard) == 0);
+  for (double x0 : {1.5, 1e9}) {
+    TensorMap inputs{{"a", scalar(2.0)}, {"x0", scalar(x0)}};
+    CHECK(run1(t.tape, inputs) == doctest::Approx(std::sqrt(2.0)).epsilon(1e-12));
+  }
+  // A side that is not a plain condition (a return) still runs only where the other lets it.
+  std::string early = R"(
+x = [1.0, 2.0]
+function f(x)
+  sum(x) > 0 && return sum(x)
+  -sum(x)
+end
+)";
+  Traced g = trace_with(early, "f", {"x"});
+  CHECK(count(g.tape, Prim::guard) == 1);
+}

@@ -62,16 +62,6 @@ const Tape* chosen_branch(const Op& op, const Op& value, DType dtype) {
   return &op.regions[static_cast<size_t>(s) - 1];
 }
 
-// Copies region `r`'s ops onto `b`, its parameters bound to the vars of `args` (of `src`,
-// read through `map`), and maps `outs` to what it yields.
-void inline_region(Builder& b, const Tape& r, std::span<const Var> args, std::span<const Var> outs,
-                   VarMap& map) {
-  VarMap inner(r);
-  for (size_t i = 0; i < args.size(); ++i) inner.set(r.ops[i].outs[0], map[args[i]]);
-  for (size_t i = r.num_inputs(); i < r.ops.size(); ++i) copy_op(b, r, r.ops[i], inner);
-  for (size_t k = 0; k < outs.size(); ++k) map.set(outs[k], inner[r.outputs[k].var]);
-}
-
 }  // namespace
 
 PassResult inline_regions(const Tape& t) {
@@ -98,7 +88,9 @@ PassResult inline_regions(const Tape& t) {
       unroll_scan(b, t, op, map);
     } else {
       b.set_loc(op.loc);
-      inline_region(b, *r, std::span(op.args).subspan(1), op.outs, map);
+      VarList operands = map.map(op.args);
+      std::vector<Var> yields = inline_region(b, *r, std::span(operands).subspan(1));
+      for (size_t k = 0; k < op.outs.size(); ++k) map.set(op.outs[k], yields[k]);
     }
   }
   for (const Output& o : t.outputs) b.output(map[o.var], o.name);

@@ -282,6 +282,15 @@ Tape region_tape(const Tape& nested, const std::vector<std::pair<Var, std::strin
   return region;
 }
 
+std::vector<Var> inline_region(Builder& b, const Tape& r, std::span<const Var> args) {
+  VarMap map(r);
+  for (size_t i = 0; i < args.size(); ++i) map.set(r.ops[i].outs[0], args[i]);
+  for (size_t i = r.num_inputs(); i < r.ops.size(); ++i) copy_op(b, r, r.ops[i], map);
+  std::vector<Var> out;
+  for (const Output& o : r.outputs) out.push_back(map[o.var]);
+  return out;
+}
+
 Tape copy_tape(const Tape& t) {
   Builder b = Builder::like(t);
   b.reserve(t.ops.size(), t.types.size());

@@ -184,6 +184,10 @@ void copy_op(Builder& b, const Tape& src, const Op& op, VarMap& map);
 Tape region_tape(const Tape& nested, const std::vector<std::pair<Var, std::string>>& params,
                  const std::vector<Var>& yields);
 
+/// Copies the ops of region `r` onto `b`, its parameters bound to `args` (vars of `b`, one
+/// per parameter); returns the vars of `b` for what it yields: the region written inline.
+std::vector<Var> inline_region(Builder& b, const Tape& r, std::span<const Var> args);
+
 /// Rebuilds `t` through the builder: the identity transformation, re-inferring every type.
 Tape copy_tape(const Tape& t);
 

@@ -20,17 +20,6 @@ namespace ytape::grad {
 
 namespace {
 
-// Copies the ops of region `r` onto `b`, its parameters bound to `args`; returns what it
-// yields.
-std::vector<Var> inline_region(Builder& b, const Tape& r, std::span<const Var> args) {
-  VarMap map(r);
-  for (size_t i = 0; i < args.size(); ++i) map.set(r.ops[i].outs[0], args[i]);
-  for (size_t i = args.size(); i < r.ops.size(); ++i) copy_op(b, r, r.ops[i], map);
-  std::vector<Var> out;
-  for (const Output& o : r.outputs) out.push_back(map[o.var]);
-  return out;
-}
-
 // A tape taking `types` (named p1, p2, ...) that `make` fills and whose yields it returns.
 template <typename Make>
 Tape region(const std::vector<Type>& types, Make make) {

@@ -111,10 +111,7 @@ std::optional<Interpreter::Speculation> Interpreter::speculate(
   } catch (const UserError& u) {
     why = u.what();
   }
-  while (levels_.size() > depth) levels_.pop_back();
-  enter_level();
-  signal_ = Signal::none;
-  set_stream(stream);
+  abandon_scan(depth, stream);  // `outer` then makes the attempt around this one current
   return std::nullopt;
 }
 

@@ -76,11 +76,14 @@ shapes(W) = (W', reshape(W, :, 2)[:, end], W[2:3, 1])
   check_trace_matches(program, "shapes", {"W"});
 }
 
-TEST_CASE("a data-dependent branch is a cond that runs either side") {
-  std::string program = R"(
+// A branch on a traced value, traced with x, whose sum is negative.
+const char* const kSignBranch = R"(
 x = [1.0, -2.0]
 f(x) = sum(x) > 0 ? sum(x) : -sum(x)
 )";
+
+TEST_CASE("a data-dependent branch is a cond that runs either side") {
+  std::string program = kSignBranch;
   Program in;
   in.run_text("t.jl", program);
   Traced t = trace(in, "f", {"x"});
@@ -94,10 +97,7 @@ f(x) = sum(x) > 0 ? sum(x) : -sum(x)
 }
 
 TEST_CASE("under --loops unroll a data-dependent branch takes the example's and is guarded") {
-  std::string program = R"(
-x = [1.0, -2.0]
-f(x) = sum(x) > 0 ? sum(x) : -sum(x)
-)";
+  std::string program = kSignBranch;
   Limits flat;
   flat.loops = LoopMode::unroll;
   Program in(flat);

@@ -89,6 +89,7 @@ RegionCut cut_scan(const Op& op, const std::vector<bool>& used) {
   const auto consts = static_cast<size_t>(a.consts), carries = static_cast<size_t>(a.carries);
   std::vector<bool> outs = outputs_used(op, used);
   std::vector<bool> live(outs.begin(), outs.begin() + static_cast<std::ptrdiff_t>(carries));
+  if (a.running > 0) live[a.running - 1] = true;  // it decides which steps run
   std::vector<bool> ys(body.outputs.size(), false);
   for (size_t j = carries; j < outs.size(); ++j) ys[j] = outs[j];
   close_carries(body, consts, 0, live, ys);
@@ -96,9 +97,15 @@ RegionCut cut_scan(const Op& op, const std::vector<bool>& used) {
   for (size_t k = 0; k < carries; ++k) yields[k] = outs[k] = live[k];
   std::vector<bool> params = params_read(body, yields);
   for (size_t k = 0; k < carries; ++k) params[consts + k] = live[k];
+  if (a.mask > 0) params[consts + carries + a.mask - 1] = true;
   RegionCut cut{params, outs, {}, {}};
   cut.regions.push_back(pruned(body, params, yields));
-  a.consts = std::count(params.begin(), params.begin() + a.consts, true);
+  auto kept_before = [&](size_t from, int64_t n) {
+    return std::count(params.begin() + from, params.begin() + from + n, true);
+  };
+  if (a.running > 0) a.running = kept_before(consts, a.running);
+  if (a.mask > 0) a.mask = kept_before(consts + carries, a.mask);
+  a.consts = kept_before(0, a.consts);
   a.carries = std::count(live.begin(), live.end(), true);
   cut.attrs = a.to_attrs();
   return cut;

@@ -62,6 +62,14 @@ const Tape* chosen_branch(const Op& op, const Op& value, DType dtype) {
   return &op.regions[static_cast<size_t>(s) - 1];
 }
 
+// Whether `op` is a scan that runs every step: one that may skip some (`running`, `mask`)
+// stays a scan.
+bool every_step(const Op& op) {
+  if (op.kind != OpKind::call || op.prim != Prim::scan) return false;
+  const auto a = attrs_of<Prim::scan>(op.attrs);
+  return a.running == 0 && a.mask == 0;
+}
+
 }  // namespace
 
 PassResult inline_regions(const Tape& t) {
@@ -71,7 +79,7 @@ PassResult inline_regions(const Tape& t) {
   }
   auto inlined = [&](const Op& op) -> const Tape* {
     if (op.kind != OpKind::call) return nullptr;
-    if (op.prim == Prim::scan && attrs_of<Prim::scan>(op.attrs).length <= 1) return &op.regions[0];
+    if (every_step(op) && attrs_of<Prim::scan>(op.attrs).length <= 1) return &op.regions[0];
     if (op.prim != Prim::cond || constant[op.args[0].id] == nullptr) return nullptr;
     return chosen_branch(op, *constant[op.args[0].id], t.type(op.args[0]).dtype);
   };
@@ -108,7 +116,7 @@ Tape unroll_regions(const Tape& t) {
   Builder b = Builder::like(t);
   VarMap map(t);
   for (const Op& op : t.ops) {
-    if (op.kind == OpKind::call && op.prim == Prim::scan) {
+    if (every_step(op)) {
       unroll_scan(b, t, op, map);
     } else {
       copy_op(b, t, op, map);

@@ -11,6 +11,7 @@ namespace ytape {
 bool has_regions(const Tape& t);
 
 /// `t` with every scan replaced by `length` copies of its body, in the order of the steps,
+/// except scans that may skip steps (`running`, `mask`), which stay,
 /// as `ytape trace --loops unroll` records a loop: each x_t a slice of its xs, each carry
 /// fed from one copy to the next, each y stacked by a concat. For consumers that take
 /// straight-line tapes only. Linear in the size of the

@@ -5,7 +5,9 @@
 // recomputes the step from its carries and slices, and takes the cotangents of the next
 // carries and of y_t to those of the carries, the consts (summed over the steps, as carries
 // of the backward scan) and x_t. Only the carries are stored per step; the body's
-// intermediate values are computed again, so memory grows as steps × carries.
+// intermediate values are computed again, so memory grows as steps × carries. A scan that
+// may skip steps (`running`, `mask`) also yields whether each step ran, and its backward
+// runs only those steps (its mask).
 #include <fmt/format.h>
 
 #include "grad/backprop.h"
@@ -225,6 +227,28 @@ Split split_at_residuals(const Tape& body, const ScanParts& l) {
   return out;
 }
 
+// `r` again with an unread bool[] parameter after its own (`param`), or yielding true
+// after its own yields: a masked backward body, or a forward one saying it ran.
+Tape with_flag(const Tape& r, bool param) {
+  Builder b;
+  std::vector<Var> p;
+  for (size_t i = 0; i < r.num_inputs(); ++i)
+    p.push_back(b.input(r.ops[i].name, r.type(r.ops[i].outs[0])));
+  if (param) b.input("ran", Type{DType::boolean, {}});
+  std::vector<Var> yields = inline_region(b, r, p);
+  for (size_t k = 0; k < yields.size(); ++k) b.output(yields[k], r.outputs[k].name);
+  if (!param) b.output(b.constant(DType::boolean, 1.0), "");
+  Tape t = b.finish();
+  t.name = r.name;
+  return t;
+}
+
+// Whether some steps of scan `a` may not run: its forward then also stacks whether each
+// step ran, and its backward runs only those steps.
+bool skips(const AttrsOf<Prim::scan>& a) {
+  return a.running > 0 || a.mask > 0;
+}
+
 ScanParts parts_of(const Op& op) {
   const auto a = attrs_of<Prim::scan>(op.attrs);
   const Tape& body = op.regions[0];
@@ -269,7 +293,22 @@ std::vector<Cotangent> scan_vjp(Builder& b, const RuleArgs& r) {
     const Cotangent& dy = r.cots[l.carries + j];
     xs.push_back(dy ? *dy : zeros(b, b.type(r.outs[l.carries + j])));
   }
-  std::vector<Var> back = b.scan(consts, carries, xs, std::move(backward), a.length, !a.reverse);
+  AttrsOf<Prim::scan> back_attrs{.consts = static_cast<int64_t>(consts.size()),
+                                 .carries = static_cast<int64_t>(carries.size()),
+                                 .length = a.length,
+                                 .reverse = !a.reverse};
+  if (skips(a)) {
+    xs.push_back(r.outs.back());  // whether each step ran
+    back_attrs.mask = static_cast<int64_t>(xs.size());
+    backward = with_flag(backward, true);
+  }
+  VarList args = consts;
+  for (Var v : carries) args.push_back(v);
+  for (Var v : xs) args.push_back(v);
+  std::vector<Tape> regions;
+  regions.push_back(std::move(backward));
+  std::vector<Var> back =
+      b.record(Prim::scan, args, back_attrs.to_attrs(), std::move(regions)).outs.vector();
   std::vector<Cotangent> dx(r.args.size());
   size_t next = 0;
   for (size_t k : l.fk) dx[l.consts + k] = back[next++];
@@ -286,13 +325,15 @@ VarList scan_keeping_carries(Builder& b, const Op& op, const VarList& args) {
   for (int64_t k = 0; k < a.carries; ++k)
     body.outputs.push_back({body.ops[a.consts + k].outs[0], ""});
   std::vector<Tape> regions;
-  regions.push_back(std::move(body));
+  regions.push_back(skips(a) ? with_flag(body, false) : std::move(body));
   return b.record(Prim::scan, args, op.attrs, std::move(regions)).outs;
 }
 
 VarList scan_keeping_residuals(Builder& b, const Op& op, const VarList& args) {
   std::vector<Tape> regions;
-  regions.push_back(split_at_residuals(op.regions[0], parts_of(op)).forward);
+  Tape body = split_at_residuals(op.regions[0], parts_of(op)).forward;
+  regions.push_back(skips(attrs_of<Prim::scan>(op.attrs)) ? with_flag(body, false)
+                                                          : std::move(body));
   return b.record(Prim::scan, args, op.attrs, std::move(regions)).outs;
 }
 

@@ -5,10 +5,10 @@
 //
 // while_loop: reverse mode must know every trip's carries, so the gradient runs the loop
 // in its bounded form: a scan of max_trips steps carrying the loop's carries and whether
-// it is still running; each step is a cond that runs the body and the condition while
-// the loop runs and passes the carries through once it has stopped. The scan's own rule
-// then stores one step per trip and runs the VJP backward; a loop whose condition still
-// holds after max_trips trips fails at a guard, never cut short.
+// it is still running (its `running` carry), each step the body and the condition, the
+// steps after the loop stops not run. The scan's own rule then stores one step per trip
+// taken (in a stack of max_trips) and runs the VJP backward over those trips alone; a loop
+// whose condition still holds after max_trips trips fails at a guard, never cut short.
 #include <fmt/format.h>
 
 #include "grad/backprop.h"
@@ -78,41 +78,29 @@ std::vector<Cotangent> cond_vjp(Builder& b, const RuleArgs& r) {
 }
 
 // The while_loop `op` as a scan of max_trips steps (see the top of this file): operands
-// (consts, carries, running), body (consts, carries, running) -> (carries', running').
+// (consts, carries, running), body (consts, carries, running) -> (carries', running'), a
+// step run only while `running` holds.
 Op bounded_scan(const Op& op) {
   const auto a = attrs_of<Prim::while_loop>(op.attrs);
   const Tape &test = op.regions[0], &body = op.regions[1];
   std::vector<Type> params = body.input_types();
   const size_t consts = static_cast<size_t>(a.consts), carries = params.size() - consts;
-  // Both branches take (consts, carries) and yield (carries', running').
-  Tape run = region(params, [&](Builder& b, std::span<const Var> p) {
-    std::vector<Var> next = inline_region(b, body, p);
-    std::vector<Var> args(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(consts));
+  params.push_back(Type{DType::boolean, {}});
+  Tape step = region(params, [&](Builder& b, std::span<const Var> p) {
+    std::span<const Var> state = p.first(p.size() - 1);
+    std::vector<Var> next = inline_region(b, body, state);
+    std::vector<Var> args(state.begin(), state.begin() + static_cast<std::ptrdiff_t>(consts));
     args.insert(args.end(), next.begin(), next.end());
     next.push_back(inline_region(b, test, args)[0]);
     return next;
   });
-  Tape stop = region(params, [&](Builder& b, std::span<const Var> p) {
-    std::vector<Var> same(p.begin() + static_cast<std::ptrdiff_t>(consts), p.end());
-    same.push_back(b.constant(DType::boolean, 0.0));
-    return same;
-  });
-  std::vector<Type> step_params = params;
-  step_params.push_back(Type{DType::boolean, {}});
-  Tape step = region(step_params, [&](Builder& b, std::span<const Var> p) {
-    std::vector<Tape> branches;
-    branches.push_back(std::move(run));
-    branches.push_back(std::move(stop));
-    VarList operands;
-    for (Var v : p.first(params.size())) operands.push_back(v);
-    return b.cond(p.back(), operands, std::move(branches));
-  });
   step.name = "body";
   Op scan;
   scan.prim = Prim::scan;
+  const auto running = static_cast<int64_t>(carries + 1);
   scan.attrs =
       AttrsOf<Prim::scan>{
-          .consts = a.consts, .carries = static_cast<int64_t>(carries + 1), .length = a.max_trips}
+          .consts = a.consts, .carries = running, .length = a.max_trips, .running = running}
           .to_attrs();
   scan.regions.push_back(std::move(step));
   scan.loc = op.loc;

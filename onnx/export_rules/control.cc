@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "onnx/export_rules.h"
+#include "tape/error.h"
 #include "tape/op_attrs.h"
 
 namespace ytape::onnx_export {
@@ -107,6 +108,12 @@ void while_loop(Exporter& ex, const Op& op) {
 // (carries', y_t...); reverse as every direction 1.
 void scan(Exporter& ex, const Op& op) {
   const auto a = attrs_of<Prim::scan>(op.attrs);
+  if (a.running > 0 || a.mask > 0) {
+    user_error(
+        "ONNX Scan runs every step, and this scan may skip some (running={}, mask={}: the "
+        "gradient of a while_loop): export the tape before `ytape grad`",
+        a.running, a.mask);
+  }
   const Tape& body = op.regions[0];
   const auto consts = static_cast<size_t>(a.consts);
   const size_t xs = op.args.size() - consts - static_cast<size_t>(a.carries);

@@ -31,7 +31,8 @@ void copy_into(const KernelCall& call, const std::vector<Tensor>& from) {
 }
 
 // scan: the body run on (consts, carries, x_t) for each t, its carries fed back, each y_t
-// written into slice t of its stacked output.
+// written into slice t of its stacked output. A step that does not run (`running`, `mask`)
+// leaves the carries and writes zeros.
 void scan(const KernelCall& call) {
   const auto a = attrs_of<Prim::scan>(call.op.attrs);
   RegionRunner& runner = runner_of(call);
@@ -39,8 +40,18 @@ void scan(const KernelCall& call) {
   const size_t consts = a.consts, carries = a.carries, firstx = consts + carries;
   std::vector<Tensor> in(call.args.size()), out;
   for (size_t i = 0; i < firstx; ++i) in[i] = *call.args[i];
+  const bool* mask = a.mask > 0 ? call.args[firstx + a.mask - 1]->data<bool>() : nullptr;
+  bool running = true;
   for (int64_t step = 0; step < a.length; ++step) {
     const int64_t t = a.reverse ? a.length - 1 - step : step;
+    if (a.running > 0) running = running && in[consts + a.running - 1].data<bool>()[0];
+    if (!running || (mask != nullptr && !mask[t])) {
+      for (size_t i = carries; i < call.outs.size(); ++i) {
+        Tensor y = slice_view(*call.outs[i], t);
+        std::memset(y.raw(), 0, static_cast<size_t>(y.bytes()));
+      }
+      continue;
+    }
     for (size_t i = firstx; i < in.size(); ++i) in[i] = slice_view(*call.args[i], t);
     runner.run_region(body, in, out);
     for (size_t i = 0; i < carries; ++i) in[consts + i] = out[i];

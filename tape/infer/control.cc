@@ -39,7 +39,24 @@ std::string types_str(std::span<const Type> types) {
   return out + ")";
 }
 
-// scan(consts; carries; xs; consts, carries, length, reverse) with body
+// A scan's `running` names a bool[] carry and its `mask` a bool[length] xs.
+void check_steps_taken(std::span<const Type> a, const AttrsOf<Prim::scan>& at) {
+  const auto xs = static_cast<int64_t>(a.size()) - at.consts - at.carries;
+  if (at.running < 0 || at.running > at.carries)
+    user_error("running={} names none of its {} carries", at.running, at.carries);
+  const Type flag{DType::boolean, {}}, flags{DType::boolean, {at.length}};
+  if (at.running > 0 && a[at.consts + at.running - 1] != flag) {
+    user_error("running={} names carry {}, a {}; it says whether the scan runs, a bool[]",
+               at.running, at.running, type_str(a[at.consts + at.running - 1]));
+  }
+  if (at.mask < 0 || at.mask > xs) user_error("mask={} names none of its {} xs", at.mask, xs);
+  if (at.mask > 0 && a[at.consts + at.carries + at.mask - 1] != flags) {
+    user_error("mask={} names xs {}, a {}; it says which steps run, a {}", at.mask, at.mask,
+               type_str(a[at.consts + at.carries + at.mask - 1]), type_str(flags));
+  }
+}
+
+// scan(consts; carries; xs; consts, carries, length, reverse, running, mask) with body
 // (consts, carries, x_t) -> (carries', y_t): the final carries, then each y stacked on a new
 // last dim of `length`.
 std::vector<Type> scan(Prim, std::span<const Type> a, const Attrs& attrs,
@@ -58,6 +75,7 @@ std::vector<Type> scan(Prim, std::span<const Type> a, const Attrs& attrs,
     user_error("consts={} and carries={} name more operands than the {} given", at.consts,
                at.carries, a.size());
   }
+  check_steps_taken(a, at);
   std::vector<Type> want(a.begin(), a.begin() + at.consts + at.carries);
   for (size_t i = at.consts + at.carries; i < a.size(); ++i) {
     const Shape& s = a[i].shape;

@@ -85,3 +85,38 @@ TEST_CASE("a while_loop's gradient needs max_trips, and keeps to it at run time"
   CHECK_THROWS_WITH_AS(Executor(g).run(newton_inputs(2.0, 1e9)),
                        doctest::Contains("still holds after max_trips=10 trips"), UserError);
 }
+
+TEST_CASE("the gradient of a scan that skips steps runs its backward over the steps run") {
+  const TensorMap given{{"x0", make_tensor({DType::f64, {}}, {0.5})},
+                        {"run0", make_tensor({DType::boolean, {}}, {1})},
+                        {"v", make_tensor({DType::f64, {5}}, {1.5, 2, 0.5, 4, 1.25})},
+                        {"m", make_tensor({DType::boolean, {5}}, {1, 0, 1, 0, 1})}};
+  for (int form = 0; form < 3; ++form) {
+    CAPTURE(form);
+    Tape t = skipping_scan(form > 0, form == 2, true);
+    TensorMap inputs = inputs_of(t, given);
+    CHECK(gradcheck(t, inputs, {}).ok);
+    CHECK(gradcheck(grad::gradient(t), inputs, {}).ok);  // second order: a masked backward
+  }
+}
+
+TEST_CASE("a while_loop's backward runs the trips its forward took, not max_trips") {
+  // Body runs of each region op, run from 1.5.
+  auto trips = [](const Tape& t) {
+    Executor e(t);
+    e.set_profiling(true);
+    e.run(newton_inputs(2.0, 1.5));
+    std::vector<int64_t> out;
+    for (const Op& op : t.ops) {
+      if (op.kind != OpKind::call || op.regions.empty()) continue;
+      const Executor* body = e.region_executor(op.regions.back());
+      out.push_back(body == nullptr ? 0 : body->profiled_runs());
+    }
+    return out;
+  };
+  std::vector<int64_t> taken = trips(newton(1000));
+  REQUIRE(taken.size() == 1);
+  CHECK(taken[0] > 2);
+  // The forward keeping its steps, and the backward.
+  CHECK(trips(grad::gradient(newton(1000))) == std::vector<int64_t>{taken[0], taken[0]});
+}

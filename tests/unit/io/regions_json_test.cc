@@ -23,7 +23,7 @@ std::string rnn_json(const std::string& region) {
 {"out":[1],"op":"input","name":"w","type":["f32[4,4]"]},
 {"out":[2],"op":"input","name":"h0","type":["f32[4,1]"]},
 {"out":[3],"op":"input","name":"xs","type":["f32[4,1,2]"]},
-{"out":[4,5],"op":"scan","args":[1,2,3],"attrs":{"consts":1,"carries":1,"length":2,"reverse":false},"type":["f32[4,1]","f32[4,1,2]"],"regions":[)" +
+{"out":[4,5],"op":"scan","args":[1,2,3],"attrs":{"consts":1,"carries":1,"length":2,"reverse":false,"running":0,"mask":0},"type":["f32[4,1]","f32[4,1,2]"],"regions":[)" +
          region + R"(]}
 ],
 "outputs":[

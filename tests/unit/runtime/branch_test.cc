@@ -7,6 +7,7 @@
 #include "kernel_harness.h"
 #include "runtime/executor.h"
 #include "tape/error.h"
+#include "tape/validate.h"
 #include "unit/tape/branch_tapes.h"
 
 using namespace ytape;
@@ -85,4 +86,45 @@ TEST_CASE("a while_loop whose condition holds after max_trips stops with an erro
                        UserError);
   // Unbounded, it runs to the end.
   CHECK(run1(newton(0), newton_inputs(2.0, 1e9)) == doctest::Approx(6 + std::sqrt(2.0)));
+}
+
+TEST_CASE("a scan with running stops once its flag is false; one with a mask skips steps") {
+  const TensorMap given{{"x0", make_tensor({DType::f64, {}}, {0})},
+                        {"run0", make_tensor({DType::boolean, {}}, {1})},
+                        {"v", make_tensor({DType::f64, {5}}, {1, 2, 3, 4, 5})},
+                        {"m", make_tensor({DType::boolean, {5}}, {1, 0, 1, 0, 1})}};
+  auto run = [&](const Tape& t) { return Executor(t).run(inputs_of(t, given)); };
+  // x = x v + v: 1, then 4, which stops it; the steps not run yield zeros.
+  std::vector<Tensor> got = run(skipping_scan(false));
+  check_close(got[0], {4}, 0, 0);
+  check_close(got[1], {1, 4, 0, 0, 0}, 0, 0);
+  got = run(skipping_scan(true));  // steps 1, 3 and 5
+  check_close(got[0], {35}, 0, 0);
+  check_close(got[1], {1, 0, 6, 0, 35}, 0, 0);
+  got = run(skipping_scan(true, true));  // steps 5, 3 and 1
+  check_close(got[0], {19}, 0, 0);
+  check_close(got[1], {19, 0, 18, 0, 5}, 0, 0);
+}
+
+TEST_CASE("a scan's running names a bool[] carry and its mask a bool[length] xs") {
+  auto with = [](bool mask, int64_t index) {
+    Tape t = skipping_scan(mask);
+    for (Op& op : t.ops) {
+      if (op.prim != Prim::scan || op.kind != OpKind::call) continue;
+      auto a = attrs_of<Prim::scan>(op.attrs);
+      (mask ? a.mask : a.running) = index;
+      op.attrs = a.to_attrs();
+    }
+    return t;
+  };
+  CHECK_THROWS_WITH_AS(validate(with(false, 3)),
+                       doctest::Contains("running=3 names none of its 2 carries"), UserError);
+  CHECK_THROWS_WITH_AS(validate(with(false, 1)),
+                       doctest::Contains("running=1 names carry 1, a f64[]; it says whether the "
+                                         "scan runs, a bool[]"),
+                       UserError);
+  CHECK_THROWS_WITH_AS(validate(with(true, 1)),
+                       doctest::Contains("mask=1 names xs 1, a f64[5]; it says which steps run, "
+                                         "a bool[5]"),
+                       UserError);
 }

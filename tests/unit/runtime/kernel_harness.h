@@ -35,6 +35,16 @@ Tensor run_op1(Prim p, std::vector<Tensor> args, const Attrs& attrs = {},
 Tensor random_tensor(const Type& type, uint64_t seed, double lo = -2, double hi = 2);
 /// A tensor of `type` holding `values` (column-major), converted to the dtype.
 Tensor make_tensor(const Type& type, const std::vector<double>& values);
+/// The entries of `given` that `t` takes as inputs, in its order.
+inline TensorMap inputs_of(const Tape& t, const TensorMap& given) {
+  TensorMap out;
+  for (size_t i = 0; i < t.num_inputs(); ++i) {
+    for (const auto& [name, value] : given) {
+      if (name == t.ops[i].name) out.emplace_back(name, value);
+    }
+  }
+  return out;
+}
 /// The elements of `t` as doubles (bool as 0/1).
 std::vector<double> to_doubles(const Tensor& t);
 

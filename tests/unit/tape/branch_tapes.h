@@ -3,6 +3,7 @@
 #pragma once
 
 #include "tape/builder.h"
+#include "tape/op_attrs.h"
 
 namespace ytape::testing {
 
@@ -44,6 +45,44 @@ inline Tape newton(int64_t max_trips, double tol = 1e-12) {
   Var a0 = b.input("a", s), x0 = b.input("x0", s);
   Var root = b.while_loop({a0}, {x0}, test.finish(), body.finish(), max_trips)[0];
   b.output(b.add(b.mul(b.mul(root, root), b.constant(DType::f64, 3.0)), root), "y");
+  return b.finish();
+}
+
+// A scan of 5 steps that may skip some: x = x v_t + v_t on f64 x from x0, yielding each x.
+// With `mask`, only the steps where the bool xs m is true run; else it runs while its bool
+// carry `run` holds, which each step sets to x < 4. Outputs the final x, then the ys; with
+// `loss`, x + sum(ys .* ys) alone.
+inline Tape skipping_scan(bool mask, bool reverse = false, bool loss = false) {
+  const Type s{DType::f64, {}}, flag{DType::boolean, {}};
+  Builder body;
+  Var x = body.input("x", s);
+  if (!mask) body.input("run", flag);
+  Var v = body.input("v", s);
+  if (mask) body.input("m", flag);
+  Var next = body.add(body.mul(x, v), v);
+  body.output(next, "");
+  if (!mask) body.output(body.lt(next, body.constant(DType::f64, 4.0)), "");
+  body.output(next, "");
+  std::vector<Tape> regions;
+  regions.push_back(body.finish());
+  regions[0].name = "body";
+  Builder b(mask ? "masked" : "running");
+  VarList args{b.input("x0", s)};
+  if (!mask) args.push_back(b.input("run0", flag));
+  args.push_back(b.input("v", {DType::f64, {5}}));
+  if (mask) args.push_back(b.input("m", {DType::boolean, {5}}));
+  AttrsOf<Prim::scan> a{.consts = 0, .carries = mask ? 1 : 2, .length = 5, .reverse = reverse};
+  if (mask)
+    a.mask = 2;
+  else
+    a.running = 2;
+  VarList outs = b.record(Prim::scan, args, a.to_attrs(), std::move(regions)).outs;
+  if (loss) {
+    b.output(b.add(outs[0], b.sum(b.mul(outs.back(), outs.back()), {.dims = {1}})), "loss");
+  } else {
+    b.output(outs[0], "x");
+    b.output(outs.back(), "xs");
+  }
   return b.finish();
 }
 

@@ -145,9 +145,12 @@ void Exporter::export_op(const Op& op) {
   const int first = g_.node_size();
   rule(*this, op);
   // A namesake node imports back as the primitive; any other form is marked with it, but
-  // for a region op (If, Loop), which imports back by its node's own rule.
-  if (!namesake_of(op.prim).empty() || prim_info(op.prim).holds_regions()) return;
-  onnx_marks::Mark m{op.prim, op.attrs, {}, {}, g_.node_size() - first, {}};
+  // for a scan and a cond, whose Scan and If import back by their nodes' own rules as
+  // they were. A while_loop's Loop imports with its counter and condition as two more
+  // carries: its mark holds its regions.
+  const bool own_rule = op.prim == Prim::scan || op.prim == Prim::cond;
+  if (!namesake_of(op.prim).empty() || own_rule) return;
+  onnx_marks::Mark m{op.prim, op.attrs, {}, {}, g_.node_size() - first, {}, op.regions};
   for (Var a : op.args) m.args.push_back(name(a));
   for (Var o : op.outs) m.outs.push_back(name(o));
   if (m.nodes < 1) internal_error("the export of {} wrote no node", prim_name(op.prim));

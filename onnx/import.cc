@@ -265,6 +265,30 @@ void import_node(Importer& im, const Node& node) {
   }
 }
 
+// The primitive a mark names, over the values it names; returns how many nodes it stands for.
+int import_marked(Importer& im, const onnx_marks::Mark& m) {
+  VarList args;
+  for (const std::string& a : m.args) args.push_back(im.lookup(a));
+  VarList outs = im.builder().record(m.prim, std::move(args), m.attrs, m.regions).outs;
+  if (outs.size() != m.outs.size()) {
+    user_error("the mark of {} names {} outputs, where it has {}", prim_name(m.prim), m.outs.size(),
+               outs.size());
+  }
+  for (size_t k = 0; k < outs.size(); ++k) im.define(m.outs[k], outs[k]);
+  return m.nodes;
+}
+
+// The node `i` of `g`, or the group of nodes from it on that a mark of ytape's names (in
+// a model of its own: Importer::own); returns how many nodes it imported.
+int import_group(Importer& im, const onnx::GraphProto& g, int i) {
+  std::optional<onnx_marks::Mark> mark;
+  if (im.own()) mark = onnx_marks::read_mark(g.node(i));
+  if (mark && mark->digest == onnx_marks::group_digest(g, i, mark->nodes))
+    return import_marked(im, *mark);
+  import_node(im, g.node(i));
+  return 1;
+}
+
 }  // namespace
 
 // Inner nodes' errors name the subgraph and the node in it; the caller prefixes the node
@@ -275,13 +299,13 @@ void onnx_import::import_subgraph(Importer& im, const onnx::GraphProto& g, std::
       return tensor_of(t, fmt::format("{}: initializer '{}': ", attr, t.name()));
     }));
   }
-  for (int i = 0; i < g.node_size(); ++i) {
+  for (int i = 0; i < g.node_size();) {
     const Node& node = g.node(i);
     std::string where =
         fmt::format("{} node {}{} ({}): ", attr, i + 1,
                     node.name().empty() ? "" : " '" + node.name() + "'", node.op_type());
     try {
-      import_node(im, node);
+      i += import_group(im, g, i);
     } catch (const UnsupportedError& e) {
       throw UnsupportedError(where + e.what(), e.needs_static());
     } catch (const UserError& e) {
@@ -300,32 +324,14 @@ std::string builder_message(std::string message, std::string_view source, int no
   return message.substr(loc.size()) + " (in the tape's shapes, ONNX's reversed)";
 }
 
-// The primitive a mark names, over the values it names; returns how many nodes it stands for.
-int import_marked(Importer& im, const onnx_marks::Mark& m) {
-  VarList args;
-  for (const std::string& a : m.args) args.push_back(im.lookup(a));
-  std::vector<Var> outs = im.builder().call(m.prim, std::move(args), m.attrs);
-  for (size_t k = 0; k < outs.size(); ++k) im.define(m.outs[k], outs[k]);
-  return m.nodes;
-}
-
-// `own`: a model of ytape's, whose marked groups of nodes import as their primitives.
-void import_nodes(const onnx::GraphProto& g, std::string_view source, int opset, bool own,
-                  Importer& im) {
+void import_nodes(const onnx::GraphProto& g, std::string_view source, int opset, Importer& im) {
   uint32_t file = im.builder().intern_file(source);
   for (int i = 0; i < g.node_size();) {
     const Node& node = g.node(i);
     // An op's location is its node's position in the graph: "model.onnx:12" is node 12.
     im.builder().set_loc(Loc{file, static_cast<uint32_t>(i + 1)});
     try {
-      std::optional<onnx_marks::Mark> mark;
-      if (own) mark = onnx_marks::read_mark(node);
-      if (mark && mark->digest == onnx_marks::group_digest(g, i, mark->nodes)) {
-        i += import_marked(im, *mark);
-        continue;
-      }
-      import_node(im, node);
-      ++i;
+      i += import_group(im, g, i);
     } catch (const UnsupportedError& e) {
       throw UnsupportedError(node_prefix(source, i, node, opset) + e.what(), e.needs_static());
     } catch (const UserError& e) {
@@ -352,7 +358,7 @@ OnnxImport import_onnx(std::string_view bytes, std::string_view source,
   }
   bool own = options.read_marks && model.producer_name() == "ytape";
   Importer im(b, opset);
-  im.set_folding(!own);
+  im.set_own(own);
   OnnxImport result;
   try {
     check_sequence_options(g, options);
@@ -360,7 +366,7 @@ OnnxImport import_onnx(std::string_view bytes, std::string_view source,
     user_error("{}: {}", source, e.what());
   }
   define_inputs(g, source, options, own, im, result);
-  import_nodes(g, source, opset, own, im);
+  import_nodes(g, source, opset, im);
   b.set_loc({});
   for (const onnx::ValueInfoProto& out : g.output()) {
     try {

@@ -245,7 +245,7 @@ std::vector<Var> Importer::emit_all(Prim p, VarList args, const Attrs& attrs) {
     all_known = all_known && t != nullptr;
     if (t) values.push_back(*t);
   }
-  if (all_known && fold_ && !prim_info(p).effectful()) {
+  if (all_known && !own_ && !prim_info(p).effectful()) {
     try {
       // Only small results fold (shapes, axes, indices), and their size is known before
       // they are computed: a model's iota may be of any size.

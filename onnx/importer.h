@@ -91,15 +91,19 @@ class Importer {
   /// a builder of its own: a tensor of the graph around it (`outer`) that it reads becomes a
   /// capture (Builder::capture), or, where its value is known at import and small, a
   /// constant of the region. Sequences and optionals from outside are refused.
-  Importer(Builder& b, Importer& outer) : b_(b), opset_(outer.opset_), outer_(&outer) {}
+  Importer(Builder& b, Importer& outer)
+      : b_(b), opset_(outer.opset_), own_(outer.own_), outer_(&outer) {}
   /// A region importer's captures so far: its var, and the var of the graph around it.
   const std::vector<std::pair<Var, Var>>& captures() const { return captures_; }
 
   int opset() const { return opset_; }
   Builder& builder() { return b_; }
-  /// Whether `emit` evaluates ops whose arguments are all known (on by default; off for
-  /// ytape's own exports, whose every op is one of the original tape's).
-  void set_folding(bool on) { fold_ = on; }
+  /// Whether the model is one of ytape's own exports, read with its marks: its marked
+  /// groups of nodes import as their primitives (onnx/marks.h), in subgraphs too, and
+  /// `emit` evaluates nothing, every op being one of the original tape's (off by default:
+  /// ops whose arguments are all known are evaluated).
+  void set_own(bool on) { own_ = on; }
+  bool own() const { return own_; }
 
   // ---- values ------------------------------------------------------------------------
   /// Whether input `i` of `node` is given (optional inputs may be missing or "").
@@ -202,7 +206,7 @@ class Importer {
  private:
   Builder& b_;
   int opset_;
-  bool fold_ = true;
+  bool own_ = false;
   int64_t iterations_ = 0;
   int64_t computed_ = 0;   // elements of the constants computed so far (kMaxComputed)
   void check_ops() const;  // UnsupportedError once the tape has kMaxOps ops

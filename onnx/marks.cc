@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "io/json.h"
 #include "tape/error.h"
 
 namespace ytape::onnx_marks {
@@ -92,7 +93,9 @@ Attrs read_attrs(Prim p, const json& j) {
   return normalize_attrs(p, attrs);
 }
 
-std::vector<std::string> names(const json& j, const char* key) {
+// The strings of list `key` of `j`; an absent list is empty where not `required`.
+std::vector<std::string> names(const json& j, const char* key, bool required = true) {
+  if (!required && !j.contains(key)) return {};
   if (!j.contains(key) || !j[key].is_array()) bad(fmt::format("no \"{}\" list", key));
   std::vector<std::string> out;
   for (const json& e : j[key]) {
@@ -112,7 +115,7 @@ Mark parse_mark(json& j) {
     bad(fmt::format("{} takes {} arguments, the mark names {}", info.name, info.arity,
                     m.args.size()));
   }
-  if (static_cast<int>(m.outs.size()) != info.outputs) {
+  if (info.outputs != kVariadic && static_cast<int>(m.outs.size()) != info.outputs) {
     bad(fmt::format("{} has {} outputs, the mark names {}", info.name, info.outputs,
                     m.outs.size()));
   }
@@ -124,6 +127,8 @@ Mark parse_mark(json& j) {
     bad("no \"digest\"");
   }
   m.digest = j["digest"].get<std::string>();
+  for (const std::string& text : names(j, "regions", false))
+    m.regions.push_back(read_tape_json(text, "the mark's region"));
   return m;
 }
 
@@ -141,6 +146,11 @@ std::string mark_text(const Mark& m) {
                               {"outs", m.outs},
                               {"nodes", m.nodes},
                               {"digest", m.digest}};
+  if (!m.regions.empty()) {
+    std::vector<std::string> regions;
+    for (const Tape& r : m.regions) regions.push_back(write_tape_json(r));
+    j["regions"] = regions;
+  }
   return std::string(kPrefix) + j.dump();
 }
 

@@ -10,7 +10,8 @@
 //          "digest":"9c1f0a..."}
 //
 // (the primitive, its attributes, the ONNX names of its arguments and outputs, how many
-// nodes, from this one on, compute it, and a digest of those nodes). The importer rebuilds
+// nodes, from this one on, compute it, and a digest of those nodes; a region op's mark
+// adds "regions", each the canonical JSON text of one of its tapes). The importer rebuilds
 // the primitive from the mark and skips those nodes; the nodes themselves are what any other
 // ONNX consumer runs. A group whose nodes no longer match the digest (another tool edited
 // the model) is imported from its nodes: they, not the mark, say what the model computes.
@@ -24,6 +25,7 @@
 
 #include "tape/attrs.h"
 #include "tape/prim.h"
+#include "tape/tape.h"
 
 namespace ytape::onnx_marks {
 
@@ -33,7 +35,8 @@ struct Mark {
   Attrs attrs;
   std::vector<std::string> args, outs;
   int nodes = 1;
-  std::string digest;  ///< group_digest of the nodes, when the mark was written
+  std::string digest;         ///< group_digest of the nodes, when the mark was written
+  std::vector<Tape> regions;  ///< a region op's (a while_loop's), written as tape JSON
 };
 
 /// A digest of the `nodes` nodes of `g` from `first` on (each node whole, but for the first

@@ -13,6 +13,7 @@
 #include "runtime/inputs.h"
 #include "tape/builder.h"
 #include "tape/spatial3d.h"
+#include "unit/tape/branch_tapes.h"
 
 namespace ytape::onnx_test {
 
@@ -20,6 +21,12 @@ namespace {
 
 Type f32(Shape s) {
   return Type{DType::f32, std::move(s)};
+}
+
+Tensor testing_scalar(double v) {
+  Tensor out(Type{DType::f64, {}});
+  out.data<double>()[0] = v;
+  return out;
 }
 
 // Runs `t` and its round trip through ONNX's nodes on the same made-up inputs; read with
@@ -427,6 +434,20 @@ TEST_CASE("corner cases found by fuzzing: outputs named as inputs, a scalar's pe
                        "output 'v' has the name of input %2: ONNX names each value once, so "
                        "rename the output or the input",
                        UserError);
+}
+
+TEST_CASE("a while_loop exports as Loop, marked with it, and imports back as itself") {
+  Tape t = testing::newton(100);
+  std::string model = export_onnx(t);
+  TapeDiff diff = diff_tapes(t, import_onnx(model, "newton.onnx").tape);
+  CHECK(diff.same());
+  OnnxImportOptions plain;  // the Loop node: its counter and condition are two more carries
+  plain.read_marks = false;
+  OnnxImport back = import_onnx(model, "newton.onnx", plain);
+  CHECK(!diff_tapes(t, back.tape).same());
+  TensorMap inputs{{"a", testing_scalar(2.0)}, {"x0", testing_scalar(1e9)}};
+  CHECK(run(back, inputs)[0].data<double>()[0] == Executor(t).run(inputs)[0].data<double>()[0]);
+  check_round_trip(testing::branchy());  // a cond as If, imported back by If's own rule
 }
 
 }  // namespace ytape::onnx_test

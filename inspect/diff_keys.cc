@@ -74,12 +74,20 @@ bool same_attrs(const Attrs& x, const Attrs& y) {
 
 namespace {
 
-// A region's digest without its parameters' names: a region's parameters are positional
-// (its op gives them their values), so a renamed one computes the same (ONNX export names
-// them after the values it gives them).
+// `r` without its parameters' names, nor those of the regions it holds.
+void unname(Tape& r) {
+  for (size_t i = 0, n = r.num_inputs(); i < n; ++i) r.ops[i].name.clear();
+  for (Op& op : r.ops) {
+    for (Tape& inner : op.regions) unname(inner);
+  }
+}
+
+// A region's digest without its parameters' names, nested regions' included: a region's
+// parameters are positional (its op gives them their values), so a renamed one computes
+// the same (ONNX export names them after the values it gives them).
 std::string positional_digest(const Tape& r) {
   Tape unnamed = r;
-  for (size_t i = 0, n = r.num_inputs(); i < n; ++i) unnamed.ops[i].name.clear();
+  unname(unnamed);
   return tape_digest(unnamed);
 }
 

@@ -194,6 +194,7 @@ void scan_8(Importer& im, const Node& n) {
     for (int64_t l : im.static_ints(n, 0))
       if (l != len) unsupported("a Scan-8 over sequences shorter than the scan inputs");
   }
+  if (scan8_region(im, n, states, outputs)) return;
   if (batch == 0) unsupported("a Scan-8 of an empty batch");
   std::vector<std::vector<Var>> per_batch(n.output_size());
   for (int64_t b = 0; b < batch; ++b) {

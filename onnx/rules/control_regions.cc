@@ -1,10 +1,11 @@
 // Control flow imported as region ops (docs/onnx.md, Control flow; docs/regions.md): an If
 // whose condition depends on the inputs is a cond of its two branches; a Loop without scan
 // outputs is a while_loop whose condition is the Loop's (its trip count, its condition input
-// and its body's condition output); a Scan along the first axes in one direction is a
-// scan. Each subgraph is imported once, on a builder of its own (Importer's region
-// constructor): a tensor of the graph around it that it reads becomes an operand of the
-// op. Those whose structure is known at import stay unrolled (onnx/rules/control.cc).
+// and its body's condition output); a Scan is a scan (its axes moved to the first, inputs
+// and outputs of the other direction reversed), and a Scan-8 a scan over its batch whose
+// body scans each element's sequence. Each subgraph is imported once, on a builder of its own
+// (Importer's region constructor): a tensor of the graph around it that it reads becomes an operand
+// of the op. Those whose structure is known at import stay unrolled (onnx/rules/control.cc).
 #include "onnx/rules/control_regions.h"
 
 #include <fmt/format.h>
@@ -215,44 +216,143 @@ bool loop_scan(Importer& im, const Node& n) {
   return true;
 }
 
+namespace {
+
+// `x` with its ytape dim `d` moved last (ONNX's first axis), where a scan op slices it.
+Var dim_last(Importer& im, Var x, int d) {
+  const int r = im.rank(x);
+  if (d == r) return x;
+  std::vector<int64_t> perm;
+  for (int k = 1; k <= r; ++k) {
+    if (k != d) perm.push_back(k);
+  }
+  perm.push_back(d);
+  return im.op<Prim::permutedims>({x}, {.perm = perm});
+}
+
+// `y`, whose last dim is a scan's steps, with that dim moved to ytape dim `d`.
+Var last_to(Importer& im, Var y, int d) {
+  const int r = im.rank(y);
+  if (d == r) return y;
+  std::vector<int64_t> perm;
+  for (int k = 1; k <= r; ++k) perm.push_back(k < d ? k : k == d ? r : k - 1);
+  return im.op<Prim::permutedims>({y}, {.perm = perm});
+}
+
+// `x` reversed along its ytape dim `d`.
+Var flipped(Importer& im, Var x, int d) {
+  const int64_t n = im.type(x).shape[static_cast<size_t>(d - 1)];
+  std::vector<int64_t> back;
+  for (int64_t i = n; i-- > 0;) back.push_back(i);
+  return im.take(x, d, back);
+}
+
+// The value of per-input (or per-output) attribute `v` for number `i`: 0 when not listed.
+int64_t nth(const std::vector<int64_t>& v, int i) {
+  return i < static_cast<int>(v.size()) ? v[static_cast<size_t>(i)] : 0;
+}
+
+}  // namespace
+
+// A scan op runs in one direction: an input or an output of the other is reversed along
+// its steps (where ONNX's iteration i reads slice L-1-i, the scan's reads slice i of the
+// reversed input), and each scan axis is moved to the scan's, ONNX's first.
 bool scan_region(Importer& im, const Node& n, int states, int outputs) {
   const onnx::GraphProto& g = graph_attr(n, "body");
   const int inputs = n.input_size() - states;
-  // One direction for every input and output, every axis the first: a scan op's form.
-  std::vector<int64_t> dirs = attr_ints(n, "scan_input_directions", {});
-  std::vector<int64_t> out_dirs = attr_ints(n, "scan_output_directions", {});
-  dirs.insert(dirs.end(), out_dirs.begin(), out_dirs.end());
-  for (const char* axes : {"scan_input_axes", "scan_output_axes"}) {
-    for (int64_t a : attr_ints(n, axes, {})) {
-      if (a != 0) return false;
-    }
+  const std::vector<int64_t> in_axes = attr_ints(n, "scan_input_axes", {}),
+                             out_axes = attr_ints(n, "scan_output_axes", {}),
+                             in_dirs = attr_ints(n, "scan_input_directions", {}),
+                             out_dirs = attr_ints(n, "scan_output_directions", {});
+  const bool reverse = inputs > 0 ? nth(in_dirs, 0) != 0 : nth(out_dirs, 0) != 0;
+  int64_t length = -1;  // checked before anything is recorded
+  for (int j = 0; j < inputs; ++j) {
+    const Shape& s = im.type(im.input(n, states + j)).shape;
+    if (s.empty()) return false;
+    int64_t steps = s[static_cast<size_t>(ydim(nth(in_axes, j), static_cast<int>(s.size())) - 1)];
+    if (length >= 0 && steps != length) return false;
+    length = steps;
   }
-  bool reverse = !dirs.empty() && dirs[0] != 0;
-  for (int64_t d : dirs) {
-    if ((d != 0) != reverse) return false;
-  }
+  if (length <= 0 || g.output_size() != states + outputs) return false;
   std::vector<Type> params;
   VarList carries, xs;
   for (int k = 0; k < states; ++k) {
     carries.push_back(im.input(n, k));
     params.push_back(im.type(carries.back()));
   }
-  int64_t length = -1;
   for (int j = 0; j < inputs; ++j) {
-    xs.push_back(im.input(n, states + j));
-    Type t = im.type(xs.back());
-    if (t.shape.empty() || (length >= 0 && t.shape.back() != length)) return false;
-    length = t.shape.back();
+    Var x = im.input(n, states + j);
+    x = dim_last(im, x, ydim(nth(in_axes, j), im.rank(x)));
+    if ((nth(in_dirs, j) != 0) != reverse) x = flipped(im, x, im.rank(x));
+    Type t = im.type(x);
     t.shape.pop_back();
     params.push_back(t);
+    xs.push_back(x);
   }
-  if (length <= 0 || g.output_size() != states + outputs) return false;
   std::vector<Region> body;
   body.push_back(import_region(im, g, "body", params));
   std::vector<Tape> tapes;
   VarList consts = finish_regions(im, body, tapes);
   std::vector<Var> outs =
       im.builder().scan(consts, carries, xs, std::move(tapes[0]), length, reverse);
+  for (int i = 0; i < n.output_size(); ++i) {
+    Var y = outs[static_cast<size_t>(i)];
+    if (i >= states) {
+      const int k = i - states;
+      if ((nth(out_dirs, k) != 0) != reverse) y = flipped(im, y, im.rank(y));
+      y = last_to(im, y, ydim(nth(out_axes, k), im.rank(y)));
+    }
+    im.set_output(n, i, y);
+  }
+  return true;
+}
+
+// Scan-8 as a scan over the batch (its first ONNX axis, ytape's last dim) whose body is a
+// scan over the sequence of that element (its next axis, then the element's last dim).
+bool scan8_region(Importer& im, const Node& n, int states, int outputs) {
+  const onnx::GraphProto& g = graph_attr(n, "body");
+  const int inputs = n.input_size() - 1 - states;
+  const std::vector<int64_t> dirs = attr_ints(n, "directions", {});
+  if (inputs < 1 || g.output_size() != states + outputs) return false;
+  VarList batched;
+  std::vector<Type> element, params;  // of each batch element; the inner body's
+  int64_t batch = -1, length = -1;
+  for (int i = 0; i < states + inputs; ++i) {
+    Type t = im.type(im.input(n, 1 + i));
+    const bool scanned = i >= states;
+    if (t.rank() < (scanned ? 2 : 1) || (batch >= 0 && t.shape.back() != batch)) return false;
+    batch = t.shape.back();
+    t.shape.pop_back();
+    element.push_back(t);
+    if (scanned) {
+      if (length >= 0 && t.shape.back() != length) return false;
+      length = t.shape.back();
+      t.shape.pop_back();
+    }
+    params.push_back(t);
+  }
+  if (batch <= 0 || length <= 0) return false;
+  for (int i = 0; i < states + inputs; ++i) {
+    Var x = im.input(n, 1 + i);
+    if (i >= states && nth(dirs, i - states) != 0) x = flipped(im, x, im.rank(x) - 1);
+    batched.push_back(x);
+  }
+  std::vector<Region> body;
+  body.push_back(import_region(im, g, "body", params));
+  std::vector<Tape> tapes;
+  VarList consts = finish_regions(im, body, tapes);
+  // The outer body: the consts, then one batch element of each state and input.
+  Builder outer;
+  VarList inner_consts, inner_states, inner_xs;
+  for (size_t i = 0; i < consts.size(); ++i)
+    inner_consts.push_back(outer.input(fmt::format("c{}", i + 1), im.type(consts[i])));
+  for (int i = 0; i < states + inputs; ++i) {
+    Var v = outer.input(fmt::format("b{}", i + 1), element[static_cast<size_t>(i)]);
+    (i < states ? inner_states : inner_xs).push_back(v);
+  }
+  for (Var y : outer.scan(inner_consts, inner_states, inner_xs, std::move(tapes[0]), length))
+    outer.output(y, "");
+  std::vector<Var> outs = im.builder().scan(consts, {}, batched, outer.finish(), batch);
   for (int i = 0; i < n.output_size(); ++i) im.set_output(n, i, outs[static_cast<size_t>(i)]);
   return true;
 }

@@ -19,10 +19,16 @@ bool loop_region(Importer& im, const Node& n);
 /// number an xs of 0..M-1, the scan outputs its ys. A for loop exported from PyTorch has
 /// this form. False, with nothing recorded, where the Loop does not fit.
 bool loop_scan(Importer& im, const Node& n);
-/// A Scan (opset 9 on) of `states` states and `outputs` scan outputs as a scan op, where its
-/// scan axes are all the first and its directions all one: the states its carries, each
-/// scan input an xs (ONNX's first axis is ytape's last dim), the scan outputs its ys. False,
-/// with nothing recorded, where it does not fit (unrolled then).
+/// A Scan (opset 9 on) of `states` states and `outputs` scan outputs as a scan op: the
+/// states its carries, each scan input an xs, the scan outputs its ys, each scan axis moved
+/// to ytape's last dim (ONNX's first) and back, and each input and output of the other
+/// direction than the first reversed along its steps. False, with nothing recorded, where
+/// it does not fit (scan inputs of no steps or of different lengths; unrolled then).
 bool scan_region(Importer& im, const Node& n, int states, int outputs);
+/// A Scan-8 (`states` states, `outputs` scan outputs, no sequence_lens shorter than its
+/// inputs) as a scan over the batch, ONNX's first axis, whose body is a scan over each
+/// element's sequence: the batch elements' final states and stacked outputs stacked again
+/// along the batch. False, with nothing recorded, where it does not fit.
+bool scan8_region(Importer& im, const Node& n, int states, int outputs);
 
 }  // namespace ytape::onnx_import

@@ -1,6 +1,6 @@
-// Control flow of static structure, unrolled at import (onnx/rules/control.cc): If with a
-// known condition, Loop with a known trip count and condition, Scan (and Scan-8's batches);
-// and what is refused.
+// Control flow at import (onnx/rules/control.cc, control_regions.cc): If with a known
+// condition and Loop with a known trip count and condition unrolled; If, Loop and Scan (and
+// Scan-8's batches) of run-time structure as region ops; and what is refused.
 #include <doctest/doctest.h>
 
 #include <tuple>
@@ -28,6 +28,12 @@ onnx::GraphProto& graph(onnx::NodeProto& n, const std::string& name) {
   a->set_type(onnx::AttributeProto_AttributeType_GRAPH);
   a->mutable_g()->set_name(name);
   return *a->mutable_g();
+}
+
+int count_ops(const Tape& t, Prim p) {
+  int n = 0;
+  for (const Op& op : t.ops) n += op.kind == OpKind::call && op.prim == p;
+  return n;
 }
 
 void names(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* values,
@@ -216,10 +222,7 @@ TEST_CASE("a Loop whose trip count or condition is known only at run time is a w
   names(body.mutable_output(), {"go_out", "acc_out"});
   m.output("final");
   OnnxImport imported = m.import();
-  int loops = 0;
-  for (const Op& op : imported.tape.ops)
-    loops += op.kind == OpKind::call && op.prim == Prim::while_loop;
-  CHECK(loops == 1);
+  CHECK(count_ops(imported.tape, Prim::while_loop) == 1);
   Tensor trips(Type{DType::i64, {}});
   for (auto [limit, most, want] :
        {std::tuple{100.0f, 50, 128.0f}, {100.0f, 3, 16.0f}, {1000.0f, 50, 1024.0f}}) {
@@ -232,7 +235,7 @@ TEST_CASE("a Loop whose trip count or condition is known only at run time is a w
   }
 }
 
-TEST_CASE("Scan slices its inputs along their axes, in either direction") {
+TEST_CASE("Scan slices its inputs along their axes, in either direction, as one scan op") {
   Model m;
   m.input("init", {2});
   m.input("x", {2, 3});  // scanned along ONNX axis 1, from the end
@@ -248,17 +251,26 @@ TEST_CASE("Scan slices its inputs along their axes, in either direction") {
   names(body.mutable_output(), {"s_out", "p"});
   m.output("sum");
   m.output("partial");
-  std::vector<Tensor> out = run(m.import(), {{"init", onnx_tensor({2}, {0, 0})},
-                                             {"x", onnx_tensor({2, 3}, {1, 2, 3, 4, 5, 6})}});
+  // The input read from the end, the output written from the start: a scan of one
+  // direction, the input reversed.
+  OnnxImport imported = m.import();
+  CHECK(count_ops(imported.tape, Prim::scan) == 1);
+  const TensorMap inputs{{"init", onnx_tensor({2}, {0, 0})},
+                         {"x", onnx_tensor({2, 3}, {1, 2, 3, 4, 5, 6})}};
+  std::vector<Tensor> out = run(imported, inputs);
   CHECK(values(out[0]) == std::vector<float>{6, 15});
   CHECK(out[1].shape() == Shape{3, 2});  // ONNX's (2, 3): the steps along axis 1
   CHECK(values(out[1]) == std::vector<float>{3, 5, 6, 6, 11, 15});
+  // Both read from the end: the last iteration's output first.
+  set_ints(n, "scan_output_directions", {1});
+  out = run(m.import(), inputs);
+  CHECK(values(out[1]) == std::vector<float>{6, 5, 3, 15, 11, 6});
   n.clear_attribute();
   set_int(n, "num_scan_inputs", 1);
   CHECK(import_error(m) == "m.onnx: node 1 (Scan, opset 13): the graph attribute body is missing");
 }
 
-TEST_CASE("Scan-8 scans each element of the batch, its scan inputs along their second axis") {
+TEST_CASE("Scan-8 is a scan over the batch whose body scans each element's sequence") {
   Model m(8);
   m.input("init", {2, 1});  // a state per batch element
   m.input("x", {2, 3, 1});  // (batch, sequence, 1)
@@ -272,8 +284,14 @@ TEST_CASE("Scan-8 scans each element of the batch, its scan inputs along their s
   names(body.mutable_output(), {"s_out", "p"});
   m.output("sum");
   m.output("partial");
-  std::vector<Tensor> out = run(m.import(), {{"init", onnx_tensor({2, 1}, {0, 100})},
-                                             {"x", onnx_tensor({2, 3, 1}, {1, 2, 3, 4, 5, 6})}});
+  OnnxImport imported = m.import();
+  REQUIRE(count_ops(imported.tape, Prim::scan) == 1);
+  for (const Op& op : imported.tape.ops) {
+    if (op.kind == OpKind::call && op.prim == Prim::scan)
+      CHECK(count_ops(op.regions[0], Prim::scan) == 1);
+  }
+  std::vector<Tensor> out = run(imported, {{"init", onnx_tensor({2, 1}, {0, 100})},
+                                           {"x", onnx_tensor({2, 3, 1}, {1, 2, 3, 4, 5, 6})}});
   CHECK(values(out[0]) == std::vector<float>{6, 115});
   CHECK(out[1].shape() == Shape{1, 3, 2});  // ONNX's (2, 3, 1)
   CHECK(values(out[1]) == std::vector<float>{3, 5, 6, 106, 111, 115});

@@ -10,7 +10,8 @@ The model, in ytape's language (Flux's layers): Chain(LSTM(V => H), Dense(H => V
 sequence of one-hot tokens x (V x B x T), the loss Flux.logitcrossentropy against one-hot
 targets y. ytape traces it (`ytape trace`: the LSTM over the sequence is one scan op),
 takes its gradient (`ytape grad`, which stores each step's residuals, and `ytape grad
---remat`, which stores only its carries and recomputes it), optimizes it (`ytape opt`) and
+--remat`, which stores the carries of segments of about sqrt(T) steps and recomputes
+them), optimizes it (`ytape opt`) and
 times `ytape run` of the gradient tape: the forward and the backward, every weight's
 gradient. PyTorch runs
 nn.LSTM + nn.Linear + F.cross_entropy and .backward() from the same weights and inputs (the
@@ -121,6 +122,15 @@ def run(cmd, env=None):
         return out.read(), usage.ru_maxrss
 
 
+def planned_mb(ytape, tape, threads):
+    """The buffers `ytape plan` gives the tape and each of its regions, in MB."""
+    out, _ = run([ytape, "plan", tape, "--threads", str(threads)])
+    total = 0.0
+    for size, unit in re.findall(r"buffers ([0-9.]+) (kB|MB) in all", out):
+        total += float(size) / (1000 if unit == "kB" else 1)
+    return total
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=str(ROOT / "build/release"))
@@ -142,6 +152,8 @@ def main():
     run([ytape, "grad", "--remat", tmp / "f.json", "-o", tmp / "gr.json"])
     run([ytape, "opt", tmp / "gr.json", "-o", tmp / "step_remat.json"])
     stats, _ = run([ytape, "stats", tmp / "step.json"])
+    planned = {name: planned_mb(ytape, tmp / name, a.threads)
+               for name in ("step.json", "step_remat.json")}
     env = dict(os.environ, MALLOC_MMAP_THRESHOLD_="4294967296", MALLOC_TRIM_THRESHOLD_="4294967296")
     ours, ours_kb, remat, remat_kb = [], 0, [], 0
     time_line = r"^time: median [0-9.]+ ms over [0-9]+ runs \(min ([0-9.]+)"
@@ -171,8 +183,12 @@ def main():
                       for n, v in theirs.items())
     print(f"time (min of {a.rounds} rounds): ytape {min(ours):.1f} ms with {a.threads} threads; "
           f"PyTorch {per_n}: {min(ours) / min(theirs[best]):.2f}x PyTorch's best time")
-    print(f"ytape grad --remat (each step recomputed, only carries stored): {min(remat):.1f} ms "
-          f"({min(remat) / min(ours):.2f}x), peak memory {remat_kb / 1024:.0f} MiB")
+    print(f"ytape grad --remat (segments of about sqrt(T) steps recomputed, their carries "
+          f"stored): {min(remat):.1f} ms ({min(remat) / min(ours):.2f}x), peak memory "
+          f"{remat_kb / 1024:.0f} MiB")
+    print(f"planned buffers (ytape plan, the tape's and its regions'): "
+          f"{planned['step.json']:.1f} MB, under --remat {planned['step_remat.json']:.1f} MB "
+          f"({planned['step_remat.json'] / planned['step.json']:.2f}x)")
     print(f"peak memory: ytape's process {ours_kb / 1024:.0f} MiB; PyTorch's "
           f"{torch_out[best]['peak_kb'] / 1024:.0f} MiB, of which "
           f"{torch_out[best]['base_kb'] / 1024:.0f} MiB before the first step")

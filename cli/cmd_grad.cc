@@ -28,8 +28,9 @@ Run setup_grad(CLI::App& sub) {
                  "(default: every float input)");
   sub.add_flag("--vjp", o->grad.vjp, "Vector-Jacobian product: add a seed input per float output");
   sub.add_flag("--remat", o->grad.remat,
-               "Scans store only each step's carries and recompute the step in the backward "
-               "(less memory, more time) instead of storing what the backward reads");
+               "Scans store only carries and the backward computes the steps again (less "
+               "memory, more time) instead of storing what it reads: a scan of T >= 16 steps "
+               "stores the carries of segments of about sqrt(T) steps (docs/regions.md)");
   sub.add_option("-o,--output", o->out, "Write the gradient tape here instead of standard output");
   sub.add_flag("--stats", o->stats, "Print op counts and the time of each phase");
   return [o] {

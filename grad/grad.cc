@@ -6,6 +6,7 @@
 
 #include "grad/backprop.h"
 #include "grad/rules.h"
+#include "grad/segments.h"
 #include "tape/error.h"
 #include "tape/validate.h"
 
@@ -73,7 +74,10 @@ std::string fresh_name(std::string prefix, const std::string& name,
 
 }  // namespace
 
-Tape gradient(const Tape& t, const GradOptions& options, GradStats* stats) {
+Tape gradient(const Tape& given, const GradOptions& options, GradStats* stats) {
+  // Under remat, long scans are cut into segments, of which the backward stores the ends.
+  Tape segmented;
+  const Tape& t = options.remat ? (segmented = segment_scans(given)) : given;
   check_outputs(t, options.vjp);
   std::vector<bool> chosen = chosen_inputs(t, options.wrt);
   size_t n = t.num_inputs();

@@ -15,9 +15,11 @@ struct GradOptions {
   /// Differentiate every float output against a seed input `seed.<output name>` of its
   /// type (a vector-Jacobian product) instead of requiring one scalar output.
   bool vjp = false;
-  /// Scans keep only the carries of each step for the backward, which recomputes the
-  /// step (memory steps x carries), instead of the values the backward reads (steps x
-  /// residuals, no recomputation): docs/regions.md, "The gradient".
+  /// Scans keep only carries for the backward, which recomputes the steps, instead of the
+  /// values the backward reads (steps x residuals, no recomputation): a scan of T >= 16
+  /// steps is cut into segments of about √T steps (segment_scans), of which the backward
+  /// stores the first carries and recomputes one at a time; a shorter one stores each
+  /// step's carries. docs/regions.md, "The gradient".
   bool remat = false;
 };
 

@@ -17,14 +17,16 @@ function (m::Recur)(x)
   m.state, y = m.cell(m.state, x)
   y
 end
-# The first step gives the state the batch's size (a cell's state0 has one column); the
-# others, of one type, are one scan op when traced (docs/regions.md).
+# The state is given the batch's size first (a cell's state0 has one column, which the
+# first step would broadcast), so that every step has one type: the steps are one scan op
+# when traced (docs/regions.md), the outputs stacked in place.
 function recur_sequence(m, x)
-  y1 = m(x[:, :, 1])
-  y1 = reshape(y1, size(y1)..., 1)
-  size(x, 3) == 1 && return y1
-  cat(y1, stack(t -> m(x[:, :, t]), 2:size(x, 3)); dims=3)
+  m.state = batched_state(m.state, size(x, 2))
+  stack(t -> m(x[:, :, t]), 1:size(x, 3))
 end
+batched_state(s::AbstractMatrix, b) = size(s, 2) == 1 && b != 1 ? repeat(s, 1, b) : s
+batched_state(s::Tuple, b) = map(z -> batched_state(z, b), s)
+batched_state(s, b) = s
 sublayers(r::Recur) = (r.cell,)
 function reset!(m::Recur)
   m.state = m.cell.state0

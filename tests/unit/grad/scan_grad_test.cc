@@ -6,6 +6,7 @@
 #include "grad/grad.h"
 #include "runtime/executor.h"
 #include "tape/builder.h"
+#include "tape/op_attrs.h"
 #include "unit/runtime/scan_cases.h"
 
 using namespace ytape;
@@ -44,6 +45,37 @@ TEST_CASE("the gradient of a scan equals that of its body unrolled") {
         check_close(got[i], to_doubles(want[i]), 1e-6, 1e-6);
       }
     }
+}
+
+TEST_CASE("under remat a long scan is cut into segments of about sqrt(T) steps, same gradient") {
+  // 24 steps: 6 segments of 4 (4 is the divisor nearest sqrt(24)); 17, a prime, stays whole.
+  for (auto [length, segments] : {std::pair<int64_t, int64_t>{24, 6}, {17, 0}}) {
+    for (bool reverse : {false, true}) {
+      CAPTURE(length);
+      CAPTURE(reverse);
+      Tape g = grad::gradient(with_loss(rnn(length, cell_body(), reverse)), {.remat = true});
+      Tape reference = grad::gradient(with_loss(unrolled_rnn(length, reverse)));
+      TensorMap inputs = rnn_inputs(length, 5);
+      std::vector<Tensor> got = Executor(g).run(inputs), want = Executor(reference).run(inputs);
+      REQUIRE(got.size() == want.size());
+      for (size_t i = 0; i < got.size(); ++i) check_close(got[i], to_doubles(want[i]), 1e-6, 1e-6);
+      const Op* forward = nullptr;
+      for (const Op& op : g.ops) {
+        if (forward == nullptr && op.kind == OpKind::call && op.prim == Prim::scan) forward = &op;
+      }
+      REQUIRE(forward != nullptr);
+      const int64_t outer = attrs_of<Prim::scan>(forward->attrs).length;
+      CHECK(outer == (segments > 0 ? segments : length));
+      int inner = 0;  // the segment, a scan in the forward's body
+      for (const Op& op : forward->regions[0].ops) {
+        if (op.kind == OpKind::call && op.prim == Prim::scan) {
+          ++inner;
+          CHECK(attrs_of<Prim::scan>(op.attrs).length == length / segments);
+        }
+      }
+      CHECK(inner == (segments > 0 ? 1 : 0));
+    }
+  }
 }
 
 TEST_CASE("a scan's gradient tape holds one backward scan, whatever the length") {

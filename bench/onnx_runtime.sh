@@ -6,6 +6,8 @@
 # sample's own loss, sum(logits) of one image, leaves every channel of the last feature map
 # a constant gradient, which batch norm's backward maps to 0 analytically, so its parameter
 # gradients are partly rounding noise (ytape's two kernel sets differ by 9e-2 on them).
+# Then tapes with region ops: a loop as Scan, its gradient, and a while loop and an if as
+# Loop and If.
 # Needs node and npm's registry, so it is not part of the tests.
 # usage: bench/onnx_runtime.sh [YTAPE]   (default: build/release/cli/ytape)
 set -euo pipefail
@@ -38,3 +40,22 @@ compare "$dir/resnet18.json" "$dir/resnet18.safetensors" 1e-4
   --save-inputs "$dir/squares.safetensors"
 "$ytape" grad "$dir/squares.json" --wrt model -o "$dir/squares_grad.json"
 compare "$dir/squares_grad.json" "$dir/squares.safetensors" 1e-4
+
+# Region ops: a loop traced as a scan (ONNX Scan), its gradient (a forward and a backward
+# Scan), and Newton's while loop and an if on its root (Loop and If), on example values.
+{
+  cat tests/cli/regions/rnn_loop.jl
+  printf '\nW = randn(Float32, 8, 8) ./ 4\nU = randn(Float32, 8, 4)\n'
+  printf 'xs = randn(Float32, 4, 64)\nh = zeros(Float32, 8)\n'
+} >"$dir/rnn.jl"
+"$ytape" trace "$dir/rnn.jl" -f cell W U xs h -o "$dir/rnn.json" --save-inputs "$dir/rnn.safetensors"
+compare "$dir/rnn.json" "$dir/rnn.safetensors" 1e-5
+"$ytape" grad "$dir/rnn.json" -o "$dir/rnn_grad.json"
+compare "$dir/rnn_grad.json" "$dir/rnn.safetensors" 1e-5
+{
+  cat tests/cli/regions/newton.jl
+  printf '\na = 35.0\nx0 = 1.0e9\n'
+} >"$dir/newton.jl"
+"$ytape" trace "$dir/newton.jl" -f root a x0 -o "$dir/newton.json" \
+  --save-inputs "$dir/newton.safetensors"
+compare "$dir/newton.json" "$dir/newton.safetensors" 1e-12

@@ -286,7 +286,7 @@ Traced trace(Interpreter& program, const std::string& entry, const std::vector<s
     throw;
   }
   program.end_trace();
-  Tape tape = b.finish();
+  Tape tape = drop_unread(b.finish(), program.droppable());
   check_made(tape, "trace");
   return {std::move(tape), std::move(lifter.examples)};
 }

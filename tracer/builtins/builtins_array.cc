@@ -211,6 +211,8 @@ Value stack(Interpreter& in, Args& args) {
     items = items_of(in, in.call(*in.global("map"), std::move(mapped), in.here()));
   } else {
     if (args.pos[0].is_tensor()) return args.pos[0];  // the numbers of an array: itself
+    // All the slices of one array along its last dim (a traced map's): that array.
+    if (std::optional<Value> whole = in.covered_source(args.pos[0])) return *whole;
     items = items_of(in, args.pos[0]);
   }
   if (items.empty()) user_error("stack of an empty collection: its size is unknown");

@@ -32,6 +32,12 @@ Value map(Interpreter& in, Args& args) {
     a.pos = {args.pos[1]};
     return in.broadcast(f, std::move(a), in.here());
   }
+  if (args.pos.size() == 2) {  // over a range or a sequence of slices, one scan op
+    Interpreter::Fold fold;
+    fold.stacks = true;
+    fold.step = [&in, &f](const EnvPtr&, const Value& x) { return call_with(in, f, {x}); };
+    if (std::optional<Value> r = in.trace_fold(fold, args.pos[1], in.here())) return *r;
+  }
   std::vector<std::vector<Value>> lists;
   size_t n = SIZE_MAX;
   for (size_t i = 1; i < args.pos.size(); ++i) {
@@ -58,16 +64,64 @@ Value map(Interpreter& in, Args& args) {
   return vector_of(in, std::move(out));
 }
 
+// The fold of `op` over `over` from `init` as one scan op (Interpreter::trace_fold), each
+// accumulator kept (`accumulate`) or only the last.
+std::optional<Value> traced_fold(Interpreter& in, const Value& op, const Value& over,
+                                 const Value& init, bool accumulate) {
+  Interpreter::Fold fold;
+  fold.init = init;
+  fold.stacks = accumulate;
+  fold.step = [&in, &op](const EnvPtr& scope, const Value& x) {
+    return call_with(in, op, {scope->vars.at(Interpreter::kFoldAcc), x});
+  };
+  return in.trace_fold(fold, over, in.here());
+}
+
 Value foldl(Interpreter& in, Args& args) {
   need_args(args, 2, 2, "foldl");
-  std::vector<Value> items = items_of(in, args.pos[1]);
   const Value* init = keyword(args, "init");
+  if (init != nullptr) {
+    if (std::optional<Value> r = traced_fold(in, args.pos[0], args.pos[1], *init, false)) return *r;
+  }
+  std::vector<Value> items = items_of(in, args.pos[1]);
   if (init == nullptr && items.empty()) user_error("reducing an empty collection needs init=");
   Value acc = init != nullptr ? *init : items[0];
   for (size_t i = init != nullptr ? 0 : 1; i < items.size(); ++i) {
     acc = call_with(in, args.pos[0], {acc, items[i]});
   }
   return acc;
+}
+
+// accumulate(op, itr; init): each accumulator of foldl's, as a Vector (Julia's).
+Value accumulate(Interpreter& in, Args& args) {
+  need_args(args, 2, 2, "accumulate");
+  const Value* init = keyword(args, "init");
+  if (init != nullptr) {
+    if (std::optional<Value> r = traced_fold(in, args.pos[0], args.pos[1], *init, true)) return *r;
+  }
+  std::vector<Value> items = items_of(in, args.pos[1]), out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i == 0 && init == nullptr) {
+      out.push_back(items[0]);
+      continue;
+    }
+    out.push_back(call_with(in, args.pos[0], {out.empty() ? *init : out.back(), items[i]}));
+  }
+  return vector_of(in, std::move(out));
+}
+
+// slices_along(x, d): the slices of array x along dim d, each x[..., i, ...] (eachslice's,
+// eachcol's, eachrow's), which a traced fold or map reads in place (Interpreter::slices).
+Value slices_along(Interpreter& in, Args& args) {
+  need_args(args, 2, 2, "slices_along");
+  const Value& x = args.pos[0];
+  if (!x.is_tensor() || args.pos[1].kind != VKind::integer)
+    user_error("slices_along(x, d) takes an array and a dim");
+  const Shape& s = x.tensor().type.shape;
+  const int64_t d = args.pos[1].i;
+  if (d < 1 || d > static_cast<int64_t>(s.size()))
+    user_error("dims={} is not a dim of an array of {} dims", d, s.size());
+  return vector_of(in, in.slices(x, static_cast<int>(d), s[static_cast<size_t>(d - 1)]));
 }
 
 Value ntuple(Interpreter& in, Args& args) {
@@ -246,6 +300,8 @@ void add_collection_builtins(BuiltinTable& t) {
   t.insert(t.end(), {
                         {"map", map},
                         {"foldl", foldl},
+                        {"accumulate", accumulate},
+                        {"slices_along", slices_along},
                         {"reduce", foldl},
                         {"ntuple", ntuple},
                         {"merge", merge},

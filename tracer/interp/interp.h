@@ -252,6 +252,31 @@ class Interpreter {
   /// may be one (see LoopMode): the results stacked on a new last dim; nullopt where it is
   /// to be computed otherwise, with nothing changed.
   std::optional<Value> trace_stack(const Value& f, const Value& over, Pos pos);
+  /// A fold or a map to trace as one scan op (trace_fold): `step(scope, x)` gives, for the
+  /// item x (bound in `scope` to `index`), the next accumulator (with `init`, bound to
+  /// kFoldAcc in `scope`) or what the step gives; `stacks`: the steps' values are stacked.
+  struct Fold {
+    std::string index = "t";
+    EnvPtr env;  ///< where the fold is (a comprehension's scope); null: the globals
+    std::optional<Value> init;
+    bool stacks = false;
+    std::function<Value(const EnvPtr& scope, const Value& x)> step;
+  };
+  static constexpr const char* kFoldAcc = "acc";
+  /// `fold` over `over` (a range, or all the slices of one traced array: see
+  /// TensorObj::slice_of) as one scan op, when tracing and the loop may be one (LoopMode):
+  /// the last accumulator, or (`stacks`) the steps' values as a vector (numbers) or a
+  /// vector of the slices of their stack; nullopt, with nothing changed, where it is to be
+  /// computed otherwise (interp_fold.cc).
+  std::optional<Value> trace_fold(const Fold& fold, const Value& over, Pos pos);
+  /// The `n` slices of array `x` along `dim` (selectdim's), each knowing it is one
+  /// (TensorObj::slice_of) while tracing; those nothing reads in the end leave the tape.
+  std::vector<Value> slices(const Value& x, int dim, int64_t n);
+  /// The array whose slices along its last dim, all of them in order, the vector `v` holds
+  /// (what a traced map gave): stack(v) is that array. nullopt for any other value.
+  std::optional<Value> covered_source(const Value& v);
+  /// Ops of the outermost trace that may leave its tape when nothing reads them (slices).
+  const std::vector<Var>& droppable() const { return droppable_; }
   /// Whether arithmetic on arrays is elementwise now (inside `f.(x)` of a user function).
   bool elementwise() const { return elementwise_ > 0; }
   /// Inside `f.(x)` of a user function over arrays: the broadcast's shape, over which a
@@ -450,9 +475,15 @@ class Interpreter {
   /// `a:s:b` with a float among them: its Float64 values, as Julia's range has them.
   Value float_range(const std::vector<Value>& parts, Pos pos);
   /// Appends the values of comprehension `e` from `clause` on; `dims` gets the lengths of
-  /// that clause's iterators when it is not a filter.
+  /// that clause's iterators when it is not a filter; `given`, where not null, is the value of
+  /// the clause's one iterator, evaluated already.
   void comprehend(const Expr& e, size_t clause, const EnvPtr& env, std::vector<Value>& out,
-                  std::vector<int64_t>* dims = nullptr);
+                  std::vector<int64_t>* dims = nullptr, const Value* given = nullptr);
+  /// Comprehension `e` as one scan op (trace_fold) where it is `[body for x in over]` and
+  /// `over` a range or a sequence of slices, when tracing; else nullopt, with `over` the
+  /// iterator's value where it was evaluated.
+  std::optional<Value> traced_comprehension(const Expr& e, const EnvPtr& scope,
+                                            std::optional<Value>& over);
 
   // ---- calls: methods, dispatch, frames, include (interp_calls.cc) -----------------
   Value eval_call(const Expr& e, const EnvPtr& env);
@@ -556,6 +587,7 @@ class Interpreter {
   uint32_t prelude_files_ = 0;
   bool in_prelude(uint32_t file) const { return file < prelude_files_; }
   EnvPtr globals_;
+  std::vector<Var> droppable_;  // see droppable()
   // Julia's `using`: a program's own top-level definition of a name the prelude defines
   // (not imported, not qualified) makes a function of the program's. The prelude's stays
   // here, what the prelude's own code and module paths (`Flux.dropout`) still call.
@@ -667,4 +699,7 @@ Value vector_of(Interpreter& in, std::vector<Value> items);
 /// A new array object with the value of tensor `v` (`copy(x)`): a later write into either
 /// leaves the other as it was.
 Value copy_array(const Value& v);
+/// `t` without the ops of `droppable` (their outputs) that nothing reads: the slices a
+/// traced fold read in place (interp_fold.cc). One pass; `t` itself where none goes.
+Tape drop_unread(const Tape& t, const std::vector<Var>& droppable);
 }  // namespace ytape::tracer

@@ -98,8 +98,12 @@ Value Interpreter::eval_collection(const Expr& e, const EnvPtr& env) {
       std::vector<Value> out;
       auto scope = std::make_shared<Env>();
       scope->parent = env;
+      std::optional<Value> over;
+      if (e.kind == Kind::comprehension) {
+        if (std::optional<Value> r = traced_comprehension(e, scope, over)) return *r;
+      }
       std::vector<int64_t> dims;
-      comprehend(e, 1, scope, out, &dims);
+      comprehend(e, 1, scope, out, &dims, over ? &*over : nullptr);
       // A generator over a matrix (or a product of ranges) keeps its shape too, so that
       // `collect(x^2 for x in m)` is a matrix, as Julia's; others are tuples of values.
       bool shaped = e.args.size() == 2 && dims.size() > 1;
@@ -125,8 +129,24 @@ Value Interpreter::eval_collection(const Expr& e, const EnvPtr& env) {
   }
 }
 
+std::optional<Value> Interpreter::traced_comprehension(const Expr& e, const EnvPtr& scope,
+                                                       std::optional<Value>& over) {
+  const Expr& c = *e.args[1];
+  if (!tracing() || e.args.size() != 2 || c.kind == Kind::filter || c.args.size() != 1 ||
+      c.args[0]->args[0]->kind != Kind::id)
+    return std::nullopt;
+  over = eval(*c.args[0]->args[1], scope);
+  Fold fold;
+  fold.index = c.args[0]->args[0]->name;
+  fold.env = scope;
+  fold.stacks = true;
+  fold.step = [this, &e](const EnvPtr& inner, const Value&) { return eval(*e.args[0], inner); };
+  return trace_fold(fold, *over, e.pos);
+}
+
 void Interpreter::comprehend(const Expr& e, size_t clause, const EnvPtr& env,
-                             std::vector<Value>& out, std::vector<int64_t>* dims) {
+                             std::vector<Value>& out, std::vector<int64_t>* dims,
+                             const Value* given) {
   if (clause == e.args.size()) {
     out.push_back(eval(*e.args[0], env));
     return;
@@ -141,7 +161,7 @@ void Interpreter::comprehend(const Expr& e, size_t clause, const EnvPtr& env,
   std::vector<std::vector<Value>> ranges;
   bool empty = false;
   for (const ExprPtr& in : c.args) {
-    Value over = eval(*in->args[1], env);
+    Value over = given != nullptr ? *given : eval(*in->args[1], env);
     ranges.push_back(iterate(over, in->args[1]->pos));
     // An array iterator gives its shape, as Julia's: [2v for v in m] is a matrix.
     bool array = over.is_tensor() && !over.tensor().number;

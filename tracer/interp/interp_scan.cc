@@ -237,7 +237,7 @@ std::optional<Value> Interpreter::trace_stack(const Value& f, const Value& over,
 std::optional<std::vector<Value>> Interpreter::run_scan(const ScanLoop& loop,
                                                         std::vector<ScanCarry> carries,
                                                         bool* settles) {
-  bool forced = limits_.loops == LoopMode::scan;
+  bool forced = limits_.loops == LoopMode::scan && loop.required;
   for (ScanCarry& c : carries) {
     if (!prepare_carry(c, forced, loop.pos)) return std::nullopt;
   }

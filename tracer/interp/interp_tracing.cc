@@ -12,6 +12,7 @@ namespace ytape::tracer {
 
 void Interpreter::begin_trace(Builder* b, TensorMap examples, bool have_examples) {
   if (!levels_.empty()) internal_error("a trace began inside another");
+  droppable_.clear();
   auto level = std::make_unique<TraceLevel>();
   level->serial = ++traces_begun_;
   level->builder = b;

@@ -97,6 +97,9 @@ struct Interpreter::ScanLoop {
   RangeObj range;
   EnvPtr env;  // where the loop is
   std::function<std::optional<Value>(const EnvPtr& scope)> run;
+  // Under `--loops scan`, a loop that cannot be a scan is an error; a fold or a map
+  // (interp_fold.cc) that cannot then runs as it would otherwise.
+  bool required = true;
 };
 
 // How an attempt ended: with `ys` (the scan's stacked ys) where the loop is now a scan op;

@@ -45,6 +45,14 @@ Value with_element(Value v, bool on) {
   return v;
 }
 
+Value with_slice_of(Value v, Value parent, int dim, int64_t index) {
+  auto t = detached(v.tensor());
+  t->slice_of =
+      std::make_shared<const TensorObj::SliceOf>(TensorObj::SliceOf{std::move(parent), dim, index});
+  v.obj = std::move(t);
+  return v;
+}
+
 Value copy_array(const Value& v) {
   Value out = v;
   out.obj = detached(v.tensor());

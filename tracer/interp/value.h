@@ -274,6 +274,15 @@ struct TensorObj : Object {
   };
   std::shared_ptr<const ViewOf> view;              ///< views only
   std::vector<std::weak_ptr<const Object>> views;  ///< the live views of this array
+  /// One of the slices of `eachslice(x; dims)` (eachcol, eachrow, and what a traced map
+  /// or accumulate gives): x, the dim and the 1-based index, so that foldl, map,
+  /// accumulate, comprehensions and stack over all of them trace as a scan over x, or x.
+  struct SliceOf {
+    Value parent;
+    int dim = 0;
+    int64_t index = 0;
+  };
+  std::shared_ptr<const SliceOf> slice_of;
 };
 
 /// The level of the trace being recorded, given to new traced values (Interpreter sets it
@@ -295,6 +304,8 @@ inline bool is_value_vector(const Value& v) {
 bool is_number_struct(const Value& v);
 /// `v` with TensorObj::element set to `on` (a tensor value; others are returned as they are).
 Value with_element(Value v, bool on);
+/// Tensor `v` as slice `index` of `parent` along `dim` (TensorObj::slice_of).
+Value with_slice_of(Value v, Value parent, int dim, int64_t index);
 
 inline const TupleObj& Value::tup() const {
   return static_cast<const TupleObj&>(*obj);

@@ -296,8 +296,8 @@ function isapprox(a, b; atol=0,
   a == b || d <= max(atol, rtol * max(na, nb))
 end
 ≈(a, b; kw...) = isapprox(a, b; kw...)
-eachcol(x::AbstractMatrix) = [x[:, j] for j in 1:size(x, 2)]
-eachrow(x::AbstractMatrix) = [x[i, :] for i in 1:size(x, 1)]
+eachcol(x::AbstractMatrix) = slices_along(x, 2)
+eachrow(x::AbstractMatrix) = slices_along(x, 1)
 Embedding(nin::Integer, nout::Integer; kw...) = Embedding(nin => nout; kw...)
 
 # join(xs, delim): the items' strings with delim between them, as Base's.

@@ -145,4 +145,4 @@ function ∇eachlastdim(dys, x)
 end
 # Base's: the slice of x at index i of dim d; the slices along dims (one dim).
 selectdim(x, d::Integer, i) = x[ntuple(k -> k == d ? i : (:), ndims(x))...]
-eachslice(x; dims) = [selectdim(x, dims, i) for i in 1:size(x, dims)]
+eachslice(x; dims) = slices_along(x, dims)

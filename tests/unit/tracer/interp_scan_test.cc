@@ -351,3 +351,35 @@ end
 )";
   check_as_unrolled(program, "train_step", {"model", "opt", "x", "y"}, 2);
 }
+
+TEST_CASE("foldl, accumulate, map and comprehensions over a sequence are one scan each") {
+  std::string program = R"(
+W = randn(8, 8) .* 0.3
+U = randn(8, 4) .* 0.3
+h0 = zeros(8)
+xs16 = randn(4, 16)
+xs256 = randn(4, 256)
+X3 = randn(8, 16, 3)
+cell(h, x, W, U) = tanh.(W * h .+ U * x)
+byslice(W, U, xs, h0) = sum(foldl((h, x) -> cell(h, x, W, U), eachslice(xs; dims=2); init=h0))
+bycol(W, U, xs, h0) = sum(foldl((h, x) -> cell(h, x, W, U), eachcol(xs); init=h0))
+byrange(W, U, xs, h0) = sum(foldl((h, t) -> cell(h, xs[:, t], W, U), 1:size(xs, 2); init=h0))
+hidden(W, U, xs, h0) = sum(stack(accumulate((h, x) -> cell(h, x, W, U), eachcol(xs); init=h0)))
+numbers(W, U, xs, h0) = sum([sum(W * x) for x in eachcol(U * xs)] .^ 2)
+mapped(W, U, xs, h0) = sum(stack(map(x -> tanh.(U * x), eachcol(xs))))
+rows(W, U, xs, h0) = sum([sum(U * r) for r in eachrow(xs')])
+middle(W, X) = sum(foldl((h, x) -> tanh.(W * h .+ x), eachslice(X; dims=2); init=zeros(8, 3)))
+each(W, U, xs, h0) = sum(sum.(map(x -> U * x, eachcol(xs)))) + sum(eachcol(xs)[3])
+)";
+  for (const char* f : {"byslice", "bycol", "byrange", "hidden", "numbers", "mapped", "rows"}) {
+    CAPTURE(f);
+    Tape t16 = check_as_unrolled(program, f, {"W", "U", "xs16", "h0"}, 1);
+    Tape t256 = check_as_unrolled(program, f, {"W", "U", "xs256", "h0"}, 1);
+    CHECK(t16.num_ops() == t256.num_ops());  // the slices nothing reads leave the tape
+    CHECK(t16.num_ops() < 12);
+  }
+  // A dim other than the last, and slices read one by one as well as by a scan.
+  check_as_unrolled(program, "middle", {"W", "X3"}, 1);
+  Tape each = check_as_unrolled(program, "each", {"W", "U", "xs16", "h0"}, 1);
+  CHECK(each.num_ops() > 16);  // each of the 16 results is summed apart
+}

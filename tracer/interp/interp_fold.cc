@@ -1,0 +1,156 @@
+// Folds and maps over a sequence traced as scans (docs/regions.md, "Loops in programs"):
+// `foldl(op, over; init)`, `accumulate(op, over; init)`, `map(f, over)` and the
+// comprehension `[body for x in over]`, where `over` is a range or all the slices of one
+// traced array along one dim (eachslice, eachcol, eachrow, or what a traced map gave). Their
+// function runs once, on a trace nested in the current one, as a `for` loop's body does
+// (tracer/interp/interp_scan.cc); whatever a scan cannot hold leaves them to run as before.
+// The slices themselves are made eagerly, as the program may index them; those nothing
+// reads in the end are dropped from the tape (drop_unread), so that a sequence read only by
+// scans costs no op per step.
+#include <fmt/format.h>
+
+#include "tape/error.h"
+#include "tracer/interp/interp.h"
+#include "tracer/interp/scan_trace.h"
+
+namespace ytape::tracer {
+
+namespace {
+
+// All the slices of one traced array along one dim, in order: the array and the dim.
+std::optional<std::pair<Value, int>> slices_source(const Value& v) {
+  if (!is_value_vector(v) || v.tup().items.empty()) return std::nullopt;
+  const std::vector<Value>& items = v.tup().items;
+  if (!items[0].is_tensor() || items[0].tensor().slice_of == nullptr) return std::nullopt;
+  const TensorObj::SliceOf& first = *items[0].tensor().slice_of;
+  for (size_t k = 0; k < items.size(); ++k) {
+    if (!items[k].is_tensor() || items[k].tensor().slice_of == nullptr) return std::nullopt;
+    const TensorObj::SliceOf& s = *items[k].tensor().slice_of;
+    if (s.parent.obj != first.parent.obj || s.dim != first.dim ||
+        s.index != static_cast<int64_t>(k) + 1)
+      return std::nullopt;
+  }
+  const TensorObj& parent = first.parent.tensor();
+  if (!parent.traced) return std::nullopt;  // concrete work runs as it is
+  return std::pair{first.parent, first.dim};
+}
+
+}  // namespace
+
+std::optional<Value> Interpreter::covered_source(const Value& v) {
+  auto source = slices_source(v);
+  if (!source) return std::nullopt;
+  const Shape& s = source->first.tensor().type.shape;
+  const auto dim = static_cast<size_t>(source->second);
+  if (dim != s.size() || s.back() != static_cast<int64_t>(v.tup().items.size()))
+    return std::nullopt;
+  return source->first;
+}
+
+std::vector<Value> Interpreter::slices(const Value& x, int dim, int64_t n) {
+  const Value* select = global("selectdim");
+  const bool mark = tracing() && trace_level() == 0 && x.tensor().traced;
+  std::vector<Value> out;
+  for (int64_t k = 1; k <= n; ++k) {
+    size_t before = mark ? builder_->tape().ops.size() : 0;
+    Args args;
+    args.pos = {x, Value::integer(dim), Value::integer(k)};
+    Value v = call(*select, std::move(args), here());
+    if (mark) {
+      const auto& ops = builder_->tape().ops;
+      for (size_t i = before; i < ops.size(); ++i) {
+        for (Var o : ops[i].outs) droppable_.push_back(o);
+      }
+      v = with_slice_of(std::move(v), x, dim, k);
+    }
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+std::optional<Value> Interpreter::trace_fold(const Fold& fold, const Value& over, Pos pos) {
+  if (!tracing()) return std::nullopt;
+  std::optional<std::pair<Value, int>> source = slices_source(over);
+  Value steps = over;
+  if (source) steps = Value::range(1, 1, static_cast<int64_t>(over.tup().items.size()));
+  if (!may_scan(steps, pos)) return std::nullopt;
+  // The sliced array with that dim last, where a scan reads its steps.
+  Value array;
+  if (source) {
+    array = source->first;
+    const int rank = static_cast<int>(array.tensor().type.rank());
+    if (source->second != rank) {
+      std::vector<int64_t> perm;
+      for (int k = 1; k <= rank; ++k) {
+        if (k != source->second) perm.push_back(k);
+      }
+      perm.push_back(source->second);
+      size_t before = builder_->tape().ops.size();
+      array =
+          prim1(Prim::permutedims, {array}, AttrsOf<Prim::permutedims>{.perm = perm}.to_attrs());
+      for (size_t i = before; i < builder_->tape().ops.size(); ++i)
+        droppable_.push_back(builder_->tape().ops[i].outs[0]);
+    }
+  }
+  const Shape view = source ? array.tensor().type.shape : Shape{};
+  auto env = std::make_shared<Env>();
+  env->parent = fold.env != nullptr ? fold.env : globals_;
+  std::vector<ScanCarry> carries;
+  if (fold.init) {
+    env->vars[kFoldAcc] = *fold.init;
+    carries.push_back({kFoldAcc, nullptr, 0, *fold.init});
+  }
+  ScanLoop loop{pos,
+                fold.index,
+                steps.rng(),
+                env,
+                [&](const EnvPtr& scope) {
+                  Value x = scope->vars.at(fold.index);
+                  if (source) {
+                    std::optional<Value> slice = scan_slice(array, view, x);
+                    if (!slice) throw NotAScan{"its slices are not read in place"};
+                    x = *slice;
+                    scope->vars[fold.index] = x;
+                  }
+                  Value y = fold.step(scope, x);
+                  if (fold.init) scope->vars[kFoldAcc] = y;
+                  return fold.stacks ? std::optional<Value>(y) : std::nullopt;
+                },
+                false};
+  std::optional<std::vector<Value>> ys = run_scan(loop, std::move(carries));
+  if (!ys) return std::nullopt;
+  if (!fold.stacks) return env->vars.at(kFoldAcc);
+  const Value& stacked = ys->at(0);
+  const TensorObj& t = stacked.tensor();
+  if (t.type.rank() == 1) return stacked;  // numbers: a vector
+  return vector_of(*this, slices(stacked, static_cast<int>(t.type.rank()), t.type.shape.back()));
+}
+
+Tape drop_unread(const Tape& t, const std::vector<Var>& droppable) {
+  if (droppable.empty()) return t;
+  std::vector<bool> may(t.types.size(), false), read(t.types.size(), false);
+  for (Var v : droppable) may[v.id] = true;
+  for (const Output& o : t.outputs) read[o.var.id] = true;
+  std::vector<bool> drop(t.ops.size(), false);
+  bool any = false;
+  for (size_t i = t.ops.size(); i-- > 0;) {
+    const Op& op = t.ops[i];
+    bool droppable_op = op.kind != OpKind::input && !op.outs.empty();
+    for (Var o : op.outs) droppable_op = droppable_op && may[o.id] && !read[o.id];
+    if (droppable_op) {
+      drop[i] = any = true;
+      continue;
+    }
+    for (Var a : op.args) read[a.id] = true;
+  }
+  if (!any) return t;
+  Builder b = Builder::like(t);
+  VarMap map(t);
+  for (size_t i = 0; i < t.ops.size(); ++i) {
+    if (!drop[i]) copy_op(b, t, t.ops[i], map);
+  }
+  for (const Output& o : t.outputs) b.output(map[o.var], o.name);
+  return b.finish();
+}
+
+}  // namespace ytape::tracer

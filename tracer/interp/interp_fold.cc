@@ -95,32 +95,80 @@ std::optional<Value> Interpreter::trace_fold(const Fold& fold, const Value& over
   const Shape view = source ? array.tensor().type.shape : Shape{};
   auto env = std::make_shared<Env>();
   env->parent = fold.env != nullptr ? fold.env : globals_;
-  std::vector<ScanCarry> carries;
-  if (fold.init) {
-    env->vars[kFoldAcc] = *fold.init;
-    carries.push_back({kFoldAcc, nullptr, 0, *fold.init});
+  std::optional<Value> acc = fold.init;
+  auto item = [&](int64_t k) {  // step k's x, 0-based, as a step run apart sees it
+    return source ? over.tup().items[static_cast<size_t>(k)] : Value::integer(steps.rng().at(k));
+  };
+  // A step run apart, as the unrolled loop runs it.
+  auto step_apart = [&](int64_t k) {
+    auto scope = std::make_shared<Env>();
+    scope->parent = env;
+    scope->vars[fold.index] = item(k);
+    if (acc) scope->vars[kFoldAcc] = *acc;
+    Value y = fold.step(scope, item(k));
+    if (acc) acc = y;
+    return y;
+  };
+  // One attempt at the steps of `range` as a scan; `settles`: see run_scan.
+  auto attempt = [&](const RangeObj& range, bool* settles) {
+    std::vector<ScanCarry> carries;
+    if (acc) {
+      env->vars[kFoldAcc] = *acc;
+      carries.push_back({kFoldAcc, nullptr, 0, *acc});
+    }
+    ScanLoop loop{pos,
+                  fold.index,
+                  range,
+                  env,
+                  [&](const EnvPtr& scope) {
+                    Value x = scope->vars.at(fold.index);
+                    if (source) {
+                      std::optional<Value> slice = scan_slice(array, view, x);
+                      if (!slice) throw NotAScan{"its slices are not read in place"};
+                      x = *slice;
+                      scope->vars[fold.index] = x;
+                    }
+                    Value y = fold.step(scope, x);
+                    if (acc) scope->vars[kFoldAcc] = y;
+                    return fold.stacks ? std::optional<Value>(y) : std::nullopt;
+                  },
+                  false};
+    std::optional<std::vector<Value>> ys = run_scan(loop, std::move(carries), settles);
+    if (ys && acc) acc = env->vars.at(kFoldAcc);
+    return ys;
+  };
+  bool settles = false;
+  std::optional<std::vector<Value>> ys = attempt(steps.rng(), &settles);
+  const int64_t n = steps.rng().length();
+  if (!ys && !(settles && n >= 2 && !peeled_)) return std::nullopt;
+  std::optional<Value> first;  // a first step that gave a carry its type, run apart
+  if (!ys) {
+    first = step_apart(0);
+    Value rest = Value::range(steps.rng().at(1), steps.rng().step, steps.rng().stop);
+    peeled_ = true;
+    try {
+      ys = attempt(rest.rng(), nullptr);
+    } catch (...) {
+      peeled_ = false;
+      throw;
+    }
+    peeled_ = false;
+    if (!ys) {  // the others run apart too
+      std::vector<Value> out{*first};
+      for (int64_t k = 1; k < n; ++k) out.push_back(step_apart(k));
+      return fold.stacks ? vector_of(*this, std::move(out)) : *acc;
+    }
   }
-  ScanLoop loop{pos,
-                fold.index,
-                steps.rng(),
-                env,
-                [&](const EnvPtr& scope) {
-                  Value x = scope->vars.at(fold.index);
-                  if (source) {
-                    std::optional<Value> slice = scan_slice(array, view, x);
-                    if (!slice) throw NotAScan{"its slices are not read in place"};
-                    x = *slice;
-                    scope->vars[fold.index] = x;
-                  }
-                  Value y = fold.step(scope, x);
-                  if (fold.init) scope->vars[kFoldAcc] = y;
-                  return fold.stacks ? std::optional<Value>(y) : std::nullopt;
-                },
-                false};
-  std::optional<std::vector<Value>> ys = run_scan(loop, std::move(carries));
-  if (!ys) return std::nullopt;
-  if (!fold.stacks) return env->vars.at(kFoldAcc);
-  const Value& stacked = ys->at(0);
+  if (!fold.stacks) return *acc;
+  Value stacked = ys->at(0);
+  if (first) {  // the first step's value, then the scan's
+    Shape s = stacked.tensor().type.shape;
+    s.back() = 1;
+    Value one = prim1(Prim::reshape, {as_tensor(*first, stacked.tensor().type.dtype)},
+                      AttrsOf<Prim::reshape>{.shape = s}.to_attrs());
+    const auto last = static_cast<int64_t>(s.size());
+    stacked = prim1(Prim::concat, {one, stacked}, AttrsOf<Prim::concat>{.dim = last}.to_attrs());
+  }
   const TensorObj& t = stacked.tensor();
   if (t.type.rank() == 1) return stacked;  // numbers: a vector
   return vector_of(*this, slices(stacked, static_cast<int>(t.type.rank()), t.type.shape.back()));

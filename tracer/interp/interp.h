@@ -588,6 +588,8 @@ class Interpreter {
   bool in_prelude(uint32_t file) const { return file < prelude_files_; }
   EnvPtr globals_;
   std::vector<Var> droppable_;  // see droppable()
+  // Makes the ops of the outermost trace from `first` on droppable().
+  void droppable_since(size_t first);
   // Julia's `using`: a program's own top-level definition of a name the prelude defines
   // (not imported, not qualified) makes a function of the program's. The prelude's stays
   // here, what the prelude's own code and module paths (`Flux.dropout`) still call.

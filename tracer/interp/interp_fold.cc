@@ -47,8 +47,16 @@ std::optional<Value> Interpreter::covered_source(const Value& v) {
   return source->first;
 }
 
+void Interpreter::droppable_since(size_t first) {
+  const auto& ops = builder_->tape().ops;
+  for (size_t i = first; i < ops.size(); ++i) {
+    for (Var o : ops[i].outs) droppable_.push_back(o);
+  }
+}
+
 std::vector<Value> Interpreter::slices(const Value& x, int dim, int64_t n) {
   const Value* select = global("selectdim");
+  // Only the outermost trace's tape drops what nothing reads (tracer/trace.cc).
   const bool mark = tracing() && trace_level() == 0 && x.tensor().traced;
   std::vector<Value> out;
   for (int64_t k = 1; k <= n; ++k) {
@@ -57,10 +65,7 @@ std::vector<Value> Interpreter::slices(const Value& x, int dim, int64_t n) {
     args.pos = {x, Value::integer(dim), Value::integer(k)};
     Value v = call(*select, std::move(args), here());
     if (mark) {
-      const auto& ops = builder_->tape().ops;
-      for (size_t i = before; i < ops.size(); ++i) {
-        for (Var o : ops[i].outs) droppable_.push_back(o);
-      }
+      droppable_since(before);
       v = with_slice_of(std::move(v), x, dim, k);
     }
     out.push_back(std::move(v));
@@ -88,8 +93,7 @@ std::optional<Value> Interpreter::trace_fold(const Fold& fold, const Value& over
       size_t before = builder_->tape().ops.size();
       array =
           prim1(Prim::permutedims, {array}, AttrsOf<Prim::permutedims>{.perm = perm}.to_attrs());
-      for (size_t i = before; i < builder_->tape().ops.size(); ++i)
-        droppable_.push_back(builder_->tape().ops[i].outs[0]);
+      if (trace_level() == 0) droppable_since(before);  // unread where no scan came of it
     }
   }
   const Shape view = source ? array.tensor().type.shape : Shape{};

@@ -398,6 +398,7 @@ void Interpreter::replace_array(const Value& x, const Value& v) {
   t.traced = n.traced;
   t.var = n.var;
   t.level = n.level;
+  t.slice_of = n.slice_of;  // written into, it is no longer the slice it was
 }
 
 void Interpreter::replace_items(const Value& vector, std::vector<Value> items) {

@@ -370,6 +370,12 @@ mapped(W, U, xs, h0) = sum(stack(map(x -> tanh.(U * x), eachcol(xs))))
 rows(W, U, xs, h0) = sum([sum(U * r) for r in eachrow(xs')])
 middle(W, X) = sum(foldl((h, x) -> tanh.(W * h .+ x), eachslice(X; dims=2); init=zeros(8, 3)))
 each(W, U, xs, h0) = sum(sum.(map(x -> U * x, eachcol(xs)))) + sum(eachcol(xs)[3])
+function written(W, U, xs, h0)
+  cols = eachcol(xs)
+  c = cols[1]
+  c[1] = 100.0
+  sum(foldl((a, x) -> a .+ x, cols; init=zeros(4)))
+end
 )";
   for (const char* f : {"byslice", "bycol", "byrange", "hidden", "numbers", "mapped", "rows"}) {
     CAPTURE(f);
@@ -382,6 +388,8 @@ each(W, U, xs, h0) = sum(sum.(map(x -> U * x, eachcol(xs)))) + sum(eachcol(xs)[3
   // one by one (the third column, which stays).
   check_as_unrolled(program, "middle", {"W", "X3"}, 1);
   check_as_unrolled(program, "each", {"W", "U", "xs16", "h0"}, 2);
+  // A slice written into is no longer its array's: the fold runs over the slices.
+  check_as_unrolled(program, "written", {"W", "U", "xs16", "h0"}, 0);
 }
 
 TEST_CASE("a Flux layer mapped over a sequence is one scan, its first step apart") {

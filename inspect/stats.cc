@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "tape/cost.h"
+#include "tape/op_attrs.h"
 #include "tape/strings.h"
 
 namespace ytape {
@@ -94,6 +95,10 @@ TapeStats tape_stats(const Tape& t) {
         double f = op_flops(t, op);
         p.flops += f;
         s.flops += f;
+        if (op.prim == Prim::scan) {
+          const auto a = attrs_of<Prim::scan>(op.attrs);
+          s.skipping_scans = s.skipping_scans || a.running > 0 || a.mask > 0;
+        }
         break;
       }
     }
@@ -145,6 +150,11 @@ std::string stats_str(const TapeStats& s, int64_t plan_bytes) {
           "(while_loop: FLOPs per trip, its cond and body once; how many trips it takes is "
           "known when it runs)\n";
     }
+  }
+  if (s.skipping_scans) {
+    out +=
+        "(scan: one that may skip steps, as a while_loop's gradient does, is counted at its "
+        "length: an upper bound)\n";
   }
   out += fmt::format("\nparameters (elements of float inputs): {}", grouped(s.parameters));
   if (s.parameters >= 1000)

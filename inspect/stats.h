@@ -39,6 +39,9 @@ struct TapeStats {
   int64_t input_bytes = 0;         ///< all inputs
   int64_t constant_bytes = 0;
   int64_t output_bytes = 0;  ///< computed outputs, once each
+  /// Whether a scan may skip steps (`running`, `mask`: a while_loop's gradient), its FLOPs
+  /// then counted at its length, an upper bound.
+  bool skipping_scans = false;
 };
 
 /// Counts what `t` (a valid tape) holds.

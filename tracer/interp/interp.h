@@ -590,6 +590,14 @@ class Interpreter {
   std::vector<Var> droppable_;  // see droppable()
   // Makes the ops of the outermost trace from `first` on droppable().
   void droppable_since(size_t first);
+  // trace_fold's parts (interp_fold.cc): a fold being traced; array `x` with its dim `dim`
+  // last; step k run apart; the steps of `range` as a scan (`settles`: see run_scan); the
+  // fold's value from the scan's stacked ys and a first step run apart.
+  struct FoldRun;
+  Value dim_last(const Value& x, int dim);
+  Value fold_apart(FoldRun& r, int64_t k);
+  std::optional<std::vector<Value>> fold_scan(FoldRun& r, const RangeObj& range, bool* settles);
+  Value fold_result(const FoldRun& r, Value stacked, const std::optional<Value>& first);
   // Julia's `using`: a program's own top-level definition of a name the prelude defines
   // (not imported, not qualified) makes a function of the program's. The prelude's stays
   // here, what the prelude's own code and module paths (`Flux.dropout`) still call.

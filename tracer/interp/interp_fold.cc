@@ -1,5 +1,5 @@
 // Folds and maps over a sequence traced as scans (docs/regions.md, "Loops in programs"):
-// `foldl(op, over; init)`, `accumulate(op, over; init)`, `map(f, over)` and the
+// `foldl(op, over; init)`, `accumulate(op, over; init)`, `map(f, over)`, `f.(over)` and the
 // comprehension `[body for x in over]`, where `over` is a range or all the slices of one
 // traced array along one dim (eachslice, eachcol, eachrow, or what a traced map gave). Their
 // function runs once, on a trace nested in the current one, as a `for` loop's body does
@@ -73,98 +73,76 @@ std::vector<Value> Interpreter::slices(const Value& x, int dim, int64_t n) {
   return out;
 }
 
-std::optional<Value> Interpreter::trace_fold(const Fold& fold, const Value& over, Pos pos) {
-  if (!tracing()) return std::nullopt;
+// One fold being traced: its steps (a range, or 1..n over slices), where a scan reads them
+// (`array`, the slices' dim last, seen as `view`), its scope and its accumulator.
+struct Interpreter::FoldRun {
+  const Fold& fold;
+  const Value& over;
+  Pos pos;
   std::optional<std::pair<Value, int>> source = slices_source(over);
-  Value steps = over;
-  if (source) steps = Value::range(1, 1, static_cast<int64_t>(over.tup().items.size()));
-  if (!may_scan(steps, pos)) return std::nullopt;
-  // The sliced array with that dim last, where a scan reads its steps.
+  Value steps = source ? Value::range(1, 1, static_cast<int64_t>(over.tup().items.size())) : over;
   Value array;
-  if (source) {
-    array = source->first;
-    const int rank = static_cast<int>(array.tensor().type.rank());
-    if (source->second != rank) {
-      std::vector<int64_t> perm;
-      for (int k = 1; k <= rank; ++k) {
-        if (k != source->second) perm.push_back(k);
-      }
-      perm.push_back(source->second);
-      size_t before = builder_->tape().ops.size();
-      array =
-          prim1(Prim::permutedims, {array}, AttrsOf<Prim::permutedims>{.perm = perm}.to_attrs());
-      if (trace_level() == 0) droppable_since(before);  // unread where no scan came of it
-    }
-  }
-  const Shape view = source ? array.tensor().type.shape : Shape{};
-  auto env = std::make_shared<Env>();
-  env->parent = fold.env != nullptr ? fold.env : globals_;
+  Shape view;
+  EnvPtr env = std::make_shared<Env>();
   std::optional<Value> acc = fold.init;
-  auto item = [&](int64_t k) {  // step k's x, 0-based, as a step run apart sees it
+
+  // Step k's item (0-based) as a step run apart sees it.
+  Value item(int64_t k) const {
     return source ? over.tup().items[static_cast<size_t>(k)] : Value::integer(steps.rng().at(k));
-  };
-  // A step run apart, as the unrolled loop runs it.
-  auto step_apart = [&](int64_t k) {
-    auto scope = std::make_shared<Env>();
-    scope->parent = env;
-    scope->vars[fold.index] = item(k);
-    if (acc) scope->vars[kFoldAcc] = *acc;
-    Value y = fold.step(scope, item(k));
-    if (acc) acc = y;
-    return y;
-  };
-  // One attempt at the steps of `range` as a scan; `settles`: see run_scan.
-  auto attempt = [&](const RangeObj& range, bool* settles) {
-    std::vector<ScanCarry> carries;
-    if (acc) {
-      env->vars[kFoldAcc] = *acc;
-      carries.push_back({kFoldAcc, nullptr, 0, *acc});
-    }
-    ScanLoop loop{pos,
-                  fold.index,
-                  range,
-                  env,
-                  [&](const EnvPtr& scope) {
-                    Value x = scope->vars.at(fold.index);
-                    if (source) {
-                      std::optional<Value> slice = scan_slice(array, view, x);
-                      if (!slice) throw NotAScan{"its slices are not read in place"};
-                      x = *slice;
-                      scope->vars[fold.index] = x;
-                    }
-                    Value y = fold.step(scope, x);
-                    if (acc) scope->vars[kFoldAcc] = y;
-                    return fold.stacks ? std::optional<Value>(y) : std::nullopt;
-                  },
-                  false};
-    std::optional<std::vector<Value>> ys = run_scan(loop, std::move(carries), settles);
-    if (ys && acc) acc = env->vars.at(kFoldAcc);
-    return ys;
-  };
-  bool settles = false;
-  std::optional<std::vector<Value>> ys = attempt(steps.rng(), &settles);
-  const int64_t n = steps.rng().length();
-  if (!ys && !(settles && n >= 2 && !peeled_)) return std::nullopt;
-  std::optional<Value> first;  // a first step that gave a carry its type, run apart
-  if (!ys) {
-    first = step_apart(0);
-    Value rest = Value::range(steps.rng().at(1), steps.rng().step, steps.rng().stop);
-    peeled_ = true;
-    try {
-      ys = attempt(rest.rng(), nullptr);
-    } catch (...) {
-      peeled_ = false;
-      throw;
-    }
-    peeled_ = false;
-    if (!ys) {  // the others run apart too
-      std::vector<Value> out{*first};
-      for (int64_t k = 1; k < n; ++k) out.push_back(step_apart(k));
-      return fold.stacks ? vector_of(*this, std::move(out)) : *acc;
-    }
   }
-  if (!fold.stacks) return *acc;
-  Value stacked = ys->at(0);
+};
+
+Value Interpreter::dim_last(const Value& x, int dim) {
+  const int rank = static_cast<int>(x.tensor().type.rank());
+  if (dim == rank) return x;
+  std::vector<int64_t> perm;
+  for (int k = 1; k <= rank; ++k) {
+    if (k != dim) perm.push_back(k);
+  }
+  perm.push_back(dim);
+  size_t before = builder_->tape().ops.size();
+  Value y = prim1(Prim::permutedims, {x}, AttrsOf<Prim::permutedims>{.perm = perm}.to_attrs());
+  if (trace_level() == 0) droppable_since(before);  // unread where no scan came of it
+  return y;
+}
+
+Value Interpreter::fold_apart(FoldRun& r, int64_t k) {
+  auto scope = std::make_shared<Env>();
+  scope->parent = r.env;
+  scope->vars[r.fold.index] = r.item(k);
+  if (r.acc) scope->vars[kFoldAcc] = *r.acc;
+  Value y = r.fold.step(scope, r.item(k));
+  if (r.acc) r.acc = y;
+  return y;
+}
+
+std::optional<std::vector<Value>> Interpreter::fold_scan(FoldRun& r, const RangeObj& range,
+                                                         bool* settles) {
+  std::vector<ScanCarry> carries;
+  if (r.acc) {
+    r.env->vars[kFoldAcc] = *r.acc;
+    carries.push_back({kFoldAcc, nullptr, 0, *r.acc});
+  }
+  auto body = [this, &r](const EnvPtr& scope) {
+    Value x = scope->vars.at(r.fold.index);
+    if (r.source) {  // slice t of the array, read in place
+      std::optional<Value> slice = scan_slice(r.array, r.view, x);
+      if (!slice) throw NotAScan{"its slices are not read in place"};
+      x = *slice;
+      scope->vars[r.fold.index] = x;
+    }
+    Value y = r.fold.step(scope, x);
+    if (r.acc) scope->vars[kFoldAcc] = y;
+    return r.fold.stacks ? std::optional<Value>(y) : std::nullopt;
+  };
+  ScanLoop loop{r.pos, r.fold.index, range, r.env, body, false};
+  std::optional<std::vector<Value>> ys = run_scan(loop, std::move(carries), settles);
+  if (ys && r.acc) r.acc = r.env->vars.at(kFoldAcc);
+  return ys;
+}
+
+Value Interpreter::fold_result(const FoldRun& r, Value stacked, const std::optional<Value>& first) {
+  if (!r.fold.stacks) return *r.acc;
   if (first) {  // the first step's value, then the scan's
     Shape s = stacked.tensor().type.shape;
     s.back() = 1;
@@ -176,6 +154,37 @@ std::optional<Value> Interpreter::trace_fold(const Fold& fold, const Value& over
   const TensorObj& t = stacked.tensor();
   if (t.type.rank() == 1) return stacked;  // numbers: a vector
   return vector_of(*this, slices(stacked, static_cast<int>(t.type.rank()), t.type.shape.back()));
+}
+
+std::optional<Value> Interpreter::trace_fold(const Fold& fold, const Value& over, Pos pos) {
+  if (!tracing()) return std::nullopt;
+  FoldRun r{fold, over, pos};
+  if (!may_scan(r.steps, pos)) return std::nullopt;
+  if (r.source) {
+    r.array = dim_last(r.source->first, r.source->second);
+    r.view = r.array.tensor().type.shape;
+  }
+  r.env->parent = fold.env != nullptr ? fold.env : globals_;
+  bool settles = false;
+  std::optional<std::vector<Value>> ys = fold_scan(r, r.steps.rng(), &settles);
+  if (ys) return fold_result(r, ys->empty() ? Value() : ys->at(0), std::nullopt);
+  const int64_t n = r.steps.rng().length();
+  if (!settles || n < 2 || peeled_) return std::nullopt;
+  // The first step gave a carry its type: it runs apart, the others as the scan.
+  Value first = fold_apart(r, 0);
+  Value rest = Value::range(r.steps.rng().at(1), r.steps.rng().step, r.steps.rng().stop);
+  peeled_ = true;
+  try {
+    ys = fold_scan(r, rest.rng(), nullptr);
+  } catch (...) {
+    peeled_ = false;
+    throw;
+  }
+  peeled_ = false;
+  if (ys) return fold_result(r, ys->empty() ? Value() : ys->at(0), first);
+  std::vector<Value> out{first};  // the others run apart too
+  for (int64_t k = 1; k < n; ++k) out.push_back(fold_apart(r, k));
+  return fold.stacks ? vector_of(*this, std::move(out)) : *r.acc;
 }
 
 Tape drop_unread(const Tape& t, const std::vector<Var>& droppable) {

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "tape/builder.h"
+#include "unit/tape/branch_tapes.h"
 
 using namespace ytape;
 
@@ -70,4 +71,14 @@ TEST_CASE("stats: the report") {
   CHECK(grouped(1234567) == "1,234,567");
   CHECK(grouped(-1000) == "-1,000");
   CHECK(grouped(12) == "12");
+}
+
+TEST_CASE("stats: a scan that may skip steps is counted at its length, and says so") {
+  const std::string note = "(scan: one that may skip steps";
+  for (bool mask : {false, true}) {
+    TapeStats s = tape_stats(testing::skipping_scan(mask));
+    CHECK(s.skipping_scans);
+    CHECK(stats_str(s, -1).find(note) != std::string::npos);
+  }
+  CHECK(stats_str(tape_stats(layer()), -1).find(note) == std::string::npos);
 }

@@ -72,7 +72,7 @@ Tape segment_scans(const Tape& t) {
     int64_t k = 0;
     if (op.kind == OpKind::call && op.prim == Prim::scan) {
       const auto a = attrs_of<Prim::scan>(op.attrs);
-      if (a.length >= kShortest && a.running == 0 && a.mask == 0) k = segment_length(a.length);
+      if (a.length >= kShortest && !skips_steps(a)) k = segment_length(a.length);
     }
     b.set_loc(op.loc);
     if (k == 0) {

@@ -95,10 +95,8 @@ TapeStats tape_stats(const Tape& t) {
         double f = op_flops(t, op);
         p.flops += f;
         s.flops += f;
-        if (op.prim == Prim::scan) {
-          const auto a = attrs_of<Prim::scan>(op.attrs);
-          s.skipping_scans = s.skipping_scans || a.running > 0 || a.mask > 0;
-        }
+        if (op.prim == Prim::scan && skips_steps(attrs_of<Prim::scan>(op.attrs)))
+          s.skipping_scans = true;
         break;
       }
     }

@@ -65,9 +65,8 @@ const Tape* chosen_branch(const Op& op, const Op& value, DType dtype) {
 // Whether `op` is a scan that runs every step: one that may skip some (`running`, `mask`)
 // stays a scan.
 bool every_step(const Op& op) {
-  if (op.kind != OpKind::call || op.prim != Prim::scan) return false;
-  const auto a = attrs_of<Prim::scan>(op.attrs);
-  return a.running == 0 && a.mask == 0;
+  return op.kind == OpKind::call && op.prim == Prim::scan &&
+         !skips_steps(attrs_of<Prim::scan>(op.attrs));
 }
 
 }  // namespace

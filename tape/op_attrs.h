@@ -68,4 +68,10 @@ std::vector<int64_t> reduce_dims(Prim p, const Attrs& attrs);
 /// The attributes of one of those five primitives reducing `dims`.
 Attrs reduce_attrs(Prim p, std::vector<int64_t> dims);
 
+/// Whether a scan with attributes `a` may skip steps (`running`, `mask`: tape/ops.def), as
+/// the gradient of a while_loop does; every stage that copies, counts or unrolls steps asks.
+inline bool skips_steps(const AttrsOf<Prim::scan>& a) {
+  return a.running > 0 || a.mask > 0;
+}
+
 }  // namespace ytape

@@ -243,12 +243,6 @@ Tape with_flag(const Tape& r, bool param) {
   return t;
 }
 
-// Whether some steps of scan `a` may not run: its forward then also stacks whether each
-// step ran, and its backward runs only those steps.
-bool skips(const AttrsOf<Prim::scan>& a) {
-  return a.running > 0 || a.mask > 0;
-}
-
 ScanParts parts_of(const Op& op) {
   const auto a = attrs_of<Prim::scan>(op.attrs);
   const Tape& body = op.regions[0];
@@ -297,7 +291,7 @@ std::vector<Cotangent> scan_vjp(Builder& b, const RuleArgs& r) {
                                  .carries = static_cast<int64_t>(carries.size()),
                                  .length = a.length,
                                  .reverse = !a.reverse};
-  if (skips(a)) {
+  if (skips_steps(a)) {
     xs.push_back(r.outs.back());  // whether each step ran
     back_attrs.mask = static_cast<int64_t>(xs.size());
     backward = with_flag(backward, true);
@@ -325,15 +319,15 @@ VarList scan_keeping_carries(Builder& b, const Op& op, const VarList& args) {
   for (int64_t k = 0; k < a.carries; ++k)
     body.outputs.push_back({body.ops[a.consts + k].outs[0], ""});
   std::vector<Tape> regions;
-  regions.push_back(skips(a) ? with_flag(body, false) : std::move(body));
+  regions.push_back(skips_steps(a) ? with_flag(body, false) : std::move(body));
   return b.record(Prim::scan, args, op.attrs, std::move(regions)).outs;
 }
 
 VarList scan_keeping_residuals(Builder& b, const Op& op, const VarList& args) {
   std::vector<Tape> regions;
   Tape body = split_at_residuals(op.regions[0], parts_of(op)).forward;
-  regions.push_back(skips(attrs_of<Prim::scan>(op.attrs)) ? with_flag(body, false)
-                                                          : std::move(body));
+  regions.push_back(skips_steps(attrs_of<Prim::scan>(op.attrs)) ? with_flag(body, false)
+                                                                : std::move(body));
   return b.record(Prim::scan, args, op.attrs, std::move(regions)).outs;
 }
 

@@ -108,7 +108,7 @@ void while_loop(Exporter& ex, const Op& op) {
 // (carries', y_t...); reverse as every direction 1.
 void scan(Exporter& ex, const Op& op) {
   const auto a = attrs_of<Prim::scan>(op.attrs);
-  if (a.running > 0 || a.mask > 0) {
+  if (skips_steps(a)) {
     user_error(
         "ONNX Scan runs every step, and this scan may skip some (running={}, mask={}: the "
         "gradient of a while_loop): export the tape before `ytape grad`",

@@ -33,10 +33,7 @@ Value map(Interpreter& in, Args& args) {
     return in.broadcast(f, std::move(a), in.here());
   }
   if (args.pos.size() == 2) {  // over a range or a sequence of slices, one scan op
-    Interpreter::Fold fold;
-    fold.stacks = true;
-    fold.step = [&in, &f](const EnvPtr&, const Value& x) { return call_with(in, f, {x}); };
-    if (std::optional<Value> r = in.trace_fold(fold, args.pos[1], in.here())) return *r;
+    if (std::optional<Value> r = in.trace_map(f, args.pos[1], in.here())) return *r;
   }
   std::vector<std::vector<Value>> lists;
   size_t n = SIZE_MAX;

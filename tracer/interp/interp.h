@@ -269,6 +269,8 @@ class Interpreter {
   /// vector of the slices of their stack; nullopt, with nothing changed, where it is to be
   /// computed otherwise (interp_fold.cc).
   std::optional<Value> trace_fold(const Fold& fold, const Value& over, Pos pos);
+  /// trace_fold of `map(f, over)` (and `f.(over)`): f of each item, stacked.
+  std::optional<Value> trace_map(const Value& f, const Value& over, Pos pos);
   /// The `n` slices of array `x` along `dim` (selectdim's), each knowing it is one
   /// (TensorObj::slice_of) while tracing; those nothing reads in the end leave the tape.
   std::vector<Value> slices(const Value& x, int dim, int64_t n);

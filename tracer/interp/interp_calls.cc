@@ -330,14 +330,7 @@ void Interpreter::vectors_of_values(std::vector<Value>& args, Pos pos) {
 Value Interpreter::broadcast_tuples(const Value& f, Args args, Pos pos) {
   // f.(xs) over a sequence of slices (`m.(eachslice(x; dims=3))`): map's scan.
   if (args.pos.size() == 1 && args.kw.empty() && is_value_vector(args.pos[0])) {
-    Fold fold;
-    fold.stacks = true;
-    fold.step = [this, &f, pos](const EnvPtr&, const Value& x) {
-      Args a;
-      a.pos = {x};
-      return call(f, std::move(a), pos);
-    };
-    if (std::optional<Value> r = trace_fold(fold, args.pos[0], pos)) return *r;
+    if (std::optional<Value> r = trace_map(f, args.pos[0], pos)) return *r;
   }
   // Beside a vector of values (of Complex numbers, say), a vector of the same length
   // gives its elements, as Julia's `x .* mask`.

@@ -187,6 +187,17 @@ std::optional<Value> Interpreter::trace_fold(const Fold& fold, const Value& over
   return fold.stacks ? vector_of(*this, std::move(out)) : *r.acc;
 }
 
+std::optional<Value> Interpreter::trace_map(const Value& f, const Value& over, Pos pos) {
+  Fold fold;
+  fold.stacks = true;
+  fold.step = [this, &f, pos](const EnvPtr&, const Value& x) {
+    Args a;
+    a.pos = {x};
+    return call(f, std::move(a), pos);
+  };
+  return trace_fold(fold, over, pos);
+}
+
 Tape drop_unread(const Tape& t, const std::vector<Var>& droppable) {
   if (droppable.empty()) return t;
   std::vector<bool> may(t.types.size(), false), read(t.types.size(), false);

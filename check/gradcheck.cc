@@ -16,6 +16,7 @@
 #include "runtime/random.h"
 #include "tape/builder.h"
 #include "tape/error.h"
+#include "tape/op_attrs.h"
 
 namespace ytape::check {
 
@@ -233,20 +234,17 @@ void check_input(Objective& f, TensorMap& inputs, size_t k, const Tensor& grad,
   }
 }
 
-}  // namespace
-
-GradcheckResult gradcheck(const Tape& t, const TensorMap& inputs, const GradcheckOptions& o) {
-  Tape p = promote_to_f64(t);
+// The checks of the inputs of `p` (promoted to f64) at `values` (widened).
+GradcheckResult check_tape(const Tape& p, TensorMap values, const GradcheckOptions& o) {
   bool scalar = p.outputs.size() == 1 && p.type(p.outputs[0].var).dtype == DType::f64 &&
                 p.type(p.outputs[0].var).rank() == 0;
-  TensorMap values, seeds;
-  for (const auto& [name, value] : inputs) values.emplace_back(name, widened(value));
+  TensorMap seeds;
   if (!scalar) {
     for (const Output& out : p.outputs) {
       if (p.type(out.var).dtype != DType::f64) continue;
       seeds.emplace_back(out.name, normal(p.type(out.var), o.seed + seeds.size() + 1));
     }
-    if (seeds.empty()) user_error("tape '{}' has no float output to check", t.name);
+    if (seeds.empty()) user_error("tape '{}' has no float output to check", p.name);
   }
   Tape g = grad::gradient(p, {o.wrt, !scalar});
 
@@ -290,6 +288,80 @@ GradcheckResult gradcheck(const Tape& t, const TensorMap& inputs, const Gradchec
   return result;
 }
 
+std::string where(const Tape& t, Loc loc) {
+  if (!loc.known() || loc.file == 0 || loc.file > t.files.size()) return "";
+  return fmt::format("{}:{}", t.files[loc.file - 1], loc.line);
+}
+
+// The custom_rule ops inside the regions of `op`, but for those of a rule's own regions,
+// which its check covers.
+size_t rules_inside(const Op& op) {
+  if (op.prim == Prim::custom_rule) return 0;
+  size_t n = 0;
+  for (const Tape& r : op.regions) {
+    for (const Op& inner : r.ops)
+      n += (inner.kind == OpKind::call && inner.prim == Prim::custom_rule) + rules_inside(inner);
+  }
+  return n;
+}
+
+// `op`, a custom_rule of `p`, as a tape of its own: inputs x1, x2, ... (its operands),
+// outputs its results.
+Tape rule_alone(const Tape& p, const Op& op) {
+  Builder b = Builder::like(p);
+  VarList xs;
+  for (size_t k = 0; k < op.args.size(); ++k)
+    xs.push_back(b.input(fmt::format("x{}", k + 1), p.type(op.args[k])));
+  b.set_loc(op.loc);
+  VarList outs = b.record(Prim::custom_rule, xs, op.attrs, op.regions).outs;
+  for (size_t j = 0; j < outs.size(); ++j) b.output(outs[j], fmt::format("y{}", j + 1));
+  return b.finish();
+}
+
+// Checks each custom_rule op of `p` alone, at the operands a run of `p` on `values` gives it.
+void check_rules(const Tape& p, const TensorMap& values, const GradcheckOptions& o,
+                 GradcheckResult& result) {
+  std::vector<const Op*> rules;
+  for (const Op& op : p.ops) {
+    if (op.kind == OpKind::call && op.prim == Prim::custom_rule) rules.push_back(&op);
+    result.rules_in_regions += rules_inside(op);
+  }
+  if (rules.empty()) return;
+  Tape q = p;  // the same tape, giving the rules' operands
+  q.outputs.clear();
+  for (size_t r = 0; r < rules.size(); ++r) {
+    for (size_t k = 0; k < rules[r]->args.size(); ++k)
+      q.outputs.push_back({rules[r]->args[k], fmt::format("rule{}.x{}", r + 1, k + 1)});
+  }
+  Executor exec(q, o.executor);
+  exec.set_print([](std::string_view) {});
+  std::vector<Tensor> given = exec.run(values);
+  GradcheckOptions alone = o;
+  alone.wrt.clear();
+  alone.progress = nullptr;
+  size_t next = 0;
+  for (const Op* op : rules) {
+    const auto a = attrs_of<Prim::custom_rule>(op->attrs);
+    TensorMap operands;
+    for (size_t k = 0; k < op->args.size(); ++k)
+      operands.emplace_back(fmt::format("x{}", k + 1), given[next++]);
+    GradcheckResult r = check_tape(rule_alone(p, *op), operands, alone);
+    result.rules.push_back({a.name, a.rule, where(p, op->loc), std::move(r.inputs), r.ok});
+    result.ok = result.ok && r.ok;
+  }
+}
+
+}  // namespace
+
+GradcheckResult gradcheck(const Tape& t, const TensorMap& inputs, const GradcheckOptions& o) {
+  Tape p = promote_to_f64(t);
+  TensorMap values;
+  for (const auto& [name, value] : inputs) values.emplace_back(name, widened(value));
+  GradcheckResult result = check_tape(p, values, o);
+  check_rules(p, values, o, result);
+  return result;
+}
+
 std::string gradcheck_table(const GradcheckResult& r) {
   size_t width = 5;
   for (const InputCheck& c : r.inputs) width = std::max(width, c.name.size());
@@ -304,6 +376,42 @@ std::string gradcheck_table(const GradcheckResult& r) {
                        c.max_abs, c.max_rel, verdict);
     kinks += c.kinks;
     unchecked += c.checks == 0 && c.kinks > 0;
+  }
+  if (!r.rules.empty()) {
+    // Each rule alone, at the operands the tape gives it (x1, x2, ...: its arguments).
+    std::vector<std::string> labels;
+    size_t lw = 4;
+    for (const RuleCheck& rule : r.rules) {
+      std::string label = rule.name;
+      if (!rule.rule.empty()) label += " (" + rule.rule + ")";
+      if (!rule.call.empty()) label += " at " + rule.call;
+      lw = std::max(lw, label.size());
+      labels.push_back(std::move(label));
+    }
+    out += fmt::format("\n{:<{}}  {:>8}  {:>16}  {:>10}  {:>10}  {}\n", "rule", lw, "argument",
+                       "checked", "max abs", "max rel", "");
+    for (size_t i = 0; i < r.rules.size(); ++i) {
+      for (const InputCheck& c : r.rules[i].operands) {
+        std::string checked =
+            fmt::format("{} {}", c.checks, c.elementwise ? "elements" : "directions");
+        std::string verdict = !c.ok ? "FAIL" : c.checks == 0 ? "unchecked" : "ok";
+        if (c.kinks > 0) verdict += fmt::format(" ({} crossed a kink)", c.kinks);
+        out += fmt::format("{:<{}}  {:>8}  {:>16}  {:>10.3g}  {:>10.3g}  {}\n", labels[i], lw,
+                           c.name.substr(1), checked, c.max_abs, c.max_rel, verdict);
+        kinks += c.kinks;
+      }
+    }
+  }
+  for (const RuleCheck& rule : r.rules) {
+    if (rule.ok) continue;
+    out += fmt::format(
+        "the rule for {}{} disagrees with finite differences of {}'s own code: its pullback is "
+        "wrong, or meant to differ (a clipped or straight-through gradient)\n",
+        rule.name, rule.rule.empty() ? "" : " (" + rule.rule + ")", rule.name);
+  }
+  if (r.rules_in_regions > 0) {
+    out += fmt::format("{} rules inside loops or branches were checked only as part of the tape\n",
+                       r.rules_in_regions);
   }
   if (kinks > 0) {
     out += fmt::format(

@@ -43,8 +43,21 @@ struct InputCheck {
   bool ok = true;
 };
 
+/// The result for one custom rule (docs/rules.md): the custom_rule op checked alone, as a
+/// tape of its own, at the operands the tape gives it: its pullback against finite
+/// differences of its body, per float operand (named x1, x2, ...).
+struct RuleCheck {
+  std::string name;  ///< the function's
+  std::string rule;  ///< where the rule is defined (FILE:LINE), or ""
+  std::string call;  ///< where the tape calls it (FILE:LINE), or ""
+  std::vector<InputCheck> operands;
+  bool ok = true;
+};
+
 struct GradcheckResult {
   std::vector<InputCheck> inputs;
+  std::vector<RuleCheck> rules;
+  size_t rules_in_regions = 0;  ///< custom_rule ops inside region ops, not checked alone
   bool ok = true;
 };
 
@@ -64,9 +77,12 @@ struct GradcheckResult {
 /// cancel inside f make larger than f's value shows, shrinks as the step grows; truncation
 /// error (eps² f''' / 6) shrinks as it falls; a wrong gradient stays wrong at every step.
 /// The verdict is a pure function of the tape, the inputs and the options.
+///
+/// Each custom_rule op of the tape (not those inside regions) is then checked alone
+/// (RuleCheck), so that a rule that disagrees is named, as ChainRulesTestUtils does.
 GradcheckResult gradcheck(const Tape& t, const TensorMap& inputs, const GradcheckOptions& options);
 
-/// The result as a table, one line per input.
+/// The result as a table, one line per input, then one per operand of each rule.
 std::string gradcheck_table(const GradcheckResult& r);
 
 }  // namespace ytape::check

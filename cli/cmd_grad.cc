@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/io.h"
 #include "grad/grad.h"
+#include "grad/jvp.h"
 #include "io/json.h"
 
 namespace ytape::cli {
@@ -50,6 +51,24 @@ Run setup_grad(CLI::App& sub) {
                  ms(loaded - start).count(), ms(done - loaded).count(), stats.forward_ops,
                  stats.ops, stats.rules, ms(std::chrono::steady_clock::now() - done).count());
     }
+    return kOk;
+  };
+}
+
+Run setup_jvp(CLI::App& sub) {
+  struct Options {
+    std::string tape, out;
+    grad::JvpOptions jvp;
+  };
+  auto o = std::make_shared<Options>();
+  sub.add_option("TAPE", o->tape, "Tape in JSON form, or - for standard input")->required();
+  sub.add_option("--wrt", o->jvp.wrt,
+                 "Inputs to differentiate: names or dotted prefixes, each given a tangent "
+                 "input tangent.NAME (default: every float input)");
+  sub.add_option("-o,--output", o->out, "Write the tangent tape here instead of standard output");
+  return [o] {
+    refuse_overwrites({{"TAPE", o->tape}}, {{"-o", o->out}});
+    write_file(o->out, write_tape_json(grad::jvp(load_tape(o->tape), o->jvp)));
     return kOk;
   };
 }

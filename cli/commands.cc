@@ -24,6 +24,7 @@ std::span<const Command> commands() {
       {"export", "Export a tape as an ONNX model (opset 17), given inputs as initializers",
        setup_export},
       {"grad", "Differentiate a tape (reverse mode) into a gradient tape", setup_grad},
+      {"jvp", "Differentiate a tape in forward mode: outputs and their tangents", setup_jvp},
       {"gradcheck", "Check a tape's gradient against finite differences in f64", setup_gradcheck,
        false},
       {"opt", "Optimize a tape: fold, simplify, merge and remove ops to a fixed point", setup_opt},

@@ -73,6 +73,7 @@ Run setup_trace(CLI::App& sub);
 Run setup_import(CLI::App& sub);
 Run setup_export(CLI::App& sub);
 Run setup_grad(CLI::App& sub);
+Run setup_jvp(CLI::App& sub);
 Run setup_gradcheck(CLI::App& sub);
 Run setup_opt(CLI::App& sub);
 Run setup_diff(CLI::App& sub);

@@ -108,7 +108,8 @@ void Backprop::differentiate(size_t index, const Op& op) {
   std::vector<Cotangent> dx = rule(b_, RuleArgs{op, x_, y_, dy_, need_, remat_});
   ++rules_applied_;
   for (size_t k = 0; k < op.args.size() && k < dx.size(); ++k) {
-    if (need_[k] && dx[k]) accumulate(op.args[k], unbroadcast(*dx[k], src_.type(op.args[k]), op));
+    if (need_[k] && dx[k])
+      accumulate(op.args[k], unbroadcast(b_, *dx[k], src_.type(op.args[k]), op));
   }
 }
 
@@ -117,8 +118,8 @@ void Backprop::accumulate(Var arg, Var cot) {
   slot = slot == kNone ? cot.id : b_.add(Var{slot}, cot).id;
 }
 
-Var Backprop::unbroadcast(Var cot, const Type& to, const Op& op) {
-  const Type& from = b_.type(cot);
+Var unbroadcast(Builder& b, Var cot, const Type& to, const Op& op) {
+  const Type& from = b.type(cot);
   auto mismatch = [&] {
     internal_error("the gradient rule of '{}' gave {} for an argument of type {}",
                    prim_name(op.prim), type_str(from), type_str(to));
@@ -133,8 +134,8 @@ Var Backprop::unbroadcast(Var cot, const Type& to, const Op& op) {
     if (m != 1) mismatch();
     dims.push_back(d);
   }
-  Var summed = dims.empty() ? cot : b_.sum(cot, {.dims = std::move(dims)});
-  return b_.type(summed).shape == to.shape ? summed : b_.reshape(summed, {.shape = to.shape});
+  Var summed = dims.empty() ? cot : b.sum(cot, {.dims = std::move(dims)});
+  return b.type(summed).shape == to.shape ? summed : b.reshape(summed, {.shape = to.shape});
 }
 
 Cotangent Backprop::cotangent(Var v) const {

@@ -23,6 +23,10 @@ namespace ytape::grad {
 /// rules. Zero cotangents are symbolic (nothing is emitted for them), fan-out accumulates
 /// with `add`, and a cotangent of a broadcast shape is summed back to its argument's
 /// shape. Emitted ops carry the location of the op they differentiate.
+/// `cot`, the cotangent a rule of `op` gave for an argument of type `to`, summed over the
+/// dims it was broadcast along; InternalError where it cannot be one.
+Var unbroadcast(Builder& b, Var cot, const Type& to, const Op& op);
+
 class Backprop {
  public:
   /// `b` must share `src`'s file table (see Builder::like) unless a fixed location is set.
@@ -53,7 +57,6 @@ class Backprop {
   void copy_call(size_t index, const Op& op);
   void differentiate(size_t index, const Op& op);
   void accumulate(Var arg, Var cot);
-  Var unbroadcast(Var cot, const Type& to, const Op& op);
 
   Builder& b_;
   const Tape& src_;

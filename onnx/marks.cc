@@ -127,8 +127,10 @@ Mark parse_mark(json& j) {
     bad("no \"digest\"");
   }
   m.digest = j["digest"].get<std::string>();
-  for (const std::string& text : names(j, "regions", false))
+  for (const std::string& text : names(j, "regions", false)) {
     m.regions.push_back(read_tape_json(text, "the mark's region"));
+    for (Output& o : m.regions.back().outputs) o.name.clear();  // yields are unnamed
+  }
   return m;
 }
 
@@ -148,7 +150,11 @@ std::string mark_text(const Mark& m) {
                               {"digest", m.digest}};
   if (!m.regions.empty()) {
     std::vector<std::string> regions;
-    for (const Tape& r : m.regions) regions.push_back(write_tape_json(r));
+    for (Tape r : m.regions) {
+      // Written as a tape, whose outputs have names of their own: y1, y2, ...
+      for (size_t k = 0; k < r.outputs.size(); ++k) r.outputs[k].name = fmt::format("y{}", k + 1);
+      regions.push_back(write_tape_json(r));
+    }
     j["regions"] = regions;
   }
   return std::string(kPrefix) + j.dump();

@@ -152,7 +152,10 @@ bool RegionCut::changes() const {
 }
 
 std::optional<RegionCut> cut_region_op(const Op& op, const std::vector<bool>& used) {
-  if (op.kind != OpKind::call || op.regions.empty()) return std::nullopt;
+  // A custom_rule's pullback reads its operands and results whatever the tape reads: it
+  // is kept whole.
+  if (op.kind != OpKind::call || op.regions.empty() || op.prim == Prim::custom_rule)
+    return std::nullopt;
   RegionCut cut = op.prim == Prim::scan   ? cut_scan(op, used)
                   : op.prim == Prim::cond ? cut_cond(op, used)
                                           : cut_while(op, used);

@@ -89,7 +89,7 @@ double window_flops(const Tape& t, const Op& op) {
 }
 
 // A scan's body once per trip; a cond's costliest branch; a while_loop's condition and
-// body once (a trip: how many it takes is known only when it runs).
+// body once (a trip: how many it takes is known only when it runs); a custom_rule's body.
 double region_flops(const Op& op) {
   switch (op.prim) {
     case Prim::scan:
@@ -102,6 +102,8 @@ double region_flops(const Op& op) {
     }
     case Prim::while_loop:
       return tape_flops(op.regions.at(0)) + tape_flops(op.regions.at(1));
+    case Prim::custom_rule:
+      return tape_flops(op.regions.at(0));
     default:
       internal_error("{} has no region cost", prim_name(op.prim));
   }

@@ -213,6 +213,39 @@ std::vector<Traced> Tracer::while_loop(const std::vector<Traced>& consts,
   return outs;
 }
 
+std::vector<Traced> Tracer::custom_rule(const std::string& name,
+                                        const std::vector<Traced>& operands, const RuleBody& f,
+                                        const RulePullback& pullback, Where at) {
+  check_open();
+  std::vector<Tape> regions;
+  Tracer body("body", options_);
+  regions.push_back(finish_region(body, f(region_params(body, operands, "x", "custom_rule", at)),
+                                  "custom_rule", at));
+  Tracer back("pullback", options_);
+  std::vector<Traced> x = region_params(back, operands, "x", "custom_rule", at), y, dy;
+  const std::vector<Type> results = regions[0].output_types();
+  for (size_t j = 0; j < results.size(); ++j)
+    y.push_back(back.input(fmt::format("y{}", j + 1), results[j]));
+  for (size_t j = 0; j < results.size(); ++j) {
+    if (is_float(results[j].dtype))
+      dy.push_back(back.input(fmt::format("dy{}", j + 1), results[j]));
+  }
+  regions.push_back(finish_region(back, pullback(x, y, dy), "custom_rule", at));
+  regions[0].name = "body";
+  regions[1].name = "pullback";
+  locate(at);
+  AttrsOf<Prim::custom_rule> attrs{
+      .name = name,
+      .rule = options_.locations ? fmt::format("{}:{}", file_name(at), at.line()) : ""};
+  std::vector<Traced> outs;
+  for (Var v :
+       builder_.record(Prim::custom_rule, vars_of(operands), attrs.to_attrs(), std::move(regions))
+           .outs) {
+    outs.push_back(Traced(this, v, builder_.type(v)));
+  }
+  return outs;
+}
+
 Tape Tracer::finish() {
   check_open();
   finished_ = true;

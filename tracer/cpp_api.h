@@ -109,6 +109,21 @@ class Tracer {
                                  const LoopFn& body, int64_t max_trips,
                                  Where at = Where::current());
 
+  /// A function with a derivative of its own (docs/rules.md): one custom_rule op. `f` is
+  /// called once on values of a tape of its own standing for `operands` (its body, what
+  /// runs); `pullback` once on values standing for the operands, f's results and a
+  /// cotangent per float result, and gives back a cotangent per float operand, each of
+  /// that operand's type: `ytape grad` uses it instead of differentiating f. `name` names
+  /// the rule (its function) in messages, as `ytape gradcheck`'s; the rule's location is
+  /// `at`. Returns f's results.
+  using RuleBody = std::function<std::vector<Traced>(const std::vector<Traced>& operands)>;
+  using RulePullback = std::function<std::vector<Traced>(const std::vector<Traced>& operands,
+                                                         const std::vector<Traced>& results,
+                                                         const std::vector<Traced>& cotangents)>;
+  std::vector<Traced> custom_rule(const std::string& name, const std::vector<Traced>& operands,
+                                  const RuleBody& f, const RulePullback& pullback,
+                                  Where at = Where::current());
+
   const Tape& tape() const { return builder_.tape(); }
   /// Returns the tape. The tracer is spent afterwards: using it or its values throws.
   Tape finish();

@@ -1,4 +1,5 @@
-// VJP rules of cond and while_loop (docs/regions.md, "Gradients").
+// VJP rules of cond, while_loop (docs/regions.md, "Gradients") and custom_rule
+// (docs/rules.md).
 //
 // cond: a cond on the same selector whose branches are the VJPs of the forward's branches,
 // each computing its branch again from the operands: only the operands are kept.
@@ -121,6 +122,25 @@ std::vector<Cotangent> while_vjp(Builder& b, const RuleArgs& r) {
   return dx;
 }
 
+// custom_rule: its pullback, written inline, on the operands, the results and the
+// cotangents of the float results (zeros where none flows). The forward keeps the op, so
+// a second gradient differentiates the pullback's ops as any others.
+std::vector<Cotangent> custom_rule_vjp(Builder& b, const RuleArgs& r) {
+  std::vector<Var> given(r.args.begin(), r.args.end());
+  given.insert(given.end(), r.outs.begin(), r.outs.end());
+  for (size_t j = 0; j < r.outs.size(); ++j) {
+    const Type& y = b.type(r.outs[j]);
+    if (is_float(y.dtype)) given.push_back(r.cots[j] ? *r.cots[j] : zeros(b, y));
+  }
+  std::vector<Var> back = inline_region(b, r.op.regions.at(1), given);
+  std::vector<Cotangent> dx(r.args.size());
+  size_t next = 0;
+  for (size_t i = 0; i < r.args.size(); ++i) {
+    if (is_float(b.type(r.args[i]).dtype)) dx[i] = back[next++];
+  }
+  return dx;
+}
+
 }  // namespace
 
 VarList while_keeping_steps(Builder& b, const Op& op, const VarList& args, bool remat) {
@@ -148,6 +168,7 @@ VarList while_keeping_steps(Builder& b, const Op& op, const VarList& args, bool 
 void register_branch_rules(RuleTable& t) {
   t.set(Prim::cond, cond_vjp);
   t.set(Prim::while_loop, while_vjp);
+  t.set(Prim::custom_rule, custom_rule_vjp);
 }
 
 }  // namespace ytape::grad

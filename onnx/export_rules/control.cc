@@ -140,12 +140,24 @@ void scan(Exporter& ex, const Op& op) {
   for (Var o : op.outs) n.add_output(ex.name(o));
 }
 
+// custom_rule as its body's nodes, each result through an Identity: ONNX has no
+// derivatives of its own, and the op's mark (onnx/marks.h) keeps its pullback for ytape's
+// import.
+void custom_rule(Exporter& ex, const Op& op) {
+  std::vector<std::string> given;
+  for (size_t i = 0; i < op.args.size(); ++i) given.push_back(in(ex, op, i));
+  std::string base = ex.name(op.outs[0]) + ".";
+  std::vector<std::string> out = inline_region(op.regions[0], ex.graph(), given, base + "body.");
+  for (size_t k = 0; k < op.outs.size(); ++k) ex.node("Identity", {out[k]}, ex.name(op.outs[k]));
+}
+
 }  // namespace
 
 void register_control_export(ExportTable& t) {
   t.set(Prim::scan, scan);
   t.set(Prim::cond, cond);
   t.set(Prim::while_loop, while_loop);
+  t.set(Prim::custom_rule, custom_rule);
 }
 
 }  // namespace ytape::onnx_export

@@ -110,12 +110,21 @@ void while_loop(const KernelCall& call) {
   copy_into(call, carries);
 }
 
+// custom_rule: its body, run on the operands (its pullback is for reverse mode).
+void custom_rule(const KernelCall& call) {
+  std::vector<Tensor> in, out;
+  for (const Tensor* a : call.args) in.push_back(*a);
+  runner_of(call).run_region(call.op.regions[0], in, out);
+  copy_into(call, out);
+}
+
 }  // namespace
 
 void register_control_kernels(KernelTable& t) {
   t.set(Prim::scan, scan);
   t.set(Prim::cond, cond);
   t.set(Prim::while_loop, while_loop);
+  t.set(Prim::custom_rule, custom_rule);
 }
 
 }  // namespace ytape

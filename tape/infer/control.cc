@@ -180,6 +180,48 @@ std::vector<Type> while_loop(Prim, std::span<const Type> a, const Attrs& attrs,
   return carries;
 }
 
+// custom_rule(operands; name, rule): body (operands) -> results; pullback (operands,
+// results, a cotangent per float result) -> a cotangent per float operand.
+std::vector<Type> custom_rule(Prim, std::span<const Type> a, const Attrs& attrs,
+                              std::span<const Tape> regions) {
+  const auto at = attrs_of<Prim::custom_rule>(attrs);
+  if (at.name.empty()) user_error("its name is empty; it names the function the rule is for");
+  if (regions.size() != 2 || regions[0].name != "body" || regions[1].name != "pullback") {
+    std::string names;
+    for (const Tape& r : regions) names += (names.empty() ? "" : ", ") + r.name;
+    user_error("a custom_rule holds two regions, body then pullback; got ({})", names);
+  }
+  const Tape &body = regions[0], &pullback = regions[1];
+  check_contents(body);
+  check_contents(pullback);
+  std::vector<Type> operands(a.begin(), a.end());
+  if (body.input_types() != operands) {
+    user_error("its region body takes {}, but the operands are {}", types_str(body.input_types()),
+               types_str(operands));
+  }
+  std::vector<Type> results = body.output_types(), params = operands, grads;
+  if (results.empty())
+    user_error("its region body yields nothing; a rule is for a function's results");
+  params.insert(params.end(), results.begin(), results.end());
+  for (const Type& y : results) {
+    if (is_float(y.dtype)) params.push_back(y);
+  }
+  for (const Type& x : operands) {
+    if (is_float(x.dtype)) grads.push_back(x);
+  }
+  if (pullback.input_types() != params) {
+    user_error(
+        "its region pullback takes {}, but it is given {} (the operands, the results, then "
+        "a cotangent per float result)",
+        types_str(pullback.input_types()), types_str(params));
+  }
+  if (pullback.output_types() != grads) {
+    user_error("its region pullback yields {}; it must yield a cotangent per float operand, {}",
+               types_str(pullback.output_types()), types_str(grads));
+  }
+  return results;
+}
+
 }  // namespace
 
 std::string cond_branch_name(DType selector, size_t k) {
@@ -190,6 +232,7 @@ void register_control_infer(InferTable& t) {
   t.set(Prim::scan, scan);
   t.set(Prim::cond, cond);
   t.set(Prim::while_loop, while_loop);
+  t.set(Prim::custom_rule, custom_rule);
 }
 
 }  // namespace ytape

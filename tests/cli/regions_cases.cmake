@@ -63,3 +63,7 @@ cli_test(regions_export_onnx EXIT 0 STDOUT ${CASES}/expected/regions_newton_onnx
 cli_test(regions_torch_loops EXIT 0 STDOUT ${CASES}/expected/regions_torch_loops.txt
          COMMAND bash -c "f=$(mktemp -d) && $0 import regions/torch_for_loop.onnx -o $f/for.json && $0 stats $f/for.json | grep -E '^(while_loop|scan) ' | cut -c1-20 && $0 run $f/for.json --random --seed 1 | cut -c1-40 && $0 import regions/torch_newton.onnx -o $f/newton.json && $0 stats $f/newton.json | grep -E '^while_loop ' | cut -c1-20 && $0 run $f/newton.json --inputs regions/torch_newton_far.json && rm -rf $f"
          ${YTAPE})
+# Custom rules (docs/rules.md): Flux's xlogy rule and a clipping rule, traced, differentiated,
+# checked (each rule alone, the disagreeing one named) and round-tripped through ONNX.
+cli_test(regions_rules EXIT 0 STDOUT ${CASES}/expected/regions_rules.txt
+         COMMAND bash ${CASES}/rules.sh ${YTAPE})

@@ -606,13 +606,6 @@ Value non_differentiable(Interpreter&, Args& args) {
   return Value();
 }
 
-Value adjoint_defined(Interpreter& in, Args&) {
-  in.note_once("@adjoint", in.here(),
-               "@adjoint rules are not used: ytape differentiates the code itself, exactly "
-               "(docs/language.md)");
-  return Value();
-}
-
 }  // namespace
 
 namespace {
@@ -658,8 +651,7 @@ void add_grad_builtins(BuiltinTable& t) {
                      {"dropgrad", dropgrad},
                      {"ignore_derivatives", ignore_derivatives},
                      {"ignore", ignore_derivatives},
-                     {"_non_differentiable", non_differentiable},
-                     {"_adjoint_defined", adjoint_defined}});
+                     {"_non_differentiable", non_differentiable}});
 }
 
 }  // namespace ytape::tracer

@@ -493,6 +493,29 @@ class Interpreter {
   Value eval_function(const Expr& e, const EnvPtr& env);
   void eval_args(const Expr& e, size_t first, const EnvPtr& env, Args& args);
   Value call_function(const FunctionObj& f, Args& args, Pos pos, const Value* self);
+  // ---- a program's rules (interp_rules.cc, docs/rules.md) -----------------------------
+  enum class RuleKind : uint8_t { rrule, adjoint, scalar };
+  struct FoundRule {
+    RuleKind kind;
+    const Method* method;
+    std::string where;  // FILE:LINE of its definition
+  };
+  // The rule a call of `f` on `args` has: an rrule method, then an @adjoint, then an
+  // @scalar_rule (the methods of the hidden functions #adjoint and #scalar_rule).
+  std::optional<FoundRule> find_rule(const Value& f, const Args& args, Pos pos);
+  // A call of `f` that a rule decides: on traced arguments, one custom_rule op; inside a
+  // gradient, on concrete ones, the rrule's value. nullopt where f runs as it is (no rule,
+  // or one that cannot be used, which a note says).
+  std::optional<Value> apply_rule(const Value& f, Args& args, Pos pos);
+  // Records the custom_rule op of a call of `f` with `rule`; nullopt, `why` set, where its
+  // body or its pullback cannot be a region.
+  std::optional<Value> record_rule(const Value& f, Args& args, Pos pos, const FoundRule& rule,
+                                   const std::string& name, const std::string& label,
+                                   std::string& why);
+  // The tangents the rule gives each argument for the cotangent `dy` of f's result (a
+  // value that is not an array or a number where it gives none).
+  std::vector<Value> rule_tangents(const Value& f, Args& args, Pos pos, const FoundRule& rule,
+                                   const std::string& label, const Value& dy);
   std::optional<Value> rrule_value(const Value& f, Args& args, Pos pos);
   // call_function but for a non-differentiable function's stop of the gradient.
   Value dispatch(const FunctionObj& f, Args& args, Pos pos, const Value* self);
@@ -620,8 +643,9 @@ class Interpreter {
   CycleCandidates cycles_;
   std::function<void(std::string_view)> print_;
   std::string output_;
-  bool rules_defined_ = false;             // a program's rrule methods: noted once, then looked up
-  std::unordered_set<std::string> noted_;  // the keys of note_once
+  bool rules_defined_ = false;                      // a program defined rules: calls look them up
+  int rule_bodies_ = 0;                             // rules' bodies being traced (interp_rules.cc)
+  std::unordered_set<std::string> noted_;           // the keys of note_once
   std::vector<const FunctionObj*> rrules_running_;  // whose rrule is being called
   Pos here_;
   std::vector<int64_t> ends_;  // the value of `end` in each enclosing index expression

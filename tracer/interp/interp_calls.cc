@@ -284,6 +284,18 @@ Value Interpreter::broadcast_user(const Value& f, Args args, Pos pos) {
   Args given = args;
   // Inside another such broadcast the result stands for elements still.
   bool nested = std::any_of(args.pos.begin(), args.pos.end(), is_element);
+  // A rule for the broadcast itself (Zygote's `@adjoint broadcasted(::typeof(f), x, y)`)
+  // takes the whole arrays; without one, f's own rule applies to the elements.
+  if (rules_defined_ && tracing() && !nested && f.kind == VKind::function) {
+    const Value* broadcasted = global("broadcasted");
+    if (broadcasted != nullptr && broadcasted->kind == VKind::function) {
+      Args with;
+      with.pos.push_back(f);
+      with.pos.insert(with.pos.end(), args.pos.begin(), args.pos.end());
+      with.kw = args.kw;
+      if (std::optional<Value> v = apply_rule(*broadcasted, with, pos)) return *v;
+    }
+  }
   std::optional<Type> shape;  // of the broadcast, if it has arrays
   for (Value& a : args.pos) {
     if (!a.is_tensor() || a.tensor().number) continue;
@@ -386,8 +398,8 @@ Value Interpreter::call(const Value& f, Args args, Pos pos) {
   try {
     switch (f.kind) {
       case VKind::function:
-        if (rules_defined_ && tracing() && trace_level() > 0) {
-          if (std::optional<Value> v = rrule_value(f, args, pos)) {
+        if (rules_defined_ && tracing()) {
+          if (std::optional<Value> v = apply_rule(f, args, pos)) {
             out = std::move(*v);
             break;
           }
@@ -413,39 +425,6 @@ Value Interpreter::call(const Value& f, Args args, Pos pos) {
   }
   here_ = saved;
   return out;
-}
-
-// Inside a gradient, a call with an applicable ChainRulesCore rrule method takes the
-// rrule's value (the first item it returns), as Zygote's calls do: Flux's istraining() is
-// true there. Its pullback is not used: the value's derivative is that of how the rrule
-// computed it, which the trace records. An rrule calling its own function calls the
-// function itself.
-std::optional<Value> Interpreter::rrule_value(const Value& f, Args& args, Pos pos) {
-  const Value* rrule = global("rrule");
-  if (rrule == nullptr || rrule->kind != VKind::function || &rrule->fn() == &f.fn() ||
-      std::find(rrules_running_.begin(), rrules_running_.end(), &f.fn()) != rrules_running_.end())
-    return std::nullopt;
-  Args with;
-  with.pos.reserve(args.pos.size() + 1);
-  with.pos.push_back(f);
-  with.pos.insert(with.pos.end(), args.pos.begin(), args.pos.end());
-  with.kw = args.kw;
-  const Method* m = select(rrule->fn().methods, with, nullptr, pos, "rrule");
-  if (m == nullptr) return std::nullopt;
-  rrules_running_.push_back(&f.fn());
-  Value r;
-  try {
-    r = invoke(*m, with, pos, nullptr, "rrule");
-  } catch (...) {
-    rrules_running_.pop_back();
-    throw;
-  }
-  rrules_running_.pop_back();
-  if (r.kind != VKind::tuple || r.tup().items.size() != 2) {
-    fail(pos, fmt::format("rrule for {} returned {}, not (value, pullback)", f.fn().name,
-                          a_type_name(r)));
-  }
-  return r.tup().items[0];
 }
 
 Value Interpreter::call_function(const FunctionObj& f, Args& args, Pos pos, const Value* self) {
@@ -618,15 +597,7 @@ Value Interpreter::eval_function(const Expr& e, const EnvPtr& env) {
     return v;
   }
   std::string name = def.receiver ? "#call" : strip_module(def.name);
-  if (name == "rrule" || name == "frule") {
-    // Their pullbacks are never called: say so once.
-    rules_defined_ = true;
-    note_once("rrule", e.pos,
-              fmt::format("{} methods give values inside gradient, as Zygote's calls; their "
-                          "pullbacks are not used: ytape differentiates the code itself, "
-                          "exactly (docs/language.md)",
-                          name));
-  }
+  if (name == "rrule" || name == "#adjoint" || name == "#scalar_rule") rules_defined_ = true;
   // The nearest binding of the name: a function gains a method; a struct type gains an
   // outer constructor. Callable-struct methods all live in the global function "#call".
   EnvPtr home = def.receiver ? globals_ : env;

@@ -34,7 +34,8 @@ const std::vector<std::string>& supported_macros() {
                                   "@test_broken", "@test_skip", "@test_nowarn",
                                   "@inferred",    "@autosize",  "@ignore_derivatives",
                                   "@ignore",      "@nograd",    "@non_differentiable",
-                                  "@adjoint",     "@max_trips"};
+                                  "@adjoint",     "@max_trips", "@scalar_rule",
+                                  "@setup",       "@thunk"};
     v.insert(v.end(), kIdentity.begin(), kIdentity.end());
     v.insert(v.end(), kLayer.begin(), kLayer.end());
     return v;
@@ -183,6 +184,7 @@ ExprPtr Parser::parse_macro() {
     return make_expr(Kind::string_lit, m.pos, path);
   }
   if (name == "@non_differentiable") return non_differentiable_macro(m.pos);
+  if (name == "@scalar_rule") return scalar_rule_macro(m.pos);
   std::vector<std::pair<ExprPtr, std::string>> args = parse_macro_args();
   if (!supported) return unsupported_macro(m.pos, name);
   auto need = [&](size_t lo, size_t hi, std::string_view usage) {
@@ -202,10 +204,19 @@ ExprPtr Parser::parse_macro() {
     return named_call(m.pos, "dropgrad", std::move(args[0].first));
   }
   if (name == "@adjoint") {
-    // Zygote's `@adjoint f(x) = y, Δ -> ...`: a pullback, which ytape never uses (it
-    // differentiates f's own code, as for rrule); f keeps its methods.
     need(1, 1, "@adjoint f(x) = f(x), Δ -> (Δ,)");
-    return named_call(m.pos, "_adjoint_defined", nullptr);
+    return adjoint_macro(m.pos, std::move(args[0].first));
+  }
+  if (name == "@thunk") {
+    // ChainRulesCore's lazy tangent: computed at once (the gradient's DCE drops the unused).
+    need(1, 1, "@thunk(Δ * x)");
+    return std::move(args[0].first);
+  }
+  if (name == "@setup") {
+    // @scalar_rule's shared values: its assignments, run before the partials.
+    ExprPtr block = make_expr(Kind::block, m.pos);
+    for (auto& a : args) block->args.push_back(std::move(a.first));
+    return block;
   }
   if (name == "@nograd") {
     // Zygote's `@nograd f, g`: every call of them stops the gradient.
@@ -426,6 +437,61 @@ ExprPtr Parser::non_differentiable_macro(Pos pos) {
   // `Base.foo` is foo: module names resolve to the same functions.
   ExprPtr f = make_expr(Kind::id, pos, name.substr(name.rfind('.', name.size() - 2) + 1));
   return named_call(pos, "_non_differentiable", std::move(f));
+}
+
+namespace {
+
+// The parameter `::typeof(f)` of a rule's method, for the function named `name`.
+Param typeof_param(Pos pos, const std::string& name) {
+  Param p;
+  p.pos = pos;
+  ExprPtr call = make_expr(Kind::call, pos);
+  call->args.push_back(make_expr(Kind::id, pos, "typeof"));
+  call->args.push_back(make_expr(Kind::id, pos, name.substr(name.rfind('.', name.size() - 2) + 1)));
+  p.type = std::move(call);
+  return p;
+}
+
+}  // namespace
+
+// ChainRulesCore's `@scalar_rule f(x, y) @setup(u = ...) (∂f/∂x, ∂f/∂y)`: a method of the
+// hidden function `#scalar_rule(::typeof(f), Ω, x, y)` whose value is the partials (Ω is
+// f's result), which the tracer turns into f's pullback (tracer/interp/interp_rules.cc).
+ExprPtr Parser::scalar_rule_macro(Pos pos) {
+  if (!at(Tok::ident)) fail_expected(peek(), "a call, as in '@scalar_rule f(x, y) (∂x, ∂y)'");
+  auto f = std::make_unique<Function>();
+  std::string name = parse_function_name();
+  if (!at(Tok::lparen)) fail_expected(peek(), "'(' and the function's parameters");
+  parse_params(*f);
+  f->params.insert(f->params.begin(), typeof_param(pos, name));
+  Param omega;
+  omega.pos = pos;
+  omega.name = "Ω";
+  f->params.insert(f->params.begin() + 1, std::move(omega));
+  f->name = "#scalar_rule";
+  LocalScope local(*this);
+  std::vector<std::pair<ExprPtr, std::string>> args = parse_macro_args();
+  if (args.empty())
+    fail(pos, "@scalar_rule takes the partials, as in '@scalar_rule f(x, y) (∂x, ∂y)'");
+  f->body = make_expr(Kind::block, pos);
+  for (auto& a : args) f->body->args.push_back(std::move(a.first));
+  ExprPtr node = make_expr(Kind::function, pos);
+  node->function = std::move(f);
+  return node;
+}
+
+// Zygote's `@adjoint f(x) = (y, Δ -> (∂x,))`: a method of the hidden function
+// `#adjoint(::typeof(f), x)`, its value (y, pullback) as the definition's; the pullback
+// gives one tangent per argument (`nothing` for none).
+ExprPtr Parser::adjoint_macro(Pos pos, ExprPtr definition) {
+  if (definition->kind != Kind::function || !definition->function ||
+      definition->function->name.empty()) {
+    fail(pos, "@adjoint takes a method definition, as in '@adjoint f(x) = f(x), Δ -> (Δ,)'");
+  }
+  Function& f = *definition->function;
+  f.params.insert(f.params.begin(), typeof_param(pos, f.name));
+  f.name = "#adjoint";
+  return definition;
 }
 
 // Any other macro is an error where it runs, not where it is read: a program whose unused

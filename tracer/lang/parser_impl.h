@@ -163,6 +163,8 @@ class Parser {
                      std::vector<std::pair<ExprPtr, std::string>>& args);
   ExprPtr unsupported_macro(Pos pos, const std::string& name);
   ExprPtr non_differentiable_macro(Pos pos);
+  ExprPtr scalar_rule_macro(Pos pos);
+  ExprPtr adjoint_macro(Pos pos, ExprPtr definition);
   /// The arguments of the macro call before peek(), each with its source text.
   std::vector<std::pair<ExprPtr, std::string>> parse_macro_args();
   /// The source text of tokens [first, end).

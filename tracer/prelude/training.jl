@@ -238,3 +238,21 @@ Optimiser(opts...) = OptimiserChain(opts...)
 abstract type AbstractZero end
 struct ZeroTangent <: AbstractZero end
 struct NoTangent <: AbstractZero end
+
+# ---- the names a program's rules use (docs/rules.md) ----------------------------------------
+
+# Tangents are computed at once (@thunk is its expression), so unthunk has nothing to do.
+unthunk(x) = x
+InplaceableThunk(add!, val) = val
+# Zygote's argument type of its broadcasting rules, and its reduction of a broadcast
+# gradient to an argument's shape.
+const Numeric = Union{Number, AbstractArray}
+function unbroadcast(x::AbstractArray, x̄)
+  size(x̄) == size(x) && return x̄
+  dims = filter(d -> size(x, d) == 1, collect(1:ndims(x̄)))
+  reshape(sum(x̄; dims = dims), size(x))
+end
+unbroadcast(x::Number, x̄) = sum(x̄)
+unbroadcast(x::Nothing, x̄) = nothing
+# `f.(args...)`, the function a broadcast's rules are for (Base.Broadcast's, eager here).
+broadcasted(f, args...) = f.(args...)

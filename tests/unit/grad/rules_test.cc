@@ -10,6 +10,7 @@
 
 #include "check/gradcheck.h"
 #include "grad/grad.h"
+#include "grad/jvp.h"
 #include "opt/promote.h"
 #include "runtime/eval.h"
 #include "runtime/executor.h"
@@ -371,6 +372,67 @@ TEST_CASE("second derivatives match finite differences") {
         inputs.emplace_back(g.ops[i].name, values(seed, 500 + i));
       }
       check_case(g, inputs, 1e-5);
+    }
+  }
+}
+
+}  // namespace ytape::grad
+
+namespace ytape::grad {
+
+namespace {
+
+// Whether the tangent outputs `got` (after `t`'s outputs among `j`'s) agree with central
+// differences of `t` at `x` along the tangents of `with`, at one of three steps.
+bool tangents_match(const Tape& t, const Tape& j, const TensorMap& x, const TensorMap& with,
+                    const std::vector<Tensor>& got) {
+  for (double h : {1e-6, 1e-5, 1e-4}) {
+    auto moved = [&](double by) {
+      TensorMap p = x;
+      for (size_t i = x.size(); i < with.size(); ++i) {
+        const std::string name = with[i].first.substr(std::string("tangent.").size());
+        for (auto& [n, v] : p) {
+          if (n != name) continue;
+          Tensor w(v.type());  // tensors share their bytes when copied
+          for (int64_t k = 0; k < v.size(); ++k)
+            w.data<double>()[k] = v.data<double>()[k] + by * with[i].second.data<double>()[k];
+          v = std::move(w);
+        }
+      }
+      return Executor(t).run(p);
+    };
+    std::vector<Tensor> plus = moved(h), minus = moved(-h);
+    bool ok = true;
+    size_t next = t.outputs.size();
+    for (size_t k = 0; k < t.outputs.size(); ++k) {
+      if (!is_float(t.type(t.outputs[k].var).dtype)) continue;
+      const Tensor& a = got[next++];
+      for (int64_t e = 0; e < a.size(); ++e) {
+        double fd = (element_value(plus[k], e) - element_value(minus[k], e)) / (2 * h);
+        double an = element_value(a, e);
+        ok = ok && std::abs(an - fd) <= 1e-7 + 1e-5 * std::max(std::abs(an), std::abs(fd));
+      }
+    }
+    if (ok) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("forward mode: every case's jvp matches central differences along a tangent") {
+  for (const Case& c : all_cases()) {
+    SUBCASE(c.label.c_str()) {
+      Tape t = case_tape(c);
+      Tape j = jvp(t);
+      validate(j);
+      TensorMap x = case_inputs(c, t), with = x;
+      for (size_t i = t.num_inputs(); i < j.num_inputs(); ++i) {
+        Arg v = f64(j.type(j.ops[i].outs[0]).shape, Gen::small);
+        with.emplace_back(j.ops[i].name, values(v, 700 + i));
+      }
+      INFO(print_tape(j));
+      CHECK(tangents_match(t, j, x, with, Executor(j).run(with)));
     }
   }
 }

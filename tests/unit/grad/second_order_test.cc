@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "grad/grad.h"
+#include "grad/jvp.h"
 #include "io/json.h"
 #include "opt/promote.h"
 #include "runtime/executor.h"
@@ -61,7 +62,9 @@ TEST_CASE("the Hessian of Rosenbrock's function") {
   }
 }
 
-TEST_CASE("a Hessian-vector product of the MLP matches a difference of its gradient") {
+TEST_CASE(
+    "a Hessian-vector product of the MLP, reverse over reverse and forward over reverse, matches a "
+    "difference of its gradient") {
   Tape mlp = promote_to_f64(read_tape_json(
       [] {
         FILE* f = std::fopen(YTAPE_SOURCE_DIR "/samples/tapes/mlp.json", "rb");
@@ -90,6 +93,25 @@ TEST_CASE("a Hessian-vector product of the MLP matches a difference of its gradi
     if (d.dtype() == DType::f64) seeds.emplace_back("seed.grad." + x[i].first, d);
   }
   std::vector<Tensor> hv = tail(Executor(hvp).run(seeds), g.outputs.size());
+
+  // Forward over reverse: the jvp of the gradient, its tangents v, gives the same H v.
+  Tape forward = jvp(g);
+  validate(forward);
+  TensorMap tangents = x;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (v[i].second.dtype() == DType::f64)
+      tangents.emplace_back("tangent." + x[i].first, v[i].second);
+  }
+  std::vector<Tensor> fv = tail(Executor(forward).run(tangents), g.outputs.size() + 1);
+  REQUIRE(fv.size() == hv.size());
+  for (size_t j = 0; j < hv.size(); ++j) {
+    double worst = 0, scale = 0;
+    for (int64_t k = 0; k < hv[j].size(); ++k) {
+      worst = std::max(worst, std::abs(fv[j].data<double>()[k] - hv[j].data<double>()[k]));
+      scale = std::max(scale, std::abs(hv[j].data<double>()[k]));
+    }
+    CHECK(worst <= 1e-10 * scale + 1e-12);
+  }
 
   // Small enough that no relu of the 8192 changes side (1e-5 flips a few).
   const double eps = 1e-7;

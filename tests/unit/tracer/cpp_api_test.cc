@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "grad/grad.h"
 #include "runtime/executor.h"
 #include "samples/cpp/mlp_traced.h"
 #include "tape/error.h"
@@ -408,6 +409,28 @@ TEST_CASE("cond and while_loop trace each region once, from lambdas") {
                        "cond: a region gives back a value it was not given nor made; pass "
                        "values from outside it as operands",
                        UserError);
+}
+
+TEST_CASE("a custom rule from two lambdas: the body runs, grad uses the pullback") {
+  // A straight-through rounding: round(x) forward, the identity backward.
+  cpp::Tracer t("ste");
+  cpp::Traced x = t.input("x", {DType::f64, {3}});
+  std::vector<cpp::Traced> r = t.custom_rule(
+      "round_ste", {x},
+      [](const std::vector<cpp::Traced>& in) {
+        return std::vector<cpp::Traced>{cpp::round(in[0])};
+      },
+      [](const std::vector<cpp::Traced>&, const std::vector<cpp::Traced>&,
+         const std::vector<cpp::Traced>& dy) { return std::vector<cpp::Traced>{dy[0]}; });
+  t.output(sum(r[0] * x), "y");
+  Tape tape = t.finish();
+  validate(tape);
+  CHECK(print_tape(tape).find("custom_rule(%1; name=\"round_ste\", rule=\"") != std::string::npos);
+  TensorMap inputs{{"x", Tensor(Type{DType::f64, {3}})}};
+  for (int k = 0; k < 3; ++k) inputs[0].second.data<double>()[k] = 0.4 + k;
+  std::vector<Tensor> g = Executor(grad::gradient(tape)).run(inputs);
+  // d/dx of round(x) * x with round's derivative taken as 1: x + round(x).
+  for (int k = 0; k < 3; ++k) CHECK(g[1].data<double>()[k] == doctest::Approx(0.4 + 2.0 * k));
 }
 
 }  // namespace ytape::cpp::testing

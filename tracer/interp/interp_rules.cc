@@ -1,0 +1,343 @@
+// A program's own derivatives (docs/rules.md): a call of a function that has a rule
+// (ChainRulesCore's rrule, Zygote's @adjoint, ChainRulesCore's @scalar_rule) on traced
+// values is one custom_rule op. Its body is the function's code traced once, and its
+// pullback the rule's traced once, each on a trace of its own as a branch of an `if` is
+// (Interpreter::speculate); `ytape grad` uses the pullback. A rule that cannot be a
+// region (it prints, its code fails) is not used, with a note, and the call is traced as
+// it would be without it.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "grad/rules.h"
+#include "tape/error.h"
+#include "tape/op_attrs.h"
+#include "tracer/interp/interp.h"
+#include "tracer/interp/scan_trace.h"
+
+namespace ytape::tracer {
+
+namespace {
+
+bool traced(const Value& v) {
+  return v.is_tensor() && v.tensor().traced;
+}
+
+// Whether `v` holds a traced value inside a tuple, vector or struct (a rule's arguments
+// are arrays and numbers).
+bool traced_inside(const Value& v, size_t depth = 0) {
+  if (depth > kMaxValueNesting) return false;
+  if (v.kind == VKind::tuple || v.kind == VKind::named_tuple) {
+    return std::any_of(v.tup().items.begin(), v.tup().items.end(),
+                       [&](const Value& x) { return traced(x) || traced_inside(x, depth + 1); });
+  }
+  if (v.kind == VKind::object) {
+    const auto& fields = v.object().fields;
+    return std::any_of(fields.begin(), fields.end(),
+                       [&](const Value& x) { return traced(x) || traced_inside(x, depth + 1); });
+  }
+  return false;
+}
+
+Value zeros_like(const Type& type, bool number) {
+  Tensor t = Tensor::uninitialized(type);
+  std::memset(t.raw(), 0, static_cast<size_t>(t.bytes()));
+  return Value::concrete(std::move(t), number);
+}
+
+// `t` (a tangent on `b`) as a cotangent of an operand of type `to`: converted to its dtype
+// and summed over the dims it was broadcast along.
+Var fit(Builder& b, Var t, const Type& to, const std::string& rule, size_t arg) {
+  if (b.type(t).dtype != to.dtype) t = b.convert(t, {.dtype = to.dtype});
+  const Type from = b.type(t);
+  if (from.shape == to.shape) return t;
+  std::vector<int64_t> dims;
+  for (int d = 1; d <= from.rank(); ++d) {
+    int64_t n = from.shape[d - 1], m = d <= to.rank() ? to.shape[d - 1] : 1;
+    if (n == m) continue;
+    if (m != 1) {
+      user_error("{}: its pullback gives {} for argument {}, which is {}", rule, type_str(from),
+                 arg + 1, type_str(to));
+    }
+    dims.push_back(d);
+  }
+  Var summed = dims.empty() ? t : b.sum(t, {.dims = std::move(dims)});
+  return b.type(summed).shape == to.shape ? summed : b.reshape(summed, {.shape = to.shape});
+}
+
+}  // namespace
+
+std::optional<Interpreter::FoundRule> Interpreter::find_rule(const Value& f, const Args& args,
+                                                             Pos pos) {
+  auto lookup = [&](const char* name, RuleKind kind, bool omega) -> std::optional<FoundRule> {
+    const Value* rule = global(name);
+    if (rule == nullptr || rule->kind != VKind::function || rule->fn().methods.empty())
+      return std::nullopt;
+    Args with;
+    with.pos.push_back(f);
+    if (omega) with.pos.emplace_back();
+    with.pos.insert(with.pos.end(), args.pos.begin(), args.pos.end());
+    with.kw = args.kw;
+    const Method* m = select(rule->fn().methods, with, nullptr, pos, name);
+    if (m == nullptr) return std::nullopt;
+    // FILE:LINE of its definition (where() gives FILE:LINE:COL).
+    std::string where = sources_.where(m->pos);
+    where.erase(where.rfind(':'));
+    return FoundRule{kind, m, std::move(where)};
+  };
+  if (auto r = lookup("rrule", RuleKind::rrule, false)) return r;
+  if (auto r = lookup("#adjoint", RuleKind::adjoint, false)) return r;
+  if (args.kw.empty()) return lookup("#scalar_rule", RuleKind::scalar, true);
+  return std::nullopt;
+}
+
+std::optional<Value> Interpreter::apply_rule(const Value& f, Args& args, Pos pos) {
+  if (f.kind != VKind::function ||
+      std::find(rrules_running_.begin(), rrules_running_.end(), &f.fn()) != rrules_running_.end())
+    return std::nullopt;
+  for (const char* name : {"rrule", "#adjoint", "#scalar_rule"}) {
+    const Value* r = global(name);
+    if (r != nullptr && r->kind == VKind::function && &r->fn() == &f.fn()) return std::nullopt;
+  }
+  bool any = std::any_of(args.pos.begin(), args.pos.end(), traced);
+  for (const auto& [name, v] : args.kw) any = any || traced(v);
+  if (!any) return trace_level() > 0 ? rrule_value(f, args, pos) : std::nullopt;
+  // A rule's body is never differentiated (its pullback is), so rules inside it need not
+  // be recorded.
+  if (rule_bodies_ > 0) return std::nullopt;
+  std::optional<FoundRule> rule = find_rule(f, args, pos);
+  if (!rule) return std::nullopt;
+  const std::string& where = rule->where;
+  // A broadcast's rule is named as the call: `xlogy.`.
+  std::string name = f.fn().name;
+  if (name == "broadcasted" && !args.pos.empty() && args.pos[0].kind == VKind::function)
+    name = args.pos[0].fn().name + ".";
+  std::string label =
+      fmt::format("the rule for {}{} ({})", name, name.ends_with('.') ? "(...)" : "", where);
+  auto not_used = [&](const std::string& why) -> std::optional<Value> {
+    note_once(
+        "rule " + where, pos,
+        fmt::format("{} is not used: {}; {}'s derivative is that of its code", label, why, name));
+    return std::nullopt;
+  };
+  for (size_t i = 0; i < args.pos.size(); ++i) {
+    if (traced_inside(args.pos[i]))
+      return not_used(
+          fmt::format("argument {} holds traced arrays inside a tuple or struct "
+                      "(a rule here takes arrays and numbers)",
+                      i + 1));
+  }
+  for (const auto& [name, v] : args.kw) {
+    if (traced(v) || traced_inside(v))
+      return not_used(fmt::format("keyword argument {} is traced", name));
+  }
+  std::string why;
+  std::optional<Value> v = record_rule(f, args, pos, *rule, name, label, why);
+  if (!v) return not_used(why);
+  return v;
+}
+
+std::optional<Value> Interpreter::record_rule(const Value& f, Args& args, Pos pos,
+                                              const FoundRule& rule, const std::string& name,
+                                              const std::string& label, std::string& why) {
+  // The traced arguments as vars of this trace, which each region captures.
+  std::vector<std::optional<Var>> arg_vars;
+  for (const Value& a : args.pos)
+    arg_vars.push_back(traced(a) ? std::optional(tape_var(a)) : std::nullopt);
+  auto capture_args = [&] {
+    for (const Value& a : args.pos) {
+      if (traced(a)) tape_var(a);
+    }
+  };
+  struct Running {
+    std::vector<const FunctionObj*>& running;
+    Running(std::vector<const FunctionObj*>& r, const FunctionObj* f) : running(r) {
+      r.push_back(f);
+    }
+    ~Running() { running.pop_back(); }
+  };
+  Value result;
+  std::vector<Value> leaves;
+  std::string form;
+  std::optional<Speculation> body = speculate(
+      std::make_shared<Env>(),
+      [&] {
+        capture_args();
+        Running r(rrules_running_, &f.fn());
+        ++rule_bodies_;
+        Args copy = args;
+        try {
+          result = call_function(f.fn(), copy, pos, nullptr);
+        } catch (...) {
+          --rule_bodies_;
+          throw;
+        }
+        --rule_bodies_;
+        if (!flatten_carried(result, leaves, form))
+          not_a_scan(fmt::format("{} returns {}, not arrays and numbers", f.fn().name,
+                                 a_type_name(result)));
+        std::vector<Var> yields;
+        for (const Value& leaf : leaves) yields.push_back(tape_var(leaf));
+        return yields;
+      },
+      why);
+  if (!body) return std::nullopt;
+  // The pullback: per argument, the var of its tangent (none where it has none).
+  std::vector<std::optional<Var>> tangents(args.pos.size());
+  std::vector<std::pair<Var, std::string>> cotangent_params;
+  std::optional<Speculation> back = speculate(
+      std::make_shared<Env>(),
+      [&] {
+        capture_args();
+        Running r(rrules_running_, &f.fn());
+        std::vector<Value> dys;
+        for (size_t j = 0; j < leaves.size(); ++j) {
+          Type t = value_type(leaves[j]);
+          if (!is_float(t.dtype)) {
+            dys.push_back(call(*global("NoTangent"), Args{}, pos));
+            continue;
+          }
+          std::string name = fmt::format("dy.{}", j + 1);
+          Value d = nested_input(name, zeros_like(t, leaves[j].is_number()));
+          if (is_element(leaves[j])) d = with_element(std::move(d), true);
+          cotangent_params.emplace_back(d.tensor().var, name);
+          dys.push_back(std::move(d));
+        }
+        size_t k = 0;
+        Value dy = with_leaves(result, dys, k);
+        std::vector<Value> given = rule_tangents(f, args, pos, rule, label, dy);
+        for (size_t i = 0; i < given.size() && i < args.pos.size(); ++i) {
+          if (arg_vars[i] && (given[i].is_tensor() || given[i].is_number()))
+            tangents[i] = tape_var(given[i]);
+        }
+        return std::vector<Var>{};
+      },
+      why);
+  if (!back) return std::nullopt;
+  std::vector<Speculation> regions;
+  regions.push_back(std::move(*body));
+  regions.push_back(std::move(*back));
+  std::vector<std::vector<std::pair<Var, std::string>>> params;
+  VarList consts = region_consts(regions, params);
+  // The pullback takes the operands, the results and a cotangent per float result, and
+  // yields a cotangent per float operand: the sum of the tangents of the arguments it is.
+  Builder& pb = *regions[1].nested.builder;
+  std::vector<Var> yields;
+  for (size_t c = 0; c < consts.size(); ++c) {
+    const Type& type = builder_->type(consts[c]);
+    if (!is_float(type.dtype)) continue;
+    std::optional<Var> sum;
+    for (size_t i = 0; i < args.pos.size(); ++i) {
+      if (!arg_vars[i] || *arg_vars[i] != consts[c] || !tangents[i]) continue;
+      Var t = fit(pb, *tangents[i], type, label, i);
+      sum = sum ? pb.add(*sum, t) : t;
+    }
+    yields.push_back(sum ? *sum : grad::zeros(pb, type));
+  }
+  // The results' and cotangents' names, unique beside the operands' (a rule inside a
+  // pullback has operands named dy.1).
+  std::set<std::string> used;
+  for (const auto& [var, param] : params[1]) used.insert(param);
+  for (size_t j = 0; j < leaves.size(); ++j) {
+    std::string param = unique_name(fmt::format("y.{}", j + 1), used);
+    params[1].emplace_back(pb.capture(param, value_type(leaves[j])), param);
+  }
+  for (auto& [var, param] : cotangent_params) params[1].emplace_back(var, unique_name(param, used));
+  std::vector<Tape> tapes;
+  tapes.push_back(region_tape(regions[0].nested.builder->tape(), params[0], regions[0].yields));
+  tapes.push_back(region_tape(pb.tape(), params[1], yields));
+  tapes[0].name = "body";
+  tapes[1].name = "pullback";
+  here_ = pos;
+  builder_->set_loc(loc_of(op_pos()));
+  check_op_limit();
+  AttrsOf<Prim::custom_rule> attrs{.name = name, .rule = rule.where};
+  const Op& op = builder_->record(Prim::custom_rule, consts, attrs.to_attrs(), std::move(tapes));
+  std::vector<Value> outs;
+  for (size_t j = 0; j < leaves.size(); ++j) {
+    Var o = op.outs[j];
+    outs.push_back(with_element(Value::traced(o, builder_->type(o), leaves[j].is_number()),
+                                is_element(leaves[j])));
+  }
+  size_t k = 0;
+  return with_leaves(result, outs, k);
+}
+
+std::vector<Value> Interpreter::rule_tangents(const Value& f, Args& args, Pos pos,
+                                              const FoundRule& rule, const std::string& label,
+                                              const Value& dy) {
+  const size_t n = args.pos.size();
+  Args with;
+  with.pos.push_back(f);
+  if (rule.kind == RuleKind::scalar) {
+    // Ω, f's value, as @scalar_rule's partials may read it.
+    Args copy = args;
+    with.pos.push_back(call_function(f.fn(), copy, pos, nullptr));
+  }
+  with.pos.insert(with.pos.end(), args.pos.begin(), args.pos.end());
+  with.kw = args.kw;
+  const char* name = rule.kind == RuleKind::rrule     ? "rrule"
+                     : rule.kind == RuleKind::adjoint ? "#adjoint"
+                                                      : "#scalar_rule";
+  Value r = invoke(*rule.method, with, pos, nullptr, name);
+  if (rule.kind == RuleKind::scalar) {
+    // The partials: one per argument (a tuple of them, or one value for one argument).
+    std::vector<Value> partials = r.kind == VKind::tuple ? r.tup().items : std::vector<Value>{r};
+    if (partials.size() != n)
+      user_error("{} gives {} partials for {} arguments", label, partials.size(), n);
+    std::vector<Value> out;
+    for (const Value& p : partials) {
+      out.push_back(p.is_tensor() || p.is_number() ? broadcast(*global("*"), Args{{dy, p}, {}}, pos)
+                                                   : Value());
+    }
+    return out;
+  }
+  if (r.kind != VKind::tuple || r.tup().items.size() != 2) {
+    user_error("{} returned {}, not (value, pullback)", label, a_type_name(r));
+  }
+  Value t = call(r.tup().items[1], Args{{dy}, {}}, pos);
+  if (t.kind == VKind::nothing) return std::vector<Value>(n);
+  // rrule's pullback gives f's tangent first; Zygote's one per argument.
+  const size_t skip = rule.kind == RuleKind::rrule ? 1 : 0;
+  if (t.kind != VKind::tuple || t.tup().items.size() != n + skip) {
+    user_error(
+        "{}: its pullback returned {}; it must return a tuple of {} tangents ({}one per "
+        "argument)",
+        label, a_type_name(t), n + skip, skip ? "the function's, then " : "");
+  }
+  return std::vector<Value>(t.tup().items.begin() + static_cast<std::ptrdiff_t>(skip),
+                            t.tup().items.end());
+}
+
+// Inside a gradient, a call with an applicable ChainRulesCore rrule method and no traced
+// arguments takes the rrule's value (the first item it returns), as Zygote's calls do:
+// Flux's istraining() is true there.
+std::optional<Value> Interpreter::rrule_value(const Value& f, Args& args, Pos pos) {
+  const Value* rrule = global("rrule");
+  if (rrule == nullptr || rrule->kind != VKind::function) return std::nullopt;
+  Args with;
+  with.pos.reserve(args.pos.size() + 1);
+  with.pos.push_back(f);
+  with.pos.insert(with.pos.end(), args.pos.begin(), args.pos.end());
+  with.kw = args.kw;
+  const Method* m = select(rrule->fn().methods, with, nullptr, pos, "rrule");
+  if (m == nullptr) return std::nullopt;
+  rrules_running_.push_back(&f.fn());
+  Value r;
+  try {
+    r = invoke(*m, with, pos, nullptr, "rrule");
+  } catch (...) {
+    rrules_running_.pop_back();
+    throw;
+  }
+  rrules_running_.pop_back();
+  if (r.kind != VKind::tuple || r.tup().items.size() != 2) {
+    fail(pos, fmt::format("rrule for {} returned {}, not (value, pullback)", f.fn().name,
+                          a_type_name(r)));
+  }
+  return r.tup().items[0];
+}
+
+}  // namespace ytape::tracer

@@ -553,6 +553,21 @@ class Interpreter {
   /// Whether every argument that shows a where variable shows the same value: Julia's
   /// `f(x::T, y::T) where T` takes two Float64s, not an Int and a Float64.
   bool static_params_agree(const Method& m, const Args& args);
+  // `@eval e`: e with its `$` parts replaced by their values (interp_eval_macro.cc), run
+  // at top level; the tree is kept, as methods it defines point into it.
+  Value eval_macro(const Expr& e, const EnvPtr& env);
+  ExprPtr interpolated(const Expr& e, const EnvPtr& env);
+  std::unique_ptr<Function> interpolated(const Function& f, const EnvPtr& env);
+  Param interpolated(const Param& p, const EnvPtr& env);
+  // `const Name{T...} = rhs`: a parametric type alias (aliases_), bound by its bare name to
+  // rhs with T free; returns that value.
+  Value define_alias(const Expr& target, const Expr& rhs, const EnvPtr& env);
+  // `Name{args}` of an alias, its right side with the parameters replaced; null for other
+  // types.
+  ExprPtr expand_alias(const Expr& type) const;
+  // match_static for parameter i of a method (a Vararg{T, N} splat binds N to its count).
+  std::optional<Value> match_param(const Param& p, const Args& args, size_t i,
+                                   const std::string& name);
   std::optional<Value> match_static(const Expr& type, const Value& v, const std::string& name);
   TypeRef struct_type(const Expr& type, const TypeRef& head, const EnvPtr& env,
                       const std::vector<ExprPtr>* where);
@@ -643,7 +658,13 @@ class Interpreter {
   CycleCandidates cycles_;
   std::function<void(std::string_view)> print_;
   std::string output_;
-  bool rules_defined_ = false;                      // a program defined rules: calls look them up
+  bool rules_defined_ = false;  // a program defined rules: calls look them up
+  struct TypeAlias {
+    std::vector<ExprPtr> params;  // names
+    ExprPtr rhs;
+  };
+  std::unordered_map<std::string, TypeAlias> aliases_;  // parametric type aliases by name
+  std::vector<ExprPtr> eval_trees_;                     // what @eval ran (eval_macro)
   int rule_bodies_ = 0;                             // rules' bodies being traced (interp_rules.cc)
   std::unordered_set<std::string> noted_;           // the keys of note_once
   std::vector<const FunctionObj*> rrules_running_;  // whose rrule is being called

@@ -108,11 +108,12 @@ bool types_as_specific(const Method& a, const Method& b) {
 // a is at least as specific as b: each parameter type of a is below b's.
 bool as_specific(const Method& a, const Method& b) {
   if (!types_as_specific(a, b)) return false;
-  // As Julia's: f() is more specific than f(xs...), f(x) than f(x, rest...).
+  // As Julia's: f() is more specific than f(xs...), f(x) than f(x, rest...); but
+  // f(x::AbstractArray, rest...) than f(x), its parameters being below.
   auto vararg = [](const Method& m) {
     return !m.def->params.empty() && m.def->params.back().splat;
   };
-  if (vararg(a) && !vararg(b)) return false;
+  if (vararg(a) && !vararg(b) && types_as_specific(b, a)) return false;
   bool diagonal = !b.def->where.empty() && (a.def->where.empty() || !constrains(a));
   return !(diagonal && constrains(b) && types_as_specific(b, a));
 }

@@ -422,6 +422,7 @@ void Interpreter::log_write(const std::shared_ptr<const Object>& object) {
 }
 
 Value Interpreter::eval_assign(const Expr& e, const EnvPtr& env) {
+  if (e.args[0]->kind == Kind::curly) return define_alias(*e.args[0], *e.args[1], env);
   Value v = eval(*e.args[1], env);
   if (signal_ != Signal::none) return Value();
   assign(*e.args[0], v, env);

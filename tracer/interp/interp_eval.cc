@@ -192,6 +192,10 @@ Value Interpreter::eval(const Expr& e, const EnvPtr& env) {
       return Value::symbol(":");
     case Kind::call:
       return eval_call(e, env);
+    case Kind::eval_:
+      return eval_macro(e, env);
+    case Kind::interpolate:
+      fail(e.pos, "'$' interpolates only inside @eval");
     case Kind::broadcast:
       return eval_broadcast(e, env);
     case Kind::field:

@@ -179,8 +179,21 @@ Value Interpreter::construct(const Value& type, Args& args, Pos pos) {
     if (m != nullptr && !(splat && positional)) return invoke(*m, args, pos, nullptr, t->name);
     if (t->is_abstract)
       fail(pos, fmt::format("cannot make an instance of abstract type {}", t->name));
-    if (args.pos.size() != t->fields.size() || !args.kw.empty() || !positional) {
+    if (args.pos.size() != t->fields.size() || !args.kw.empty()) {
       fail(pos, no_constructor(*t, ctor, args));
+    }
+    if (!positional) {
+      // Julia's other implied constructor converts each argument to its field's type
+      // (`epochs::Int = 1e3` of a @kwdef struct is 1000).
+      std::string message = no_constructor(*t, ctor, args);
+      try {
+        for (size_t i = 0; i < args.pos.size(); ++i) {
+          if (t->field_types[i] != nullptr && !isa(args.pos[i], *t->field_types[i]))
+            args.pos[i] = convert_to(t->field_types[i], args.pos[i], pos);
+        }
+      } catch (const UserError&) {
+        fail(pos, message);
+      }
     }
     TypeRef instance = instance_type(t, args.pos);
     return Value::instance(std::move(instance), std::move(args.pos));
@@ -189,6 +202,14 @@ Value Interpreter::construct(const Value& type, Args& args, Pos pos) {
   if (t->tag == TypeTag::symbol && t->val && args.pos.empty() && args.kw.empty())
     return *t->val;  // Colon(): `:`
   if (t->tag == TypeTag::val) return construct_val(t, args, pos);
+  if (t->tag == TypeTag::symbol && !t->val && args.pos.size() > 1 && args.kw.empty()) {
+    // Symbol(a, b, ...): of the strings of its arguments joined, as Julia's.
+    Value text = call(*global("string"), std::move(args), pos);
+    args = Args{{std::move(text)}, {}};
+  }
+  if (t->tag == TypeTag::symbol && !t->val && args.pos.size() == 1 &&
+      args.pos[0].kind == VKind::string)
+    return Value::symbol(args.pos[0].text());
   const Value* convert = global("convert");
   Args conv;
   conv.pos.push_back(type);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "tape/error.h"
 #include "tracer/interp/interp.h"
@@ -56,10 +57,57 @@ TypeRef refine_array(const Expr& type, const TypeObj& head, const Interpreter& i
   return refined;
 }
 
+// A copy of type expression `e` with each name that `subst` maps replaced by a copy of its
+// expression.
+ExprPtr substituted(const Expr& e, const std::unordered_map<std::string, const Expr*>& subst) {
+  if (e.kind == Kind::id) {
+    auto it = subst.find(e.name);
+    if (it != subst.end()) return substituted(*it->second, {});
+  }
+  ExprPtr out = make_expr(e.kind, e.pos, e.name);
+  out->int_value = e.int_value;
+  out->float_value = e.float_value;
+  out->float32 = e.float32;
+  for (const ExprPtr& a : e.args) out->args.push_back(substituted(*a, subst));
+  return out;
+}
+
 }  // namespace
+
+Value Interpreter::define_alias(const Expr& target, const Expr& rhs, const EnvPtr& env) {
+  TypeAlias a;
+  for (size_t i = 1; i < target.args.size(); ++i) {
+    const Expr& p = *target.args[i];
+    if (p.kind != Kind::id)
+      fail(p.pos, "a type alias's parameters are names, as in 'const A{T} = AbstractArray{T, 3}'");
+    a.params.push_back(substituted(p, {}));
+  }
+  a.rhs = substituted(rhs, {});
+  // By its bare name, the alias is its right side with the parameters free (Julia's
+  // UnionAll): `x isa AA3`.
+  Value v = Value::type(eval_type(*a.rhs, env, &a.params));
+  aliases_[target.args[0]->name] = std::move(a);
+  assign(*target.args[0], v, env);
+  return v;
+}
+
+ExprPtr Interpreter::expand_alias(const Expr& type) const {
+  if (type.kind != Kind::curly || type.args[0]->kind != Kind::id) return nullptr;
+  auto it = aliases_.find(type.args[0]->name);
+  if (it == aliases_.end()) return nullptr;
+  const TypeAlias& a = it->second;
+  if (type.args.size() - 1 > a.params.size()) {
+    fail(type.pos, fmt::format("the type alias {} takes {} parameters; got {}", type.args[0]->name,
+                               a.params.size(), type.args.size() - 1));
+  }
+  std::unordered_map<std::string, const Expr*> subst;
+  for (size_t i = 1; i < type.args.size(); ++i) subst[a.params[i - 1]->name] = type.args[i].get();
+  return substituted(*a.rhs, subst);
+}
 
 TypeRef Interpreter::eval_type(const Expr& type, const EnvPtr& env,
                                const std::vector<ExprPtr>* where) {
+  if (ExprPtr expanded = expand_alias(type)) return eval_type(*expanded, env, where);
   const Expr& head = type.kind == Kind::curly ? *type.args[0] : type;
   // `<:Real` as a parameter (`Tuple{<:Real}`) stands for its bound.
   if (head.kind == Kind::call && head.args.size() == 2 && head.args[0]->name == "<:") {
@@ -222,10 +270,8 @@ void Interpreter::bind_static_params(const Method& m, const Args& args, const En
   const Function& def = *m.def;
   for (const ExprPtr& w : def.where) {
     const Expr& var = w->kind == Kind::call ? *w->args[1] : *w;
-    for (size_t i = 0; i < def.params.size() && i < args.pos.size(); ++i) {
-      const Param& p = def.params[i];
-      if (!p.type || p.splat) continue;
-      std::optional<Value> v = match_static(*p.type, args.pos[i], var.name);
+    for (size_t i = 0; i < def.params.size() && i <= args.pos.size(); ++i) {
+      std::optional<Value> v = match_param(def.params[i], args, i, var.name);
       if (!v) continue;
       frame->vars[var.name] = std::move(*v);
       break;
@@ -238,10 +284,8 @@ bool Interpreter::static_params_agree(const Method& m, const Args& args) {
   for (const ExprPtr& w : def.where) {
     const Expr& var = w->kind == Kind::call ? *w->args[1] : *w;
     std::optional<Value> first;
-    for (size_t i = 0; i < def.params.size() && i < args.pos.size(); ++i) {
-      const Param& p = def.params[i];
-      if (!p.type || p.splat) continue;
-      std::optional<Value> v = match_static(*p.type, args.pos[i], var.name);
+    for (size_t i = 0; i < def.params.size() && i <= args.pos.size(); ++i) {
+      std::optional<Value> v = match_param(def.params[i], args, i, var.name);
       if (!v) continue;
       if (!first) {
         first = std::move(v);
@@ -257,6 +301,17 @@ bool Interpreter::static_params_agree(const Method& m, const Args& args) {
   return true;
 }
 
+std::optional<Value> Interpreter::match_param(const Param& p, const Args& args, size_t i,
+                                              const std::string& name) {
+  if (p.splat) {
+    if (p.vararg_count == name)
+      return Value::integer(static_cast<int64_t>(args.pos.size() - std::min(i, args.pos.size())));
+    return std::nullopt;
+  }
+  if (!p.type || i >= args.pos.size()) return std::nullopt;
+  return match_static(*p.type, args.pos[i], name);
+}
+
 // What the where variable `name` is for an argument `v` of declared type `type`, if the
 // type mentions it where the argument shows it: `T` (v's type), `Val{N}`, `NTuple{N, T}`,
 // `Tuple{T, ...}`, `AbstractArray{T, N}` and its aliases.
@@ -269,6 +324,7 @@ std::optional<Value> Interpreter::match_static(const Expr& type, const Value& v,
     return call(*global("typeof"), Args{{v}, {}}, type.pos);
   }
   if (type.kind != Kind::curly || type.args[0]->kind != Kind::id) return std::nullopt;
+  if (ExprPtr expanded = expand_alias(type)) return match_static(*expanded, v, name);
   const Value* head = global(type.args[0]->name);
   if (head == nullptr || head->kind != VKind::type) return std::nullopt;
   const TypeObj& h = *head->type_ref();

@@ -50,13 +50,15 @@ struct Param {
   ExprPtr type;                     ///< `::T`: id, field (`Base.X`) or curly node; or null
   ExprPtr default_value;            ///< `= value`, evaluated at each call; or null
   bool splat = false;               ///< `xs...`: the remaining arguments, as a tuple
+  std::string vararg_count;         ///< `xs::Vararg{T, N}`: N, which the method binds
 };
 
 /// A function definition or anonymous function. Positional parameters with defaults come
 /// after those without; a splat parameter comes last. Keyword parameters without a
 /// default are required; one splat keyword parameter (`kws...`) may come last.
 struct Function {
-  std::string name;  ///< "" for lambdas and callable structs; qualified names keep their dots
+  std::string name;   ///< "" for lambdas and callable structs; qualified names keep their dots
+  ExprPtr name_expr;  ///< `$f(x) = ...` inside @eval: the interpolation naming it (name "$")
   std::optional<Param> receiver;  ///< `(m::Dense)(x) = ...`: the called object, typed
   std::vector<Param> params;
   std::vector<Param> kwparams;

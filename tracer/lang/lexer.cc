@@ -122,6 +122,9 @@ class Lexer {
   void lex_macro(bool space);
   void lex_operator(bool space);
   void lex_string(bool space);
+  void lex_raw_string(bool space);
+  // Steps over the opening quote(s) of a string; whether it is triple-quoted.
+  bool open_string();
   void lex_command(bool space);
   void lex_string_escape(std::string& out);
   StringPart lex_interpolation();
@@ -261,7 +264,11 @@ void Lexer::lex_token(bool space) {
     return;
   }
   if (c == '@') return lex_macro(space);
-  if (c == '$') fail(pos, "'$' is only allowed inside strings, for interpolation");
+  if (c == '$') {  // interpolation, inside @eval (the parser says where else)
+    advance();
+    emit(Tok::op, pos, begin, space).text = "$";
+    return;
+  }
   if (c == '`') return lex_command(space);
   lex_operator(space);
 }
@@ -273,8 +280,55 @@ void Lexer::lex_word(bool space) {
     advance_char();
   }
   std::string_view word = text_.substr(begin, i_ - begin);
+  if (peek() == '"') {
+    // Julia's non-standard string literals: `lazy"..."` (Base's LazyString) is a string;
+    // `raw"..."` and the documentation ones keep their backslashes and `$`s.
+    if (word == "lazy") return lex_string(space);
+    if (word == "raw" || word == "L" || word == "md" || word == "doc" || word == "html" ||
+        word == "text")
+      return lex_raw_string(space);
+  }
   Token& token = emit(is_keyword(word) ? Tok::keyword : Tok::ident, pos, begin, space);
   token.text = normalize_name(word);
+}
+
+// `raw"..."`, at its quote: the text as written, but that backslashes before a quote are
+// halved (an odd run escapes the quote), as Julia reads it.
+void Lexer::lex_raw_string(bool space) {
+  Pos pos = here();
+  size_t begin = i_;
+  bool triple = open_string();
+  std::string literal;
+  size_t slashes = 0;
+  while (true) {
+    if (i_ >= end_) {
+      fail(pos, fmt::format("unterminated string; the closing '{}' is missing",
+                            triple ? "\"\"\"" : "\""));
+    }
+    char c = peek();
+    if (c == '\\') {
+      ++slashes;
+      advance();
+      continue;
+    }
+    if (c == '"') {
+      literal.append(slashes / 2, '\\');
+      bool escaped = slashes % 2 == 1;
+      slashes = 0;
+      if (!escaped && (!triple || (peek(1) == '"' && peek(2) == '"'))) {
+        advance(triple ? 3 : 1);
+        break;
+      }
+      literal += c;
+      advance();
+      continue;
+    }
+    literal.append(slashes, '\\');
+    slashes = 0;
+    literal += c;
+    advance();
+  }
+  emit(Tok::string, pos, begin, space).text = std::move(literal);
 }
 
 // `@name`, and `@.`; the parser knows which macros there are.
@@ -437,13 +491,18 @@ void Lexer::lex_radix_number(bool space) {
   token.int_value = static_cast<int64_t>(value);
 }
 
-void Lexer::lex_string(bool space) {
-  Pos pos = here();
-  size_t begin = i_;
+bool Lexer::open_string() {
   bool triple = text_.substr(i_, end_ - i_).starts_with("\"\"\"");
   advance(triple ? 3 : 1);
   if (triple && peek() == '\r' && peek(1) == '\n') advance();
   if (triple && peek() == '\n') advance();  // as in Julia, a leading line break is dropped
+  return triple;
+}
+
+void Lexer::lex_string(bool space) {
+  Pos pos = here();
+  size_t begin = i_;
+  bool triple = open_string();
   std::string literal;
   std::vector<StringPart> parts;
   while (true) {

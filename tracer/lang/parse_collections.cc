@@ -30,6 +30,7 @@ ExprPtr kw_to_assign(ExprPtr item) {
 
 ExprPtr Parser::parse_primary() {
   const Token& t = peek();
+  if (t.kind == Tok::op && t.text == "$") return parse_interpolated();
   switch (t.kind) {
     case Tok::integer: {
       ExprPtr e = make_expr(Kind::int_lit, take().pos);
@@ -329,7 +330,8 @@ ExprPtr Parser::parse_prefixed_string() {
   const Token& str = take();
   if (name.text != "v") {
     fail(name.pos, fmt::format("string literals with a prefix ({}\"...\") are not supported, "
-                               "but for version numbers (v\"1.7\")",
+                               "but for version numbers (v\"1.7\"), raw\"...\", lazy\"...\" "
+                               "and the documentation ones (L, md, doc, html, text)",
                                name.text));
   }
   ExprPtr call = make_expr(Kind::call, name.pos);
@@ -368,6 +370,26 @@ ExprPtr Parser::parse_string() {
     Parser inner(sources_, file_, lex_range(sources_, file_, part.begin, part.end, part.pos),
                  depth_);
     node->args.push_back(inner.parse_interpolation());
+  }
+  return node;
+}
+
+// `$name` or `$(expression)` inside @eval.
+ExprPtr Parser::parse_interpolated() {
+  const Token& dollar = take();
+  if (eval_depth_ == 0) {
+    fail(dollar.pos, "'$' is only allowed inside strings, for interpolation, and inside @eval");
+  }
+  ExprPtr node = make_expr(Kind::interpolate, dollar.pos);
+  if (at(Tok::ident) && !peek().space_before) {
+    node->args.push_back(make_expr(Kind::id, peek().pos, take().text));
+  } else if (at(Tok::lparen) && !peek().space_before) {
+    const Token& open = take();
+    ContextScope scope(*this, paren_context(ctx_));
+    node->args.push_back(parse_assignment());
+    expect_close(Tok::rparen, open, "')'");
+  } else {
+    fail_expected(peek(), "a name or '(' right after '$'");
   }
   return node;
 }

@@ -22,7 +22,11 @@ ExprPtr Parser::parse_function_keyword() {
   const Token& kw = take();
   auto f = std::make_unique<Function>();
   Kind kind = Kind::function;
-  if (at(Tok::ident) || (at(Tok::op) && is_function_operator(peek().text))) {
+  if (at_op("$") && eval_depth_ > 0) {  // `function $f(x) ... end` inside @eval
+    f->name_expr = parse_interpolated();
+    f->name = "$";
+    if (!at(Tok::lparen)) fail_expected(peek(), "'(' after the interpolated name");
+  } else if (at(Tok::ident) || (at(Tok::op) && is_function_operator(peek().text))) {
     f->name = parse_function_name();
     if (!at(Tok::lparen)) fail_expected(peek(), fmt::format("'(' after '{}'", f->name));
   } else if (at(Tok::lparen)) {
@@ -48,7 +52,17 @@ ExprPtr Parser::parse_function_keyword() {
 bool Parser::at_short_definition() {
   size_t i = index();
   const Token& first = peek();
-  if (first.kind == Tok::ident) {
+  if (first.kind == Tok::op && first.text == "$" && eval_depth_ > 0) {
+    // `$f(x) = ...` or `$(f)(x) = ...` inside @eval.
+    ++i;
+    if (token_at(i).kind == Tok::lparen) {
+      i = matching(i);
+      if (i == 0) return false;
+    } else if (token_at(i).kind != Tok::ident) {
+      return false;
+    }
+    ++i;
+  } else if (first.kind == Tok::ident) {
     ++i;
     while (token_at(i).kind == Tok::op && token_at(i).text == "." &&
            token_at(i + 1).kind == Tok::ident) {
@@ -83,7 +97,10 @@ bool Parser::at_short_definition() {
 ExprPtr Parser::parse_short_definition() {
   Pos pos = peek().pos;
   auto f = std::make_unique<Function>();
-  if (at(Tok::ident) || at(Tok::op) || at_kw("in")) {
+  if (at_op("$")) {
+    f->name_expr = parse_interpolated();
+    f->name = "$";
+  } else if (at(Tok::ident) || at(Tok::op) || at_kw("in")) {
     f->name = parse_function_name();
   } else {
     f->receiver = parse_receiver();
@@ -221,12 +238,17 @@ Param Parser::parse_param(bool keyword) {
     fail_expected(peek(), "a parameter name");
   }
   p.splat = accept_op("...");
-  // `xs::Vararg{T}` (or `Vararg{T, N}`, `Vararg`) is `xs::T...`: the count is not checked.
+  // `xs::Vararg{T}` (or `Vararg{T, N}`, `Vararg`) is `xs::T...`; a where variable N is
+  // bound to the count.
   if (!p.splat && p.type && (p.type->kind == Kind::id || p.type->kind == Kind::curly)) {
     const Expr& head = p.type->kind == Kind::curly ? *p.type->args[0] : *p.type;
     if (head.kind == Kind::id && head.name == "Vararg") {
       p.splat = true;
-      p.type = p.type->kind == Kind::curly ? std::move(p.type->args[1]) : nullptr;
+      if (p.type->kind == Kind::curly && p.type->args.size() == 3 &&
+          p.type->args[2]->kind == Kind::id)
+        p.vararg_count = p.type->args[2]->name;
+      p.type = p.type->kind == Kind::curly && p.type->args.size() > 1 ? std::move(p.type->args[1])
+                                                                      : nullptr;
     }
   }
   if (at_op("=")) {

@@ -35,7 +35,8 @@ const std::vector<std::string>& supported_macros() {
                                   "@inferred",    "@autosize",  "@ignore_derivatives",
                                   "@ignore",      "@nograd",    "@non_differentiable",
                                   "@adjoint",     "@max_trips", "@scalar_rule",
-                                  "@setup",       "@thunk"};
+                                  "@setup",       "@thunk",     "@doc",
+                                  "@eval"};
     v.insert(v.end(), kIdentity.begin(), kIdentity.end());
     v.insert(v.end(), kLayer.begin(), kLayer.end());
     return v;
@@ -185,6 +186,7 @@ ExprPtr Parser::parse_macro() {
   }
   if (name == "@non_differentiable") return non_differentiable_macro(m.pos);
   if (name == "@scalar_rule") return scalar_rule_macro(m.pos);
+  if (name == "@eval") return eval_macro(m.pos);
   std::vector<std::pair<ExprPtr, std::string>> args = parse_macro_args();
   if (!supported) return unsupported_macro(m.pos, name);
   auto need = [&](size_t lo, size_t hi, std::string_view usage) {
@@ -206,6 +208,13 @@ ExprPtr Parser::parse_macro() {
   if (name == "@adjoint") {
     need(1, 1, "@adjoint f(x) = f(x), Δ -> (Δ,)");
     return adjoint_macro(m.pos, std::move(args[0].first));
+  }
+  if (name == "@doc") {
+    // A docstring (`@doc raw"""...""" f`, or on the line before the definition): the
+    // definition it documents, or nothing.
+    need(1, 2, "@doc \"text\" f(x) = x");
+    if (args.size() == 2) return std::move(args[1].first);
+    return make_expr(Kind::nothing, m.pos);
   }
   if (name == "@thunk") {
     // ChainRulesCore's lazy tangent: computed at once (the gradient's DCE drops the unused).
@@ -477,6 +486,26 @@ ExprPtr Parser::scalar_rule_macro(Pos pos) {
   for (auto& a : args) f->body->args.push_back(std::move(a.first));
   ExprPtr node = make_expr(Kind::function, pos);
   node->function = std::move(f);
+  return node;
+}
+
+// `@eval e` (or `@eval Module e`): e, whose `$x` and `$(...)` parts the interpreter
+// evaluates first, run at top level (Kind::eval_), as Julia's loops over names of
+// functions define their methods.
+ExprPtr Parser::eval_macro(Pos pos) {
+  ++eval_depth_;
+  std::vector<std::pair<ExprPtr, std::string>> args;
+  try {
+    args = parse_macro_args();
+  } catch (...) {
+    --eval_depth_;
+    throw;
+  }
+  --eval_depth_;
+  if (args.empty() || args.size() > 2)
+    fail(pos, "@eval takes an expression, as in '@eval $f(x) = x' (and a module before it)");
+  ExprPtr node = make_expr(Kind::eval_, pos);
+  node->args.push_back(std::move(args.back().first));
   return node;
 }
 

@@ -117,6 +117,10 @@ void Parser::check_target(const Expr& target, const Token& op) const {
         fail(target.pos, "return type annotations ('f(x)::T = ...') are not supported");
       }
       break;
+    case Kind::curly:
+      // `const AA3{T} = AbstractArray{T, 3}`: a parametric type alias.
+      if (plain && target.args[0]->kind == Kind::id) return;
+      break;
     case Kind::tuple:
       if (!plain) {
         fail(op.pos, fmt::format("'{}' cannot update a tuple; update each variable", op.text));

@@ -164,6 +164,8 @@ class Parser {
   ExprPtr unsupported_macro(Pos pos, const std::string& name);
   ExprPtr non_differentiable_macro(Pos pos);
   ExprPtr scalar_rule_macro(Pos pos);
+  ExprPtr eval_macro(Pos pos);
+  ExprPtr parse_interpolated();
   ExprPtr adjoint_macro(Pos pos, ExprPtr definition);
   /// The arguments of the macro call before peek(), each with its source text.
   std::vector<std::pair<ExprPtr, std::string>> parse_macro_args();
@@ -198,6 +200,7 @@ class Parser {
   std::vector<Token> tokens_;
   size_t pos_ = 0;
   int depth_;
+  int eval_depth_ = 0;    ///< inside @eval, where `$x` interpolates
   int local_scopes_ = 0;  ///< function, lambda, let, for, while bodies around here
   /// Index of the first token of the latest statement of a block; struct, const, using and
   /// import must start there.

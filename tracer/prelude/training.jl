@@ -19,6 +19,49 @@ function chunk(x::AbstractArray, n::Integer; dims::Integer=ndims(x))
   k = cld(len, n)
   [selectdim(x, dims, i:min(i + k - 1, len)) for i in 1:k:len]
 end
+# MLUtils' other names for observations and arrays.
+shuffleobs(x::AbstractArray) = getobs(x, randperm(numobs(x)))
+shuffleobs(t::Union{Tuple, NamedTuple}) = (order = randperm(numobs(t)); getobs(t, order))
+# splitobs(data; at=0.7): the first `at` share of the observations, then the rest (or
+# shares `at = (0.6, 0.2)`, then the rest), shuffled first with `shuffle=true`.
+function splitobs(data; at = 0.7, shuffle::Bool = false)
+  data = shuffle ? shuffleobs(data) : data
+  n = numobs(data)
+  shares = at isa Number ? (at,) : at
+  parts, first = [], 1
+  for share in shares
+    last = first + round(Int, share * n) - 1
+    push!(parts, getobs(data, first:last))
+    first = last + 1
+  end
+  push!(parts, getobs(data, first:n))
+  Tuple(parts)
+end
+# eachobs(data; batchsize=-1): each observation (batchsize -1) or batches of them.
+eachobs(data; batchsize::Integer = -1, shuffle::Bool = false, partial::Bool = true) =
+  batchsize < 0 ? [getobs(data, i) for i in (shuffle ? randperm(numobs(data)) : 1:numobs(data))] :
+  DataLoader(data; batchsize, shuffle, partial)
+mapobs(f, data) = [f(getobs(data, i)) for i in 1:numobs(data)]
+# unbatch(x): the slices of x along its last dim; unstack(x; dims) along dims.
+unbatch(x::AbstractArray) = [selectdim(x, ndims(x), i) for i in 1:size(x, ndims(x))]
+unstack(x::AbstractArray; dims::Integer) = [selectdim(x, dims, i) for i in 1:size(x, dims)]
+# batch(xs): the observations xs stacked on a new last dim (MLUtils', Flux.batch).
+batch(xs) = stack(xs)
+# batchseq(seqs, pad): sequences of different lengths padded with `pad` to the longest,
+# then one batch per time step.
+function batchseq(xs, pad = nothing)
+  n = maximum(length, xs)
+  padded = [vcat(x, fill(pad, n - length(x))) for x in xs]
+  [batch([p[t] for p in padded]) for t in 1:n]
+end
+# zeros_like(x, T=eltype(x), sz=size(x)) and its kin: arrays like x.
+zeros_like(x::AbstractArray, T::Type = eltype(x), sz = size(x)) = zeros(T, sz...)
+ones_like(x::AbstractArray, T::Type = eltype(x), sz = size(x)) = ones(T, sz...)
+fill_like(x::AbstractArray, v, T::Type = eltype(x), sz = size(x)) = fill(convert(T, v), sz...)
+rand_like(x::AbstractArray, T::Type = eltype(x), sz = size(x)) = rand(T, sz...)
+randn_like(x::AbstractArray, T::Type = eltype(x), sz = size(x)) = randn(T, sz...)
+rand_like(rng::AbstractRNG, x::AbstractArray, T::Type = eltype(x), sz = size(x)) = rand(rng, T, sz...)
+randn_like(rng::AbstractRNG, x::AbstractArray, T::Type = eltype(x), sz = size(x)) = randn(rng, T, sz...)
 shuffle(x::AbstractVector) = x[randperm(length(x))]
 shuffle(rng::AbstractRNG, x::AbstractVector) = x[randperm(rng, length(x))]
 

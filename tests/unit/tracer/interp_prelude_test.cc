@@ -45,4 +45,23 @@ TEST_CASE("prelude values match their definitions") {
   CHECK(eval_show("", "leakyrelu.([-1f0, 2f0])") == "Float32[-0.01, 2.0]");
 }
 
+TEST_CASE(
+    "MLUtils' names: splitobs, shuffleobs, eachobs, unbatch, batchseq, zeros_like, randn_like") {
+  std::string p = "x = reshape(collect(1.0:24.0), 2, 3, 4)\nxf = ones(Float32, 2, 2)\n";
+  CHECK(eval_show(p, "size.(splitobs(x; at = 0.5)), size.(splitobs(x; at = (0.25, 0.5)))") ==
+        "(((2, 3, 2), (2, 3, 2)), ((2, 3, 1), (2, 3, 2), (2, 3, 1)))");
+  CHECK(eval_show(p,
+                  "sort(vec(shuffleobs(x)[1, 1, :])), length(eachobs(x)), "
+                  "size(first(eachobs(x; batchsize = 3)))") ==
+        "([1.0, 7.0, 13.0, 19.0], 4, (2, 3, 3))");
+  CHECK(
+      eval_show(p, "length(unbatch(x)), size(unstack(x; dims = 2)[3]), batch([[1, 2], [3, 4]])") ==
+      "(4, (2, 4), [1 3; 2 4])");
+  CHECK(eval_show(p, "batchseq([[1, 2, 3], [4, 5]], 0)") == "[[1, 4], [2, 5], [3, 0]]");
+  CHECK(eval_show(p,
+                  "size(randn_like(xf)), eltype(randn_like(xf)), eltype(rand_like(xf, Float64)), "
+                  "zeros_like(xf), ones_like(xf, Int, (1, 2)), fill_like(xf, 7)[2]") ==
+        "((2, 2), Float32, Float64, Float32[0.0 0.0; 0.0 0.0], [1 1], 7.0f0)");
+}
+
 }  // namespace ytape::tracer::testing

@@ -81,6 +81,25 @@ end
                       {"v"});
 }
 
+TEST_CASE(
+    "@kwdef structs convert keyword values to their fields' types, as the implied constructor") {
+  // The model zoo's hyperparameters: `epochs::Int = 1e3`, built by Args(; kws...).
+  std::string p = R"(
+Base.@kwdef mutable struct Args
+  batch_size::Int = 64   # batch size
+  η::Float64 = 1e-3      # learning rate
+  epochs::Int = 1e3      # number of epochs
+  input_dim = 28^2
+end
+make(; kws...) = Args(; kws...)
+)";
+  CHECK(eval_show(p, "make().epochs, make(epochs = 3).epochs, make(η = 1).η, make().input_dim") ==
+        "(1000, 3, 1.0, 784)");
+  CHECK(run_error(p + "make(epochs = 1.5)").find("no constructor of Args takes the arguments") !=
+        std::string::npos);
+  CHECK(eval_show("", "Symbol(:a, \"_\", 2), Symbol(\"xy\")") == "(:a_2, :xy)");
+}
+
 TEST_CASE("dispatch picks the most specific method") {
   CHECK(eval_show(kLayers, "describe(Dense(1, 1)), describe(Scale(1))") ==
         "(\"dense\", \"a layer\")");

@@ -87,6 +87,27 @@ TEST_CASE("Vararg: xs::Vararg{T} is xs::T..., Tuple{Vararg{T}} any number of T")
         "(2, 0, true)");
   CHECK(run_error("f(t::Tuple{Int, Vararg{Int}}) = t\nf((1, 2))")
             .find("a Tuple type takes Vararg alone") != std::string::npos);
+  // A where variable N of Vararg{T, N} is bound to the count.
+  CHECK(eval_show("n(xs::Vararg{Int, N}) where {N} = N\nm(a, xs::Vararg{Any, N}) where N = N",
+                  "n(1, 2, 3), n(), m(1), m(1, :a, 2.0)") == "(3, 0, 0, 2)");
+}
+
+TEST_CASE("parametric type aliases: const AA3{T} = AbstractArray{T, 3}, as NNlib's") {
+  std::string p =
+      "const AA3{T} = AbstractArray{T,3}\nconst AA{N} = AbstractArray{Float32,N}\n"
+      "f(a::AA3{T}) where {T} = T\nf(a) = :other\n"
+      "g(x::AA{N}, y::AA{N}) where {N} = N\ng(x, y) = -1\n"
+      "h(v::AA3) = ndims(v)";
+  CHECK(eval_show(p, "f(ones(Float32, 2, 2, 2)), f(ones(2, 2)), f(ones(2, 2, 2))") ==
+        "(Float32, :other, Float64)");
+  CHECK(eval_show(p,
+                  "g(ones(Float32, 2, 2), ones(Float32, 3, 3)), g(ones(Float32, 2), "
+                  "ones(Float32, 2, 2)), g(ones(2), ones(2))") == "(2, -1, -1)");
+  CHECK(eval_show(p,
+                  "ones(2, 2, 2) isa AA3, ones(2) isa AA3, ones(Float32, 2, 2) isa AA{2}, "
+                  "h(ones(2, 1, 2))") == "(true, false, true, 3)");
+  CHECK(run_error(p + "\nx = AA3{Float32, 2}").find("the type alias AA3 takes 1 parameters") !=
+        std::string::npos);
 }
 
 TEST_CASE("Tuple{...} and NTuple{N, T} match tuples by length and item types") {

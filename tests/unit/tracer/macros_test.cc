@@ -100,4 +100,49 @@ TEST_CASE("other macros are one error that names them and the supported ones") {
   CHECK(parse_error("@inbounds").find("@inbounds takes one argument") != std::string::npos);
 }
 
+TEST_CASE("docstrings and non-standard strings: @doc raw, lazy, L, md") {
+  // Flux's recurrent layers document their math with backslashes.
+  std::string p =
+      "@doc raw\"\"\"\n    RNNCell(in => out)\n```math\nh^\\prime = \\sigma(W_i x + "
+      "b)\n```\n\"\"\"\n"
+      "cell(x) = 2x\n"
+      "@doc \"twice\" twice(x) = 2x\n"
+      "n = 3\n";
+  CHECK(eval_show(p, "cell(1), twice(2)") == "(2, 4)");
+  CHECK(eval_show(p, "lazy\"n is $(n + 1)\", raw\"a\\b$n\", L\"\\alpha\"") ==
+        "(\"n is 4\", \"a\\\\b\\$n\", \"\\\\alpha\")");
+  // In a raw string a backslash escapes only a quote (an odd run of them), as Julia's.
+  CHECK(eval_show("", "raw\"a\\\"b\", raw\"c\\\\\"") == "(\"a\\\"b\", \"c\\\\\")");
+  CHECK(parse_error("x = q\"text\"")
+            .find("string literals with a prefix (q\"...\") are not "
+                  "supported") != std::string::npos);
+}
+
+TEST_CASE("@eval defines methods named by values, as NNlib's loops over names do") {
+  std::string p = R"(
+const ACTIVATIONS = [:myrelu, :mytanh]
+myrelu(x) = max(x, 0)
+mytanh(x) = tanh(x)
+for f in ACTIVATIONS
+  @eval $(f)(x::AbstractArray, args...) =
+    error("Use broadcasting (`", $(string(f)), ".(x)`) to apply activation functions to arrays.")
+end
+for (name, k) in ((:double, 2), (:triple, 3))
+  @eval $name(x) = $k * x
+  @eval function $(Symbol(name, :_all))(xs)
+    [$name(x) for x in xs]
+  end
+end
+)";
+  CHECK(eval_show(p,
+                  "myrelu(-1.0), myrelu.([-1.0, 2.0]), double(4), triple(2), double_all([1, 2])") ==
+        "(0.0, [0.0, 2.0], 8, 6, [2, 4])");
+  CHECK(run_error(p + "myrelu([1.0])").find("Use broadcasting (`myrelu.(x)`)") !=
+        std::string::npos);
+  CHECK(parse_error("f(x) = $x")
+            .find("'$' is only allowed inside strings, for interpolation, "
+                  "and inside @eval") != std::string::npos);
+  CHECK(run_error("@eval $(1 + 2im) + 1").find("@eval cannot write") != std::string::npos);
+}
+
 }  // namespace ytape::tracer::testing

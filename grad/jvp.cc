@@ -26,104 +26,96 @@ std::string fresh_name(const std::string& name, std::unordered_set<std::string>&
   return candidate;
 }
 
-class Forward {
- public:
-  Forward(const Tape& t, Builder& b) : t_(t), b_(b), map_(t), tan_(t.types.size()) {}
-
-  void set_tangent(Var v, Var tangent) { tan_[v.id] = tangent; }
-  void bind(Var v, Var now) { map_.set(v, now); }
-  Var operator[](Var v) const { return map_[v]; }
-  std::optional<Var> tangent(Var v) const { return tan_[v.id]; }
-
-  void run() {
-    for (size_t i = t_.num_inputs(); i < t_.ops.size(); ++i) {
-      const Op& op = t_.ops[i];
-      b_.set_loc(op.loc);
-      if (op.kind == OpKind::constant) {
-        map_.set(op.outs[0], b_.constant(t_.type(op.outs[0]), op.value));
-      } else if (active(op)) {
-        differentiate(op);
-      } else {
-        const Op& copy = b_.record(op.prim, map_.map(op.args), op.attrs, op.regions);
-        for (size_t k = 0; k < op.outs.size(); ++k) map_.set(op.outs[k], copy.outs[k]);
-      }
-    }
-  }
-
- private:
-  bool active(const Op& op) const {
-    if (op.kind != OpKind::call || !prim_info(op.prim).differentiable()) return false;
-    for (Var a : op.args) {
-      if (tan_[a.id]) return true;
-    }
-    return false;
-  }
-
-  // The op as reverse mode emits it forward (a variant, a scan keeping its residuals), so
-  // that its rule finds what it reads; returns those outputs.
-  VarList emit(const Op& op) {
-    VarList args = map_.map(op.args);
-    if (op.prim == Prim::scan) return scan_keeping_residuals(b_, op, args);
-    if (op.prim == Prim::while_loop) return while_keeping_steps(b_, op, args, false);
-    std::optional<Prim> variant = variant_of(op.prim);
-    return b_.record(variant ? *variant : op.prim, args, op.attrs, op.regions).outs;
-  }
-
-  void differentiate(const Op& op) {
-    VarList y = emit(op);
-    for (size_t k = 0; k < op.outs.size(); ++k) map_.set(op.outs[k], y[k]);
-    // The rule on parameters standing for the arguments, the outputs and ū.
-    Builder lb = Builder::like(t_);
-    lb.set_loc(op.loc);
-    std::vector<Var> lx, ly;
-    std::vector<Cotangent> u(y.size());
-    for (size_t i = 0; i < op.args.size(); ++i)
-      lx.push_back(lb.input(fmt::format("x{}", i + 1), t_.type(op.args[i])));
-    for (size_t k = 0; k < y.size(); ++k)
-      ly.push_back(lb.input(fmt::format("y{}", k + 1), b_.type(y[k])));
-    for (size_t k = 0; k < op.outs.size(); ++k) {
-      if (is_float(b_.type(y[k]).dtype)) u[k] = lb.input(fmt::format("u{}", k + 1), b_.type(y[k]));
-    }
-    std::vector<bool> need;
-    for (Var a : op.args) need.push_back(tan_[a.id].has_value());
-    std::vector<Cotangent> dx = rules().rule(variant_of(op.prim).value_or(op.prim))(
-        lb, RuleArgs{op, lx, ly, u, need, false});
-    std::vector<size_t> seeded;  // the arguments whose x̄ is an output of the rule's tape
-    for (size_t i = 0; i < op.args.size() && i < dx.size(); ++i) {
-      if (!need[i] || !dx[i]) continue;
-      lb.output(unbroadcast(lb, *dx[i], t_.type(op.args[i]), op), "");
-      seeded.push_back(i);
-    }
-    Tape rule = lb.finish();
-    // Its reverse mode in ū, the arguments' tangents as seeds.
-    Backprop bp(b_, rule);
-    size_t p = 0;
-    for (size_t i = 0; i < op.args.size(); ++i)
-      bp.bind_input(rule.ops[p++].outs[0], map_[op.args[i]], false);
-    for (Var v : y) bp.bind_input(rule.ops[p++].outs[0], v, false);
-    std::vector<Var> params_u(y.size());
-    for (size_t k = 0; k < op.outs.size(); ++k) {
-      if (!u[k]) continue;
-      params_u[k] = rule.ops[p++].outs[0];
-      bp.bind_input(params_u[k], zeros(b_, b_.type(y[k])), true);
-    }
-    bp.forward();
-    for (size_t j = 0; j < seeded.size(); ++j)
-      bp.seed(rule.outputs[j].var, *tan_[op.args[seeded[j]].id]);
-    bp.backward();
-    for (size_t k = 0; k < op.outs.size(); ++k) {
-      if (!u[k]) continue;
-      if (Cotangent c = bp.cotangent(params_u[k])) tan_[op.outs[k].id] = *c;
-    }
-  }
-
-  const Tape& t_;
-  Builder& b_;
-  VarMap map_;
-  std::vector<std::optional<Var>> tan_;
-};
-
 }  // namespace
+
+Tangents::Tangents(Builder& b, const Tape& src)
+    : t_(src), b_(b), map_(src), tan_(src.types.size()) {}
+
+void Tangents::bind_input(Var v, Var now, std::optional<Var> tangent) {
+  map_.set(v, now);
+  if (tangent && is_float(t_.type(v).dtype)) tan_[v.id] = tangent;
+}
+
+void Tangents::forward() {
+  for (const Op& op : t_.ops) {
+    b_.set_loc(op.loc);
+    if (op.kind == OpKind::input) {  // bound by the caller (a nested trace's captures too)
+      if (!map_.has(op.outs[0])) internal_error("input '{}' was not bound", op.name);
+    } else if (op.kind == OpKind::constant) {
+      map_.set(op.outs[0], b_.constant(t_.type(op.outs[0]), op.value));
+    } else if (active(op)) {
+      bool region = op.prim == Prim::scan || op.prim == Prim::cond || op.prim == Prim::while_loop;
+      region ? differentiate_region(op) : differentiate(op);
+    } else {
+      const Op& copy = b_.record(op.prim, map_.map(op.args), op.attrs, op.regions);
+      for (size_t k = 0; k < op.outs.size(); ++k) map_.set(op.outs[k], copy.outs[k]);
+    }
+  }
+}
+
+bool Tangents::active(const Op& op) const {
+  if (op.kind != OpKind::call || !prim_info(op.prim).differentiable()) return false;
+  for (Var a : op.args) {
+    if (tan_[a.id]) return true;
+  }
+  return false;
+}
+
+// The op as reverse mode emits it forward (its variant, where it has one), so that its
+// rule finds what it reads; returns those outputs.
+VarList Tangents::emit(const Op& op) {
+  VarList args = map_.map(op.args);
+  std::optional<Prim> variant = variant_of(op.prim);
+  return b_.record(variant ? *variant : op.prim, args, op.attrs, op.regions).outs;
+}
+
+void Tangents::differentiate(const Op& op) {
+  VarList y = emit(op);
+  for (size_t k = 0; k < op.outs.size(); ++k) map_.set(op.outs[k], y[k]);
+  // The rule on parameters standing for the arguments, the outputs and ū.
+  Builder lb = Builder::like(t_);
+  lb.set_loc(op.loc);
+  std::vector<Var> lx, ly;
+  std::vector<Cotangent> u(y.size());
+  for (size_t i = 0; i < op.args.size(); ++i)
+    lx.push_back(lb.input(fmt::format("x{}", i + 1), t_.type(op.args[i])));
+  for (size_t k = 0; k < y.size(); ++k)
+    ly.push_back(lb.input(fmt::format("y{}", k + 1), b_.type(y[k])));
+  for (size_t k = 0; k < op.outs.size(); ++k) {
+    if (is_float(b_.type(y[k]).dtype)) u[k] = lb.input(fmt::format("u{}", k + 1), b_.type(y[k]));
+  }
+  std::vector<bool> need;
+  for (Var a : op.args) need.push_back(tan_[a.id].has_value());
+  std::vector<Cotangent> dx =
+      rules().rule(variant_of(op.prim).value_or(op.prim))(lb, RuleArgs{op, lx, ly, u, need, false});
+  std::vector<size_t> seeded;  // the arguments whose x̄ is an output of the rule's tape
+  for (size_t i = 0; i < op.args.size() && i < dx.size(); ++i) {
+    if (!need[i] || !dx[i]) continue;
+    lb.output(unbroadcast(lb, *dx[i], t_.type(op.args[i]), op), "");
+    seeded.push_back(i);
+  }
+  Tape rule = lb.finish();
+  // Its reverse mode in ū, the arguments' tangents as seeds.
+  Backprop bp(b_, rule);
+  size_t p = 0;
+  for (size_t i = 0; i < op.args.size(); ++i)
+    bp.bind_input(rule.ops[p++].outs[0], map_[op.args[i]], false);
+  for (Var v : y) bp.bind_input(rule.ops[p++].outs[0], v, false);
+  std::vector<Var> params_u(y.size());
+  for (size_t k = 0; k < op.outs.size(); ++k) {
+    if (!u[k]) continue;
+    params_u[k] = rule.ops[p++].outs[0];
+    bp.bind_input(params_u[k], zeros(b_, b_.type(y[k])), true);
+  }
+  bp.forward();
+  for (size_t j = 0; j < seeded.size(); ++j)
+    bp.seed(rule.outputs[j].var, *tan_[op.args[seeded[j]].id]);
+  bp.backward();
+  for (size_t k = 0; k < op.outs.size(); ++k) {
+    if (!u[k]) continue;
+    if (Cotangent c = bp.cotangent(params_u[k])) tan_[op.outs[k].id] = *c;
+  }
+}
 
 Tape jvp(const Tape& t, const JvpOptions& options) {
   if (t.outputs.empty()) user_error("tape '{}' has no output to differentiate", t.name);
@@ -132,17 +124,20 @@ Tape jvp(const Tape& t, const JvpOptions& options) {
   std::unordered_set<std::string> taken;
   for (size_t i = 0; i < n; ++i) taken.insert(t.ops[i].name);
   Builder b = Builder::like(t);
-  Forward f(t, b);
+  Tangents f(b, t);
+  std::vector<Var> inputs;
   for (size_t i = 0; i < n; ++i) {
     b.set_loc(t.ops[i].loc);
-    f.bind(t.ops[i].outs[0], b.input(t.ops[i].name, t.type(t.ops[i].outs[0])));
+    inputs.push_back(b.input(t.ops[i].name, t.type(t.ops[i].outs[0])));
   }
   for (size_t i = 0; i < n; ++i) {
     const Type& type = t.type(t.ops[i].outs[0]);
+    std::optional<Var> tangent;
     if (chosen[i] && is_float(type.dtype))
-      f.set_tangent(t.ops[i].outs[0], b.input(fresh_name(t.ops[i].name, taken), type));
+      tangent = b.input(fresh_name(t.ops[i].name, taken), type);
+    f.bind_input(t.ops[i].outs[0], inputs[i], tangent);
   }
-  f.run();
+  f.forward();
   for (const Output& o : t.outputs) b.output(f[o.var], o.name);
   taken.clear();
   for (const Output& o : t.outputs) taken.insert(o.name);

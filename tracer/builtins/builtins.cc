@@ -9,8 +9,8 @@ const Builtins& language_builtins() {
       .families = {add_core_builtins, add_math_builtins, add_division_builtins, add_array_builtins,
                    add_reduce_builtins, add_creation_builtins, add_random_builtins,
                    add_sort_builtins, add_collection_builtins, add_prim_builtins,
-                   add_assign_builtins, add_vector_builtins, add_grad_builtins, add_test_builtins,
-                   add_string_builtins, add_file_builtins},
+                   add_assign_builtins, add_vector_builtins, add_grad_builtins, add_jvp_builtins,
+                   add_test_builtins, add_string_builtins, add_file_builtins},
       .write_array = write_array,
       .stop_gradient = stop_gradient,
   };

@@ -263,6 +263,11 @@ function jacobian(f, xs...)
          length(xs))
 end
 hessian(f, x) = jacobian(x -> gradient(f, x)[1], x)[1]
+# pushforward(f, xs...)(vs...): the derivative of f at xs along vs, forward mode (the
+# built-in jvp(f, xs, vs) gives the value too).
+pushforward(f, xs...) = (vs...) -> jvp(f, xs, vs)[2]
+# Hessian-vector product, forward over reverse: the derivative of the gradient along v.
+hvp(f, x, v) = jvp(x -> gradient(f, x)[1], (x,), (v,))[2]
 hessian_reverse(f, x) = hessian(f, x)
 # ForwardDiff's jacobian and gradient of one array: the matrix and the array (Zygote's give
 # a tuple, one per argument), computed the same exact way.

@@ -7,8 +7,10 @@
 
 #include "check/gradcheck.h"
 #include "grad/grad.h"
+#include "grad/jvp.h"
 #include "runtime/executor.h"
 #include "tape/error.h"
+#include "tape/validate.h"
 #include "unit/runtime/kernel_harness.h"
 #include "unit/tape/branch_tapes.h"
 
@@ -119,4 +121,36 @@ TEST_CASE("a while_loop's backward runs the trips its forward took, not max_trip
   CHECK(taken[0] > 2);
   // The forward keeping its steps, and the backward.
   CHECK(trips(grad::gradient(newton(1000))) == std::vector<int64_t>{taken[0], taken[0]});
+}
+
+TEST_CASE("forward mode carries tangents through a cond and a while_loop, unbounded") {
+  // The cond's tangent along (ẋ, ẇ): dloss = sum((2y + 1) ẏ), ẏ = ẋ w + x ẇ or e^x ẋ + ẇ.
+  Tape c = grad::jvp(branchy());
+  validate(c);
+  const double x[] = {0.5, -1.0, 2.0}, w[] = {1.5, 0.25, -3.0}, dx[] = {1, 2, -1}, dw[] = {0, 1, 3};
+  for (bool side : {true, false}) {
+    CAPTURE(side);
+    TensorMap in = branch_inputs(make_tensor({DType::boolean, {}}, {side ? 1.0 : 0.0}));
+    in.emplace_back("tangent.x", make_tensor({DType::f64, {3}}, {dx[0], dx[1], dx[2]}));
+    in.emplace_back("tangent.w", make_tensor({DType::f64, {3}}, {dw[0], dw[1], dw[2]}));
+    double want = 0;
+    for (int i = 0; i < 3; ++i) {
+      double y = side ? x[i] * w[i] : std::exp(x[i]) + w[i];
+      double dy = side ? dx[i] * w[i] + x[i] * dw[i] : std::exp(x[i]) * dx[i] + dw[i];
+      want += (2 * y + 1) * dy;
+    }
+    CHECK(Executor(c).run(in)[1].data<double>()[0] == doctest::Approx(want).epsilon(1e-13));
+  }
+  // Newton's root r = sqrt(a): dr/da = 1 / (2r); y = 3r² + r. max_trips=0 (unbounded) is
+  // fine: forward mode stores nothing, and the loop carries x and its tangent.
+  Tape n = grad::jvp(newton(0), {.wrt = {"a"}});
+  validate(n);
+  int loops = 0;
+  for (const Op& op : n.ops) loops += op.kind == OpKind::call && op.prim == Prim::while_loop;
+  CHECK(loops == 1);
+  TensorMap in = newton_inputs(2.0, 1.5);
+  in.emplace_back("tangent.a", make_tensor({DType::f64, {}}, {1.0}));
+  double r = std::sqrt(2.0);
+  CHECK(Executor(n).run(in)[1].data<double>()[0] ==
+        doctest::Approx((6 * r + 1) / (2 * r)).epsilon(1e-9));
 }

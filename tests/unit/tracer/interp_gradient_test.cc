@@ -347,3 +347,31 @@ x = [1.0, 2.0, 3.0]
 }
 
 }  // namespace ytape::tracer::testing
+
+namespace ytape::tracer::testing {
+
+TEST_CASE("jvp, pushforward and hvp in programs: forward mode, at top level and traced") {
+  std::string p = R"(
+f(x, y) = sum(sin.(x) .* y)
+x = [0.5, 1.0]; y = [2.0, 3.0]
+g(x) = sum(x .^ 3)
+h(x) = jvp(f, (x, y), (ones(2), zeros(2)))[2]
+)";
+  // d/dt f(x + t e1, y) = cos(0.5) * 2; the value first, as JAX's jvp.
+  CHECK(eval_show(p, "jvp(f, (x, y), ([1.0, 0.0], [0.0, 0.0])) == (f(x, y), 2cos(0.5))") == "true");
+  CHECK(eval_show(p, "jvp(x -> x .^ 2, (x,), (ones(2),))") == "([0.25, 1.0], [1.0, 2.0])");
+  CHECK(eval_show(p, "pushforward(f, x, y)([0.0, 1.0], zeros(2)) == 3cos(1.0)") == "true");
+  CHECK(eval_show(p, "hvp(g, x, [1.0, 0.0]), hvp(g, x, [0.0, 1.0])") == "([3.0, 0.0], [0.0, 6.0])");
+  // A jvp inside a traced function differentiates in reverse mode too.
+  CHECK(eval_show(p, "gradient(h, x)[1] == -sin.(x) .* y") == "true");
+  check_gradient("f(x) = sum(jvp(x -> exp.(x) .* x, (x,), (x,))[2])\nx = [0.5, -1.0, 2.0]");
+  // A tangent's shape is its argument's; a result that does not depend on it has zeros.
+  CHECK(run_error(p + "jvp(f, (x, y), (ones(3), zeros(2)))")
+            .find("jvp: the tangent of arg1 is f64[3], but the argument is f64[2]") !=
+        std::string::npos);
+  CHECK(eval_show(p, "jvp(x -> (sum(x), 2.0), (x,), (ones(2),))") == "((1.5, 2.0), (2.0, 0.0))");
+  CHECK(run_error("jvp(sin, 1.0, 1.0)").find("jvp takes f, a tuple of its arguments") !=
+        std::string::npos);
+}
+
+}  // namespace ytape::tracer::testing

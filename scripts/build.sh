@@ -5,7 +5,9 @@ cd "$(dirname "$0")/.."
 kind=${1:-release}
 case "$kind" in
   release) flags=(-DCMAKE_BUILD_TYPE=Release) ;;
-  asan) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DYTAPE_SANITIZE=ON -DYTAPE_BENCH=OFF) ;;
+  # -O1 and line tables only: half the compile time of -O2 -g, with file:line in reports.
+  asan) flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
+               -DYTAPE_SANITIZE=ON -DYTAPE_BENCH=OFF) ;;
   *) echo "usage: $0 [release|asan]" >&2; exit 2 ;;
 esac
 cmake -S . -B "build/$kind" -G Ninja "${flags[@]}" >/dev/null

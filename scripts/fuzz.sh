@@ -30,7 +30,8 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_COMPILER=clang++-14 -DYTAPE_FUZZ=ON -DYTAPE_TESTS=OFF -DYTAPE_BENCH=OFF >/dev/null
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DCMAKE_CXX_COMPILER=clang++-14 \
+  -DYTAPE_FUZZ=ON -DYTAPE_TESTS=OFF -DYTAPE_BENCH=OFF >/dev/null
 extra=()
 [[ " ${targets[*]} " == *" onnx_import "* ]] && extra=(onnx_seeds)
 cmake --build build/fuzz --target "${targets[@]/#/fuzz_}" "${extra[@]}" | tail -n 1

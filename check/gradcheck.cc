@@ -362,45 +362,33 @@ GradcheckResult gradcheck(const Tape& t, const TensorMap& inputs, const Gradchec
   return result;
 }
 
-std::string gradcheck_table(const GradcheckResult& r) {
-  size_t width = 5;
-  for (const InputCheck& c : r.inputs) width = std::max(width, c.name.size());
-  std::string out = fmt::format("{:<{}}  {:>16}  {:>10}  {:>10}  {}\n", "input", width, "checked",
-                                "max abs", "max rel", "");
-  int64_t kinks = 0, unchecked = 0;
-  for (const InputCheck& c : r.inputs) {
-    std::string checked = fmt::format("{} {}", c.checks, c.elementwise ? "elements" : "directions");
-    std::string verdict = !c.ok ? "FAIL" : c.checks == 0 ? "unchecked" : "ok";
-    if (c.kinks > 0) verdict += fmt::format(" ({} crossed a kink)", c.kinks);
-    out += fmt::format("{:<{}}  {:>16}  {:>10.3g}  {:>10.3g}  {}\n", c.name, width, checked,
-                       c.max_abs, c.max_rel, verdict);
-    kinks += c.kinks;
-    unchecked += c.checks == 0 && c.kinks > 0;
+namespace {
+
+// What was checked of one input, its errors and the verdict: the columns after its name.
+std::string check_columns(const InputCheck& c) {
+  std::string checked = fmt::format("{} {}", c.checks, c.elementwise ? "elements" : "directions");
+  std::string verdict = !c.ok ? "FAIL" : c.checks == 0 ? "unchecked" : "ok";
+  if (c.kinks > 0) verdict += fmt::format(" ({} crossed a kink)", c.kinks);
+  return fmt::format("{:>16}  {:>10.3g}  {:>10.3g}  {}\n", checked, c.max_abs, c.max_rel, verdict);
+}
+
+// The rules' rows: each rule's operands (x1, x2, ...: its arguments), labelled by the rule,
+// where it is defined and where the tape calls it.
+std::string rules_table(const GradcheckResult& r) {
+  std::vector<std::string> labels;
+  size_t width = 4;
+  for (const RuleCheck& rule : r.rules) {
+    std::string label = rule.name;
+    if (!rule.rule.empty()) label += " (" + rule.rule + ")";
+    if (!rule.call.empty()) label += " at " + rule.call;
+    width = std::max(width, label.size());
+    labels.push_back(std::move(label));
   }
-  if (!r.rules.empty()) {
-    // Each rule alone, at the operands the tape gives it (x1, x2, ...: its arguments).
-    std::vector<std::string> labels;
-    size_t lw = 4;
-    for (const RuleCheck& rule : r.rules) {
-      std::string label = rule.name;
-      if (!rule.rule.empty()) label += " (" + rule.rule + ")";
-      if (!rule.call.empty()) label += " at " + rule.call;
-      lw = std::max(lw, label.size());
-      labels.push_back(std::move(label));
-    }
-    out += fmt::format("\n{:<{}}  {:>8}  {:>16}  {:>10}  {:>10}  {}\n", "rule", lw, "argument",
-                       "checked", "max abs", "max rel", "");
-    for (size_t i = 0; i < r.rules.size(); ++i) {
-      for (const InputCheck& c : r.rules[i].operands) {
-        std::string checked =
-            fmt::format("{} {}", c.checks, c.elementwise ? "elements" : "directions");
-        std::string verdict = !c.ok ? "FAIL" : c.checks == 0 ? "unchecked" : "ok";
-        if (c.kinks > 0) verdict += fmt::format(" ({} crossed a kink)", c.kinks);
-        out += fmt::format("{:<{}}  {:>8}  {:>16}  {:>10.3g}  {:>10.3g}  {}\n", labels[i], lw,
-                           c.name.substr(1), checked, c.max_abs, c.max_rel, verdict);
-        kinks += c.kinks;
-      }
-    }
+  std::string out = fmt::format("\n{:<{}}  {:>8}  {:>16}  {:>10}  {:>10}  {}\n", "rule", width,
+                                "argument", "checked", "max abs", "max rel", "");
+  for (size_t i = 0; i < r.rules.size(); ++i) {
+    for (const InputCheck& c : r.rules[i].operands)
+      out += fmt::format("{:<{}}  {:>8}  ", labels[i], width, c.name.substr(1)) + check_columns(c);
   }
   for (const RuleCheck& rule : r.rules) {
     if (rule.ok) continue;
@@ -408,6 +396,26 @@ std::string gradcheck_table(const GradcheckResult& r) {
         "the rule for {}{} disagrees with finite differences of {}'s own code: its pullback is "
         "wrong, or meant to differ (a clipped or straight-through gradient)\n",
         rule.name, rule.rule.empty() ? "" : " (" + rule.rule + ")", rule.name);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string gradcheck_table(const GradcheckResult& r) {
+  size_t width = 5;
+  for (const InputCheck& c : r.inputs) width = std::max(width, c.name.size());
+  std::string out = fmt::format("{:<{}}  {:>16}  {:>10}  {:>10}  {}\n", "input", width, "checked",
+                                "max abs", "max rel", "");
+  int64_t kinks = 0, unchecked = 0;
+  for (const InputCheck& c : r.inputs) {
+    out += fmt::format("{:<{}}  ", c.name, width) + check_columns(c);
+    kinks += c.kinks;
+    unchecked += c.checks == 0 && c.kinks > 0;
+  }
+  if (!r.rules.empty()) out += rules_table(r);
+  for (const RuleCheck& rule : r.rules) {
+    for (const InputCheck& c : rule.operands) kinks += c.kinks;
   }
   if (r.rules_in_regions > 0) {
     out += fmt::format("{} rules inside loops or branches were checked only as part of the tape\n",

@@ -119,7 +119,7 @@ void Backprop::accumulate(Var arg, Var cot) {
 }
 
 Var unbroadcast(Builder& b, Var cot, const Type& to, const Op& op) {
-  const Type& from = b.type(cot);
+  const Type from = b.type(cot);  // a copy: the builder grows below
   auto mismatch = [&] {
     internal_error("the gradient rule of '{}' gave {} for an argument of type {}",
                    prim_name(op.prim), type_str(from), type_str(to));

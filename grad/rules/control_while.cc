@@ -64,7 +64,7 @@ std::vector<Cotangent> cond_vjp(Builder& b, const RuleArgs& r) {
   VarList operands;
   for (size_t i = 1; i < r.args.size(); ++i) operands.push_back(r.args[i]);
   for (size_t j = 0; j < r.outs.size(); ++j) {
-    const Type& y = b.type(r.outs[j]);
+    const Type y = b.type(r.outs[j]);  // a copy: zeros() grows the builder
     if (is_float(y.dtype)) operands.push_back(r.cots[j] ? *r.cots[j] : zeros(b, y));
   }
   std::vector<Tape> branches;
@@ -129,7 +129,7 @@ std::vector<Cotangent> custom_rule_vjp(Builder& b, const RuleArgs& r) {
   std::vector<Var> given(r.args.begin(), r.args.end());
   given.insert(given.end(), r.outs.begin(), r.outs.end());
   for (size_t j = 0; j < r.outs.size(); ++j) {
-    const Type& y = b.type(r.outs[j]);
+    const Type y = b.type(r.outs[j]);  // a copy: zeros() grows the builder
     if (is_float(y.dtype)) given.push_back(r.cots[j] ? *r.cots[j] : zeros(b, y));
   }
   std::vector<Var> back = inline_region(b, r.op.regions.at(1), given);

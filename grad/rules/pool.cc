@@ -16,8 +16,9 @@ Dx max_pool_vjp(Builder& b, const RuleArgs& r) {
 
 // d(dy) = g read at the indices: gather over each flattened (W, H) plane
 Dx max_pool_backward_vjp(Builder& b, const RuleArgs& r) {
-  const Shape& in = b.type(r.outs[0]).shape;   // (W, H, C, N)
-  const Shape& out = b.type(r.args[0]).shape;  // (W', H', C, N)
+  // Copies: the builder grows below, which moves its types.
+  const Shape in = b.type(r.outs[0]).shape;   // (W, H, C, N)
+  const Shape out = b.type(r.args[0]).shape;  // (W', H', C, N)
   Var g = b.reshape(*r.cots[0], {.shape = {in[0] * in[1], in[2], in[3]}});
   Var idx = b.reshape(r.args[1], {.shape = {out[0] * out[1], out[2], out[3]}});
   Var picked = b.gather(g, idx, {.dim = 1});

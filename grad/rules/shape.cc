@@ -27,8 +27,8 @@ Dx broadcast_to_vjp(Builder&, const RuleArgs& r) {
 
 // dx = g padded back into place: start-1 zeros before, step-1 between, the rest after
 Dx slice_vjp(Builder& b, const RuleArgs& r) {
-  const Shape& in = b.type(r.args[0]).shape;
-  const Shape& out = b.type(r.outs[0]).shape;
+  const Shape in = b.type(r.args[0]).shape;
+  const Shape out = b.type(r.outs[0]).shape;
   const auto attrs = attrs_of<Prim::slice>(r.op.attrs);
   const std::vector<int64_t>& start = attrs.start;
   const std::vector<int64_t>& step = attrs.step;
@@ -45,7 +45,7 @@ Dx slice_vjp(Builder& b, const RuleArgs& r) {
 // dxᵢ = the slice of g along dim that xᵢ filled
 Dx concat_vjp(Builder& b, const RuleArgs& r) {
   int64_t dim = attrs_of<Prim::concat>(r.op.attrs).dim;
-  const Shape& out = b.type(r.outs[0]).shape;
+  const Shape out = b.type(r.outs[0]).shape;
   Dx dx(r.args.size());
   int64_t offset = 0;
   for (size_t i = 0; i < r.args.size(); ++i) {
@@ -65,7 +65,7 @@ Dx concat_vjp(Builder& b, const RuleArgs& r) {
 
 // dx = the elements of g that x's elements became: slice from lo+1 by interior+1
 Dx pad_vjp(Builder& b, const RuleArgs& r) {
-  const Shape& in = b.type(r.args[0]).shape;
+  const Shape in = b.type(r.args[0]).shape;
   const auto attrs = attrs_of<Prim::pad>(r.op.attrs);
   const std::vector<int64_t>& lo = attrs.lo;
   const std::vector<int64_t>& interior = attrs.interior;

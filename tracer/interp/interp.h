@@ -512,6 +512,14 @@ class Interpreter {
   std::optional<Value> record_rule(const Value& f, Args& args, Pos pos, const FoundRule& rule,
                                    const std::string& name, const std::string& label,
                                    std::string& why);
+  struct RuleCall;
+  // record_rule's parts: the trace of f's body, yielding its arrays and numbers; the
+  // trace of the rule's pullback; the pullback's region, given the operands and the
+  // parameters that stand for them.
+  std::vector<Var> trace_rule_body(RuleCall& c);
+  void trace_rule_pullback(RuleCall& c);
+  Tape pullback_region(RuleCall& c, Speculation& back, const VarList& consts,
+                       std::vector<std::pair<Var, std::string>> params);
   // The tangents the rule gives each argument for the cotangent `dy` of f's result (a
   // value that is not an array or a number where it gives none).
   std::vector<Value> rule_tangents(const Value& f, Args& args, Pos pos, const FoundRule& rule,

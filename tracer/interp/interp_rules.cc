@@ -139,79 +139,133 @@ std::optional<Value> Interpreter::apply_rule(const Value& f, Args& args, Pos pos
   return v;
 }
 
+// A call of f being recorded as a custom_rule op: what its two traces share.
+struct Interpreter::RuleCall {
+  const Value& f;
+  Args& args;
+  Pos pos;
+  const FoundRule& rule;
+  const std::string& label;
+  std::vector<std::optional<Var>> arg_vars;  // the traced arguments, on the calling trace
+  Value result;                              // f's value, on the body's trace
+  std::vector<Value> leaves;                 // its arrays and numbers
+  std::vector<std::optional<Var>> tangents;  // per argument, on the pullback's trace
+  std::vector<std::pair<Var, std::string>> cotangents;  // the pullback's dy parameters
+};
+
+namespace {
+
+// While a rule's region is traced: f's own calls run its code, and (for its body, never
+// differentiated) no rule records an op.
+class InRule {
+ public:
+  InRule(std::vector<const FunctionObj*>& running, const FunctionObj* f, int* bodies)
+      : running_(running), bodies_(bodies) {
+    running_.push_back(f);
+    if (bodies_ != nullptr) ++*bodies_;
+  }
+  ~InRule() {
+    running_.pop_back();
+    if (bodies_ != nullptr) --*bodies_;
+  }
+  InRule(const InRule&) = delete;
+  InRule& operator=(const InRule&) = delete;
+
+ private:
+  std::vector<const FunctionObj*>& running_;
+  int* bodies_;
+};
+
+}  // namespace
+
+std::vector<Var> Interpreter::trace_rule_body(RuleCall& c) {
+  for (const Value& a : c.args.pos) {
+    if (traced(a)) tape_var(a);  // every region takes every traced argument
+  }
+  InRule in_rule(rrules_running_, &c.f.fn(), &rule_bodies_);
+  Args copy = c.args;
+  c.result = call_function(c.f.fn(), copy, c.pos, nullptr);
+  std::string form;
+  if (!flatten_carried(c.result, c.leaves, form))
+    not_a_scan(
+        fmt::format("{} returns {}, not arrays and numbers", c.f.fn().name, a_type_name(c.result)));
+  std::vector<Var> yields;
+  for (const Value& leaf : c.leaves) yields.push_back(tape_var(leaf));
+  return yields;
+}
+
+void Interpreter::trace_rule_pullback(RuleCall& c) {
+  for (const Value& a : c.args.pos) {
+    if (traced(a)) tape_var(a);
+  }
+  InRule in_rule(rrules_running_, &c.f.fn(), nullptr);
+  std::vector<Value> dys;
+  for (size_t j = 0; j < c.leaves.size(); ++j) {
+    Type t = value_type(c.leaves[j]);
+    if (!is_float(t.dtype)) {
+      dys.push_back(call(*global("NoTangent"), Args{}, c.pos));
+      continue;
+    }
+    std::string name = fmt::format("dy.{}", j + 1);
+    Value d = nested_input(name, zeros_like(t, c.leaves[j].is_number()));
+    if (is_element(c.leaves[j])) d = with_element(std::move(d), true);
+    c.cotangents.emplace_back(d.tensor().var, name);
+    dys.push_back(std::move(d));
+  }
+  size_t k = 0;
+  Value dy = with_leaves(c.result, dys, k);
+  std::vector<Value> given = rule_tangents(c.f, c.args, c.pos, c.rule, c.label, dy);
+  c.tangents.assign(c.args.pos.size(), std::nullopt);
+  for (size_t i = 0; i < given.size() && i < c.args.pos.size(); ++i) {
+    if (c.arg_vars[i] && (given[i].is_tensor() || given[i].is_number()))
+      c.tangents[i] = tape_var(given[i]);
+  }
+}
+
+Tape Interpreter::pullback_region(RuleCall& c, Speculation& back, const VarList& consts,
+                                  std::vector<std::pair<Var, std::string>> params) {
+  // It yields a cotangent per float operand: the sum of the tangents of the arguments it
+  // is (zeros for one that is none).
+  Builder& pb = *back.nested.builder;
+  std::vector<Var> yields;
+  for (Var operand : consts) {
+    const Type& type = builder_->type(operand);
+    if (!is_float(type.dtype)) continue;
+    std::optional<Var> sum;
+    for (size_t i = 0; i < c.args.pos.size(); ++i) {
+      if (!c.arg_vars[i] || *c.arg_vars[i] != operand || !c.tangents[i]) continue;
+      Var t = fit(pb, *c.tangents[i], type, c.label, i);
+      sum = sum ? pb.add(*sum, t) : t;
+    }
+    yields.push_back(sum ? *sum : grad::zeros(pb, type));
+  }
+  // It takes the operands, the results and the cotangents, named uniquely beside the
+  // operands (a rule inside a pullback has operands named dy.1).
+  std::set<std::string> used;
+  for (const auto& [var, param] : params) used.insert(param);
+  for (size_t j = 0; j < c.leaves.size(); ++j) {
+    std::string param = unique_name(fmt::format("y.{}", j + 1), used);
+    params.emplace_back(pb.capture(param, value_type(c.leaves[j])), param);
+  }
+  for (auto& [var, param] : c.cotangents) params.emplace_back(var, unique_name(param, used));
+  Tape region = region_tape(pb.tape(), params, yields);
+  region.name = "pullback";
+  return region;
+}
+
 std::optional<Value> Interpreter::record_rule(const Value& f, Args& args, Pos pos,
                                               const FoundRule& rule, const std::string& name,
                                               const std::string& label, std::string& why) {
-  // The traced arguments as vars of this trace, which each region captures.
-  std::vector<std::optional<Var>> arg_vars;
+  RuleCall c{f, args, pos, rule, label, {}, {}, {}, {}, {}};
   for (const Value& a : args.pos)
-    arg_vars.push_back(traced(a) ? std::optional(tape_var(a)) : std::nullopt);
-  auto capture_args = [&] {
-    for (const Value& a : args.pos) {
-      if (traced(a)) tape_var(a);
-    }
-  };
-  struct Running {
-    std::vector<const FunctionObj*>& running;
-    Running(std::vector<const FunctionObj*>& r, const FunctionObj* f) : running(r) {
-      r.push_back(f);
-    }
-    ~Running() { running.pop_back(); }
-  };
-  Value result;
-  std::vector<Value> leaves;
-  std::string form;
+    c.arg_vars.push_back(traced(a) ? std::optional(tape_var(a)) : std::nullopt);
   std::optional<Speculation> body = speculate(
-      std::make_shared<Env>(),
-      [&] {
-        capture_args();
-        Running r(rrules_running_, &f.fn());
-        ++rule_bodies_;
-        Args copy = args;
-        try {
-          result = call_function(f.fn(), copy, pos, nullptr);
-        } catch (...) {
-          --rule_bodies_;
-          throw;
-        }
-        --rule_bodies_;
-        if (!flatten_carried(result, leaves, form))
-          not_a_scan(fmt::format("{} returns {}, not arrays and numbers", f.fn().name,
-                                 a_type_name(result)));
-        std::vector<Var> yields;
-        for (const Value& leaf : leaves) yields.push_back(tape_var(leaf));
-        return yields;
-      },
-      why);
+      std::make_shared<Env>(), [&] { return trace_rule_body(c); }, why);
   if (!body) return std::nullopt;
-  // The pullback: per argument, the var of its tangent (none where it has none).
-  std::vector<std::optional<Var>> tangents(args.pos.size());
-  std::vector<std::pair<Var, std::string>> cotangent_params;
   std::optional<Speculation> back = speculate(
       std::make_shared<Env>(),
       [&] {
-        capture_args();
-        Running r(rrules_running_, &f.fn());
-        std::vector<Value> dys;
-        for (size_t j = 0; j < leaves.size(); ++j) {
-          Type t = value_type(leaves[j]);
-          if (!is_float(t.dtype)) {
-            dys.push_back(call(*global("NoTangent"), Args{}, pos));
-            continue;
-          }
-          std::string name = fmt::format("dy.{}", j + 1);
-          Value d = nested_input(name, zeros_like(t, leaves[j].is_number()));
-          if (is_element(leaves[j])) d = with_element(std::move(d), true);
-          cotangent_params.emplace_back(d.tensor().var, name);
-          dys.push_back(std::move(d));
-        }
-        size_t k = 0;
-        Value dy = with_leaves(result, dys, k);
-        std::vector<Value> given = rule_tangents(f, args, pos, rule, label, dy);
-        for (size_t i = 0; i < given.size() && i < args.pos.size(); ++i) {
-          if (arg_vars[i] && (given[i].is_tensor() || given[i].is_number()))
-            tangents[i] = tape_var(given[i]);
-        }
+        trace_rule_pullback(c);
         return std::vector<Var>{};
       },
       why);
@@ -221,48 +275,23 @@ std::optional<Value> Interpreter::record_rule(const Value& f, Args& args, Pos po
   regions.push_back(std::move(*back));
   std::vector<std::vector<std::pair<Var, std::string>>> params;
   VarList consts = region_consts(regions, params);
-  // The pullback takes the operands, the results and a cotangent per float result, and
-  // yields a cotangent per float operand: the sum of the tangents of the arguments it is.
-  Builder& pb = *regions[1].nested.builder;
-  std::vector<Var> yields;
-  for (size_t c = 0; c < consts.size(); ++c) {
-    const Type& type = builder_->type(consts[c]);
-    if (!is_float(type.dtype)) continue;
-    std::optional<Var> sum;
-    for (size_t i = 0; i < args.pos.size(); ++i) {
-      if (!arg_vars[i] || *arg_vars[i] != consts[c] || !tangents[i]) continue;
-      Var t = fit(pb, *tangents[i], type, label, i);
-      sum = sum ? pb.add(*sum, t) : t;
-    }
-    yields.push_back(sum ? *sum : grad::zeros(pb, type));
-  }
-  // The results' and cotangents' names, unique beside the operands' (a rule inside a
-  // pullback has operands named dy.1).
-  std::set<std::string> used;
-  for (const auto& [var, param] : params[1]) used.insert(param);
-  for (size_t j = 0; j < leaves.size(); ++j) {
-    std::string param = unique_name(fmt::format("y.{}", j + 1), used);
-    params[1].emplace_back(pb.capture(param, value_type(leaves[j])), param);
-  }
-  for (auto& [var, param] : cotangent_params) params[1].emplace_back(var, unique_name(param, used));
   std::vector<Tape> tapes;
   tapes.push_back(region_tape(regions[0].nested.builder->tape(), params[0], regions[0].yields));
-  tapes.push_back(region_tape(pb.tape(), params[1], yields));
   tapes[0].name = "body";
-  tapes[1].name = "pullback";
+  tapes.push_back(pullback_region(c, regions[1], consts, std::move(params[1])));
   here_ = pos;
   builder_->set_loc(loc_of(op_pos()));
   check_op_limit();
   AttrsOf<Prim::custom_rule> attrs{.name = name, .rule = rule.where};
   const Op& op = builder_->record(Prim::custom_rule, consts, attrs.to_attrs(), std::move(tapes));
   std::vector<Value> outs;
-  for (size_t j = 0; j < leaves.size(); ++j) {
+  for (size_t j = 0; j < c.leaves.size(); ++j) {
     Var o = op.outs[j];
-    outs.push_back(with_element(Value::traced(o, builder_->type(o), leaves[j].is_number()),
-                                is_element(leaves[j])));
+    outs.push_back(with_element(Value::traced(o, builder_->type(o), c.leaves[j].is_number()),
+                                is_element(c.leaves[j])));
   }
   size_t k = 0;
-  return with_leaves(result, outs, k);
+  return with_leaves(c.result, outs, k);
 }
 
 std::vector<Value> Interpreter::rule_tangents(const Value& f, Args& args, Pos pos,

@@ -45,7 +45,13 @@ void Tangents::forward() {
       map_.set(op.outs[0], b_.constant(t_.type(op.outs[0]), op.value));
     } else if (active(op)) {
       bool region = op.prim == Prim::scan || op.prim == Prim::cond || op.prim == Prim::while_loop;
-      region ? differentiate_region(op) : differentiate(op);
+      if (region) {
+        differentiate_region(op);
+      } else if (op.prim == Prim::custom_rule && op.regions.size() == 3) {
+        differentiate_pushforward(op);
+      } else {
+        differentiate(op);
+      }
     } else {
       const Op& copy = b_.record(op.prim, map_.map(op.args), op.attrs, op.regions);
       for (size_t k = 0; k < op.outs.size(); ++k) map_.set(op.outs[k], copy.outs[k]);
@@ -114,6 +120,23 @@ void Tangents::differentiate(const Op& op) {
   for (size_t k = 0; k < op.outs.size(); ++k) {
     if (!u[k]) continue;
     if (Cotangent c = bp.cotangent(params_u[k])) tan_[op.outs[k].id] = *c;
+  }
+}
+
+void Tangents::differentiate_pushforward(const Op& op) {
+  const VarList args = map_.map(op.args);
+  const VarList outs = b_.record(op.prim, args, op.attrs, op.regions).outs;
+  std::vector<Var> given(args.begin(), args.end());
+  for (size_t i = 0; i < op.args.size(); ++i) {
+    const Type type = t_.type(op.args[i]);
+    if (is_float(type.dtype))
+      given.push_back(tan_[op.args[i].id] ? *tan_[op.args[i].id] : zeros(b_, type));
+  }
+  std::vector<Var> dy = inline_region(b_, op.regions[2], given);
+  size_t next = 0;
+  for (size_t k = 0; k < op.outs.size(); ++k) {
+    map_.set(op.outs[k], outs[k]);
+    if (is_float(t_.type(op.outs[k]).dtype)) tan_[op.outs[k].id] = dy[next++];
   }
 }
 

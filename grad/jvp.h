@@ -53,6 +53,8 @@ class Tangents {
   // A scan, cond or while_loop: the op again, its regions replaced by their jvps, carrying
   // the tangents (grad/jvp_regions.cc).
   void differentiate_region(const Op& op);
+  // A custom_rule with a pushforward region: that region, written inline.
+  void differentiate_pushforward(const Op& op);
 
   const Tape& t_;
   Builder& b_;

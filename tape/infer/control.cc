@@ -180,16 +180,19 @@ std::vector<Type> while_loop(Prim, std::span<const Type> a, const Attrs& attrs,
   return carries;
 }
 
-// custom_rule(operands; name, rule): body (operands) -> results; pullback (operands,
+// custom_rule(operands; name, rule): body (operands) -> results; [pushforward (operands,
+// a tangent per float operand) -> a tangent per float result;] pullback (operands,
 // results, a cotangent per float result) -> a cotangent per float operand.
 std::vector<Type> custom_rule(Prim, std::span<const Type> a, const Attrs& attrs,
                               std::span<const Tape> regions) {
   const auto at = attrs_of<Prim::custom_rule>(attrs);
   if (at.name.empty()) user_error("its name is empty; it names the function the rule is for");
-  if (regions.size() != 2 || regions[0].name != "body" || regions[1].name != "pullback") {
+  if (regions.size() < 2 || regions.size() > 3 || regions[0].name != "body" ||
+      regions[1].name != "pullback" || (regions.size() == 3 && regions[2].name != "pushforward")) {
     std::string names;
     for (const Tape& r : regions) names += (names.empty() ? "" : ", ") + r.name;
-    user_error("a custom_rule holds two regions, body then pullback; got ({})", names);
+    user_error("a custom_rule holds body, then pullback, and optionally pushforward; got ({})",
+               names);
   }
   const Tape &body = regions[0], &pullback = regions[1];
   check_contents(body);
@@ -218,6 +221,25 @@ std::vector<Type> custom_rule(Prim, std::span<const Type> a, const Attrs& attrs,
   if (pullback.output_types() != grads) {
     user_error("its region pullback yields {}; it must yield a cotangent per float operand, {}",
                types_str(pullback.output_types()), types_str(grads));
+  }
+  if (regions.size() == 3) {
+    const Tape& pushforward = regions[2];
+    check_contents(pushforward);
+    std::vector<Type> given = operands, tangents;
+    given.insert(given.end(), grads.begin(), grads.end());
+    for (const Type& y : results) {
+      if (is_float(y.dtype)) tangents.push_back(y);
+    }
+    if (pushforward.input_types() != given) {
+      user_error(
+          "its region pushforward takes {}, but it is given {} (the operands, then a tangent "
+          "per float operand)",
+          types_str(pushforward.input_types()), types_str(given));
+    }
+    if (pushforward.output_types() != tangents) {
+      user_error("its region pushforward yields {}; it must yield a tangent per float result, {}",
+                 types_str(pushforward.output_types()), types_str(tangents));
+    }
   }
   return results;
 }

@@ -520,6 +520,12 @@ class Interpreter {
   void trace_rule_pullback(RuleCall& c);
   Tape pullback_region(RuleCall& c, Speculation& back, const VarList& consts,
                        std::vector<std::pair<Var, std::string>> params);
+  // With an frule method (find_frule): its trace, yielding a tangent per float result, and
+  // its region.
+  const Method* find_frule(const Value& f, const Args& args, Pos pos);
+  std::vector<Var> trace_rule_pushforward(RuleCall& c);
+  Tape pushforward_region(RuleCall& c, Speculation& fwd, const VarList& consts,
+                          std::vector<std::pair<Var, std::string>> params);
   // The tangents the rule gives each argument for the cotangent `dy` of f's result (a
   // value that is not an array or a number where it gives none).
   std::vector<Value> rule_tangents(const Value& f, Args& args, Pos pos, const FoundRule& rule,

@@ -93,6 +93,19 @@ std::optional<Interpreter::FoundRule> Interpreter::find_rule(const Value& f, con
   return std::nullopt;
 }
 
+const Method* Interpreter::find_frule(const Value& f, const Args& args, Pos pos) {
+  const Value* frule = global("frule");
+  if (frule == nullptr || frule->kind != VKind::function || frule->fn().methods.empty())
+    return nullptr;
+  Args with;
+  // The tangents' tuple (f's, then one per argument), and f and its arguments.
+  with.pos.push_back(Value::tuple(std::vector<Value>(args.pos.size() + 1)));
+  with.pos.push_back(f);
+  with.pos.insert(with.pos.end(), args.pos.begin(), args.pos.end());
+  with.kw = args.kw;
+  return select(frule->fn().methods, with, nullptr, pos, "frule");
+}
+
 std::optional<Value> Interpreter::apply_rule(const Value& f, Args& args, Pos pos) {
   if (f.kind != VKind::function ||
       std::find(rrules_running_.begin(), rrules_running_.end(), &f.fn()) != rrules_running_.end())
@@ -151,6 +164,9 @@ struct Interpreter::RuleCall {
   std::vector<Value> leaves;                 // its arrays and numbers
   std::vector<std::optional<Var>> tangents;  // per argument, on the pullback's trace
   std::vector<std::pair<Var, std::string>> cotangents;  // the pullback's dy parameters
+  const Method* frule = nullptr;                        // a forward rule, if f has one
+  std::vector<std::optional<Var>> dx;  // per argument, its tangent on the frule's trace
+  std::vector<std::pair<Var, std::string>> dx_params;  // those parameters, each once
 };
 
 namespace {
@@ -222,6 +238,89 @@ void Interpreter::trace_rule_pullback(RuleCall& c) {
   }
 }
 
+std::vector<Var> Interpreter::trace_rule_pushforward(RuleCall& c) {
+  for (const Value& a : c.args.pos) {
+    if (traced(a)) tape_var(a);
+  }
+  InRule in_rule(rrules_running_, &c.f.fn(), nullptr);
+  const Value none = call(*global("NoTangent"), Args{}, c.pos);
+  std::vector<Value> dxs{none};
+  c.dx.assign(c.args.pos.size(), std::nullopt);
+  for (size_t i = 0; i < c.args.pos.size(); ++i) {
+    const Value& a = c.args.pos[i];
+    if (!c.arg_vars[i] || !is_float(value_type(a).dtype)) {
+      dxs.push_back(none);
+      continue;
+    }
+    // An argument given twice has one tangent.
+    size_t same = 0;
+    while (same < i && !(c.dx[same] && c.arg_vars[same] == c.arg_vars[i])) ++same;
+    Value d;
+    if (same < i) {
+      d = dxs[same + 1];
+    } else {
+      std::string name = fmt::format("dx.{}", i + 1);
+      d = nested_input(name, zeros_like(value_type(a), a.is_number()));
+      if (is_element(a)) d = with_element(std::move(d), true);
+      c.dx_params.emplace_back(d.tensor().var, name);
+    }
+    c.dx[i] = d.tensor().var;
+    dxs.push_back(std::move(d));
+  }
+  Args with;
+  with.pos.push_back(Value::tuple(std::move(dxs)));
+  with.pos.push_back(c.f);
+  with.pos.insert(with.pos.end(), c.args.pos.begin(), c.args.pos.end());
+  with.kw = c.args.kw;
+  Value r = invoke(*c.frule, with, c.pos, nullptr, "frule");
+  if (r.kind != VKind::tuple || r.tup().items.size() != 2)
+    user_error("{}: its frule returned {}, not (value, tangent)", c.label, a_type_name(r));
+  // A tangent per float result (zeros where the frule gives none), of the result's type.
+  std::vector<Value> given;
+  std::string form;
+  bool each = flatten_carried(r.tup().items[1], given, form) && given.size() == c.leaves.size();
+  std::vector<Var> yields;
+  for (size_t j = 0; j < c.leaves.size(); ++j) {
+    Type type = value_type(c.leaves[j]);
+    if (!is_float(type.dtype)) continue;
+    if (!each) {
+      yields.push_back(grad::zeros(*builder_, type));
+      continue;
+    }
+    Var t = tape_var(given[j]);
+    if (builder_->type(t).dtype != type.dtype) t = builder_->convert(t, {.dtype = type.dtype});
+    if (builder_->type(t).shape != type.shape) t = builder_->broadcast_to(t, {.shape = type.shape});
+    yields.push_back(t);
+  }
+  return yields;
+}
+
+Tape Interpreter::pushforward_region(RuleCall& c, Speculation& fwd, const VarList& consts,
+                                     std::vector<std::pair<Var, std::string>> params) {
+  // It takes the operands, then a tangent per float operand: an argument's, or one that no
+  // argument gives (a value the rule read from outside its arguments).
+  Builder& pb = *fwd.nested.builder;
+  std::set<std::string> used;
+  for (const auto& [var, param] : params) used.insert(param);
+  for (Var operand : consts) {
+    const Type& type = builder_->type(operand);
+    if (!is_float(type.dtype)) continue;
+    size_t i = 0;
+    while (i < c.args.pos.size() && !(c.arg_vars[i] == operand && c.dx[i])) ++i;
+    if (i == c.args.pos.size()) {
+      std::string name = unique_name("dx", used);
+      params.emplace_back(pb.capture(name, type), name);
+      continue;
+    }
+    auto p = std::find_if(c.dx_params.begin(), c.dx_params.end(),
+                          [&](const auto& d) { return d.first == *c.dx[i]; });
+    params.emplace_back(p->first, unique_name(p->second, used));
+  }
+  Tape region = region_tape(pb.tape(), params, fwd.yields);
+  region.name = "pushforward";
+  return region;
+}
+
 Tape Interpreter::pullback_region(RuleCall& c, Speculation& back, const VarList& consts,
                                   std::vector<std::pair<Var, std::string>> params) {
   // It yields a cotangent per float operand: the sum of the tangents of the arguments it
@@ -256,9 +355,10 @@ Tape Interpreter::pullback_region(RuleCall& c, Speculation& back, const VarList&
 std::optional<Value> Interpreter::record_rule(const Value& f, Args& args, Pos pos,
                                               const FoundRule& rule, const std::string& name,
                                               const std::string& label, std::string& why) {
-  RuleCall c{f, args, pos, rule, label, {}, {}, {}, {}, {}};
+  RuleCall c{f, args, pos, rule, label, {}, {}, {}, {}, {}, nullptr, {}, {}};
   for (const Value& a : args.pos)
     c.arg_vars.push_back(traced(a) ? std::optional(tape_var(a)) : std::nullopt);
+  c.frule = find_frule(f, args, pos);
   std::optional<Speculation> body = speculate(
       std::make_shared<Env>(), [&] { return trace_rule_body(c); }, why);
   if (!body) return std::nullopt;
@@ -273,12 +373,20 @@ std::optional<Value> Interpreter::record_rule(const Value& f, Args& args, Pos po
   std::vector<Speculation> regions;
   regions.push_back(std::move(*body));
   regions.push_back(std::move(*back));
+  if (c.frule != nullptr) {
+    std::optional<Speculation> fwd = speculate(
+        std::make_shared<Env>(), [&] { return trace_rule_pushforward(c); }, why);
+    if (!fwd) return std::nullopt;
+    regions.push_back(std::move(*fwd));
+  }
   std::vector<std::vector<std::pair<Var, std::string>>> params;
   VarList consts = region_consts(regions, params);
   std::vector<Tape> tapes;
   tapes.push_back(region_tape(regions[0].nested.builder->tape(), params[0], regions[0].yields));
   tapes[0].name = "body";
   tapes.push_back(pullback_region(c, regions[1], consts, std::move(params[1])));
+  if (c.frule != nullptr)
+    tapes.push_back(pushforward_region(c, regions[2], consts, std::move(params[2])));
   here_ = pos;
   builder_->set_loc(loc_of(op_pos()));
   check_op_limit();

@@ -84,7 +84,8 @@ TEST_CASE("a custom_rule's signature: its regions' names and types") {
                    named("")) ==
         "custom_rule: its name is empty; it names the function the rule is for");
   CHECK(rule_error({kF}, two(region("pullback", {kF}, {-1}), region("body", {kF, kF, kF}, {2}))) ==
-        "custom_rule: a custom_rule holds two regions, body then pullback; got (pullback, body)");
+        "custom_rule: a custom_rule holds body, then pullback, and optionally pushforward; got "
+        "(pullback, body)");
   CHECK(rule_error({kF}, two(region("body", {kI}, {-1}), region("pullback", {kF, kF, kF}, {2}))) ==
         "custom_rule: its region body takes (i64[3]), but the operands are (f64[3])");
   CHECK(rule_error({kF}, two(region("body", {kF}, {}), region("pullback", {kF}, {}))) ==
@@ -98,4 +99,17 @@ TEST_CASE("a custom_rule's signature: its regions' names and types") {
         "custom_rule: its region pullback yields (f64[3], i64[3]); it must yield a cotangent per "
         "float "
         "operand, (f64[3])");
+  // A third region, pushforward (an frule): (operands, their float tangents) -> tangents.
+  auto with_pushforward = [](Tape pushforward) {
+    std::vector<Tape> r = two(region("body", {kF}, {-1}), region("pullback", {kF, kF, kF}, {2}));
+    r.push_back(std::move(pushforward));
+    return r;
+  };
+  CHECK(rule_error({kF}, with_pushforward(region("pushforward", {kF, kF}, {1}))).empty());
+  CHECK(rule_error({kF}, with_pushforward(region("pushforward", {kF}, {0}))) ==
+        "custom_rule: its region pushforward takes (f64[3]), but it is given (f64[3], f64[3]) "
+        "(the operands, then a tangent per float operand)");
+  CHECK(rule_error({kF}, with_pushforward(region("jvp", {kF, kF}, {1}))) ==
+        "custom_rule: a custom_rule holds body, then pullback, and optionally pushforward; got "
+        "(body, pullback, jvp)");
 }

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "grad/grad.h"
+#include "grad/jvp.h"
 #include "tests/unit/tracer/interp_helpers.h"
 #include "tracer/program.h"
 
@@ -198,6 +199,36 @@ x = [0.5, -1.5, 2.0]
   Tape g = grad::gradient(t.tape);
   check::GradcheckResult r = check::gradcheck(g, t.inputs, {});
   CHECK_MESSAGE(r.ok, check::gradcheck_table(r));
+}
+
+TEST_CASE("an frule is the op's pushforward, which forward mode uses") {
+  // A clip whose forward rule scales its tangent by 2 (to tell it from the code's 1).
+  std::string p = R"(
+clip(x) = x
+ChainRulesCore.rrule(::typeof(clip), x) = clip(x), dy -> (NoTangent(), clamp.(dy, -1, 1))
+ChainRulesCore.frule((ṡelf, ẋ), ::typeof(clip), x) = clip(x), 2 .* ẋ
+f(x) = sum(clip(x) .* x)
+x = [0.5, -1.0]
+)";
+  Program in;
+  in.run_text("t.jl", p);
+  Traced t = trace(in, "f", {"x"});
+  auto rule = std::find_if(t.tape.ops.begin(), t.tape.ops.end(),
+                           [](const Op& op) { return op.prim == Prim::custom_rule; });
+  REQUIRE(rule != t.tape.ops.end());
+  REQUIRE(rule->regions.size() == 3);
+  CHECK(rule->regions[2].name == "pushforward");
+  Tape j = grad::jvp(t.tape);
+  validate(j);
+  TensorMap inputs = t.inputs;
+  Tensor v(Type{DType::f64, {2}});
+  v.data<double>()[0] = v.data<double>()[1] = 1.0;
+  inputs.emplace_back("tangent.x", v);
+  // d/dt of sum(clip(x + t) .* (x + t)) with clip's tangent 2: sum(2x + x) = -1.5.
+  CHECK(Executor(j).run(inputs)[1].data<double>()[0] == doctest::Approx(-1.5));
+  CHECK(eval_show(p, "jvp(f, (x,), ([1.0, 1.0],))[2]") == "-1.5");
+  // Reverse mode still takes the pullback: 2x clamped... of sum(clip(x) .* x): dy = x.
+  CHECK(eval_show(p, "gradient(f, x)") == "([1.0, -2.0],)");
 }
 
 TEST_CASE("a rule that cannot be a region is not used, with a note") {

@@ -63,7 +63,8 @@ void check_outputs(const Tape& t, bool vjp) {
   }
 }
 
-// `prefix` + name, with the prefix repeated until the result is not in `taken`.
+}  // namespace
+
 std::string fresh_name(std::string prefix, const std::string& name,
                        std::unordered_set<std::string>& taken) {
   std::string candidate = prefix + name;
@@ -71,8 +72,6 @@ std::string fresh_name(std::string prefix, const std::string& name,
   taken.insert(candidate);
   return candidate;
 }
-
-}  // namespace
 
 Tape gradient(const Tape& given, const GradOptions& options, GradStats* stats) {
   // Under remat, long scans are cut into segments, of which the backward stores the ends.

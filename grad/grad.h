@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "tape/tape.h"
@@ -33,6 +34,12 @@ struct GradStats {
 /// Per input of `t`, in order: whether `wrt` (see GradOptions) chooses it. Throws
 /// UserError when an entry matches no input.
 std::vector<bool> chosen_inputs(const Tape& t, const std::vector<std::string>& wrt);
+
+/// `prefix` + `name`, the prefix repeated until the result is not in `taken`, which it
+/// joins: the names of the inputs and outputs a transformation adds (`grad.x`, `seed.y`,
+/// `tangent.x`).
+std::string fresh_name(std::string prefix, const std::string& name,
+                       std::unordered_set<std::string>& taken);
 
 /// Returns a tape that computes `t`'s outputs, then `grad.<input name>` for each chosen
 /// input in input order: the gradient of the scalar output or, with `vjp`, the

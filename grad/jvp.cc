@@ -17,17 +17,6 @@
 
 namespace ytape::grad {
 
-namespace {
-
-std::string fresh_name(const std::string& name, std::unordered_set<std::string>& taken) {
-  std::string candidate = "tangent." + name;
-  while (taken.count(candidate)) candidate = "tangent." + candidate;
-  taken.insert(candidate);
-  return candidate;
-}
-
-}  // namespace
-
 Tangents::Tangents(Builder& b, const Tape& src)
     : t_(src), b_(b), map_(src), tan_(src.types.size()) {}
 
@@ -157,7 +146,7 @@ Tape jvp(const Tape& t, const JvpOptions& options) {
     const Type& type = t.type(t.ops[i].outs[0]);
     std::optional<Var> tangent;
     if (chosen[i] && is_float(type.dtype))
-      tangent = b.input(fresh_name(t.ops[i].name, taken), type);
+      tangent = b.input(fresh_name("tangent.", t.ops[i].name, taken), type);
     f.bind_input(t.ops[i].outs[0], inputs[i], tangent);
   }
   f.forward();
@@ -168,7 +157,7 @@ Tape jvp(const Tape& t, const JvpOptions& options) {
     const Type& type = t.type(o.var);
     if (!is_float(type.dtype)) continue;
     std::optional<Var> d = f.tangent(o.var);
-    b.output(d ? *d : zeros(b, type), fresh_name(o.name, taken));
+    b.output(d ? *d : zeros(b, type), fresh_name("tangent.", o.name, taken));
   }
   Tape out = b.finish();
   PassResult pruned = eliminate_dead_code(out);

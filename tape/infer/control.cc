@@ -180,6 +180,30 @@ std::vector<Type> while_loop(Prim, std::span<const Type> a, const Attrs& attrs,
   return carries;
 }
 
+// The float ones of `types`.
+std::vector<Type> floats(const std::vector<Type>& types) {
+  std::vector<Type> out;
+  for (const Type& t : types) {
+    if (is_float(t.dtype)) out.push_back(t);
+  }
+  return out;
+}
+
+// Region `r` of a custom_rule takes `given` (`given_what` says what it is) and yields
+// `yields` (`yields_what`), and holds what a region may.
+void check_signature(const Tape& r, const std::vector<Type>& given, const std::vector<Type>& yields,
+                     std::string_view given_what, std::string_view yields_what) {
+  check_contents(r);
+  if (r.input_types() != given) {
+    user_error("its region {} takes {}, but it is given {} ({})", r.name,
+               types_str(r.input_types()), types_str(given), given_what);
+  }
+  if (r.output_types() != yields) {
+    user_error("its region {} yields {}; it must yield {}, {}", r.name, types_str(r.output_types()),
+               yields_what, types_str(yields));
+  }
+}
+
 // custom_rule(operands; name, rule): body (operands) -> results; [pushforward (operands,
 // a tangent per float operand) -> a tangent per float result;] pullback (operands,
 // results, a cotangent per float result) -> a cotangent per float operand.
@@ -194,52 +218,27 @@ std::vector<Type> custom_rule(Prim, std::span<const Type> a, const Attrs& attrs,
     user_error("a custom_rule holds body, then pullback, and optionally pushforward; got ({})",
                names);
   }
-  const Tape &body = regions[0], &pullback = regions[1];
+  const Tape& body = regions[0];
   check_contents(body);
-  check_contents(pullback);
   std::vector<Type> operands(a.begin(), a.end());
   if (body.input_types() != operands) {
     user_error("its region body takes {}, but the operands are {}", types_str(body.input_types()),
                types_str(operands));
   }
-  std::vector<Type> results = body.output_types(), params = operands, grads;
+  std::vector<Type> results = body.output_types();
   if (results.empty())
     user_error("its region body yields nothing; a rule is for a function's results");
+  std::vector<Type> params = operands, grads = floats(operands), tangents = floats(results);
   params.insert(params.end(), results.begin(), results.end());
-  for (const Type& y : results) {
-    if (is_float(y.dtype)) params.push_back(y);
-  }
-  for (const Type& x : operands) {
-    if (is_float(x.dtype)) grads.push_back(x);
-  }
-  if (pullback.input_types() != params) {
-    user_error(
-        "its region pullback takes {}, but it is given {} (the operands, the results, then "
-        "a cotangent per float result)",
-        types_str(pullback.input_types()), types_str(params));
-  }
-  if (pullback.output_types() != grads) {
-    user_error("its region pullback yields {}; it must yield a cotangent per float operand, {}",
-               types_str(pullback.output_types()), types_str(grads));
-  }
+  params.insert(params.end(), tangents.begin(), tangents.end());
+  check_signature(regions[1], params, grads,
+                  "the operands, the results, then a cotangent per float result",
+                  "a cotangent per float operand");
   if (regions.size() == 3) {
-    const Tape& pushforward = regions[2];
-    check_contents(pushforward);
-    std::vector<Type> given = operands, tangents;
+    std::vector<Type> given = operands;
     given.insert(given.end(), grads.begin(), grads.end());
-    for (const Type& y : results) {
-      if (is_float(y.dtype)) tangents.push_back(y);
-    }
-    if (pushforward.input_types() != given) {
-      user_error(
-          "its region pushforward takes {}, but it is given {} (the operands, then a tangent "
-          "per float operand)",
-          types_str(pushforward.input_types()), types_str(given));
-    }
-    if (pushforward.output_types() != tangents) {
-      user_error("its region pushforward yields {}; it must yield a tangent per float result, {}",
-                 types_str(pushforward.output_types()), types_str(tangents));
-    }
+    check_signature(regions[2], given, tangents, "the operands, then a tangent per float operand",
+                    "a tangent per float result");
   }
   return results;
 }

@@ -76,6 +76,7 @@ Run setup_grad(CLI::App& sub);
 Run setup_jvp(CLI::App& sub);
 Run setup_gradcheck(CLI::App& sub);
 Run setup_opt(CLI::App& sub);
+Run setup_remat(CLI::App& sub);
 Run setup_diff(CLI::App& sub);
 Run setup_dot(CLI::App& sub);
 Run setup_stats(CLI::App& sub);

@@ -111,7 +111,10 @@ void Executor::run(std::span<const Tensor> inputs, std::vector<Tensor>& outputs)
 
 void Executor::allocate() {
   const Tape& t = tape();
-  for (int64_t bytes : plan_.slot_bytes) slots_.push_back(allocate_buffer(bytes));
+  if (plan_.arena_bytes > 0) arena_ = allocate_buffer(plan_.arena_bytes);
+  for (int64_t offset : plan_.slot_offset) {
+    slots_.emplace_back(arena_, static_cast<char*>(arena_.get()) + offset);
+  }
   for (size_t v = 0; v < plan_.slot_of.size(); ++v) {
     if (plan_.slot_of[v] != Plan::kNoSlot)
       values_[v] = Tensor::view(t.types[v], slots_[plan_.slot_of[v]].get());

@@ -88,8 +88,9 @@ class Executor final : public RegionRunner {
   [[noreturn]] void fail(const Plan::Step& step, const std::exception& e) const;
 
   Plan plan_;
-  std::vector<Tensor> values_;  // one per var
-  std::vector<std::shared_ptr<void>> slots_;
+  std::vector<Tensor> values_;                // one per var
+  std::shared_ptr<void> arena_;               // Plan::arena_bytes
+  std::vector<std::shared_ptr<void>> slots_;  // views of it, at Plan::slot_offset
   // Per step argument and output (Plan::arg_vars, out_vars): the tensor the kernel sees,
   // the var's value or its reorder's copy.
   std::vector<const Tensor*> arg_ptrs_;

@@ -63,7 +63,8 @@ void plan_steps(Plan& p, bool fusion) {
   }
 }
 
-// Each step whose kernel has a faster variant takes it, in step order, where the plan
+// Each step whose kernel has a faster variant and whose op leaves the choice to the plan
+// (a convolution's algorithm="auto") takes it, in step order, where the plan
 // with it (and with those taken before) needs at most `extra_bytes` more than the plan of
 // standard kernels. oneDNN's Winograd convolutions need tens of megabytes of work memory
 // each: with all of them ResNet-18's batch-1 step would plan 88 MB instead of 27 for 10%
@@ -75,18 +76,22 @@ void plan_steps(Plan& p, bool fusion) {
 // tried one by one.
 void plan_variants(Plan& p, std::optional<int64_t> extra_bytes) {
   constexpr size_t kMaxTries = 64;
+  // The steps that may take the faster variant: those of an op that chooses it (a
+  // convolution's algorithm="winograd") take it; those that leave it to the plan wait.
+  std::vector<Plan::Step*> faster;
+  for (Plan::Step& step : p.steps) {
+    WorkspaceSize size = p.table->workspace[step.entry];
+    if (size == nullptr || size(*p.tape, *step.op, p.layouts(step), Variant::faster) < 0) continue;
+    const AttrValue* algorithm = step.op->attrs.find("algorithm");
+    std::string_view chosen = algorithm ? std::get<std::string>(*algorithm) : "auto";
+    if (chosen == "winograd") step.variant = Variant::faster;
+    if (chosen == "auto") faster.push_back(&step);
+  }
   assign_buffers(p);
   const int64_t standard = p.planned_bytes();
   const int64_t extra = extra_bytes.value_or(standard / 5);
   if (extra < 0) return;
   const int64_t limit = extra > INT64_MAX - standard ? INT64_MAX : standard + extra;
-  std::vector<Plan::Step*> faster;
-  for (Plan::Step& step : p.steps) {
-    WorkspaceSize size = p.table->workspace[step.entry];
-    if (size != nullptr && size(*p.tape, *step.op, p.layouts(step), Variant::faster) >= 0) {
-      faster.push_back(&step);
-    }
-  }
   const size_t run = (faster.size() + kMaxTries - 1) / kMaxTries;
   for (size_t begin = 0; begin < faster.size(); begin += run) {
     std::span<Plan::Step*> steps(faster.data() + begin, std::min(run, faster.size() - begin));
@@ -106,10 +111,7 @@ std::string_view Plan::step_name(const Step& s) const {
 }
 
 int64_t Plan::planned_bytes() const {
-  int64_t total = 0;
-  for (int64_t b : slot_bytes) total += b;
-  total += reorder_bytes;
-  return total;
+  return arena_bytes + reorder_bytes;
 }
 
 Plan plan_tape(const Tape& t, const ExecutorOptions& options) {

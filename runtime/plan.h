@@ -40,8 +40,8 @@ struct ExecutorOptions {
 /// A tape's plan. Its lists are flat: a step names ranges of them, so that running the
 /// plan walks memory in order. Vars are indexed by id; buffer slots by number.
 ///
-/// Each value computed by a step lives in a slot, which later values reuse once the last
-/// reader of the value has run (so peak memory stays near the largest live set), but the
+/// Each value computed by a step lives in a slot, placed in one arena apart from the slots
+/// live at the same time (so peak memory stays near the largest live set), but the
 /// tape's outputs written plain: each run gives those fresh tensors, which the caller may
 /// keep. A tape output that its step writes blocked lives in a slot like any value, and
 /// gets a plain copy made after the step, which the caller gets. Inputs and constants
@@ -103,6 +103,8 @@ struct Plan {
 
   std::vector<int> slot_of;             ///< per var: its buffer slot, or kNoSlot
   std::vector<int64_t> slot_bytes;      ///< per slot: its capacity
+  std::vector<int64_t> slot_offset;     ///< per slot: where it lies in the arena
+  int64_t arena_bytes = 0;              ///< one buffer holds every slot
   std::vector<uint32_t> fresh_outputs;  ///< computed tape outputs: fresh for each run
   std::vector<uint32_t> plain_copies;   ///< the vars copied plain for the caller
   std::vector<int> copy_of;             ///< per var: its index in plain_copies, or -1

@@ -12,20 +12,30 @@ namespace {
 constexpr int kNoSlot = Plan::kNoSlot;
 constexpr size_t kNever = ~size_t{0};
 
-// The slots free for reuse, by capacity; `bytes` holds every slot's capacity.
+// Up to this many values computed by steps, each value has a slot of its own (an output
+// written over its argument shares the argument's), and slots are packed into the arena by
+// their lifetimes; beyond it, values reuse freed slots, laid one after the other, which
+// keeps the packing's quadratic time away from tapes of millions of small values.
+constexpr size_t kPackedValues = 8192;
+
+// The slots: their capacities (`bytes`), lifetimes in steps, and which are free for reuse.
 class SlotPool {
  public:
-  explicit SlotPool(std::vector<int64_t>& bytes) : bytes_(bytes) {}
+  SlotPool(std::vector<int64_t>& bytes, bool reuse) : bytes_(bytes), reuse_(reuse) {}
 
-  void release(int slot) {
-    if (slot != kNoSlot) free_.emplace(bytes_[slot], slot);
+  void release(int slot, size_t step) {
+    if (slot == kNoSlot) return;
+    last_[slot] = step;
+    if (reuse_) free_.emplace(bytes_[slot], slot);
   }
-  // The best fit, or the largest grown, or a new slot.
-  int take(int64_t bytes) {
+  // With reuse, the best fit, or the largest grown; else, or with none free, a new slot.
+  int take(int64_t bytes, size_t step) {
     auto fit = free_.lower_bound(bytes);
     if (fit == free_.end() && !free_.empty()) fit = std::prev(free_.end());
     if (fit == free_.end()) {
       bytes_.push_back(bytes);
+      first_.push_back(step);
+      last_.push_back(step);
       return static_cast<int>(bytes_.size() - 1);
     }
     int slot = fit->second;
@@ -33,11 +43,50 @@ class SlotPool {
     free_.erase(fit);
     return slot;
   }
+  /// Places every slot in one arena (`offsets`), slots whose lifetimes overlap apart (with
+  /// reuse, all apart); returns the arena's size.
+  int64_t pack(std::vector<int64_t>& offsets) const;
 
  private:
   std::vector<int64_t>& bytes_;
+  bool reuse_;
+  std::vector<size_t> first_, last_;  // per slot: the steps it is taken and last released
   std::multimap<int64_t, int> free_;
 };
+
+// Greedy by size (as TensorFlow Lite's arena planner): the largest slot first, each at
+// the lowest offset clear of the slots placed so far that are live with it. Near the
+// largest live set, where reusing slots as they free (growing one that is too small) wastes
+// a third or more on a network's gradient tape.
+int64_t SlotPool::pack(std::vector<int64_t>& offsets) const {
+  auto aligned = [&](int slot) { return (bytes_[slot] + 63) / 64 * 64; };
+  if (reuse_) {  // slots reused all along are live together: one after the other
+    offsets.assign(bytes_.size(), 0);
+    int64_t end = 0;
+    for (size_t k = 0; k < bytes_.size(); ++k)
+      offsets[k] = end, end += aligned(static_cast<int>(k));
+    return end;
+  }
+  std::vector<int> order(bytes_.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = static_cast<int>(k);
+  std::ranges::stable_sort(order, [&](int a, int b) { return bytes_[a] > bytes_[b]; });
+  offsets.assign(bytes_.size(), 0);
+  std::vector<int> placed;  // by offset
+  int64_t arena = 0;
+  for (int slot : order) {
+    int64_t at = 0;
+    for (int other : placed) {
+      if (last_[other] < first_[slot] || last_[slot] < first_[other]) continue;
+      if (offsets[other] >= at + aligned(slot)) break;
+      at = std::max(at, offsets[other] + aligned(other));
+    }
+    offsets[slot] = at;
+    arena = std::max(arena, at + aligned(slot));
+    auto pos = std::ranges::upper_bound(placed, at, {}, [&](int k) { return offsets[k]; });
+    placed.insert(pos, slot);
+  }
+  return arena;
+}
 
 class BufferPlanner {
  public:
@@ -46,7 +95,7 @@ class BufferPlanner {
         t_(*p.tape),
         last_use_(t_.types.size(), kNever),
         is_output_(t_.types.size(), false),
-        pool_(p.slot_bytes) {}
+        pool_(p.slot_bytes, p.out_vars.size() > kPackedValues) {}
 
   void run();
 
@@ -75,6 +124,7 @@ class BufferPlanner {
 void BufferPlanner::run() {
   p_.slot_of.assign(t_.types.size(), kNoSlot);
   p_.slot_bytes.clear();
+  p_.slot_offset.clear();
   p_.fresh_outputs.clear();
   p_.plain_copies.clear();
   for (size_t s = 0; s < p_.steps.size(); ++s) {
@@ -82,6 +132,7 @@ void BufferPlanner::run() {
   }
   mark_outputs();
   for (size_t s = 0; s < p_.steps.size(); ++s) place_step(s);
+  p_.arena_bytes = pool_.pack(p_.slot_offset);
 }
 
 // The tape's outputs are fresh each run; one its step writes blocked is planned from here
@@ -107,7 +158,7 @@ void BufferPlanner::place_step(size_t s) {
   step.workspace_slot = kNoSlot;
   if (WorkspaceSize size = p_.table->workspace[step.entry]) {
     if (int64_t bytes = size(t_, *step.op, p_.layouts(step), step.variant); bytes > 0) {
-      step.workspace_slot = pool_.take(bytes);
+      step.workspace_slot = pool_.take(bytes, s);
     }
   }
   for (Var o : p_.outs(step)) {
@@ -117,26 +168,26 @@ void BufferPlanner::place_step(size_t s) {
       continue;
     }
     const Type& type = t_.type(o);
-    p_.slot_of[o.id] = pool_.take(type.size() * dtype_size(type.dtype));
+    p_.slot_of[o.id] = pool_.take(type.size() * dtype_size(type.dtype), s);
   }
-  pool_.release(step.workspace_slot);
+  pool_.release(step.workspace_slot, s);
   for (Var a : p_.args(step)) {
     if (last_use_[a.id] == s && !is_output_[a.id]) {
-      if (!taken_over(step, a)) pool_.release(p_.slot_of[a.id]);
+      if (!taken_over(step, a)) pool_.release(p_.slot_of[a.id], s);
       last_use_[a.id] = kNever - 1;  // released; a repeated argument must not free it twice
     }
   }
   for (Var o : p_.outs(step)) {
-    if (last_use_[o.id] == kNever) pool_.release(p_.slot_of[o.id]);  // never read
+    if (last_use_[o.id] == kNever) pool_.release(p_.slot_of[o.id], s);  // never read
   }
 }
 
-// A kernel that allows it (elementwise ops, batch norm, reshape) writes its output over an
-// argument that dies with it, when the two have as many elements of the same size (the
-// same shape, but for a reshape or trailing dims of 1). Saves a buffer per activation, as
-// in-place ReLU does elsewhere, and a reshape's copy.
+// A kernel that allows it (elementwise ops, batch norm and its gradient, reshape) writes
+// its first output over an argument that dies with it, when the two have as many elements
+// of the same size (the same shape, but for a reshape or trailing dims of 1). Saves a buffer per
+// activation, as in-place ReLU does elsewhere, and a reshape's copy.
 int BufferPlanner::in_place_slot(const Plan::Step& step, Var out, size_t index) const {
-  if (!p_.table->in_place[step.entry] || step.num_outs != 1) return kNoSlot;
+  if (!p_.table->in_place[step.entry] || out != p_.outs(step)[0]) return kNoSlot;
   const Type& type = t_.type(out);
   for (Var a : p_.args(step)) {
     const Type& at = t_.type(a);

@@ -6,13 +6,15 @@
 
 namespace ytape {
 
-/// Fills `p`'s slot_of, slot_bytes, fresh_outputs, plain_copies and copy_of, and each
-/// step's workspace_slot and plain_copy, for the steps' layouts and variants as they are;
-/// planning again after a variant changed replaces them. `p` must have its steps and
+/// Fills `p`'s slot_of, slot_bytes, slot_offset, arena_bytes, fresh_outputs, plain_copies and
+/// copy_of, and each step's workspace_slot and plain_copy, for the steps' layouts and variants as
+/// they are; planning again after a variant changed replaces them. `p` must have its steps and
 /// layouts (runtime/plan_layouts.h).
 ///
-/// A value gets a slot when computed and frees it after its last reader has run; later
-/// values reuse it, best fit by size. An output shares a slot with an argument of its step
+/// A value gets a slot when computed, live until its last reader has run; slots lie in one
+/// arena, each clear of those live with it, the largest placed first (for tapes of more
+/// than a few thousand values, later values reuse freed slots instead, best fit by size,
+/// and the arena holds those slots). An output shares a slot with an argument of its step
 /// where the kernel allows it (KernelTable::in_place). A kernel's work memory
 /// (KernelTable::workspace) is a slot that lives for its step alone.
 void assign_buffers(Plan& p);

@@ -154,7 +154,7 @@ struct KernelTable {
 
   KernelSet kernels_set = KernelSet::fast;
   Kernel kernels[kEntries] = {};
-  /// Whether the kernel may write its (single) output over an argument of the same shape
+  /// Whether the kernel may write its (first) output over an argument of the same shape
   /// and element size, i.e. reads element i of it before writing element i of the output
   /// and reads it nowhere else afterwards. True for elementwise primitives by default.
   bool in_place[kEntries] = {};

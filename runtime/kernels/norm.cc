@@ -450,8 +450,10 @@ void relu_mask_batchnorm_backward(const KernelCall& call) {
 }  // namespace
 
 void register_norm_kernels(KernelTable& t) {
-  // Each channel is read for its statistics before it is rewritten, so y may overwrite x.
+  // Each channel is read for its statistics before it is rewritten, so y may overwrite x,
+  // and dx any of dy, x (and z): each element is read before it is written.
   t.allow_in_place(Prim::batchnorm);
+  t.allow_in_place(Prim::batchnorm_backward);
   using dense::float_kernel;
   if (t.kernels_set == KernelSet::fast) {
     t.allow_blocked(Prim::batchnorm, 0b1, BlockedOut::follow);
@@ -463,6 +465,7 @@ void register_norm_kernels(KernelTable& t) {
     t.allow_blocked(Fusion::batchnorm_relu, 0b1, BlockedOut::follow);
     t.set(Fusion::relu_mask_batchnorm_backward,
           float_kernel<relu_mask_batchnorm_backward<float>, relu_mask_batchnorm_backward<double>>);
+    t.allow_in_place(Fusion::relu_mask_batchnorm_backward);
     t.allow_blocked(Fusion::relu_mask_batchnorm_backward, 0b100011, BlockedOut::follow);
   }
   t.set(Prim::batchnorm, float_kernel<batchnorm<float>, batchnorm<double>>);

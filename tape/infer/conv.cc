@@ -3,6 +3,7 @@
 // shape of what they differentiate as an attribute.
 #include "tape/infer.h"
 #include "tape/infer/common.h"
+#include "tape/strings.h"
 
 namespace ytape {
 
@@ -27,6 +28,9 @@ Shape conv_output(const Type& x, const Type& w, const ConvAttrs& attrs) {
   require_length(dilation, 2, "dilation");
   require_each_at_least(dilation, 1, "dilation");
   if (groups < 1) user_error("groups={} must be positive", groups);
+  if (attrs.algorithm != "auto" && attrs.algorithm != "direct" && attrs.algorithm != "winograd") {
+    user_error("algorithm=\"{}\" is not auto, direct or winograd", printable(attrs.algorithm));
+  }
   int64_t cin = x.shape[2], cout = w.shape[3];
   if (cin % groups != 0) {
     user_error("groups={} does not divide the {} channels of x {}", groups, cin, type_str(x));

@@ -23,3 +23,7 @@ cli_test(gradcheck_run_options EXIT 0 STDOUT ${CASES}/expected/gradcheck_run_opt
 cli_test(gradcheck_bad_fusion EXIT 2 STDOUT ${CASES}/empty.txt
          STDERR ${CASES}/expected/gradcheck_bad_fusion.err
          COMMAND ${YTAPE} gradcheck grad/vector.json --random --fusion of)
+# ytape remat (docs/remat.md): budgets as a share and in bytes, policies; each result plans
+# within its budget and gives the gradient tape's outputs byte for byte, its dropout not
+# drawn again; bad requests name what to give.
+cli_test(remat EXIT 0 STDOUT ${CASES}/expected/remat.txt COMMAND bash ${CASES}/remat.sh ${YTAPE})

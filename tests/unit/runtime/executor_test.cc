@@ -127,6 +127,62 @@ TEST_CASE("buffers are reused by liveness, in place for elementwise ops") {
   check_close(ex.run({{"x", x}})[0], {want}, 1e-5, 1e-5);
 }
 
+// Every pair of values live at the same step lies apart in the plan's arena (but an output
+// written over its argument, in the same slot); returns the most bytes live at a step.
+int64_t check_arena(const Plan& p) {
+  const Tape& t = *p.tape;
+  std::vector<size_t> def(t.types.size(), SIZE_MAX), last(t.types.size(), 0);
+  for (size_t s = 0; s < p.steps.size(); ++s) {
+    for (Var o : p.outs(p.steps[s])) def[o.id] = last[o.id] = s;
+  }
+  for (size_t s = 0; s < p.steps.size(); ++s) {
+    for (Var a : p.args(p.steps[s])) last[a.id] = std::max(last[a.id], s);
+  }
+  std::vector<uint32_t> held;  // vars with a slot
+  for (uint32_t v = 0; v < t.types.size(); ++v) {
+    if (def[v] != SIZE_MAX && p.slot_of[v] != Plan::kNoSlot) held.push_back(v);
+  }
+  auto bytes = [&](uint32_t v) { return t.types[v].size() * dtype_size(t.types[v].dtype); };
+  int64_t peak = 0;
+  for (size_t s = 0; s < p.steps.size(); ++s) {
+    int64_t live = 0;
+    for (uint32_t v : held) live += def[v] <= s && s <= last[v] ? bytes(v) : 0;
+    peak = std::max(peak, live);
+  }
+  for (uint32_t a : held) {
+    for (uint32_t b : held) {
+      int sa = p.slot_of[a], sb = p.slot_of[b];
+      if (a >= b || sa == sb || last[a] < def[b] || last[b] < def[a]) continue;
+      int64_t oa = p.slot_offset[sa], ob = p.slot_offset[sb];
+      CHECK_MESSAGE((oa + bytes(a) <= ob || ob + bytes(b) <= oa), "%", a + 1, " and %", b + 1);
+    }
+  }
+  CHECK(p.arena_bytes <= p.planned_bytes());
+  return peak;
+}
+
+TEST_CASE(
+    "values live together lie apart in the arena, which holds little more than the most live") {
+  // Branches of many sizes that die at different steps: what reusing freed slots as they
+  // come wastes (a small slot grown for a large value while a large one sits free).
+  Builder b("branches");
+  Var x = b.input("x", f32({64, 64}));
+  std::vector<Var> kept;
+  Var v = x;
+  for (int i = 1; i <= 12; ++i) {
+    Var wide = b.broadcast_to(b.reshape(v, {.shape = {64, 64, 1}}), {.shape = {64, 64, i % 4 + 1}});
+    Var narrow = b.sum(b.exp(wide), {.dims = {3}});
+    kept.push_back(b.sin(narrow));
+    v = b.tanh(b.add(narrow, v));
+  }
+  for (Var k : kept) v = b.add(v, k);
+  b.output(b.sum(v, {.dims = {1, 2}}), "s");
+  Tape t = b.finish();
+  Executor ex(t);
+  int64_t most_live = check_arena(ex.plan());
+  CHECK(ex.plan().planned_bytes() <= most_live + most_live / 4);
+}
+
 TEST_CASE("a reshape of a value that dies with it takes its buffer") {
   // Chains of reshapes between elementwise ops need one buffer, not one per reshape.
   Builder b("reshapes");
@@ -138,7 +194,7 @@ TEST_CASE("a reshape of a value that dies with it takes its buffer") {
   b.output(b.sum(v, {.dims = {1, 2}}), "s");  // of the last reshape, to [4, 6]
   Tape t = b.finish();
   Executor ex(t);
-  CHECK(ex.plan().planned_bytes() <= 24 * 4);
+  CHECK(ex.plan().planned_bytes() <= 128);  // 24 floats, padded to 64 bytes; the last sum's 4
   Tensor x = random_tensor(f32({6, 4}), 3);
   double want = 0;
   for (double e : to_doubles(x)) want += static_cast<float>(e);  // negated six times
@@ -304,4 +360,28 @@ TEST_CASE("a step with more arguments than the planner has blocked-layout bits f
   b.output(b.concat(xs, {.dim = 2}), "y");
   Tape t = b.finish();
   check_equal(Executor(t).run(inputs)[0], want);
+}
+
+TEST_CASE("a convolution's algorithm attribute fixes its variant, whatever the work memory") {
+  // A shape where oneDNN's Winograd convolution may run (3x3, stride 1, 64 channels).
+  auto tape = [](const char* algorithm) {
+    Builder b("conv");
+    Var x = b.input("x", f32({28, 28, 64, 2}));
+    Var w = b.input("w", f32({3, 3, 64, 64}));
+    b.output(b.conv2d(x, w, {.pad = {1, 1, 1, 1}, .algorithm = algorithm}), "y");
+    return b.finish();
+  };
+  ExecutorOptions roomy, tight;
+  roomy.extra_work_bytes = int64_t{1} << 40;
+  tight.extra_work_bytes = -1;  // never a faster variant by choice
+  Tape automatic = tape("auto");
+  bool offered = Executor(automatic, roomy).plan().steps[0].variant == Variant::faster;
+  CHECK(Executor(automatic, tight).plan().steps[0].variant == Variant::standard);
+  Tape direct = tape("direct"), winograd = tape("winograd");
+  CHECK(Executor(direct, roomy).plan().steps[0].variant == Variant::standard);
+  CHECK((Executor(winograd, tight).plan().steps[0].variant == Variant::faster) == offered);
+  TensorMap in = {{"x", random_tensor(f32({28, 28, 64, 2}), 1)},
+                  {"w", random_tensor(f32({3, 3, 64, 64}), 2)}};
+  // The same values within rounding either way.
+  check_close(Executor(winograd).run(in)[0], to_doubles(Executor(direct).run(in)[0]), 1e-3, 1e-3);
 }

@@ -132,12 +132,13 @@ TEST_CASE("the op list is consistent") {
 
 TEST_CASE("attributes are normalized against the schema") {
   Attrs a = normalize_attrs(Prim::conv2d, {{"groups", int64_t{2}}});
-  REQUIRE(a.size() == 4);
+  REQUIRE(a.size() == 5);
   const auto conv = attrs_of<Prim::conv2d>(a);
   CHECK(conv.stride == std::vector<int64_t>{1, 1});
   CHECK(conv.pad == std::vector<int64_t>{0, 0, 0, 0});
   CHECK(conv.dilation == std::vector<int64_t>{1, 1});
   CHECK(conv.groups == 2);
+  CHECK(conv.algorithm == "auto");
   CHECK(attrs_problem(Prim::conv2d, a) == "");
   Attrs f = normalize_attrs(
       Prim::fill,

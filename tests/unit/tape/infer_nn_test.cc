@@ -69,6 +69,15 @@ TEST_CASE("conv2d checks its arguments and attributes") {
                        "dilation=[1,0] must be positive", UserError);
   CHECK_THROWS_WITH_AS(bad(x, w, conv_attrs({1, 1}, {0, 0, 0, 0}, {1, 1}, 0)),
                        "groups=0 must be positive", UserError);
+  Attrs fft = conv_attrs({1, 1}, {0, 0, 0, 0});
+  fft.set("algorithm", std::string("fft"));
+  CHECK_THROWS_WITH_AS(bad(x, w, fft), "algorithm=\"fft\" is not auto, direct or winograd",
+                       UserError);
+  for (const char* algorithm : {"auto", "direct", "winograd"}) {
+    Attrs ok = conv_attrs({1, 1}, {0, 0, 0, 0});
+    ok.set("algorithm", std::string(algorithm));
+    CHECK(infer(Prim::conv2d, {x, w}, ok) == "f32[6,6,8,1]");
+  }
   CHECK_THROWS_WITH_AS(bad(x, w, conv_attrs({1, 1}, {0, 0, 0, 0}, {1, 1}, 3)),
                        "groups=3 does not divide the 4 channels of x f32[8,8,4,1]", UserError);
   CHECK_THROWS_WITH_AS(bad(x, "f32[3,3,2,5]", conv_attrs({1, 1}, {0, 0, 0, 0}, {1, 1}, 2)),

@@ -1,0 +1,301 @@
+#include "opt/remat.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <sstream>
+
+#include "opt/remat_schedule.h"
+#include "runtime/plan.h"
+#include "tape/cost.h"
+#include "tape/error.h"
+#include "tape/strings.h"
+
+namespace ytape {
+
+using remat::Analysis;
+using remat::Schedule;
+
+namespace {
+
+int64_t planned_peak(const Tape& t) {
+  return plan_tape(t).planned_bytes();
+}
+
+// What the plan of `t` chooses that rematerialization keeps: per op, "winograd" or
+// "direct" for each convolution, as the plan runs it, else ""; and each op's work memory
+// (of a fused step, its first op's). A convolution computed again must run the algorithm it
+// ran (the two round differently), and the rest too, so that the gradients keep their bits:
+// a plan made after rematerialization, with less memory in use, would choose otherwise.
+struct PlanChoices {
+  int64_t peak = 0;  // the plan's bytes
+  std::vector<std::string> algorithms;
+  std::vector<int64_t> work_bytes;
+};
+
+PlanChoices plan_choices(const Tape& t) {
+  Plan p = plan_tape(t);
+  PlanChoices c{p.planned_bytes(), std::vector<std::string>(t.ops.size()),
+                std::vector<int64_t>(t.ops.size(), 0)};
+  if (p.lowered) return c;  // an f16 tape's plan runs other ops
+  for (const Plan::Step& step : p.steps) {
+    size_t i = step.op - t.ops.data();
+    if (step.workspace_slot != Plan::kNoSlot) c.work_bytes[i] = p.slot_bytes[step.workspace_slot];
+    if (step.op->attrs.find("algorithm") == nullptr) continue;
+    c.algorithms[i] = step.variant == Variant::faster ? "winograd" : "direct";
+  }
+  return c;
+}
+
+std::string mib(int64_t bytes) {
+  return fmt::format("{:.1f} MiB", bytes / 1048576.0);
+}
+
+// One way to choose what to keep: segments of at most `segment_bytes` forward bytes
+// (INT64_MAX: no segments), and the `densest` boundary ops of the most FLOPs per byte.
+struct Choice {
+  int64_t segment_bytes = INT64_MAX;
+  size_t densest = 0;
+  int first_segments = 1;  // the first segment may be this many segments long
+};
+
+class Search {
+ public:
+  Search(const Tape& t, const RematOptions& o)
+      : t_(t), a_(remat::analyze(t, o.forward_outputs)), plan_(plan_choices(t)) {
+    a_.work_bytes = plan_.work_bytes;
+    for (size_t i : a_.boundary) {
+      if (!o.saveable || std::ranges::count(*o.saveable, t.ops[i].prim)) saveable_.push_back(i);
+    }
+    // Most FLOPs per byte kept first: what is dearest to recompute for the memory it holds
+    // (a batch norm whose backward reads only its statistics before all).
+    auto density = [&](size_t i) {
+      return a_.flops[i] / static_cast<double>(std::max<int64_t>(a_.kept_bytes[i], 1));
+    };
+    std::ranges::stable_sort(saveable_,
+                             [&](size_t x, size_t y) { return density(x) > density(y); });
+    for (size_t i : a_.forward_ops) forward_bytes_ += op_bytes(i);
+  }
+
+  const Analysis& analysis() const { return a_; }
+  const std::vector<std::string>& algorithms() const { return plan_.algorithms; }
+  int64_t peak_before() const { return plan_.peak; }
+  size_t num_saveable() const { return saveable_.size(); }
+
+  // The ops `c` keeps: the pinned ones, the segment ends, the densest saveable ones.
+  std::vector<uint8_t> kept(const Choice& c) const {
+    std::vector<uint8_t> kept = a_.pinned;
+    for (size_t i : segment_ends(c.segment_bytes, c.first_segments)) kept[i] = 1;
+    for (size_t k = 0; k < c.densest; ++k) kept[saveable_[k]] = 1;
+    return kept;
+  }
+
+  // The ops a search may keep or not: the cut ops and the saveable ones, unpinned.
+  std::vector<size_t> movable() const {
+    std::vector<size_t> ops = saveable_;
+    for (size_t i : a_.forward_ops) {
+      if (a_.cut[i] && !a_.pinned[i] && !std::ranges::count(saveable_, i)) ops.push_back(i);
+    }
+    std::ranges::sort(ops);
+    return ops;
+  }
+
+  int64_t peak(const Schedule& s) const { return remat::simulated_peak(t_, a_, s); }
+
+  // Every choice tried: segments from the whole forward part down to 2^-14 of it, in
+  // steps of sqrt(2), the first 1, 2, 4 or 8 of them long (it is recomputed last, when
+  // little else is live), each with the densest 0, 1/16, ..., all of the saveable ops kept.
+  // A tape of more than 10^5 ops gets a coarser grid: factors of 4, and 0 or all kept.
+  std::vector<Choice> choices() const {
+    bool coarse = t_.ops.size() > 100'000;
+    std::vector<Choice> all;
+    size_t m = saveable_.size(), steps = coarse ? 1 : 16;
+    for (int j = 0; j <= 28; j += coarse ? 4 : 1) {
+      int64_t bytes =
+          j == 0 ? INT64_MAX : std::max<int64_t>(forward_bytes_ * std::pow(0.5, j / 2.0), 1);
+      for (int first = 1; first <= (j == 0 ? 1 : 8); first *= coarse ? 8 : 2) {
+        for (size_t q = 0; q <= steps; ++q) {
+          size_t densest = m * q / steps;
+          if (q > 0 && densest == m * (q - 1) / steps) continue;
+          all.push_back({bytes, densest, first});
+        }
+      }
+    }
+    return all;
+  }
+
+ private:
+  // The ends of segments of at most `bytes` of forward values (or of one op, where one is
+  // larger; the first, `first_segments` times that), of the least memory kept: the shortest path
+  // from the forward part's start to its end over the cut ops, each costing its end_bytes, with
+  // hops of at most `bytes`. The stem of a network, large and early, is recomputed whole at the end
+  // of the backward part rather than cut where its activations are largest. A sliding-window
+  // minimum keeps it linear in the ops.
+  std::vector<size_t> segment_ends(int64_t bytes, int first_segments) const {
+    if (bytes == INT64_MAX) return {};
+    const std::vector<size_t>& ops = a_.forward_ops;
+    struct Node {
+      int64_t at;    // forward bytes up to and including the op
+      int64_t cost;  // least total end_bytes of a path ending here
+      int64_t from;  // the node before, -1 at the start
+      size_t op;
+    };
+    // The start reaches `first_segments` segments far: as a node that far on.
+    std::vector<Node> nodes = {{bytes * (first_segments - 1), 0, -1, 0}};
+    std::deque<size_t> window = {0};  // nodes in reach, cost increasing
+    int64_t at = 0;
+    auto best_before = [&](int64_t reach_from) {
+      while (window.size() > 1 && nodes[window.front()].at < reach_from) window.pop_front();
+      return window.front();
+    };
+    for (size_t k = 0; k < ops.size(); ++k) {
+      at += op_bytes(ops[k]);
+      if (!a_.cut[ops[k]] || k + 1 == ops.size()) continue;
+      size_t from = best_before(at - bytes);
+      nodes.push_back(
+          {at, nodes[from].cost + a_.end_bytes[ops[k]], static_cast<int64_t>(from), ops[k]});
+      while (window.size() > 0 && nodes[window.back()].cost >= nodes.back().cost) window.pop_back();
+      window.push_back(nodes.size() - 1);
+    }
+    std::vector<size_t> ends;
+    for (int64_t n = static_cast<int64_t>(best_before(at - bytes)); n > 0; n = nodes[n].from) {
+      ends.push_back(nodes[n].op);
+    }
+    std::ranges::reverse(ends);
+    return ends;
+  }
+
+  int64_t op_bytes(size_t i) const {
+    int64_t sum = 0;
+    for (Var v : t_.ops[i].outs) sum += a_.bytes[v.id];
+    return sum;
+  }
+
+  const Tape& t_;
+  Analysis a_;
+  PlanChoices plan_;
+  std::vector<size_t> saveable_;  // boundary ops the policy may keep, densest first
+  int64_t forward_bytes_ = 0;
+};
+
+// A choice simulated: what it keeps (per op), its peak and what it recomputes.
+struct Tried {
+  std::vector<uint8_t> kept;
+  int64_t peak = 0;
+  double flops = 0;
+};
+
+// Better for a budget of `target` simulated bytes: less over it, then less recomputed, then
+// a lower peak.
+bool better(const Tried& x, const Tried& y, int64_t target) {
+  int64_t over_x = std::max<int64_t>(x.peak - target, 0),
+          over_y = std::max<int64_t>(y.peak - target, 0);
+  if (over_x != over_y) return over_x < over_y;
+  if (x.flops != y.flops) return x.flops < y.flops;
+  return x.peak < y.peak;
+}
+
+Tried simulate(const Tape& t, const Search& search, std::vector<uint8_t> kept) {
+  Schedule s = remat::schedule(t, search.analysis(), kept);
+  return {std::move(kept), search.peak(s), s.recomputed_flops};
+}
+
+// The best of the grid's choices for `target`, then bettered one op at a time (keep it or
+// not, end a segment there or not) while a change helps, within a number of simulations
+// that keeps the search linear in the tape (thousands for a network, a few for 10^6 ops).
+Tried search_for(const Tape& t, const Search& search, const std::vector<Tried>& grid,
+                 int64_t target) {
+  Tried best = *std::ranges::min_element(
+      grid, [&](const Tried& x, const Tried& y) { return better(x, y, target); });
+  std::vector<size_t> moves = search.movable();
+  int64_t simulations = std::min<int64_t>(3000, 50'000'000 / std::max<size_t>(t.ops.size(), 1));
+  for (bool improved = true; improved && simulations > 0;) {
+    improved = false;
+    for (size_t i : moves) {
+      if (simulations-- <= 0) break;
+      std::vector<uint8_t> kept = best.kept;
+      kept[i] ^= 1;
+      Tried tried = simulate(t, search, std::move(kept));
+      if (better(tried, best, target)) best = std::move(tried), improved = true;
+    }
+  }
+  return best;
+}
+
+RematResult result_of(const Tape& t, const Search& search, const std::vector<uint8_t>& kept) {
+  RematResult r;
+  Schedule s = remat::schedule(t, search.analysis(), kept);
+  r.tape = remat::emit(t, s, search.algorithms());
+  r.peak_before = search.peak_before();
+  r.peak_after = planned_peak(r.tape);
+  r.flops_before = tape_flops(t);
+  r.recomputed_flops = s.recomputed_flops;
+  r.recomputed_ops = s.recomputed_ops;
+  for (size_t i : search.analysis().boundary) r.kept += kept[i];
+  for (size_t i : search.analysis().forward_ops) r.segments += kept[i] && search.analysis().cut[i];
+  return r;
+}
+
+// The choice that fits `budget` (runtime plan bytes) at the least recomputation. The
+// simulation is scaled to the plan by the tape's own two figures, and the target tightened
+// while the plan of the result exceeds the budget.
+RematResult fit(const Tape& t, const Search& search, int64_t budget) {
+  int64_t before = search.peak_before();
+  std::vector<Tried> grid;
+  for (const Choice& c : search.choices()) grid.push_back(simulate(t, search, search.kept(c)));
+  int64_t as_is = simulate(t, search, std::vector<uint8_t>(t.ops.size(), 1)).peak;
+  double target = budget * (static_cast<double>(as_is) / static_cast<double>(before));
+  std::optional<RematResult> least;
+  for (int attempt = 0; attempt < 6; ++attempt) {
+    if (attempt == 5) target = 0;  // the last: the least peak, to fit or to name
+    Tried best = search_for(t, search, grid, static_cast<int64_t>(target));
+    RematResult r = result_of(t, search, best.kept);
+    if (r.peak_after <= budget) return r;
+    if (!least || r.peak_after < least->peak_after) least = std::move(r);
+    target = std::min(target * 0.97, target * budget / static_cast<double>(least->peak_after));
+  }
+  user_error(
+      "remat: the budget of {} is below the least peak found, {} ({:.0f}% of the present {}); "
+      "give a budget of at least that",
+      mib(budget), mib(least->peak_after), 100.0 * least->peak_after / before, mib(before));
+}
+
+}  // namespace
+
+RematResult rematerialize(const Tape& t, const RematOptions& o) {
+  if (!o.budget_bytes && !o.budget_share && !o.saveable) {
+    user_error("remat: give a budget (--budget 50%, --budget 200MB) or a policy (--policy dots)");
+  }
+  Search search(t, o);
+  if (!o.budget_bytes && !o.budget_share) {
+    return result_of(t, search, search.kept({INT64_MAX, search.num_saveable()}));
+  }
+  int64_t budget = o.budget_bytes ? *o.budget_bytes
+                                  : static_cast<int64_t>(*o.budget_share * search.peak_before());
+  return fit(t, search, budget);
+}
+
+std::vector<Prim> remat_policy(const std::string& name) {
+  if (name == "everything") return std::vector<Prim>(all_prims().begin(), all_prims().end());
+  if (name == "nothing") return std::vector<Prim>{};
+  if (name == "dots") return std::vector<Prim>{Prim::matmul, Prim::conv2d};
+  std::vector<Prim> prims;
+  std::stringstream words(name);
+  for (std::string word; std::getline(words, word, ',');) {
+    std::optional<Prim> p = find_prim(word);
+    if (!p) {
+      std::vector<std::string> known = {"dots", "nothing", "everything"};
+      for (Prim q : all_prims()) known.emplace_back(prim_info(q).name);
+      user_error(
+          "remat: unknown policy or primitive '{}'{} (policies: dots, nothing, everything, "
+          "or primitives separated by commas)",
+          printable(word), did_you_mean(word, known));
+    }
+    prims.push_back(*p);
+  }
+  return prims;
+}
+
+}  // namespace ytape

@@ -76,10 +76,11 @@ def write_safetensors(path, tensors):
 
     header, blobs, offset = {}, [], 0
     for name, array in tensors.items():
+        shape = list(np.shape(array))  # before ascontiguousarray, which makes a scalar 1-d
         array = np.ascontiguousarray(array)
         dtype = next(k for k, v in DTYPES.items() if np.dtype(v) == array.dtype)
         data = array.tobytes()
-        header[name] = {"dtype": dtype, "shape": list(array.shape),
+        header[name] = {"dtype": dtype, "shape": shape,
                         "data_offsets": [offset, offset + len(data)]}
         blobs.append(data)
         offset += len(data)

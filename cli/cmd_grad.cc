@@ -7,6 +7,7 @@
 #include "cli/io.h"
 #include "grad/grad.h"
 #include "grad/jvp.h"
+#include "grad/vmap.h"
 #include "io/json.h"
 
 namespace ytape::cli {
@@ -69,6 +70,27 @@ Run setup_jvp(CLI::App& sub) {
   return [o] {
     refuse_overwrites({{"TAPE", o->tape}}, {{"-o", o->out}});
     write_file(o->out, write_tape_json(grad::jvp(load_tape(o->tape), o->jvp)));
+    return kOk;
+  };
+}
+
+Run setup_vmap(CLI::App& sub) {
+  struct Options {
+    std::string tape, out;
+    grad::VmapOptions vmap;
+  };
+  auto o = std::make_shared<Options>();
+  sub.add_option("TAPE", o->tape, "Tape in JSON form, or - for standard input")->required();
+  sub.add_option("--over", o->vmap.over,
+                 "Inputs that get the batch dim (a new last dim): names or dotted prefixes, "
+                 "comma-separated")
+      ->required()
+      ->delimiter(',');
+  sub.add_option("--size", o->vmap.size, "The batch size B")->required()->check(positive());
+  sub.add_option("-o,--output", o->out, "Write the batched tape here instead of standard output");
+  return [o] {
+    refuse_overwrites({{"TAPE", o->tape}}, {{"-o", o->out}});
+    write_file(o->out, write_tape_json(grad::vmap(load_tape(o->tape), o->vmap)));
     return kOk;
   };
 }

@@ -25,6 +25,8 @@ std::span<const Command> commands() {
        setup_export},
       {"grad", "Differentiate a tape (reverse mode) into a gradient tape", setup_grad},
       {"jvp", "Differentiate a tape in forward mode: outputs and their tangents", setup_jvp},
+      {"vmap", "Batch a tape: named inputs get a last dim of B, and what depends on them",
+       setup_vmap},
       {"gradcheck", "Check a tape's gradient against finite differences in f64", setup_gradcheck,
        false},
       {"opt", "Optimize a tape: fold, simplify, merge and remove ops to a fixed point", setup_opt},

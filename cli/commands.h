@@ -74,6 +74,7 @@ Run setup_import(CLI::App& sub);
 Run setup_export(CLI::App& sub);
 Run setup_grad(CLI::App& sub);
 Run setup_jvp(CLI::App& sub);
+Run setup_vmap(CLI::App& sub);
 Run setup_gradcheck(CLI::App& sub);
 Run setup_opt(CLI::App& sub);
 Run setup_remat(CLI::App& sub);

@@ -21,7 +21,8 @@ bool selects(std::string_view pattern, std::string_view name) {
 
 }  // namespace
 
-std::vector<bool> chosen_inputs(const Tape& t, const std::vector<std::string>& wrt) {
+std::vector<bool> chosen_inputs(const Tape& t, const std::vector<std::string>& wrt,
+                                std::string_view option) {
   size_t n = t.num_inputs();
   std::vector<bool> chosen(n, false);
   for (size_t i = 0; i < n; ++i) {
@@ -35,8 +36,8 @@ std::vector<bool> chosen_inputs(const Tape& t, const std::vector<std::string>& w
     if (!any) {
       std::vector<std::string> names;
       for (size_t i = 0; i < n && i < 5; ++i) names.push_back(t.ops[i].name);
-      user_error("--wrt '{}' matches no input of tape '{}' (its inputs: {}{})", pattern, t.name,
-                 fmt::join(names, ", "), n > 5 ? ", ..." : "");
+      user_error("{} '{}' matches no input of tape '{}' (its inputs: {}{})", option, pattern,
+                 t.name, fmt::join(names, ", "), n > 5 ? ", ..." : "");
     }
   }
   return chosen;

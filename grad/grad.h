@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <vector>
 
@@ -33,7 +34,8 @@ struct GradStats {
 
 /// Per input of `t`, in order: whether `wrt` (see GradOptions) chooses it. Throws
 /// UserError when an entry matches no input.
-std::vector<bool> chosen_inputs(const Tape& t, const std::vector<std::string>& wrt);
+std::vector<bool> chosen_inputs(const Tape& t, const std::vector<std::string>& wrt,
+                                std::string_view option = "--wrt");
 
 /// `prefix` + `name`, the prefix repeated until the result is not in `taken`, which it
 /// joins: the names of the inputs and outputs a transformation adds (`grad.x`, `seed.y`,

@@ -102,25 +102,26 @@ class BufferPlanner {
  private:
   void mark_outputs();
   void place_step(size_t s);
-  int in_place_slot(const Plan::Step& step, Var out, size_t index) const;
-  bool taken_over(const Plan::Step& step, Var a) const;
+  int take(int64_t bytes, size_t s);
+  void leave(int slot, size_t s);
+  int shared_slot(const Plan::Step& step, Var out, size_t index) const;
 
   Plan& p_;
   const Tape& t_;
   std::vector<size_t> last_use_;  // per var: the last step that reads it
   std::vector<bool> is_output_;   // per var: a tape output written plain, so fresh each run
   SlotPool pool_;
+  std::vector<int> users_;  // per slot: the values in it not yet past their last reader
 };
 
 // Assigns every value computed by a step, except the tape's outputs written plain (fresh
 // each run, so callers may keep them; a blocked one has a slot and a fresh plain copy), a
-// slot. A slot is freed after the last step that reads its value
-// and reused, best fit by size, by later values. An output shares a slot with an argument
-// of its step only where the kernel allows it (in_place_slot): slots are freed after the
-// outputs of the step are placed. A kernel's work memory (KernelTable::workspace) is a
-// slot too, taken before the outputs (it is the larger: the best fit for each) and freed
-// with the step: so it lies where values that died before the step lay (oneDNN's Winograd
-// convolutions need tens of megabytes, which a batch's first activations have freed by then).
+// slot, which lives from that step until the last reader of every value in it has run. An
+// output shares a slot with an argument of its step where shared_slot allows it: slots are
+// left after the outputs of the step are placed. A kernel's work memory
+// (KernelTable::workspace) is a slot too, for its step alone: so it lies where values that
+// died before the step lay (oneDNN's Winograd convolutions need tens of megabytes, which a
+// batch's first activations have freed by then). The slots are then packed into the arena.
 void BufferPlanner::run() {
   p_.slot_of.assign(t_.types.size(), kNoSlot);
   p_.slot_bytes.clear();
@@ -158,51 +159,63 @@ void BufferPlanner::place_step(size_t s) {
   step.workspace_slot = kNoSlot;
   if (WorkspaceSize size = p_.table->workspace[step.entry]) {
     if (int64_t bytes = size(t_, *step.op, p_.layouts(step), step.variant); bytes > 0) {
-      step.workspace_slot = pool_.take(bytes, s);
+      step.workspace_slot = take(bytes, s);
     }
   }
   for (Var o : p_.outs(step)) {
     if (is_output_[o.id]) continue;
-    if (int slot = in_place_slot(step, o, s); slot != kNoSlot) {
+    if (int slot = shared_slot(step, o, s); slot != kNoSlot) {
       p_.slot_of[o.id] = slot;
+      ++users_[slot];
       continue;
     }
     const Type& type = t_.type(o);
-    p_.slot_of[o.id] = pool_.take(type.size() * dtype_size(type.dtype), s);
+    p_.slot_of[o.id] = take(type.size() * dtype_size(type.dtype), s);
   }
-  pool_.release(step.workspace_slot, s);
+  leave(step.workspace_slot, s);
   for (Var a : p_.args(step)) {
     if (last_use_[a.id] == s && !is_output_[a.id]) {
-      if (!taken_over(step, a)) pool_.release(p_.slot_of[a.id], s);
+      leave(p_.slot_of[a.id], s);
       last_use_[a.id] = kNever - 1;  // released; a repeated argument must not free it twice
     }
   }
   for (Var o : p_.outs(step)) {
-    if (last_use_[o.id] == kNever) pool_.release(p_.slot_of[o.id], s);  // never read
+    if (last_use_[o.id] == kNever && !is_output_[o.id]) leave(p_.slot_of[o.id], s);  // never read
   }
 }
 
-// A kernel that allows it (elementwise ops, batch norm and its gradient, reshape) writes
-// its first output over an argument that dies with it, when the two have as many elements
-// of the same size (the same shape, but for a reshape or trailing dims of 1). Saves a buffer per
-// activation, as in-place ReLU does elsewhere, and a reshape's copy.
-int BufferPlanner::in_place_slot(const Plan::Step& step, Var out, size_t index) const {
+int BufferPlanner::take(int64_t bytes, size_t s) {
+  int slot = pool_.take(bytes, s);
+  if (static_cast<size_t>(slot) >= users_.size()) users_.resize(slot + 1, 0);
+  users_[slot] = 1;
+  return slot;
+}
+
+// One value in `slot` is done with it; the last frees it.
+void BufferPlanner::leave(int slot, size_t s) {
+  if (slot != kNoSlot && --users_[slot] == 0) pool_.release(slot, s);
+}
+
+// The slot of an argument that `out` may share: a reshape's (the same bytes: the two are
+// views of one buffer, which lives while either does), or, where the kernel allows it
+// (elementwise ops, batch norm and its gradient), one of an argument that dies with it and
+// that nothing else shares, when the two have as many elements of the same size. Saves a
+// buffer per activation, as in-place ReLU does elsewhere, and a reshape's copy.
+int BufferPlanner::shared_slot(const Plan::Step& step, Var out, size_t index) const {
   if (!p_.table->in_place[step.entry] || out != p_.outs(step)[0]) return kNoSlot;
+  bool view = step.entry == KernelTable::entry(Prim::reshape) ||
+              step.entry == KernelTable::entry(Prim::stop_gradient);
   const Type& type = t_.type(out);
   for (Var a : p_.args(step)) {
     const Type& at = t_.type(a);
-    if (p_.slot_of[a.id] != kNoSlot && last_use_[a.id] == index && !is_output_[a.id] &&
-        p_.layout_of[a.id] == p_.layout_of[out.id] && at.size() == type.size() &&
-        dtype_size(at.dtype) == dtype_size(type.dtype)) {
-      return p_.slot_of[a.id];
+    int slot = p_.slot_of[a.id];
+    if (slot != kNoSlot && !is_output_[a.id] && p_.layout_of[a.id] == p_.layout_of[out.id] &&
+        at.size() == type.size() && dtype_size(at.dtype) == dtype_size(type.dtype) &&
+        (view || (last_use_[a.id] == index && users_[slot] == 1))) {
+      return slot;
     }
   }
   return kNoSlot;
-}
-
-// True if the output of `step` took over the buffer of its argument `a`.
-bool BufferPlanner::taken_over(const Plan::Step& step, Var a) const {
-  return step.num_outs > 0 && p_.slot_of[p_.outs(step)[0].id] == p_.slot_of[a.id];
 }
 
 }  // namespace

@@ -14,7 +14,8 @@ namespace ytape {
 /// A value gets a slot when computed, live until its last reader has run; slots lie in one
 /// arena, each clear of those live with it, the largest placed first (for tapes of more
 /// than a few thousand values, later values reuse freed slots instead, best fit by size,
-/// and the arena holds those slots). An output shares a slot with an argument of its step
+/// and the arena holds those slots). A reshape's output is a view of its argument's slot, which
+/// lives while either does. An output shares a slot with an argument of its step
 /// where the kernel allows it (KernelTable::in_place). A kernel's work memory
 /// (KernelTable::workspace) is a slot that lives for its step alone.
 void assign_buffers(Plan& p);

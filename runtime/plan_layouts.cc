@@ -10,7 +10,14 @@ namespace {
 class LayoutPlanner {
  public:
   LayoutPlanner(Plan& p, Layout blocked)
-      : p_(p), t_(*p.tape), table_(*p.table), blocked_(blocked) {}
+      : p_(p), t_(*p.tape), table_(*p.table), blocked_(blocked), read_blocked_(t_.types.size(), 0) {
+    for (const Plan::Step& step : p_.steps) {
+      std::span<const Var> as = p_.args(step);
+      for (size_t i = 0; i < as.size(); ++i) {
+        if (table_.reads_blocked(step.entry, i)) read_blocked_[as[i].id] = 1;
+      }
+    }
+  }
 
   // One pass in step order: each output gets its layout, and each argument that its step
   // must read in another layout than it has gets a reorder into a copy of its own, which
@@ -29,6 +36,7 @@ class LayoutPlanner {
   const Tape& t_;
   const KernelTable& table_;
   const Layout blocked_;
+  std::vector<uint8_t> read_blocked_;  // per var: whether a step may read it blocked
 };
 
 void LayoutPlanner::plan_step(Plan::Step& step) {
@@ -73,7 +81,9 @@ Layout LayoutPlanner::output_layout(const Plan::Step& step) const {
   if (os.empty() || rule == BlockedOut::never) return Layout::plain;
   const Type& type = t_.type(os[0]);
   if (!blockable(type, blocked_)) return Layout::plain;
-  if (rule == BlockedOut::always) return blocked_;
+  // Blocked for a reader that takes it so; for readers that take only plain (a reshape),
+  // plain at once rather than blocked and reordered.
+  if (rule == BlockedOut::always) return read_blocked_[os[0].id] ? blocked_ : Layout::plain;
   if (rule == BlockedOut::same) return p_.layout_of[as[0].id];
   bool any = false;
   for (size_t i = 0; i < as.size(); ++i) {

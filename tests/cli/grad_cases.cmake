@@ -27,3 +27,6 @@ cli_test(gradcheck_bad_fusion EXIT 2 STDOUT ${CASES}/empty.txt
 # within its budget and gives the gradient tape's outputs byte for byte, its dropout not
 # drawn again; bad requests name what to give.
 cli_test(remat EXIT 0 STDOUT ${CASES}/expected/remat.txt COMMAND bash ${CASES}/remat.sh ${YTAPE})
+# ytape vmap (docs/vmap.md): the small CNN's gradient (train-mode batch norm, dropout)
+# batched over its data into per-example gradients; bad requests name what to give.
+cli_test(vmap EXIT 0 STDOUT ${CASES}/expected/vmap.txt COMMAND bash ${CASES}/vmap.sh ${YTAPE})

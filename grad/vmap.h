@@ -1,0 +1,67 @@
+// Batching: `ytape vmap` (docs/vmap.md). A tape of one example becomes a tape of B, each
+// op mapped by a batching rule of its family (grad/vmap_rules.cc), batched matmuls and
+// convolutions as one kernel each.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tape/builder.h"
+#include "tape/tape.h"
+
+namespace ytape::grad {
+
+struct VmapOptions {
+  /// The inputs that get the batch dim: names, or prefixes that end at a dot (as --wrt).
+  std::vector<std::string> over;
+  int64_t size = 0;  ///< B, at least 1
+};
+
+/// Returns `t` over a batch of `size`: each chosen input gets a new last dim of `size` (the
+/// batch dim, column-major: example b is the slice [..., b]), and so does every value and
+/// output that depends on one; element [..., b] of each is what `t` computes on the inputs'
+/// slices [..., b]. Values that depend on no chosen input are computed once, as in `t`.
+/// UserError naming the op (and its source line) for an op with no batching rule: region
+/// ops, custom rules and effects.
+Tape vmap(const Tape& t, const VmapOptions& options);
+
+/// One op's batching: reads the op's arguments as mapped so far and appends the batched op.
+class Batcher {
+ public:
+  Batcher(Builder& b, int64_t size) : b_(b), size_(size) {}
+
+  /// The new var of argument k of the op being mapped, and whether it is batched.
+  Var arg(size_t k) const { return args_[k]; }
+  bool batched(size_t k) const { return batched_[k]; }
+  size_t num_args() const { return args_.size(); }
+  /// Its rank without the batch dim.
+  int rank(size_t k) const;
+  int64_t size() const { return size_; }
+  Builder& b() { return b_; }
+  const Type& type(Var v) const { return b_.type(v); }
+
+  /// Argument k with the batch dim, broadcast (copied B times) if it has none.
+  Var with_batch(size_t k);
+  /// Argument k, if batched, with dims of 1 inserted before its batch dim up to `rank`
+  /// dims besides it, so that it broadcasts against others of that rank.
+  Var padded(size_t k, int rank);
+  /// `v` (batched: [dims..., B]) as [dims[0..at), dims[at] * B, ...]: the batch dim merged
+  /// into dim `at` (1-based) after moving it there.
+  Var merge_into(Var v, int at);
+  /// The inverse of merge_into for a value [dims..., dims[at] * B, ...]: its batch dim
+  /// split off dim `at` and put last.
+  Var split_from(Var v, int at);
+
+  /// Maps one op: `args`/`batched` its arguments; returns its outputs, all batched.
+  std::vector<Var> map(const Op& op, VarList args, std::vector<bool> batched);
+
+ private:
+  Builder& b_;
+  int64_t size_;
+  VarList args_;
+  std::vector<bool> batched_;
+};
+
+}  // namespace ytape::grad

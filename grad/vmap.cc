@@ -56,44 +56,54 @@ Var Batcher::split_from(Var v, int at) {
   return b_.permutedims(v, {.perm = perm});
 }
 
+BatchedCopy::BatchedCopy(Builder& b, const Tape& src, int64_t size)
+    : src_(src), b_(b), size_(size), map_(src), batched_(src.types.size(), false) {}
+
+void BatchedCopy::bind_input(Var v, Var now, bool batched) {
+  map_.set(v, now);
+  batched_[v.id] = batched;
+}
+
+void BatchedCopy::forward() {
+  Batcher batcher(b_, size_);
+  for (const Op& op : src_.ops) {
+    if (op.kind == OpKind::input) continue;
+    std::vector<bool> which;
+    bool any = false;
+    for (Var a : op.args) which.push_back(batched_[a.id]), any = any || batched_[a.id];
+    if (!any) {
+      copy_op(b_, src_, op, map_);
+      continue;
+    }
+    b_.set_loc(op.loc);
+    std::vector<Var> outs;
+    try {
+      outs = batcher.map(op, map_.map(op.args), std::move(which));
+    } catch (const UserError& e) {
+      std::string at = src_.loc_str(op.loc);
+      user_error("vmap: {}{}{}", at, at.empty() ? "" : ": ", e.what());
+    }
+    for (size_t k = 0; k < op.outs.size(); ++k) {
+      map_.set(op.outs[k], outs[k]);
+      batched_[op.outs[k].id] = true;
+    }
+  }
+}
+
 Tape vmap(const Tape& t, const VmapOptions& o) {
   if (o.over.empty()) user_error("vmap: name the inputs to batch (--over NAME)");
   if (o.size < 1) user_error("vmap: the batch size must be at least 1, got {}", o.size);
   std::vector<bool> chosen = chosen_inputs(t, o.over, "--over");
   Builder b = Builder::like(t);
-  VarMap map(t);
-  std::vector<bool> batched(t.types.size(), false);
-  Batcher batcher(b, o.size);
-  size_t input = 0;
-  for (const Op& op : t.ops) {
-    if (op.kind == OpKind::input && chosen[input++]) {
-      Shape shape = t.type(op.outs[0]).shape;
-      shape.push_back(o.size);
-      map.set(op.outs[0], b.input(op.name, {t.type(op.outs[0]).dtype, shape}));
-      batched[op.outs[0].id] = true;
-      continue;
-    }
-    std::vector<bool> which;
-    bool any = false;
-    for (Var a : op.args) which.push_back(batched[a.id]), any = any || batched[a.id];
-    if (!any) {
-      copy_op(b, t, op, map);
-      continue;
-    }
-    b.set_loc(op.loc);
-    std::vector<Var> outs;
-    try {
-      outs = batcher.map(op, map.map(op.args), std::move(which));
-    } catch (const UserError& e) {
-      std::string at = t.loc_str(op.loc);
-      user_error("vmap: {}{}{}", at, at.empty() ? "" : ": ", e.what());
-    }
-    for (size_t k = 0; k < op.outs.size(); ++k) {
-      map.set(op.outs[k], outs[k]);
-      batched[op.outs[k].id] = true;
-    }
+  BatchedCopy copy(b, t, o.size);
+  for (size_t i = 0; i < t.num_inputs(); ++i) {
+    const Op& in = t.ops[i];
+    Type type = t.type(in.outs[0]);
+    if (chosen[i]) type.shape.push_back(o.size);
+    copy.bind_input(in.outs[0], b.input(in.name, type), chosen[i]);
   }
-  for (const Output& out : t.outputs) b.output(map[out.var], out.name);
+  copy.forward();
+  for (const Output& out : t.outputs) b.output(copy[out.var], out.name);
   return b.finish();
 }
 

@@ -27,6 +27,29 @@ struct VmapOptions {
 /// ops, custom rules and effects.
 Tape vmap(const Tape& t, const VmapOptions& options);
 
+/// vmap's sweep, for callers that bind the inputs themselves (the model language's `vmap`):
+/// copies the ops of `src` onto `b` (which shares its files, Builder::like), batching each
+/// op that reads a batched value.
+class BatchedCopy {
+ public:
+  BatchedCopy(Builder& b, const Tape& src, int64_t size);
+  /// Binds input `v` of `src` to `now` on the builder, which has the batch dim (last) if
+  /// `batched`.
+  void bind_input(Var v, Var now, bool batched);
+  /// Copies every op of `src` but its inputs (after they are bound).
+  void forward();
+  /// The builder's var for `src`'s var `v`, and whether it has the batch dim.
+  Var operator[](Var v) const { return map_[v]; }
+  bool batched(Var v) const { return batched_[v.id]; }
+
+ private:
+  const Tape& src_;
+  Builder& b_;
+  int64_t size_;
+  VarMap map_;
+  std::vector<bool> batched_;
+};
+
 /// One op's batching: reads the op's arguments as mapped so far and appends the batched op.
 class Batcher {
  public:

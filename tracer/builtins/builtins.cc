@@ -10,7 +10,7 @@ const Builtins& language_builtins() {
                    add_reduce_builtins, add_creation_builtins, add_random_builtins,
                    add_sort_builtins, add_collection_builtins, add_prim_builtins,
                    add_assign_builtins, add_vector_builtins, add_grad_builtins, add_jvp_builtins,
-                   add_test_builtins, add_string_builtins, add_file_builtins},
+                   add_vmap_builtins, add_test_builtins, add_string_builtins, add_file_builtins},
       .write_array = write_array,
       .stop_gradient = stop_gradient,
   };

@@ -33,6 +33,7 @@ void add_assign_builtins(BuiltinTable& table);
 void add_vector_builtins(BuiltinTable& table);
 void add_grad_builtins(BuiltinTable& table);
 void add_jvp_builtins(BuiltinTable& table);
+void add_vmap_builtins(BuiltinTable& table);
 void add_test_builtins(BuiltinTable& table);
 void add_string_builtins(BuiltinTable& table);
 void add_file_builtins(BuiltinTable& table);

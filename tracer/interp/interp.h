@@ -191,6 +191,10 @@ class Interpreter {
   /// concrete or of a trace below), which is not a capture: each call makes a new input,
   /// however often `outer` is given. Returns the input as a traced value.
   Value nested_input(std::string name, const Value& outer);
+  /// Declares an input of the nested trace standing for one example of `outer`, a tensor
+  /// whose last dim is a batch (`vmap`): of outer's type without that dim, its example
+  /// value outer's first example.
+  Value nested_example(std::string name, const Value& outer);
   /// What a nested trace recorded: its tape, unfinished (captures stand among its ops),
   /// and per capture, its var on that tape and the var it stands for on the trace below.
   struct NestedTape {

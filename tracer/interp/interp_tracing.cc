@@ -66,6 +66,20 @@ Value Interpreter::nested_input(std::string name, const Value& outer) {
   return Value::traced(v, std::move(type), outer.is_number());
 }
 
+Value Interpreter::nested_example(std::string name, const Value& outer) {
+  Type type = outer.tensor().type;
+  int64_t batch = type.shape.back();
+  type.shape.pop_back();
+  Var v = builder_->capture(name, type);
+  Tensor first(type);  // zeros where the traces below have no examples
+  if (level_->have_examples && batch > 0) {
+    Tensor whole = example_of(outer);
+    std::memcpy(first.raw(), whole.raw(), static_cast<size_t>(first.bytes()));
+  }
+  level_->stands_for.emplace(std::move(name), Value::concrete(std::move(first)));
+  return Value::traced(v, std::move(type));
+}
+
 Interpreter::NestedTape Interpreter::end_nested_trace() {
   if (levels_.size() < 2) internal_error("no nested trace to end");
   NestedTape out{std::move(level_->own), std::move(level_->captures)};

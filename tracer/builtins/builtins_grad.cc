@@ -148,24 +148,19 @@ std::vector<Value> leaf_gradients(const grad::Backprop& bp, const Tape& src,
 Differentiated differentiate(Interpreter& in, const Value& f, const std::vector<Value>& args,
                              const Value* implicit, bool first, std::string_view name,
                              std::shared_ptr<Recorded>* keep = nullptr, size_t array = 0) {
-  in.begin_nested_trace();
   Leaves leaves(in);
-  Value result, loss;
-  try {
+  Value loss;
+  auto [result, nested, record] = call_nested(in, [&] {
     Args lifted;
     ImplicitParams params{in, {}};
     if (implicit != nullptr) params.lift(leaves, *implicit);
     for (size_t i = 0; i < args.size(); ++i)
       lifted.pos.push_back(leaves.lift(args[i], fmt::format("arg{}", i + 1)));
-    result = in.call(f, std::move(lifted), in.here());
+    Value value = in.call(f, std::move(lifted), in.here());
     params.restore();
-    loss = loss_of(result, first, name);
-  } catch (...) {
-    in.end_nested_trace();
-    throw;
-  }
-  uint32_t nested = in.trace_level();
-  Interpreter::NestedTape record = in.end_nested_trace();
+    loss = loss_of(value, first, name);
+    return value;
+  });
   const Tape& src = record.builder->tape();
 
   Builder& b = in.builder();

@@ -62,20 +62,13 @@ Value tangent_of(const Value& result, uint32_t level, const D& d, size_t depth =
 // with each op's tangent beside it (grad::Tangents). Returns (f's value, its tangent).
 Value jvp_traced(Interpreter& in, const Value& f, const std::vector<Value>& primals,
                  const std::vector<Value>& tangents) {
-  in.begin_nested_trace();
   Leaves leaves(in);
-  Value result;
-  try {
+  auto [result, nested, record] = call_nested(in, [&] {
     Args lifted;
     for (size_t i = 0; i < primals.size(); ++i)
       lifted.pos.push_back(leaves.lift(primals[i], fmt::format("arg{}", i + 1)));
-    result = in.call(f, std::move(lifted), in.here());
-  } catch (...) {
-    in.end_nested_trace();
-    throw;
-  }
-  uint32_t nested = in.trace_level();
-  Interpreter::NestedTape record = in.end_nested_trace();
+    return in.call(f, std::move(lifted), in.here());
+  });
   const Tape& src = record.builder->tape();
   std::vector<Value> given;
   for (size_t i = 0; i < primals.size(); ++i) tangent_leaves(primals[i], tangents[i], given);

@@ -58,10 +58,8 @@ struct Examples {
 };
 
 Value vmap_traced(Interpreter& in, const Value& f, const std::vector<Value>& xs) {
-  in.begin_nested_trace();
   Examples examples(in);
-  Value result;
-  try {
+  auto [result, nested, record] = call_nested(in, [&] {
     Args lifted;
     for (size_t i = 0; i < xs.size(); ++i)
       lifted.pos.push_back(examples.lift(xs[i], fmt::format("arg{}", i + 1)));
@@ -70,13 +68,8 @@ Value vmap_traced(Interpreter& in, const Value& f, const std::vector<Value>& xs)
           "vmap: no argument is an array to map over; give arrays whose last dim is the "
           "batch");
     }
-    result = in.call(f, std::move(lifted), in.here());
-  } catch (...) {
-    in.end_nested_trace();
-    throw;
-  }
-  uint32_t nested = in.trace_level();
-  Interpreter::NestedTape record = in.end_nested_trace();
+    return in.call(f, std::move(lifted), in.here());
+  });
   grad::BatchedCopy copy(in.builder(), record.builder->tape(), examples.size);
   for (size_t i = 0; i < examples.inputs.size(); ++i)
     copy.bind_input(examples.inputs[i], in.tape_var(examples.outer[i]), true);

@@ -1,6 +1,6 @@
-// What the built-ins that differentiate a function (builtins_grad.cc, builtins_jvp.cc)
-// share: the arguments lifted into inputs of a nested trace, values copied out of it, and
-// running a trace at top level.
+// What the built-ins that transform a function (builtins_grad.cc, builtins_jvp.cc,
+// builtins_vmap.cc) share: the arguments lifted into inputs of a nested trace, the call on
+// it, values copied out of it, and running a trace at top level.
 #pragma once
 
 #include <fmt/format.h>
@@ -72,6 +72,27 @@ struct Leaves {
     }
   }
 };
+
+// `call` run on a trace nested in the current one, which ends whatever happens: its value,
+// the nested trace's level and what it recorded.
+struct NestedCall {
+  Value result;
+  uint32_t level;
+  Interpreter::NestedTape record;
+};
+template <typename Call>
+NestedCall call_nested(Interpreter& in, const Call& call) {
+  in.begin_nested_trace();
+  Value result;
+  try {
+    result = call();
+  } catch (...) {
+    in.end_nested_trace();
+    throw;
+  }
+  uint32_t level = in.trace_level();
+  return {std::move(result), level, in.end_nested_trace()};
+}
 
 // `v`, a value of the nested trace, with every tensor of that trace replaced by `map` of
 // it (structure kept; values of other traces and concrete ones as they are).

@@ -85,7 +85,7 @@ void BatchedCopy::forward() {
     }
     for (size_t k = 0; k < op.outs.size(); ++k) {
       map_.set(op.outs[k], outs[k]);
-      batched_[op.outs[k].id] = true;
+      batched_[op.outs[k].id] = batcher.out_batched(k);
     }
   }
 }

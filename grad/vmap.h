@@ -23,8 +23,8 @@ struct VmapOptions {
 /// batch dim, column-major: example b is the slice [..., b]), and so does every value and
 /// output that depends on one; element [..., b] of each is what `t` computes on the inputs'
 /// slices [..., b]. Values that depend on no chosen input are computed once, as in `t`.
-/// UserError naming the op (and its source line) for an op with no batching rule: region
-/// ops, custom rules and effects.
+/// UserError naming the op (and its source line) for an op with no batching rule: custom
+/// rules, effects, and a while_loop whose condition differs by example.
 Tape vmap(const Tape& t, const VmapOptions& options);
 
 /// vmap's sweep, for callers that bind the inputs themselves (the model language's `vmap`):
@@ -77,14 +77,22 @@ class Batcher {
   /// split off dim `at` and put last.
   Var split_from(Var v, int at);
 
-  /// Maps one op: `args`/`batched` its arguments; returns its outputs, all batched.
+  /// Maps one op: `args`/`batched` its arguments; returns its outputs, which out_batched
+  /// then says have the batch dim (all of them, but for some of a region op).
   std::vector<Var> map(const Op& op, VarList args, std::vector<bool> batched);
+  bool out_batched(size_t k) const { return out_batched_.empty() || out_batched_[k]; }
 
  private:
+  // The region ops' rules (grad/vmap_regions.cc).
+  std::vector<Var> scan(const Op& op);
+  std::vector<Var> cond(const Op& op);
+  std::vector<Var> while_loop(const Op& op);
+
   Builder& b_;
   int64_t size_;
   VarList args_;
   std::vector<bool> batched_;
+  std::vector<bool> out_batched_;  // empty: all
 };
 
 }  // namespace ytape::grad

@@ -154,6 +154,10 @@ std::vector<Var> norm(Batcher& c, const Op& op) {
 std::vector<Var> Batcher::map(const Op& op, VarList args, std::vector<bool> batched) {
   args_ = std::move(args);
   batched_ = std::move(batched);
+  out_batched_.clear();
+  if (op.prim == Prim::scan) return scan(op);
+  if (op.prim == Prim::cond) return cond(op);
+  if (op.prim == Prim::while_loop) return while_loop(op);
   switch (prim_info(op.prim).family) {
     case Family::elementwise:
       return elementwise(*this, op);

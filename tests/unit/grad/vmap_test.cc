@@ -69,9 +69,11 @@ void check_vmap(const Tape& t, const std::vector<std::string>& over, int64_t n, 
   }
 }
 
-Tape traced(const std::string& path, const std::string& entry,
-            const std::vector<std::string>& args) {
-  tracer::Program program;
+Tape traced(const std::string& path, const std::string& entry, const std::vector<std::string>& args,
+            tracer::LoopMode loops = tracer::LoopMode::auto_) {
+  tracer::Limits limits;
+  limits.loops = loops;
+  tracer::Program program(limits);
   program.set_print([](std::string_view) {});
   program.run_file(path);
   return tracer::trace(program, entry, args).tape;
@@ -150,6 +152,39 @@ TEST_CASE("vmap names an op it cannot batch, and bad requests") {
                        UserError);
   CHECK_THROWS_WITH_AS(vmap(t, {{}, 2}), doctest::Contains("name the inputs"), UserError);
   CHECK_THROWS_WITH_AS(vmap(t, {{"x"}, 0}), doctest::Contains("at least 1"), UserError);
+}
+
+}  // namespace ytape::grad
+
+namespace ytape::grad {
+
+TEST_CASE("vmap batches region ops: a scan, its gradient, conds on one and on each example") {
+  std::string dir = YTAPE_SOURCE_DIR "/tests/unit/grad/";
+  Tape rnn = traced(YTAPE_SOURCE_DIR "/tests/cli/regions/rnn_loop.jl", "cell",
+                    {"f32[5,5]", "f32[5,3]", "f32[3,6]", "f32[5]"}, tracer::LoopMode::scan);
+  REQUIRE(std::ranges::count_if(rnn.ops, [](const Op& op) { return op.prim == Prim::scan; }) == 1);
+  check_vmap(rnn, {"xs"}, 3);
+  check_vmap(rnn, {"h"}, 2);
+  check_vmap(rnn, {"W", "xs"}, 2);
+  Tape g = gradient(rnn, {});
+  check_vmap(g, {"xs", "h"}, 3, 1e-4);
+  Tape branch =
+      traced(dir + "vmap_regions.jl", "branch", {"f32[4]", "f32[4]"}, tracer::LoopMode::scan);
+  REQUIRE(std::ranges::count_if(branch.ops, [](const Op& op) { return op.prim == Prim::cond; }) ==
+          1);
+  check_vmap(branch, {"x"}, 4);  // one selector for the batch: the cond, its branches batched
+  check_vmap(branch, {"y"}, 3);  // the selector differs by example: both branches, selected
+  check_vmap(gradient(branch, {}), {"x", "y"}, 3, 1e-4);
+}
+
+TEST_CASE("vmap of a while loop: its condition the same for the batch, or named") {
+  std::string dir = YTAPE_SOURCE_DIR "/tests/unit/grad/";
+  Tape newton =
+      traced(dir + "vmap_regions.jl", "newton", {"f64[]", "f64[3]"}, tracer::LoopMode::scan);
+  check_vmap(newton, {"v"}, 3, 1e-9);  // the trips depend on a alone
+  CHECK_THROWS_WITH_AS(vmap(newton, {{"a"}, 2}),
+                       doctest::Contains("condition differs by example has no batching rule"),
+                       UserError);
 }
 
 }  // namespace ytape::grad

@@ -1,0 +1,180 @@
+// The batching rules of region ops (docs/regions.md): a scan, a cond and a while_loop
+// batched are the same op with their regions batched; a cond whose selector differs by
+// example runs every branch and selects each example's results. A while_loop whose
+// condition differs by example (each example's own trip count) has no rule yet.
+#include "grad/vmap.h"
+#include "tape/error.h"
+#include "tape/infer.h"
+#include "tape/op_attrs.h"
+
+namespace ytape::grad {
+
+namespace {
+
+struct BatchedRegion {
+  Tape tape;
+  std::vector<bool> yields;  // per yield: whether it has the batch dim
+};
+
+// Region `r` batched: parameter k gets the batch dim where `params[k]`; a yield gets it
+// where `want` says (broadcast if it has none), and keeps what it has where `want` is
+// empty or false.
+BatchedRegion batch_region(const Tape& r, const std::vector<bool>& params, int64_t size,
+                           const std::vector<bool>& want) {
+  Builder b(r.name);
+  BatchedCopy copy(b, r, size);
+  for (size_t i = 0; i < r.num_inputs(); ++i) {
+    const Op& in = r.ops[i];
+    Type type = r.type(in.outs[0]);
+    if (params[i]) type.shape.push_back(size);
+    copy.bind_input(in.outs[0], b.input(in.name, type), params[i]);
+  }
+  copy.forward();
+  BatchedRegion out;
+  for (size_t k = 0; k < r.outputs.size(); ++k) {
+    Var y = copy[r.outputs[k].var];
+    bool batched = copy.batched(r.outputs[k].var);
+    if (!batched && k < want.size() && want[k]) {
+      Shape shape = b.type(y).shape;
+      shape.push_back(size);
+      y = b.broadcast_to(y, {.shape = shape}), batched = true;
+    }
+    out.yields.push_back(batched);
+    b.output(y, "");
+  }
+  out.tape = b.finish();
+  out.tape.files.clear();
+  return out;
+}
+
+// Marks in `flags` (per operand: nc consts, nk carries, then any xs) the carries that a
+// trip of `body` makes depend on the batch: those carry it from the start.
+void carry_batch(const Tape& body, size_t nc, size_t nk, std::vector<bool>& flags) {
+  int64_t size = 1;  // any: only which yields depend on the batch is read
+  for (size_t round = 0; round <= nk; ++round) {
+    std::vector<bool> yields = batch_region(body, flags, size, {}).yields;
+    bool changed = false;
+    for (size_t k = 0; k < nk; ++k) {
+      if (yields[k] && !flags[nc + k]) flags[nc + k] = changed = true;
+    }
+    if (!changed) break;
+  }
+}
+
+// The permutation that moves dim `from` (1-based, of `rank`) to be dim `to`.
+std::vector<int64_t> moved(int rank, int from, int to) {
+  std::vector<int64_t> perm;
+  for (int d = 1; d <= rank; ++d) {
+    if (d != from) perm.push_back(d);
+  }
+  perm.insert(perm.begin() + (to - 1), from);
+  return perm;
+}
+
+}  // namespace
+
+// scan: the carries that any step makes depend on the batch carry it from the start (a
+// fixed point over the body); xs slice their steps from a dim before the batch's, so each
+// is [..., B, T] inside, and each ys comes out so and is turned back.
+std::vector<Var> Batcher::scan(const Op& op) {
+  auto a = attrs_of<Prim::scan>(op.attrs);
+  size_t nc = a.consts, nk = a.carries, n = num_args();
+  std::vector<bool> flags = batched_;
+  const Tape& body = op.regions[0];
+  carry_batch(body, nc, nk, flags);
+  if ((a.running > 0 && flags[nc + a.running - 1]) || (a.mask > 0 && flags[nc + nk + a.mask - 1]))
+    user_error("scan: a scan whose steps stop for each example on its own has no batching rule");
+  std::vector<bool> want(body.outputs.size(), true);
+  for (size_t k = 0; k < nk; ++k) want[k] = flags[nc + k];
+  BatchedRegion region = batch_region(body, flags, size_, want);
+  VarList args;
+  for (size_t k = 0; k < n; ++k) {
+    if (k < nc + nk) {
+      args.push_back(flags[k] && !batched_[k] ? with_batch(k) : args_[k]);
+      continue;
+    }
+    if (!batched_[k]) {
+      args.push_back(args_[k]);
+      continue;
+    }
+    int rank = type(args_[k]).rank();  // [..., T, B] -> [..., B, T]
+    args.push_back(b_.permutedims(args_[k], {.perm = moved(rank, rank, rank - 1)}));
+  }
+  std::vector<Tape> regions;
+  regions.push_back(std::move(region.tape));
+  std::vector<Var> outs =
+      b_.record(op.prim, std::move(args), op.attrs, std::move(regions)).outs.vector();
+  out_batched_.assign(outs.size(), true);
+  for (size_t k = 0; k < outs.size(); ++k) {
+    if (k < nk) {
+      out_batched_[k] = flags[nc + k];
+      continue;
+    }
+    int rank = type(outs[k]).rank();  // [..., B, T] -> [..., T, B]
+    outs[k] = b_.permutedims(outs[k], {.perm = moved(rank, rank - 1, rank)});
+  }
+  return outs;
+}
+
+// cond: one selector for the batch keeps the op, its branches batched; a selector per
+// example runs every branch and selects each example's results.
+std::vector<Var> Batcher::cond(const Op& op) {
+  std::vector<bool> operands(batched_.begin() + 1, batched_.end());
+  std::vector<Var> args(args_.begin() + 1, args_.end());
+  std::vector<Tape> branches;
+  for (const Tape& r : op.regions) {
+    branches.push_back(
+        batch_region(r, operands, size_, std::vector<bool>(r.outputs.size(), true)).tape);
+  }
+  if (!batched_[0]) {
+    VarList all = args_;
+    return b_.record(op.prim, std::move(all), op.attrs, std::move(branches)).outs.vector();
+  }
+  std::vector<std::vector<Var>> results;
+  for (const Tape& r : branches) results.push_back(inline_region(b_, r, args));
+  Var selector = args_[0];  // bool[B] or i64[B]
+  bool boolean = type(selector).dtype == DType::boolean;
+  std::vector<Var> outs = results.back();
+  for (size_t k = results.size() - 1; k-- > 0;) {
+    Var pick =
+        boolean ? selector : b_.eq(selector, b_.constant(DType::i64, static_cast<double>(k + 1)));
+    for (size_t i = 0; i < outs.size(); ++i) {
+      Shape shape(type(outs[i]).rank() - 1, 1);
+      shape.push_back(size_);
+      outs[i] = b_.select(b_.reshape(pick, {.shape = shape}), results[k][i], outs[i]);
+    }
+  }
+  return outs;
+}
+
+// while_loop: with a condition the same for the batch, the op with its regions batched;
+// with one per example, a loop while any holds whose body keeps the carries of each
+// example whose condition fails.
+std::vector<Var> Batcher::while_loop(const Op& op) {
+  auto a = attrs_of<Prim::while_loop>(op.attrs);
+  size_t nc = a.consts, nk = num_args() - nc;
+  std::vector<bool> flags = batched_;
+  const Tape& cond = op.regions[0];
+  const Tape& body = op.regions[1];
+  carry_batch(body, nc, nk, flags);
+  std::vector<bool> want(flags.begin() + nc, flags.end());
+  BatchedRegion test = batch_region(cond, flags, size_, {});
+  if (test.yields[0]) {
+    user_error(
+        "while_loop: a loop whose condition differs by example has no batching rule yet; "
+        "bound it with a for loop over a fixed count");
+  }
+  std::vector<Tape> regions;
+  regions.push_back(std::move(test.tape));
+  regions.push_back(batch_region(body, flags, size_, want).tape);
+  VarList args;
+  for (size_t k = 0; k < num_args(); ++k) {
+    args.push_back(flags[k] && !batched_[k] ? with_batch(k) : args_[k]);
+  }
+  std::vector<Var> outs =
+      b_.record(op.prim, std::move(args), op.attrs, std::move(regions)).outs.vector();
+  out_batched_ = want;
+  return outs;
+}
+
+}  // namespace ytape::grad

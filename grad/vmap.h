@@ -24,7 +24,7 @@ struct VmapOptions {
 /// output that depends on one; element [..., b] of each is what `t` computes on the inputs'
 /// slices [..., b]. Values that depend on no chosen input are computed once, as in `t`.
 /// UserError naming the op (and its source line) for an op with no batching rule: custom
-/// rules, effects, and a while_loop whose condition differs by example.
+/// rules, effects, and a scan that stops per example.
 Tape vmap(const Tape& t, const VmapOptions& options);
 
 /// vmap's sweep, for callers that bind the inputs themselves (the model language's `vmap`):

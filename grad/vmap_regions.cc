@@ -1,7 +1,8 @@
 // The batching rules of region ops (docs/regions.md): a scan, a cond and a while_loop
 // batched are the same op with their regions batched; a cond whose selector differs by
 // example runs every branch and selects each example's results. A while_loop whose
-// condition differs by example (each example's own trip count) has no rule yet.
+// condition differs by example runs while any example's holds, each example's carries kept
+// once its own fails.
 #include "grad/vmap.h"
 #include "tape/error.h"
 #include "tape/infer.h"
@@ -147,9 +148,48 @@ std::vector<Var> Batcher::cond(const Op& op) {
   return outs;
 }
 
+namespace {
+
+// The regions of a while_loop whose condition differs by example, its carries all batched
+// (`params`): `cond` yields whether any example's holds; `body` runs a trip for all and
+// keeps the carries of each example whose own condition fails, as they were.
+std::vector<Tape> masked_loop(const Tape& cond, const Tape& body, const std::vector<bool>& params,
+                              size_t nc, int64_t size) {
+  BatchedRegion test = batch_region(cond, params, size, {true});
+  auto inputs = [](Builder& b, const Tape& r) {
+    std::vector<Var> in;
+    for (size_t i = 0; i < r.num_inputs(); ++i) {
+      in.push_back(b.input(r.ops[i].name, r.type(r.ops[i].outs[0])));
+    }
+    return in;
+  };
+  Builder any("cond");
+  Var holds = inline_region(any, test.tape, inputs(any, test.tape))[0];  // bool[B]
+  Var count = any.sum(any.convert(holds, {.dtype = DType::i64}), {.dims = {1}});
+  any.output(any.gt(count, any.constant(DType::i64, 0)), "");
+  BatchedRegion trip =
+      batch_region(body, params, size, std::vector<bool>(params.size() - nc, true));
+  Builder b("body");
+  std::vector<Var> in = inputs(b, trip.tape);
+  holds = inline_region(b, test.tape, in)[0];
+  std::vector<Var> next = inline_region(b, trip.tape, in);
+  for (size_t k = 0; k < next.size(); ++k) {
+    Shape shape(b.type(next[k]).rank() - 1, 1);
+    shape.push_back(size);
+    b.output(b.select(b.reshape(holds, {.shape = shape}), next[k], in[nc + k]), "");
+  }
+  std::vector<Tape> regions;
+  regions.push_back(any.finish());
+  regions.push_back(b.finish());
+  return regions;
+}
+
+}  // namespace
+
 // while_loop: with a condition the same for the batch, the op with its regions batched;
-// with one per example, a loop while any holds whose body keeps the carries of each
-// example whose condition fails.
+// with one per example, a loop while any example's holds, each example's carries kept
+// from its own last trip on (as JAX's vmap of while_loop): the trips are the most any
+// example needs, max_trips bounding each.
 std::vector<Var> Batcher::while_loop(const Op& op) {
   auto a = attrs_of<Prim::while_loop>(op.attrs);
   size_t nc = a.consts, nk = num_args() - nc;
@@ -157,23 +197,23 @@ std::vector<Var> Batcher::while_loop(const Op& op) {
   const Tape& cond = op.regions[0];
   const Tape& body = op.regions[1];
   carry_batch(body, nc, nk, flags);
-  std::vector<bool> want(flags.begin() + nc, flags.end());
+  std::vector<Tape> regions;
   BatchedRegion test = batch_region(cond, flags, size_, {});
   if (test.yields[0]) {
-    user_error(
-        "while_loop: a loop whose condition differs by example has no batching rule yet; "
-        "bound it with a for loop over a fixed count");
+    for (size_t k = nc; k < flags.size(); ++k) flags[k] = true;
+    regions = masked_loop(cond, body, flags, nc, size_);
+  } else {
+    regions.push_back(std::move(test.tape));
+    regions.push_back(
+        batch_region(body, flags, size_, std::vector<bool>(flags.begin() + nc, flags.end())).tape);
   }
-  std::vector<Tape> regions;
-  regions.push_back(std::move(test.tape));
-  regions.push_back(batch_region(body, flags, size_, want).tape);
   VarList args;
   for (size_t k = 0; k < num_args(); ++k) {
     args.push_back(flags[k] && !batched_[k] ? with_batch(k) : args_[k]);
   }
   std::vector<Var> outs =
       b_.record(op.prim, std::move(args), op.attrs, std::move(regions)).outs.vector();
-  out_batched_ = want;
+  out_batched_.assign(flags.begin() + nc, flags.end());
   return outs;
 }
 

@@ -18,3 +18,13 @@ function newton(a, v)
   end
   x .* v
 end
+
+# Counts up to 10a²: a loop whose every trip changes its carry, so that an example that ran
+# more trips than its own would show it.
+function count_up(a, v)
+  x = 0.0
+  while x < 10 * a * a
+    x = x + 1
+  end
+  x .* v
+end

@@ -177,14 +177,16 @@ TEST_CASE("vmap batches region ops: a scan, its gradient, conds on one and on ea
   check_vmap(gradient(branch, {}), {"x", "y"}, 3, 1e-4);
 }
 
-TEST_CASE("vmap of a while loop: its condition the same for the batch, or named") {
+TEST_CASE("vmap of a while loop: its condition the same for the batch, or one per example") {
   std::string dir = YTAPE_SOURCE_DIR "/tests/unit/grad/";
   Tape newton =
       traced(dir + "vmap_regions.jl", "newton", {"f64[]", "f64[3]"}, tracer::LoopMode::scan);
   check_vmap(newton, {"v"}, 3, 1e-9);  // the trips depend on a alone
-  CHECK_THROWS_WITH_AS(vmap(newton, {{"a"}, 2}),
-                       doctest::Contains("condition differs by example has no batching rule"),
-                       UserError);
+  check_vmap(newton, {"a"}, 4, 1e-9);  // each example's own trips
+  check_vmap(newton, {"a", "v"}, 3, 1e-9);
+  Tape count =
+      traced(dir + "vmap_regions.jl", "count_up", {"f64[]", "f64[2]"}, tracer::LoopMode::scan);
+  check_vmap(count, {"a"}, 6, 0);  // from 0 to 10 trips: each example stops at its own
 }
 
 }  // namespace ytape::grad

@@ -94,11 +94,13 @@ class Search {
 
   // The ops a search may keep or not: the cut ops and the saveable ones, unpinned.
   std::vector<size_t> movable() const {
-    std::vector<size_t> ops = saveable_;
-    for (size_t i : a_.forward_ops) {
-      if (a_.cut[i] && !a_.pinned[i] && !std::ranges::count(saveable_, i)) ops.push_back(i);
+    std::vector<uint8_t> is(t_.ops.size(), 0);
+    for (size_t i : saveable_) is[i] = 1;
+    for (size_t i : a_.forward_ops) is[i] |= a_.cut[i] && !a_.pinned[i];
+    std::vector<size_t> ops;
+    for (size_t i = 0; i < is.size(); ++i) {
+      if (is[i]) ops.push_back(i);
     }
-    std::ranges::sort(ops);
     return ops;
   }
 
@@ -106,16 +108,20 @@ class Search {
 
   // Every choice tried: segments from the whole forward part down to 2^-14 of it, in
   // steps of sqrt(2), the first 1, 2, 4 or 8 of them long (it is recomputed last, when
-  // little else is live), each with the densest 0, 1/16, ..., all of the saveable ops kept.
-  // A tape of more than 10^5 ops gets a coarser grid: factors of 4, and 0 or all kept.
+  // little else is live), each with the densest 0, 1/16, ..., all of the saveable ops kept:
+  // about 2000 simulations, fewer for a long tape (a coarser grid: about 2·10^7 ops
+  // simulated in all, a few dozen choices at 10^6 ops).
   std::vector<Choice> choices() const {
-    bool coarse = t_.ops.size() > 100'000;
+    size_t affordable = 20'000'000 / std::max<size_t>(t_.ops.size(), 1);
+    int seg_step = affordable >= 1500 ? 1 : affordable >= 300 ? 2 : 4;
+    int first_step = affordable >= 1500 ? 2 : 8;
+    size_t steps = affordable >= 1500 ? 16 : 4;
     std::vector<Choice> all;
-    size_t m = saveable_.size(), steps = coarse ? 1 : 16;
-    for (int j = 0; j <= 28; j += coarse ? 4 : 1) {
+    size_t m = saveable_.size();
+    for (int j = 0; j <= 28; j += seg_step) {
       int64_t bytes =
           j == 0 ? INT64_MAX : std::max<int64_t>(forward_bytes_ * std::pow(0.5, j / 2.0), 1);
-      for (int first = 1; first <= (j == 0 ? 1 : 8); first *= coarse ? 8 : 2) {
+      for (int first = 1; first <= (j == 0 ? 1 : 8); first *= first_step) {
         for (size_t q = 0; q <= steps; ++q) {
           size_t densest = m * q / steps;
           if (q > 0 && densest == m * (q - 1) / steps) continue;
@@ -203,14 +209,13 @@ Tried simulate(const Tape& t, const Search& search, std::vector<uint8_t> kept) {
 }
 
 // The best of the grid's choices for `target`, then bettered one op at a time (keep it or
-// not, end a segment there or not) while a change helps, within a number of simulations
-// that keeps the search linear in the tape (thousands for a network, a few for 10^6 ops).
+// not, end a segment there or not) while a change helps, within `simulations` (shared by
+// every search for one tape, so that they stay linear in it).
 Tried search_for(const Tape& t, const Search& search, const std::vector<Tried>& grid,
-                 int64_t target) {
+                 int64_t target, int64_t& simulations) {
   Tried best = *std::ranges::min_element(
       grid, [&](const Tried& x, const Tried& y) { return better(x, y, target); });
   std::vector<size_t> moves = search.movable();
-  int64_t simulations = std::min<int64_t>(3000, 50'000'000 / std::max<size_t>(t.ops.size(), 1));
   for (bool improved = true; improved && simulations > 0;) {
     improved = false;
     for (size_t i : moves) {
@@ -248,9 +253,12 @@ RematResult fit(const Tape& t, const Search& search, int64_t budget) {
   int64_t as_is = simulate(t, search, std::vector<uint8_t>(t.ops.size(), 1)).peak;
   double target = budget * (static_cast<double>(as_is) / static_cast<double>(before));
   std::optional<RematResult> least;
+  // Thousands for a network, a few dozen at 10^6 ops: about 2·10^7 ops simulated.
+  int64_t simulations =
+      std::clamp<int64_t>(20'000'000 / std::max<size_t>(t.ops.size(), 1), 16, 3000);
   for (int attempt = 0; attempt < 6; ++attempt) {
     if (attempt == 5) target = 0;  // the last: the least peak, to fit or to name
-    Tried best = search_for(t, search, grid, static_cast<int64_t>(target));
+    Tried best = search_for(t, search, grid, static_cast<int64_t>(target), simulations);
     RematResult r = result_of(t, search, best.kept);
     if (r.peak_after <= budget) return r;
     if (!least || r.peak_after < least->peak_after) least = std::move(r);

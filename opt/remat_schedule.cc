@@ -20,7 +20,7 @@ bool recomputable(const Op& op) {
   if (op.kind != OpKind::call || prim_info(op.prim).effectful()) return false;
   for (const Tape& r : op.regions) {
     for (const Op& inner : r.ops) {
-      if (!recomputable(inner) && inner.kind == OpKind::call) return false;
+      if (inner.kind == OpKind::call && !recomputable(inner)) return false;
     }
   }
   return true;

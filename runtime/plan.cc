@@ -83,7 +83,9 @@ void plan_variants(Plan& p, std::optional<int64_t> extra_bytes) {
     WorkspaceSize size = p.table->workspace[step.entry];
     if (size == nullptr || size(*p.tape, *step.op, p.layouts(step), Variant::faster) < 0) continue;
     const AttrValue* algorithm = step.op->attrs.find("algorithm");
-    std::string_view chosen = algorithm ? std::get<std::string>(*algorithm) : "auto";
+    // Both sides a string_view: a std::string made of "auto" would die with the statement.
+    std::string_view chosen =
+        algorithm ? std::string_view(std::get<std::string>(*algorithm)) : std::string_view("auto");
     if (chosen == "winograd") step.variant = Variant::faster;
     if (chosen == "auto") faster.push_back(&step);
   }

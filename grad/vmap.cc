@@ -11,11 +11,20 @@ int Batcher::rank(size_t k) const {
   return type(args_[k]).rank() - (batched_[k] ? 1 : 0);
 }
 
+Var broadcast_batch(Builder& b, Var v, int64_t size) {
+  Shape shape = b.type(v).shape;
+  shape.push_back(size);
+  return b.broadcast_to(v, {.shape = shape});
+}
+
+Var select_each(Builder& b, Var pick, Var yes, Var no, int64_t size) {
+  Shape shape(b.type(yes).rank() - 1, 1);  // pick broadcast over each example's dims
+  shape.push_back(size);
+  return b.select(b.reshape(pick, {.shape = shape}), yes, no);
+}
+
 Var Batcher::with_batch(size_t k) {
-  if (batched_[k]) return args_[k];
-  Shape shape = type(args_[k]).shape;
-  shape.push_back(size_);
-  return b_.broadcast_to(args_[k], {.shape = shape});
+  return batched_[k] ? args_[k] : broadcast_batch(b_, args_[k], size_);
 }
 
 Var Batcher::padded(size_t k, int rank) {
@@ -90,20 +99,34 @@ void BatchedCopy::forward() {
   }
 }
 
-Tape vmap(const Tape& t, const VmapOptions& o) {
-  if (o.over.empty()) user_error("vmap: name the inputs to batch (--over NAME)");
-  if (o.size < 1) user_error("vmap: the batch size must be at least 1, got {}", o.size);
-  std::vector<bool> chosen = chosen_inputs(t, o.over, "--over");
-  Builder b = Builder::like(t);
-  BatchedCopy copy(b, t, o.size);
+std::vector<bool> batch_onto(Builder& b, const Tape& t, const std::vector<bool>& params,
+                             int64_t size, const std::vector<bool>& want) {
+  BatchedCopy copy(b, t, size);
   for (size_t i = 0; i < t.num_inputs(); ++i) {
     const Op& in = t.ops[i];
     Type type = t.type(in.outs[0]);
-    if (chosen[i]) type.shape.push_back(o.size);
-    copy.bind_input(in.outs[0], b.input(in.name, type), chosen[i]);
+    if (params[i]) type.shape.push_back(size);
+    copy.bind_input(in.outs[0], b.input(in.name, type), params[i]);
   }
   copy.forward();
-  for (const Output& out : t.outputs) b.output(copy[out.var], out.name);
+  std::vector<bool> batched;
+  for (size_t k = 0; k < t.outputs.size(); ++k) {
+    Var y = copy[t.outputs[k].var];
+    batched.push_back(copy.batched(t.outputs[k].var));
+    if (!batched.back() && k < want.size() && want[k]) {
+      y = broadcast_batch(b, y, size);
+      batched.back() = true;
+    }
+    b.output(y, t.outputs[k].name);
+  }
+  return batched;
+}
+
+Tape vmap(const Tape& t, const VmapOptions& o) {
+  if (o.over.empty()) user_error("vmap: name the inputs to batch (--over NAME)");
+  if (o.size < 1) user_error("vmap: the batch size must be at least 1, got {}", o.size);
+  Builder b = Builder::like(t);
+  batch_onto(b, t, chosen_inputs(t, o.over, "--over"), o.size);
   return b.finish();
 }
 

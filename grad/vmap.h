@@ -50,6 +50,19 @@ class BatchedCopy {
   std::vector<bool> batched_;
 };
 
+/// `t` batched onto `b` (empty, or Builder::like(t)): its inputs declared again, with the
+/// batch dim where `params` says (per input); its outputs, named as `t`'s, broadcast to
+/// the batch where `want` says (per output; empty: none). Returns, per output, whether it
+/// has the batch dim. vmap is this on a whole tape, the region ops' rules on their regions.
+std::vector<bool> batch_onto(Builder& b, const Tape& t, const std::vector<bool>& params,
+                             int64_t size, const std::vector<bool>& want = {});
+
+/// `v` (on `b`) with a batch dim of `size` appended: the same value for every example.
+Var broadcast_batch(Builder& b, Var v, int64_t size);
+
+/// Per example b, `yes[..., b]` where `pick[b]` (bool[B]) holds, else `no[..., b]`.
+Var select_each(Builder& b, Var pick, Var yes, Var no, int64_t size);
+
 /// One op's batching: reads the op's arguments as mapped so far and appends the batched op.
 class Batcher {
  public:
@@ -67,6 +80,8 @@ class Batcher {
 
   /// Argument k with the batch dim, broadcast (copied B times) if it has none.
   Var with_batch(size_t k);
+  /// Argument k with the batch dim where `batched`, else as it is.
+  Var arg_as(size_t k, bool batched) { return batched ? with_batch(k) : args_[k]; }
   /// Argument k, if batched, with dims of 1 inserted before its batch dim up to `rank`
   /// dims besides it, so that it broadcasts against others of that rank.
   Var padded(size_t k, int rank);

@@ -23,29 +23,8 @@ struct BatchedRegion {
 BatchedRegion batch_region(const Tape& r, const std::vector<bool>& params, int64_t size,
                            const std::vector<bool>& want) {
   Builder b(r.name);
-  BatchedCopy copy(b, r, size);
-  for (size_t i = 0; i < r.num_inputs(); ++i) {
-    const Op& in = r.ops[i];
-    Type type = r.type(in.outs[0]);
-    if (params[i]) type.shape.push_back(size);
-    copy.bind_input(in.outs[0], b.input(in.name, type), params[i]);
-  }
-  copy.forward();
-  BatchedRegion out;
-  for (size_t k = 0; k < r.outputs.size(); ++k) {
-    Var y = copy[r.outputs[k].var];
-    bool batched = copy.batched(r.outputs[k].var);
-    if (!batched && k < want.size() && want[k]) {
-      Shape shape = b.type(y).shape;
-      shape.push_back(size);
-      y = b.broadcast_to(y, {.shape = shape}), batched = true;
-    }
-    out.yields.push_back(batched);
-    b.output(y, "");
-  }
-  out.tape = b.finish();
-  out.tape.files.clear();
-  return out;
+  std::vector<bool> yields = batch_onto(b, r, params, size, want);
+  return {b.finish(), std::move(yields)};
 }
 
 // Marks in `flags` (per operand: nc consts, nk carries, then any xs) the carries that a
@@ -91,7 +70,7 @@ std::vector<Var> Batcher::scan(const Op& op) {
   VarList args;
   for (size_t k = 0; k < n; ++k) {
     if (k < nc + nk) {
-      args.push_back(flags[k] && !batched_[k] ? with_batch(k) : args_[k]);
+      args.push_back(arg_as(k, flags[k]));
       continue;
     }
     if (!batched_[k]) {
@@ -139,11 +118,8 @@ std::vector<Var> Batcher::cond(const Op& op) {
   for (size_t k = results.size() - 1; k-- > 0;) {
     Var pick =
         boolean ? selector : b_.eq(selector, b_.constant(DType::i64, static_cast<double>(k + 1)));
-    for (size_t i = 0; i < outs.size(); ++i) {
-      Shape shape(type(outs[i]).rank() - 1, 1);
-      shape.push_back(size_);
-      outs[i] = b_.select(b_.reshape(pick, {.shape = shape}), results[k][i], outs[i]);
-    }
+    for (size_t i = 0; i < outs.size(); ++i)
+      outs[i] = select_each(b_, pick, results[k][i], outs[i], size_);
   }
   return outs;
 }
@@ -173,11 +149,8 @@ std::vector<Tape> masked_loop(const Tape& cond, const Tape& body, const std::vec
   std::vector<Var> in = inputs(b, trip.tape);
   holds = inline_region(b, test.tape, in)[0];
   std::vector<Var> next = inline_region(b, trip.tape, in);
-  for (size_t k = 0; k < next.size(); ++k) {
-    Shape shape(b.type(next[k]).rank() - 1, 1);
-    shape.push_back(size);
-    b.output(b.select(b.reshape(holds, {.shape = shape}), next[k], in[nc + k]), "");
-  }
+  for (size_t k = 0; k < next.size(); ++k)
+    b.output(select_each(b, holds, next[k], in[nc + k], size), "");
   std::vector<Tape> regions;
   regions.push_back(any.finish());
   regions.push_back(b.finish());
@@ -208,9 +181,7 @@ std::vector<Var> Batcher::while_loop(const Op& op) {
         batch_region(body, flags, size_, std::vector<bool>(flags.begin() + nc, flags.end())).tape);
   }
   VarList args;
-  for (size_t k = 0; k < num_args(); ++k) {
-    args.push_back(flags[k] && !batched_[k] ? with_batch(k) : args_[k]);
-  }
+  for (size_t k = 0; k < num_args(); ++k) args.push_back(arg_as(k, flags[k]));
   std::vector<Var> outs =
       b_.record(op.prim, std::move(args), op.attrs, std::move(regions)).outs.vector();
   out_batched_.assign(flags.begin() + nc, flags.end());

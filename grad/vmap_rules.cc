@@ -67,7 +67,7 @@ std::vector<Var> shape_op(Batcher& c, const Op& op) {
 // gather(x, idx) and scatter_add(y, idx): an unbatched index broadcasts over the batch
 // (a trailing dim of 1); a batched index needs the batch in the data too.
 std::vector<Var> index_op(Batcher& c, const Op& op) {
-  Var data = c.batched(1) ? c.with_batch(0) : c.arg(0);
+  Var data = c.arg_as(0, c.batched(1));
   Var idx = c.arg(1);
   if (!c.batched(1)) idx = c.b().reshape(idx, {.shape = appended(c.type(idx).shape, 1)});
   return {c.b().call1(op.prim, {data, idx}, op.attrs)};

@@ -53,14 +53,6 @@ std::string mib(int64_t bytes) {
   return fmt::format("{:.1f} MiB", bytes / 1048576.0);
 }
 
-// One way to choose what to keep: segments of at most `segment_bytes` forward bytes
-// (INT64_MAX: no segments), and the `densest` boundary ops of the most FLOPs per byte.
-struct Choice {
-  int64_t segment_bytes = INT64_MAX;
-  size_t densest = 0;
-  int first_segments = 1;  // the first segment may be this many segments long
-};
-
 class Search {
  public:
   Search(const Tape& t, const RematOptions& o)
@@ -76,7 +68,11 @@ class Search {
     };
     std::ranges::stable_sort(saveable_,
                              [&](size_t x, size_t y) { return density(x) > density(y); });
-    for (size_t i : a_.forward_ops) forward_bytes_ += op_bytes(i);
+    op_bytes_.assign(t.ops.size(), 0);
+    for (size_t i : a_.forward_ops) {
+      for (Var v : t.ops[i].outs) op_bytes_[i] += a_.bytes[v.id];
+      forward_bytes_ += op_bytes_[i];
+    }
   }
 
   const Analysis& analysis() const { return a_; }
@@ -84,11 +80,11 @@ class Search {
   int64_t peak_before() const { return plan_.peak; }
   size_t num_saveable() const { return saveable_.size(); }
 
-  // The ops `c` keeps: the pinned ones, the segment ends, the densest saveable ones.
-  std::vector<uint8_t> kept(const Choice& c) const {
+  // The ops a choice keeps: the pinned ones, the segment ends, the `densest` saveable ones.
+  std::vector<uint8_t> kept(const std::vector<size_t>& ends, size_t densest) const {
     std::vector<uint8_t> kept = a_.pinned;
-    for (size_t i : segment_ends(c.segment_bytes, c.first_segments)) kept[i] = 1;
-    for (size_t k = 0; k < c.densest; ++k) kept[saveable_[k]] = 1;
+    for (size_t i : ends) kept[i] = 1;
+    for (size_t k = 0; k < densest; ++k) kept[saveable_[k]] = 1;
     return kept;
   }
 
@@ -106,26 +102,28 @@ class Search {
 
   int64_t peak(const Schedule& s) const { return remat::simulated_peak(t_, a_, s); }
 
-  // Every choice tried: segments from the whole forward part down to 2^-14 of it, in
-  // steps of sqrt(2), the first 1, 2, 4 or 8 of them long (it is recomputed last, when
-  // little else is live), each with the densest 0, 1/16, ..., all of the saveable ops kept:
-  // about 2000 simulations, fewer for a long tape (a coarser grid: about 2·10^7 ops
-  // simulated in all, a few dozen choices at 10^6 ops).
-  std::vector<Choice> choices() const {
+  // What every choice tried keeps: no segments, or segments from the whole forward part
+  // down to 2^-14 of it, in steps of sqrt(2), the first 1, 2, 4 or 8 of them long (it is
+  // recomputed last, when little else is live); each with the densest 0, 1/16, ..., all of
+  // the saveable ops kept: about 2000 choices, fewer for a long tape (a coarser grid: about
+  // 2·10^7 ops simulated in all, a few dozen choices at 10^6 ops).
+  std::vector<std::vector<uint8_t>> grid() const {
     size_t affordable = 20'000'000 / std::max<size_t>(t_.ops.size(), 1);
     int seg_step = affordable >= 1500 ? 1 : affordable >= 300 ? 2 : 4;
     int first_step = affordable >= 1500 ? 2 : 8;
     size_t steps = affordable >= 1500 ? 16 : 4;
-    std::vector<Choice> all;
+    std::vector<std::vector<uint8_t>> all;
     size_t m = saveable_.size();
     for (int j = 0; j <= 28; j += seg_step) {
-      int64_t bytes =
-          j == 0 ? INT64_MAX : std::max<int64_t>(forward_bytes_ * std::pow(0.5, j / 2.0), 1);
       for (int first = 1; first <= (j == 0 ? 1 : 8); first *= first_step) {
+        std::vector<size_t> ends;
+        if (j > 0) {
+          auto bytes = static_cast<int64_t>(forward_bytes_ * std::pow(0.5, j / 2.0));
+          ends = segment_ends(std::max<int64_t>(bytes, 1), first);
+        }
         for (size_t q = 0; q <= steps; ++q) {
           size_t densest = m * q / steps;
-          if (q > 0 && densest == m * (q - 1) / steps) continue;
-          all.push_back({bytes, densest, first});
+          if (q == 0 || densest != m * (q - 1) / steps) all.push_back(kept(ends, densest));
         }
       }
     }
@@ -140,7 +138,6 @@ class Search {
   // of the backward part rather than cut where its activations are largest. A sliding-window
   // minimum keeps it linear in the ops.
   std::vector<size_t> segment_ends(int64_t bytes, int first_segments) const {
-    if (bytes == INT64_MAX) return {};
     const std::vector<size_t>& ops = a_.forward_ops;
     struct Node {
       int64_t at;    // forward bytes up to and including the op
@@ -157,7 +154,7 @@ class Search {
       return window.front();
     };
     for (size_t k = 0; k < ops.size(); ++k) {
-      at += op_bytes(ops[k]);
+      at += op_bytes_[ops[k]];
       if (!a_.cut[ops[k]] || k + 1 == ops.size()) continue;
       size_t from = best_before(at - bytes);
       nodes.push_back(
@@ -173,16 +170,11 @@ class Search {
     return ends;
   }
 
-  int64_t op_bytes(size_t i) const {
-    int64_t sum = 0;
-    for (Var v : t_.ops[i].outs) sum += a_.bytes[v.id];
-    return sum;
-  }
-
   const Tape& t_;
   Analysis a_;
   PlanChoices plan_;
-  std::vector<size_t> saveable_;  // boundary ops the policy may keep, densest first
+  std::vector<size_t> saveable_;   // boundary ops the policy may keep, densest first
+  std::vector<int64_t> op_bytes_;  // per forward op: the bytes of its outputs
   int64_t forward_bytes_ = 0;
 };
 
@@ -249,7 +241,8 @@ RematResult result_of(const Tape& t, const Search& search, const std::vector<uin
 RematResult fit(const Tape& t, const Search& search, int64_t budget) {
   int64_t before = search.peak_before();
   std::vector<Tried> grid;
-  for (const Choice& c : search.choices()) grid.push_back(simulate(t, search, search.kept(c)));
+  for (std::vector<uint8_t>& kept : search.grid())
+    grid.push_back(simulate(t, search, std::move(kept)));
   int64_t as_is = simulate(t, search, std::vector<uint8_t>(t.ops.size(), 1)).peak;
   double target = budget * (static_cast<double>(as_is) / static_cast<double>(before));
   std::optional<RematResult> least;
@@ -278,7 +271,7 @@ RematResult rematerialize(const Tape& t, const RematOptions& o) {
   }
   Search search(t, o);
   if (!o.budget_bytes && !o.budget_share) {
-    return result_of(t, search, search.kept({INT64_MAX, search.num_saveable()}));
+    return result_of(t, search, search.kept({}, search.num_saveable()));
   }
   int64_t budget = o.budget_bytes ? *o.budget_bytes
                                   : static_cast<int64_t>(*o.budget_share * search.peak_before());

@@ -11,7 +11,9 @@ Run by hand, never in CI (the PyTorch side needs Debian's python3-torch, with fu
   Checked: its outputs on the first BATCH training images equal, for every parameter and
   image, the gradient tape run on that image alone (BATCH processes), to 1e-5 relative.
   Timed: the batched tape's run (`ytape run --repeat`, median) against BATCH runs of the
-  one-image tape in one process (its median run times BATCH): "one by one".
+  one-image tape in one process (its median run times BATCH): "one by one", at --threads
+  and at 1 thread (the faster for so small a tape). GFLOP/s from `ytape stats`' FLOPs, as
+  a share of bench_peak's FMA peak.
 - PyTorch: the same model with the same weights (bench/compare_torch_train.py's mapping),
   eval() mode; functorch.vmap(functorch.grad(loss)) over the batch, and a loop of BATCH
   backward passes; each timed by its median over --repeat after a warm-up, glibc told never
@@ -75,8 +77,13 @@ def ytape_side(ytape, threads, batch, repeat, work):
             worst = max(worst, float(np.abs(mine - g).max()) / scale)
     base = [ytape, "run", "--threads", str(threads)]
     vmapped_ms = run_median(base + [per, "--inputs", batched, "--repeat", str(repeat)])
-    single_ms = run_median(base + [opt, "--inputs", single, "--repeat", str(repeat * batch)])
-    return init, per_example, worst, vmapped_ms, single_ms * batch
+    # One by one at its best: one image's tape is small enough that a second thread may
+    # cost more than it gives.
+    loop_ms = {}
+    for t in sorted({threads, 1}):
+        loop_ms[t] = batch * run_median([ytape, "run", "--threads", str(t), opt, "--inputs",
+                                         single, "--repeat", str(repeat * batch)])
+    return init, per_example, worst, vmapped_ms, loop_ms, ct.step_flops(ytape, per)
 
 
 def torch_child(init_path, threads, batch, repeat):
@@ -149,9 +156,9 @@ def main():
         torch_child(args.child, args.threads, args.batch, args.repeat)
         return
     ytape = os.path.join(args.build, "cli", "ytape")
-    _, _, cpu = ct.fma_peak(args.build, args.threads)
+    isa, peak, cpu = ct.fma_peak(args.build, args.threads)
     with tempfile.TemporaryDirectory(prefix="ytape-per-example-") as work:
-        init, per_example, worst, vmapped_ms, loop_ms = ytape_side(
+        init, per_example, worst, vmapped_ms, loops, flops = ytape_side(
             ytape, args.threads, args.batch, args.repeat, work)
         child = subprocess.run([sys.executable, __file__, "--child", init, "--threads",
                                 str(args.threads), "--batch", str(args.batch), "--repeat",
@@ -164,8 +171,12 @@ def main():
     print(f"  ytape vmap equals {args.batch} separate gradients: largest difference "
           f"{worst:.2e} of the largest element ({'ok' if worst <= 1e-5 else 'MISMATCH'})")
     print(f"  ytape vs PyTorch's per-example gradients: largest difference {vs_torch:.2e}")
-    print(f"  ytape vmap        {vmapped_ms:9.2f} ms")
-    print(f"  ytape one by one  {loop_ms:9.2f} ms   vmap is {loop_ms / vmapped_ms:.1f}x faster")
+    rate = flops / vmapped_ms * 1e-6
+    print(f"  ytape vmap        {vmapped_ms:9.2f} ms   {flops / 1e6:.0f} MFLOP, {rate:.0f} GFLOP/s = "
+          f"{100 * rate / peak:.0f}% of the {isa} FMA peak ({peak:.0f} GFLOP/s)")
+    for n, ms in loops.items():
+        print(f"  ytape one by one  {ms:9.2f} ms   ({n} thread{'s' if n > 1 else ''}) vmap is "
+              f"{ms / vmapped_ms:.1f}x faster")
     print(f"  PyTorch {t['version']} functorch.vmap(grad) {t['vmap_ms']:9.2f} ms   "
           f"ytape vmap / it: {vmapped_ms / t['vmap_ms']:.2f}x")
     print(f"  PyTorch loop      {t['loop_ms']:9.2f} ms   ytape vmap / it: "

@@ -42,7 +42,7 @@ Var Batcher::merge_into(Var v, int at) {
     std::iota(perm.begin(), perm.end(), 1);
     perm.insert(perm.begin() + at, r + 1);
     perm.pop_back();
-    v = b_.permutedims(v, {.perm = perm});
+    v = permuted(v, perm);
     shape = type(v).shape;
   }
   shape[at - 1] *= shape[at];
@@ -62,7 +62,17 @@ Var Batcher::split_from(Var v, int at) {
     if (d != at + 1) perm.push_back(d);
   }
   perm.push_back(at + 1);
-  return b_.permutedims(v, {.perm = perm});
+  return permuted(v, perm);
+}
+
+// A permutation that only moves dims of 1 (the batch past a channel dim of 1) as the
+// reshape it is: no copy at run time, even without `ytape opt`.
+Var Batcher::permuted(Var v, const std::vector<int64_t>& perm) {
+  Shape shape = type(v).shape;
+  if (!moves_only_ones(perm, shape)) return b_.permutedims(v, {.perm = perm});
+  Shape to(perm.size());
+  for (size_t d = 0; d < perm.size(); ++d) to[d] = shape[perm[d] - 1];
+  return b_.reshape(v, {.shape = to});
 }
 
 BatchedCopy::BatchedCopy(Builder& b, const Tape& src, int64_t size)

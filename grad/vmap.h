@@ -102,6 +102,8 @@ class Batcher {
   std::vector<Var> scan(const Op& op);
   std::vector<Var> cond(const Op& op);
   std::vector<Var> while_loop(const Op& op);
+  std::vector<Var> custom_rule(const Op& op);
+  Var permuted(Var v, const std::vector<int64_t>& perm);
 
   Builder& b_;
   int64_t size_;

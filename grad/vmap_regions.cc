@@ -188,4 +188,66 @@ std::vector<Var> Batcher::while_loop(const Op& op) {
   return outs;
 }
 
+namespace {
+
+// The batched pullback as a region: `pullback` batched with `params`, and each cotangent of
+// an operand shared by the batch (unbatched) summed over the examples, whose results all
+// read it, as the gradient of a broadcast sums (`shared` per yield).
+Tape summed_pullback(const Tape& pullback, const std::vector<bool>& params,
+                     const std::vector<bool>& shared, int64_t size) {
+  std::vector<bool> want(shared.size());
+  for (size_t k = 0; k < want.size(); ++k) want[k] = !shared[k];
+  BatchedRegion batched = batch_region(pullback, params, size, want);
+  Builder b(pullback.name);
+  std::vector<Var> in;
+  for (size_t i = 0; i < batched.tape.num_inputs(); ++i) {
+    const Op& op = batched.tape.ops[i];
+    in.push_back(b.input(op.name, batched.tape.type(op.outs[0])));
+  }
+  std::vector<Var> outs = inline_region(b, batched.tape, in);
+  for (size_t k = 0; k < outs.size(); ++k) {
+    Var v = outs[k];
+    if (shared[k] && batched.yields[k]) {
+      const Shape& shape = b.type(v).shape;
+      v = b.sum(v, {.dims = {static_cast<int64_t>(shape.size())}});
+      v = b.reshape(v, {.shape = Shape(shape.begin(), shape.end() - 1)});
+    }
+    b.output(v, batched.tape.outputs[k].name);
+  }
+  return b.finish();
+}
+
+}  // namespace
+
+// custom_rule: the same op with its regions batched, every result batched. The body takes
+// the operands as batched; the pullback takes them, the results and their cotangents
+// (batched) and gives an operand shared by the batch the sum of its examples' cotangents;
+// the pushforward takes a tangent batched as its operand.
+std::vector<Var> Batcher::custom_rule(const Op& op) {
+  const Tape& body = op.regions[0];
+  std::vector<bool> results(body.outputs.size(), true);
+  std::vector<Tape> regions;
+  regions.push_back(batch_region(body, batched_, size_, results).tape);
+  std::vector<bool> pulled = batched_, shared, pushed = batched_;
+  pulled.insert(pulled.end(), body.outputs.size(), true);  // the results
+  for (const Output& o : body.outputs) {
+    if (is_float(body.type(o.var).dtype)) pulled.push_back(true);  // its cotangent
+  }
+  for (size_t k = 0; k < num_args(); ++k) {
+    if (!is_float(type(args_[k]).dtype)) continue;
+    shared.push_back(!batched_[k]);
+    pushed.push_back(batched_[k]);  // its tangent
+  }
+  regions.push_back(summed_pullback(op.regions[1], pulled, shared, size_));
+  if (op.regions.size() > 2) {
+    std::vector<bool> tangents;
+    for (const Output& o : body.outputs) {
+      if (is_float(body.type(o.var).dtype)) tangents.push_back(true);
+    }
+    regions.push_back(batch_region(op.regions[2], pushed, size_, tangents).tape);
+  }
+  VarList args = args_;
+  return b_.record(op.prim, std::move(args), op.attrs, std::move(regions)).outs.vector();
+}
+
 }  // namespace ytape::grad

@@ -158,6 +158,7 @@ std::vector<Var> Batcher::map(const Op& op, VarList args, std::vector<bool> batc
   if (op.prim == Prim::scan) return scan(op);
   if (op.prim == Prim::cond) return cond(op);
   if (op.prim == Prim::while_loop) return while_loop(op);
+  if (op.prim == Prim::custom_rule) return custom_rule(op);
   switch (prim_info(op.prim).family) {
     case Family::elementwise:
       return elementwise(*this, op);

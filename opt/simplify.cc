@@ -152,10 +152,12 @@ bool is_identity(const std::vector<int64_t>& perm) {
   return true;
 }
 
-// permutedims(permutedims(x, p), q) = permutedims(x, r) with r[i] = p[q[i]].
+// permutedims(permutedims(x, p), q) = permutedims(x, r) with r[i] = p[q[i]]; one that only
+// moves dims of size 1 is a reshape (as vmap's batch moved past a dim of 1).
 Rewrite permutedims_rule(const Facts& f, const Op& op, std::span<const Var> a, const Type& z) {
   const std::vector<int64_t> q = attrs_of<Prim::permutedims>(op.attrs).perm;
   if (is_identity(q)) return Rewrite::to_var(a[0]);
+  if (moves_only_ones(q, f.type(a[0]).shape)) return reshaped(f, a[0], z.shape);
   if (const Op* inner = f.def_call(a[0], Prim::permutedims)) {
     const std::vector<int64_t> p = attrs_of<Prim::permutedims>(inner->attrs).perm;
     std::vector<int64_t> r(q.size());

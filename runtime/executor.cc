@@ -135,6 +135,7 @@ void Executor::allocate() {
 // has let that go.
 void Executor::recycle_outputs() {
   const std::vector<uint32_t>& fresh = plan_.fresh_outputs;
+  for (auto [var, output] : plan_.output_views) values_[var] = Tensor();  // not an owner
   spare_outputs_.resize(fresh.size());
   for (size_t k = 0; k < fresh.size(); ++k) {
     Tensor& value = returned(fresh[k]);
@@ -146,6 +147,9 @@ void Executor::recycle_outputs() {
       spare = std::move(value);
       value = Tensor::uninitialized(tape().types[fresh[k]]);
     }
+  }
+  for (auto [var, output] : plan_.output_views) {
+    values_[var] = values_[output].reinterpret(tape().types[var]);
   }
 }
 

@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "runtime/kernels/kernel.h"
@@ -107,7 +108,10 @@ struct Plan {
   int64_t arena_bytes = 0;              ///< one buffer holds every slot
   std::vector<uint32_t> fresh_outputs;  ///< computed tape outputs: fresh for each run
   std::vector<uint32_t> plain_copies;   ///< the vars copied plain for the caller
-  std::vector<int> copy_of;             ///< per var: its index in plain_copies, or -1
+  /// (var, output): a var written in a fresh output's buffer, which a reshape (copying
+  /// nothing) makes the output; the var has no slot.
+  std::vector<std::pair<uint32_t, uint32_t>> output_views;
+  std::vector<int> copy_of;  ///< per var: its index in plain_copies, or -1
 
   std::span<const Var> args(const Step& s) const {
     return {arg_vars.data() + s.args_begin, s.num_args};

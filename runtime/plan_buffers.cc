@@ -101,6 +101,7 @@ class BufferPlanner {
 
  private:
   void mark_outputs();
+  void mark_output_views();
   void place_step(size_t s);
   int take(int64_t bytes, size_t s);
   void leave(int slot, size_t s);
@@ -132,6 +133,7 @@ void BufferPlanner::run() {
     for (Var a : p_.args(p_.steps[s])) last_use_[a.id] = s;
   }
   mark_outputs();
+  mark_output_views();
   for (size_t s = 0; s < p_.steps.size(); ++s) place_step(s);
   p_.arena_bytes = pool_.pack(p_.slot_offset);
 }
@@ -151,6 +153,35 @@ void BufferPlanner::mark_outputs() {
         is_output_[o.id] = false;
       }
     }
+  }
+}
+
+// A value read only by a reshape that makes it a tape output (or a value so written) is
+// written in the output's fresh buffer, of which it is a view: a per-example weight
+// gradient, reshaped from the grouped convolution's filter, is not copied.
+void BufferPlanner::mark_output_views() {
+  p_.output_views.clear();
+  std::vector<int> readers(t_.types.size(), 0);
+  std::vector<bool> computed(t_.types.size(), false);
+  for (const Plan::Step& step : p_.steps) {
+    for (Var a : p_.args(step)) ++readers[a.id];
+    for (Var o : p_.outs(step)) computed[o.id] = true;
+  }
+  std::vector<int64_t> root(t_.types.size(), -1);  // per var: the output it is written in
+  for (uint32_t o : p_.fresh_outputs) {
+    if (is_output_[o]) root[o] = o;
+  }
+  const int reshape = KernelTable::entry(Prim::reshape);
+  for (auto step = p_.steps.rbegin(); step != p_.steps.rend(); ++step) {
+    if (step->entry != reshape) continue;
+    Var out = p_.outs(*step)[0], a = p_.args(*step)[0];
+    if (root[out.id] < 0 || root[a.id] >= 0 || is_output_[a.id] || !computed[a.id] ||
+        readers[a.id] != 1 || is_blocked(p_.layout_of[a.id])) {
+      continue;
+    }
+    root[a.id] = root[out.id];
+    is_output_[a.id] = true;  // no slot: the executor gives it the output's buffer
+    p_.output_views.emplace_back(a.id, static_cast<uint32_t>(root[out.id]));
   }
 }
 

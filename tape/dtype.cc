@@ -77,6 +77,16 @@ int64_t num_elements(const Shape& shape) {
   return n;
 }
 
+bool moves_only_ones(const std::vector<int64_t>& perm, const Shape& shape) {
+  int64_t last = 0;
+  for (int64_t d : perm) {
+    if (shape[d - 1] == 1) continue;
+    if (d < last) return false;
+    last = d;
+  }
+  return true;
+}
+
 std::string shape_problem(const Shape& shape) {
   // The product of the nonzero dims, whatever their order: an empty tensor's shape may not
   // hide a huge one behind its zero, which a permutation would bring to the front, where

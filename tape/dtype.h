@@ -52,6 +52,9 @@ int64_t num_elements(const Shape& shape);
 std::string shape_problem(const Shape& shape);
 /// "[2,3]", "[]".
 std::string shape_str(const Shape& shape);
+/// Whether permuting the dims of `shape` by `perm` (1-based, as permutedims) keeps those
+/// larger than 1 in their order: it only moves dims of size 1, so it is a reshape.
+bool moves_only_ones(const std::vector<int64_t>& perm, const Shape& shape);
 
 /// Type of a tape value: dtype and static shape.
 struct Type {

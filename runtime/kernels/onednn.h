@@ -60,5 +60,8 @@ std::string conv_impl(ConvKind kind, const ConvGeom& g, ConvLayouts l, ConvAlgor
 /// threaded on the OpenMP threads at ytape's thread count. beta 0 does not read C.
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
           const float* b, int64_t ldb, float* c, int64_t ldc, float beta = 0);
+/// gemm with beta 0 on the calling thread alone: for a thread of a parallel loop.
+void gemm_here(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
+               int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
 
 }  // namespace ytape::onednn

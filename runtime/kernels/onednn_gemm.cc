@@ -27,4 +27,13 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const flo
     dense::gemm(trans_a, trans_b, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
 }
 
+void gemm_here(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
+               int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+  // Inside a parallel region OpenMP does not nest: oneDNN's GEMM runs on this thread.
+  dnnl_status_t status = dnnl_sgemm(trans_b ? 'T' : 'N', trans_a ? 'T' : 'N', n, m, k, 1.0f, b, ldb,
+                                    a, lda, 0.0f, c, ldc);
+  if (status != dnnl_success)
+    dense::gemm(trans_a, trans_b, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+}
+
 }  // namespace ytape::onednn

@@ -155,6 +155,20 @@ TEST_CASE("permutedims compose, and cancel") {
         "  out %1 identity\n");
 }
 
+TEST_CASE("a permutedims that only moves dims of size 1 is a reshape") {
+  Builder b("t");
+  Var x = b.input("x", f32({4, 1, 3, 1}));
+  b.output(b.permutedims(x, {.perm = Shape{2, 1, 4, 3}}), "ones_moved");  // [1,4,1,3]
+  b.output(b.permutedims(x, {.perm = Shape{3, 2, 1, 4}}), "swapped");     // [3,1,4,1]
+  CHECK(after(simplify, b.finish()) ==
+        "tape t\n"
+        "  in  %1::f32[4,1,3,1] x\n"
+        "  %2 = reshape(%1; shape=[1,4,1,3])::f32[1,4,1,3]\n"
+        "  %3 = permutedims(%1; perm=[3,2,1,4])::f32[3,1,4,1]\n"
+        "  out %2 ones_moved\n"
+        "  out %3 swapped\n");
+}
+
 TEST_CASE("broadcast_to: to x's shape is x, to as many elements a reshape, twice once") {
   Builder b("t");
   Var x = b.input("x", f32({3}));

@@ -170,6 +170,20 @@ std::vector<ConvCase> cases() {
   c = make({30, 28, 3, 1}, 7, 7, 4);  // a small ResNet stem
   c.stride = {2, 2}, c.pad = {3, 3, 3, 3};
   all.push_back(c);
+  // One image in many groups (vmap's per-example weight gradients): the fast set's
+  // backward filter computes each group apart (conv.cc, groups_faster).
+  c = make({4, 4, 32, 1}, 3, 3, 32);
+  c.groups = 16, c.pad = {1, 1, 1, 1};
+  all.push_back(c);
+  c = make({8, 8, 16, 1}, 3, 3, 24);
+  c.groups = 8, c.pad = {1, 1, 1, 1};
+  all.push_back(c);
+  c = make({5, 3, 24, 1}, 2, 3, 16);  // a width of no template, asymmetric padding
+  c.groups = 8, c.pad = {1, 0, 2, 1};
+  all.push_back(c);
+  c = make({3, 3, 8, 1}, 1, 1, 16);  // 1x1
+  c.groups = 8;
+  all.push_back(c);
   for (ConvCase refused : refused_by_onednn()) all.push_back(refused);
   return all;
 }

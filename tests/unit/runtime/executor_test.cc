@@ -75,6 +75,37 @@ TEST_CASE("an output dropped by the caller keeps its buffer for the next run") {
   check_close(next[0], expected_z(x, y), 1e-6, 1e-6);
 }
 
+TEST_CASE("a value reshaped into an output is written in the output's buffer") {
+  // m = x * y, read only by the reshape that makes it the output r: no slot and no copy.
+  Builder b("f");
+  Var x = b.input("x", f32({4}));
+  Var y = b.input("y", f32({4}));
+  Var m = b.mul(x, y);
+  b.output(b.reshape(b.reshape(m, {.shape = {4, 1}}), {.shape = {2, 2}}), "r");
+  Var n = b.mul(x, x);
+  b.output(b.neg(n), "n");
+  b.output(b.reshape(n, {.shape = {2, 2}}), "n2");  // n is read twice: a slot of its own
+  Tape t = b.finish();
+  Executor ex(t);
+  CHECK(ex.plan().output_views.size() == 2);  // m and its first reshape
+  CHECK(ex.plan().slot_of[m.id] == Plan::kNoSlot);
+  CHECK(ex.plan().slot_of[n.id] != Plan::kNoSlot);
+  std::vector<double> x0 = {1, 2, 3, 4}, y0 = {2, 2, 2, 2};
+  std::vector<Tensor> first =
+      ex.run({{"x", make_tensor(f32({4}), x0)}, {"y", make_tensor(f32({4}), y0)}});
+  std::vector<Tensor> second =
+      ex.run({{"x", make_tensor(f32({4}), y0)}, {"y", make_tensor(f32({4}), y0)}});
+  CHECK(first[0].raw() != second[0].raw());  // the first run's outputs are still held
+  check_equal(first[0], {2, 4, 6, 8});
+  check_equal(first[1], {-1, -4, -9, -16});
+  check_equal(first[2], {1, 4, 9, 16});
+  check_equal(second[0], {4, 4, 4, 4});
+  first.clear(), second.clear();  // dropped: the next run writes in a recycled buffer
+  std::vector<Tensor> third =
+      ex.run({{"x", make_tensor(f32({4}), x0)}, {"y", make_tensor(f32({4}), x0)}});
+  check_equal(third[0], {1, 4, 9, 16});
+}
+
 TEST_CASE("a loop that keeps each run's outputs until the next alternates two buffers") {
   // A training step feeds its outputs back as inputs: x' = relu(x * y) + sin(x * y).
   Tape t = sample();

@@ -81,6 +81,10 @@ std::vector<PoolCase> cases() {
       {{4, 3, 2, 1}, {40, 1}, {1, 1}, {39, 0, 0, 0}},
       {{5, 4, 3, 1}, {9, 7}, {3, 5}, {8, 0, 6, 6}},
       {{3, 3, 2, 1}, {3, 3}, {1000, 1000}, {2, 2, 2, 2}},  // strides past the padded image
+      // Windows side by side (the tiled kernel): many chunks of outputs, threads, a part
+      // of the image no window reads.
+      {{8, 8, 32, 5}, {2, 2}, {2, 2}},
+      {{11, 7, 5, 3}, {3, 2}, {3, 2}},
   };
 }
 

@@ -135,6 +135,36 @@ x = [0.125, -0.25, 2.0]
         std::string::npos);
 }
 
+TEST_CASE("vmap of a function with a rule: its pullback batched, a shared operand's summed") {
+  std::string p = R"(
+clip(x) = x
+function ChainRulesCore.rrule(::typeof(clip), x)
+  clip_pullback(dy) = (NoTangent(), clamp.(dy, -1, 1))
+  return clip(x), clip_pullback
+end
+f(w, x) = sum(3 .* clip(w .* x) .^ 2)
+g(w, xs) = sum(vmap(x -> f(w, x), xs))
+w = [0.5, 1.0, -2.0]
+xs = [0.25 1.0; -0.5 0.125; 1.0 0.0]
+loop(w, xs) = gradient(f, w, xs[:, 1])[1] .+ gradient(f, w, xs[:, 2])[1]
+scale(w, x) = w .* x
+ChainRulesCore.rrule(::typeof(scale), w, x) = scale(w, x), dy -> (NoTangent(), 2 .* dy .* x, dy .* w)
+f2(w, x) = sum(scale(w, x) .^ 2)
+g2(w, xs) = sum(vmap(x -> f2(w, x), xs))
+loop2(w, xs) = gradient(f2, w, xs[:, 1])[1] .+ gradient(f2, w, xs[:, 2])[1]
+)";
+  // Example 1's cotangent 6 w x = [0.75, -3, -12] clamped to [0.75, -1, -1], times x.
+  CHECK(eval_show(p, "gradient(f, w, xs[:, 1])[1]") == "[0.1875, 0.5, -1.0]");
+  CHECK(eval_show(p, "gradient(g, w, xs)[1]") == eval_show(p, "loop(w, xs)"));
+  CHECK(eval_show(p, "gradient(g, w, xs)[2][:, 1]") == eval_show(p, "gradient(f, w, xs[:, 1])[2]"));
+  CHECK(eval_show(p, "gradient(g, w, xs)[2][:, 2]") == eval_show(p, "gradient(f, w, xs[:, 2])[2]"));
+  CHECK(eval_show(p, "g(w, xs)") == eval_show(p, "f(w, xs[:, 1]) + f(w, xs[:, 2])"));
+  // w is shared by the examples: the batched pullback sums its cotangents (the rule's, twice
+  // the true one, so that the body's derivative would not pass).
+  CHECK(eval_show(p, "gradient(g2, w, xs)[1]") == eval_show(p, "loop2(w, xs)"));
+  CHECK(eval_show(p, "loop2(w, xs)") != eval_show(p, "2 .* w .* sum(xs .^ 2; dims=2)[:, 1]"));
+}
+
 TEST_CASE("gradcheck names a rule whose pullback is wrong, and passes a right one") {
   std::string p = R"(
 sq(x) = x .^ 2

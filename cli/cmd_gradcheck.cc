@@ -12,7 +12,8 @@ namespace ytape::cli {
 namespace {
 
 struct GradcheckCliOptions {
-  std::string tape, inputs;
+  std::string tape;
+  std::vector<std::string> inputs;
   bool random = false;
   check::GradcheckOptions check;
   ExecutionChoice execution;
@@ -24,7 +25,9 @@ Run setup_gradcheck(CLI::App& sub) {
   auto o = std::make_shared<GradcheckCliOptions>();
   check::GradcheckOptions& c = o->check;
   sub.add_option("TAPE", o->tape, "Tape in JSON form, or - for standard input")->required();
-  sub.add_option("--inputs", o->inputs, "Input values: a .safetensors or .json file");
+  sub.add_option("--inputs", o->inputs,
+                 "Input values: .safetensors, .npy, .npz or .json files, several merged")
+      ->expected(1, -1);
   sub.add_flag("--random", o->random, "Make up the inputs not given, deterministically");
   sub.add_option("--seed", c.seed,
                  "Seed for --random, the directions and output seeds (default 0)");

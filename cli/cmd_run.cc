@@ -18,7 +18,8 @@ namespace ytape::cli {
 namespace {
 
 struct RunOptions {
-  std::string tape, inputs, out;
+  std::string tape, out, dtype;
+  std::vector<std::string> inputs;
   bool random = false, profile = false;
   uint64_t seed = 0;
   int repeat = 1;
@@ -38,12 +39,19 @@ Run setup_run(CLI::App& sub) {
   auto o = std::make_shared<RunOptions>();
   sub.add_option("TAPE", o->tape, "Tape in JSON form, or - for standard input")->required();
   sub.add_option("--inputs", o->inputs,
-                 "Input values: a .safetensors file, or a .json file of name -> nested arrays");
+                 "Input values: .safetensors, .npy, .npz, or .json (name -> nested arrays) "
+                 "files, several merged; a file's dtype converts to the tape's where exact")
+      ->expected(1, -1);
   sub.add_flag("--random", o->random, "Make up the inputs not given, deterministically");
   sub.add_option(
       "--seed", o->seed,
       "Seed of --random and key of the tape's random ops (default 0: the seeds the tape records)");
-  sub.add_option("-o,--output", o->out, "Write the outputs to this safetensors file");
+  sub.add_option("-o,--output", o->out,
+                 "Write the outputs to this file: safetensors, or numpy's .npz (.npy: one output)");
+  sub.add_option("--dtype", o->dtype,
+                 "With -o: write every output as this dtype (bf16, f16, f32, f64, i8-i64, u8-u64, "
+                 "bool): floats rounded to nearest, integers exact or an error")
+      ->check(one_of(file_dtype_names()));
   sub.add_flag("--profile", o->profile,
                "Print time per primitive and the most costly ops (with --repeat, of the runs "
                "after the first, which builds oneDNN's kernels)");
@@ -52,7 +60,10 @@ Run setup_run(CLI::App& sub) {
   add_execution_options(sub, o->execution);
   return [o] {
     ExecutorOptions options = o->execution.apply();
-    refuse_overwrites({{"TAPE", o->tape}, {"--inputs", o->inputs}}, {{"-o", o->out}});
+    std::vector<NamedFile> reads = named_files("--inputs", o->inputs);
+    reads.push_back({"TAPE", o->tape});
+    refuse_overwrites(reads, {{"-o", o->out}});
+    if (!o->dtype.empty() && o->out.empty()) user_error("--dtype applies to -o; give -o FILE");
     Tape t = load_tape(o->tape);
     TensorMap inputs = gather_inputs(t, o->inputs, o->random, o->seed);
     Executor executor(t, options);
@@ -76,8 +87,7 @@ Run setup_run(CLI::App& sub) {
     } else {
       TensorMap named;
       for (size_t i = 0; i < outs.size(); ++i) named.emplace_back(t.outputs[i].name, outs[i]);
-      std::vector<uint8_t> bytes = write_safetensors(named);
-      write_file(o->out, {reinterpret_cast<const char*>(bytes.data()), bytes.size()});
+      write_outputs(o->out, named, o->dtype);
     }
     if (o->repeat > 1) {
       std::sort(ms.begin(), ms.end());

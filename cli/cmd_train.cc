@@ -1,13 +1,18 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <memory>
 
 #include "cli/commands.h"
 #include "cli/io.h"
 #include "cli/progress.h"
 #include "cli/signals.h"
+#include "runtime/npy.h"
 #include "runtime/tensor_file.h"
+#include "tape/checked.h"
 #include "train/trainer.h"
 
 namespace ytape::cli {
@@ -17,6 +22,7 @@ namespace {
 struct TrainCli {
   std::string step, data, init, eval, eval_data, checkpoint, out, keep_last;
   bool no_shuffle = false, resume = false;
+  int64_t log_every = 1;
   TrainOptions train;
   ExecutionChoice execution;
 };
@@ -25,9 +31,42 @@ std::span<const uint8_t> as_bytes(const std::string& content) {
   return {reinterpret_cast<const uint8_t*>(content.data()), content.size()};
 }
 
+// safetensors, or numpy's .npz or .npy (runtime/npy.h).
 TensorMap read_tensors(const std::string& path) {
-  return read_safetensors(as_bytes(read_file(path)), source_name(path));
+  std::string name = source_name(path), content = read_file(path);
+  std::span<const uint8_t> bytes = as_bytes(content);
+  if (path.ends_with(".npz")) return read_npz(bytes, name);
+  if (path.ends_with(".npy")) {
+    std::string stem = std::filesystem::path(path).stem().string();
+    return read_npy(bytes, name, stem);
+  }
+  return read_safetensors(bytes, name);
 }
+
+// The run's time so far and what is left at its pace: "elapsed 1.2 s, ETA 3.4 s".
+class Clock {
+ public:
+  Clock(int64_t first_step, int64_t last_step) : first_(first_step), last_(last_step) {}
+  std::string at(int64_t global_step) const {
+    double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    int64_t done = global_step - first_, left = last_ - global_step;
+    if (done <= 0 || left <= 0) return fmt::format("elapsed {}", seconds_str(elapsed));
+    return fmt::format(
+        "elapsed {}, ETA {}", seconds_str(elapsed),
+        seconds_str(elapsed / static_cast<double>(done) * static_cast<double>(left)));
+  }
+
+ private:
+  static std::string seconds_str(double s) {
+    if (s < 60) return fmt::format("{:.1f} s", s);
+    if (s < 3600)
+      return fmt::format("{}m{:02}s", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+    return fmt::format("{}h{:02}m", static_cast<int>(s) / 3600, static_cast<int>(s) / 60 % 60);
+  }
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  int64_t first_, last_;
+};
 
 std::string epoch_line(const EpochReport& r, int64_t epochs) {
   std::string line = fmt::format("epoch {}/{}:", r.epoch, epochs);
@@ -83,6 +122,9 @@ void declare(CLI::App& sub, TrainCli& o) {
                  "Stop once this many steps are done in all, with a checkpoint")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   sub.add_option("-o,--output", o.out, "Write the final carried tensors to this safetensors file");
+  sub.add_option("--log-every", o.log_every,
+                 "Print the epoch line every N epochs (the last always; default 1)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   add_execution_options(sub, o.execution);
 }
 
@@ -128,10 +170,17 @@ int train(const TrainCli& o) {
   }
   Progress progress;
   TrainHooks hooks;
-  hooks.step = [&](const StepReport& r) { progress.update(step_line(r, options.epochs)); };
+  int64_t end_step =
+      checked::mul(options.epochs, trainer.steps_per_epoch(), "the steps of the run");
+  if (options.max_steps > 0) end_step = std::min(end_step, options.max_steps);
+  Clock clock(trainer.position().global_step, end_step);
+  hooks.step = [&](const StepReport& r) {
+    progress.update(step_line(r, options.epochs) + "  " + clock.at(r.global_step));
+  };
   hooks.epoch = [&](const EpochReport& r) {
     progress.done();
-    fmt::print("{}\n", epoch_line(r, options.epochs));
+    if (r.epoch % o.log_every != 0 && r.epoch != options.epochs) return;
+    fmt::print("{}; {}\n", epoch_line(r, options.epochs), clock.at(trainer.position().global_step));
     std::fflush(stdout);
   };
   if (!o.checkpoint.empty()) {

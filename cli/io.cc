@@ -10,12 +10,16 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <vector>
 
 #include "cli/signals.h"
 #include "io/json.h"
+#include "runtime/file_dtype.h"
 #include "runtime/inputs.h"
+#include "runtime/npy.h"
+#include "runtime/tensor_file.h"
 #include "tape/error.h"
 #include "tape/strings.h"
 
@@ -25,9 +29,20 @@ std::string source_name(const std::string& path) {
   return path == "-" ? "<stdin>" : printable(path);
 }
 
-TensorMap gather_inputs(const Tape& t, const std::string& path, bool random, uint64_t seed) {
+TensorMap gather_inputs(const Tape& t, const std::vector<std::string>& paths, bool random,
+                        uint64_t seed) {
   TensorMap inputs;
-  if (!path.empty()) inputs = load_inputs(read_file(path), source_name(path), t);
+  std::map<std::string, std::string> from;  // input name -> the file that gave it
+  for (const std::string& path : paths) {
+    for (auto& [name, tensor] : load_inputs(read_file(path), source_name(path), t)) {
+      auto [it, fresh] = from.emplace(name, source_name(path));
+      if (!fresh) {
+        user_error("input '{}' is in both {} and {}: give each input once", name, it->second,
+                   source_name(path));
+      }
+      inputs.emplace_back(std::move(name), std::move(tensor));
+    }
+  }
   if (random) inputs = complete_inputs(t, std::move(inputs), seed);
   return inputs;
 }
@@ -169,8 +184,8 @@ std::optional<std::string> file_identity(const std::string& path) {
 
 }  // namespace
 
-void refuse_overwrites(std::initializer_list<NamedFile> inputs,
-                       std::initializer_list<NamedFile> outputs) {
+void refuse_overwrites(const std::vector<NamedFile>& inputs,
+                       const std::vector<NamedFile>& outputs) {
   std::vector<std::pair<const NamedFile*, std::string>> seen;
   for (const NamedFile& f : inputs) {
     if (auto id = file_identity(f.path)) seen.emplace_back(&f, *id);
@@ -190,7 +205,43 @@ void refuse_overwrites(std::initializer_list<NamedFile> inputs,
   }
 }
 
+std::vector<std::string> file_dtype_names() {
+  std::vector<std::string> names;
+  for (FileDType d : kAllFileDTypes) names.emplace_back(file_dtype_name(d));
+  return names;
+}
+
+void write_outputs(const std::string& path, const TensorMap& tensors, const std::string& dtype) {
+  std::optional<FileDType> as;
+  if (!dtype.empty()) as = parse_file_dtype(dtype);
+  std::vector<uint8_t> bytes;
+  if (path.ends_with(".npz")) {
+    bytes = write_npz(tensors, as);
+  } else if (path.ends_with(".npy")) {
+    if (tensors.size() != 1) {
+      user_error("-o {} holds one array, but there are {} outputs: write .npz or .safetensors",
+                 source_name(path), tensors.size());
+    }
+    bytes = write_npy(tensors[0].second, as, fmt::format("output '{}'", tensors[0].first));
+  } else {
+    bytes = write_safetensors(tensors, {}, as);
+  }
+  write_file(path, {reinterpret_cast<const char*>(bytes.data()), bytes.size()});
+}
+
+std::vector<NamedFile> named_files(std::string_view option, const std::vector<std::string>& paths) {
+  std::vector<NamedFile> files;
+  for (const std::string& path : paths) files.push_back({option, path});
+  return files;
+}
+
 Tape load_tape(const std::string& path) {
+  if (path.ends_with(".jl")) {
+    user_error(
+        "{} is a program, and this command reads a tape: trace it first, as `ytape trace "
+        "{} -f FUNCTION ARGS... -o tape.json` (docs/language.md)",
+        source_name(path), source_name(path));
+  }
   return read_tape_json(read_file(path), source_name(path));
 }
 

@@ -1,9 +1,9 @@
 // File input and output for the subcommands.
 #pragma once
 
-#include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "runtime/tensor.h"
 #include "tape/tape.h"
@@ -32,15 +32,26 @@ struct NamedFile {
 /// spelling, so `-o ./d/../data.bin` is caught too. Outputs that do not exist yet are
 /// compared by their absolute path. Paths not given, "-", devices and FIFOs are left out.
 /// Call before any work, so that nothing is read, computed or written in vain.
-void refuse_overwrites(std::initializer_list<NamedFile> inputs,
-                       std::initializer_list<NamedFile> outputs);
+void refuse_overwrites(const std::vector<NamedFile>& inputs, const std::vector<NamedFile>& outputs);
 
 /// Reads and validates a tape in JSON form from `path` ("-" for standard input).
 Tape load_tape(const std::string& path);
 
-/// The input values of `t` for a run: read from `path` (safetensors or JSON) unless it
-/// is empty, then, with `random`, completed with values made up from `seed`.
-TensorMap gather_inputs(const Tape& t, const std::string& path, bool random, uint64_t seed);
+/// The input values of `t` for a run: read from each of `paths` (load_inputs: safetensors,
+/// numpy's .npy and .npz, or JSON), merged (an input in two files is a UserError naming
+/// both), then, with `random`, completed with values made up from `seed`.
+TensorMap gather_inputs(const Tape& t, const std::vector<std::string>& paths, bool random,
+                        uint64_t seed);
+
+/// `option` naming each of `paths`, for refuse_overwrites.
+std::vector<NamedFile> named_files(std::string_view option, const std::vector<std::string>& paths);
+
+/// Writes `tensors` to `path` (write_file) by its name: numpy's .npz, .npy (one tensor
+/// only), else safetensors; each as `dtype` (a file dtype's name, file_dtype.h) where not
+/// empty.
+void write_outputs(const std::string& path, const TensorMap& tensors, const std::string& dtype);
+/// The names --dtype takes.
+std::vector<std::string> file_dtype_names();
 
 /// How a path is named in messages: "<stdin>" for "-".
 std::string source_name(const std::string& path);

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "runtime/file_dtype.h"
 #include "runtime/parallel.h"
 #include "tape/print.h"
 
@@ -45,8 +46,8 @@ void Executor::bind_input(size_t i, const Tensor& value) {
   const Op& op = tape().ops[i];
   const Type& want = tape().type(op.outs[0]);
   if (value.type() != want) {
-    user_error("input '{}' is {}, but the tape declares {}", op.name, type_str(value.type()),
-               type_str(want));
+    user_error("input '{}' is {}, but the tape declares {}{}", op.name, type_str(value.type()),
+               type_str(want), reversed_shape_hint(value.shape(), want.shape));
   }
   values_[op.outs[0].id] = value;
 }

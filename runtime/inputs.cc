@@ -1,9 +1,13 @@
 #include "runtime/inputs.h"
 
+#include <fmt/format.h>
+
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "runtime/file_dtype.h"
+#include "runtime/npy.h"
 #include "runtime/random.h"
 #include "runtime/tensor_file.h"
 #include "tape/float16.h"
@@ -36,12 +40,26 @@ TensorMap load_inputs(std::string_view content, std::string_view source, const T
       return it == types.end() ? nullptr : it->second;
     });
   } else {
-    inputs = read_safetensors({reinterpret_cast<const uint8_t*>(content.data()), content.size()},
-                              source);
+    std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(content.data()),
+                                   content.size());
+    if (source.ends_with(".npz")) {
+      inputs = read_npz(bytes, source);
+    } else if (source.ends_with(".npy")) {  // one array, named as the file: w.npy is 'w'
+      std::string_view stem = source.substr(source.rfind('/') + 1);
+      inputs = read_npy(bytes, source, stem.substr(0, stem.size() - 4));
+    } else {
+      inputs = read_safetensors(bytes, source);
+    }
   }
-  for (const auto& [name, tensor] : inputs) {
-    if (!types.contains(name))
-      user_error("{}: '{}' is not an input of tape {}", source, name, t.name);
+  for (auto& [name, tensor] : inputs) {
+    auto it = types.find(name);
+    if (it == types.end()) user_error("{}: '{}' is not an input of tape {}", source, name, t.name);
+    // A file's dtype need not be the tape's: U8 pixels feed an f32 input, I32 token ids an
+    // i64 one, where every value converts exactly.
+    if (tensor.dtype() != it->second->dtype && tensor.shape() == it->second->shape) {
+      tensor =
+          convert_exact(tensor, it->second->dtype, fmt::format("{}: tensor '{}'", source, name));
+    }
   }
   return inputs;
 }

@@ -9,9 +9,12 @@
 
 namespace ytape {
 
-/// Reads the inputs of `t` from a file's content: JSON when `source` ends in ".json",
-/// safetensors otherwise. JSON values take the dtype and shape the tape declares for
-/// their name. Names the tape lacks are an error.
+/// Reads the inputs of `t` from a file's content, by the name `source`: JSON (".json"),
+/// numpy's ".npz", or ".npy" (one array, named as the file without ".npy"), else
+/// safetensors. JSON values take the dtype and shape the tape declares for
+/// their name; a file's tensor of the declared shape in another dtype (U8, I32, BF16, F64
+/// for an f32 input...) is converted where every element converts exactly, else UserError
+/// naming it and the first element that does not. Names the tape lacks are an error.
 TensorMap load_inputs(std::string_view content, std::string_view source, const Tape& t);
 
 /// `given` plus every input of `t` it lacks, made up from `seed` and the input's name, so

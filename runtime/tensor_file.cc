@@ -135,32 +135,21 @@ ParsedJson parse_strict(std::string_view text, std::string_view source, std::str
 
 // ---- safetensors ---------------------------------------------------------------------
 
-struct FileDType {
-  DType dtype;
-  std::string_view name;
-};
-// In the order the reference writer lays data out: by decreasing alignment.
-constexpr FileDType kFileDTypes[] = {{DType::i64, "I64"},
-                                     {DType::f64, "F64"},
-                                     {DType::f32, "F32"},
-                                     {DType::f16, "F16"},
-                                     {DType::boolean, "BOOL"}};
+// The reference writer's data order: by its dtype enum reversed (decreasing alignment).
+constexpr FileDType kWriteOrder[] = {
+    FileDType::u64, FileDType::i64,  FileDType::f64,    FileDType::f32, FileDType::u32,
+    FileDType::i32, FileDType::bf16, FileDType::f16,    FileDType::u16, FileDType::i16,
+    FileDType::i8,  FileDType::u8,   FileDType::boolean};
 
-int write_rank(DType dtype) {
-  for (size_t i = 0; i < std::size(kFileDTypes); ++i) {
-    if (kFileDTypes[i].dtype == dtype) return static_cast<int>(i);
-  }
-  internal_error("dtype {} has no safetensors name", dtype_name(dtype));
-}
-
-std::string_view file_dtype_name(DType dtype) {
-  return kFileDTypes[write_rank(dtype)].name;
+int write_rank(FileDType dtype) {
+  return static_cast<int>(std::ranges::find(kWriteOrder, dtype) - std::begin(kWriteOrder));
 }
 
 // One tensor as the header describes it.
 struct Entry {
   std::string name;
-  Type type;  // ytape's: the file's shape reversed
+  FileDType file;
+  Type type;  // ytape's: the file's shape reversed, the dtype widened
   uint64_t begin = 0;
   uint64_t end = 0;
 };
@@ -197,13 +186,13 @@ const Json& field(const Json& entry, const char* key, std::string_view source,
   return *it;
 }
 
-DType read_dtype(const Json& dtype, std::string_view source, std::string_view name) {
+FileDType read_dtype(const Json& dtype, std::string_view source, std::string_view name) {
   if (!dtype.is_string()) tensor_error(source, name, "\"dtype\" is not a string");
   const auto& text = dtype.get_ref<const std::string&>();
-  for (const FileDType& d : kFileDTypes) {
-    if (d.name == text) return d.dtype;
-  }
-  tensor_error(source, name, "dtype \"{}\" is not supported (ytape reads F32, F64, F16, I64, BOOL)",
+  if (std::optional<FileDType> d = parse_safetensors_dtype(text)) return *d;
+  tensor_error(source, name,
+               "dtype \"{}\" is not supported (ytape reads BOOL, U8-U64, I8-I64, F16, BF16, F32 "
+               "and F64)",
                shown(text));
 }
 
@@ -228,14 +217,14 @@ Shape read_shape(const Json& shape, std::string_view source, std::string_view na
 Entry read_entry(const std::string& name, const Json& entry, uint64_t data_size,
                  std::string_view source) {
   if (!entry.is_object()) tensor_error(source, name, "the header entry is not an object");
-  DType dtype = read_dtype(field(entry, "dtype", source, name), source, name);
+  FileDType dtype = read_dtype(field(entry, "dtype", source, name), source, name);
   Shape file_shape = read_shape(field(entry, "shape", source, name), source, name);
   const Json& offsets = field(entry, "data_offsets", source, name);
   if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
       !offsets[1].is_number_unsigned()) {
     tensor_error(source, name, "\"data_offsets\" is not a pair of non-negative integers");
   }
-  Entry e{name, Type{dtype, Shape(file_shape.rbegin(), file_shape.rend())},
+  Entry e{name, dtype, Type{widened(dtype), Shape(file_shape.rbegin(), file_shape.rend())},
           offsets[0].get<uint64_t>(), offsets[1].get<uint64_t>()};
   if (e.end < e.begin) {
     tensor_error(source, name, "data_offsets [{},{}] end before they begin", e.begin, e.end);
@@ -245,10 +234,10 @@ Entry read_entry(const std::string& name, const Json& entry, uint64_t data_size,
                  e.begin, e.end, data_size);
   }
   // Cannot overflow: shape_problem bounded the elements by 2^48.
-  auto bytes = static_cast<uint64_t>(num_elements(file_shape) * dtype_size(dtype));
+  auto bytes = static_cast<uint64_t>(num_elements(file_shape) * file_dtype_size(dtype));
   if (e.end - e.begin != bytes) {
     tensor_error(source, name, "data_offsets [{},{}] hold {} bytes, but {} shape {} takes {}",
-                 e.begin, e.end, e.end - e.begin, file_dtype_name(dtype), shape_str(file_shape),
+                 e.begin, e.end, e.end - e.begin, safetensors_name(dtype), shape_str(file_shape),
                  bytes);
   }
   return e;
@@ -306,18 +295,8 @@ void check_layout(std::vector<Entry>& entries, uint64_t data_size, std::string_v
 }
 
 Tensor load(const Entry& e, std::span<const uint8_t> data, std::string_view source) {
-  std::span<const uint8_t> bytes = data.subspan(e.begin, e.end - e.begin);
-  if (e.type.dtype == DType::boolean) {
-    // Any other byte would be undefined behaviour as a C++ bool.
-    for (size_t i = 0; i < bytes.size(); ++i) {
-      if (bytes[i] > 1) {
-        tensor_error(source, e.name, "BOOL element {} is the byte {}, not 0 or 1", i, bytes[i]);
-      }
-    }
-  }
-  Tensor t(e.type);
-  if (!bytes.empty()) std::memcpy(t.raw(), bytes.data(), bytes.size());
-  return t;
+  return decode_elements(e.file, data.subspan(e.begin, e.end - e.begin), e.type.shape,
+                         fmt::format("{}: tensor '{}'", source, shown(e.name)));
 }
 
 // ---- JSON inputs ---------------------------------------------------------------------
@@ -529,11 +508,11 @@ TensorMap read_safetensors(std::span<const uint8_t> bytes, std::string_view sour
 }
 
 std::vector<uint8_t> write_safetensors(const TensorMap& tensors) {
-  return write_safetensors(tensors, {});
+  return write_safetensors(tensors, {}, std::nullopt);
 }
 
-std::vector<uint8_t> write_safetensors(const TensorMap& tensors,
-                                       const TensorFileMetadata& metadata) {
+std::vector<uint8_t> write_safetensors(const TensorMap& tensors, const TensorFileMetadata& metadata,
+                                       std::optional<FileDType> as) {
   std::vector<const std::pair<std::string, Tensor>*> order;
   std::set<std::string_view> names;
   for (const auto& named : tensors) {
@@ -548,10 +527,19 @@ std::vector<uint8_t> write_safetensors(const TensorMap& tensors,
     }
     order.push_back(&named);
   }
-  std::sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
-    int ra = write_rank(a->second.dtype()), rb = write_rank(b->second.dtype());
+  auto file = [&](const Tensor& t) { return as.value_or(file_dtype_of(t.dtype())); };
+  std::sort(order.begin(), order.end(), [&](const auto* a, const auto* b) {
+    int ra = write_rank(file(a->second)), rb = write_rank(file(b->second));
     return ra != rb ? ra < rb : a->first < b->first;
   });
+  std::vector<std::vector<uint8_t>> data;  // per tensor in order, where written as `as`
+  for (const auto* named : order) {
+    if (as && *as != file_dtype_of(named->second.dtype())) {
+      data.push_back(encode_elements(named->second, *as, fmt::format("tensor '{}'", named->first)));
+    } else {
+      data.emplace_back();
+    }
+  }
   // Compact JSON, as a dump of the header object would be, written entry by entry.
   std::string text = "{";
   uint64_t offset = 0;
@@ -559,8 +547,8 @@ std::vector<uint8_t> write_safetensors(const TensorMap& tensors,
     if (!metadata.empty()) text += "\"__metadata__\":" + metadata_text(metadata);
     for (const auto* named : order) {
       const Tensor& t = named->second;
-      auto end = offset + static_cast<uint64_t>(t.bytes());
-      nlohmann::ordered_json entry = {{"dtype", file_dtype_name(t.dtype())},
+      auto end = offset + static_cast<uint64_t>(t.size() * file_dtype_size(file(t)));
+      nlohmann::ordered_json entry = {{"dtype", safetensors_name(file(t))},
                                       {"shape", Shape(t.shape().rbegin(), t.shape().rend())},
                                       {"data_offsets", {offset, end}}};
       text += fmt::format("{}{}:{}", text.size() > 1 ? "," : "", Json(named->first).dump(),
@@ -576,9 +564,13 @@ std::vector<uint8_t> write_safetensors(const TensorMap& tensors,
   out.reserve(8 + text.size() + offset);
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<uint8_t>(uint64_t{text.size()} >> 8 * i));
   out.insert(out.end(), text.begin(), text.end());
-  for (const auto* named : order) {
-    const auto* data = static_cast<const uint8_t*>(named->second.raw());
-    out.insert(out.end(), data, data + named->second.bytes());
+  for (size_t k = 0; k < order.size(); ++k) {
+    const auto* bytes = static_cast<const uint8_t*>(order[k]->second.raw());
+    if (!data[k].empty()) {
+      out.insert(out.end(), data[k].begin(), data[k].end());
+    } else if (bytes != nullptr) {
+      out.insert(out.end(), bytes, bytes + order[k]->second.bytes());
+    }
   }
   return out;
 }

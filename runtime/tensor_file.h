@@ -7,12 +7,14 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "runtime/file_dtype.h"
 #include "runtime/tensor.h"
 
 namespace ytape {
@@ -25,7 +27,9 @@ using TensorFileMetadata = std::vector<std::pair<std::string, std::string>>;
 
 /// Reads the bytes of a safetensors file: an 8-byte little-endian header length N, N bytes of
 /// JSON header {name: {"dtype", "shape", "data_offsets"}, "__metadata__": {..}}, then the data.
-/// Dtypes F32, F64, I64 and BOOL are read, each tensor's shape reversed. Tensors come back in
+/// Every dtype the format has but the 8-bit floats is read (BOOL, U8-U64, I8-I64, F16, BF16,
+/// F32, F64), widened to the nearest ytape dtype (file_dtype.h: integers to i64, BF16 to
+/// f32), each tensor's shape reversed. Tensors come back in
 /// the order of their data (for files the reference library writes, the header's order).
 /// "__metadata__" must map strings to strings; it is stored in `metadata` when that is not
 /// null (empty when the file has none), and otherwise ignored, as are unknown fields of a
@@ -37,18 +41,21 @@ TensorMap read_safetensors(std::span<const uint8_t> bytes, std::string_view sour
                            TensorFileMetadata* metadata = nullptr);
 
 /// The bytes of a safetensors file holding `tensors`, byte for byte what the reference
-/// Python library writes for them without metadata: data ordered by element size (I64, F64,
-/// F32, BOOL, which keeps every tensor aligned) then by name bytewise, header keys in data
-/// order as compact JSON padded with spaces to a multiple of 8 bytes, no "__metadata__".
+/// Python library writes for them without metadata: data ordered by dtype as it orders them
+/// (U64, I64, F64, F32, ..., U8, BOOL: decreasing alignment, which keeps every tensor
+/// aligned) then by name bytewise, header keys in data order as compact JSON padded with
+/// spaces to a multiple of 8 bytes, no "__metadata__".
 /// Throws UserError if two tensors share a name, a name is "__metadata__" or not UTF-8.
 std::vector<uint8_t> write_safetensors(const TensorMap& tensors);
 
 /// As write_safetensors(tensors), with `metadata` as the header's first entry,
 /// "__metadata__": {key: value, ...} in the given order, as the reference library places it
-/// (no entry when `metadata` is empty). Throws UserError as above, and if a key appears
-/// twice or a key or value is not UTF-8 (the message then says "a tensor name").
-std::vector<uint8_t> write_safetensors(const TensorMap& tensors,
-                                       const TensorFileMetadata& metadata);
+/// (no entry when `metadata` is empty), and each tensor's elements written as `as` where
+/// given (encode_elements: floats rounded, integers exact or a UserError). Throws UserError
+/// as above, and if a key appears twice or a key or value is not UTF-8 (the message then
+/// says "a tensor name").
+std::vector<uint8_t> write_safetensors(const TensorMap& tensors, const TensorFileMetadata& metadata,
+                                       std::optional<FileDType> as = std::nullopt);
 
 /// The type wanted for the tensor `name`, or nullptr to take what the JSON gives. The
 /// pointer is used only during the call.

@@ -2,7 +2,7 @@
 # Installs what ytape needs to build and test on Debian, if it is missing.
 set -euo pipefail
 packages=(build-essential cmake ninja-build libcli11-dev nlohmann-json3-dev libfmt-dev doctest-dev
-          libopenblas-dev libdnnl-dev clang-format-14
+          libopenblas-dev libdnnl-dev zlib1g-dev clang-format-14
           libonnx-dev libprotobuf-dev libonnx-testdata)
 missing=()
 for p in "${packages[@]}"; do

@@ -4,6 +4,7 @@
 
 #include <unordered_map>
 
+#include "runtime/file_dtype.h"
 #include "tape/error.h"
 
 namespace ytape {
@@ -35,14 +36,15 @@ Type batch_type(const Tensor& data, int64_t batch) {
 void check_data_input(const BoundInput& in, const Tensor& tensor, std::string_view source,
                       const DataSet& data) {
   const Type& want = in.type;
-  bool fits = want.dtype == tensor.dtype() && want.rank() == tensor.rank() &&
+  // The dtype may differ: convert_data converts where every value fits (a U8 image).
+  bool fits = want.rank() == tensor.rank() &&
               std::equal(want.shape.begin(), want.shape.end() - (want.rank() > 0 ? 1 : 0),
                          tensor.shape().begin());
   if (!fits) {
     int64_t b = want.rank() > 0 ? want.shape.back() : 1;
     user_error(
         "{}: input '{}' is {}, but a batch of {} samples of '{}' in {} ({}) is {}: the input must "
-        "have the data's dtype and dims, with the batch size as its last dim",
+        "have the data's dims, with the batch size as its last dim",
         source, in.name, type_str(want), b, in.name, data.source, type_str(tensor.type()),
         type_str(batch_type(tensor, b)));
   }
@@ -152,6 +154,18 @@ std::string carried_input_name(const Tape& t, std::string_view output) {
     }
     return false;
   });
+}
+
+void convert_data(const Binding& b, DataSet& data) {
+  for (const BoundInput& in : b.inputs) {
+    if (in.role != InputRole::data) continue;
+    for (auto& [name, tensor] : data.tensors) {
+      if (name == in.name && tensor.dtype() != in.type.dtype) {
+        tensor =
+            convert_exact(tensor, in.type.dtype, fmt::format("{}: tensor '{}'", data.source, name));
+      }
+    }
+  }
 }
 
 Binding bind_step(const Tape& t, std::string_view source, const DataSet& data) {

@@ -45,15 +45,20 @@ std::string carried_input_name(const Tape& t, std::string_view output);
 /// Binds a training step tape (`source` names it in messages) to `data`: inputs named
 /// like a data tensor take its batches, inputs that an output carries to are carried, the
 /// rest fixed. Throws UserError, naming the input or output and what to fix, when no input
-/// takes data; a data input's dtype or dims (but the last) differ from the data's; data
-/// inputs disagree on the batch size or it exceeds the samples; an output would carry to a
-/// data input, or two outputs to one input, or its type differs from the input's; or
+/// takes data; a data input's dims (but the last) differ from the data's (its dtype may:
+/// convert_data); data inputs disagree on the batch size or it exceeds the samples; an output would
+/// carry to a data input, or two outputs to one input, or its type differs from the input's; or
 /// `out.loss` / `loss` is not a float scalar.
 Binding bind_step(const Tape& t, std::string_view source, const DataSet& data);
 
 /// Binds an eval tape to `data`: data inputs as bind_step; every other input fixed; no
 /// output carries and there is no loss. The same errors for the data inputs.
 Binding bind_eval(const Tape& t, std::string_view source, const DataSet& data);
+
+/// Converts each data tensor of `data` that a data input of `b` takes in another dtype to
+/// the input's (convert_exact: a U8 image to an f32 input), or throws UserError naming the
+/// tensor and the first value that does not fit.
+void convert_data(const Binding& b, DataSet& data);
 
 /// Whether `type` is a float scalar (f32[] or f64[]): what the loss and metrics must be.
 bool is_float_scalar(const Type& type);

@@ -9,6 +9,7 @@ namespace ytape {
 Evaluator::Evaluator(const Tape& eval, std::string source, DataSet data, ExecutorOptions options)
     : eval_(eval), source_(std::move(source)), data_(std::move(data)) {
   binding_ = bind_eval(eval_, source_, data_);
+  convert_data(binding_, data_);
   for (size_t o = 0; o < eval_.outputs.size(); ++o) {
     if (is_float_scalar(eval_.type(eval_.outputs[o].var))) metrics_.push_back(o);
   }

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <unordered_map>
 
+#include "runtime/file_dtype.h"
 #include "tape/checked.h"
 #include "tape/digest.h"
 #include "tape/error.h"
@@ -42,11 +43,11 @@ Tensor init_value(const BoundInput& in, const TensorIndex& init, std::string_vie
     user_error("{}: input '{}' ({}) has no value: {} (--init) has no tensor '{}'", tape, in.name,
                type_str(in.type), init_source, in.name);
   }
-  if (t->type() != in.type) {
-    user_error("{}: input '{}' is {}, but {} (--init) holds {}", tape, in.name, type_str(in.type),
-               init_source, type_str(t->type()));
+  if (t->shape() != in.type.shape) {
+    user_error("{}: input '{}' is {}, but {} (--init) holds {}{}", tape, in.name, type_str(in.type),
+               init_source, type_str(t->type()), reversed_shape_hint(t->shape(), in.type.shape));
   }
-  return *t;
+  return convert_exact(*t, in.type.dtype, fmt::format("{}: tensor '{}'", init_source, in.name));
 }
 
 }  // namespace
@@ -61,6 +62,7 @@ Trainer::Trainer(const Tape& step, std::string step_source, DataSet data, Tensor
       init_source_(std::move(init_source)),
       options_(options) {
   binding_ = bind_step(step_, step_source_, data_);
+  convert_data(binding_, data_);
   values_.resize(binding_.inputs.size());
   const TensorIndex init_index = index_of(init_);
   for (size_t i = 0; i < binding_.inputs.size(); ++i) {

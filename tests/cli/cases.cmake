@@ -101,3 +101,10 @@ cli_test(escapes EXIT 0 COMMAND bash ${CASES}/escapes.sh ${YTAPE})
 # Tensors take at most --max-memory at once: past it, a message instead of swapping.
 cli_test(run_max_memory EXIT 2 STDOUT ${CASES}/empty.txt STDERR ${CASES}/expected/run_max_memory.err
          COMMAND ${YTAPE} run hostile/big.json --random --max-memory 1M)
+# Tensor files: other dtypes (--dtype) and numpy's .npy and .npz written and read back into
+# f32 inputs where exact; several --inputs merged; what does not fit named.
+cli_test(tensor_files EXIT 0 STDOUT ${CASES}/expected/tensor_files.txt
+         COMMAND bash ${CASES}/tensor_files.sh ${YTAPE})
+# A program where a tape is read: the message says to trace it first.
+cli_test(run_program EXIT 2 STDOUT ${CASES}/empty.txt STDERR ${CASES}/expected/run_program.err
+         COMMAND ${YTAPE} run files/f.jl)

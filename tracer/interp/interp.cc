@@ -10,6 +10,7 @@
 
 #include "runtime/random.h"
 #include "tape/error.h"
+#include "tape/strings.h"
 #include "tracer/lang/parser.h"
 
 namespace ytape::tracer {
@@ -174,6 +175,17 @@ Value Interpreter::eval_text(const std::string& text) {
 const Value* Interpreter::global(const std::string& name) const {
   auto it = globals_->vars.find(name);
   return it == globals_->vars.end() ? nullptr : &it->second;
+}
+
+std::string Interpreter::undefined_hint(const std::string& name, const Env* env) const {
+  std::vector<std::string> names;  // sorted: the hint must not depend on hash order
+  for (const Env* scope = env; scope != nullptr; scope = scope->parent.get()) {
+    for (const auto& [n, v] : scope->vars) names.push_back(n);
+  }
+  for (const auto& [n, v] : globals_->vars) names.push_back(n);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return did_you_mean(name, names);
 }
 
 const Value* Interpreter::global_at(const std::string& name, Pos pos) const {

@@ -137,6 +137,9 @@ class Interpreter {
 
   /// A global variable; nullptr if undefined.
   const Value* global(const std::string& name) const;
+  /// "; did you mean 'X'?" for an undefined `name`: the nearest of the names `env` and the
+  /// globals define (Dnese is Dense, rleu relu), or "".
+  std::string undefined_hint(const std::string& name, const Env* env) const;
   /// The names of all globals (built-ins too), in no particular order.
   std::vector<std::string> global_names() const;
   /// Calls a function (or callable) value, as the program would.

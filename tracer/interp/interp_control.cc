@@ -545,7 +545,8 @@ Value Interpreter::eval_field(const Expr& e, const EnvPtr& env) {
                          ? &shadowed->second
                          : global(prim ? object.name + "." + e.name : e.name);
     if (g == nullptr)
-      fail(e.pos, fmt::format("undefined variable '{}.{}'", path_text(object), e.name));
+      fail(e.pos, fmt::format("undefined variable '{}.{}'{}", path_text(object), e.name,
+                              undefined_hint(e.name, nullptr)));
     return *g;
   }
   return field_of(eval(object, env), e.name, e.pos);

@@ -93,7 +93,7 @@ Value Interpreter::eval_id(const Expr& e, const EnvPtr& env) {
     auto it = scope->vars.find(e.name);
     if (it != scope->vars.end()) return it->second;
   }
-  fail(e.pos, fmt::format("undefined variable '{}'", e.name));
+  fail(e.pos, fmt::format("undefined variable '{}'{}", e.name, undefined_hint(e.name, env.get())));
 }
 
 Env* Interpreter::set_var(const std::string& name, Value v, const EnvPtr& env, Pos pos) {

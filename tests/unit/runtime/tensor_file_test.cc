@@ -7,10 +7,14 @@
 #include <map>
 #include <string>
 
+#include "unit/runtime/tensor_bytes.h"
+
 namespace ytape {
 namespace {
 
-using Bytes = std::vector<uint8_t>;
+using testing::Bytes;
+using testing::bytes_of;
+using testing::tensor_of;
 
 // A safetensors file from its header text, as given (no padding), and its data.
 Bytes file_of(std::string_view header, const Bytes& data = {}) {
@@ -19,21 +23,6 @@ Bytes file_of(std::string_view header, const Bytes& data = {}) {
   out.insert(out.end(), header.begin(), header.end());
   out.insert(out.end(), data.begin(), data.end());
   return out;
-}
-
-template <typename T>
-Bytes bytes_of(std::initializer_list<T> values) {
-  Bytes out(values.size() * sizeof(T));
-  std::memcpy(out.data(), std::data(values), out.size());
-  return out;
-}
-
-template <typename T>
-Tensor tensor_of(Shape shape, std::initializer_list<T> values) {
-  Tensor t(Type{dtype_of<T>(), std::move(shape)});
-  REQUIRE(t.size() == static_cast<int64_t>(values.size()));
-  std::copy(values.begin(), values.end(), t.data<T>());
-  return t;
 }
 
 TensorMap read(std::string_view header, const Bytes& data = {}) {
@@ -202,15 +191,16 @@ TEST_CASE("safetensors refuses a header that is not a JSON object of entries") {
                    "tensor 'a': the header entry has no \"data_offsets\"");
   check_bad_header(R"({"a":{"dtype":32,"shape":[],"data_offsets":[0,4]}})", {},
                    "tensor 'a': \"dtype\" is not a string");
-  check_bad_header("{" + entry("a", "BF16", "[2]", "[0,4]") + "}", Bytes(4, 0),
-                   "tensor 'a': dtype \"BF16\" is not supported (ytape reads F32, F64, F16, I64, "
-                   "BOOL)");
+  check_bad_header("{" + entry("a", "F8_E4M3", "[2]", "[0,2]") + "}", Bytes(2, 0),
+                   "tensor 'a': dtype \"F8_E4M3\" is not supported (ytape reads BOOL, U8-U64, "
+                   "I8-I64, F16, BF16, F32 and F64)");
   check_bad_header("{" + entry("a", "F16", "[3]", "[0,4]") + "}", Bytes(4, 0),
                    "tensor 'a': data_offsets [0,4] hold 4 bytes, but F16 shape [3] takes 6");
   std::string long_name(200, 'n');
   check_bad_header("{" + entry(long_name, std::string(150, 'D'), "[]", "[0,4]") + "}", Bytes(4, 0),
                    "tensor '" + std::string(100, 'n') + "...': dtype \"" + std::string(100, 'D') +
-                       "...\" is not supported (ytape reads F32, F64, F16, I64, BOOL)");
+                       "...\" is not supported (ytape reads BOOL, U8-U64, I8-I64, F16, BF16, F32 "
+                       "and F64)");
 }
 
 TEST_CASE("safetensors refuses bad shapes and offsets") {
@@ -258,6 +248,74 @@ TEST_CASE("safetensors refuses data the tensors do not tile exactly") {
   check_bad_header(two("[0,8]", "[8,16]"), Bytes(17, 0),
                    "bytes 16..17 at the end of the data belong to no tensor");
   check_bad_header("{}", Bytes(1, 0), "bytes 0..1 at the end of the data belong to no tensor");
+}
+
+TEST_CASE("safetensors reads every dtype, widened: integers to i64, BF16 to f32") {
+  struct Case {
+    std::string_view dtype;
+    Bytes data;  // three elements, little-endian
+    DType widened;
+    std::vector<double> values;
+  };
+  const Case cases[] = {
+      {"U8", {0, 7, 255}, DType::i64, {0, 7, 255}},
+      {"I8", {0x80, 0xff, 5}, DType::i64, {-128, -1, 5}},
+      {"U16", {0xff, 0xff, 1, 0, 0, 1}, DType::i64, {65535, 1, 256}},
+      {"I16", {0, 0x80, 0xfe, 0xff, 3, 0}, DType::i64, {-32768, -2, 3}},
+      {"U32", {0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 1, 0, 0, 0}, DType::i64, {4294967295.0, 0, 1}},
+      {"I32",
+       {0, 0, 0, 0x80, 0xff, 0xff, 0xff, 0xff, 9, 0, 0, 0},
+       DType::i64,
+       {-2147483648.0, -1, 9}},
+      {"U64", bytes_of<uint64_t>({0, 1, uint64_t{1} << 62}), DType::i64, {0, 1, 0x1p62}},
+      {"I64", bytes_of<int64_t>({-3, 0, 3}), DType::i64, {-3, 0, 3}},
+      // BF16: the high half of an f32 (1.0 is 0x3f80, -2.5 is 0xc020, 2^-133 subnormal).
+      {"BF16", {0x80, 0x3f, 0x20, 0xc0, 0x01, 0x00}, DType::f32, {1, -2.5, 0x1p-133}},
+      {"F16", {0x00, 0x3c, 0x00, 0xc1, 0x01, 0x00}, DType::f16, {1, -2.5, 0x1p-24}},
+      {"F32", bytes_of<float>({1.5f, -0.0f, 3e38f}), DType::f32, {1.5, -0.0, 3e38f}},
+      {"F64", bytes_of<double>({1e300, 2, -1}), DType::f64, {1e300, 2, -1}},
+      {"BOOL", {1, 0, 1}, DType::boolean, {1, 0, 1}},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.dtype);
+    std::string offsets = fmt::format("[0,{}]", c.data.size());
+    TensorMap t = read("{" + entry("x", c.dtype, "[3]", offsets) + "}", c.data);
+    REQUIRE(t.size() == 1);
+    CHECK(t[0].second.type() == Type{c.widened, {3}});
+    for (int64_t k = 0; k < 3; ++k) CHECK(element_value(t[0].second, k) == c.values[k]);
+  }
+  // A U64 beyond i64 has no exact ytape integer.
+  check_bad_header("{" + entry("x", "U64", "[1]", "[0,8]") + "}",
+                   bytes_of<uint64_t>({~uint64_t{0}}),
+                   "tensor 'x': U64 element 0 is 18446744073709551615, beyond i64, which ytape's "
+                   "integers are");
+}
+
+TEST_CASE("safetensors writes every dtype on request, and reads it back") {
+  Tensor f = tensor_of<float>({4}, {1, -2.5f, 1.00390625f, 3e38f});  // 1 + 2^-8: a bf16 tie
+  std::vector<uint8_t> bytes = write_safetensors({{"f", f}}, {}, FileDType::bf16);
+  CHECK(std::string(bytes.begin() + 8, bytes.begin() + 8 + 56).find("\"dtype\":\"BF16\"") !=
+        std::string::npos);
+  TensorMap back = read_safetensors(bytes, "b");
+  // Ties to even: 1 + 2^-8 rounds to 1; 3e38 to the nearest BF16, 3.0041e38.
+  CHECK(element_value(back[0].second, 2) == 1.0);
+  CHECK(element_value(back[0].second, 3) == 0x1.c4p127);
+  Tensor counts = tensor_of<double>({3}, {0, 200, 255});
+  for (FileDType d : {FileDType::u8, FileDType::i16, FileDType::i32, FileDType::u64}) {
+    CAPTURE(file_dtype_name(d));
+    TensorMap ints = read_safetensors(write_safetensors({{"c", counts}}, {}, d), "i");
+    CHECK(ints[0].second.dtype() == DType::i64);
+    CHECK(element_value(ints[0].second, 1) == 200);
+  }
+  // Integers must hold the values exactly.
+  CHECK_THROWS_WITH_AS(write_safetensors({{"c", counts}}, {}, FileDType::i8),
+                       "tensor 'c': element 1 is 200, which i8 does not hold (whole numbers in "
+                       "[-128, 128))",
+                       UserError);
+  CHECK_THROWS_WITH_AS(write_safetensors({{"f", f}}, {}, FileDType::i32),
+                       "tensor 'f': element 1 is -2.5, which i32 does not hold (whole numbers in "
+                       "[-2147483648, 2147483648))",
+                       UserError);
 }
 
 TEST_CASE("safetensors refuses BOOL bytes other than 0 and 1") {

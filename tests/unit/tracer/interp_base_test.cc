@@ -49,6 +49,14 @@ TEST_CASE("Statistics and LinearAlgebra, also under their module names") {
         "(7.0, 0.0, 0.0)");
   CHECK(run_error("Flux.Losses.nope(1)").find("undefined variable 'Flux.Losses.nope'") !=
         std::string::npos);
+  // A mistyped name gets the closest one defined: a layer, a function in a module, a local.
+  CHECK(run_error("m = Dnese(2 => 3)").find("undefined variable 'Dnese'; did you mean 'Dense'?") !=
+        std::string::npos);
+  CHECK(
+      run_error("Flux.mes(1.0, 2.0)").find("undefined variable 'Flux.mes'; did you mean 'mse'?") !=
+      std::string::npos);
+  CHECK(run_error("function f(x)\n  total = x\n  totl + 1\nend\nf(1)")
+            .find("undefined variable 'totl'; did you mean 'total'?") != std::string::npos);
 }
 
 TEST_CASE("the adjoint of a vector contracts with a vector to a number, as in Julia") {

@@ -47,11 +47,12 @@ TEST_CASE("binding errors say what to fix") {
                        UserError);
   Builder wrong("step");
   wrong.output(wrong.input("x", f32({3, 4})), "y");
-  CHECK_THROWS_WITH_AS(bind_step(wrong.finish(), "step.json", data),
-                       "step.json: input 'x' is f32[3,4], but a batch of 4 samples of 'x' in "
-                       "train.safetensors (f32[2,10]) is f32[2,4]: the input must have the data's "
-                       "dtype and dims, with the batch size as its last dim",
-                       UserError);
+  CHECK_THROWS_WITH_AS(
+      bind_step(wrong.finish(), "step.json", data),
+      "step.json: input 'x' is f32[3,4], but a batch of 4 samples of 'x' in "
+      "train.safetensors (f32[2,10]) is f32[2,4]: the input must have the data's dims, "
+      "with the batch size as its last dim",
+      UserError);
   Builder none("step");
   none.output(none.input("z", f32({2})), "z");
   CHECK_THROWS_WITH_AS(bind_step(none.finish(), "step.json", data),

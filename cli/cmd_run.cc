@@ -11,6 +11,7 @@
 #include "runtime/parallel.h"
 #include "runtime/profile.h"
 #include "runtime/tensor_file.h"
+#include "runtime/trace_events.h"
 #include "tape/strings.h"
 
 namespace ytape::cli {
@@ -18,7 +19,7 @@ namespace ytape::cli {
 namespace {
 
 struct RunOptions {
-  std::string tape, out, dtype;
+  std::string tape, out, dtype, profile_out, by = "op";
   std::vector<std::string> inputs;
   bool random = false, profile = false;
   uint64_t seed = 0;
@@ -55,6 +56,13 @@ Run setup_run(CLI::App& sub) {
   sub.add_flag("--profile", o->profile,
                "Print time per primitive and the most costly ops (with --repeat, of the runs "
                "after the first, which builds oneDNN's kernels)");
+  sub.add_option("--by", o->by,
+                 "With --profile: the tables by primitive and op (op, the default), or the time "
+                 "of each source line (line)")
+      ->check(one_of({"op", "line"}));
+  sub.add_option("--profile-out", o->profile_out,
+                 "Write a trace of the profiled runs (Chrome trace event JSON: Perfetto and "
+                 "chrome://tracing open it) to this file");
   sub.add_option("--repeat", o->repeat, "Run N times and report the median time")
       ->check(positive());
   add_execution_options(sub, o->execution);
@@ -62,7 +70,8 @@ Run setup_run(CLI::App& sub) {
     ExecutorOptions options = o->execution.apply();
     std::vector<NamedFile> reads = named_files("--inputs", o->inputs);
     reads.push_back({"TAPE", o->tape});
-    refuse_overwrites(reads, {{"-o", o->out}});
+    refuse_overwrites(reads, {{"-o", o->out}, {"--profile-out", o->profile_out}});
+    if (o->by != "op" && !o->profile) user_error("--by applies to --profile; give --profile");
     if (!o->dtype.empty() && o->out.empty()) user_error("--dtype applies to -o; give -o FILE");
     Tape t = load_tape(o->tape);
     TensorMap inputs = gather_inputs(t, o->inputs, o->random, o->seed);
@@ -70,17 +79,25 @@ Run setup_run(CLI::App& sub) {
     executor.set_random_key(o->seed);
     std::vector<Tensor> outs;
     std::vector<double> ms;
+    std::vector<StepEvent> events;
+    std::vector<TracedRun> traced;
+    const auto origin = std::chrono::steady_clock::now();
     // The first of repeated runs is a warm-up: oneDNN generates its kernels (25 ms for one
     // GEMM shape) and buffers are first touched, which would swamp a mean over few runs.
     int profiled = o->repeat > 1 ? o->repeat - 1 : 1;
     for (int i = 0; i < o->repeat; ++i) {
-      executor.set_profiling(o->profile && i >= o->repeat - profiled);
+      bool measured = i >= o->repeat - profiled;
+      executor.set_profiling(o->profile && measured);
+      executor.set_trace(!o->profile_out.empty() && measured ? &events : nullptr, origin);
       outs.clear();  // the last run's outputs must not stay alive during the next
       auto start = std::chrono::steady_clock::now();
       outs = executor.run(inputs);
-      ms.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-              .count());
+      auto end = std::chrono::steady_clock::now();
+      ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
+      if (!o->profile_out.empty() && measured) {
+        traced.push_back({std::chrono::duration<double>(start - origin).count(),
+                          std::chrono::duration<double>(end - start).count()});
+      }
     }
     if (o->out.empty()) {
       print_outputs(t, outs);
@@ -94,7 +111,13 @@ Run setup_run(CLI::App& sub) {
       fmt::print("time: median {:.3f} ms over {} runs (min {:.3f}, max {:.3f}); {} threads\n",
                  ms[ms.size() / 2], ms.size(), ms.front(), ms.back(), num_threads());
     }
-    if (o->profile) fmt::print("\n{}", profile_report(executor, profiled));
+    if (o->profile) {
+      fmt::print("\n{}", o->by == "line" ? profile_by_line(executor, profiled)
+                                         : profile_report(executor, profiled));
+    }
+    if (!o->profile_out.empty()) {
+      write_file(o->profile_out, chrome_trace(executor, events, traced, source_name(o->tape)));
+    }
     return kOk;
   };
 }

@@ -146,8 +146,31 @@ int64_t default_memory_limit() {
   return physical;
 }
 
+namespace {
+
+// On a terminal: a note when other threads keep cores busy that this run's threads need.
+// Each step of a team of threads waits for the slowest, and one sharing a core with another
+// process runs at half speed or waits for its turn: a digits CNN's training took 3x its
+// one-thread time beside one busy loop, 25x beside another ytape (docs/training.md). Not
+// on a pipe or file, where it would make output depend on the machine's load.
+void warn_busy_cores() {
+  int threads = num_threads();
+  if (threads <= 1 || isatty(STDERR_FILENO) == 0) return;
+  int cores = usable_cores(), busy = other_running_threads();
+  if (busy == 0 || busy + threads <= cores) return;
+  fmt::print(stderr,
+             "ytape: note: {} other thread{} running on this machine's {} core{}: with --threads "
+             "{} each step waits for a thread that shares a core, which can be slower than "
+             "--threads {} (docs/training.md, \"Threads on a busy machine\")\n",
+             busy, busy == 1 ? " is" : "s are", cores, cores == 1 ? "" : "s", threads,
+             std::max(cores - busy, 1));
+}
+
+}  // namespace
+
 ExecutorOptions ExecutionChoice::apply() const {
   if (threads > 0) set_num_threads(threads);
+  warn_busy_cores();
   ExecutorOptions options;
   options.kernels = kernels == "fast" ? KernelSet::fast : KernelSet::reference;
   options.blocked_layouts = layouts != "plain";

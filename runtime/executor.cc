@@ -159,6 +159,13 @@ void Executor::set_print(std::function<void(std::string_view)> print) {
   context_.print = std::move(print);
 }
 
+void Executor::set_trace(std::vector<StepEvent>* events,
+                         std::chrono::steady_clock::time_point origin) {
+  for (auto& [region, e] : regions_) e->set_trace(events, origin);
+  trace_ = events;
+  trace_origin_ = origin;
+}
+
 void Executor::set_random_key(uint64_t key) {
   for (auto& [region, e] : regions_) e->set_random_key(key);
   context_.random_key = key;
@@ -181,6 +188,7 @@ void Executor::run_region(const Tape& region, std::span<const Tensor> inputs,
     e = std::make_unique<Executor>(region, options_);
     e->context_ = {context_.print, context_.random_key};
     e->profiling_ = profiling_;
+    e->set_trace(trace_, trace_origin_);
   }
   e->run(inputs, outputs);
 }
@@ -209,8 +217,8 @@ void Executor::execute() {
                     work ? slots_[s.workspace_slot].get() : nullptr,
                     work ? plan_.slot_bytes[s.workspace_slot] : 0,
                     s.variant};
-    auto start =
-        profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    const bool timed = profiling_ || trace_ != nullptr;
+    auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     try {
       for (size_t r = s.reorders_begin; r < s.reorders_end; ++r) {
         const Plan::Reorder& re = plan_.reorders[r];
@@ -224,9 +232,14 @@ void Executor::execute() {
     } catch (const UserError& e) {
       fail(s, e);
     }
-    if (profiling_) {
-      times_[i].seconds +=
+    if (timed) {
+      double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (profiling_) times_[i].seconds += seconds;
+      if (trace_ != nullptr) {
+        double at = std::chrono::duration<double>(start - trace_origin_).count();
+        trace_->push_back({this, static_cast<uint32_t>(i), at, seconds});
+      }
     }
   }
 }

@@ -1,6 +1,8 @@
 // The executor: runs a tape's plan (runtime/plan.h), made once, as a flat loop.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -22,6 +24,17 @@ struct OpTime {
   size_t op = 0;          ///< index into Tape::ops; a fused step: its Plan::Step::op
   std::string_view name;  ///< Plan::step_name
   double seconds = 0;     ///< total over the runs
+};
+
+class Executor;
+
+/// One step a traced run executed (Executor::set_trace): the executor whose plan holds it
+/// (the tape's, or a region's), its index in that plan's steps, when it began (seconds
+/// from the trace's origin) and how long it took.
+struct StepEvent {
+  const Executor* executor = nullptr;
+  uint32_t step = 0;
+  double start = 0, seconds = 0;
 };
 
 /// Plans a tape once (plan_tape) and runs the plan any number of times.
@@ -57,6 +70,9 @@ class Executor final : public RegionRunner {
 
   /// Records per-op times in later runs when on, in the regions' executors too.
   void set_profiling(bool on);
+  /// Appends a StepEvent for every step of later runs to `events` (null: no more), the
+  /// regions' steps too, times counted from `origin`. `events` must outlive the runs.
+  void set_trace(std::vector<StepEvent>* events, std::chrono::steady_clock::time_point origin);
   /// Per-op times so far (profiling only), in op order.
   const std::vector<OpTime>& op_times() const { return times_; }
   /// The runs profiled so far; for a region's executor, its trips.
@@ -104,6 +120,8 @@ class Executor final : public RegionRunner {
   ExecutorOptions options_;
   std::unordered_map<const Tape*, std::unique_ptr<Executor>> regions_;
   bool profiling_ = false;
+  std::vector<StepEvent>* trace_ = nullptr;
+  std::chrono::steady_clock::time_point trace_origin_;
   int64_t profiled_runs_ = 0;
   bool allocated_ = false;
 };

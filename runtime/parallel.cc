@@ -1,9 +1,13 @@
 #include "runtime/parallel.h"
 
 #include <omp.h>
+#include <sched.h>
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
+#include <fstream>
+#include <string>
 #include <thread>
 
 extern "C" void openblas_set_num_threads(int num_threads);
@@ -42,6 +46,32 @@ void set_num_threads(int n) {
 
 int num_threads() {
   return state().threads;
+}
+
+int usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return std::max(default_threads(), 1);
+  return std::max(CPU_COUNT(&set), 1);
+}
+
+int other_running_threads() {
+  int least = -1;
+  for (int sample = 0; sample < 3; ++sample) {
+    if (sample > 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::ifstream stat("/proc/stat");
+    std::string word;
+    int running = -1;
+    while (stat >> word) {
+      if (word == "procs_running") {
+        stat >> running;
+        break;
+      }
+    }
+    if (running < 0) return 0;
+    least = least < 0 ? running : std::min(least, running);
+  }
+  return std::max(least - 1, 0);  // less the caller
 }
 
 void start_threads() {

@@ -26,12 +26,6 @@ std::string op_str(const Op& op) {
   return fmt::format("{} = {}({})", vars_str(op.outs), prim_name(op.prim), vars_str(op.args));
 }
 
-std::string layouts_str(const std::vector<Layout>& layouts) {
-  std::string out;
-  for (Layout l : layouts) out += fmt::format("{}{}", out.empty() ? "" : " ", layout_name(l));
-  return out;
-}
-
 std::string size_str(int64_t bytes) {
   double b = static_cast<double>(bytes);
   return b < 1e5 ? fmt::format("{:.1f} kB", b / 1e3) : fmt::format("{:.1f} MB", b / 1e6);
@@ -75,6 +69,12 @@ PlannedStep planned_step(const Plan& p, const Plan::Step& s) {
 }
 
 }  // namespace
+
+std::string layouts_str(const std::vector<Layout>& layouts) {
+  std::string out;
+  for (Layout l : layouts) out += fmt::format("{}{}", out.empty() ? "" : " ", layout_name(l));
+  return out;
+}
 
 std::vector<PlannedStep> planned_steps(const Plan& p) {
   std::vector<PlannedStep> steps;

@@ -34,6 +34,8 @@ struct PlannedStep {
 
 /// The plan, step by step. Naming oneDNN's kernels builds them, as a first run would.
 std::vector<PlannedStep> planned_steps(const Plan& p);
+/// Layouts as `ytape plan` prints them: "c16 plain".
+std::string layouts_str(const std::vector<Layout>& layouts);
 
 /// A summary (steps, buffers, blocked values, reorders), then one line per step: the op,
 /// the kernel chosen, the layout each argument is read in and each output written in

@@ -3,6 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "tape/cost.h"
 #include "tape/print.h"
@@ -95,6 +100,80 @@ std::string profile_report(const Tape& t, const std::vector<OpTime>& times, int 
 std::string profile_report(const Executor& e, int runs, int top) {
   return profile_tables(e.tape(), e.tape(), e.op_times(), runs, top) +
          region_tables(e, e.tape(), runs, top, "");
+}
+
+namespace {
+
+struct LineTime {
+  double seconds = 0;
+  std::set<const Op*> ops;
+  std::map<std::string_view, double> prims;  // seconds per primitive or fusion
+};
+
+// Adds the step times of `e` (and of its regions') to `lines`, by location in `root`.
+void add_lines(const Executor& e, const Tape& root, std::map<std::string, LineTime>& lines) {
+  const Tape& t = e.tape();
+  for (const OpTime& ot : e.op_times()) {
+    const Op& op = t.ops[ot.op];
+    double inner = 0;
+    for (const Tape& region : op.regions) {
+      const Executor* r = e.region_executor(region);
+      if (r == nullptr) continue;
+      for (const OpTime& it : r->op_times()) inner += it.seconds;
+      add_lines(*r, root, lines);
+    }
+    std::string loc = root.loc_str(op.loc);
+    LineTime& line = lines[loc.empty() ? "-" : loc];
+    double own = std::max(ot.seconds - inner, 0.0);
+    line.seconds += own;
+    line.ops.insert(&op);
+    line.prims[ot.name] += own;
+  }
+}
+
+}  // namespace
+
+std::string profile_by_line(const Executor& e, int runs, int top) {
+  std::map<std::string, LineTime> lines;
+  add_lines(e, e.tape(), lines);
+  std::vector<std::pair<const std::string*, const LineTime*>> order;
+  double total = 0;
+  for (const auto& [loc, line] : lines) {
+    order.emplace_back(&loc, &line);
+    total += line.seconds;
+  }
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return a.second->seconds > b.second->seconds;
+  });
+  double per_run = 1e3 / std::max(runs, 1);
+  auto share = [&](double s) { return total > 0 ? 100 * s / total : 0.0; };
+  std::string out =
+      fmt::format("{:<32} {:>11} {:>7} {:>5}  primitives\n", "line", "ms/run", "share", "ops");
+  double rest = 0;
+  for (size_t i = 0; i < order.size(); ++i) {
+    const LineTime& line = *order[i].second;
+    if (i >= static_cast<size_t>(top)) {
+      rest += line.seconds;
+      continue;
+    }
+    std::vector<std::pair<std::string_view, double>> prims(line.prims.begin(), line.prims.end());
+    std::stable_sort(prims.begin(), prims.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::string names;
+    for (size_t k = 0; k < std::min<size_t>(prims.size(), 3); ++k) {
+      names += fmt::format("{}{} {:.0f}%", k == 0 ? "" : ", ", prims[k].first,
+                           line.seconds > 0 ? 100 * prims[k].second / line.seconds : 0.0);
+    }
+    out += fmt::format("{:<32} {:>11.3f} {:>6.1f}% {:>5}  {}\n", *order[i].first,
+                       line.seconds * per_run, share(line.seconds), line.ops.size(), names);
+  }
+  if (rest > 0) {
+    out += fmt::format("{:<32} {:>11.3f} {:>6.1f}%\n",
+                       fmt::format("{} more lines", order.size() - static_cast<size_t>(top)),
+                       rest * per_run, share(rest));
+  }
+  out += fmt::format("{:<32} {:>11.3f}\n", "total", total * per_run);
+  return out;
 }
 
 }  // namespace ytape

@@ -17,4 +17,10 @@ std::string profile_report(const Tape& t, const std::vector<OpTime>& times, int 
 /// whole tape, its time counted in its op's too.
 std::string profile_report(const Executor& e, int runs, int top = 10);
 
+/// The time of `e`'s runs by source line, most first: each step's time at its op's
+/// location, and a region op's (a scan) at the lines of its regions' steps, what is left of
+/// it (the loop's own work) at its own line; per line its ms/run, share, how many ops of
+/// the tape it has, and its costliest primitives. The `top` lines, then the rest summed.
+std::string profile_by_line(const Executor& e, int runs, int top = 30);
+
 }  // namespace ytape

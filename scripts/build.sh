@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Configures and builds ytape. usage: scripts/build.sh [release|asan] (default: release)
+# Configures and builds ytape. usage: scripts/build.sh [release|asan] [TARGET...]
+# (default: release, every target; `scripts/build.sh release ytape` builds the binary alone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kind=${1:-release}
+shift || true
 case "$kind" in
   release) flags=(-DCMAKE_BUILD_TYPE=Release) ;;
   # -O1 and line tables only: half the compile time of -O2 -g, with file:line in reports.
@@ -11,4 +13,4 @@ case "$kind" in
   *) echo "usage: $0 [release|asan]" >&2; exit 2 ;;
 esac
 cmake -S . -B "build/$kind" -G Ninja "${flags[@]}" >/dev/null
-ninja -C "build/$kind" -j "$(nproc)"
+ninja -C "build/$kind" -j "$(nproc)" "$@"

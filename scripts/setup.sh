@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build libcli11-dev nlohmann-json3-dev libfmt-dev doctest-dev
           libopenblas-dev libdnnl-dev zlib1g-dev clang-format-14
-          libonnx-dev libprotobuf-dev libonnx-testdata)
+          libonnx-dev libprotobuf-dev libonnx-testdata pkg-config)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

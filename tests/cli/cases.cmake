@@ -108,3 +108,6 @@ cli_test(tensor_files EXIT 0 STDOUT ${CASES}/expected/tensor_files.txt
 # A program where a tape is read: the message says to trace it first.
 cli_test(run_program EXIT 2 STDOUT ${CASES}/empty.txt STDERR ${CASES}/expected/run_program.err
          COMMAND ${YTAPE} run files/f.jl)
+# run --profile-out: a Chrome trace of the profiled runs; --profile --by line.
+cli_test(profile_out EXIT 0 STDOUT ${CASES}/expected/profile_out.txt
+         COMMAND bash ${CASES}/profile_out.sh ${YTAPE})

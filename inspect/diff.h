@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tape/tape.h"
@@ -72,6 +73,9 @@ struct TapeDiff {
 /// (expected, with hashing).
 TapeDiff diff_tapes(const Tape& a, const Tape& b);
 
+/// How reports name an op's kind: "input", "const", or its primitive.
+std::string_view diff_op_name(const Op& op);
+
 /// How the two tapes are named in reports (file names).
 struct DiffLabels {
   std::string a = "a";
@@ -87,7 +91,9 @@ std::string diff_str(const Tape& a, const Tape& b, const TapeDiff& d, const Diff
 /// changed op counting as one of each, then a summary line. Empty when the tapes are the same.
 std::string diff_stat(const Tape& a, const Tape& b, const TapeDiff& d);
 
-/// The report as one JSON object, one difference per line (docs/tools.md describes it).
-std::string diff_json(const Tape& a, const Tape& b, const TapeDiff& d, const DiffLabels& labels);
+/// The report as one JSON object, one difference per line (docs/tools.md describes it);
+/// with `stat_only` (`--stat --json`), its summary and per-primitive counts alone.
+std::string diff_json(const Tape& a, const Tape& b, const TapeDiff& d, const DiffLabels& labels,
+                      bool stat_only = false);
 
 }  // namespace ytape

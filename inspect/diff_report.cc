@@ -265,17 +265,11 @@ std::string diff_stat(const Tape& a, const Tape& b, const TapeDiff& d) {
   return out + "\n";
 }
 
-std::string diff_json(const Tape& a, const Tape& b, const TapeDiff& d, const DiffLabels& labels) {
-  Summary sum;
-  std::vector<StatRow> rows = stat_rows(a, b, d, &sum);
-  std::string out =
-      fmt::format("{{\"format\":\"ytape-diff\",\"version\":1,\"same\":{},\"a\":{},\"b\":{},\n",
-                  d.same(), quoted(labels.a), quoted(labels.b));
-  out += fmt::format(
-      "\"summary\":{{\"changed\":{},\"added\":{},\"removed\":{},\"outputs\":{},"
-      "\"outputs_reordered\":{}}},\n",
-      sum.changed, sum.added, sum.removed, d.outputs.size(), d.outputs_reordered);
-  out += fmt::format("\"name\":{{\"a\":{},\"b\":{}}},\n", quoted(a.name), quoted(b.name));
+namespace {
+
+// The "meta", "ops" and "outputs" lists of the JSON report, one difference per line.
+std::string diff_lists_json(const Tape& a, const Tape& b, const TapeDiff& d) {
+  std::string out;
   out += "\"meta\":[\n" +
          json_lines(d.meta,
                     [](const MetaChange& m) {
@@ -301,6 +295,28 @@ std::string diff_json(const Tape& a, const Tape& b, const TapeDiff& d, const Dif
                       return line + "}";
                     }) +
          "],\n";
+  return out;
+}
+
+}  // namespace
+
+std::string_view diff_op_name(const Op& op) {
+  return row_name(op);
+}
+
+std::string diff_json(const Tape& a, const Tape& b, const TapeDiff& d, const DiffLabels& labels,
+                      bool stat_only) {
+  Summary sum;
+  std::vector<StatRow> rows = stat_rows(a, b, d, &sum);
+  std::string out =
+      fmt::format("{{\"format\":\"ytape-diff\",\"version\":1,\"same\":{},\"a\":{},\"b\":{},\n",
+                  d.same(), quoted(labels.a), quoted(labels.b));
+  out += fmt::format(
+      "\"summary\":{{\"changed\":{},\"added\":{},\"removed\":{},\"outputs\":{},"
+      "\"outputs_reordered\":{}}},\n",
+      sum.changed, sum.added, sum.removed, d.outputs.size(), d.outputs_reordered);
+  out += fmt::format("\"name\":{{\"a\":{},\"b\":{}}},\n", quoted(a.name), quoted(b.name));
+  if (!stat_only) out += diff_lists_json(a, b, d);
   out += "\"stat\":[\n" +
          json_lines(rows,
                     [](const StatRow& r) {

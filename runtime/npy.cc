@@ -11,6 +11,7 @@
 #include <string>
 
 #include "runtime/tensor_file.h"
+#include "runtime/zip.h"
 #include "tape/strings.h"
 
 namespace ytape {
@@ -27,13 +28,6 @@ constexpr uint64_t kMaxHeaderBytes = 1 << 20;
 // A real header nests a few levels at most (a nested structured descr); this bounds the
 // parser's recursion.
 constexpr int kMaxHeaderDepth = 64;
-
-// A name or header as messages show it: hostile files may hold megabytes of anything.
-std::string shown(std::string_view text) {
-  constexpr size_t kMax = 100;
-  if (text.size() <= kMax) return printable(text);
-  return printable(text.substr(0, kMax)) + "...";
-}
 
 // ---- the header: a Python dict literal -------------------------------------------------
 
@@ -83,7 +77,7 @@ class HeaderParser {
     user_error(
         "{}: the .npy header is not a Python dict literal as numpy writes one: expected {} "
         "at character {} of \"{}\"",
-        what_, expected, pos_, shown(text_));
+        what_, expected, pos_, shown_name(text_));
   }
 
   std::string_view text_, what_;
@@ -232,7 +226,7 @@ struct Descr {
   user_error(
       "{}: dtype '{}' is not supported{}; ytape reads bool ('|b1'), integers ('i1' to "
       "'i8', 'u1' to 'u8') and floats ('f2', 'f4', 'f8')",
-      what, shown(descr), hint);
+      what, shown_name(descr), hint);
 }
 
 Descr parse_descr(const PyValue& v, std::string_view what) {
@@ -255,7 +249,7 @@ Descr parse_descr(const PyValue& v, std::string_view what) {
     user_error(
         "{}: dtype '{}' has no byte order ('<' little- or '>' big-endian), which its {} "
         "bytes need",
-        what, shown(s), size);
+        what, shown_name(s), size);
   }
   unsupported_descr(s, what);
 }
@@ -305,7 +299,8 @@ Shape read_shape(const PyValue& v, bool fortran_order, std::string_view what) {
   Shape shape;
   for (const PyValue& d : v.items) {
     if (d.kind != PyValue::Kind::integer) user_error("{}: 'shape' holds a non-integer", what);
-    if (d.overflow) user_error("{}: bad shape: dimension {} is too large", what, shown(d.text));
+    if (d.overflow)
+      user_error("{}: bad shape: dimension {} is too large", what, shown_name(d.text));
     shape.push_back(d.integer);
   }
   std::string problem = shape_problem(shape);
@@ -328,7 +323,7 @@ Header read_header(std::span<const uint8_t> bytes, std::string_view what) {
       user_error(
           "{}: the .npy header has the key '{}'; numpy writes only 'descr', "
           "'fortran_order' and 'shape'",
-          what, shown(key));
+          what, shown_name(key));
     }
     if (*slot != nullptr) user_error("{}: the .npy header has '{}' twice", what, key);
     *slot = &value;
@@ -386,260 +381,10 @@ std::string header_of(std::string_view descr, const Shape& shape) {
   return h + "\n";
 }
 
-// ---- zip -------------------------------------------------------------------------------
-
-constexpr uint32_t kLocalSignature = 0x04034b50;
-constexpr uint32_t kCentralSignature = 0x02014b50;
-constexpr uint32_t kEndSignature = 0x06054b50;
-constexpr uint32_t kZip64LocatorSignature = 0x07064b50;
-constexpr size_t kLocalSize = 30, kCentralSize = 46, kEndSize = 22;
-constexpr uint32_t kStored = 0, kDeflated = 8;
-// The most a deflate stream expands (each 258-byte match costs at least 2 bits), with slack.
-constexpr uint64_t kMaxDeflateRatio = 1033;
-
-// Little-endian integers at `p`; the caller has checked the bounds.
-uint32_t le16(const uint8_t* p) {
-  return p[0] | p[1] << 8;
-}
-uint32_t le32(const uint8_t* p) {
-  return le16(p) | static_cast<uint32_t>(le16(p + 2)) << 16;
-}
-void put16(std::vector<uint8_t>& out, uint32_t v) {
-  out.push_back(static_cast<uint8_t>(v));
-  out.push_back(static_cast<uint8_t>(v >> 8));
-}
-void put32(std::vector<uint8_t>& out, uint32_t v) {
-  put16(out, v & 0xFFFF);
-  put16(out, v >> 16);
-}
-
-// One member, as the central directory gives it.
-struct Member {
-  std::string name;
-  uint32_t method = 0, crc = 0, compressed = 0, size = 0, offset = 0;
-  uint64_t data_begin = 0;  // from the local header
-};
-
-[[noreturn]] void zip64_error(std::string_view source) {
-  user_error("{}: the archive is zip64 (over 4 GiB or 65535 members), which ytape does not read",
-             source);
-}
-
-// The end of central directory record: where the directory starts, its size and entries.
-struct EndRecord {
-  uint32_t begin = 0, size = 0, entries = 0;
-};
-
-EndRecord end_record(std::span<const uint8_t> bytes, std::string_view source) {
-  // The record is the last thing in the file but for its comment, of at most 65535 bytes.
-  size_t pos = bytes.size() < kEndSize ? 0 : bytes.size() - kEndSize + 1;
-  size_t lowest = bytes.size() < kEndSize + 0xFFFF ? 0 : bytes.size() - kEndSize - 0xFFFF;
-  bool found = false;
-  while (!found && pos-- > lowest) {
-    const uint8_t* p = bytes.data() + pos;
-    found = le32(p) == kEndSignature && pos + kEndSize + le16(p + 20) == bytes.size();
-  }
-  if (!found) {
-    user_error(
-        "{}: not an .npz file: it is not a zip archive (it has no end of central "
-        "directory record)",
-        source);
-  }
-  const uint8_t* p = bytes.data() + pos;
-  EndRecord end{le32(p + 16), le32(p + 12), le16(p + 10)};
-  if ((pos >= 20 && le32(p - 20) == kZip64LocatorSignature) || end.entries == 0xFFFF ||
-      end.size == 0xFFFFFFFF || end.begin == 0xFFFFFFFF) {
-    zip64_error(source);
-  }
-  if (le16(p + 4) != 0 || le16(p + 6) != 0 || le16(p + 8) != end.entries) {
-    user_error("{}: the zip archive is split across several files, which ytape does not read",
-               source);
-  }
-  if (uint64_t{end.begin} + end.size != pos) {
-    user_error(
-        "{}: the zip central directory ({} bytes at offset {}) does not end where its end "
-        "record begins (offset {})",
-        source, end.size, end.begin, pos);
-  }
-  return end;
-}
-
-// The central directory entry at `pos`, which it moves past. `end` is the directory's end.
-Member central_entry(std::span<const uint8_t> bytes, size_t& pos, size_t end,
-                     std::string_view source) {
-  if (end - pos < kCentralSize || le32(bytes.data() + pos) != kCentralSignature) {
-    user_error("{}: the zip central directory is malformed at offset {}", source, pos);
-  }
-  const uint8_t* p = bytes.data() + pos;
-  size_t name_size = le16(p + 28), tail = name_size + le16(p + 30) + le16(p + 32);
-  if (end - pos - kCentralSize < tail) {
-    user_error("{}: a zip central directory entry runs past the directory's end", source);
-  }
-  Member m{std::string(reinterpret_cast<const char*>(p + kCentralSize), name_size),
-           le16(p + 10),
-           le32(p + 16),
-           le32(p + 20),
-           le32(p + 24),
-           le32(p + 42)};
-  pos += kCentralSize + tail;
-  if (m.compressed == 0xFFFFFFFF || m.size == 0xFFFFFFFF || m.offset == 0xFFFFFFFF) {
-    zip64_error(source);
-  }
-  uint32_t flags = le16(p + 8);
-  if ((flags & 0x41) != 0) {
-    user_error("{}: member '{}' is encrypted, which ytape does not read", source, shown(m.name));
-  }
-  if (m.method != kStored && m.method != kDeflated) {
-    user_error(
-        "{}: member '{}' is compressed with zip method {}; ytape reads stored (0) and "
-        "deflated (8) members, as numpy.savez and numpy.savez_compressed write",
-        source, shown(m.name), m.method);
-  }
-  if (le16(p + 34) != 0) {
-    user_error("{}: the zip archive is split across several files, which ytape does not read",
-               source);
-  }
-  return m;
-}
-
-// Finds where `m`'s data begins, checking its local header against the directory and the
-// data's bounds; `end` is where the central directory begins.
-void locate_data(std::span<const uint8_t> bytes, Member& m, size_t end, std::string_view source) {
-  if (end < kLocalSize || m.offset > end - kLocalSize ||
-      le32(bytes.data() + m.offset) != kLocalSignature) {
-    user_error("{}: member '{}': no zip local header at offset {}", source, shown(m.name),
-               m.offset);
-  }
-  const uint8_t* p = bytes.data() + m.offset;
-  uint64_t name_end = uint64_t{m.offset} + kLocalSize + le16(p + 26);
-  m.data_begin = name_end + le16(p + 28);
-  if (m.data_begin > end || m.compressed > end - m.data_begin) {
-    user_error("{}: member '{}': its data runs past the start of the zip central directory", source,
-               shown(m.name));
-  }
-  std::string_view local_name(reinterpret_cast<const char*>(p + kLocalSize), le16(p + 26));
-  bool described_after = (le16(p + 6) & 0x8) != 0;  // CRC and sizes follow the data
-  if (local_name != m.name || le16(p + 8) != m.method ||
-      (!described_after &&
-       (le32(p + 14) != m.crc || le32(p + 18) != m.compressed || le32(p + 22) != m.size))) {
-    user_error("{}: member '{}': its zip local header disagrees with the central directory", source,
-               shown(m.name));
-  }
-  if (m.method == kStored && m.compressed != m.size) {
-    user_error("{}: member '{}' is stored, but its sizes differ ({} and {} bytes)", source,
-               shown(m.name), m.compressed, m.size);
-  }
-  if (m.size > m.compressed * kMaxDeflateRatio + 64) {
-    user_error("{}: member '{}' declares {} bytes from {} compressed, more than deflate gives",
-               source, shown(m.name), m.size, m.compressed);
-  }
-}
-
-// The members of the archive in directory order, each checked, their data disjoint.
-std::vector<Member> members(std::span<const uint8_t> bytes, std::string_view source) {
-  EndRecord end = end_record(bytes, source);
-  std::vector<Member> all;
-  size_t pos = end.begin, dir_end = uint64_t{end.begin} + end.size;
-  std::set<std::string, std::less<>> names;
-  for (uint32_t i = 0; i < end.entries; ++i) {
-    all.push_back(central_entry(bytes, pos, dir_end, source));
-    if (!names.insert(all.back().name).second) {
-      user_error("{}: the archive has two members named '{}'", source, shown(all.back().name));
-    }
-    locate_data(bytes, all.back(), end.begin, source);
-  }
-  if (pos != dir_end) {
-    user_error("{}: the zip central directory holds more than its {} entries", source, end.entries);
-  }
-  std::vector<const Member*> by_offset;
-  for (const Member& m : all) by_offset.push_back(&m);
-  std::sort(by_offset.begin(), by_offset.end(),
-            [](const Member* a, const Member* b) { return a->offset < b->offset; });
-  for (size_t i = 1; i < by_offset.size(); ++i) {
-    const Member &a = *by_offset[i - 1], &b = *by_offset[i];
-    if (a.data_begin + a.compressed > b.offset) {
-      user_error("{}: members '{}' and '{}' overlap", source, shown(a.name), shown(b.name));
-    }
-  }
-  return all;
-}
-
-// The raw deflate stream `in` inflated, which must give exactly `size` bytes.
-std::vector<uint8_t> inflated(std::span<const uint8_t> in, uint32_t size, std::string_view what) {
-  // One byte more than declared catches a stream that runs longer.
-  std::vector<uint8_t> out(uint64_t{size} + 1);
-  z_stream z{};
-  if (inflateInit2(&z, -MAX_WBITS) != Z_OK) user_error("{}: out of memory to inflate", what);
-  z.next_in = const_cast<Bytef*>(in.data());  // zlib's API predates const
-  z.avail_in = static_cast<uInt>(in.size());
-  z.next_out = out.data();
-  z.avail_out = static_cast<uInt>(out.size());
-  int rc = inflate(&z, Z_FINISH);
-  std::string message = z.msg != nullptr ? z.msg : "";
-  uint64_t produced = z.total_out;
-  uInt unread = z.avail_in;
-  inflateEnd(&z);
-  if (rc == Z_STREAM_END && produced == size && unread == 0) {
-    out.pop_back();
-    return out;
-  }
-  if (rc == Z_DATA_ERROR) user_error("{}: the deflated data is corrupt ({})", what, message);
-  if (produced > size) {
-    user_error("{}: inflates to more than its declared {} bytes", what, size);
-  }
-  if (rc != Z_STREAM_END) {
-    user_error("{}: the deflated data is cut short, after {} of its declared {} bytes", what,
-               produced, size);
-  }
-  if (produced < size) {
-    user_error("{}: inflates to {} bytes, not its declared {}", what, produced, size);
-  }
-  user_error("{}: {} bytes follow the end of the deflated data", what, unread);
-}
-
-// Whether `name` is valid UTF-8, as a zip name flagged so must be.
-bool utf8(const std::string& name) {
-  try {
-    (void)nlohmann::json(name).dump();
-    return true;
-  } catch (const nlohmann::json::type_error&) {
-    return false;
-  }
-}
-
-// Appends the stored member `member` holding `data` to the archive `out`, and its entry to
-// the central `directory`. Sizes and offsets have been checked to fit 32 bits.
-void append_member(const std::string& member, std::span<const uint8_t> data,
-                   std::vector<uint8_t>& out, std::vector<uint8_t>& directory) {
-  auto size = static_cast<uint32_t>(data.size()), offset = static_cast<uint32_t>(out.size());
-  auto crc = static_cast<uint32_t>(crc32(0, data.data(), size));
-  bool ascii = std::all_of(member.begin(), member.end(), [](char c) { return c >= 0; });
-  uint32_t flags = ascii ? 0 : 0x800;  // the name is UTF-8
-  // Version 2.0 needed; stored; 00:00 on 1 January 1980, the earliest DOS date, as
-  // numpy.savez writes; then the CRC and both sizes, the name's length, no extra field.
-  auto common = [&](std::vector<uint8_t>& to) {
-    for (uint32_t v : {20u, flags, kStored, 0u, 0x21u}) put16(to, v);
-    for (uint32_t v : {crc, size, size}) put32(to, v);
-    put16(to, static_cast<uint32_t>(member.size()));
-    put16(to, 0);
-  };
-  put32(out, kLocalSignature);
-  common(out);
-  out.insert(out.end(), member.begin(), member.end());
-  out.insert(out.end(), data.begin(), data.end());
-  put32(directory, kCentralSignature);
-  put16(directory, 3 << 8 | 20);  // made by Unix, zip 2.0, so that permissions apply
-  common(directory);
-  for (uint32_t v : {0u, 0u, 0u}) put16(directory, v);  // comment, disk, internal attributes
-  put32(directory, 0100644u << 16);                     // a regular file, rw-r--r--
-  put32(directory, offset);
-  directory.insert(directory.end(), member.begin(), member.end());
-}
-
 }  // namespace
 
 TensorMap read_npy(std::span<const uint8_t> bytes, std::string_view source, std::string_view name) {
-  std::string element_what = fmt::format("{}: array '{}'", source, shown(name));
+  std::string element_what = fmt::format("{}: array '{}'", source, shown_name(name));
   TensorMap out;
   out.emplace_back(std::string(name), read_array(bytes, source, element_what));
   return out;
@@ -647,21 +392,13 @@ TensorMap read_npy(std::span<const uint8_t> bytes, std::string_view source, std:
 
 TensorMap read_npz(std::span<const uint8_t> bytes, std::string_view source) {
   TensorMap out;
-  for (const Member& m : members(bytes, source)) {
+  for (const ZipMember& m : zip_members(bytes, source)) {
     if (!m.name.ends_with(".npy")) continue;
     std::string name = m.name.substr(0, m.name.size() - 4);
     if (name.empty()) user_error("{}: member '.npy' names no array", source);
-    std::string what = fmt::format("{}: array '{}'", source, shown(name));
-    auto data = bytes.subspan(m.data_begin, m.compressed);
+    std::string what = fmt::format("{}: array '{}'", source, shown_name(name));
     std::vector<uint8_t> buffer;
-    if (m.method == kDeflated) {
-      buffer = inflated(data, m.size, what);
-      data = buffer;
-    }
-    if (crc32(0, data.data(), static_cast<uInt>(data.size())) != m.crc) {
-      user_error("{}: the CRC-32 of member '{}' does not match its data", what, shown(m.name));
-    }
-    out.emplace_back(std::move(name), read_array(data, what, what));
+    out.emplace_back(std::move(name), read_array(zip_content(bytes, m, buffer, what), what, what));
   }
   return out;
 }
@@ -694,42 +431,22 @@ std::vector<uint8_t> write_npy(const Tensor& t, std::optional<FileDType> as,
 }
 
 std::vector<uint8_t> write_npz(const TensorMap& tensors, std::optional<FileDType> as) {
-  std::vector<uint8_t> out, directory;
+  ZipWriter zip;
   std::set<std::string_view> names;
   for (const auto& [name, tensor] : tensors) {
     if (!names.insert(name).second) {
-      user_error("cannot write two tensors named '{}' to one .npz file", shown(name));
+      user_error("cannot write two tensors named '{}' to one .npz file", shown_name(name));
     }
-    if (name.empty() || name.find('\0') != name.npos || !utf8(name)) {
+    if (name.empty() || name.find('\0') != name.npos || !is_utf8(name)) {
       user_error(
           "cannot write a tensor named '{}' to an .npz file: its name must be non-empty "
           "UTF-8 without NUL bytes",
-          shown(name));
+          shown_name(name));
     }
-    std::vector<uint8_t> npy = write_npy(tensor, as, fmt::format("tensor '{}'", shown(name)));
-    if (npy.size() >= 0xFFFFFFFF || out.size() >= 0xFFFFFFFF || name.size() > 0xFFFF - 4) {
-      user_error(
-          "cannot write tensor '{}' to an .npz file: the archive would need zip64, which "
-          "ytape does not write",
-          shown(name));
-    }
-    append_member(name + ".npy", npy, out, directory);
+    zip.add(name + ".npy", write_npy(tensor, as, fmt::format("tensor '{}'", shown_name(name))),
+            fmt::format("tensor '{}'", shown_name(name)));
   }
-  if (tensors.size() >= 0xFFFF || out.size() >= 0xFFFFFFFF || directory.size() >= 0xFFFFFFFF) {
-    user_error(
-        "cannot write {} tensors to an .npz file: the archive would need zip64, which "
-        "ytape does not write",
-        tensors.size());
-  }
-  auto begin = static_cast<uint32_t>(out.size());
-  out.insert(out.end(), directory.begin(), directory.end());
-  put32(out, kEndSignature);
-  auto count = static_cast<uint32_t>(tensors.size());
-  for (uint32_t v : {0u, 0u, count, count}) put16(out, v);
-  put32(out, static_cast<uint32_t>(directory.size()));
-  put32(out, begin);
-  put16(out, 0);  // no comment
-  return out;
+  return zip.finish(fmt::format("{} tensors", tensors.size()));
 }
 
 }  // namespace ytape

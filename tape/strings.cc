@@ -122,6 +122,12 @@ std::string printable(std::string_view s) {
   return needs_escape(s, false) ? escaped(s, false) : std::string(s);
 }
 
+std::string shown_name(std::string_view s) {
+  constexpr size_t kMax = 100;
+  if (s.size() <= kMax) return printable(s);
+  return printable(s.substr(0, kMax)) + "...";
+}
+
 std::string printable_lines(std::string_view s) {
   return needs_escape(s, true) ? escaped(s, true) : std::string(s);
 }

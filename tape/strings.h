@@ -31,6 +31,10 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
 /// Returns `s` unchanged when it needs no escape.
 std::string printable(std::string_view s);
 
+/// printable() of at most the first 100 bytes of `s`, "..." after them: a name from a
+/// hostile file, which may hold megabytes, as a message shows it.
+std::string shown_name(std::string_view s);
+
 /// printable() of a multi-line text: the same, but newlines are kept.
 std::string printable_lines(std::string_view s);
 

@@ -29,7 +29,9 @@ cli_test(diff_missing_file EXIT 2 STDOUT ${CASES}/empty.txt STDERR ${CASES}/expe
          COMMAND ${YTAPE} diff diff/layer.json no/such/tape.json)
 cli_test(diff_malformed EXIT 2 STDOUT ${CASES}/empty.txt STDERR ${CASES}/malformed/dangling_var.err
          COMMAND ${YTAPE} diff malformed/dangling_var.json diff/layer.json)
-cli_test(diff_stat_or_json EXIT 2 COMMAND ${YTAPE} diff --stat --json diff/layer.json diff/layer.json)
+# --stat --json: the JSON report's summary and counts alone.
+cli_test(diff_stat_json EXIT 1 STDOUT ${CASES}/expected/diff_stat_json.json
+         COMMAND ${YTAPE} diff --stat --json diff/layer.json diff/layer_edited.json)
 
 # dot: a small tape, pinned; -o writes the same text to a file.
 cli_test(dot_layer EXIT 0 STDOUT ${CASES}/expected/dot_layer.dot COMMAND ${YTAPE} dot diff/layer.json)
@@ -39,3 +41,7 @@ cli_test(dot_output_file EXIT 0 STDOUT ${CASES}/expected/dot_layer.dot
 # stats: op counts, FLOPs, parameters and the runtime plan's memory, pinned.
 cli_test(stats_layer EXIT 0 STDOUT ${CASES}/expected/stats_layer.txt COMMAND ${YTAPE} stats diff/layer.json)
 cli_test(stats_mlp EXIT 0 STDOUT ${CASES}/expected/stats_mlp.txt COMMAND ${YTAPE} stats ${MLP})
+# diff for review: Markdown reports (an activation swapped, a layer widened, an edit in a
+# loop shown once with its count), --fail-on thresholds.
+cli_test(diff_review EXIT 0 STDOUT ${CASES}/expected/diff_review.txt
+         COMMAND bash ${CASES}/diff_review.sh ${YTAPE})

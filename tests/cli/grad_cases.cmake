@@ -30,3 +30,5 @@ cli_test(remat EXIT 0 STDOUT ${CASES}/expected/remat.txt COMMAND bash ${CASES}/r
 # ytape vmap (docs/vmap.md): the small CNN's gradient (train-mode batch norm, dropout)
 # batched over its data into per-example gradients; bad requests name what to give.
 cli_test(vmap EXIT 0 STDOUT ${CASES}/expected/vmap.txt COMMAND bash ${CASES}/vmap.sh ${YTAPE})
+# ytape jvp (docs/jvp.md): tangent inputs and outputs, forward over reverse; a bad --wrt.
+cli_test(jvp EXIT 0 STDOUT ${CASES}/expected/jvp.txt COMMAND bash ${CASES}/jvp.sh ${YTAPE})

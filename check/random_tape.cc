@@ -76,14 +76,31 @@ class Generator {
   int64_t dim_of(Var v) { return static_cast<int64_t>(pick(shape(v).size())) + 1; }
   Var scalar(double value) { return b_.constant(dtype_, value); }
   // x² + 1: positive, for log, sqrt, pow's base and divisors.
-  Var positive(Var x) { return b_.add(b_.mul(x, x), scalar(1)); }
+  // A value of the pool plus a small integer. (Here and below, one draw or builder call per
+  // statement where two would be arguments of one call: C++ leaves their order open, and a
+  // seed must give the same tape whatever the compiler.)
+  Var shifted_any() {
+    Var k = scalar(static_cast<double>(pick(7)) - 3);
+    return b_.add(any(), k);
+  }
+  // tanh(x) * bound: inside (-bound, bound).
+  Var squashed(Var x, double bound) {
+    Var k = scalar(bound);
+    return b_.mul(b_.tanh(x), k);
+  }
+  Var positive(Var x) {
+    Var one = scalar(1);
+    return b_.add(b_.mul(x, x), one);
+  }
 
   Var draw() {
     switch (pick(12)) {
       case 0:
         return unary(any());
-      case 1:
-        return binary(any(), any());
+      case 1: {
+        Var y = any(), x = any();
+        return binary(x, y);
+      }
       case 2: {  // a choice between two values
         Var x = any(), y = any();
         Var c = b_.call1(one_of(comparisons_), {x, y});
@@ -109,7 +126,7 @@ class Generator {
       case 10:
         return regioned(any());
       default:
-        return b_.add(any(), scalar(static_cast<double>(pick(7)) - 3));
+        return shifted_any();
     }
   }
 
@@ -117,15 +134,20 @@ class Generator {
   // families, and bools from comparisons.
   Var draw_exact() {
     switch (pick(10)) {
-      case 0:
-        return b_.call1(one_of(integer_unary_), {any()});
-      case 1:  // products grow: each is kept within ±1000
-        return bounded(b_.call1(one_of(integer_binary_), {any(), any()}));
+      case 0: {
+        Var x = any();
+        return b_.call1(one_of(integer_unary_), {x});
+      }
+      case 1: {  // products grow: each is kept within ±1000
+        Var x = any(), y = any();
+        return bounded(b_.call1(one_of(integer_binary_), {x, y}));
+      }
       case 2: {  // a choice, or the agreement of two comparisons as 0 or 1
         Var x = any(), y = any();
         Var c = b_.call1(one_of(ordered_), {x, y});
         if (pick(2)) return b_.select(c, x, y);
-        Var d = b_.call1(one_of(equalities_), {c, b_.gt(y, scalar(0))});
+        Var y_positive = b_.gt(y, scalar(0));
+        Var d = b_.call1(one_of(equalities_), {c, y_positive});
         return b_.convert(d, {.dtype = dtype_});
       }
       case 3: {
@@ -146,7 +168,7 @@ class Generator {
       case 8:
         return regioned(any());
       default:
-        return b_.add(any(), scalar(static_cast<double>(pick(7)) - 3));
+        return shifted_any();
     }
   }
   // Created values: a fill or an iota the shape of x, added to it or multiplying it.
@@ -158,7 +180,8 @@ class Generator {
   }
   Var bounded(Var x) { return bounded(b_, x); }
   Var bounded(Builder& b, Var x) {
-    return b.max(b.min(x, b.constant(dtype_, 1000)), b.constant(dtype_, -1000));
+    Var low = b.constant(dtype_, -1000), high = b.constant(dtype_, 1000);
+    return b.max(b.min(x, high), low);
   }
 
   // A region op on x (docs/regions.md): a scan, a cond or a while_loop.
@@ -264,11 +287,11 @@ class Generator {
       case 5:
         return b_.sqrt(positive(x));
       case 6:
-        return b_.tan(b_.mul(b_.tanh(x), scalar(0.5)));
+        return b_.tan(squashed(x, 0.5));
       case 7:  // inside (-1, 1), away from the ends where the slope grows without bound
-        return b_.asin(b_.mul(b_.tanh(x), scalar(0.9)));
+        return b_.asin(squashed(x, 0.9));
       case 8:
-        return b_.acos(b_.mul(b_.tanh(x), scalar(0.9)));
+        return b_.acos(squashed(x, 0.9));
       default:
         return b_.call1(one_of({Prim::abs, Prim::sign, Prim::sin, Prim::cos, Prim::tanh,
                                 Prim::sigmoid, Prim::relu, Prim::softplus, Prim::atan}),
@@ -281,8 +304,10 @@ class Generator {
     switch (pick(5)) {
       case 0:
         return b_.div(x, positive(y));
-      case 1:
-        return b_.pow(positive(x), b_.tanh(y));
+      case 1: {
+        Var exponent = b_.tanh(y);
+        return b_.pow(positive(x), exponent);
+      }
       case 2:
         return b_.rem(x, positive(y));
       default:

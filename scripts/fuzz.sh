@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets with Clang (build/fuzz, ASan + UBSan) and runs TARGET (or
-# all seven) for SECONDS each (default 60), starting from the bundled samples and test
-# inputs; a crash's input and report land in build/fuzz/findings/TARGET/. Exit 1 if any
-# target found one.
+# Builds the libFuzzer targets in the sanitized build (build/asan: Clang, ASan + UBSan) and
+# runs TARGET (or all seven) for SECONDS each (default 60), starting from the bundled samples
+# and test inputs; a crash's input and report land in build/fuzz/findings/TARGET/. Exit 1 if
+# any target found one.
 # usage: scripts/fuzz.sh [tape_json|tensor_file|program|trace|diff|valid_tape|onnx_import|all] [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,24 +17,10 @@ case $which in
     ;;
 esac
 scripts/setup.sh
-# Clang with its libFuzzer runtime, and its OpenMP (the runtime's loops use OpenMP).
-missing=()
-for p in clang-14 libclang-rt-14-dev libomp-14-dev; do
-  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "fuzz: installing ${missing[*]}"
-  sudo=""
-  [ "$(id -u)" = 0 ] || sudo=sudo
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
-cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" -DCMAKE_CXX_COMPILER=clang++-14 \
-  -DYTAPE_FUZZ=ON -DYTAPE_TESTS=OFF -DYTAPE_BENCH=OFF >/dev/null
 extra=()
 [[ " ${targets[*]} " == *" onnx_import "* ]] && extra=(onnx_seeds)
-cmake --build build/fuzz --target "${targets[@]/#/fuzz_}" "${extra[@]}" | tail -n 1
+scripts/build.sh asan "${targets[@]/#/fuzz_}" "${extra[@]}" | tail -n 1
+bin=build/asan/fuzz
 
 status=0
 for target in "${targets[@]}"; do
@@ -56,7 +42,7 @@ for target in "${targets[@]}"; do
       # and with its test inputs as initializers, so that their values are static
       build/release/tests/onnx/onnx_make_models "$corpus" 2>/dev/null || true
       if [ -d /usr/share/libonnx-testdata/data/node ]; then
-        build/fuzz/fuzz/onnx_seeds /usr/share/libonnx-testdata/data/node "$corpus" >/dev/null
+        "$bin/onnx_seeds" /usr/share/libonnx-testdata/data/node "$corpus" >/dev/null
       fi ;;
   esac
   # A dictionary of the input's tokens, taken from the sources so that it follows them.
@@ -80,7 +66,7 @@ for target in "${targets[@]}"; do
   esac
   echo "== fuzz_$target for ${seconds}s"
   if ! ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      "build/fuzz/fuzz/fuzz_$target" "$corpus" -max_total_time="$seconds" -rss_limit_mb=4096 \
+      "$bin/fuzz_$target" "$corpus" -max_total_time="$seconds" -rss_limit_mb=4096 \
       -max_len=65536 -artifact_prefix="$findings/" -print_final_stats=1 ${dict:+-dict="$dict"} \
       2>"build/fuzz/$target.log"; then
     echo "fuzz: fuzz_$target found a failure; its input is in $findings/, its report in build/fuzz/$target.log"

@@ -3,7 +3,8 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build libcli11-dev nlohmann-json3-dev libfmt-dev doctest-dev
           libopenblas-dev libdnnl-dev zlib1g-dev clang-format-14
-          libonnx-dev libprotobuf-dev libonnx-testdata pkg-config)
+          libonnx-dev libprotobuf-dev libonnx-testdata pkg-config
+          clang-14 libclang-rt-14-dev libomp-14-dev)  # the sanitized build and its fuzz targets
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -17,7 +17,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <source_location>
 #include <span>
 #include <string>
 #include <string_view>
@@ -29,8 +28,23 @@
 namespace ytape::cpp {
 
 /// Where in the C++ source an operation is written; a default argument of every function
-/// below, so ops carry the file:line that recorded them.
-using Where = std::source_location;
+/// below, so ops carry the file:line that recorded them. std::source_location's interface,
+/// built on the compiler builtins that Clang 14 has (its std::source_location does not
+/// compile with libstdc++ 12).
+class Where {
+ public:
+  static constexpr Where current(const char* file = __builtin_FILE(),
+                                 unsigned line = __builtin_LINE()) noexcept {
+    return Where(file, line);
+  }
+  constexpr const char* file_name() const noexcept { return file_; }
+  constexpr unsigned line() const noexcept { return line_; }
+
+ private:
+  constexpr Where(const char* file, unsigned line) : file_(file), line_(line) {}
+  const char* file_ = "";
+  unsigned line_ = 0;
+};
 /// 1-based dims, as in the language and docs/primitives.md.
 using Dims = std::vector<int64_t>;
 

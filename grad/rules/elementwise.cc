@@ -65,17 +65,20 @@ Dx cos_vjp(Builder& b, const RuleArgs& r) {
 // dx = g * (1 + z^2)
 Dx tan_vjp(Builder& b, const RuleArgs& r) {
   Var z = z_of(r);
-  return {b.mul(g_of(r), b.add(scalar(b, z, 1), b.mul(z, z)))};
+  Var z2 = b.mul(z, z);
+  return {b.mul(g_of(r), b.add(scalar(b, z, 1), z2))};
 }
 // dx = g * (1 - z^2)
 Dx tanh_vjp(Builder& b, const RuleArgs& r) {
   Var z = z_of(r);
-  return {b.mul(g_of(r), b.sub(scalar(b, z, 1), b.mul(z, z)))};
+  Var z2 = b.mul(z, z);
+  return {b.mul(g_of(r), b.sub(scalar(b, z, 1), z2))};
 }
 // dx = g * z * (1 - z)
 Dx sigmoid_vjp(Builder& b, const RuleArgs& r) {
   Var z = z_of(r);
-  return {b.mul(b.mul(g_of(r), z), b.sub(scalar(b, z, 1), z))};
+  Var one_minus_z = b.sub(scalar(b, z, 1), z);
+  return {b.mul(b.mul(g_of(r), z), one_minus_z)};
 }
 // dx = g where x > 0, else 0 (as PyTorch, 0 at the kink). The mask reads z = relu(x),
 // z > 0 exactly where x > 0: then x need not live through the backward pass.
@@ -90,23 +93,27 @@ Dx softplus_vjp(Builder& b, const RuleArgs& r) {
 // dx = g * 2/sqrt(pi) * exp(-x^2)
 Dx erf_vjp(Builder& b, const RuleArgs& r) {
   Var x = x_of(r);
-  Var slope = b.mul(scalar(b, x, 1.1283791670955126), b.exp(b.neg(b.mul(x, x))));
+  Var gauss = b.exp(b.neg(b.mul(x, x)));
+  Var slope = b.mul(scalar(b, x, 1.1283791670955126), gauss);
   return {b.mul(g_of(r), slope)};
 }
 // dx = g / sqrt(1 - x^2)
 Dx asin_vjp(Builder& b, const RuleArgs& r) {
   Var x = x_of(r);
-  return {b.div(g_of(r), b.sqrt(b.sub(scalar(b, x, 1), b.mul(x, x))))};
+  Var x2 = b.mul(x, x);
+  return {b.div(g_of(r), b.sqrt(b.sub(scalar(b, x, 1), x2)))};
 }
 // dx = -g / sqrt(1 - x^2)
 Dx acos_vjp(Builder& b, const RuleArgs& r) {
   Var x = x_of(r);
-  return {b.neg(b.div(g_of(r), b.sqrt(b.sub(scalar(b, x, 1), b.mul(x, x)))))};
+  Var x2 = b.mul(x, x);
+  return {b.neg(b.div(g_of(r), b.sqrt(b.sub(scalar(b, x, 1), x2))))};
 }
 // dx = g / (1 + x^2)
 Dx atan_vjp(Builder& b, const RuleArgs& r) {
   Var x = x_of(r);
-  return {b.div(g_of(r), b.add(scalar(b, x, 1), b.mul(x, x)))};
+  Var x2 = b.mul(x, x);
+  return {b.div(g_of(r), b.add(scalar(b, x, 1), x2))};
 }
 
 // dx = g, dy = g
@@ -136,7 +143,10 @@ Dx pow_vjp(Builder& b, const RuleArgs& r) {
   Var x = r.args[0], y = r.args[1];
   Dx dx(2);
   if (r.need[0]) dx[0] = b.mul(g_of(r), b.mul(y, b.pow(x, b.sub(y, scalar(b, y, 1)))));
-  if (r.need[1]) dx[1] = b.mul(b.mul(g_of(r), z_of(r)), b.log(x));
+  if (r.need[1]) {
+    Var log_x = b.log(x);
+    dx[1] = b.mul(b.mul(g_of(r), z_of(r)), log_x);
+  }
   return dx;
 }
 // dx = g, dy = -g * n where n = trunc(x / y), the quotient that rem took away: read as

@@ -36,15 +36,19 @@ Channels channels(const Shape& x) {
 std::vector<Var> expand_forward(Builder& b, const Op& op, std::span<const Var> a) {
   Var x = a[0], scale = a[1], bias = a[2];
   Channels c = channels(b.type(x).shape);
-  Var mean = b.div(b.sum(x, {.dims = c.dims}), scalar(b, x, c.count));
-  Var centered = b.sub(x, b.reshape(mean, {.shape = c.kept}));
-  Var var = b.div(b.sum(b.mul(centered, centered), {.dims = c.dims}), scalar(b, x, c.count));
-  Var invstd =
-      b.div(scalar(b, x, 1),
-            b.sqrt(b.add(var, scalar(b, x, attrs_of<Prim::batchnorm_with_stats>(op.attrs).eps))));
-  Var y = b.add(b.mul(b.mul(centered, b.reshape(invstd, {.shape = c.kept})),
-                      b.reshape(scale, {.shape = c.kept})),
-                b.reshape(bias, {.shape = c.kept}));
+  // One builder call per statement where two would be arguments of one call: C++ leaves
+  // their order open, and the tape's op order must not depend on the compiler.
+  auto keep = [&](Var v) { return b.reshape(v, {.shape = c.kept}); };
+  Var count = scalar(b, x, c.count);
+  Var mean = b.div(b.sum(x, {.dims = c.dims}), count);
+  Var centered = b.sub(x, keep(mean));
+  Var var = b.div(b.sum(b.mul(centered, centered), {.dims = c.dims}), count);
+  Var eps = scalar(b, x, attrs_of<Prim::batchnorm_with_stats>(op.attrs).eps);
+  Var std = b.sqrt(b.add(var, eps));
+  Var invstd = b.div(scalar(b, x, 1), std);
+  Var xhat = b.mul(centered, keep(invstd));
+  Var scaled = b.mul(xhat, keep(scale));
+  Var y = b.add(scaled, keep(bias));
   return {y, mean, invstd};
 }
 
@@ -54,10 +58,12 @@ std::vector<Var> expand_backward(Builder& b, const Op&, std::span<const Var> a) 
   Channels c = channels(b.type(x).shape);
   auto keep = [&](Var v) { return b.reshape(v, {.shape = c.kept}); };
   Var dbias = b.sum(dy, {.dims = c.dims});
-  Var xhat = b.mul(b.sub(x, keep(mean)), keep(invstd));
+  Var centered = b.sub(x, keep(mean));
+  Var xhat = b.mul(centered, keep(invstd));
   Var dscale = b.sum(b.mul(dy, xhat), {.dims = c.dims});
   Var m = scalar(b, x, c.count);
-  Var inner = b.sub(b.sub(dy, keep(b.div(dbias, m))), b.mul(xhat, keep(b.div(dscale, m))));
+  Var centered_dy = b.sub(dy, keep(b.div(dbias, m)));
+  Var inner = b.sub(centered_dy, b.mul(xhat, keep(b.div(dscale, m))));
   Var dx = b.mul(keep(b.mul(scale, invstd)), inner);
   return {dx, dscale, dbias};
 }

@@ -40,7 +40,8 @@ Dx softmax_vjp(Builder& b, const RuleArgs& r) {
 // dx = g - exp(z) * keep(sum(g))
 Dx log_softmax_vjp(Builder& b, const RuleArgs& r) {
   Var z = r.outs[0], g = *r.cots[0];
-  return {b.sub(g, b.mul(b.exp(z), keep(b, r, b.sum(g, {.dims = dims_of(r)}))))};
+  Var total = keep(b, r, b.sum(g, {.dims = dims_of(r)}));
+  return {b.sub(g, b.mul(b.exp(z), total))};
 }
 
 }  // namespace

@@ -40,8 +40,9 @@ void max_pool2d_backward(Exporter& ex, const Op& op) {
   auto flat = [&](size_t i) {
     return ex.node("Reshape", {in(ex, op, i), ex.ints(reversed(planes))}).output(0);
   };
+  std::string indices = flat(1), grads = flat(0);  // in this order, as before
   std::string dx =
-      scatter_added(ex, flat(0), Type{dy.dtype, planes}, flat(1), {x[0] * x[1], x[2], x[3]}, 2);
+      scatter_added(ex, grads, Type{dy.dtype, planes}, indices, {x[0] * x[1], x[2], x[3]}, 2);
   done(ex, op, ex.node("Reshape", {dx, ex.ints(reversed(x))}));
 }
 

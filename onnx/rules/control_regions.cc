@@ -154,7 +154,8 @@ bool loop_region(Importer& im, const Node& n) {
     trips = test.builder->convert(as_scalar(*test.importer, trips, "the trip count"),
                                   {.dtype = DType::i64});
     Builder& t = *test.builder;
-    holds = t.select(holds, t.lt(test.params[0].first, trips), t.constant(DType::boolean, 0.0));
+    Var within = t.lt(test.params[0].first, trips);
+    holds = t.select(holds, within, t.constant(DType::boolean, 0.0));
   }
   test.yields.push_back(holds);
   regions.insert(regions.begin(), std::move(test));

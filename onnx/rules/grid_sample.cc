@@ -68,11 +68,17 @@ Tap tap(Importer& im, Var at, Var w, int64_t size, const Sampling& s) {
 
 std::vector<Tap> taps(Importer& im, Var g, int64_t size, const Sampling& s) {
   auto n = static_cast<double>(size);
-  Var c =
-      s.align_corners
-          ? mul(im, add(im, g, k(im, g, 1)), k(im, g, (n - 1) / 2))
-          : im.op<Prim::div>(
-                {sub(im, mul(im, add(im, g, k(im, g, 1)), k(im, g, n)), k(im, g, 1)), k(im, g, 2)});
+  // One op per statement where two would be arguments of one call (C++ leaves their order
+  // open; the tape's must not depend on the compiler).
+  Var one = k(im, g, 1);
+  Var from_zero = add(im, g, one);  // g + 1, in [0, 2]
+  Var c;
+  if (s.align_corners) {
+    c = mul(im, from_zero, k(im, g, (n - 1) / 2));
+  } else {
+    Var spread = sub(im, mul(im, from_zero, k(im, g, n)), one);
+    c = im.op<Prim::div>({spread, k(im, g, 2)});
+  }
   if (s.mode == "nearest") {
     Var at = im.op<Prim::round>({pad_coordinate(im, c, size, s)});
     return {tap(im, at, k(im, g, 1), size, s)};
@@ -88,14 +94,20 @@ std::vector<Tap> taps(Importer& im, Var g, int64_t size, const Sampling& s) {
   Var x0 = im.op<Prim::floor>({c}), t = sub(im, c, x0);
   const double a = -0.75;
   auto near = [&](Var d) {
-    Var p = sub(im, mul(im, d, k(im, d, a + 2)), k(im, d, a + 3));
-    return add(im, mul(im, mul(im, p, d), d), k(im, d, 1));
+    Var p = mul(im, d, k(im, d, a + 2));
+    p = sub(im, p, k(im, d, a + 3));
+    Var pdd = mul(im, mul(im, p, d), d);
+    return add(im, pdd, k(im, d, 1));
   };
   auto far = [&](Var d) {
-    Var p = sub(im, mul(im, d, k(im, d, a)), k(im, d, 5 * a));
-    return sub(im, mul(im, add(im, mul(im, p, d), k(im, d, 8 * a)), d), k(im, d, 4 * a));
+    Var p = mul(im, d, k(im, d, a));
+    p = sub(im, p, k(im, d, 5 * a));
+    Var pd = mul(im, p, d);
+    Var q = add(im, pd, k(im, d, 8 * a));
+    Var qd = mul(im, q, d);
+    return sub(im, qd, k(im, d, 4 * a));
   };
-  Var one = k(im, g, 1), two = k(im, g, 2);
+  Var two = k(im, g, 2);
   std::vector<Var> w = {far(add(im, t, one)), near(t), near(sub(im, one, t)), far(sub(im, two, t))};
   std::vector<Tap> out;
   for (int j = 0; j < 4; ++j) {
@@ -131,11 +143,11 @@ void grid_sample(Importer& im, const Node& n) {
   std::optional<Var> y;
   for (const Tap& v : down) {
     for (const Tap& h : across) {
-      Var at = add(
-          im, add(im, mul(im, v.index, im.scalar(DType::i64, static_cast<double>(xs[0]))), h.index),
-          im.scalar(DType::i64, 1));
-      Var term =
-          mul(im, im.op<Prim::gather>({planes, at}, {.dim = 1}), mul(im, v.weight, h.weight));
+      Var row = mul(im, v.index, im.scalar(DType::i64, static_cast<double>(xs[0])));
+      Var zero_based = add(im, row, h.index);
+      Var at = add(im, zero_based, im.scalar(DType::i64, 1));
+      Var picked = im.op<Prim::gather>({planes, at}, {.dim = 1});
+      Var term = mul(im, picked, mul(im, v.weight, h.weight));
       y = y ? add(im, *y, term) : term;
     }
   }

@@ -154,8 +154,8 @@ void qlinear_conv(Importer& im, const Node& n) {
   Var x = im.op<Prim::mul>({acc, per_axis(im, n, 1, acc, DType::f64, 1)});
   x = im.op<Prim::mul>({x, per_axis(im, n, 4, acc, DType::f64, 1)});
   Var zero = im.has_input(n, 7) ? per_axis(im, n, 7, acc, DType::f64, 1) : im.scalar(DType::f64, 0);
-  im.set_output(
-      n, 0, quantize(im, x, per_axis(im, n, 6, acc, DType::f64, 1), zero, range_named(im, n, 7)));
+  std::pair<double, double> range = range_named(im, n, 7);
+  im.set_output(n, 0, quantize(im, x, per_axis(im, n, 6, acc, DType::f64, 1), zero, range));
 }
 
 // y = quantize(acc a_scale b_scale, y_scale, y_zero_point), acc the integer product; the
@@ -165,7 +165,8 @@ void qlinear_matmul(Importer& im, const Node& n) {
   Var x = im.op<Prim::mul>({acc, per_row(im, n, 1, acc)});
   x = im.op<Prim::mul>({x, to_f64(im, im.input(n, 4))});
   Var zero = im.has_input(n, 7) ? per_row(im, n, 7, acc) : im.scalar(DType::f64, 0);
-  im.set_output(n, 0, quantize(im, x, per_row(im, n, 6, acc), zero, range_named(im, n, 7)));
+  std::pair<double, double> range = range_named(im, n, 7);
+  im.set_output(n, 0, quantize(im, x, per_row(im, n, 6, acc), zero, range));
 }
 
 }  // namespace

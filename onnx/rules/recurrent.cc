@@ -130,14 +130,23 @@ Var activate(Importer& im, const Spec& s, const Activation& a, Var x) {
   if (f == "tanh") return im.op<Prim::tanh>({x});
   if (f == "sigmoid") return im.op<Prim::sigmoid>({x});
   if (f == "softplus") return im.op<Prim::softplus>({x});
-  if (f == "affine") return add(im, mul(im, x, k(im, x, a.alpha)), k(im, x, a.beta));
-  if (f == "scaledtanh")
-    return mul(im, k(im, x, a.alpha), im.op<Prim::tanh>({mul(im, x, k(im, x, a.beta))}));
-  if (f == "hardsigmoid") {
-    Var lin = add(im, mul(im, x, k(im, x, a.alpha)), k(im, x, a.beta));
-    return im.op<Prim::min>({im.op<Prim::max>({lin, k(im, x, 0)}), k(im, x, 1)});
+  // One op per statement where two would be arguments of one call (C++ leaves their order
+  // open; the tape's must not depend on the compiler).
+  auto affine = [&] {
+    Var ax = mul(im, x, k(im, x, a.alpha));
+    return add(im, ax, k(im, x, a.beta));
+  };
+  if (f == "affine") return affine();
+  if (f == "scaledtanh") {
+    Var t = im.op<Prim::tanh>({mul(im, x, k(im, x, a.beta))});
+    return mul(im, k(im, x, a.alpha), t);
   }
-  if (f == "softsign") return im.op<Prim::div>({x, add(im, k(im, x, 1), im.op<Prim::abs>({x}))});
+  if (f == "hardsigmoid")
+    return im.op<Prim::min>({im.op<Prim::max>({affine(), k(im, x, 0)}), k(im, x, 1)});
+  if (f == "softsign") {
+    Var one = k(im, x, 1);
+    return im.op<Prim::div>({x, add(im, one, im.op<Prim::abs>({x}))});
+  }
   if (f == "thresholdedrelu")
     return im.op<Prim::select>({im.op<Prim::ge>({x, k(im, x, a.alpha)}), x, k(im, x, 0)});
   // leakyrelu, elu: x if x >= 0, else alpha x or alpha (e^x - 1)
@@ -304,12 +313,14 @@ void step(Importer& im, const Spec& s, int d, Direction& dir, Var xw) {
     Var i = activate(im, s, act[0], peep(im, gate(im, s, pre, 0), dir.p_i, dir.c));
     Var f = activate(im, s, act[0], peep(im, gate(im, s, pre, 2), dir.p_f, dir.c));
     Var cell = activate(im, s, act[1], gate(im, s, pre, 3));
-    dir.c = add(im, mul(im, f, dir.c), mul(im, i, cell));
+    Var kept = mul(im, f, dir.c);
+    dir.c = add(im, kept, mul(im, i, cell));
     Var o = activate(im, s, act[0], peep(im, gate(im, s, pre, 1), dir.p_o, dir.c));
     dir.h = mul(im, o, activate(im, s, act[2], dir.c));
     return;
   }
-  Var zr = add(im, im.slice(xw, 1, 0, 2 * s.hidden), recurrent(im, dir.r, dir.h));
+  Var xzr = im.slice(xw, 1, 0, 2 * s.hidden);
+  Var zr = add(im, xzr, recurrent(im, dir.r, dir.h));
   Var z = activate(im, s, act[0], gate(im, s, zr, 0));
   Var r = activate(im, s, act[0], gate(im, s, zr, 1));
   Var pre = gate(im, s, xw, 2);
@@ -322,7 +333,8 @@ void step(Importer& im, const Spec& s, int d, Direction& dir, Var xw) {
   }
   Var hh = activate(im, s, act[1], pre);
   Var keep = im.op<Prim::sub>({k(im, z, 1), z});
-  dir.h = add(im, mul(im, keep, hh), mul(im, z, dir.h));
+  Var fresh = mul(im, keep, hh);
+  dir.h = add(im, fresh, mul(im, z, dir.h));
 }
 
 // Runs direction d over the sequence x, the tape's (I, B S) with step t's batch the

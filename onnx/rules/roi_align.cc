@@ -47,12 +47,17 @@ Var steps(Importer& im, Var like, int64_t count, int dim) {
 // `bins` bins along block dim `bin_dim` of `grid` samples along `grid_dim`.
 Samples samples(Importer& im, Var lo, Var hi, int64_t size, int64_t bins, int64_t grid, int bin_dim,
                 int grid_dim, const Region& r) {
-  Var start = sub(im, mul(im, lo, k(im, lo, r.scale)), k(im, lo, r.offset));
-  Var length = mul(im, sub(im, hi, lo), k(im, lo, r.scale));
+  // One op per statement where two would be arguments of one call (C++ leaves their order
+  // open; the tape's must not depend on the compiler).
+  Var scaled = mul(im, lo, k(im, lo, r.scale));
+  Var start = sub(im, scaled, k(im, lo, r.offset));
+  Var extent = sub(im, hi, lo);
+  Var length = mul(im, extent, k(im, lo, r.scale));
   if (!r.half_pixel) length = im.op<Prim::max>({length, k(im, lo, 1)});
   Var bin = im.op<Prim::div>({length, k(im, lo, static_cast<double>(bins))});
-  Var within = im.op<Prim::div>({add(im, steps(im, lo, grid, grid_dim), k(im, lo, 0.5)),
-                                 k(im, lo, static_cast<double>(grid))});
+  Var sample = steps(im, lo, grid, grid_dim);
+  Var centre = add(im, sample, k(im, lo, 0.5));
+  Var within = im.op<Prim::div>({centre, k(im, lo, static_cast<double>(grid))});
   Var at = add(im, start, mul(im, bin, add(im, steps(im, lo, bins, bin_dim), within)));
   Var inside = im.op<Prim::select>({im.op<Prim::ge>({at, k(im, at, -1)}),
                                     im.op<Prim::le>({at, k(im, at, static_cast<double>(size))}),
@@ -83,8 +88,9 @@ Var neighbours(Importer& im, Var x, Var batch, const Samples& across, const Samp
   Var planes = im.reshape(im.op<Prim::permutedims>({x}, {.perm = {1, 2, 4, 3}}), {pixels, xs[2]});
   auto i64 = [&](Var v) { return im.op<Prim::convert>({v}, {.dtype = DType::i64}); };
   auto number = [&](int64_t v) { return im.scalar(DType::i64, static_cast<double>(v)); };
-  Var base =
-      add(im, mul(im, im.reshape(batch, {1, 1, 1, 1, block[4]}), number(xs[0] * xs[1])), number(1));
+  Var image = im.reshape(batch, {1, 1, 1, 1, block[4]});
+  Var image_start = mul(im, image, number(xs[0] * xs[1]));
+  Var base = add(im, image_start, number(1));
   int64_t count = block[0] * block[1] * block[2] * block[3] * block[4];
   auto flat = [&](Var v) {
     return im.reshape(im.op<Prim::broadcast_to>({v}, {.shape = block}), {count, 1});
@@ -93,9 +99,13 @@ Var neighbours(Importer& im, Var x, Var batch, const Samples& across, const Samp
   for (auto [at_y, w_y] : {std::pair{down.low, down.w_low}, std::pair{down.high, down.w_high}}) {
     for (auto [at_x, w_x] :
          {std::pair{across.low, across.w_low}, std::pair{across.high, across.w_high}}) {
-      Var index = flat(add(im, base, add(im, mul(im, i64(at_y), number(xs[0])), i64(at_x))));
+      Var row = i64(at_y);
+      row = mul(im, row, number(xs[0]));
+      Var column = i64(at_x);
+      Var index = flat(add(im, base, add(im, row, column)));
       Var w = im.op<Prim::select>({inside, mul(im, w_y, w_x), k(im, w_x, 0)});
-      Var term = mul(im, im.op<Prim::gather>({planes, index}, {.dim = 1}), flat(w));
+      Var picked = im.op<Prim::gather>({planes, index}, {.dim = 1});
+      Var term = mul(im, picked, flat(w));
       y = !y ? term : avg ? add(im, *y, term) : im.op<Prim::max>({*y, term});
     }
   }
@@ -131,8 +141,9 @@ void roi_align(Importer& im, const Node& n) {
   // The block of samples is gathered for every channel: its size is checked before any op.
   checked::count_mul(checked::elements(block, "the samples"), xs[2], "the samples");
   auto corner = [&](int64_t j) { return im.reshape(im.slice(rois, 1, j, 1), {1, 1, 1, 1, r}); };
-  Samples across = samples(im, corner(0), corner(2), xs[0], wo, ratio, 3, 1, region),
-          down = samples(im, corner(1), corner(3), xs[1], ho, ratio, 4, 2, region);
+  Var x1 = corner(0), y1 = corner(1), x2 = corner(2), y2 = corner(3);
+  Samples across = samples(im, x1, x2, xs[0], wo, ratio, 3, 1, region),
+          down = samples(im, y1, y2, xs[1], ho, ratio, 4, 2, region);
   Var y = neighbours(im, x, batch, across, down, block, mode == "avg");
   Var bins = im.reshape(y, {ratio * ratio, wo, ho, r, xs[2]});
   Var pooled = mode == "avg" ? im.op<Prim::div>({im.op<Prim::sum>({bins}, {.dims = {1}}),

@@ -43,12 +43,16 @@ void adagrad(Importer& im, const Node& n) {
   int count = tensors(im, n, 3);
   Ops o{im, im.type(im.input(n, 0)).dtype};
   Var t = im.op<Prim::convert>({im.input(n, 1)}, {.dtype = o.dtype});
-  Var r = o.div(im.input(n, 0), o.add(o.k(1), o.mul(t, o.k(attr_float(n, "decay_factor", 0)))));
+  // One op per statement where two would be arguments of one call (C++ leaves their order
+  // open; the tape's must not depend on the compiler).
+  Var decay = o.mul(t, o.k(attr_float(n, "decay_factor", 0)));
+  Var r = o.div(im.input(n, 0), o.add(o.k(1), decay));
   Var epsilon = o.k(attr_float(n, "epsilon", 1e-6));
   for (int i = 0; i < count; ++i) {
     Var x = im.input(n, 2 + i), g = o.regularized(n, x, im.input(n, 2 + count + i));
     Var h = o.add(im.input(n, 2 + 2 * count + i), o.mul(g, g));
-    im.set_output(n, i, o.sub(x, o.div(o.mul(r, g), o.add(o.sqrt(h), epsilon))));
+    Var denominator = o.add(o.sqrt(h), epsilon);
+    im.set_output(n, i, o.sub(x, o.div(o.mul(r, g), denominator)));
     im.set_output(n, count + i, h);
   }
 }
@@ -62,10 +66,12 @@ void momentum(Importer& im, const Node& n) {
   if (mode != "standard" && mode != "nesterov")
     user_error("mode '{}' is not standard or nesterov", mode);
   Var alpha = o.k(attr_float(n, "alpha", 0)), r = im.input(n, 0);
-  Var beta = o.if_started(im.input(n, 1), o.k(attr_float(n, "beta", 0)), o.k(1));
+  Var beta = o.k(attr_float(n, "beta", 0)), one = o.k(1);
+  beta = o.if_started(im.input(n, 1), beta, one);
   for (int i = 0; i < count; ++i) {
     Var x = im.input(n, 2 + i), g = o.regularized(n, x, im.input(n, 2 + count + i));
-    Var v = o.add(o.mul(alpha, im.input(n, 2 + 2 * count + i)), o.mul(beta, g));
+    Var kept = o.mul(alpha, im.input(n, 2 + 2 * count + i));
+    Var v = o.add(kept, o.mul(beta, g));
     Var step = mode == "standard" ? v : o.add(g, o.mul(alpha, v));
     im.set_output(n, i, o.sub(x, o.mul(r, step)));
     im.set_output(n, count + i, v);
@@ -80,17 +86,27 @@ void adam(Importer& im, const Node& n) {
   Ops o{im, im.type(im.input(n, 0)).dtype};
   double alpha = attr_float(n, "alpha", 0.9), beta = attr_float(n, "beta", 0.999);
   Var r = im.input(n, 0), t = im.op<Prim::convert>({im.input(n, 1)}, {.dtype = o.dtype});
-  Var corrected = o.div(o.mul(r, o.sqrt(o.sub(o.k(1), o.pow(o.k(beta), t)))),
-                        o.sub(o.k(1), o.pow(o.k(alpha), t)));
+  auto one_minus_power = [&](double base) {
+    Var one = o.k(1);
+    return o.sub(one, o.pow(o.k(base), t));
+  };
+  Var numerator = o.mul(r, o.sqrt(one_minus_power(beta)));
+  Var corrected = o.div(numerator, one_minus_power(alpha));
   Var rate = o.if_started(im.input(n, 1), corrected, r);
   Var epsilon = o.k(attr_float(n, "epsilon", 1e-6));
   Var keep = o.k(1 - attr_float(n, "norm_coefficient_post", 0));
   for (int i = 0; i < count; ++i) {
     Var x = im.input(n, 2 + i), g = o.regularized(n, x, im.input(n, 2 + count + i));
-    Var v = o.add(o.mul(o.k(alpha), im.input(n, 2 + 2 * count + i)), o.mul(o.k(1 - alpha), g));
-    Var h =
-        o.add(o.mul(o.k(beta), im.input(n, 2 + 3 * count + i)), o.mul(o.k(1 - beta), o.mul(g, g)));
-    Var step = o.div(o.mul(rate, v), o.add(o.sqrt(h), epsilon));
+    // a p + (1 - a) q
+    auto mix = [&](double a, Var p, Var q) {
+      Var kept = o.mul(o.k(a), p);
+      Var fresh = o.k(1 - a);
+      return o.add(kept, o.mul(fresh, q));
+    };
+    Var v = mix(alpha, im.input(n, 2 + 2 * count + i), g);
+    Var h = mix(beta, im.input(n, 2 + 3 * count + i), o.mul(g, g));
+    Var denominator = o.add(o.sqrt(h), epsilon);
+    Var step = o.div(o.mul(rate, v), denominator);
     im.set_output(n, i, o.mul(keep, o.sub(x, step)));
     im.set_output(n, count + i, v);
     im.set_output(n, 2 * count + i, h);

@@ -129,7 +129,8 @@ struct ResNetBuilder {
     Var bias = param("model.fc.bias", {1000});
     if (declaring) return x;
     at(__LINE__);
-    Var pooled = b.mul(b.sum(x, {.dims = {1, 2}}), b.constant(DType::f32, 1.0 / 49));
+    Var scale = b.constant(DType::f32, 1.0 / 49);
+    Var pooled = b.mul(b.sum(x, {.dims = {1, 2}}), scale);
     Var logits = linear(b, b.reshape(pooled, {.shape = {512, batch}}), w, bias);
     return b.sum(logits, {.dims = {1, 2}});
   }

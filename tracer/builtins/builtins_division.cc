@@ -110,10 +110,13 @@ Value mod(Interpreter& in, Args& args) {
     return with_element(std::move(s), is_element(c) || is_element(x) || is_element(y));
   };
   Value zero = Value::integer(0);
-  Value flip = bin(Prim::ne, bin(Prim::lt, r, zero), bin(Prim::lt, b, zero));
+  // One op per statement where two would be arguments of one call (C++ leaves their order
+  // open; the tape's must not depend on the compiler).
+  Value b_negative = bin(Prim::lt, b, zero), r_negative = bin(Prim::lt, r, zero);
+  Value flip = bin(Prim::ne, r_negative, b_negative);
   Value moved = select(flip, bin(Prim::add, r, b), r);
-  Value signed_zero =
-      bin(Prim::mul, elementwise_unary(in, Prim::abs, r), elementwise_unary(in, Prim::sign, b));
+  Value sign_b = elementwise_unary(in, Prim::sign, b), size_r = elementwise_unary(in, Prim::abs, r);
+  Value signed_zero = bin(Prim::mul, size_r, sign_b);
   return select(bin(Prim::ne, r, zero), moved, signed_zero);
 }
 

@@ -49,7 +49,9 @@ TEST_CASE("the gradient of a scan equals that of its body unrolled") {
 
 TEST_CASE("under remat a long scan is cut into segments of about sqrt(T) steps, same gradient") {
   // 24 steps: 6 segments of 4 (4 is the divisor nearest sqrt(24)); 17, a prime, stays whole.
-  for (auto [length, segments] : {std::pair<int64_t, int64_t>{24, 6}, {17, 0}}) {
+  for (const auto& bound : {std::pair<int64_t, int64_t>{24, 6}, {17, 0}}) {
+    const auto& length = std::get<0>(bound);
+    const auto& segments = std::get<1>(bound);
     for (bool reverse : {false, true}) {
       CAPTURE(length);
       CAPTURE(reverse);

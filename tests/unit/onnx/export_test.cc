@@ -305,7 +305,9 @@ TEST_CASE("a bad mark is one error naming its node") {
       {R"(ytape {"op":"gather","attrs":{"dim":1},"args":["x","%t3"],"outs":["y"],"nodes":5})",
        "no \"digest\""},
   };
-  for (const auto& [doc, why] : cases) {
+  for (const auto& bound : cases) {
+    const auto& doc = std::get<0>(bound);
+    const auto& why = std::get<1>(bound);
     CAPTURE(doc);
     onnx::ModelProto m = exported(gather_tape());
     first_marked(m).set_doc_string(doc);

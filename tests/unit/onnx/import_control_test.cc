@@ -224,8 +224,11 @@ TEST_CASE("a Loop whose trip count or condition is known only at run time is a w
   OnnxImport imported = m.import();
   CHECK(count_ops(imported.tape, Prim::while_loop) == 1);
   Tensor trips(Type{DType::i64, {}});
-  for (auto [limit, most, want] :
+  for (const auto& bound :
        {std::tuple{100.0f, 50, 128.0f}, {100.0f, 3, 16.0f}, {1000.0f, 50, 1024.0f}}) {
+    const auto& limit = std::get<0>(bound);
+    const auto& most = std::get<1>(bound);
+    const auto& want = std::get<2>(bound);
     CAPTURE(limit);
     trips.data<int64_t>()[0] = most;
     std::vector<Tensor> out =

@@ -240,7 +240,10 @@ TEST_CASE("Winograd runs where its work memory fits in the plan, unless allowed 
 
 TEST_CASE("the fast conv kernels give the same bytes run to run") {
   // Winograd on AVX-512 (28x28, batch 8), and im2col + oneDNN's GEMM (layer 4, batch 1).
-  for (auto [size, c, batch] : {std::tuple<int64_t, int64_t, int64_t>{28, 128, 8}, {7, 512, 1}}) {
+  for (const auto& bound : {std::tuple<int64_t, int64_t, int64_t>{28, 128, 8}, {7, 512, 1}}) {
+    const auto& size = std::get<0>(bound);
+    const auto& c = std::get<1>(bound);
+    const auto& batch = std::get<2>(bound);
     CAPTURE(size);
     Shape xs{size, size, c, batch}, ws{3, 3, c, c};
     Attrs attrs{{"pad", std::vector<int64_t>{1, 1, 1, 1}}, {"shape", ws}};

@@ -201,9 +201,11 @@ std::vector<ConvCase> refused_by_onednn() {
 TEST_CASE("conv2d and its gradients match the naive reference") {
   uint64_t seed = 100;
   for (const ConvCase& c : cases()) {
-    for (auto [dtype, set] :
+    for (const auto& bound :
          {std::pair{DType::f32, KernelSet::fast}, std::pair{DType::f32, KernelSet::reference},
           std::pair{DType::f64, KernelSet::fast}}) {
+      const auto& dtype = std::get<0>(bound);
+      const auto& set = std::get<1>(bound);
       CAPTURE(shape_str(c.x));
       CAPTURE(c.kw);
       CAPTURE(c.kh);

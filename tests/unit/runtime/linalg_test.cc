@@ -63,9 +63,11 @@ TEST_CASE("matmul matches the reference for every transpose flag and batch dims"
   for (MatmulCase c : shapes) {
     for (int flags = 0; flags < 4; ++flags) {
       c.ta = flags & 1, c.tb = flags & 2;
-      for (auto [dtype, set] : {std::pair{DType::f32, KernelSet::fast},
+      for (const auto& bound : {std::pair{DType::f32, KernelSet::fast},
                                 {DType::f32, KernelSet::reference},
                                 {DType::f64, KernelSet::fast}}) {
+        const auto& dtype = std::get<0>(bound);
+        const auto& set = std::get<1>(bound);
         CAPTURE(c.m);
         CAPTURE(c.k);
         CAPTURE(c.n);

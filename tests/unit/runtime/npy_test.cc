@@ -190,7 +190,9 @@ constexpr std::string_view kDescrs[] = {"|b1", "|u1", "<u2", "<u4", "<u8", "|i1"
                                         "<i4", "<i8", "<f2", "",    "<f4", "<f8"};
 
 TEST_CASE("npy round trip of every dtype") {
-  for (const auto& [d, t] : one_of_each()) {
+  for (const auto& bound : one_of_each()) {
+    const auto& d = std::get<0>(bound);
+    const auto& t = std::get<1>(bound);
     CAPTURE(file_dtype_name(d));
     Bytes f = write_npy(t, d);
     CHECK(same_bits(read_one(f), t));

@@ -114,7 +114,9 @@ TEST_CASE("sum, maximum and minimum match references over every dims subset") {
   int saved = num_threads();
   set_num_threads(4);
   uint64_t seed = 1;
-  for (const auto& [shape, dims] : reduce_cases()) {
+  for (const auto& bound : reduce_cases()) {
+    const auto& shape = std::get<0>(bound);
+    const auto& dims = std::get<1>(bound);
     for (DType dtype : {DType::f32, DType::f64, DType::i64}) {
       CAPTURE(type_str({dtype, shape}));
       INFO("dims=" << shape_str(dims));
@@ -217,7 +219,9 @@ TEST_CASE("softmax and log_softmax match references and stay finite") {
   int saved = num_threads();
   set_num_threads(4);
   uint64_t seed = 700;
-  for (const auto& [shape, dims] : reduce_cases()) {
+  for (const auto& bound : reduce_cases()) {
+    const auto& shape = std::get<0>(bound);
+    const auto& dims = std::get<1>(bound);
     for (DType dtype : {DType::f32, DType::f64}) {
       CAPTURE(type_str({dtype, shape}));
       INFO("dims=" << shape_str(dims));

@@ -106,7 +106,9 @@ TEST_CASE("broadcast_to repeats size-1 dims and adds trailing ones") {
       {{1, 257}, {300, 257}},
   };
   uint64_t seed = 200;
-  for (const auto& [xs, out] : cases) {
+  for (const auto& bound : cases) {
+    const auto& xs = std::get<0>(bound);
+    const auto& out = std::get<1>(bound);
     for (DType dtype : kAll) {
       CAPTURE(type_str({dtype, xs}));
       CAPTURE(shape_str(out));

@@ -51,7 +51,9 @@ TEST_CASE("safetensors round trip of every dtype, rank 0 and empty tensors") {
   TensorMap back = read_safetensors(write_safetensors(tensors), "rt");
   std::map<std::string, Tensor> by_name(back.begin(), back.end());
   REQUIRE(by_name.size() == tensors.size());
-  for (const auto& [name, t] : tensors) {
+  for (const auto& bound : tensors) {
+    const auto& name = std::get<0>(bound);
+    const auto& t = std::get<1>(bound);
     CAPTURE(name);
     CHECK(same_bits(by_name.at(name), t));
   }

@@ -40,7 +40,7 @@ namespace {
 Tape scaled(double factor, const char* file, int line) {
   Builder b("t");
   Var x = b.input("x", {DType::f32, {3}});
-  b.set_loc({b.intern_file(file), line});
+  b.set_loc({b.intern_file(file), static_cast<uint32_t>(line)});
   b.output(b.mul(x, b.constant(DType::f32, factor, {3})), "y");
   return b.finish();
 }

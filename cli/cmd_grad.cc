@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/io.h"
+#include "cli/phases.h"
 #include "grad/grad.h"
 #include "grad/jvp.h"
 #include "grad/vmap.h"
@@ -15,7 +16,7 @@ namespace ytape::cli {
 namespace {
 
 struct GradCliOptions {
-  std::string tape, out;
+  std::string tape, out, stats_out;
   grad::GradOptions grad;
   bool stats = false;
 };
@@ -35,15 +36,23 @@ Run setup_grad(CLI::App& sub) {
                "stores the carries of segments of about sqrt(T) steps (docs/regions.md)");
   sub.add_option("-o,--output", o->out, "Write the gradient tape here instead of standard output");
   sub.add_flag("--stats", o->stats, "Print op counts and the time of each phase");
+  add_stats_out(sub, o->stats_out);
   return [o] {
-    refuse_overwrites({{"TAPE", o->tape}}, {{"-o", o->out}});
+    refuse_overwrites({{"TAPE", o->tape}}, {{"-o", o->out}, {"--stats-out", o->stats_out}});
+    PhaseLog phases;
     auto start = std::chrono::steady_clock::now();
     Tape t = load_tape(o->tape);
     auto loaded = std::chrono::steady_clock::now();
+    phases.mark("read");
     grad::GradStats stats;
     Tape g = grad::gradient(t, o->grad, &stats);
     auto done = std::chrono::steady_clock::now();
+    phases.mark("grad", {{"ops before", static_cast<int64_t>(stats.forward_ops)},
+                         {"ops after", static_cast<int64_t>(stats.ops)},
+                         {"rules", static_cast<int64_t>(stats.rules)}});
     write_file(o->out, write_tape_json(g));
+    phases.mark("write");
+    phases.write(o->stats_out, "ytape grad " + source_name(o->tape));
     if (o->stats) {
       using ms = std::chrono::duration<double, std::milli>;
       fmt::print(stderr,

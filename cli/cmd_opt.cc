@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/io.h"
+#include "cli/phases.h"
 #include "io/json.h"
 #include "opt/optimize.h"
 
@@ -13,7 +14,7 @@ namespace ytape::cli {
 namespace {
 
 struct OptCliOptions {
-  std::string tape, out;
+  std::string tape, out, stats_out;
   OptimizeOptions opt;
   bool stats = false;
 };
@@ -43,17 +44,32 @@ Run setup_opt(CLI::App& sub) {
                  "tape, which is read first (optimized in place)");
   sub.add_flag("--stats", o->stats,
                "Print the op count before and after each pass run, and its time, to stderr");
+  add_stats_out(sub, o->stats_out);
   return [o] {
     for (const std::string& name : o->opt.passes) find_pass(name);  // fail before reading
+    refuse_overwrites({{"TAPE", o->tape}}, {{"--stats-out", o->stats_out}});
     using ms = std::chrono::duration<double, std::milli>;
+    PhaseLog phases;
     auto start = std::chrono::steady_clock::now();
     Tape t = load_tape(o->tape);
     size_t before = t.num_ops();
     auto loaded = std::chrono::steady_clock::now();
+    phases.mark("read");
     std::vector<PassRun> log;
-    Tape optimized = optimize(std::move(t), o->opt, o->stats ? &log : nullptr);
+    bool logged = o->stats || !o->stats_out.empty();
+    Tape optimized = optimize(std::move(t), o->opt, logged ? &log : nullptr);
     auto done = std::chrono::steady_clock::now();
+    size_t opt = phases.mark("opt", {{"ops before", static_cast<int64_t>(before)},
+                                     {"ops after", static_cast<int64_t>(optimized.num_ops())}});
+    for (const PassRun& r : log) {
+      phases.add_inside(opt, std::string(r.pass), r.seconds,
+                        {{"ops before", static_cast<int64_t>(r.ops_before)},
+                         {"ops after", static_cast<int64_t>(r.ops_after)},
+                         {"changed", static_cast<int64_t>(r.changed)}});
+    }
     write_file(o->out, write_tape_json(optimized));
+    phases.mark("write");
+    phases.write(o->stats_out, "ytape opt " + source_name(o->tape));
     if (o->stats) {
       print_stats(log, before, optimized.num_ops(), ms(loaded - start).count(),
                   ms(done - loaded).count(), ms(std::chrono::steady_clock::now() - done).count());

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/io.h"
+#include "cli/phases.h"
 #include "io/json.h"
 #include "opt/remat.h"
 #include "tape/error.h"
@@ -16,7 +17,7 @@ namespace ytape::cli {
 namespace {
 
 struct RematCliOptions {
-  std::string tape, out, budget, policy;
+  std::string tape, out, budget, policy, stats_out;
   std::vector<std::string> forward;
   bool stats = false;
 };
@@ -79,17 +80,25 @@ Run setup_remat(CLI::App& sub) {
   sub.add_option("-o,--output", o->out, "Write the tape here instead of standard output");
   sub.add_flag("--stats", o->stats,
                "Print the peak memory before and after, what is recomputed and the time");
+  add_stats_out(sub, o->stats_out);
   return [o] {
     RematOptions options;
     options.forward_outputs = o->forward;
     if (!o->budget.empty()) parse_budget(o->budget, options);
     if (!o->policy.empty()) options.saveable = remat_policy(o->policy);
-    refuse_overwrites({{"TAPE", o->tape}}, {{"-o", o->out}});
+    refuse_overwrites({{"TAPE", o->tape}}, {{"-o", o->out}, {"--stats-out", o->stats_out}});
+    PhaseLog phases;
     Tape t = load_tape(o->tape);
+    phases.mark("read");
     auto start = std::chrono::steady_clock::now();
     RematResult r = rematerialize(t, options);
     std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
+    phases.mark("remat", {{"peak bytes before", r.peak_before},
+                          {"peak bytes after", r.peak_after},
+                          {"recomputed ops", static_cast<int64_t>(r.recomputed_ops)}});
     write_file(o->out, write_tape_json(r.tape));
+    phases.mark("write");
+    phases.write(o->stats_out, "ytape remat " + source_name(o->tape));
     if (o->stats) print_stats(r, took.count());
     return kOk;
   };

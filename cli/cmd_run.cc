@@ -57,9 +57,9 @@ Run setup_run(CLI::App& sub) {
                "Print time per primitive and the most costly ops (with --repeat, of the runs "
                "after the first, which builds oneDNN's kernels)");
   sub.add_option("--by", o->by,
-                 "With --profile: the tables by primitive and op (op, the default), or the time "
-                 "of each source line (line)")
-      ->check(one_of({"op", "line"}));
+                 "With --profile: the tables by primitive and op (op, the default), the time "
+                 "of each source line (line), or of each layer of a traced model (layer)")
+      ->check(one_of({"op", "line", "layer"}));
   sub.add_option("--profile-out", o->profile_out,
                  "Write a trace of the profiled runs (Chrome trace event JSON: Perfetto and "
                  "chrome://tracing open it) to this file");
@@ -112,11 +112,13 @@ Run setup_run(CLI::App& sub) {
                  ms[ms.size() / 2], ms.size(), ms.front(), ms.back(), num_threads());
     }
     if (o->profile) {
-      fmt::print("\n{}", o->by == "line" ? profile_by_line(executor, profiled)
-                                         : profile_report(executor, profiled));
+      fmt::print("\n{}", o->by == "line"    ? profile_by(executor, ProfileBy::line, profiled)
+                         : o->by == "layer" ? profile_by(executor, ProfileBy::layer, profiled)
+                                            : profile_report(executor, profiled));
     }
     if (!o->profile_out.empty()) {
-      write_file(o->profile_out, chrome_trace(executor, events, traced, source_name(o->tape)));
+      write_file(o->profile_out,
+                 chrome_trace(executor, events, traced, "ytape run " + source_name(o->tape)));
     }
     return kOk;
   };

@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/io.h"
+#include "cli/phases.h"
 #include "io/json.h"
 #include "runtime/tensor_file.h"
 #include "tracer/program.h"
@@ -15,7 +16,7 @@ namespace ytape::cli {
 namespace {
 
 struct TraceCliOptions {
-  std::string program, entry, out, save_inputs;
+  std::string program, entry, out, save_inputs, stats_out;
   std::vector<std::string> args, allow_read;
   bool stats = false;
   int64_t max_ops = 10'000'000;
@@ -42,6 +43,7 @@ Run setup_trace(CLI::App& sub) {
   sub.add_option("--save-inputs", o->save_inputs,
                  "Write the example values of the inputs to this safetensors file");
   sub.add_flag("--stats", o->stats, "Print the time of each phase and the size of the tape");
+  add_stats_out(sub, o->stats_out);
   sub.add_option("--max-ops", o->max_ops, "Stop tracing beyond this many ops (default 10^7)")
       ->check(positive());
   sub.add_option("--max-steps", o->max_steps,
@@ -65,8 +67,10 @@ Run setup_trace(CLI::App& sub) {
                  "own folder (repeatable)")
       ->allow_extra_args(false);
   return [o] {
-    refuse_overwrites({{"PROGRAM", o->program}},
-                      {{"-o", o->out}, {"--save-inputs", o->save_inputs}});
+    refuse_overwrites(
+        {{"PROGRAM", o->program}},
+        {{"-o", o->out}, {"--save-inputs", o->save_inputs}, {"--stats-out", o->stats_out}});
+    PhaseLog phases;
     auto start = std::chrono::steady_clock::now();
     tracer::Limits limits;
     limits.max_steps = o->max_steps;
@@ -83,6 +87,7 @@ Run setup_trace(CLI::App& sub) {
       fmt::print(tape_to_stdout ? stderr : stdout, "{}\n", line);
     });
     program.run_file(o->program);
+    phases.mark("parse and top level", {{"steps", program.steps()}});
     double parse_ms = program.parse_seconds() * 1000;
     double top_ms = ms_since(start) - parse_ms;
     start = std::chrono::steady_clock::now();
@@ -90,12 +95,15 @@ Run setup_trace(CLI::App& sub) {
     options.max_ops = o->max_ops;
     tracer::Traced traced = tracer::trace(program, o->entry, o->args, options);
     double trace_ms = ms_since(start);
+    phases.mark("trace", {{"ops", static_cast<int64_t>(traced.tape.num_ops())}});
     start = std::chrono::steady_clock::now();
     write_file(o->out, write_tape_json(traced.tape));
     if (!o->save_inputs.empty()) {
       std::vector<uint8_t> bytes = write_safetensors(traced.inputs);
       write_file(o->save_inputs, {reinterpret_cast<const char*>(bytes.data()), bytes.size()});
     }
+    phases.mark("write");
+    phases.write(o->stats_out, "ytape trace " + source_name(o->program));
     if (o->stats) {
       fmt::print(stderr,
                  "parse: {:.3f} ms\ntop level: {:.3f} ms\ntrace: {:.3f} ms ({} ops)\n"

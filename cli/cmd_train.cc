@@ -20,9 +20,9 @@ namespace ytape::cli {
 namespace {
 
 struct TrainCli {
-  std::string step, data, init, eval, eval_data, checkpoint, out, keep_last;
+  std::string step, data, init, eval, eval_data, checkpoint, out, keep_last, profile_out;
   bool no_shuffle = false, resume = false;
-  int64_t log_every = 1;
+  int64_t log_every = 1, profile_steps = 20;
   TrainOptions train;
   ExecutionChoice execution;
 };
@@ -125,6 +125,12 @@ void declare(CLI::App& sub, TrainCli& o) {
   sub.add_option("--log-every", o.log_every,
                  "Print the epoch line every N epochs (the last always; default 1)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  sub.add_option("--profile-out", o.profile_out,
+                 "Write a trace of the first steps (Chrome trace event JSON, as run "
+                 "--profile-out writes: Perfetto and chrome://tracing open it) to this file");
+  sub.add_option("--profile-steps", o.profile_steps,
+                 "How many steps --profile-out records (default 20)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   add_execution_options(sub, o.execution);
 }
 
@@ -141,13 +147,14 @@ int interrupted(const Trainer& t, const TrainCli& o) {
 
 int train(const TrainCli& o) {
   // With --resume the checkpoint is read and written again: it is an output only here.
-  refuse_overwrites({{"STEP_TAPE", o.step},
-                     {"--data", o.data},
-                     {"--init", o.init},
-                     {"--eval", o.eval},
-                     {"--eval-data", o.eval_data},
-                     {"--keep-last", o.keep_last}},
-                    {{"--checkpoint", o.checkpoint}, {"-o", o.out}});
+  refuse_overwrites(
+      {{"STEP_TAPE", o.step},
+       {"--data", o.data},
+       {"--init", o.init},
+       {"--eval", o.eval},
+       {"--eval-data", o.eval_data},
+       {"--keep-last", o.keep_last}},
+      {{"--checkpoint", o.checkpoint}, {"-o", o.out}, {"--profile-out", o.profile_out}});
   TrainOptions options = o.train;
   options.shuffle = !o.no_shuffle;
   options.executor = o.execution.apply();
@@ -168,6 +175,8 @@ int train(const TrainCli& o) {
     std::string name = source_name(o.checkpoint);
     trainer.resume(read_checkpoint(as_bytes(read_file(o.checkpoint)), name), name);
   }
+  StepTrace trace{.steps = o.profile_steps};
+  if (!o.profile_out.empty()) trainer.set_trace(&trace);
   Progress progress;
   TrainHooks hooks;
   int64_t end_step =
@@ -196,6 +205,10 @@ int train(const TrainCli& o) {
   if (end == TrainEnd::stopped) return interrupted(trainer, o);
   if (end == TrainEnd::max_steps) {
     fmt::print("stopped after global step {} (--max-steps)\n", trainer.position().global_step);
+  }
+  if (!o.profile_out.empty()) {
+    write_file(o.profile_out, chrome_trace(trainer.step_executor(), trace.events, trace.runs,
+                                           "ytape train " + source_name(o.step)));
   }
   if (!o.out.empty()) {
     std::vector<uint8_t> bytes = write_safetensors(trainer.state());

@@ -17,7 +17,7 @@ namespace {
 std::string op_line(const Tape& t, size_t index, const Tape& root) {
   const Op& op = t.ops[index];
   std::string line = print_op(t, op);
-  std::string loc = root.loc_str(op.loc);
+  std::string loc = root.where_str(op.loc);
   if (!loc.empty()) line += "  # " + loc;
   return line;
 }
@@ -177,6 +177,7 @@ std::string json_op(const Tape& t, size_t index) {
                                 outs, quoted(row_name(op)), quoted(print_op(t, op)));
   std::string loc = t.loc_str(op.loc);
   if (!loc.empty()) out += ",\"loc\":" + quoted(loc);
+  if (const Scope* s = t.scope_of(op.loc)) out += ",\"layer\":" + quoted(s->title());
   return out + "}";
 }
 

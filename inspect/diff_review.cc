@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -39,26 +40,84 @@ std::string code(std::string text) {
   return "`" + printable(text) + "`";
 }
 
-// The rows of changes by source line, in the order the lines first appear in the diff.
-struct LineChanges {
+// The rows of changes by place: the innermost layer call an op was recorded in (its scope),
+// else its source line; in the order the places first appear in the diff.
+struct PlaceChanges {
+  std::string where;  // a source line
+  bool layer = false;
+  std::string path, layer_a, layer_b, made;  // a layer's path, forms in A and B, own line
   int64_t changed = 0, added = 0, removed = 0;
   std::set<std::string> before, after;  // primitives
   std::string first;                    // the first op's text, B's where it has one
 };
 
-std::vector<std::pair<std::string, LineChanges>> by_line(const Tape& a, const Tape& b,
-                                                         const TapeDiff& d) {
-  std::vector<std::pair<std::string, LineChanges>> rows;
+// The key of the place of `op` in `t` (a layer by its path, or its form and line).
+// The layer each op of a tape belongs to: the scope it was recorded in, or for an input
+// (a parameter, `model.layers.1.weight`) the layer whose path its name extends.
+class Layers {
+ public:
+  explicit Layers(const Tape& t) : t_(t) {
+    for (const Scope& s : t.scopes) {
+      if (!s.path.empty()) by_name_.try_emplace(dotted(s.path), &s);
+    }
+  }
+  const Tape& tape() const { return t_; }
+  const Scope* of(const Op& op) const {
+    if (op.kind != OpKind::input) return t_.scope_of(op.loc);
+    for (size_t dot = op.name.rfind('.'); dot != std::string::npos && dot > 0;
+         dot = op.name.rfind('.', dot - 1)) {
+      auto it = by_name_.find(op.name.substr(0, dot));
+      if (it != by_name_.end()) return it->second;
+    }
+    return nullptr;
+  }
+
+ private:
+  // model.layers[1] as inputs are named: model.layers.1
+  static std::string dotted(const std::string& path) {
+    std::string out;
+    for (char c : path) {
+      if (c == '[') out += '.';
+      if (c != '[' && c != ']') out += c;
+    }
+    return out;
+  }
+  const Tape& t_;
+  std::map<std::string, const Scope*> by_name_;
+};
+
+std::string place_key(const Layers& layers, const Op& op) {
+  const Tape& t = layers.tape();
+  if (const Scope* s = layers.of(op))
+    return "layer " + (s->path.empty() ? s->layer + " " + t.loc_str(s->made) : s->path);
+  std::string loc = t.loc_str(op.loc);
+  if (loc.empty()) loc = op.kind == OpKind::input ? "(inputs)" : "(no source line)";
+  return loc;
+}
+
+void note_layer(PlaceChanges& r, const Layers& layers, const Op* op, std::string* form) {
+  const Scope* s = op != nullptr ? layers.of(*op) : nullptr;
+  if (s == nullptr) return;
+  const Tape& t = layers.tape();
+  r.layer = true;
+  r.path = s->path;
+  *form = s->layer;
+  if (r.made.empty()) r.made = t.loc_str(s->made);
+}
+
+std::vector<PlaceChanges> by_place(const Tape& a, const Tape& b, const TapeDiff& d) {
+  std::vector<PlaceChanges> rows;
   std::map<std::string, size_t> index;
+  const Layers layers_a(a), layers_b(b);
   for (const OpChange& c : d.ops) {
     const Op* oa = c.a != kNoIndex ? &a.ops[c.a] : nullptr;
     const Op* ob = c.b != kNoIndex ? &b.ops[c.b] : nullptr;
-    std::string loc = ob != nullptr ? b.loc_str(ob->loc) : a.loc_str(oa->loc);
-    const Op& any = ob != nullptr ? *ob : *oa;
-    if (loc.empty()) loc = any.kind == OpKind::input ? "(inputs)" : "(no source line)";
-    auto [it, fresh] = index.try_emplace(loc, rows.size());
-    if (fresh) rows.push_back({loc, {}});
-    LineChanges& r = rows[it->second].second;
+    std::string key = ob != nullptr ? place_key(layers_b, *ob) : place_key(layers_a, *oa);
+    auto [it, fresh] = index.try_emplace(key, rows.size());
+    if (fresh) rows.push_back({.where = key});
+    PlaceChanges& r = rows[it->second];
+    if (r.layer_b.empty()) note_layer(r, layers_b, ob, &r.layer_b);
+    if (r.layer_a.empty()) note_layer(r, layers_a, oa, &r.layer_a);
     r.changed += c.change == Change::changed;
     r.added += c.change == Change::added;
     r.removed += c.change == Change::removed;
@@ -67,6 +126,17 @@ std::vector<std::pair<std::string, LineChanges>> by_line(const Tape& a, const Ta
     if (r.first.empty()) r.first = ob != nullptr ? print_op(b, *ob) : print_op(a, *oa);
   }
   return rows;
+}
+
+// A layer as `path: form`, its form in A then B where they differ, and its own line.
+std::string place_text(const PlaceChanges& r) {
+  if (!r.layer) return code(r.where);
+  const std::string& form = r.layer_a.empty() ? r.layer_b : r.layer_a;
+  std::string out = code(r.path.empty() ? form : r.path + ": " + form);
+  if (!r.layer_a.empty() && !r.layer_b.empty() && r.layer_a != r.layer_b)
+    out += " → " + code(r.layer_b);
+  if (!r.made.empty()) out += " at " + code(r.made);
+  return out;
 }
 
 std::string names(const std::set<std::string>& s) {
@@ -116,13 +186,23 @@ std::string diff_markdown(const Tape& a, const Tape& b, const TapeDiff& d, const
   std::string out = fmt::format("### ytape diff {} → {}\n\n", code(labels.a), code(labels.b));
   out += summary_table(labels, fa, fb) + "\n";
   if (d.same()) return out + "No difference in what the tapes compute.\n";
-  auto rows = by_line(a, b, d);
-  out += fmt::format("**{} op change{} at {} source line{}**\n\n", d.ops.size(),
-                     d.ops.size() == 1 ? "" : "s", rows.size(), rows.size() == 1 ? "" : "s");
-  out += "| source line | changed | added | removed | before | after | first op |\n";
+  std::vector<PlaceChanges> rows = by_place(a, b, d);
+  auto layers = std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.layer; });
+  auto lines = static_cast<int64_t>(rows.size()) - layers;
+  std::string places = layers == 0 ? ""
+                       : lines == 0
+                           ? fmt::format(" in {} layer{}", layers, layers == 1 ? "" : "s")
+                           : fmt::format(" in {} layer{} and", layers, layers == 1 ? "" : "s");
+  if (lines > 0) {
+    places += fmt::format(" at {}{} source line{}", lines, layers > 0 ? " other" : "",
+                          lines == 1 ? "" : "s");
+  }
+  out +=
+      fmt::format("**{} op change{}{}**\n\n", d.ops.size(), d.ops.size() == 1 ? "" : "s", places);
+  out += "| where | changed | added | removed | before | after | first op |\n";
   out += "| --- | ---: | ---: | ---: | --- | --- | --- |\n";
-  for (const auto& [loc, r] : rows) {
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", code(loc), r.changed, r.added,
+  for (const PlaceChanges& r : rows) {
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", place_text(r), r.changed, r.added,
                        r.removed, names(r.before), names(r.after), code(r.first));
   }
   if (!d.outputs.empty()) {

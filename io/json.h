@@ -10,10 +10,11 @@
 namespace ytape {
 
 /// The JSON format's name and the newest version this ytape reads. Version 2 added regions
-/// (Op::regions); a tape without them is written as version 1, byte for byte as before, and
-/// a tape with them as version 2, which an older ytape refuses as newer than it reads.
+/// (Op::regions), version 3 scopes (Tape::scopes); a tape is written as the oldest version
+/// that holds it (without either, version 1, byte for byte as before), which an older ytape
+/// refuses as newer than it reads.
 inline constexpr std::string_view kTapeFormat = "ytape-tape";
-inline constexpr int kTapeFormatVersion = 2;
+inline constexpr int kTapeFormatVersion = 3;
 
 /// The canonical JSON text of a valid tape (see docs/tape-format.md). Deterministic: the
 /// same tape gives the same bytes. Vars are written 1-based (Var::id + 1), so a valid tape,

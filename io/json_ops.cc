@@ -43,7 +43,7 @@ std::string unknown_prim(std::string_view name) {
 
 void OpBuilder::build_op() {
   if (!rec_.has(kOp)) lex_.fail(rec_.line, "an op has no \"op\" (input, const or a primitive)");
-  constexpr uint32_t kCommon = bit(kOut) | bit(kOp) | bit(kType) | bit(kLoc);
+  constexpr uint32_t kCommon = bit(kOut) | bit(kOp) | bit(kType) | bit(kLoc) | bit(kScope);
   if (same(rec_.op, "input")) {
     check_keys(kCommon | bit(kName), bit(kOut) | bit(kName) | bit(kType), "an input");
     set_loc();
@@ -76,30 +76,39 @@ void OpBuilder::check_keys(uint32_t allowed, uint32_t required, std::string_view
   }
 }
 
-void OpBuilder::set_loc() {
-  if (!rec_.has(kLoc)) {
-    b_.set_loc({});
-    return;
-  }
-  std::string_view loc = rec_.loc;
+bool split_loc(std::string_view loc, std::string_view& file, uint32_t& line) {
   size_t colon = loc.rfind(':');
-  uint32_t line = 0;
-  bool ok = colon != std::string_view::npos && colon > 0;
-  if (ok) {
-    auto [end, ec] = std::from_chars(loc.data() + colon + 1, loc.data() + loc.size(), line);
-    ok = ec == std::errc() && end == loc.data() + loc.size();
+  if (colon == std::string_view::npos || colon == 0) return false;
+  auto [end, ec] = std::from_chars(loc.data() + colon + 1, loc.data() + loc.size(), line);
+  if (ec != std::errc() || end != loc.data() + loc.size()) return false;
+  file = loc.substr(0, colon);
+  return true;
+}
+
+void OpBuilder::set_loc() {
+  Loc loc;
+  if (rec_.has(kScope)) {
+    if (rec_.scope < 1 || rec_.scope > UINT32_MAX) {
+      lex_.fail(rec_.key_line[kScope], "{}: \"scope\" is {}; scopes are numbered from 1", rec_.op,
+                rec_.scope);
+    }
+    loc.scope = static_cast<uint32_t>(rec_.scope);
+    if (rec_.scope > scopes_.most) scopes_ = {rec_.scope, rec_.key_line[kScope]};
   }
-  if (!ok) {
-    lex_.fail(rec_.key_line[kLoc], "{}: bad \"loc\" {} (expected \"file:line\")", rec_.op,
-              shown(loc));
+  if (rec_.has(kLoc)) {
+    std::string_view file;
+    if (!split_loc(rec_.loc, file, loc.line)) {
+      lex_.fail(rec_.key_line[kLoc], "{}: bad \"loc\" {} (expected \"file:line\")", rec_.op,
+                shown(rec_.loc));
+    }
+    // Ops come in runs from one file; interning each op's file again would cost a string.
+    if (file_index_ == 0 || file != file_) {
+      file_index_ = files_.intern_file(file);
+      file_ = file;
+    }
+    loc.file = file_index_;
   }
-  std::string_view file = loc.substr(0, colon);
-  // Ops come in runs from one file; interning each op's file again would cost a string.
-  if (file_index_ == 0 || file != file_) {
-    file_index_ = files_.intern_file(file);
-    file_ = file;
-  }
-  b_.set_loc({file_index_, line});
+  b_.set_loc(loc);
 }
 
 void OpBuilder::require_one_out(std::string_view what) {

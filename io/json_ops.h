@@ -15,9 +15,21 @@
 namespace ytape::json_internal {
 
 // Keys of an op object, in canonical order.
-enum OpKey : uint8_t { kOut, kOp, kName, kValue, kArgs, kAttrs, kType, kLoc, kRegions, kNumOpKeys };
-constexpr std::string_view kOpKeys[kNumOpKeys] = {"out",   "op",   "name", "value",  "args",
-                                                  "attrs", "type", "loc",  "regions"};
+enum OpKey : uint8_t {
+  kOut,
+  kOp,
+  kName,
+  kValue,
+  kArgs,
+  kAttrs,
+  kType,
+  kLoc,
+  kScope,
+  kRegions,
+  kNumOpKeys
+};
+constexpr std::string_view kOpKeys[kNumOpKeys] = {"out",   "op",   "name", "value", "args",
+                                                  "attrs", "type", "loc",  "scope", "regions"};
 
 constexpr uint32_t bit(int key) {
   return 1u << key;
@@ -46,6 +58,15 @@ std::string key_list(const std::string_view (&keys)[N], uint32_t mask = ~0u) {
 
 /// A string from the file, quoted for a message and cut short: messages stay bounded.
 std::string shown(std::string_view s);
+/// Splits a location "file:line" (the file may hold colons); false if it is not one.
+bool split_loc(std::string_view loc, std::string_view& file, uint32_t& line);
+
+/// The largest scope (Loc::scope) the ops name and the line of an op naming it: checked
+/// against the tape's "scopes" once the whole file is read, as keys come in any order.
+struct ScopeUse {
+  int64_t most = 0;
+  int64_t line = 0;
+};
 /// "nan", "inf" or "-inf" as a double.
 double nonfinite(std::string_view s);
 
@@ -94,6 +115,7 @@ struct OpRecord {
   uint32_t seen = 0;  ///< bit k: key k was given
   int64_t key_line[kNumOpKeys] = {};
   std::string op, name, loc;
+  int64_t scope = 0;
   std::vector<int64_t> out, args;
   std::vector<Literal> value;
   std::vector<Attr> attrs;
@@ -110,9 +132,10 @@ struct OpRecord {
 class OpBuilder {
  public:
   /// `files` interns the files of locations: `b` itself, or for a region's ops the
-  /// builder of the outermost tape, whose files a region's locations name.
-  OpBuilder(const Lexer& lex, Builder& b, OpRecord& rec, Builder& files)
-      : lex_(lex), b_(b), rec_(rec), files_(files) {}
+  /// builder of the outermost tape, whose files and scopes a region's locations name;
+  /// `scopes` gathers the scopes the ops name, for that tape.
+  OpBuilder(const Lexer& lex, Builder& b, OpRecord& rec, Builder& files, ScopeUse& scopes)
+      : lex_(lex), b_(b), rec_(rec), files_(files), scopes_(scopes) {}
 
   /// Builds the op of the current record.
   void build_op();
@@ -139,6 +162,7 @@ class OpBuilder {
   Builder& b_;
   OpRecord& rec_;
   Builder& files_;
+  ScopeUse& scopes_;
   VarTable vars_;
   std::string file_;  // the file of the last location, and its index in the new tape
   uint32_t file_index_ = 0;

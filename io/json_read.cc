@@ -19,9 +19,9 @@ namespace {
 using namespace json_internal;
 
 // Keys of the tape object, in canonical order.
-enum TopKey : uint8_t { kFormat, kVersion, kTapeName, kMeta, kOps, kOutputs, kNumTopKeys };
-constexpr std::string_view kTopKeys[kNumTopKeys] = {"format", "version", "name",
-                                                    "meta",   "ops",     "outputs"};
+enum TopKey : uint8_t { kFormat, kVersion, kTapeName, kMeta, kScopes, kOps, kOutputs, kNumTopKeys };
+constexpr std::string_view kTopKeys[kNumTopKeys] = {"format", "version", "name",   "meta",
+                                                    "scopes", "ops",     "outputs"};
 
 template <size_t N>
 int find_key(const std::string_view (&keys)[N], std::string_view key) {
@@ -135,6 +135,9 @@ class TapeReader {
       case kMeta:
         read_meta();
         return;
+      case kScopes:
+        read_scopes();
+        return;
       case kOps:
         read_ops();
         return;
@@ -155,6 +158,61 @@ class TapeReader {
       std::string key(lex_.key());
       meta_.emplace_back(std::move(key), lex_.string("a string (meta values are strings)"));
     } while (lex_.more('}'));
+  }
+
+  // The layer calls that ops name (Tape::scopes), each once, each after its caller.
+  void read_scopes() {
+    lex_.expect('[', "'[' (\"scopes\" is a list)");
+    if (lex_.consume(']')) return;
+    do {
+      int64_t open_line = lex_.line();
+      Scope s;
+      lex_.expect('{', "a scope object");
+      uint32_t seen = 0;
+      constexpr std::string_view kKeys[] = {"path", "layer", "made", "call", "parent"};
+      if (!lex_.consume('}')) {
+        do {
+          int64_t line = lex_.line();
+          std::string_view key = lex_.key();
+          int k = find_key(kKeys, key);
+          if (k < 0) {
+            lex_.fail(line, "unknown key {} in a scope (expected {})", shown(key), key_list(kKeys));
+          }
+          if (seen & bit(k)) lex_.fail(line, "duplicate key \"{}\" in a scope", key);
+          seen |= bit(k);
+          if (k == 0) s.path = lex_.string();
+          if (k == 1) s.layer = lex_.string();
+          if (k == 2) s.made = scope_loc(line, "made");
+          if (k == 3) s.call = scope_loc(line, "call");
+          if (k == 4) s.parent = scope_parent(line);
+        } while (lex_.more('}'));
+      }
+      if (!(seen & bit(1))) lex_.fail(open_line, "a scope has no \"layer\"");
+      size_t index = b_.tape().scopes.size() + 1;
+      if (s.parent >= index) {
+        lex_.fail(open_line, "scope {} names scope {} as its caller; a caller comes before", index,
+                  s.parent);
+      }
+      uint32_t got = b_.intern_scope(s);
+      if (got != index) lex_.fail(open_line, "scope {} repeats scope {}", index, got);
+    } while (lex_.more(']'));
+  }
+
+  Loc scope_loc(int64_t line, std::string_view key) {
+    std::string_view text = lex_.string(), file;
+    Loc loc;
+    if (!split_loc(text, file, loc.line)) {
+      lex_.fail(line, "a scope's \"{}\" is {}, not \"file:line\"", key, shown(text));
+    }
+    loc.file = b_.intern_file(file);
+    return loc;
+  }
+
+  uint32_t scope_parent(int64_t line) {
+    int64_t parent = lex_.integer("\"parent\"");
+    if (parent < 0 || parent > UINT32_MAX)
+      lex_.fail(line, "a scope's \"parent\" is {}; scopes are numbered from 1", parent);
+    return static_cast<uint32_t>(parent);
   }
 
   void read_outputs() {
@@ -237,6 +295,9 @@ class TapeReader {
           break;
         case kLoc:
           rec_.loc = lex_.string();
+          break;
+        case kScope:
+          rec_.scope = lex_.integer("\"scope\"");
           break;
         case kRegions:
           read_regions();
@@ -388,6 +449,10 @@ class TapeReader {
       }
       b_.output(e->var, std::move(o.name));
     }
+    if (depth_ == 0 && scope_use_.most > static_cast<int64_t>(b_.tape().scopes.size())) {
+      lex_.fail(scope_use_.line, "an op names scope {}, but the tape lists {} scope{}",
+                scope_use_.most, b_.tape().scopes.size(), b_.tape().scopes.size() == 1 ? "" : "s");
+    }
     Tape t = b_.finish();
     t.name = std::move(name_);
     t.meta = std::move(meta_);
@@ -405,7 +470,8 @@ class TapeReader {
   int depth_;
   Builder b_;
   OpRecord rec_;
-  OpBuilder ops_{lex_, b_, rec_, root_->b_};
+  ScopeUse scope_use_;  // the outermost tape's: its regions' ops report here too
+  OpBuilder ops_{lex_, b_, rec_, root_->b_, root_->scope_use_};
   uint32_t seen_ = 0;  // bit k: top-level key k was given
   // Outputs may come before "ops" in a hand-written file, so they are resolved at the end.
   std::vector<PendingOutput> outputs_;

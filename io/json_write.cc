@@ -25,9 +25,9 @@ class Writer {
 
   std::string write() {
     out_.reserve(64 * t_->ops.size() + 256);
+    int version = !t_->scopes.empty() ? 3 : has_regions(*t_) ? 2 : 1;
     fmt::format_to(std::back_inserter(out_),
-                   "{{\"format\":\"{}\",\"version\":{},\"name\":", kTapeFormat,
-                   has_regions(*t_) ? 2 : 1);
+                   "{{\"format\":\"{}\",\"version\":{},\"name\":", kTapeFormat, version);
     out_ += quoted(t_->name);
     out_ += ",\n\"meta\":{";
     for (size_t i = 0; i < t_->meta.size(); ++i) {
@@ -36,7 +36,9 @@ class Writer {
       out_ += ':';
       out_ += quoted(t_->meta[i].second);
     }
-    out_ += "},\n\"ops\":[\n";
+    out_ += '}';
+    if (!t_->scopes.empty()) scopes();
+    out_ += ",\n\"ops\":[\n";
     for (size_t i = 0; i < t_->ops.size(); ++i) {
       op(t_->ops[i]);
       out_ += i + 1 < t_->ops.size() ? ",\n" : "\n";
@@ -80,14 +82,47 @@ class Writer {
       type(t_->type(op.outs[i]));
     }
     out_ += ']';
-    if (op.loc.known() && op.loc.file <= loc_prefix_.size()) {
-      out_ += ",\"loc\":";
-      out_ += loc_prefix_[op.loc.file - 1];
-      integer(op.loc.line);
-      out_ += '"';
+    location(",\"loc\":", op.loc);
+    if (op.loc.scope != 0) {
+      out_ += ",\"scope\":";
+      integer(op.loc.scope);
     }
     if (!op.regions.empty()) regions(op);
     out_ += '}';
+  }
+
+  // ,"scopes":[{"path":...,"layer":...,"made":"f:l","call":"f:l","parent":N}], one per line;
+  // an empty path, an unknown location and parent 0 are left out.
+  void scopes() {
+    out_ += ",\n\"scopes\":[\n";
+    for (size_t i = 0; i < t_->scopes.size(); ++i) {
+      const Scope& s = t_->scopes[i];
+      out_ += '{';
+      if (!s.path.empty()) {
+        out_ += "\"path\":";
+        out_ += quoted(s.path);
+        out_ += ',';
+      }
+      out_ += "\"layer\":";
+      out_ += quoted(s.layer);
+      location(",\"made\":", s.made);
+      location(",\"call\":", s.call);
+      if (s.parent != 0) {
+        out_ += ",\"parent\":";
+        integer(s.parent);
+      }
+      out_ += i + 1 < t_->scopes.size() ? "},\n" : "}\n";
+    }
+    out_ += ']';
+  }
+
+  // `key` and "file:line", if `loc` is known.
+  void location(std::string_view key, Loc loc) {
+    if (!loc.known() || loc.file > loc_prefix_.size()) return;
+    out_ += key;
+    out_ += loc_prefix_[loc.file - 1];
+    integer(loc.line);
+    out_ += '"';
   }
 
   void var(Var v) { integer(int64_t{v.id} + 1); }

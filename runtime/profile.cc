@@ -110,8 +110,19 @@ struct LineTime {
   std::map<std::string_view, double> prims;  // seconds per primitive or fusion
 };
 
-// Adds the step times of `e` (and of its regions') to `lines`, by location in `root`.
-void add_lines(const Executor& e, const Tape& root, std::map<std::string, LineTime>& lines) {
+// Where `op` is counted: its source line, or the innermost layer call it was recorded in.
+std::string place(const Tape& root, const Op& op, ProfileBy by) {
+  if (by == ProfileBy::layer) {
+    const Scope* s = root.scope_of(op.loc);
+    return s != nullptr ? s->title() : "(outside layers)";
+  }
+  std::string loc = root.loc_str(op.loc);
+  return loc.empty() ? "-" : loc;
+}
+
+// Adds the step times of `e` (and of its regions') to `lines`, by place in `root`.
+void add_lines(const Executor& e, const Tape& root, ProfileBy by,
+               std::map<std::string, LineTime>& lines) {
   const Tape& t = e.tape();
   for (const OpTime& ot : e.op_times()) {
     const Op& op = t.ops[ot.op];
@@ -120,10 +131,9 @@ void add_lines(const Executor& e, const Tape& root, std::map<std::string, LineTi
       const Executor* r = e.region_executor(region);
       if (r == nullptr) continue;
       for (const OpTime& it : r->op_times()) inner += it.seconds;
-      add_lines(*r, root, lines);
+      add_lines(*r, root, by, lines);
     }
-    std::string loc = root.loc_str(op.loc);
-    LineTime& line = lines[loc.empty() ? "-" : loc];
+    LineTime& line = lines[place(root, op, by)];
     double own = std::max(ot.seconds - inner, 0.0);
     line.seconds += own;
     line.ops.insert(&op);
@@ -134,21 +144,31 @@ void add_lines(const Executor& e, const Tape& root, std::map<std::string, LineTi
 }  // namespace
 
 std::string profile_by_line(const Executor& e, int runs, int top) {
+  return profile_by(e, ProfileBy::line, runs, top);
+}
+
+std::string profile_by(const Executor& e, ProfileBy by, int runs, int top) {
   std::map<std::string, LineTime> lines;
-  add_lines(e, e.tape(), lines);
+  add_lines(e, e.tape(), by, lines);
   std::vector<std::pair<const std::string*, const LineTime*>> order;
   double total = 0;
+  size_t width = 32;  // the first column: lines fit; a layer's form may take up to 64
   for (const auto& [loc, line] : lines) {
     order.emplace_back(&loc, &line);
     total += line.seconds;
+    width = std::max(width, std::min<size_t>(loc.size(), 64));
   }
   std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
     return a.second->seconds > b.second->seconds;
   });
   double per_run = 1e3 / std::max(runs, 1);
   auto share = [&](double s) { return total > 0 ? 100 * s / total : 0.0; };
+  auto cut = [&](const std::string& s) {
+    return s.size() <= width ? s : s.substr(0, width - 3) + "...";
+  };
   std::string out =
-      fmt::format("{:<32} {:>11} {:>7} {:>5}  primitives\n", "line", "ms/run", "share", "ops");
+      fmt::format("{:<{}} {:>11} {:>7} {:>5}  primitives\n",
+                  by == ProfileBy::line ? "line" : "layer", width, "ms/run", "share", "ops");
   double rest = 0;
   for (size_t i = 0; i < order.size(); ++i) {
     const LineTime& line = *order[i].second;
@@ -164,15 +184,15 @@ std::string profile_by_line(const Executor& e, int runs, int top) {
       names += fmt::format("{}{} {:.0f}%", k == 0 ? "" : ", ", prims[k].first,
                            line.seconds > 0 ? 100 * prims[k].second / line.seconds : 0.0);
     }
-    out += fmt::format("{:<32} {:>11.3f} {:>6.1f}% {:>5}  {}\n", *order[i].first,
+    out += fmt::format("{:<{}} {:>11.3f} {:>6.1f}% {:>5}  {}\n", cut(*order[i].first), width,
                        line.seconds * per_run, share(line.seconds), line.ops.size(), names);
   }
   if (rest > 0) {
-    out += fmt::format("{:<32} {:>11.3f} {:>6.1f}%\n",
-                       fmt::format("{} more lines", order.size() - static_cast<size_t>(top)),
-                       rest * per_run, share(rest));
+    std::string more = fmt::format("{} more {}", order.size() - static_cast<size_t>(top),
+                                   by == ProfileBy::line ? "lines" : "layers");
+    out += fmt::format("{:<{}} {:>11.3f} {:>6.1f}%\n", more, width, rest * per_run, share(rest));
   }
-  out += fmt::format("{:<32} {:>11.3f}\n", "total", total * per_run);
+  out += fmt::format("{:<{}} {:>11.3f}\n", "total", width, total * per_run);
   return out;
 }
 

@@ -23,4 +23,9 @@ std::string profile_report(const Executor& e, int runs, int top = 10);
 /// the tape it has, and its costliest primitives. The `top` lines, then the rest summed.
 std::string profile_by_line(const Executor& e, int runs, int top = 30);
 
+/// What profile_by sums by: source lines (profile_by_line), or layers, the innermost layer
+/// call each op was recorded in (Tape::scopes), "(outside layers)" for the others.
+enum class ProfileBy { line, layer };
+std::string profile_by(const Executor& e, ProfileBy by, int runs, int top = 30);
+
 }  // namespace ytape

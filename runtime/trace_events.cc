@@ -84,22 +84,23 @@ Json complete(std::string_view name, std::string_view category, double start, do
       {"dur", seconds * 1e6}, {"pid", 1},        {"tid", 1}};
 }
 
+// The metadata events that name process 1 and its lane 1, as a trace's first events.
+Json named_lane(std::string_view process, std::string_view lane) {
+  Json trace = Json::array();
+  trace.push_back(
+      {{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", process}}}});
+  trace.push_back(
+      {{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 1}, {"args", {{"name", lane}}}});
+  return trace;
+}
+
 }  // namespace
 
 std::string chrome_trace(const Executor& e, std::span<const StepEvent> events,
-                         std::span<const TracedRun> runs, std::string_view source) {
+                         std::span<const TracedRun> runs, std::string_view process) {
   double origin = runs.empty() ? 0 : runs.front().start;
   for (const StepEvent& ev : events) origin = std::min(origin, ev.start);
-  Json trace = Json::array();
-  trace.push_back({{"name", "process_name"},
-                   {"ph", "M"},
-                   {"pid", 1},
-                   {"args", {{"name", fmt::format("ytape run {}", source)}}}});
-  trace.push_back({{"name", "thread_name"},
-                   {"ph", "M"},
-                   {"pid", 1},
-                   {"tid", 1},
-                   {"args", {{"name", "steps (each runs on all threads)"}}}});
+  Json trace = named_lane(process, "steps (each runs on all threads)");
   for (size_t r = 0; r < runs.size(); ++r) {
     trace.push_back(
         complete(fmt::format("run {}", r + 1), "run", runs[r].start, runs[r].seconds, origin));
@@ -124,6 +125,19 @@ std::string chrome_trace(const Executor& e, std::span<const StepEvent> events,
                        {"pid", 1},
                        {"args", {{"planned buffers (bytes)", live.at(ev->step)}}}});
     }
+  }
+  Json doc = {{"traceEvents", std::move(trace)}, {"displayTimeUnit", "ms"}};
+  return doc.dump() + "\n";
+}
+
+std::string phases_trace(std::span<const TracePhase> phases, std::string_view process) {
+  Json trace = named_lane(process, "phases");
+  for (const TracePhase& p : phases) {
+    Json event = complete(p.name, "phase", p.start, p.seconds, 0);
+    Json args = Json::object();
+    for (const auto& [key, n] : p.counts) args[key] = n;
+    event["args"] = std::move(args);
+    trace.push_back(std::move(event));
   }
   Json doc = {{"traceEvents", std::move(trace)}, {"displayTimeUnit", "ms"}};
   return doc.dump() + "\n";

@@ -6,6 +6,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "runtime/executor.h"
 
@@ -26,9 +28,23 @@ struct TracedRun {
 ///   them, the bytes it reads and writes and its FLOPs (tape/cost.h);
 /// - a counter track ("ph": "C") "memory" of the bytes the plan's buffers hold while each
 ///   step of the tape runs (the arena's slots then live, work memory included);
-/// - metadata naming the process `source` and the lane.
+/// - metadata naming the process (`process`: "ytape run model.json") and the lane.
 /// Times are microseconds from the first run's start. Deterministic for given events.
 std::string chrome_trace(const Executor& e, std::span<const StepEvent> events,
-                         std::span<const TracedRun> runs, std::string_view source);
+                         std::span<const TracedRun> runs, std::string_view process);
+
+/// One phase of a command that transforms a tape (`--stats-out`: reading, tracing, an opt
+/// pass, writing): when it began (seconds from the command's start), how long it took, and
+/// counts it reports (ops before and after).
+struct TracePhase {
+  std::string name;
+  double start = 0, seconds = 0;
+  std::vector<std::pair<std::string, int64_t>> counts;
+};
+
+/// The phases as a Chrome trace (the format of chrome_trace): a complete event per phase on
+/// one lane of the process named `process`, its counts as its args; a phase within another's
+/// time (an opt pass within "opt") nests under it in a viewer.
+std::string phases_trace(std::span<const TracePhase> phases, std::string_view process);
 
 }  // namespace ytape

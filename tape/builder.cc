@@ -8,6 +8,22 @@
 
 namespace ytape {
 
+namespace {
+
+// Every field of a scope, for the table's index (paths and layer texts hold no NUL).
+std::string scope_key(const Scope& s) {
+  std::string key = s.path;
+  key += '\0';
+  key += s.layer;
+  for (uint32_t n : {s.made.file, s.made.line, s.call.file, s.call.line, s.parent}) {
+    key += '\0';
+    key += std::to_string(n);
+  }
+  return key;
+}
+
+}  // namespace
+
 Builder::Builder(std::string name) {
   tape_.name = std::move(name);
 }
@@ -16,6 +32,10 @@ Builder Builder::like(const Tape& t) {
   Builder b(t.name);
   b.tape_.meta = t.meta;
   for (const std::string& f : t.files) b.intern_file(f);
+  // Copied as they are (a table read from a file may repeat a scope), indices kept.
+  b.tape_.scopes = t.scopes;
+  for (size_t i = 0; i < t.scopes.size(); ++i)
+    b.scope_index_.try_emplace(scope_key(t.scopes[i]), static_cast<uint32_t>(i + 1));
   return b;
 }
 
@@ -24,6 +44,15 @@ uint32_t Builder::intern_file(std::string_view path) {
   if (added) {
     tape_.files.emplace_back(path);
     it->second = static_cast<uint32_t>(tape_.files.size());
+  }
+  return it->second;
+}
+
+uint32_t Builder::intern_scope(const Scope& scope) {
+  auto [it, added] = scope_index_.try_emplace(scope_key(scope), 0);
+  if (added) {
+    tape_.scopes.push_back(scope);
+    it->second = static_cast<uint32_t>(tape_.scopes.size());
   }
   return it->second;
 }
@@ -279,6 +308,7 @@ Tape region_tape(const Tape& nested, const std::vector<std::pair<Var, std::strin
   for (Var y : yields) b.output(map[y], "");
   Tape region = b.finish();
   region.files.clear();
+  region.scopes.clear();
   return region;
 }
 

@@ -20,8 +20,8 @@ namespace ytape {
 class Builder {
  public:
   explicit Builder(std::string name = "");
-  /// A builder whose tape starts with the name, metadata and files of `t` (no ops), so
-  /// that locations of ops copied from `t` stay meaningful.
+  /// A builder whose tape starts with the name, metadata, files and scopes of `t` (no ops),
+  /// so that locations of ops copied from `t` stay meaningful.
   static Builder like(const Tape& t);
 
   /// Reserves room for `ops` ops and `vars` vars: spares the copies of a growing tape
@@ -67,6 +67,8 @@ class Builder {
   Loc loc() const { return loc_; }
   /// The file index of `path` in this tape's file table, adding it if new.
   uint32_t intern_file(std::string_view path);
+  /// The index of `scope` in this tape's scope table (Loc::scope), adding it if new.
+  uint32_t intern_scope(const Scope& scope);
   void add_meta(std::string key, std::string value);
 
   const Type& type(Var v) const { return tape_.types[v.id]; }
@@ -153,6 +155,7 @@ class Builder {
   uint32_t next_var_ = 0;
   size_t next_input_ = 0;  // inputs declared so far; they must be the first ops
   std::unordered_map<std::string, uint32_t> file_index_;
+  std::unordered_map<std::string, uint32_t> scope_index_;  // by scope_key
   std::unordered_set<std::string> input_names_;
   std::vector<ScalarInference> scalar_inferences_;  // by primitive, once used
   std::vector<Type> inferred_;                      // the latest other inference

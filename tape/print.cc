@@ -114,7 +114,7 @@ void append_ops(std::string& out, const Tape& t, const Tape& root, const std::st
   for (const Op& op : t.ops) {
     out += indent;
     out += print_op(t, op);
-    std::string loc = root.loc_str(op.loc);
+    std::string loc = root.where_str(op.loc);
     if (!loc.empty()) {
       out += "  # ";
       out += loc;
@@ -138,6 +138,16 @@ std::string print_tape(const Tape& t) {
   std::string out = fmt::format("tape {}\n", printable(t.name));
   for (const auto& [key, value] : t.meta) {
     out += fmt::format("  meta {} = {}\n", printable(key), printable(quoted(value)));
+  }
+  for (size_t i = 0; i < t.scopes.size(); ++i) {
+    const Scope& s = t.scopes[i];
+    out += fmt::format("  scope {} {}", i + 1, printable(s.title()));
+    if (s.parent != 0) out += fmt::format(" in {}", s.parent);
+    std::string made = t.loc_str(s.made), call = t.loc_str(s.call);
+    if (!made.empty() || !call.empty()) out += "  #";
+    if (!made.empty()) out += " made at " + made + (call.empty() ? "" : ",");
+    if (!call.empty()) out += " called at " + call;
+    out += '\n';
   }
   append_ops(out, t, t, "  ");
   for (const Output& o : t.outputs) {

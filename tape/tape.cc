@@ -32,6 +32,15 @@ std::string Tape::loc_str(Loc loc) const {
   return fmt::format("{}:{}", printable(files[loc.file - 1]), loc.line);
 }
 
+std::string Tape::where_str(Loc loc) const {
+  std::string out = loc_str(loc);
+  if (const Scope* s = scope_of(loc)) {
+    out += out.empty() ? "in " : " in ";
+    out += printable(s->path.empty() ? s->layer : s->path);
+  }
+  return out;
+}
+
 double literal_at(const Op& op, DType dtype, int64_t i) {
   const uint8_t* p = op.value.data() + i * dtype_size(dtype);
   switch (dtype) {

@@ -14,12 +14,28 @@
 
 namespace ytape {
 
-/// Source location of the model line an op came from; file 0 means none.
+/// Source location of the model line an op came from; file 0 means none. `scope` names the
+/// layer call the op was recorded in (Tape::scopes), 0 when none.
 struct Loc {
   uint32_t file = 0;  ///< index into Tape::files, 1-based
   uint32_t line = 0;
+  uint32_t scope = 0;  ///< index into Tape::scopes, 1-based
   bool known() const { return file != 0; }
   friend bool operator==(Loc, Loc) = default;
+};
+
+/// A call of a layer of the model (a callable struct) that ops were recorded in
+/// (docs/tape-format.md, "Scopes"): where it was made, where called, and what it is. Ops
+/// name their innermost scope (Loc::scope); a scope names the one it was called in.
+struct Scope {
+  std::string path;     ///< the layer's place among the traced function's arguments, or ""
+  std::string layer;    ///< its one-line form, Flux's `show`: `Dense(4 => 8, relu)`
+  Loc made;             ///< where it was constructed (file and line; scope unused)
+  Loc call;             ///< where it was called (file and line; scope unused)
+  uint32_t parent = 0;  ///< the scope it was called in, 1-based and below its own; 0: none
+  friend bool operator==(const Scope&, const Scope&) = default;
+  /// "model.layers[1]: Dense(4 => 8, relu)", or the layer alone without a path.
+  std::string title() const { return path.empty() ? layer : path + ": " + layer; }
 };
 
 enum class OpKind : uint8_t { input, constant, call };
@@ -60,6 +76,7 @@ struct Tape {
   /// kept in insertion order.
   std::vector<std::pair<std::string, std::string>> meta;
   std::vector<std::string> files;  ///< source files that locations refer to
+  std::vector<Scope> scopes;       ///< layer calls that locations refer to (Loc::scope)
   std::vector<Type> types;         ///< type of each var, indexed by Var::id
   std::vector<Op> ops;
   std::vector<Output> outputs;
@@ -70,6 +87,13 @@ struct Tape {
   size_t num_ops() const { return ops.size() - num_inputs(); }
   /// "file:line", or "" when unknown.
   std::string loc_str(Loc loc) const;
+  /// "file:line in model.layers[1]": loc_str and the path (else the layer) of the scope, as
+  /// `ytape show` comments an op; "" when neither is known.
+  std::string where_str(Loc loc) const;
+  /// The scope of `loc` (Loc::scope), or null when it has none.
+  const Scope* scope_of(Loc loc) const {
+    return loc.scope == 0 || loc.scope > scopes.size() ? nullptr : &scopes[loc.scope - 1];
+  }
   /// The types of the inputs, in order: a region's parameters.
   std::vector<Type> input_types() const;
   /// The types of the outputs, in order: what a region yields.

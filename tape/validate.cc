@@ -19,6 +19,7 @@ class Validator {
   Validator(const Tape& t, const Tape& root, int depth) : t_(t), root_(root), depth_(depth) {}
 
   void run() {
+    if (depth_ == 0) check_scopes();
     for (size_t i = 0; i < t_.ops.size(); ++i) {
       index_ = i;
       check_op(t_.ops[i]);
@@ -51,9 +52,31 @@ class Validator {
                loc.empty() ? "" : " at " + loc, fmt::format(format, std::forward<Args>(args)...));
   }
 
+  // A scope's parent comes before it (so the chain of callers ends), and its locations
+  // name files of the tape.
+  void check_scopes() const {
+    for (size_t i = 0; i < t_.scopes.size(); ++i) {
+      const Scope& s = t_.scopes[i];
+      if (s.parent > i) {
+        user_error(
+            "tape {}: scope {} ({}) names scope {} as its caller; a caller must come "
+            "before the scopes called in it",
+            t_.name, i + 1, s.title(), s.parent);
+      }
+      for (Loc loc : {s.made, s.call}) {
+        if (loc.file > t_.files.size()) {
+          user_error("tape {}: scope {} ({}) names file {}, which the tape does not list", t_.name,
+                     i + 1, s.title(), loc.file);
+        }
+      }
+    }
+  }
+
   void check_op(const Op& op) {
     if (op.loc.file > root_.files.size())
       fail("its location names file {}, which the tape does not list", op.loc.file);
+    if (op.loc.scope > root_.scopes.size())
+      fail("its location names scope {}, which the tape does not list", op.loc.scope);
     bool region_op = op.kind == OpKind::call && static_cast<int>(op.prim) < kNumPrims &&
                      prim_info(op.prim).holds_regions();
     if (!op.regions.empty() && !region_op)

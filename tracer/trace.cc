@@ -117,8 +117,10 @@ struct Lifter {
   bool complete = true;
   PathWalk walk{"argument", "pass the parts the function needs"};
 
-  // Floats and arrays become inputs; the rest is static and recorded in the meta.
-  Value lift(const Value& v, const std::string& path) {
+  // Floats and arrays become inputs; the rest is static and recorded in the meta. `place`
+  // is `path` as the program writes it (model.layers[1]), kept on structs for the scopes of
+  // layer calls.
+  Value lift(const Value& v, const std::string& path, const std::string& place) {
     switch (v.kind) {
       case VKind::float_:
         return lift_float(v, path);
@@ -145,7 +147,8 @@ struct Lifter {
         std::vector<Value> items;
         for (size_t i = 0; i < t.items.size(); ++i) {
           std::string name = t.names.empty() ? std::to_string(i + 1) : t.names[i];
-          items.push_back(lift(t.items[i], path + "." + name));
+          std::string at = t.names.empty() ? place + "[" + name + "]" : place + "." + name;
+          items.push_back(lift(t.items[i], path + "." + name, at));
         }
         walk.leave();
         // A vector of values stays one, so that the traced code can push! onto it.
@@ -156,10 +159,11 @@ struct Lifter {
         walk.enter(v, path);
         std::vector<Value> fields;
         for (size_t i = 0; i < s.fields.size(); ++i) {
-          fields.push_back(lift(s.fields[i], path + "." + s.type->fields[i]));
+          const std::string& field = s.type->fields[i];
+          fields.push_back(lift(s.fields[i], path + "." + field, place + "." + field));
         }
         walk.leave();
-        return Value::instance(s.type, std::move(fields));
+        return Value::instance(s.type, std::move(fields), s.made, place);
       }
       case VKind::integer:
       case VKind::boolean:
@@ -274,7 +278,7 @@ Traced trace(Interpreter& program, const std::string& entry, const std::vector<s
   b.add_meta("entry", entry);
   Lifter lifter(b);
   for (size_t i = 0; i < call_args.pos.size(); ++i) {
-    call_args.pos[i] = lifter.lift(call_args.pos[i], names[i]);
+    call_args.pos[i] = lifter.lift(call_args.pos[i], names[i], names[i]);
   }
   program.set_max_ops(options.max_ops);
   program.begin_trace(&b, lifter.examples, lifter.complete);

@@ -296,6 +296,12 @@ std::optional<TrainEnd> Trainer::run_epoch(const TrainHooks& hooks) {
   return std::nullopt;
 }
 
+void Trainer::set_trace(StepTrace* trace) {
+  trace_ = trace != nullptr && trace->steps > 0 ? trace : nullptr;
+  executor_->set_trace(trace_ != nullptr ? &trace_->events : nullptr,
+                       trace != nullptr ? trace->origin : std::chrono::steady_clock::now());
+}
+
 std::optional<double> Trainer::run_step(std::span<const int64_t> order) {
   const int64_t b = binding_.batch;
   std::span<const int64_t> indices =
@@ -305,7 +311,19 @@ std::optional<double> Trainer::run_step(std::span<const int64_t> order) {
     if (in.role == InputRole::data) values_[i] = gather_samples(*data_.find(in.name), indices);
   }
   executor_->set_random_key(step_key(options_.seed, position_.global_step));
-  executor_->run(values_, outputs_);
+  if (trace_ == nullptr) {
+    executor_->run(values_, outputs_);
+  } else {
+    auto start = std::chrono::steady_clock::now();
+    executor_->run(values_, outputs_);
+    auto end = std::chrono::steady_clock::now();
+    trace_->runs.push_back({std::chrono::duration<double>(start - trace_->origin).count(),
+                            std::chrono::duration<double>(end - start).count()});
+    if (static_cast<int64_t>(trace_->runs.size()) >= trace_->steps) {
+      executor_->set_trace(nullptr, trace_->origin);
+      trace_ = nullptr;
+    }
+  }
   for (size_t i = 0; i < binding_.inputs.size(); ++i) {
     if (binding_.inputs[i].role == InputRole::carried) {
       values_[i] = outputs_[binding_.inputs[i].output];

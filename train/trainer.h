@@ -3,6 +3,7 @@
 // (docs/training.md). The library never prints: it reports through TrainHooks.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "runtime/executor.h"
+#include "runtime/trace_events.h"
 #include "train/binding.h"
 #include "train/checkpoint.h"
 #include "train/data.h"
@@ -54,6 +56,15 @@ struct TrainHooks {
   std::function<bool()> stop;
 };
 
+/// A trace of the first steps of a run (Trainer::set_trace): the step tape's executor's
+/// steps, and each step's run, for chrome_trace.
+struct StepTrace {
+  int64_t steps = 0;  ///< how many steps to record; then the trace stops
+  std::chrono::steady_clock::time_point origin = std::chrono::steady_clock::now();
+  std::vector<StepEvent> events;
+  std::vector<TracedRun> runs;
+};
+
 /// How a run ended.
 enum class TrainEnd { finished, max_steps, stopped };
 
@@ -89,6 +100,12 @@ class Trainer {
   /// the last one of this run's --epochs); or when its tensors are not the carried inputs
   /// with their types.
   void resume(const Checkpoint& c, std::string_view source);
+
+  /// Records the next `trace->steps` runs of the step tape into `trace` (which must outlive
+  /// them); the epoch's last incomplete batch (--keep-last) runs another tape, not recorded.
+  void set_trace(StepTrace* trace);
+  /// The executor of the step tape, whose plan a trace's events name.
+  const Executor& step_executor() const { return *executor_; }
 
   /// Trains until all epochs are done, max_steps is reached, or hooks.stop() says so; then
   /// saves a checkpoint (when hooks.save is given) and returns why it ended.
@@ -138,6 +155,7 @@ class Trainer {
   std::vector<Tensor> eval_values_;  // per input of the eval tape: --init's, where fixed
   Position position_;
   std::optional<Position> saved_;  // the position of the last checkpoint
+  StepTrace* trace_ = nullptr;
   std::vector<int64_t> order_;
   int64_t order_epoch_ = 0;  // the epoch order_ belongs to
 };

@@ -14,10 +14,10 @@ namespace {
 // What any region must be, whichever op holds it: a tape whose locations name the files of
 // the outer tape, and whose ops the executor can run once per trip as they are.
 void check_contents(const Tape& r) {
-  if (!r.files.empty() || !r.meta.empty()) {
+  if (!r.files.empty() || !r.scopes.empty() || !r.meta.empty()) {
     user_error(
-        "its region {} has files or meta of its own; its locations name the outer "
-        "tape's files",
+        "its region {} has files, scopes or meta of its own; its locations name the outer "
+        "tape's files and scopes",
         r.name);
   }
   for (size_t i = 0; i < r.ops.size(); ++i) {

@@ -579,7 +579,7 @@ Value setfield(Interpreter& in, Args& args) {
 // new_instance(T, fields...): an instance of struct T with these fields, as the implied
 // constructor makes it, whatever outer constructors T has: the prelude's stand-in for
 // Julia's `new` in an inner constructor (Dense(w, false) must not call itself again).
-Value new_instance(Interpreter&, Args& args) {
+Value new_instance(Interpreter& in, Args& args) {
   if (args.pos.empty() || args.pos[0].kind != VKind::type ||
       args.pos[0].type_ref()->tag != TypeTag::user || args.pos[0].type_ref()->is_abstract) {
     user_error("new_instance takes a struct type, then its fields");
@@ -590,7 +590,7 @@ Value new_instance(Interpreter&, Args& args) {
   }
   std::vector<Value> fields(args.pos.begin() + 1, args.pos.end());
   TypeRef type = instance_type(t, fields);
-  return Value::instance(std::move(type), std::move(fields));
+  return Value::instance(std::move(type), std::move(fields), in.program_here());
 }
 
 // `new(args...)` of an inner constructor (the parser writes it `new_struct(T, args...)`):

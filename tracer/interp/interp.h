@@ -295,6 +295,9 @@ class Interpreter {
   }
   /// The position of the call being evaluated, for messages and op locations.
   Pos here() const { return here_; }
+  /// here(), or where that is in the prelude, the program's innermost call around it: where
+  /// the program made what the prelude makes now (a layer's line, Scope::made).
+  Pos program_here() const { return program_pos(here_); }
   [[noreturn]] void fail(Pos pos, std::string_view message) const;
   /// A message at `pos` as fail() words it: file:line:col, the line with a caret, and the
   /// call stack of program frames.
@@ -303,6 +306,8 @@ class Interpreter {
   /// method (Flux's layers, a program's `Base.show`) as that method writes it, as Julia's
   /// print calls show; anything else as print_text.
   std::string printed(const Value& v);
+  /// Whether `v` is a struct whose type has a show method of its own (Flux's layers).
+  bool shows_itself(const Value& v);
   /// The generator of `rand`/`randn`: `seed!(n)` restarts it; each draw takes the next
   /// seed, so a program's random values depend only on its seed and the order of draws.
   void seed(uint64_t s) {
@@ -629,6 +634,30 @@ class Interpreter {
   [[noreturn]] void fail_call(Pos pos, std::string_view message);
   Var var_of(const Value& v);
   Pos op_pos() const;
+  // `pos`, or where it is in the prelude, the innermost call of the program's around it.
+  Pos program_pos(Pos pos) const;
+  // While tracing, a call of a layer (a struct whose type is TypeObj::layer) is a scope of
+  // the ops recorded inside it (Tape::scopes): pushed here, popped on leaving.
+  class LayerScope {
+   public:
+    LayerScope(Interpreter& in, const Value& layer, Pos call);
+    ~LayerScope();
+    LayerScope(const LayerScope&) = delete;
+    LayerScope& operator=(const LayerScope&) = delete;
+
+   private:
+    Interpreter& in_;
+    bool pushed_ = false;
+  };
+  struct LayerCall {
+    std::shared_ptr<const Object> layer;  // the StructObj, kept alive
+    std::string text;                     // Scope::layer
+    Pos call;                             // the program's line of the call
+    uint64_t level = 0;                   // the trace level (serial) `scope` is on
+    uint32_t scope = 0;                   // on that level's tape, once interned
+  };
+  std::string layer_text(const Value& layer);
+  uint32_t scope_of_call(size_t i);
   // The tape location of program position `at`, its file added to the tape's files.
   Loc loc_of(Pos at);
   void check_op_limit();
@@ -672,6 +701,8 @@ class Interpreter {
   // program's in place of `existing` (the prelude's).
   bool shadows(const Method& m, const std::string& name, const Value& existing) const;
   std::vector<Frame> frames_;
+  std::vector<LayerCall> layer_calls_;                     // innermost last
+  std::unordered_map<uint64_t, std::string> layer_texts_;  // by StructObj::serial
   // Environments captured by closures. A closure stored in (a scope below) the
   // environment it captures makes a reference cycle; the destructor breaks them all by
   // emptying these.

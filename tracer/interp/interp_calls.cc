@@ -413,6 +413,7 @@ Value Interpreter::call(const Value& f, Args args, Pos pos) {
       case VKind::object: {
         const Value* callable = global("#call");
         if (callable == nullptr) fail(pos, fmt::format("{} is not callable", a_type_name(f)));
+        LayerScope scope(*this, f, pos);
         out = call_function(callable->fn(), args, pos, &f);
         break;
       }

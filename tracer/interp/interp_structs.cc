@@ -37,6 +37,11 @@ Value Interpreter::eval_struct(const Expr& e, const EnvPtr& env) {
   auto t = std::make_shared<TypeObj>();
   t->tag = TypeTag::user;
   t->program = !in_prelude(e.pos.file);
+  // Flux's layers are defined in these files of the prelude; the program's own structs may
+  // be layers of its own. A call of one is a scope of the ops it records (Tape::scopes).
+  std::string_view file = sources_.file(e.pos.file).path;
+  t->layer = t->program || file == "prelude/layers.jl" || file == "prelude/recurrent.jl" ||
+             file == "prelude/flux.jl";
   const Expr* super = nullptr;
   if (e.kind == Kind::abstract_type) {
     t->name = e.name;
@@ -156,7 +161,7 @@ Value Interpreter::construct_instantiated(const TypeRef& t, Args& args, Pos pos)
     fields[f] = convert_to(t->params.at(static_cast<size_t>(field_params[f])), fields[f], pos);
   }
   TypeRef type = instance_type(t, fields);
-  return Value::instance(std::move(type), std::move(fields));
+  return Value::instance(std::move(type), std::move(fields), program_pos(pos));
 }
 
 Value Interpreter::construct(const Value& type, Args& args, Pos pos) {
@@ -196,7 +201,7 @@ Value Interpreter::construct(const Value& type, Args& args, Pos pos) {
       }
     }
     TypeRef instance = instance_type(t, args.pos);
-    return Value::instance(std::move(instance), std::move(args.pos));
+    return Value::instance(std::move(instance), std::move(args.pos), program_pos(pos));
   }
   if (t->tag == TypeTag::abstract_array) return construct_array(*t, args, pos);
   if (t->tag == TypeTag::symbol && t->val && args.pos.empty() && args.kw.empty())

@@ -91,6 +91,10 @@ Interpreter::NestedTape Interpreter::end_nested_trace() {
   const std::vector<std::string>& nested_files = out.builder->tape().files;
   for (size_t i = builder_->tape().files.size(); i < nested_files.size(); ++i)
     builder_->intern_file(nested_files[i]);
+  // So with its scopes (the layers called inside it).
+  const std::vector<Scope>& nested_scopes = out.builder->tape().scopes;
+  for (size_t i = builder_->tape().scopes.size(); i < nested_scopes.size(); ++i)
+    builder_->intern_scope(nested_scopes[i]);
   level_->tape_files = std::move(files);
   return out;
 }
@@ -171,11 +175,56 @@ const Method* Interpreter::find_method(const FunctionObj& f, const Args& args) {
 // Ops recorded by prelude code (a layer, a loss) carry the line of the program that
 // called into the prelude, the line a reader of the tape knows.
 Pos Interpreter::op_pos() const {
-  if (!in_prelude(here_.file)) return here_;
+  return program_pos(here_);
+}
+
+Pos Interpreter::program_pos(Pos pos) const {
+  if (!in_prelude(pos.file)) return pos;
   for (size_t i = frames_.size(); i-- > 0;) {
     if (frames_[i].call.known() && !in_prelude(frames_[i].call.file)) return frames_[i].call;
   }
-  return here_;
+  return pos;
+}
+
+Interpreter::LayerScope::LayerScope(Interpreter& in, const Value& layer, Pos call) : in_(in) {
+  if (!in.tracing() || layer.kind != VKind::object || !layer.object().type->layer) return;
+  in.layer_calls_.push_back({layer.obj, in.layer_text(layer), in.program_pos(call), 0, 0});
+  pushed_ = true;
+}
+
+Interpreter::LayerScope::~LayerScope() {
+  if (pushed_) in_.layer_calls_.pop_back();
+}
+
+// Flux's one-line form where the layer's type has a show method of its own (Dense(4 => 8,
+// relu)), else the type's name: the default show writes every field, weights and all.
+std::string Interpreter::layer_text(const Value& layer) {
+  const StructObj& s = layer.object();
+  if (auto it = layer_texts_.find(s.serial); it != layer_texts_.end()) return it->second;
+  std::string text = s.type->name;
+  try {
+    if (shows_itself(layer)) text = printed(layer);
+  } catch (const UserError&) {
+    // A program's show that fails names no layer; the trace goes on without it.
+  }
+  layer_texts_.emplace(s.serial, text);
+  return text;
+}
+
+// The scope of layer call i on the current tape (interned once per call and trace level).
+uint32_t Interpreter::scope_of_call(size_t i) {
+  LayerCall& c = layer_calls_[i];
+  if (c.scope != 0 && c.level == level_->serial) return c.scope;
+  uint32_t parent = i > 0 ? scope_of_call(i - 1) : 0;
+  const StructObj& obj = static_cast<const StructObj&>(*c.layer);
+  Scope s{.path = obj.path,
+          .layer = c.text,
+          .made = obj.made.known() ? loc_of(obj.made) : Loc{},
+          .call = c.call.known() ? loc_of(c.call) : Loc{},
+          .parent = parent};
+  c.scope = builder_->intern_scope(s);
+  c.level = level_->serial;
+  return c.scope;
 }
 
 namespace {
@@ -229,6 +278,7 @@ Loc Interpreter::loc_of(Pos at) {
 const Op& Interpreter::record(Prim p, std::span<const Value> args, const Attrs& attrs) {
   if (builder_ == nullptr) internal_error("a traced value outside of a trace");
   Loc loc = loc_of(op_pos());
+  if (!layer_calls_.empty()) loc.scope = scope_of_call(layer_calls_.size() - 1);
   std::vector<Var> vars;
   vars.reserve(args.size());
   builder_->set_loc(loc);  // constants of concrete arguments take the op's line too

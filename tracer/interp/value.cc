@@ -113,12 +113,14 @@ Value Value::like(const TupleObj& t, std::vector<Value> items) {
   return t.vector ? vector(std::move(items)) : tuple(std::move(items));
 }
 
-Value Value::instance(TypeRef type, std::vector<Value> fields) {
+Value Value::instance(TypeRef type, std::vector<Value> fields, Pos made, std::string path) {
   Value out;
   out.kind = VKind::object;
   auto obj = std::make_shared<StructObj>();
   obj->type = std::move(type);
   obj->fields = std::move(fields);
+  obj->made = made;
+  obj->path = std::move(path);
   out.obj = std::move(obj);
   return out;
 }

@@ -79,7 +79,10 @@ struct Value {
   /// A tuple, named tuple or vector of values as `t` is, holding `items` (as many as t's).
   static Value like(const TupleObj& t, std::vector<Value> items);
   /// An instance of struct type `type` with these fields (no constructor runs).
-  static Value instance(TypeRef type, std::vector<Value> fields);
+  /// An instance of a struct; `made`: where the program constructed it, `path`: its place
+  /// in a traced function's argument (StructObj).
+  static Value instance(TypeRef type, std::vector<Value> fields, Pos made = {},
+                        std::string path = {});
   static Value named_tuple(std::vector<std::string> names, std::vector<Value> items);
   static Value type(TypeRef t);
   static Value range(int64_t start, int64_t step, int64_t stop);
@@ -144,8 +147,9 @@ struct TypeObj : Object {
   TypeTag tag = TypeTag::any;
   std::shared_ptr<const TypeObj> super;  ///< user types: the declared supertype, or null
   bool is_abstract = false;
-  bool is_mutable = false;           ///< `mutable struct`: fields can be assigned
-  bool program = false;              ///< user types: defined by the program, not the prelude
+  bool is_mutable = false;  ///< `mutable struct`: fields can be assigned
+  bool program = false;     ///< user types: defined by the program, not the prelude
+  bool layer = false;       ///< user types: a layer (the program's types, Flux's): calls are scopes
   const StructDef* kwdef = nullptr;  ///< `@kwdef struct`: its definition, for the defaults
   std::vector<std::string> fields;   ///< struct types
   std::vector<std::shared_ptr<const TypeObj>> field_types;  ///< null where not declared
@@ -204,6 +208,10 @@ struct StructObj : Object {
   ~StructObj() override;
   TypeRef type;
   std::vector<Value> fields;
+  /// For the scopes of layer calls (Tape::scopes): the program's line that constructed it,
+  /// and its place in the traced function's argument it came from ("model.layers[1]").
+  Pos made;
+  std::string path;
 };
 
 /// One method of a user function: a definition in the program and the environment it

@@ -281,10 +281,10 @@ TEST_CASE("json errors: format and version") {
   CHECK_THROWS_WITH_AS(read_tape_json("{\"version\":1,\"ops\":[],\n\"outputs\":[]}", "t.json"),
                        R"(t.json:2: not a ytape tape: it has no "format":"ytape-tape")", UserError);
   CHECK_THROWS_WITH_AS(
-      read_tape_json(R"({"format":"ytape-tape","version":3,"ops":[{"new":"field"}]})", "t.json"),
-      "t.json:1: written by a newer ytape (format version 3); this one reads version 2", UserError);
+      read_tape_json(R"({"format":"ytape-tape","version":4,"ops":[{"new":"field"}]})", "t.json"),
+      "t.json:1: written by a newer ytape (format version 4); this one reads version 3", UserError);
   CHECK_THROWS_WITH_AS(read_tape_json(R"({"format":"ytape-tape","version":0})", "t.json"),
-                       "t.json:1: format version 0 does not exist; this ytape reads version 2",
+                       "t.json:1: format version 0 does not exist; this ytape reads version 3",
                        UserError);
   CHECK_THROWS_WITH_AS(read_tape_json(R"({"format":"ytape-tape","version":1.5})", "t.json"),
                        "t.json:1: \"version\" must be an integer, got 1.5", UserError);
@@ -295,13 +295,13 @@ TEST_CASE("json errors: format and version") {
 TEST_CASE("json errors: unknown, duplicate and missing keys") {
   CHECK_THROWS_WITH_AS(
       read_tape_json(R"({"format":"ytape-tape","version":1,"files":[]})", "t.json"),
-      "t.json:1: unknown key \"files\" in the tape (expected format, version, name, meta, ops, "
-      "outputs)",
+      "t.json:1: unknown key \"files\" in the tape (expected format, version, name, meta, "
+      "scopes, ops, outputs)",
       UserError);
   CHECK_THROWS_WITH_AS(
       read_tape_json(tape_json(R"({"out":[1],"op":"input","name":"x","shape":[3]})"), "t.json"),
       "t.json:4: unknown key \"shape\" in an op (expected out, op, name, value, args, attrs, type, "
-      "loc, regions)",
+      "loc, scope, regions)",
       UserError);
   CHECK_THROWS_WITH_AS(
       read_tape_json(tape_json(kInputX, R"({"var":1,"name":"y","type":"f32[3]"})"), "t.json"),
@@ -323,7 +323,7 @@ TEST_CASE("json errors: unknown, duplicate and missing keys") {
   CHECK_THROWS_WITH_AS(
       read_tape_json(tape_json(R"({"out":[1],"op":"input","name":"x","type":["f32[]"],"args":[]})"),
                      "t.json"),
-      "t.json:4: input: unexpected key \"args\" (an input has out, op, name, type, loc)",
+      "t.json:4: input: unexpected key \"args\" (an input has out, op, name, type, loc, scope)",
       UserError);
   CHECK_THROWS_WITH_AS(
       read_tape_json("{\"format\":\"ytape-tape\",\"version\":1,\n\"outputs\":[]\n}", "t.json"),

@@ -132,3 +132,30 @@ TEST_CASE("profile_by_line counts a region's steps at their lines, the loop's re
 
 }  // namespace
 }  // namespace ytape
+
+namespace ytape {
+
+TEST_CASE("a command's phases are complete events, their counts as args, passes inside") {
+  std::vector<TracePhase> phases = {{"read", 0, 0.002, {}},
+                                    {"opt", 0.002, 0.010, {{"ops before", 40}, {"ops after", 30}}},
+                                    {"dce", 0.002, 0.004, {{"changed", 10}}},
+                                    {"write", 0.012, 0.001, {}}};
+  nlohmann::json doc = nlohmann::json::parse(phases_trace(phases, "ytape opt g.json"));
+  check_schema(doc);
+  std::vector<nlohmann::json> events;
+  for (const auto& ev : doc.at("traceEvents")) {
+    if (ev.at("ph") == "X") events.push_back(ev);
+    if (ev.at("name") == "process_name") CHECK(ev.at("args").at("name") == "ytape opt g.json");
+  }
+  REQUIRE(events.size() == 4);
+  CHECK(events[1].at("name") == "opt");
+  CHECK(events[1].at("ts").get<double>() == doctest::Approx(2000));
+  CHECK(events[1].at("dur").get<double>() == doctest::Approx(10000));
+  CHECK(events[1].at("args").at("ops after") == 30);
+  // The pass lies within "opt": a viewer nests it there.
+  double start = events[2].at("ts"), end = start + events[2].at("dur").get<double>();
+  CHECK(start >= events[1].at("ts").get<double>());
+  CHECK(end <= events[1].at("ts").get<double>() + events[1].at("dur").get<double>());
+}
+
+}  // namespace ytape

@@ -139,7 +139,8 @@ TEST_CASE("the validator checks a region like a tape, and what a region may hold
                        UserError);
   Tape filed = cell_body();
   filed.files.push_back("cell.jl");
-  CHECK_THROWS_WITH_AS(rnn(3, filed), doctest::Contains("has files or meta of its own"), UserError);
+  CHECK_THROWS_WITH_AS(rnn(3, filed), doctest::Contains("has files, scopes or meta of its own"),
+                       UserError);
   Tape extra = rnn(3);
   extra.ops[0].regions.push_back(cell_body());  // an input given a region
   CHECK_THROWS_WITH_AS(

@@ -31,7 +31,7 @@ std::string normalized(const Tape& t) {
   std::istringstream in(print_tape(t));
   std::string out, line;
   while (std::getline(in, line)) {
-    if (line.starts_with("  meta ")) continue;
+    if (line.starts_with("  meta ") || line.starts_with("  scope ")) continue;
     size_t comment = line.find("  # ");
     if (comment != std::string::npos) line.resize(comment);
     out += line + "\n";

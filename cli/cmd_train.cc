@@ -3,14 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
-#include <filesystem>
 #include <memory>
 
 #include "cli/commands.h"
 #include "cli/io.h"
 #include "cli/progress.h"
 #include "cli/signals.h"
-#include "runtime/npy.h"
+#include "runtime/inputs.h"
 #include "runtime/tensor_file.h"
 #include "tape/checked.h"
 #include "train/trainer.h"
@@ -31,16 +30,9 @@ std::span<const uint8_t> as_bytes(const std::string& content) {
   return {reinterpret_cast<const uint8_t*>(content.data()), content.size()};
 }
 
-// safetensors, or numpy's .npz or .npy (runtime/npy.h).
+// safetensors, or numpy's .npz or .npy (runtime/inputs.h).
 TensorMap read_tensors(const std::string& path) {
-  std::string name = source_name(path), content = read_file(path);
-  std::span<const uint8_t> bytes = as_bytes(content);
-  if (path.ends_with(".npz")) return read_npz(bytes, name);
-  if (path.ends_with(".npy")) {
-    std::string stem = std::filesystem::path(path).stem().string();
-    return read_npy(bytes, name, stem);
-  }
-  return read_safetensors(bytes, name);
+  return read_tensor_file(as_bytes(read_file(path)), source_name(path));
 }
 
 // The run's time so far and what is left at its pace: "elapsed 1.2 s, ETA 3.4 s".

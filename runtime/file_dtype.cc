@@ -214,19 +214,14 @@ std::vector<uint8_t> encode_elements(const Tensor& t, FileDType to, std::string_
   uint8_t* p = out.data();
   for (int64_t k = 0; k < t.size(); ++k, p += size) {
     uint64_t bits = 0;
-    double v = t.dtype() == DType::i64 ? 0.0 : element_value(t, k);
-    if (t.dtype() == DType::i64 && (to == FileDType::f16 || to == FileDType::bf16 ||
-                                    to == FileDType::f32 || to == FileDType::f64)) {
-      v = static_cast<double>(t.data<int64_t>()[k]);  // rounded, as numpy's astype
-    }
+    double v = element_value(t, k);  // an i64 rounded to the nearest double, as numpy's astype
     switch (to) {
       case FileDType::boolean:
-        if (t.dtype() == DType::i64 ? t.data<int64_t>()[k] != 0 && t.data<int64_t>()[k] != 1
-                                    : v != 0 && v != 1) {
+        if (v != 0 && v != 1) {
           user_error("{}: element {} is {}, not 0 or 1, which BOOL holds", what, k,
                      t.dtype() == DType::i64 ? std::to_string(t.data<int64_t>()[k]) : value_str(v));
         }
-        bits = t.dtype() == DType::i64 ? t.data<int64_t>()[k] : v == 1;
+        bits = v == 1;
         break;
       case FileDType::f16:
         bits = f16_from_double(v);

@@ -31,6 +31,15 @@ uint64_t name_hash(std::string_view name) {
 
 }  // namespace
 
+TensorMap read_tensor_file(std::span<const uint8_t> bytes, std::string_view source) {
+  if (source.ends_with(".npz")) return read_npz(bytes, source);
+  if (source.ends_with(".npy")) {  // one array, named as the file: w.npy is 'w'
+    std::string_view stem = source.substr(source.rfind('/') + 1);
+    return read_npy(bytes, source, stem.substr(0, stem.size() - 4));
+  }
+  return read_safetensors(bytes, source);
+}
+
 TensorMap load_inputs(std::string_view content, std::string_view source, const Tape& t) {
   auto types = input_types(t);
   TensorMap inputs;
@@ -40,16 +49,8 @@ TensorMap load_inputs(std::string_view content, std::string_view source, const T
       return it == types.end() ? nullptr : it->second;
     });
   } else {
-    std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(content.data()),
-                                   content.size());
-    if (source.ends_with(".npz")) {
-      inputs = read_npz(bytes, source);
-    } else if (source.ends_with(".npy")) {  // one array, named as the file: w.npy is 'w'
-      std::string_view stem = source.substr(source.rfind('/') + 1);
-      inputs = read_npy(bytes, source, stem.substr(0, stem.size() - 4));
-    } else {
-      inputs = read_safetensors(bytes, source);
-    }
+    inputs = read_tensor_file({reinterpret_cast<const uint8_t*>(content.data()), content.size()},
+                              source);
   }
   for (auto& [name, tensor] : inputs) {
     auto it = types.find(name);

@@ -2,12 +2,17 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "runtime/tensor.h"
 #include "tape/tape.h"
 
 namespace ytape {
+
+/// The tensors of a tensor file's bytes, by its name `source`: numpy's ".npz", ".npy" (one
+/// array, named as the file without ".npy"), else safetensors; in their own dtypes.
+TensorMap read_tensor_file(std::span<const uint8_t> bytes, std::string_view source);
 
 /// Reads the inputs of `t` from a file's content, by the name `source`: JSON (".json"),
 /// numpy's ".npz", or ".npy" (one array, named as the file without ".npy"), else

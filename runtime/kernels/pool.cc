@@ -158,7 +158,6 @@ void max_pool_row(const PoolGeom& g, std::span<const Span1> columns, const T* x,
 // run in the same order with the same rule as max_pool_row, with no clipping. Small planes
 // (an 8x8 image pooled to 4x4) take this path 5x faster than the row kernel, whose vector
 // lanes want rows of 16 outputs.
-template <typename T>
 bool tiles(const PoolGeom& g) {
   return g.pad_w == 0 && g.pad_h == 0 && g.stride_w == g.win_w && g.stride_h == g.win_h &&
          g.out_w * g.win_w <= g.in_w && g.out_h * g.win_h <= g.in_h;
@@ -223,7 +222,7 @@ template <typename T, typename Tap = typename dense::Simd<T>::Int>
 void max_pool(const KernelCall& call, bool with_indices) {
   const Tensor& x = *call.args[0];
   PoolGeom g = pool_geom(call.op, x, *call.outs[0]);
-  if (tiles<T>(g) && g.in_plane() <= std::numeric_limits<int32_t>::max()) {
+  if (tiles(g) && g.in_plane() <= std::numeric_limits<int32_t>::max()) {
     const T* px = x.data<T>();
     T* py = call.outs[0]->data<T>();
     int64_t* pidx = with_indices ? call.outs[1]->data<int64_t>() : nullptr;

@@ -33,6 +33,9 @@
 #include "onnx/import.h"
 #include "random_checks.h"
 #include "runtime/executor.h"
+#include "runtime/file_dtype.h"
+#include "runtime/inputs.h"
+#include "runtime/tensor_file.h"
 
 namespace fs = std::filesystem;
 using namespace ytape;
@@ -112,6 +115,74 @@ SetValue read_set_value(const fs::path& set, const char* kind, size_t i,
   return out;
 }
 
+int inputs_through_files = 0;  // inputs checked by through_tensor_files
+int inputs_widened = 0;        // of them, in a dtype the tape widens (u8, i32, bf16, ...)
+
+// The safetensors dtype of an ONNX tensor's element type, where safetensors has one.
+std::optional<FileDType> file_dtype_of_onnx(int32_t type) {
+  using P = onnx::TensorProto;
+  switch (type) {
+    case P::BOOL:
+      return FileDType::boolean;
+    case P::UINT8:
+      return FileDType::u8;
+    case P::UINT16:
+      return FileDType::u16;
+    case P::UINT32:
+      return FileDType::u32;
+    case P::UINT64:
+      return FileDType::u64;
+    case P::INT8:
+      return FileDType::i8;
+    case P::INT16:
+      return FileDType::i16;
+    case P::INT32:
+      return FileDType::i32;
+    case P::INT64:
+      return FileDType::i64;
+    case P::FLOAT16:
+      return FileDType::f16;
+    case P::BFLOAT16:
+      return FileDType::bf16;
+    case P::FLOAT:
+      return FileDType::f32;
+    case P::DOUBLE:
+      return FileDType::f64;
+    default:
+      return std::nullopt;
+  }
+}
+
+// The tensor inputs of a data set fed as a user feeds them: each written to a safetensors
+// file in its own ONNX dtype (U8 images, I32 ids, BF16 weights) and read back by `ytape
+// run`'s reader for the tape (runtime/inputs.h), which converts them to the tape's dtypes;
+// the result must be the bits the .pb files widen to. Returns what differs, or "".
+std::string through_tensor_files(const fs::path& set, const onnx::ModelProto& model,
+                                 const Tape& tape, const TensorMap& inputs) {
+  for (int i = 0; i < model.graph().input_size(); ++i) {
+    const onnx::ValueInfoProto& v = model.graph().input(i);
+    fs::path p = set / fmt::format("input_{}.pb", i);
+    auto given = std::find_if(inputs.begin(), inputs.end(),
+                              [&](const auto& in) { return in.first == v.name(); });
+    if (!v.type().has_tensor_type() || !fs::exists(p) || given == inputs.end()) continue;
+    onnx::TensorProto proto;
+    proto.ParseFromString(slurp(p));
+    std::optional<FileDType> dtype = file_dtype_of_onnx(proto.data_type());
+    if (!dtype) continue;
+    std::vector<uint8_t> file = write_safetensors({*given}, {}, *dtype);
+    TensorMap back = load_inputs({reinterpret_cast<const char*>(file.data()), file.size()},
+                                 "in.safetensors", tape);
+    const Tensor& a = given->second;
+    const Tensor& b = back.at(0).second;
+    if (a.type() != b.type() || std::memcmp(a.raw(), b.raw(), static_cast<size_t>(a.bytes())) != 0)
+      return fmt::format("input {} as {} in safetensors reads back as {}", v.name(),
+                         file_dtype_name(*dtype), type_str(b.type()));
+    ++inputs_through_files;
+    inputs_widened += *dtype != file_dtype_of(a.dtype());
+  }
+  return "";
+}
+
 bool draws_random(const Tape& t) {
   return std::any_of(t.ops.begin(), t.ops.end(), [](const Op& op) {
     return op.kind == OpKind::call && prim_info(op.prim).random();
@@ -135,6 +206,8 @@ Outcome run_set(const fs::path& set, const onnx::ModelProto& model, const OnnxIm
       if (wanted.count(name)) inputs.emplace_back(name, t);
     }
   }
+  std::string why = through_tensor_files(set, model, imported.tape, inputs);
+  if (!why.empty()) return {"fail", why};
   for (const auto& w : imported.weights) inputs.push_back(w);
   Executor executor(imported.tape);
   std::vector<Tensor> outs = executor.run(inputs), wants;
@@ -319,9 +392,10 @@ int main(int argc, char** argv) {
   fmt::print(
       "onnx conformance: {} passed ({} of them also exported and imported again), {} random, "
       "checked for shape, dtype and support, not values ({} of them also exported and "
-      "imported again), {} failed, {} expected failures, {} skipped\n",
+      "imported again), {} failed, {} expected failures, {} skipped; {} inputs also fed through "
+      "safetensors files in their own dtypes ({} widened on reading), read back to the same bits\n",
       counts["pass"], counts["pass exported"], counts["random"], counts["random exported"],
-      counts["fail"], counts["xfail"], counts["skip"]);
+      counts["fail"], counts["xfail"], counts["skip"], inputs_through_files, inputs_widened);
   if (argc > 3) std::ofstream(argv[3]) << report;
   return unexpected == 0 ? 0 : 1;
 }

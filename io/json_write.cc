@@ -24,7 +24,9 @@ class Writer {
   }
 
   std::string write() {
-    out_.reserve(64 * t_->ops.size() + 256);
+    // Canonical ops take 60-200 bytes; an ample reserve is untouched address space until
+    // written, where a short one costs a copy of the whole text and its page faults.
+    out_.reserve(160 * t_->ops.size() + 256);
     int version = !t_->scopes.empty() ? 3 : has_regions(*t_) ? 2 : 1;
     fmt::format_to(std::back_inserter(out_),
                    "{{\"format\":\"{}\",\"version\":{},\"name\":", kTapeFormat, version);

@@ -51,7 +51,6 @@ struct PlaceChanges {
   std::string first;                    // the first op's text, B's where it has one
 };
 
-// The key of the place of `op` in `t` (a layer by its path, or its form and line).
 // The layer each op of a tape belongs to: the scope it was recorded in, or for an input
 // (a parameter, `model.layers.1.weight`) the layer whose path its name extends.
 class Layers {
@@ -86,6 +85,7 @@ class Layers {
   std::map<std::string, const Scope*> by_name_;
 };
 
+// The key of the place of `op`: its layer by path (or form and line), else its line.
 std::string place_key(const Layers& layers, const Op& op) {
   const Tape& t = layers.tape();
   if (const Scope* s = layers.of(op))

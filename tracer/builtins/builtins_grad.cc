@@ -514,7 +514,7 @@ Value stop_gradient(Interpreter& in, const Value& v, Nesting& nesting) {
     const StructObj& s = v.object();
     std::vector<Value> fields;
     for (const Value& f : s.fields) fields.push_back(stop_gradient(in, f, nesting));
-    return Value::instance(s.type, std::move(fields));
+    return Value::instance(s.type, std::move(fields), s.made, s.path);
   }
   const TupleObj& t = v.tup();
   std::vector<Value> items;

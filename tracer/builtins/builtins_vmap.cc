@@ -47,7 +47,7 @@ struct Examples {
       for (size_t i = 0; i < s.fields.size(); ++i)
         parts.push_back(lift(s.fields[i], path + "." + s.type->fields[i]));
       walk.leave();
-      return Value::instance(s.type, std::move(parts));
+      return Value::instance(s.type, std::move(parts), s.made, s.path);
     }
     const TupleObj& t = v.tup();
     for (size_t i = 0; i < t.items.size(); ++i)

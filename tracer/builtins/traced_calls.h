@@ -63,7 +63,7 @@ struct Leaves {
         for (size_t i = 0; i < s.fields.size(); ++i)
           fields.push_back(lift(s.fields[i], path + "." + s.type->fields[i]));
         walk.leave();
-        Value copy = Value::instance(s.type, fields);
+        Value copy = Value::instance(s.type, fields, s.made, s.path);
         if (s.type->is_mutable) mutables.push_back({v, copy, std::move(fields)});
         return copy;
       }
@@ -113,7 +113,7 @@ Value rebuild(const Value& v, uint32_t level, const Map& map, Nesting& nesting) 
     const StructObj& s = v.object();
     std::vector<Value> fields;
     for (const Value& f : s.fields) fields.push_back(rebuild(f, level, map, nesting));
-    return Value::instance(s.type, std::move(fields));
+    return Value::instance(s.type, std::move(fields), s.made, s.path);
   }
   const TupleObj& t = v.tup();
   std::vector<Value> items;

@@ -78,9 +78,9 @@ struct Value {
   static Value vector(std::vector<Value> items);  ///< TupleObj::vector
   /// A tuple, named tuple or vector of values as `t` is, holding `items` (as many as t's).
   static Value like(const TupleObj& t, std::vector<Value> items);
-  /// An instance of struct type `type` with these fields (no constructor runs).
-  /// An instance of a struct; `made`: where the program constructed it, `path`: its place
-  /// in a traced function's argument (StructObj).
+  /// An instance of struct type `type` with these fields (no constructor runs); `made`:
+  /// where the program constructed it, `path`: its place in a traced function's argument
+  /// (StructObj).
   static Value instance(TypeRef type, std::vector<Value> fields, Pos made = {},
                         std::string path = {});
   static Value named_tuple(std::vector<std::string> names, std::vector<Value> items);

@@ -19,6 +19,7 @@ struct Twice
 end
 (t::Twice)(x) = t.inner(t.inner(x))
 g(x) = sum(Twice(Dense(4 => 4, tanh))(x))
+h(model, x) = Flux.withgradient(m -> sum(m(x)), model)[1]
 )";
 
 Tape traced(const std::string& entry, const std::vector<std::string>& args) {
@@ -76,6 +77,14 @@ TEST_CASE("a layer made inside the traced function has no path; each call nests 
   CHECK(t.loc_str(t.scopes[1].call) == "t.jl:10");  // both calls, one line: one scope
   CHECK(scopes_of(t, Prim::tanh) ==
         std::vector<std::string>{"Dense(4 => 4, tanh)", "Dense(4 => 4, tanh)"});
+}
+
+TEST_CASE("a model differentiated in the program keeps its layers' places and lines") {
+  Tape t = traced("h", {"model", "x"});
+  REQUIRE(t.scopes.size() >= 2);
+  CHECK(t.scopes[1].title() == "model.layers[1]: Dense(4 => 8, relu)");
+  CHECK(t.loc_str(t.scopes[1].made) == "t.jl:3");
+  CHECK(t.loc_str(t.scopes[1].call) == "t.jl:12");
 }
 
 TEST_CASE("a layer whose show fails is named by its type") {

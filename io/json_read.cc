@@ -53,27 +53,15 @@ class TapeReader {
   Tape read() {
     if (lex_.peek() == kEnd) lex_.fail(lex_.line(), "empty input; expected a tape (a JSON object)");
     lex_.expect('{', "'{' (a tape is a JSON object)");
-    if (!lex_.consume('}')) {
-      do {
-        int64_t line = lex_.line();
-        std::string_view key = lex_.key();
-        int k = find_key(kTopKeys, key);
-        if (k < 0) {
-          lex_.fail(line, "unknown key {} in the tape (expected {})", shown(key),
-                    key_list(kTopKeys));
-        }
-        if (seen_ & bit(k)) lex_.fail(line, "duplicate key \"{}\" in the tape", key);
-        seen_ |= bit(k);
-        read_top(static_cast<TopKey>(k));
-      } while (lex_.more('}'));
-    }
+    uint32_t seen = read_members(kTopKeys, "the tape",
+                                 [&](int k, int64_t) { read_top(static_cast<TopKey>(k)); });
     int64_t close_line = lex_.here();
     lex_.finish();
-    if (!(seen_ & bit(kFormat))) {
+    if (!(seen & bit(kFormat))) {
       lex_.fail(close_line, "not a ytape tape: it has no \"format\":\"{}\"", kTapeFormat);
     }
     for (TopKey k : {kVersion, kOps, kOutputs}) {
-      if (!(seen_ & bit(k))) lex_.fail(close_line, "the tape has no \"{}\"", kTopKeys[k]);
+      if (!(seen & bit(k))) lex_.fail(close_line, "the tape has no \"{}\"", kTopKeys[k]);
     }
     return finish();
   }
@@ -82,30 +70,39 @@ class TapeReader {
   Tape read_region() {
     int64_t open_line = lex_.line();
     lex_.expect('{', "a region (a JSON object with name, ops and yield)");
-    uint32_t seen = 0;
-    if (!lex_.consume('}')) {
-      do {
-        int64_t line = lex_.line();
-        std::string_view key = lex_.key();
-        int k = key == "name" ? 0 : key == "ops" ? 1 : key == "yield" ? 2 : -1;
-        if (k < 0)
-          lex_.fail(line, "unknown key {} in a region (expected name, ops, yield)", shown(key));
-        if (seen & bit(k)) lex_.fail(line, "duplicate key \"{}\" in a region", key);
-        seen |= bit(k);
-        if (k == 0) name_ = lex_.string();
-        if (k == 1) read_ops();
-        if (k == 2) read_yield();
-      } while (lex_.more('}'));
-    }
+    constexpr std::string_view kKeys[] = {"name", "ops", "yield"};
+    uint32_t seen = read_members(kKeys, "a region", [&](int k, int64_t) {
+      if (k == 0) name_ = lex_.string();
+      if (k == 1) read_ops();
+      if (k == 2) read_yield();
+    });
     for (int k = 0; k < 3; ++k) {
-      if (!(seen & bit(k))) {
-        lex_.fail(open_line, "a region has no \"{}\"", k == 0 ? "name" : k == 1 ? "ops" : "yield");
-      }
+      if (!(seen & bit(k))) lex_.fail(open_line, "a region has no \"{}\"", kKeys[k]);
     }
     return finish();
   }
 
  private:
+  // The members of an object whose '{' was read, each key one of `keys`, at most once:
+  // read(k, line) reads the value of keys[k]. Returns the keys given (bit k: keys[k]).
+  template <size_t N, typename Read>
+  uint32_t read_members(const std::string_view (&keys)[N], std::string_view what, Read read) {
+    uint32_t seen = 0;
+    if (lex_.consume('}')) return seen;
+    do {
+      int64_t line = lex_.line();
+      std::string_view key = lex_.key();
+      int k = find_key(keys, key);
+      if (k < 0) {
+        lex_.fail(line, "unknown key {} in {} (expected {})", shown(key), what, key_list(keys));
+      }
+      if (seen & bit(k)) lex_.fail(line, "duplicate key \"{}\" in {}", key, what);
+      seen |= bit(k);
+      read(k, line);
+    } while (lex_.more('}'));
+    return seen;
+  }
+
   void read_top(TopKey key) {
     int64_t line = lex_.line();
     switch (key) {
@@ -168,25 +165,14 @@ class TapeReader {
       int64_t open_line = lex_.line();
       Scope s;
       lex_.expect('{', "a scope object");
-      uint32_t seen = 0;
       constexpr std::string_view kKeys[] = {"path", "layer", "made", "call", "parent"};
-      if (!lex_.consume('}')) {
-        do {
-          int64_t line = lex_.line();
-          std::string_view key = lex_.key();
-          int k = find_key(kKeys, key);
-          if (k < 0) {
-            lex_.fail(line, "unknown key {} in a scope (expected {})", shown(key), key_list(kKeys));
-          }
-          if (seen & bit(k)) lex_.fail(line, "duplicate key \"{}\" in a scope", key);
-          seen |= bit(k);
-          if (k == 0) s.path = lex_.string();
-          if (k == 1) s.layer = lex_.string();
-          if (k == 2) s.made = scope_loc(line, "made");
-          if (k == 3) s.call = scope_loc(line, "call");
-          if (k == 4) s.parent = scope_parent(line);
-        } while (lex_.more('}'));
-      }
+      uint32_t seen = read_members(kKeys, "a scope", [&](int k, int64_t line) {
+        if (k == 0) s.path = lex_.string();
+        if (k == 1) s.layer = lex_.string();
+        if (k == 2) s.made = scope_loc(line, "made");
+        if (k == 3) s.call = scope_loc(line, "call");
+        if (k == 4) s.parent = scope_parent(line);
+      });
       if (!(seen & bit(1))) lex_.fail(open_line, "a scope has no \"layer\"");
       size_t index = b_.tape().scopes.size() + 1;
       if (s.parent >= index) {
@@ -222,21 +208,11 @@ class TapeReader {
     do {
       PendingOutput o{0, {}, lex_.line()};
       lex_.expect('{', "an output object");
-      uint32_t seen = 0;
-      if (!lex_.consume('}')) {
-        do {
-          int64_t line = lex_.line();
-          std::string_view key = lex_.key();
-          int k = key == "var" ? 0 : key == "name" ? 1 : -1;
-          if (k < 0) {
-            lex_.fail(line, "unknown key {} in an output (expected var, name)", shown(key));
-          }
-          if (seen & bit(k)) lex_.fail(line, "duplicate key \"{}\" in an output", key);
-          seen |= bit(k);
-          if (k == 0) o.id = read_id();
-          if (k == 1) o.name = lex_.string();
-        } while (lex_.more('}'));
-      }
+      constexpr std::string_view kKeys[] = {"var", "name"};
+      uint32_t seen = read_members(kKeys, "an output", [&](int k, int64_t) {
+        if (k == 0) o.id = read_id();
+        if (k == 1) o.name = lex_.string();
+      });
       if (!(seen & bit(0))) lex_.fail(o.line, "an output has no \"var\"");
       if (!(seen & bit(1))) lex_.fail(o.line, "an output has no \"name\"");
       if (!names.insert(o.name).second) {
@@ -472,7 +448,6 @@ class TapeReader {
   OpRecord rec_;
   ScopeUse scope_use_;  // the outermost tape's: its regions' ops report here too
   OpBuilder ops_{lex_, b_, rec_, root_->b_, root_->scope_use_};
-  uint32_t seen_ = 0;  // bit k: top-level key k was given
   // Outputs may come before "ops" in a hand-written file, so they are resolved at the end.
   std::vector<PendingOutput> outputs_;
   std::string name_;

@@ -78,23 +78,23 @@ void Interpreter::register_builtins(const Builtins& builtins) {
 }
 
 std::string Interpreter::printed(const Value& v) {
-  if (!shows_itself(v)) return print_text(v);
-  Value io = call(*global("IOBuffer"), Args{}, here_);
-  call(*global("show"), Args{{io, v}, {}}, here_);
-  return io.object().fields.at(0).text();
+  std::optional<std::string> shown = shown_by_method(v);
+  return shown ? std::move(*shown) : print_text(v);
 }
 
-bool Interpreter::shows_itself(const Value& v) {
+std::optional<std::string> Interpreter::shown_by_method(const Value& v) {
   const Value* show = global("show");
   const Value* io_type = global("IOBuffer");
   if (v.kind != VKind::object || show == nullptr || io_type == nullptr ||
       show->kind != VKind::function) {
-    return false;
+    return std::nullopt;
   }
   Value io = call(*io_type, Args{}, here_);
   // The prelude's show(io::IO, x) for any x writes repr(x): only a method of x's type counts.
   const Method* m = find_method(show->fn(), Args{{io, v}, {}});
-  return m != nullptr && m->types.size() >= 2 && m->types[1] != nullptr;
+  if (m == nullptr || m->types.size() < 2 || m->types[1] == nullptr) return std::nullopt;
+  call(*show, Args{{io, v}, {}}, here_);
+  return io.object().fields.at(0).text();
 }
 
 uint64_t Interpreter::next_seed() {

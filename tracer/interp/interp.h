@@ -10,6 +10,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -306,8 +307,8 @@ class Interpreter {
   /// method (Flux's layers, a program's `Base.show`) as that method writes it, as Julia's
   /// print calls show; anything else as print_text.
   std::string printed(const Value& v);
-  /// Whether `v` is a struct whose type has a show method of its own (Flux's layers).
-  bool shows_itself(const Value& v);
+  /// What a show method of `v`'s own type writes of it (Flux's layers), if it has one.
+  std::optional<std::string> shown_by_method(const Value& v);
   /// The generator of `rand`/`randn`: `seed!(n)` restarts it; each draw takes the next
   /// seed, so a program's random values depend only on its seed and the order of draws.
   void seed(uint64_t s) {

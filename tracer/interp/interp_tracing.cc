@@ -203,7 +203,7 @@ std::string Interpreter::layer_text(const Value& layer) {
   if (auto it = layer_texts_.find(s.serial); it != layer_texts_.end()) return it->second;
   std::string text = s.type->name;
   try {
-    if (shows_itself(layer)) text = printed(layer);
+    text = shown_by_method(layer).value_or(text);
   } catch (const UserError&) {
     // A program's show that fails names no layer; the trace goes on without it.
   }

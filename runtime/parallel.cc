@@ -16,11 +16,6 @@ namespace ytape {
 
 namespace {
 
-int default_threads() {
-  unsigned n = std::thread::hardware_concurrency();
-  return static_cast<int>(std::clamp(n, 1u, 8u));
-}
-
 struct State {
   int threads = 0;
 };
@@ -28,7 +23,7 @@ struct State {
 State& state() {
   static State s;
   if (s.threads == 0) {
-    s.threads = default_threads();
+    s.threads = default_num_threads();
     openblas_set_num_threads(s.threads);
   }
   return s;
@@ -48,10 +43,15 @@ int num_threads() {
   return state().threads;
 }
 
+int default_num_threads() {
+  unsigned n = std::thread::hardware_concurrency();
+  return static_cast<int>(std::clamp(n, 1u, 8u));
+}
+
 int usable_cores() {
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return std::max(default_threads(), 1);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return std::max(default_num_threads(), 1);
   return std::max(CPU_COUNT(&set), 1);
 }
 

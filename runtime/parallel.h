@@ -11,8 +11,12 @@ namespace ytape {
 /// Sets the number of threads for ytape's loops and for OpenBLAS (n >= 1); oneDNN's
 /// kernels take the same number (runtime/kernels/onednn_conv.cc).
 void set_num_threads(int n);
-/// The current setting (default: the number of cores, at most 8).
+/// The current setting (default: default_num_threads()).
 int num_threads();
+/// The machine's processors, at most 8: the default setting, and the number of parts into
+/// which the kernels that split a sum between threads split it, whatever the setting, so
+/// that their results do not depend on it.
+int default_num_threads();
 /// The cores this process may run on (its CPU affinity), at least 1.
 int usable_cores();
 /// How many other threads are running on the machine now, besides the caller (the least

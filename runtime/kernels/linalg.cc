@@ -189,6 +189,47 @@ void transpose_into(const float* a, int64_t lda, int64_t k, int64_t m, float* ou
   });
 }
 
+// y = A x (A rows x cols, column-major) or, transposed, y = A^T x, split by outputs: each
+// output's sum runs in one order at any thread count, where oneDNN's and OpenBLAS's GEMV
+// split the sums between threads by their number (so --threads would change the bits).
+// Memory-bound: one pass over A.
+void gemv_by_outputs(bool trans, int64_t rows, int64_t cols, const float* a, int64_t lda,
+                     const float* x, int64_t incx, float* y, int64_t incy) {
+  if (!trans) {  // y[i] += A[i, j] x[j] over j in order: columns of A, contiguous
+    constexpr int64_t kBlock = 256;
+    parallel_for((rows + kBlock - 1) / kBlock, std::max<int64_t>(1, 16384 / (kBlock * cols)),
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t r0 = begin * kBlock; r0 < std::min(end * kBlock, rows);
+                        r0 += kBlock) {
+                     const int64_t n = std::min(kBlock, rows - r0);
+                     float acc[kBlock] = {};
+                     for (int64_t j = 0; j < cols; ++j) {
+                       const float* col = a + j * lda + r0;
+                       const float xj = x[j * incx];
+                       for (int64_t i = 0; i < n; ++i) acc[i] += col[i] * xj;
+                     }
+                     for (int64_t i = 0; i < n; ++i) y[(r0 + i) * incy] = acc[i];
+                   }
+                 });
+    return;
+  }
+  // y[i] = A[:, i] . x, in 16 lanes combined in order.
+  parallel_for(cols, std::max<int64_t>(1, 16384 / rows), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const float* col = a + i * lda;
+      float lane[16] = {};
+      int64_t j = 0;
+      for (; j + 16 <= rows; j += 16) {
+        for (int l = 0; l < 16; ++l) lane[l] += col[j + l] * x[(j + l) * incx];
+      }
+      float sum = 0;
+      for (; j < rows; ++j) sum += col[j] * x[j * incx];
+      for (float v : lane) sum += v;
+      y[i * incy] = sum;
+    }
+  });
+}
+
 // C = op(A) op(B) on oneDNN (see onednn_gemm.cc for why), alpha 1 and beta 0 as matmul asks.
 void fast_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
@@ -196,6 +237,10 @@ void fast_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, c
     dense::gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   } else if (k == 1) {
     outer_product(m, n, a, ta ? lda : 1, b, tb ? 1 : ldb, c, ldc);
+  } else if (n == 1) {  // c = op(A) op(B), op(B) a column
+    gemv_by_outputs(ta, ta ? k : m, ta ? m : k, a, lda, b, tb ? ldb : 1, c, 1);
+  } else if (m == 1) {  // c^T = op(B)^T op(A)^T, op(A) a row
+    gemv_by_outputs(!tb, tb ? n : k, tb ? k : n, b, ldb, a, ta ? 1 : lda, c, ldc);
   } else if (ta && !tb && n <= 64) {
     // oneDNN's product with A transposed and few columns ran at a fifth of its speed
     // untransposed (A^T B of 1024 x 256 by 1024 x 32, an LSTM's backward: 0.39 ms against

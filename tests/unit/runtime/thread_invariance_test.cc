@@ -1,0 +1,105 @@
+// The fast kernels give the same bits at every thread count: a training run may change its
+// thread count with the machine's load (train/threads.h) and stay deterministic.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "kernel_harness.h"
+#include "runtime/parallel.h"
+#include "tape/attrs.h"
+
+namespace ytape {
+
+namespace {
+
+using testing::random_tensor;
+using testing::run_op_in_layouts;
+
+// Runs `p` at 1, 2, 3 and 4 threads in each variant and layout and checks the outputs'
+// bits are the same.
+void check_invariant(Prim p, const std::vector<Tensor>& args, const Attrs& attrs,
+                     const std::vector<std::vector<Layout>>& layout_sets) {
+  int saved = num_threads();
+  for (const std::vector<Layout>& layouts : layout_sets) {
+    for (Variant v : {Variant::standard, Variant::faster}) {
+      set_num_threads(1);
+      std::vector<Tensor> want = run_op_in_layouts(p, args, attrs, layouts, KernelSet::fast, v);
+      for (int threads : {2, 3, 4}) {
+        set_num_threads(threads);
+        std::vector<Tensor> got = run_op_in_layouts(p, args, attrs, layouts, KernelSet::fast, v);
+        std::string_view prim = prim_name(p);
+        CAPTURE(prim);
+        CAPTURE(threads);
+        CAPTURE(static_cast<int>(v));
+        CAPTURE(layouts.size());
+        for (size_t i = 0; i < got.size(); ++i) CHECK(same_bits(got[i], want[i]));
+      }
+    }
+  }
+  set_num_threads(saved);
+}
+
+struct Layer {
+  int64_t size, cin, cout, k, stride, pad, batch;
+};
+
+}  // namespace
+
+TEST_CASE("convolutions and their gradients give the same bits at any thread count") {
+  // ResNet-18's shapes at batch 1 and 8, the digits CNN's, a grouped one.
+  const Layer layers[] = {
+      {224, 3, 64, 7, 2, 3, 1},  {56, 64, 64, 3, 1, 1, 1},   {56, 64, 64, 3, 1, 1, 8},
+      {56, 64, 128, 1, 2, 0, 8}, {28, 128, 128, 3, 1, 1, 2}, {14, 256, 256, 3, 1, 1, 8},
+      {7, 512, 512, 3, 1, 1, 8}, {28, 1, 32, 3, 1, 1, 64},   {14, 32, 32, 3, 1, 1, 64},
+      {14, 32, 32, 3, 1, 1, 5},
+  };
+  uint64_t seed = 1;
+  for (const Layer& l : layers) {
+    CAPTURE(l.size);
+    CAPTURE(l.cin);
+    CAPTURE(l.cout);
+    CAPTURE(l.batch);
+    int64_t out = (l.size + 2 * l.pad - l.k) / l.stride + 1;
+    Shape xs{l.size, l.size, l.cin, l.batch}, ws{l.k, l.k, l.cin, l.cout};
+    Shape ys{out, out, l.cout, l.batch};
+    Attrs attrs{{"stride", std::vector<int64_t>{l.stride, l.stride}},
+                {"pad", std::vector<int64_t>{l.pad, l.pad, l.pad, l.pad}}};
+    Tensor x = random_tensor({DType::f32, xs}, ++seed);
+    Tensor w = random_tensor({DType::f32, ws}, ++seed);
+    Tensor dy = random_tensor({DType::f32, ys}, ++seed);
+    // Images plain, and blocked where their channels allow (as the executor keeps them).
+    Layout p = Layout::plain, in = l.cin % 16 == 0 ? Layout::c16 : p;
+    Layout out_l = l.cout % 16 == 0 ? Layout::c16 : p;
+    check_invariant(Prim::conv2d, {x, w}, attrs, {{}, {in, p, out_l}});
+    Attrs with_shape = attrs;
+    with_shape.set("shape", xs);
+    check_invariant(Prim::conv2d_backward_input, {dy, w}, with_shape, {{}, {out_l, p, in}});
+    with_shape.set("shape", ws);
+    check_invariant(Prim::conv2d_backward_filter, {x, dy}, with_shape, {{}, {in, out_l, p}});
+  }
+}
+
+}  // namespace ytape
+
+namespace ytape {
+
+TEST_CASE("matrix products give the same bits at any thread count") {
+  // Dense layers' products and their gradients: small and large inner dims, thin outputs.
+  const int64_t sizes[][3] = {{128, 64, 784},   {784, 128, 64}, {10, 128, 64},   {128, 10, 64},
+                              {1000, 1, 512},   {512, 1000, 1}, {16, 16, 65536}, {4, 4, 100000},
+                              {256, 256, 256},  {8, 2048, 512}, {1, 1000, 512},  {64, 8, 50000},
+                              {32, 32, 200000}, {2, 2, 300000}, {512, 2, 4096},  {3, 700, 2000}};
+  uint64_t seed = 100;
+  for (const auto& s : sizes) {
+    const int64_t m = s[0], n = s[1], k = s[2];
+    CAPTURE(m);
+    CAPTURE(n);
+    CAPTURE(k);
+    Tensor a = testing::random_tensor({DType::f32, {m, k}}, ++seed);
+    Tensor b = testing::random_tensor({DType::f32, {k, n}}, ++seed);
+    check_invariant(Prim::matmul, {a, b}, {}, {{}});
+  }
+}
+
+}  // namespace ytape

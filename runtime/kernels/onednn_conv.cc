@@ -210,7 +210,10 @@ Conv& conv(Kind kind, const ConvGeom& g, ConvLayouts l, ConvAlgorithm algorithm,
   // A primitive splits its work for the setting it is built under (the first convolution
   // of a run with --threads 1 took two threads, one waiting for the other), so it is set
   // before one is built.
-  if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
+  // A unit's primitive (one thread) runs on one thread whatever the setting, which stays
+  // the caller's.
+  const int setting = omp_get_max_threads();
+  if (setting != threads) omp_set_num_threads(threads);
   thread_local std::map<std::vector<int64_t>, Conv> built;
   // clang-format off
   std::vector<int64_t> key{threads, static_cast<int64_t>(kind),
@@ -231,6 +234,7 @@ Conv& conv(Kind kind, const ConvGeom& g, ConvLayouts l, ConvAlgorithm algorithm,
     }
     it = built.emplace(std::move(key), build(kind, g, l, algorithm, user_dst)).first;
   }
+  if (threads != num_threads() && setting != threads) omp_set_num_threads(setting);
   return it->second;
 }
 
@@ -300,13 +304,13 @@ void run(Conv& c, Kind kind, const float* a, const float* b, float* out, void* s
 // input each but keep more tiles in one call (ResNet-18's 14x14 layer at batch 8: 4.0 ms
 // against 5.2 in batch chunks and 3.6 as oneDNN splits it itself, on 2 threads).
 struct Units {
-  static constexpr int64_t kBlock = 16, kWinogradPlane = 28 * 28;
+  static constexpr int64_t kBlock = 16, kSmallImage = 28 * 28;
   Kind kind;
   int64_t batch_size = 0, batch_count = 1, out_size = 0, out_count = 1;
 
   Units(Kind k, const ConvGeom& g) : kind(k), batch_size(g.batch), out_size(g.out_c) {
     const int64_t units = default_num_threads();
-    if (kind == Kind::forward && g.out_plane() < kWinogradPlane) {
+    if (kind == Kind::forward && g.out_plane() < kSmallImage) {
       const int64_t blocks = (g.out_c + kBlock - 1) / kBlock;
       out_size = std::min(g.out_c, (blocks + units - 1) / units * kBlock);
     } else if (kind != Kind::backward_filter) {
@@ -350,11 +354,9 @@ struct Units {
 };
 
 // Whether `kind` at `g` runs in units (above): weight gradients, and Winograd's kernels
-// over a batch.
-bool in_units(Kind kind, const ConvGeom& g, ConvLayouts l, ConvAlgorithm algorithm) {
-  if (kind == Kind::backward_filter) return true;
-  return algorithm == ConvAlgorithm::winograd && g.batch > 1 &&
-         Units(kind, g).conv(g, l, algorithm, 0).algorithm == ConvAlgorithm::winograd;
+// over a batch (units whose geometry has none run the direct ones).
+bool in_units(Kind kind, const ConvGeom& g, ConvAlgorithm algorithm) {
+  return kind == Kind::backward_filter || (algorithm == ConvAlgorithm::winograd && g.batch > 1);
 }
 
 bool run_units(Kind kind, const ConvGeom& g, ConvLayouts l, ConvAlgorithm algorithm, const float* a,
@@ -382,8 +384,9 @@ bool run_units(Kind kind, const ConvGeom& g, ConvLayouts l, ConvAlgorithm algori
   parallel_for(units.count(), 1, [&](int64_t begin, int64_t end) {
     // Each thread's share of the planned work memory, if the plan made one per thread.
     const int64_t thread = omp_get_thread_num();
-    auto* own = static_cast<char*>(scratchpad) + thread * stride;
-    bool fits = scratchpad != nullptr && (thread + 1) * stride <= scratchpad_bytes;
+    void* own = scratchpad != nullptr && (thread + 1) * stride <= scratchpad_bytes
+                    ? static_cast<char*>(scratchpad) + thread * stride
+                    : nullptr;
     for (int64_t unit = begin; unit < end; ++unit) {
       const int64_t c = unit / units.out_count, o = unit % units.out_count;
       const int64_t first = c * units.batch_size;
@@ -392,8 +395,7 @@ bool run_units(Kind kind, const ConvGeom& g, ConvLayouts l, ConvAlgorithm algori
       const float* w = b + first * b_step + (kind == Kind::forward ? block : 0);
       float* to = out + first * out_step;
       if (filter) to = (c == 0 ? out : partial + (c - 1) * weights) + block;
-      run(units.conv(g, l, algorithm, unit), kind, a + first * a_step, w, to, fits ? own : nullptr,
-          stride);
+      run(units.conv(g, l, algorithm, unit), kind, a + first * a_step, w, to, own, stride);
     }
   });
   if (partial != nullptr) {
@@ -442,7 +444,7 @@ bool convolve(ConvKind kind, const ConvGeom& g, ConvLayouts l, ConvAlgorithm alg
               const float* a, const float* b, float* out, void* scratchpad,
               int64_t scratchpad_bytes) {
   if (empty(g)) return false;
-  if (in_units(kind, g, l, algorithm))
+  if (in_units(kind, g, algorithm))
     return run_units(kind, g, l, algorithm, a, b, out, scratchpad, scratchpad_bytes);
   Conv& c = conv(kind, g, l, algorithm, num_threads());
   if (!c.primitive) return false;
@@ -453,7 +455,7 @@ bool convolve(ConvKind kind, const ConvGeom& g, ConvLayouts l, ConvAlgorithm alg
 int64_t conv_scratchpad_bytes(ConvKind kind, const ConvGeom& g, ConvLayouts l,
                               ConvAlgorithm algorithm) {
   if (empty(g)) return algorithm == ConvAlgorithm::direct ? 0 : -1;
-  if (in_units(kind, g, l, algorithm)) {
+  if (in_units(kind, g, algorithm)) {
     const Units units(kind, g);
     const Conv& c = units.conv(g, l, algorithm, 0);
     if (c.algorithm != algorithm) return -1;
@@ -468,7 +470,7 @@ int64_t conv_scratchpad_bytes(ConvKind kind, const ConvGeom& g, ConvLayouts l,
 
 std::string conv_impl(ConvKind kind, const ConvGeom& g, ConvLayouts l, ConvAlgorithm algorithm) {
   if (empty(g)) return "";
-  if (in_units(kind, g, l, algorithm)) return Units(kind, g).conv(g, l, algorithm, 0).impl;
+  if (in_units(kind, g, algorithm)) return Units(kind, g).conv(g, l, algorithm, 0).impl;
   return conv(kind, g, l, algorithm, num_threads()).impl;
 }
 

@@ -20,7 +20,7 @@ namespace {
 
 struct TrainCli {
   std::string step, data, init, eval, eval_data, checkpoint, out, keep_last, profile_out;
-  bool no_shuffle = false, resume = false;
+  bool no_shuffle = false, resume = false, fixed_threads = false;
   int64_t log_every = 1, profile_steps = 20;
   TrainOptions train;
   ExecutionChoice execution;
@@ -124,6 +124,9 @@ void declare(CLI::App& sub, TrainCli& o) {
                  "How many steps --profile-out records (default 20)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   add_execution_options(sub, o.execution);
+  sub.add_flag("--fixed-threads", o.fixed_threads,
+               "Run every step on --threads threads, however busy the machine (default: as many "
+               "of them as are fastest now, the same results at any count)");
 }
 
 // Prints what an interrupted run leaves and returns its exit status, 128 + the signal.
@@ -149,7 +152,10 @@ int train(const TrainCli& o) {
       {{"--checkpoint", o.checkpoint}, {"-o", o.out}, {"--profile-out", o.profile_out}});
   TrainOptions options = o.train;
   options.shuffle = !o.no_shuffle;
-  options.executor = o.execution.apply();
+  options.adapt_threads = !o.fixed_threads;
+  ExecutionChoice execution = o.execution;
+  execution.adaptive = options.adapt_threads;
+  options.executor = execution.apply();
   // The tapes outlive the trainer, which refers to them.
   Tape step = load_tape(o.step);
   Tape eval = o.eval.empty() ? Tape{} : load_tape(o.eval);

@@ -152,7 +152,8 @@ namespace {
 // Each step of a team of threads waits for the slowest, and one sharing a core with another
 // process runs at half speed or waits for its turn: a digits CNN's training took 3x its
 // one-thread time beside one busy loop, 25x beside another ytape (docs/training.md). Not
-// on a pipe or file, where it would make output depend on the machine's load.
+// where the count follows the load (train), nor on a pipe or file, where it would make
+// output depend on the machine's load.
 void warn_busy_cores() {
   int threads = num_threads();
   if (threads <= 1 || isatty(STDERR_FILENO) == 0) return;
@@ -170,7 +171,7 @@ void warn_busy_cores() {
 
 ExecutorOptions ExecutionChoice::apply() const {
   if (threads > 0) set_num_threads(threads);
-  warn_busy_cores();
+  if (!adaptive) warn_busy_cores();
   ExecutorOptions options;
   options.kernels = kernels == "fast" ? KernelSet::fast : KernelSet::reference;
   options.blocked_layouts = layouts != "plain";

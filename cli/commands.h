@@ -47,6 +47,7 @@ struct ExecutionChoice {
   std::string kernels = "fast", layouts = "blocked", fusion = "on";
   int threads = 0;                     ///< 0: the default
   std::optional<int64_t> work_memory;  ///< ExecutorOptions::extra_work_bytes
+  bool adaptive = false;  ///< the thread count follows the load (no note on busy cores)
   /// Sets the thread count, if given, and returns the executor's options.
   ExecutorOptions apply() const;
 };

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -55,23 +56,50 @@ int usable_cores() {
   return std::max(CPU_COUNT(&set), 1);
 }
 
-int other_running_threads() {
-  int least = -1;
-  for (int sample = 0; sample < 3; ++sample) {
-    if (sample > 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    std::ifstream stat("/proc/stat");
-    std::string word;
-    int running = -1;
-    while (stat >> word) {
-      if (word == "procs_running") {
-        stat >> running;
-        break;
-      }
+namespace {
+
+// The kernel's count of runnable tasks on the machine (/proc/stat's procs_running), or -1.
+int machine_running() {
+  std::ifstream stat("/proc/stat");
+  std::string word;
+  while (stat >> word) {
+    if (word == "procs_running") {
+      int running = -1;
+      stat >> running;
+      return running;
     }
+  }
+  return -1;
+}
+
+// This process's threads that are running or runnable: the caller, and pool threads
+// (OpenMP's, OpenBLAS's) still spinning after their last loop.
+int own_running() {
+  int running = 0;
+  std::error_code error;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", error)) {
+    std::ifstream stat(task.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    // "tid (name) S ...": the state follows the name's closing parenthesis.
+    size_t close = line.rfind(')');
+    if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'R') ++running;
+  }
+  return std::max(running, 1);
+}
+
+}  // namespace
+
+int other_running_threads(int samples) {
+  int least = -1;
+  for (int sample = 0; sample < std::max(samples, 1); ++sample) {
+    if (sample > 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    int running = machine_running();
     if (running < 0) return 0;
+    running -= own_running();
     least = least < 0 ? running : std::min(least, running);
   }
-  return std::max(least - 1, 0);  // less the caller
+  return std::max(least, 0);
 }
 
 void start_threads() {

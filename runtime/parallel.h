@@ -19,11 +19,11 @@ int num_threads();
 int default_num_threads();
 /// The cores this process may run on (its CPU affinity), at least 1.
 int usable_cores();
-/// How many other threads are running on the machine now, besides the caller (the least
-/// of a few samples of the kernel's count of runnable tasks, /proc/stat's procs_running;
-/// 0 where that cannot be read). A busy core makes a team of threads wait for the one
-/// that shares it at every step.
-int other_running_threads();
+/// How many threads of other processes are running on the machine now (the least of
+/// `samples` readings 2 ms apart of the kernel's count of runnable tasks, /proc/stat's
+/// procs_running, less this process's running threads; 0 where that cannot be read). A
+/// busy core makes a team of threads wait for the one that shares it at every step.
+int other_running_threads(int samples = 3);
 /// Starts OpenMP's threads for the current setting, if they are not running yet. OpenMP
 /// creates them at its first parallel loop and ends the process (exit 1, its own message)
 /// when it cannot: started before a run allocates its buffers, a run under a memory limit

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "runtime/file_dtype.h"
+#include "runtime/parallel.h"
 #include "tape/checked.h"
 #include "tape/digest.h"
 #include "tape/error.h"
@@ -61,6 +62,13 @@ Trainer::Trainer(const Tape& step, std::string step_source, DataSet data, Tensor
       init_(std::move(init)),
       init_source_(std::move(init_source)),
       options_(options) {
+  if (options_.adapt_threads) {
+    // The cores that look free now: a first guess, which the step times then correct.
+    // A trial of more threads asks the kernel's count of running threads (one reading).
+    const int most = num_threads();
+    auto free_cores = [] { return usable_cores() - other_running_threads(1); };
+    governor_.emplace(most, most > 1 ? usable_cores() - other_running_threads() : 1, free_cores);
+  }
   binding_ = bind_step(step_, step_source_, data_);
   convert_data(binding_, data_);
   values_.resize(binding_.inputs.size());
@@ -279,7 +287,11 @@ std::optional<TrainEnd> Trainer::run_epoch(const TrainHooks& hooks) {
     }
     bool last = position_.step == full_steps();
     samples_here += last ? last_binding_.batch : binding_.batch;
+    if (governor_) governor_->next();
+    Clock::time_point step_start = Clock::now();
     std::optional<double> loss = last ? run_last_step(order_) : run_step(order_);
+    if (governor_)
+      governor_->done(std::chrono::duration<double>(Clock::now() - step_start).count());
     ++steps_here;
     if (hooks.step) {
       double seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -311,12 +323,10 @@ std::optional<double> Trainer::run_step(std::span<const int64_t> order) {
     if (in.role == InputRole::data) values_[i] = gather_samples(*data_.find(in.name), indices);
   }
   executor_->set_random_key(step_key(options_.seed, position_.global_step));
-  if (trace_ == nullptr) {
-    executor_->run(values_, outputs_);
-  } else {
-    auto start = std::chrono::steady_clock::now();
-    executor_->run(values_, outputs_);
-    auto end = std::chrono::steady_clock::now();
+  auto start = std::chrono::steady_clock::now();
+  executor_->run(values_, outputs_);
+  auto end = std::chrono::steady_clock::now();
+  if (trace_ != nullptr) {
     trace_->runs.push_back({std::chrono::duration<double>(start - trace_->origin).count(),
                             std::chrono::duration<double>(end - start).count()});
     if (static_cast<int64_t>(trace_->runs.size()) >= trace_->steps) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "runtime/executor.h"
+#include "runtime/thread_governor.h"
 #include "runtime/trace_events.h"
 #include "train/binding.h"
 #include "train/checkpoint.h"
@@ -27,6 +28,10 @@ struct TrainOptions {
   bool shuffle = true;    ///< off: every epoch visits the samples in the file's order
   int64_t every = 0;      ///< save a checkpoint after every this many steps (0: only at the end)
   int64_t max_steps = 0;  ///< stop once this many steps are done in all (0: no limit)
+  /// Steps run on as many of the current thread count's threads as are fastest now
+  /// (runtime/thread_governor.h): fewer where other processes keep cores busy. The results
+  /// are the same bits at any count.
+  bool adapt_threads = false;
   ExecutorOptions executor;
 };
 
@@ -156,6 +161,7 @@ class Trainer {
   Position position_;
   std::optional<Position> saved_;  // the position of the last checkpoint
   StepTrace* trace_ = nullptr;
+  std::optional<ThreadGovernor> governor_;  // with adapt_threads
   std::vector<int64_t> order_;
   int64_t order_epoch_ = 0;  // the epoch order_ belongs to
 };

@@ -28,19 +28,25 @@ ThreadGovernor::ThreadGovernor(int most, int start, std::function<int()> free_co
 
 // Whether to start a trial now, and of which count (trial_).
 bool ThreadGovernor::trial_due() {
-  if (most_ == 1 || since_trial_ < wait_ || since_seconds_ < kCostRatio * lost_ ||
+  if (most_ == 1 || since_trial_ < wait_ || since_seconds_ < std::max(kCostRatio * lost_, pause_) ||
       recent(current_).filled < kTrialRuns) {
     return false;
   }
-  // Alternate the direction, where both are open.
+  // More threads where a core looks free for them, fewer where this count's cores do not
+  // all look free (on an idle machine no trial costs anything); else ask again after
+  // kCheckEvery seconds of runs. Without a reading, alternate where both are open.
   bool up = current_ == 1 || (current_ < most_ && !trial_up_);
-  if (up && free_cores_ && free_cores_() <= current_) {
-    // No free core for another thread: ask again after as many runs as before.
-    since_trial_ = 0;
-    since_seconds_ = 0;
-    lost_ = 0;
-    if (current_ == 1) return false;
-    up = false;
+  if (free_cores_) {
+    const int free = free_cores_();
+    if ((free > current_ && current_ < most_) || (free < current_ && current_ > 1)) {
+      up = free > current_;
+    } else {
+      since_trial_ = 0;
+      since_seconds_ = 0;
+      lost_ = 0;
+      pause_ = kCheckEvery;
+      return false;
+    }
   }
   trial_ = up ? current_ + 1 : current_ - 1;
   trial_up_ = up;
@@ -83,6 +89,7 @@ void ThreadGovernor::end_trial(bool faster) {
     lost_ = 0;
   }
   wait_ = faster ? kFirstWait : std::min(2 * wait_, kLongestWait);
+  pause_ = 0;
   since_trial_ = 0;
   since_seconds_ = 0;
   trial_ = 0;

@@ -8,10 +8,10 @@
 // team wait, a few do not). Trials cost: beside a busy loop one run of two threads took
 // 85-210 ms where one thread took 1.6. So a failed trial waits twice as many runs for the
 // next, and as long as fifty times what it lost; one run three times slower than the
-// current count's ends a trial; and a trial of more threads waits until the machine shows a
-// free core for them. The kernels give the same bits at every thread count
-// (tests/unit/runtime/thread_invariance_test.cc), so the choice changes the time of a run,
-// never its results.
+// current count's ends a trial; and trials wait until the machine's load calls for them: a
+// free core for more threads, a busy one among this count's for fewer. The kernels give the same
+// bits at every thread count (tests/unit/runtime/thread_invariance_test.cc), so the choice changes
+// the time of a run, never its results.
 #pragma once
 
 #include <array>
@@ -25,7 +25,7 @@ class ThreadGovernor {
  public:
   /// Counts from 1 to `most` (at least 1), starting at `start` (clamped to them).
   /// `free_cores`, where given, says how many cores look free for this process's threads
-  /// now (its own count included); a trial of more threads than that waits.
+  /// now (its own threads not counted busy); trials wait until it calls for one.
   ThreadGovernor(int most, int start, std::function<int()> free_cores = {});
 
   /// The thread count for the next run; sets it (set_num_threads).
@@ -42,7 +42,8 @@ class ThreadGovernor {
   static constexpr int kTrialRuns = 4;      ///< runs of a trial, the first not counted
   static constexpr int64_t kFirstWait = 4;  ///< runs at a count before its first trial
   static constexpr int64_t kLongestWait = 1024;
-  static constexpr double kCostRatio = 50;  ///< time between trials per second a trial lost
+  static constexpr double kCostRatio = 50;     ///< time between trials per second a trial lost
+  static constexpr double kCheckEvery = 0.02;  ///< seconds of runs between looks at the load
 
  private:
   // A count's last kWindow times (or fewer), whose mean is its time now.
@@ -61,6 +62,7 @@ class ThreadGovernor {
   bool trial_up_ = false;  // the direction of the last trial
   int64_t since_trial_ = 0, wait_ = kFirstWait, moves_ = 0, trials_ = 0;
   double since_seconds_ = 0, lost_ = 0;  // since the last trial; what it lost
+  double pause_ = 0;                     // seconds of runs before the next look at the load
   std::vector<Recent> recent_;           // by count
   std::function<int()> free_cores_;
 };

@@ -39,11 +39,19 @@ Outcome simulate(ThreadGovernor& g, int64_t runs, const std::function<double(int
 }  // namespace
 
 TEST_CASE("on an idle machine the governor keeps the faster count, trying the other rarely") {
-  ThreadGovernor g(2, 2, [] { return 2; });
-  Outcome o = simulate(g, 5000, [](int64_t, int c) { return c == 2 ? 1.1e-3 : 1.6e-3; });
+  auto time = [](int64_t, int c) { return c == 2 ? 1.1e-3 : 1.6e-3; };
+  // The load shows every core free: no trial at all.
+  ThreadGovernor looking(2, 2, [] { return 2; });
+  Outcome o = simulate(looking, 5000, time);
+  CHECK(o.final_count == 2);
+  CHECK(o.trials == 0);
+  // Without a reading of the load: trials of one thread, each failed one waiting twice as
+  // long as the last (4, 8, ..., 1024 runs).
+  ThreadGovernor blind(2, 2);
+  o = simulate(blind, 5000, time);
   CHECK(o.final_count == 2);
   CHECK(o.moves == 0);
-  CHECK(o.trials <= 12);  // waits double: 4, 8, ..., 1024 runs
+  CHECK(o.trials <= 12);
   CHECK(o.seconds < 1.01 * 5000 * 1.1e-3);
 }
 

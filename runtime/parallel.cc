@@ -77,8 +77,10 @@ int machine_running() {
 int own_running() {
   int running = 0;
   std::error_code error;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", error)) {
-    std::ifstream stat(task.path() / "stat");
+  // Threads come and go while the directory is read: errors end the count, never throw.
+  for (std::filesystem::directory_iterator it("/proc/self/task", error), end; !error && it != end;
+       it.increment(error)) {
+    std::ifstream stat(it->path() / "stat");
     std::string line;
     std::getline(stat, line);
     // "tid (name) S ...": the state follows the name's closing parenthesis.

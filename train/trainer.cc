@@ -287,11 +287,13 @@ std::optional<TrainEnd> Trainer::run_epoch(const TrainHooks& hooks) {
     }
     bool last = position_.step == full_steps();
     samples_here += last ? last_binding_.batch : binding_.batch;
-    if (governor_) governor_->next();
+    // The governor times the step tape's runs; the last batch's (another tape) runs at
+    // the count it chose.
+    const bool governed = governor_ && !last;
+    if (governed) governor_->next();
     Clock::time_point step_start = Clock::now();
     std::optional<double> loss = last ? run_last_step(order_) : run_step(order_);
-    if (governor_)
-      governor_->done(std::chrono::duration<double>(Clock::now() - step_start).count());
+    if (governed) governor_->done(std::chrono::duration<double>(Clock::now() - step_start).count());
     ++steps_here;
     if (hooks.step) {
       double seconds = std::chrono::duration<double>(Clock::now() - start).count();

@@ -26,11 +26,11 @@ ThreadGovernor::ThreadGovernor(int most, int start, std::function<int()> free_co
       recent_(static_cast<size_t>(most_) + 1),
       free_cores_(std::move(free_cores)) {}
 
-// Whether to start a trial now, and of which count (trial_).
-bool ThreadGovernor::trial_due() {
+// Starts a trial (sets trial_) where one is due.
+void ThreadGovernor::start_trial_if_due() {
   if (most_ == 1 || since_trial_ < wait_ || since_seconds_ < std::max(kCostRatio * lost_, pause_) ||
       recent(current_).filled < kTrialRuns) {
-    return false;
+    return;
   }
   // More threads where a core looks free for them, fewer where this count's cores do not
   // all look free (on an idle machine no trial costs anything); else ask again after
@@ -45,7 +45,7 @@ bool ThreadGovernor::trial_due() {
       since_seconds_ = 0;
       lost_ = 0;
       pause_ = kCheckEvery;
-      return false;
+      return;
     }
   }
   trial_ = up ? current_ + 1 : current_ - 1;
@@ -53,11 +53,10 @@ bool ThreadGovernor::trial_due() {
   trial_runs_ = 0;
   recent(trial_) = Recent{};
   ++trials_;
-  return true;
 }
 
 int ThreadGovernor::next() {
-  if (trial_ == 0) trial_due();
+  if (trial_ == 0) start_trial_if_due();
   int count = trial_ != 0 ? trial_ : current_;
   set_num_threads(count);
   return count;

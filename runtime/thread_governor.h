@@ -53,7 +53,7 @@ class ThreadGovernor {
     void add(double t);
     double mean() const;
   };
-  bool trial_due();
+  void start_trial_if_due();
   void end_trial(bool faster);
   Recent& recent(int count) { return recent_[static_cast<size_t>(count)]; }
 

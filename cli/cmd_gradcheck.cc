@@ -14,7 +14,7 @@ namespace {
 struct GradcheckCliOptions {
   std::string tape;
   std::vector<std::string> inputs;
-  bool random = false;
+  bool random = false, skip_extra = false;
   check::GradcheckOptions check;
   ExecutionChoice execution;
 };
@@ -28,6 +28,9 @@ Run setup_gradcheck(CLI::App& sub) {
   sub.add_option("--inputs", o->inputs,
                  "Input values: .safetensors, .npy, .npz or .json files, several merged")
       ->expected(1, -1);
+  sub.add_flag("--skip-extra", o->skip_extra,
+               "Leave out the tensors of --inputs that the tape does not read; without it they "
+               "are an error");
   sub.add_flag("--random", o->random, "Make up the inputs not given, deterministically");
   sub.add_option("--seed", c.seed,
                  "Seed for --random, the directions and output seeds (default 0)");
@@ -46,7 +49,7 @@ Run setup_gradcheck(CLI::App& sub) {
   return [o] {
     o->check.executor = o->execution.apply();
     Tape t = load_tape(o->tape);
-    TensorMap inputs = gather_inputs(t, o->inputs, o->random, o->check.seed);
+    TensorMap inputs = gather_inputs(t, o->inputs, o->random, o->check.seed, o->skip_extra);
     Progress progress;
     check::GradcheckOptions options = o->check;
     options.progress = [&](std::string_view input, int64_t done, int64_t total) {

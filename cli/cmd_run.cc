@@ -21,7 +21,7 @@ namespace {
 struct RunOptions {
   std::string tape, out, dtype, profile_out, by = "op";
   std::vector<std::string> inputs;
-  bool random = false, profile = false;
+  bool random = false, profile = false, skip_extra = false;
   uint64_t seed = 0;
   int repeat = 1;
   ExecutionChoice execution;
@@ -43,6 +43,9 @@ Run setup_run(CLI::App& sub) {
                  "Input values: .safetensors, .npy, .npz, or .json (name -> nested arrays) "
                  "files, several merged; a file's dtype converts to the tape's where exact")
       ->expected(1, -1);
+  sub.add_flag("--skip-extra", o->skip_extra,
+               "Leave out the tensors of --inputs that the tape does not read (a checkpoint of "
+               "ytape train holds the optimizer's state too); without it they are an error");
   sub.add_flag("--random", o->random, "Make up the inputs not given, deterministically");
   sub.add_option(
       "--seed", o->seed,
@@ -74,7 +77,7 @@ Run setup_run(CLI::App& sub) {
     if (o->by != "op" && !o->profile) user_error("--by applies to --profile; give --profile");
     if (!o->dtype.empty() && o->out.empty()) user_error("--dtype applies to -o; give -o FILE");
     Tape t = load_tape(o->tape);
-    TensorMap inputs = gather_inputs(t, o->inputs, o->random, o->seed);
+    TensorMap inputs = gather_inputs(t, o->inputs, o->random, o->seed, o->skip_extra);
     Executor executor(t, options);
     executor.set_random_key(o->seed);
     std::vector<Tensor> outs;

@@ -30,11 +30,11 @@ std::string source_name(const std::string& path) {
 }
 
 TensorMap gather_inputs(const Tape& t, const std::vector<std::string>& paths, bool random,
-                        uint64_t seed) {
+                        uint64_t seed, bool skip_extra) {
   TensorMap inputs;
   std::map<std::string, std::string> from;  // input name -> the file that gave it
   for (const std::string& path : paths) {
-    for (auto& [name, tensor] : load_inputs(read_file(path), source_name(path), t)) {
+    for (auto& [name, tensor] : load_inputs(read_file(path), source_name(path), t, skip_extra)) {
       auto [it, fresh] = from.emplace(name, source_name(path));
       if (!fresh) {
         user_error("input '{}' is in both {} and {}: give each input once", name, it->second,

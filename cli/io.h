@@ -39,9 +39,10 @@ Tape load_tape(const std::string& path);
 
 /// The input values of `t` for a run: read from each of `paths` (load_inputs: safetensors,
 /// numpy's .npy and .npz, or JSON), merged (an input in two files is a UserError naming
-/// both), then, with `random`, completed with values made up from `seed`.
+/// both), then, with `random`, completed with values made up from `seed`. Tensors `t` does
+/// not read are an error, or with `skip_extra` left out.
 TensorMap gather_inputs(const Tape& t, const std::vector<std::string>& paths, bool random,
-                        uint64_t seed);
+                        uint64_t seed, bool skip_extra = false);
 
 /// `option` naming each of `paths`, for refuse_overwrites.
 std::vector<NamedFile> named_files(std::string_view option, const std::vector<std::string>& paths);

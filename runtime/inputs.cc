@@ -40,7 +40,8 @@ TensorMap read_tensor_file(std::span<const uint8_t> bytes, std::string_view sour
   return read_safetensors(bytes, source);
 }
 
-TensorMap load_inputs(std::string_view content, std::string_view source, const Tape& t) {
+TensorMap load_inputs(std::string_view content, std::string_view source, const Tape& t,
+                      bool skip_extra) {
   auto types = input_types(t);
   TensorMap inputs;
   if (source.ends_with(".json")) {
@@ -52,9 +53,15 @@ TensorMap load_inputs(std::string_view content, std::string_view source, const T
     inputs = read_tensor_file({reinterpret_cast<const uint8_t*>(content.data()), content.size()},
                               source);
   }
+  if (skip_extra) std::erase_if(inputs, [&](const auto& in) { return !types.contains(in.first); });
   for (auto& [name, tensor] : inputs) {
     auto it = types.find(name);
-    if (it == types.end()) user_error("{}: '{}' is not an input of tape {}", source, name, t.name);
+    if (it == types.end()) {
+      user_error(
+          "{}: '{}' is not an input of tape {} (--skip-extra leaves out the tensors a "
+          "tape does not read)",
+          source, name, t.name);
+    }
     // A file's dtype need not be the tape's: U8 pixels feed an f32 input, I32 token ids an
     // i64 one, where every value converts exactly.
     if (tensor.dtype() != it->second->dtype && tensor.shape() == it->second->shape) {

@@ -33,6 +33,7 @@ done <<'SAMPLES'
 basics|samples/basics.jl|main x|--vjp
 mlp|samples/mlp.jl|loss model x labels|
 resnet18|samples/resnet18.jl|loss model image|--wrt model
+gpt|samples/gpt.jl|next_character_loss model tokens|--wrt model
 SAMPLES
 if ((status)); then
   echo "if the change is intended: scripts/tape_goldens.sh --update, and commit samples/golden/"

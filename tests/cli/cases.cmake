@@ -36,6 +36,9 @@ cli_test(run_safetensors EXIT 0 STDOUT ${CASES}/expected/run_json.out
          COMMAND ${YTAPE} run run/add.json --inputs run/inputs.safetensors)
 cli_test(run_random EXIT 0 STDOUT ${CASES}/expected/run_random.out
          COMMAND ${YTAPE} run run/add.json --random --seed 3)
+# --skip-extra leaves out the file's 'w', which the tape has no input for.
+cli_test(run_skip_extra EXIT 0 STDOUT ${CASES}/expected/run_json.out
+         COMMAND ${YTAPE} run run/add.json --inputs run/extra.json --skip-extra)
 foreach(case missing_input:missing.json wrong_shape:wrong_shape.json extra_input:extra.json
              wrong_dtype:wrong_dtype.safetensors truncated_file:truncated.safetensors)
   string(REPLACE ":" ";" parts ${case})

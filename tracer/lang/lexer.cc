@@ -47,7 +47,7 @@ constexpr OpSpelling kOps[] = {
     {":", ":", false},      {"?", "?", false},    {"÷", "÷", true},     {"√", "√", true},
     {"⊻", "⊻", true},       {"∘", "∘", false},    {"≈", "≈", true},     {"≤", "<=", true},
     {"≥", ">=", true},      {"≠", "!=", true},    {"∉", "∉", true},     {"⋅", "⋅", true},
-    {"∈", "in", true},
+    {"∈", "in", true},      {"⊠", "⊠", true},
 };
 
 // The longest operator `text` starts with (only those that take a dot when `dotted`).

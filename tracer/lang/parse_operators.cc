@@ -24,8 +24,8 @@ int level_of(std::string_view op) {
       {"|>", kPipe},        {":", kRange},        {"+", kPlus},        {"-", kPlus},
       {"|", kPlus},         {"⊻", kPlus},         {"*", kTimes},       {"/", kTimes},
       {"%", kTimes},        {"&", kTimes},        {"\\", kTimes},      {"÷", kTimes},
-      {"⋅", kTimes},        {"∘", kTimes},        {"//", kRational},   {"<<", kShift},
-      {">>", kShift},       {">>>", kShift},
+      {"⋅", kTimes},        {"∘", kTimes},        {"⊠", kTimes},       {"//", kRational},
+      {"<<", kShift},       {">>", kShift},       {">>>", kShift},
   };
   for (const auto& [name, level] : kLevels) {
     if (name == op) return level;

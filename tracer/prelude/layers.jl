@@ -341,8 +341,10 @@ dropout(x, p; dims=:, active::Bool=true) = active ? Dropout(p, dims, true)(x) : 
 dropout(rng::AbstractRNG, x, p; dims=:, active::Bool=true) =
   active ? Dropout(p, dims, true, rng)(x) : x
 function (d::Dropout)(x)
-  # No test of p == 0: p is a tape input when the layer is, and rand .>= 0 keeps all.
+  # No test of a float p == 0: p is a tape input when the layer is, and rand .>= 0 keeps
+  # all. A static p (Val(p), MultiHeadAttention's) of 0 draws nothing.
   isactive(d) || return x
+  d.p isa Val && return static_value(d.p) == 0 ? x : Dropout(static_value(d.p), d.dims, true, d.rng)(x)
   s = d.dims === (:) ? size(x) : ntuple(i -> i in d.dims ? size(x, i) : 1, ndims(x))
   # p = 1 keeps nothing, as NNlib's: the scale stays finite (1 - p at least floatmin), so
   # that the all-false mask gives zeros, not NaN. The mask is real, of a complex x too.
@@ -356,6 +358,7 @@ struct Embedding
 end
 Embedding(p::Pair; init=randn32) = Embedding(init(p.second, p.first))
 (e::Embedding)(x::Integer) = e.weight[:, x]
+(e::Embedding)(x::AbstractRange) = e(collect(x))  # positions 1:T
 (e::Embedding)(x::AbstractArray) = eltype(x) == Bool ?
   reshape(e.weight * reshape(x, size(x, 1), :), :, size(x)[2:end]...) :
   reshape(e.weight[:, vec(x)], :, size(x)...)
@@ -606,7 +609,7 @@ function show(io::IO, b::BatchNorm)
   b.active === nothing || print(io, ", active=", b.active)
   print(io, ")")
 end
-show(io::IO, d::Dropout) = print(io, "Dropout(", d.p, d.dims === (:) ? "" : ", dims=$(d.dims)", ")")
+show(io::IO, d::Dropout) = print(io, "Dropout(", static_value(d.p), d.dims === (:) ? "" : ", dims=$(d.dims)", ")")
 function show(io::IO, c::Chain)
   print(io, "Chain(")
   for (i, layer) in enumerate(c.layers)

@@ -5,6 +5,7 @@
 // wider than their primitive, or compositions of several.
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "onnx/importer.h"
 #include "onnx/rules/integer.h"
@@ -48,10 +49,26 @@ void mod(Importer& im, const Node& n) {
 
 // The exponent may have another dtype than the base; the result has the base's. Integers
 // go through f64, whose pow is exact where the power is below 2^53, and are rounded back.
+// x^2 and x^3 of floats by a constant exponent (PyTorch's tanh GELU exports x^3) are the
+// products x*x and (x*x)*x, as the language traces them (Julia's literal_pow): the C
+// library's pow is a scalar call per element.
+std::optional<Var> small_power(Importer& im, Var x, Var y) {
+  const Tensor* e = im.known(y);
+  if (!is_float(dt(im, x)) || e == nullptr || e->size() != 1 || im.rank(y) > im.rank(x))
+    return std::nullopt;
+  double v = e->dtype() == DType::f32   ? e->data<float>()[0]
+             : e->dtype() == DType::f64 ? e->data<double>()[0]
+                                        : std::nan("");
+  if (v != 2 && v != 3) return std::nullopt;
+  Var square = im.op<Prim::mul>({x, x});
+  return v == 2 ? square : im.op<Prim::mul>({square, x});
+}
+
 void pow(Importer& im, const Node& n) {
   Var x = in(im, n, 0), y = in(im, n, 1);
   DType d = dt(im, x);
   if (!is_float(d) && d != DType::i64) unsupported("Pow of " + std::string(dtype_name(d)));
+  if (std::optional<Var> p = small_power(im, x, y)) return im.set_output(n, 0, *p);
   DType work = is_float(d) ? d : DType::f64;
   if (d != work) x = im.op<Prim::convert>({x}, {.dtype = work});
   if (dt(im, y) != work) y = im.op<Prim::convert>({y}, {.dtype = work});

@@ -371,8 +371,11 @@ Value power(Interpreter& in, Args& args) {
   if (!pointwise(in, x, y) && is_array(x)) {
     user_error("'^' of an array is the matrix power, which is not supported: write '.^'");
   }
-  if (y.kind == VKind::integer && x.kind != VKind::integer && y.i == 2) {
-    return elementwise_binary(in, Prim::mul, x, x);
+  // x^2 and x^3 of floats are products, as Julia's literal_pow: (x*x)*x, not the C
+  // library's pow (a scalar call per element, GELU's cube).
+  if (y.kind == VKind::integer && x.kind != VKind::integer && (y.i == 2 || y.i == 3)) {
+    Value square = elementwise_binary(in, Prim::mul, x, x);
+    return y.i == 2 ? square : elementwise_binary(in, Prim::mul, square, x);
   }
   if (y.kind == VKind::integer && y.i >= 0 && x.is_tensor() && !is_float(x.tensor().type.dtype) &&
       x.tensor().type.dtype != DType::boolean) {

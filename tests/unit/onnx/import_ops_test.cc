@@ -59,6 +59,33 @@ TEST_CASE("Mod of floats with fmod = 1 is C's fmod, the rem primitive; fmod = 0 
         "m.onnx: node 1 'r' (Mod, opset 13): Mod of floats needs fmod = 1 (ONNX's rule), not 0");
 }
 
+TEST_CASE("Pow of floats by a constant 2 or 3 is products, by another exponent pow") {
+  for (float e : {2.0f, 3.0f, 2.5f}) {
+    CAPTURE(e);
+    Model m;
+    m.input("x", {4});
+    constant_floats(m, "e", {e});
+    m.node("Pow", {"x", "e"}, {"y"}, "p");
+    m.output("y");
+    OnnxImport imported = m.import();
+    int muls = 0, pows = 0;
+    for (const Op& op : imported.tape.ops) {
+      muls += op.prim == Prim::mul;
+      pows += op.prim == Prim::pow;
+    }
+    CHECK(muls == (e == 2 ? 1 : e == 3 ? 2 : 0));
+    CHECK(pows == (e == 2.5f ? 1 : 0));
+    std::vector<float> x{1.5f, -2.0f, 0.1f, 3.0f};
+    std::vector<float> y = values(run(imported, {{"x", onnx_tensor({4}, x)}})[0]);
+    for (size_t i = 0; i < x.size(); ++i) {
+      CAPTURE(i);
+      // (x*x)*x, as the language's x^3, rounded twice; pow's once.
+      float want = e == 2 ? x[i] * x[i] : e == 3 ? x[i] * x[i] * x[i] : std::pow(x[i], e);
+      CHECK((std::isnan(want) ? std::isnan(y[i]) : y[i] == want));  // (-2)^2.5 is NaN
+    }
+  }
+}
+
 TEST_CASE("GatherND takes tuples, negative ones from the end, and slices for short ones") {
   Model m;
   m.input("x", {2, 2});

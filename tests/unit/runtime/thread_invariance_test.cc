@@ -103,3 +103,33 @@ TEST_CASE("matrix products give the same bits at any thread count") {
 }
 
 }  // namespace ytape
+
+namespace ytape {
+
+TEST_CASE("batched products give the same bits at any thread count") {
+  // Attention's products per head and sequence (scores, their gradients, the values'),
+  // which run side by side, one per thread, and a batch of large ones, which do not.
+  struct Case {
+    int64_t m, n, k, batch;
+    bool ta, tb;
+  };
+  const Case cases[] = {{64, 64, 32, 128, false, false}, {64, 64, 32, 128, true, false},
+                        {32, 64, 64, 128, false, true},  {256, 256, 64, 9, true, false},
+                        {64, 256, 256, 5, false, false}, {512, 512, 512, 2, false, true},
+                        {1, 64, 32, 16, false, false},   {64, 1, 32, 16, true, false}};
+  uint64_t seed = 200;
+  for (const Case& c : cases) {
+    CAPTURE(c.m);
+    CAPTURE(c.n);
+    CAPTURE(c.k);
+    CAPTURE(c.batch);
+    Shape as = c.ta ? Shape{c.k, c.m, c.batch} : Shape{c.m, c.k, c.batch};
+    Shape bs = c.tb ? Shape{c.n, c.k, c.batch} : Shape{c.k, c.n, c.batch};
+    Tensor a = testing::random_tensor({DType::f32, as}, ++seed);
+    Tensor b = testing::random_tensor({DType::f32, bs}, ++seed);
+    Attrs attrs{{"transpose_a", c.ta}, {"transpose_b", c.tb}};
+    check_invariant(Prim::matmul, {a, b}, attrs, {{}});
+  }
+}
+
+}  // namespace ytape

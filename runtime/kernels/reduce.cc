@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/kernels/common.h"
+#include "runtime/kernels/softmax_rows.h"
 #include "runtime/parallel.h"
 
 namespace ytape {
@@ -377,6 +378,18 @@ void normalize_kernel(const KernelCall& call) {
   }
 }
 
+// The fast kernel: over the first dim of f32, rows of softmax_rows.h; else as the reference.
+template <Prim P>
+void fast_normalize_kernel(const KernelCall& call) {
+  const Tensor& x = *call.args[0];
+  if (x.dtype() != DType::f32 || attrs_of<P>(call.op.attrs).dims != std::vector<int64_t>{1}) {
+    return normalize_kernel<P>(call);
+  }
+  const int64_t n = x.dim(1);
+  softmax_rows(x.data<float>(), call.outs[0]->data<float>(), n, n == 0 ? 0 : x.size() / n,
+               P == Prim::log_softmax);
+}
+
 }  // namespace
 
 void register_reduce_kernels(KernelTable& t) {
@@ -391,8 +404,13 @@ void register_reduce_kernels(KernelTable& t) {
     }
   }
   t.set(Prim::argmax, argmax_kernel);
-  t.set(Prim::softmax, normalize_kernel<Prim::softmax>);
-  t.set(Prim::log_softmax, normalize_kernel<Prim::log_softmax>);
+  if (t.kernels_set == KernelSet::fast) {
+    t.set(Prim::softmax, fast_normalize_kernel<Prim::softmax>);
+    t.set(Prim::log_softmax, fast_normalize_kernel<Prim::log_softmax>);
+  } else {
+    t.set(Prim::softmax, normalize_kernel<Prim::softmax>);
+    t.set(Prim::log_softmax, normalize_kernel<Prim::log_softmax>);
+  }
 }
 
 }  // namespace ytape

@@ -133,3 +133,19 @@ TEST_CASE("batched products give the same bits at any thread count") {
 }
 
 }  // namespace ytape
+
+namespace ytape {
+
+TEST_CASE("softmax gives the same bits at any thread count") {
+  // Attention's scores (rows of 64, many of them) and one long row.
+  uint64_t seed = 300;
+  for (const Shape& s : {Shape{64, 64, 4, 8}, Shape{70001}, Shape{60, 2048}}) {
+    CAPTURE(shape_str(s));
+    Tensor x = testing::random_tensor({DType::f32, s}, ++seed);
+    Attrs attrs{{"dims", std::vector<int64_t>{1}}};
+    check_invariant(Prim::softmax, {x}, attrs, {{}});
+    check_invariant(Prim::log_softmax, {x}, attrs, {{}});
+  }
+}
+
+}  // namespace ytape

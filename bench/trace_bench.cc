@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "io/json.h"
+#include "runtime/tensor.h"
 #include "tape/allocator.h"
 #include "tracer/program.h"
 #include "tracer/trace.h"
@@ -114,6 +115,7 @@ Result run_config(const std::string& config, const Options& o) {
 
 int main(int argc, char** argv) {
   keep_freed_memory();  // as the CLI does
+  keep_freed_buffers();
   Options o;
   std::vector<std::string> configs;
   for (int i = 1; i < argc; ++i) {

@@ -9,7 +9,6 @@
 #include "cli/io.h"
 #include "io/json.h"
 #include "onnx/import.h"
-#include "runtime/tensor_file.h"
 
 namespace ytape::cli {
 
@@ -116,10 +115,7 @@ Run setup_import(CLI::App& sub) {
     options.read_marks = !o->ignore_marks;
     OnnxImport imported = import_onnx(read_file(o->model), source_name(o->model), options);
     // The weights first: a tape is never left without the values it was written with.
-    if (!o->weights.empty()) {
-      std::vector<uint8_t> bytes = write_safetensors(imported.weights);
-      write_file(o->weights, {reinterpret_cast<const char*>(bytes.data()), bytes.size()});
-    }
+    if (!o->weights.empty()) write_safetensors_file(o->weights, imported.weights);
     write_file(o->out, write_tape_json(imported.tape));
     return kOk;
   };

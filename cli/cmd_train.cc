@@ -10,7 +10,6 @@
 #include "cli/progress.h"
 #include "cli/signals.h"
 #include "runtime/inputs.h"
-#include "runtime/tensor_file.h"
 #include "tape/checked.h"
 #include "train/trainer.h"
 
@@ -208,10 +207,7 @@ int train(const TrainCli& o) {
     write_file(o.profile_out, chrome_trace(trainer.step_executor(), trace.events, trace.runs,
                                            "ytape train " + source_name(o.step)));
   }
-  if (!o.out.empty()) {
-    std::vector<uint8_t> bytes = write_safetensors(trainer.state());
-    write_file(o.out, {reinterpret_cast<const char*>(bytes.data()), bytes.size()});
-  }
+  if (!o.out.empty()) write_safetensors_file(o.out, trainer.state());
   return kOk;
 }
 

@@ -26,8 +26,9 @@ struct Command {
   /// Declares the subcommand's options on `sub` and returns what runs it.
   Run (*setup)(CLI::App& sub);
   /// Whether its work is building and reading tapes rather than running them: such
-  /// commands keep freed memory for reuse (tape/allocator.h), which saves time on big
-  /// tapes but would raise the peak memory that `run` is measured by.
+  /// commands keep freed memory for reuse (tape/allocator.h) and freed tensor buffers for
+  /// tensors of their size (keep_freed_buffers: the tracer's example values), which saves
+  /// time on big tapes but would raise the peak memory that `run` is measured by.
   bool tape_work = true;
 };
 

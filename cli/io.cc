@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "cli/signals.h"
@@ -78,10 +79,11 @@ bool write_all(int fd, std::string_view content) {
 }
 
 // A device, FIFO or socket is written as it is: renaming a file over it would destroy it.
-void write_through(const std::string& path, std::string_view content) {
+void write_through(const std::string& path, std::span<const std::string_view> pieces) {
   int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
   if (fd < 0) user_error("cannot write {}: {}", path, std::strerror(errno));
-  bool ok = write_all(fd, content);
+  bool ok = true;
+  for (size_t i = 0; ok && i < pieces.size(); ++i) ok = write_all(fd, pieces[i]);
   int error = errno;
   if (::close(fd) != 0 && ok) {
     ok = false;
@@ -111,11 +113,38 @@ void stall_for_tests() {
   if (const char* s = std::getenv("YTAPE_TEST_STALL_WRITE")) ::sleep(std::atoi(s));
 }
 
+// Writes the pieces one after another in two halves by bytes, with the fault-injection
+// hook between them; false with errno set when a write fails.
+bool write_halves(int fd, std::span<const std::string_view> pieces) {
+  size_t total = 0;
+  for (std::string_view piece : pieces) total += piece.size();
+  size_t half = total / 2, done = 0;
+  bool stalled = false;
+  for (std::string_view piece : pieces) {
+    if (!stalled && done + piece.size() >= half) {
+      size_t first = half - done;
+      if (!write_all(fd, piece.substr(0, first))) return false;
+      stall_for_tests();
+      stalled = true;
+      done += first;
+      piece.remove_prefix(first);
+    }
+    if (!write_all(fd, piece)) return false;
+    done += piece.size();
+  }
+  if (!stalled) stall_for_tests();
+  return true;
+}
+
 }  // namespace
 
 void write_file(const std::string& path, std::string_view content) {
+  write_file(path, std::span<const std::string_view>(&content, 1));
+}
+
+void write_file(const std::string& path, std::span<const std::string_view> pieces) {
   if (path.empty() || path == "-") {
-    std::fwrite(content.data(), 1, content.size(), stdout);
+    for (std::string_view piece : pieces) std::fwrite(piece.data(), 1, piece.size(), stdout);
     std::fflush(stdout);
     return;
   }
@@ -123,7 +152,7 @@ void write_file(const std::string& path, std::string_view content) {
   bool exists = ::stat(path.c_str(), &existing) == 0;
   if (exists && !S_ISREG(existing.st_mode)) {
     if (S_ISDIR(existing.st_mode)) user_error("cannot write {}: it is a directory", path);
-    return write_through(path, content);
+    return write_through(path, pieces);
   }
   fs::path target = follow_links(path);
   fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
@@ -143,13 +172,7 @@ void write_file(const std::string& path, std::string_view content) {
   mode_t mask = umask(0);
   umask(mask);
   fchmod(fd, exists ? existing.st_mode & 07777 : 0666 & ~mask);
-  // In two halves, with the fault-injection hook between them.
-  size_t half = content.size() / 2;
-  bool ok = write_all(fd, content.substr(0, half));
-  if (ok) {
-    stall_for_tests();
-    ok = write_all(fd, content.substr(half));
-  }
+  bool ok = write_halves(fd, pieces);
   int error = errno;
   if (ok && ::close(fd) != 0) {
     ok = false;
@@ -164,6 +187,16 @@ void write_file(const std::string& path, std::string_view content) {
   if (!ok) std::remove(tmp.c_str());
   set_pending_file(nullptr);
   if (!ok) user_error("cannot write {}: {}", path, std::strerror(error));
+}
+
+void write_safetensors_file(const std::string& path, const TensorMap& tensors,
+                            std::optional<FileDType> as) {
+  SafetensorsPieces file = safetensors_pieces(tensors, {}, as);
+  std::vector<std::string_view> pieces;
+  for (std::span<const uint8_t> piece : file.pieces) {
+    pieces.emplace_back(reinterpret_cast<const char*>(piece.data()), piece.size());
+  }
+  write_file(path, pieces);
 }
 
 namespace {
@@ -224,7 +257,7 @@ void write_outputs(const std::string& path, const TensorMap& tensors, const std:
     }
     bytes = write_npy(tensors[0].second, as, fmt::format("output '{}'", tensors[0].first));
   } else {
-    bytes = write_safetensors(tensors, {}, as);
+    return write_safetensors_file(path, tensors, as);
   }
   write_file(path, {reinterpret_cast<const char*>(bytes.data()), bytes.size()});
 }

@@ -1,10 +1,13 @@
 // File input and output for the subcommands.
 #pragma once
 
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "runtime/file_dtype.h"
 #include "runtime/tensor.h"
 #include "tape/tape.h"
 
@@ -20,6 +23,13 @@ std::string read_file(const std::string& path);
 /// device, FIFO or socket is written directly (`-o /dev/null` stays a device). An empty
 /// path or "-" writes to standard output.
 void write_file(const std::string& path, std::string_view content);
+/// write_file of the pieces' concatenation, each written from where it lies: nothing is
+/// joined in memory.
+void write_file(const std::string& path, std::span<const std::string_view> pieces);
+/// Writes `tensors` to `path` as a safetensors file (write_file), each as `as` where given
+/// (write_safetensors), straight from the tensors' own memory.
+void write_safetensors_file(const std::string& path, const TensorMap& tensors,
+                            std::optional<FileDType> as = std::nullopt);
 
 /// A file a command reads or writes, and the option or argument that names it.
 struct NamedFile {

@@ -48,7 +48,10 @@ int run(int argc, char** argv) {
   ytape::set_tensor_memory_limit(limit == 0 ? INT64_MAX : limit);
   for (const Sub& sub : subs) {
     if (!sub.app->parsed()) continue;
-    if (sub.command->tape_work) ytape::keep_freed_memory();
+    if (sub.command->tape_work) {
+      ytape::keep_freed_memory();
+      ytape::keep_freed_buffers();
+    }
     return sub.run();
   }
   return kBadInput;

@@ -2,6 +2,7 @@
 
 #include <omp.h>
 #include <sched.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -12,6 +13,9 @@
 #include <thread>
 
 extern "C" void openblas_set_num_threads(int num_threads);
+// OpenBLAS's pthreads build only (weak: null in the OpenMP build or another BLAS). Its
+// threads start again at its next threaded call (exec_blas), as after a fork.
+extern "C" __attribute__((weak)) int blas_thread_shutdown_();
 
 namespace ytape {
 
@@ -112,6 +116,16 @@ void start_threads() {
 #pragma omp parallel num_threads(n)
   started = 1;
   (void)started;
+}
+
+void park_blas_threads() {
+  // Under a limit, a thread that could not allocate its buffer retries for ever, and
+  // waiting for it to end would never return.
+  rlimit address{}, data{};
+  if (getrlimit(RLIMIT_AS, &address) != 0 || address.rlim_cur != RLIM_INFINITY) return;
+  if (getrlimit(RLIMIT_DATA, &data) != 0 || data.rlim_cur != RLIM_INFINITY) return;
+  state();  // OpenBLAS takes the setting first: taking one starts its threads
+  if (blas_thread_shutdown_ != nullptr) blas_thread_shutdown_();
 }
 
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {

@@ -30,6 +30,15 @@ int other_running_threads(int samples = 3);
 /// (ulimit -v) fails there instead, with ytape's error.
 void start_threads();
 
+/// Ends OpenBLAS's threads until its next call that needs them, which starts them again.
+/// OpenBLAS starts them when it loads and when given a thread count (set_num_threads, and
+/// the first use of the setting, which this makes), and each then spins for about 2^28
+/// cycles (0.1 s) waiting for work, taking a core from OpenMP's threads: the thread that
+/// shares it makes each of their loops wait (100 ms more for the 58 loops of ResNet-18's
+/// example weights). Does nothing where the BLAS has no such threads, nor under a limit on
+/// the address space or the data segment (ulimit -v, -d).
+void park_blas_threads();
+
 /// Runs body(begin, end) over [0, n) split into at most num_threads() contiguous chunks;
 /// runs inline when n < grain or one thread is set. Chunks are deterministic for a given
 /// n and thread count, so results do not depend on timing.

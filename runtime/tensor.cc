@@ -4,6 +4,9 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
 
 #include "tape/float16.h"
 
@@ -13,6 +16,72 @@ namespace {
 
 std::atomic<int64_t> live_bytes{0};
 std::atomic<int64_t> memory_limit{INT64_MAX};
+
+// Freed buffers kept for reuse (keep_freed_buffers), by their padded size. Never
+// destroyed: a tensor freed during static destruction may still return its buffer here.
+struct FreedBuffers {
+  std::mutex mutex;
+  std::unordered_map<size_t, std::vector<void*>> by_size;
+  int64_t kept = 0;   // bytes in by_size
+  int64_t limit = 0;  // most bytes kept; 0: none
+};
+
+FreedBuffers& freed_buffers() {
+  static auto* freed = new FreedBuffers;
+  return *freed;
+}
+
+// Buffers this small come and go with no faults: the heap reuses them well.
+constexpr size_t kSmallestKept = size_t{64} << 10;
+
+void* reuse_buffer(size_t size) {
+  if (size < kSmallestKept) return nullptr;
+  FreedBuffers& f = freed_buffers();
+  std::lock_guard<std::mutex> lock(f.mutex);
+  auto it = f.by_size.find(size);
+  if (it == f.by_size.end() || it->second.empty()) return nullptr;
+  void* p = it->second.back();
+  it->second.pop_back();
+  f.kept -= static_cast<int64_t>(size);
+  return p;
+}
+
+void release_buffer(void* p, size_t size) {
+  if (size >= kSmallestKept) {
+    FreedBuffers& f = freed_buffers();
+    std::lock_guard<std::mutex> lock(f.mutex);
+    if (f.kept + static_cast<int64_t>(size) <= f.limit) {
+      f.by_size[size].push_back(p);
+      f.kept += static_cast<int64_t>(size);
+      return;
+    }
+  }
+  std::free(p);
+}
+
+// Frees the kept buffers beyond `limit` bytes.
+void trim_kept(FreedBuffers& f, int64_t limit) {
+  for (auto& [size, buffers] : f.by_size) {
+    while (f.kept > limit && !buffers.empty()) {
+      std::free(buffers.back());
+      buffers.pop_back();
+      f.kept -= static_cast<int64_t>(size);
+    }
+  }
+}
+
+// A new buffer from the heap; when the heap has none, the kept ones, which may be of
+// other sizes, are given back to it first.
+void* fresh_buffer(size_t size) {
+  if (void* p = std::aligned_alloc(64, size)) return p;
+  FreedBuffers& f = freed_buffers();
+  {
+    std::lock_guard<std::mutex> lock(f.mutex);
+    if (f.kept == 0) return nullptr;
+    trim_kept(f, 0);
+  }
+  return std::aligned_alloc(64, size);
+}
 
 }  // namespace
 
@@ -88,7 +157,8 @@ std::shared_ptr<void> allocate_buffer(int64_t bytes) {
         "out of memory allocating {} bytes: tensors may take {} bytes at once (--max-memory)",
         bytes, memory_limit.load());
   }
-  void* p = std::aligned_alloc(64, padded);
+  void* p = reuse_buffer(padded);
+  if (p == nullptr) p = fresh_buffer(padded);
   if (p == nullptr) {
     live_bytes -= size;
     user_error(
@@ -98,8 +168,15 @@ std::shared_ptr<void> allocate_buffer(int64_t bytes) {
   }
   return std::shared_ptr<void>(p, [size](void* q) {
     live_bytes -= size;
-    std::free(q);
+    release_buffer(q, static_cast<size_t>(size));
   });
+}
+
+void keep_freed_buffers(int64_t bytes) {
+  FreedBuffers& f = freed_buffers();
+  std::lock_guard<std::mutex> lock(f.mutex);
+  f.limit = bytes;
+  trim_kept(f, f.limit);
 }
 
 Tensor Tensor::uninitialized(Type type) {

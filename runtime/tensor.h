@@ -100,6 +100,16 @@ std::shared_ptr<void> allocate_buffer(int64_t bytes);
 /// beyond it is a UserError, as when memory runs out. None by default; the fuzz targets
 /// set one, so that a fuzzed program asking for huge tensors ends in an error.
 void set_tensor_memory_limit(int64_t bytes);
+/// Keeps the buffers of freed tensors, up to `bytes` of them at once (256 MiB unless
+/// given: what the tape commands keep), for new tensors of the same size to reuse (0, the
+/// setting until this is called: each goes back to the heap, and those kept are freed).
+/// For a process that makes many large tensors of few sizes one after another, as the
+/// tracer's example values are (a draw, then arithmetic on it, for each weight): the heap
+/// splits a freed block for small allocations, and the next tensor of its size then takes
+/// fresh memory, which the kernel faults in page by page (ResNet-18's 47 MB of weights
+/// took 130 MB so). Buffers under 64 KiB are never kept. Kept buffers do not count
+/// against set_tensor_memory_limit, and go back to the heap when it runs out.
+void keep_freed_buffers(int64_t bytes = int64_t{256} << 20);
 
 /// The dtype that stores C++ type T.
 template <typename T>

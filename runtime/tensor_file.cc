@@ -477,6 +477,40 @@ int64_t NestedReader::to_i64(const Json& leaf) {
   return static_cast<int64_t>(d);
 }
 
+// The first piece of a safetensors file: the header's length (8 bytes, little-endian) and
+// the header, compact JSON as a dump of the header object would be, written entry by entry
+// and padded with spaces to a multiple of 8 bytes. `order`: the tensors in file order;
+// `file`: the dtype each is written as.
+template <typename FileOf>
+std::vector<uint8_t> safetensors_header(
+    const std::vector<const std::pair<std::string, Tensor>*>& order,
+    const TensorFileMetadata& metadata, const FileOf& file) {
+  std::string text = "{";
+  uint64_t offset = 0;
+  try {
+    if (!metadata.empty()) text += "\"__metadata__\":" + metadata_text(metadata);
+    for (const auto* named : order) {
+      const Tensor& t = named->second;
+      auto end = offset + static_cast<uint64_t>(t.size() * file_dtype_size(file(t)));
+      nlohmann::ordered_json entry = {{"dtype", safetensors_name(file(t))},
+                                      {"shape", Shape(t.shape().rbegin(), t.shape().rend())},
+                                      {"data_offsets", {offset, end}}};
+      text += fmt::format("{}{}:{}", text.size() > 1 ? "," : "", Json(named->first).dump(),
+                          entry.dump());
+      offset = end;
+    }
+  } catch (const Json::type_error& e) {
+    user_error("cannot write a safetensors file: a tensor name is not UTF-8 ({})", json_reason(e));
+  }
+  text += "}";
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::vector<uint8_t> out;
+  out.reserve(8 + text.size());
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<uint8_t>(uint64_t{text.size()} >> 8 * i));
+  out.insert(out.end(), text.begin(), text.end());
+  return out;
+}
+
 }  // namespace
 
 TensorMap read_safetensors(std::span<const uint8_t> bytes, std::string_view source,
@@ -513,6 +547,18 @@ std::vector<uint8_t> write_safetensors(const TensorMap& tensors) {
 
 std::vector<uint8_t> write_safetensors(const TensorMap& tensors, const TensorFileMetadata& metadata,
                                        std::optional<FileDType> as) {
+  SafetensorsPieces file = safetensors_pieces(tensors, metadata, as);
+  size_t size = 0;
+  for (std::span<const uint8_t> piece : file.pieces) size += piece.size();
+  std::vector<uint8_t> out;
+  out.reserve(size);
+  for (std::span<const uint8_t> piece : file.pieces)
+    out.insert(out.end(), piece.begin(), piece.end());
+  return out;
+}
+
+SafetensorsPieces safetensors_pieces(const TensorMap& tensors, const TensorFileMetadata& metadata,
+                                     std::optional<FileDType> as) {
   std::vector<const std::pair<std::string, Tensor>*> order;
   std::set<std::string_view> names;
   for (const auto& named : tensors) {
@@ -532,44 +578,25 @@ std::vector<uint8_t> write_safetensors(const TensorMap& tensors, const TensorFil
     int ra = write_rank(file(a->second)), rb = write_rank(file(b->second));
     return ra != rb ? ra < rb : a->first < b->first;
   });
-  std::vector<std::vector<uint8_t>> data;  // per tensor in order, where written as `as`
-  for (const auto* named : order) {
-    if (as && *as != file_dtype_of(named->second.dtype())) {
-      data.push_back(encode_elements(named->second, *as, fmt::format("tensor '{}'", named->first)));
-    } else {
-      data.emplace_back();
-    }
-  }
-  // Compact JSON, as a dump of the header object would be, written entry by entry.
-  std::string text = "{";
-  uint64_t offset = 0;
-  try {
-    if (!metadata.empty()) text += "\"__metadata__\":" + metadata_text(metadata);
-    for (const auto* named : order) {
-      const Tensor& t = named->second;
-      auto end = offset + static_cast<uint64_t>(t.size() * file_dtype_size(file(t)));
-      nlohmann::ordered_json entry = {{"dtype", safetensors_name(file(t))},
-                                      {"shape", Shape(t.shape().rbegin(), t.shape().rend())},
-                                      {"data_offsets", {offset, end}}};
-      text += fmt::format("{}{}:{}", text.size() > 1 ? "," : "", Json(named->first).dump(),
-                          entry.dump());
-      offset = end;
-    }
-  } catch (const Json::type_error& e) {
-    user_error("cannot write a safetensors file: a tensor name is not UTF-8 ({})", json_reason(e));
-  }
-  text += "}";
-  text.append((8 - text.size() % 8) % 8, ' ');
-  std::vector<uint8_t> out;
-  out.reserve(8 + text.size() + offset);
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<uint8_t>(uint64_t{text.size()} >> 8 * i));
-  out.insert(out.end(), text.begin(), text.end());
+  SafetensorsPieces out;
+  // The conversions first, as their errors came before the header's when the file was one
+  // buffer.
+  std::vector<int> encoded(order.size(), -1);  // per tensor in order: its entry of out.encoded
   for (size_t k = 0; k < order.size(); ++k) {
-    const auto* bytes = static_cast<const uint8_t*>(order[k]->second.raw());
-    if (!data[k].empty()) {
-      out.insert(out.end(), data[k].begin(), data[k].end());
-    } else if (bytes != nullptr) {
-      out.insert(out.end(), bytes, bytes + order[k]->second.bytes());
+    const auto& [name, t] = *order[k];
+    if (as && *as != file_dtype_of(t.dtype())) {
+      encoded[k] = static_cast<int>(out.encoded.size());
+      out.encoded.push_back(encode_elements(t, *as, fmt::format("tensor '{}'", name)));
+    }
+  }
+  out.header = safetensors_header(order, metadata, file);
+  out.pieces.emplace_back(out.header);
+  for (size_t k = 0; k < order.size(); ++k) {
+    const Tensor& t = order[k]->second;
+    if (encoded[k] >= 0) {
+      out.pieces.emplace_back(out.encoded[encoded[k]]);
+    } else if (t.raw() != nullptr) {
+      out.pieces.emplace_back(static_cast<const uint8_t*>(t.raw()), static_cast<size_t>(t.bytes()));
     }
   }
   return out;

@@ -57,6 +57,22 @@ std::vector<uint8_t> write_safetensors(const TensorMap& tensors);
 std::vector<uint8_t> write_safetensors(const TensorMap& tensors, const TensorFileMetadata& metadata,
                                        std::optional<FileDType> as = std::nullopt);
 
+/// A safetensors file as the pieces it is made of, in file order: the 8-byte header
+/// length with the header, then each tensor's data. A piece points into `header`, into
+/// `encoded` (a tensor written as another dtype) or into the tensor's own buffer, so a
+/// file is written without a copy of its tensors: they must outlive the pieces, unchanged.
+struct SafetensorsPieces {
+  std::vector<uint8_t> header;
+  std::vector<std::vector<uint8_t>> encoded;
+  std::vector<std::span<const uint8_t>> pieces;
+};
+
+/// The pieces whose concatenation is write_safetensors(tensors, metadata, as), with the
+/// same checks and errors.
+SafetensorsPieces safetensors_pieces(const TensorMap& tensors,
+                                     const TensorFileMetadata& metadata = {},
+                                     std::optional<FileDType> as = std::nullopt);
+
 /// The type wanted for the tensor `name`, or nullptr to take what the JSON gives. The
 /// pointer is used only during the call.
 using WantedType = std::function<const Type*(std::string_view name)>;

@@ -5,6 +5,8 @@
 #include <cfloat>
 #include <cstring>
 #include <map>
+#include <optional>
+#include <span>
 #include <string>
 
 #include "unit/runtime/tensor_bytes.h"
@@ -103,6 +105,32 @@ TEST_CASE("safetensors layout of a small file is pinned") {
     data.insert(data.end(), part.begin(), part.end());
   }
   CHECK(f == file_of(header, data));
+}
+
+TEST_CASE("safetensors pieces are the file, its tensors' data read in place") {
+  TensorMap tensors = {
+      {"b", tensor_of<float>({2}, {1, 2})},
+      {"a", tensor_of<bool>({3}, {true, false, true})},
+      {"e", tensor_of<float>({0}, {})},
+      {"d", tensor_of<double>({2, 1}, {0.5, 0.25})},
+  };
+  const TensorFileMetadata metadata = {{"format", "pt"}};
+  for (std::optional<FileDType> as : {std::optional<FileDType>{}, std::optional(FileDType::f64)}) {
+    CAPTURE(as.has_value());
+    SafetensorsPieces file = safetensors_pieces(tensors, metadata, as);
+    Bytes joined;
+    for (std::span<const uint8_t> piece : file.pieces) {
+      joined.insert(joined.end(), piece.begin(), piece.end());
+    }
+    CHECK(joined == write_safetensors(tensors, metadata, as));
+    // The tensors written as they are (all of them, but the one already f64, when not as
+    // f64) are read from their own buffers.
+    size_t in_place = 0;
+    for (std::span<const uint8_t> piece : file.pieces) {
+      for (const auto& [name, t] : tensors) in_place += piece.data() == t.raw() ? 1 : 0;
+    }
+    CHECK(in_place == (as ? 1u : 4u));
+  }
 }
 
 TEST_CASE("safetensors reads a file as the reference Python library writes it") {

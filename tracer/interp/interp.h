@@ -547,6 +547,8 @@ class Interpreter {
   // call_function but for a non-differentiable function's stop of the gradient.
   Value dispatch(const FunctionObj& f, Args& args, Pos pos, const Value* self);
   Value invoke(const Method& m, Args& args, Pos pos, const Value* self, const std::string& name);
+  // Binds the names of a destructuring parameter to the parts of `v`, groups in turn.
+  void unpack_into(const EnvPtr& frame, const std::vector<Unpack>& parts, const Value& v, Pos pos);
   void bind_params(const Method& m, Args& args, const EnvPtr& frame, Pos pos,
                    const std::string& name);
   const Method* select(const std::vector<Method>& methods, const Args& args, const Value* self,

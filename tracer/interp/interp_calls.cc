@@ -42,7 +42,7 @@ std::string signature(const Method& m, const std::string& name) {
     const Param& p = m.def->params[i];
     if (i > 0) out += ", ";
     if (!p.unpack.empty()) {
-      out += fmt::format("({})", fmt::join(p.unpack, ", "));
+      out += unpack_text(p.unpack, ", ");
     } else {
       out += p.name.empty() ? "_" : p.name;
     }
@@ -526,6 +526,19 @@ Value Interpreter::invoke(const Method& m, Args& args, Pos pos, const Value* sel
   return out;
 }
 
+void Interpreter::unpack_into(const EnvPtr& frame, const std::vector<Unpack>& parts, const Value& v,
+                              Pos pos) {
+  std::vector<Value> items = iterate(v, pos);
+  if (items.size() < parts.size()) fail(pos, "too few values to unpack");
+  for (size_t k = 0; k < parts.size(); ++k) {
+    if (parts[k].parts.empty()) {
+      frame->vars[parts[k].name] = items[k];
+    } else {
+      unpack_into(frame, parts[k].parts, items[k], pos);
+    }
+  }
+}
+
 void Interpreter::bind_params(const Method& m, Args& args, const EnvPtr& frame, Pos pos,
                               const std::string& name) {
   const Function& def = *m.def;
@@ -542,9 +555,7 @@ void Interpreter::bind_params(const Method& m, Args& args, const EnvPtr& frame, 
       v = eval(*p.default_value, frame);
     }
     if (!p.unpack.empty()) {
-      std::vector<Value> items = iterate(v, p.pos);
-      if (items.size() < p.unpack.size()) fail(p.pos, "too few values to unpack");
-      for (size_t k = 0; k < p.unpack.size(); ++k) frame->vars[p.unpack[k]] = items[k];
+      unpack_into(frame, p.unpack, v, p.pos);
     } else if (!p.name.empty()) {
       frame->vars[p.name] = std::move(v);
     }

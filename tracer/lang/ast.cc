@@ -41,7 +41,7 @@ void print_bare(const Expr& e, std::string& out) {
 
 std::string param_text(const Param& p) {
   std::string out = p.name;
-  if (!p.unpack.empty()) out = fmt::format("({})", fmt::join(p.unpack, ","));
+  if (!p.unpack.empty()) out = unpack_text(p.unpack, ",");
   if (p.type) out.append("::").append(type_expr_str(*p.type));
   if (p.splat) out += "...";
   if (p.default_value) out.append("=").append(to_sexpr(*p.default_value));
@@ -156,6 +156,15 @@ void print(const Expr& e, std::string& out) {
 }
 
 }  // namespace
+
+std::string unpack_text(const std::vector<Unpack>& parts, std::string_view sep) {
+  std::string out = "(";
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out += sep;
+    out += parts[i].parts.empty() ? parts[i].name : unpack_text(parts[i].parts, sep);
+  }
+  return out + ")";
+}
 
 std::string julia_quoted(std::string_view text) {
   std::string out = "\"";

@@ -42,15 +42,22 @@ std::string_view kind_name(Kind kind);
 struct Expr;
 using ExprPtr = std::unique_ptr<Expr>;
 
+/// One part of a destructuring parameter: a name, or a group unpacked in turn, as `(b, c)`
+/// in Flux's `normalize_mha_dims((in, (qkv, out))::Pair)`.
+struct Unpack {
+  std::string name;           ///< the name, or "" for a group
+  std::vector<Unpack> parts;  ///< a group's parts
+};
+
 /// A parameter of a function, lambda or do block.
 struct Param {
   Pos pos;
-  std::string name;                 ///< "" for `::T` and for a destructuring parameter
-  std::vector<std::string> unpack;  ///< `(a, b)`: the names a tuple argument is unpacked into
-  ExprPtr type;                     ///< `::T`: id, field (`Base.X`) or curly node; or null
-  ExprPtr default_value;            ///< `= value`, evaluated at each call; or null
-  bool splat = false;               ///< `xs...`: the remaining arguments, as a tuple
-  std::string vararg_count;         ///< `xs::Vararg{T, N}`: N, which the method binds
+  std::string name;            ///< "" for `::T` and for a destructuring parameter
+  std::vector<Unpack> unpack;  ///< `(a, (b, c))`: what a tuple argument is unpacked into
+  ExprPtr type;                ///< `::T`: id, field (`Base.X`) or curly node; or null
+  ExprPtr default_value;       ///< `= value`, evaluated at each call; or null
+  bool splat = false;          ///< `xs...`: the remaining arguments, as a tuple
+  std::string vararg_count;    ///< `xs::Vararg{T, N}`: N, which the method binds
 };
 
 /// A function definition or anonymous function. Positional parameters with defaults come
@@ -102,6 +109,9 @@ struct Expr {
 
 /// A new node with no children.
 ExprPtr make_expr(Kind kind, Pos pos, std::string name = {});
+
+/// `(a, (b, c))` of a destructuring parameter's parts, `sep` between them.
+std::string unpack_text(const std::vector<Unpack>& parts, std::string_view sep);
 
 /// The tree as a compact S-expression on one line, for golden tests and debugging:
 /// `x + 1` is `(call + (id x) (int 1))`. Callees that are names print bare; parameters,

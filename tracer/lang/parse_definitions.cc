@@ -210,20 +210,30 @@ void Parser::parse_params(Function& f) {
   check_params(f);
 }
 
+// `(a, (b, c))` of a destructuring parameter, from its `(`: names (`in` too, as in Julia)
+// and groups, nested as the tuple the argument is.
+std::vector<Unpack> Parser::parse_unpack() {
+  const Token& open = take();
+  ContextScope scope(*this, paren_context(ctx_));
+  std::vector<Unpack> parts;
+  while (at(Tok::ident) || at_kw("in") || at(Tok::lparen)) {
+    if (at(Tok::lparen)) {
+      parts.push_back({"", parse_unpack()});
+    } else {
+      parts.push_back({take().text, {}});
+    }
+    if (!accept(Tok::comma)) break;
+  }
+  if (parts.empty()) fail_expected(peek(), "a name to unpack into");
+  expect_close(Tok::rparen, open, "','");
+  return parts;
+}
+
 Param Parser::parse_param(bool keyword) {
   Param p;
   p.pos = peek().pos;
   if (at(Tok::lparen) && !keyword) {
-    {
-      const Token& open = take();
-      ContextScope scope(*this, paren_context(ctx_));
-      while (at(Tok::ident)) {
-        p.unpack.push_back(take().text);
-        if (!accept(Tok::comma)) break;
-      }
-      if (p.unpack.empty()) fail_expected(peek(), "a name to unpack into");
-      expect_close(Tok::rparen, open, "','");
-    }
+    p.unpack = parse_unpack();
     // Outside the parentheses, so that a newline after a do block's `(a, b)` ends it.
     if (accept_op("::")) p.type = parse_type();  // `f((a, b)::Tuple{Int, Int})`
     return p;

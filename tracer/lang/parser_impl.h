@@ -184,6 +184,7 @@ class Parser {
   Param parse_receiver();
   void parse_params(Function& f);
   Param parse_param(bool keyword);
+  std::vector<Unpack> parse_unpack();
   void check_params(const Function& f) const;
   void parse_where(Function& f);
   ExprPtr parse_type_param();

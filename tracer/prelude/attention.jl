@@ -3,6 +3,9 @@
 # MultiHeadAttention. Sequences are (features, length, batch...), Julia's column-major
 # form of PyTorch's (batch, length, features).
 
+# Base's Dims{N}: a tuple of N sizes (Flux's attention takes IntOrDims{N}).
+const Dims{N} = NTuple{N, Int}
+
 # ---- batched products -------------------------------------------------------------------
 
 # NNlib's batched_mul(A, B): C[:, :, k...] = A[:, :, k...] * B[:, :, k...], one matmul op

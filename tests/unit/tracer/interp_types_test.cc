@@ -140,6 +140,20 @@ TEST_CASE("a typed tuple argument is destructured: f((a, b)::Tuple{Int, Int})") 
   CHECK(eval_show(p, "f((5, 2)), f((5.0, 2))") == "(3, 0)");
 }
 
+TEST_CASE("a destructuring parameter nests, and `in` may be one of its names") {
+  // Flux's normalize_mha_dims((in, (qkv, out))::Pair{...}), lambdas and do blocks alike.
+  std::string p =
+      "f((in, (qkv, out))::Pair) = (in, qkv, out)\n"
+      "g(((a, b), c), d) = a + b * c - d\n"
+      "h = ((x, (y, z)),) -> x * y + z";
+  CHECK(eval_show(p,
+                  "f(3 => 4 => 5), f((1, 2) => (3, 4) => 5), g(((1, 2), 3), 4), "
+                  "h((2, (3, 4))), map(((a, (b, c)),) -> a + b + c, [(1, (2, 3))])") ==
+        "((3, 4, 5), ((1, 2), (3, 4), 5), 3, 10, [6])");
+  CHECK(run_error("f((a, (b, c))) = c\nf((1, (2,)))").find("too few values to unpack") !=
+        std::string::npos);
+}
+
 TEST_CASE("Val(x) has type Val{x} and methods dispatch on it") {
   CHECK(eval_show("",
                   "Val(2), typeof(Val(:relu)), Val(2) isa Val{2}, Val(2) isa Val{3}, "

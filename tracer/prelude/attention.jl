@@ -46,7 +46,7 @@ function promote_eltypes(A, B)
   (T.(A), T.(B))
 end
 # batched_transpose and batched_adjoint: each slice transposed (NNlib's are lazy views;
-# here a permutedims op, which the runtime fuses into the product where it can).
+# here a permutedims op).
 batched_transpose(A::AbstractArray) = permutedims(A, (2, 1, ntuple(i -> i + 2, ndims(A) - 2)...))
 batched_adjoint(A::AbstractArray) = conj(batched_transpose(A))
 # batched_vec(A, b): each slice of A times the column of b, (m, k, n) and (k, n) to (m, n).

@@ -15,6 +15,14 @@ cli_test(train_digits_train_file EXIT 0 STDOUT ${CASES}/expected/train_digits_tr
          COMMAND ${YTAPE} run train/digits_check_1500.json --inputs ${DIGITS}/digits_train.safetensors)
 cli_test(train_digits_test_file EXIT 0 STDOUT ${CASES}/expected/train_digits_test_file.out
          COMMAND ${YTAPE} run train/digits_check_297.json --inputs ${DIGITS}/digits_test.safetensors)
+# The text's windows (scripts/make_text.py) hold what samples/data/README.md says: U8
+# character numbers 1..60 read as i64, [65,N], the first window "The pr..." (31, 42, 39, 2,
+# 50, 52), the training windows overlapping by half (the last 33 characters of each are
+# the first 33 of the next: none differ).
+cli_test(train_proverbs_train_file EXIT 0 STDOUT ${CASES}/expected/train_proverbs_train_file.out
+         COMMAND ${YTAPE} run train/proverbs_check_2241.json --inputs ${DIGITS}/proverbs_train.safetensors)
+cli_test(train_proverbs_test_file EXIT 0 STDOUT ${CASES}/expected/train_proverbs_test_file.out
+         COMMAND ${YTAPE} run train/proverbs_check_126.json --inputs ${DIGITS}/proverbs_test.safetensors)
 cli_test(train_mistyped_option EXIT 2 STDOUT ${CASES}/empty.txt
          STDERR ${CASES}/expected/train_mistyped_option.err
          COMMAND ${YTAPE} train train/step.json --data ${DIGITS}/digits_train.safetensors --epoch 3)

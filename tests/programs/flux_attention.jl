@@ -54,6 +54,8 @@ end
 @test triu(ones(3, 3)) == [1 1 1; 0 1 1; 0 0 1] && tril(ones(3, 3), -1) == [0 0 0; 1 0 0; 1 1 0]
 @test make_causal_mask(q) == [i <= j for i in 1:4, j in 1:4]
 @test make_causal_mask(randn(2, 3, 7); dims=3) == triu(trues_like(q, (7, 7)))
+@test dot_product_attention(q, k, k; mask=trues(5, 4))[1] == dot_product_attention(q, k, k)[1]
+@test trues((2, 3)) == .!falses(2, 3) && size(falses(4)) == (4,)
 
 qs = randn(6, 4, 2)
 y, α = dot_product_attention(qs, qs, qs; nheads=2, mask=make_causal_mask(qs))

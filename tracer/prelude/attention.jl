@@ -113,6 +113,11 @@ function make_causal_mask(x::AbstractArray; dims::Integer=2)
 end
 trues_like(x::AbstractArray, sz=size(x)) = fill(true, sz...)
 falses_like(x::AbstractArray, sz=size(x)) = fill(false, sz...)
+# Base's trues(dims...) and falses(dims...): Bool arrays (a mask that keeps everything).
+trues(dims::Integer...) = fill(true, dims...)
+trues(dims::Tuple) = fill(true, dims...)
+falses(dims::Integer...) = fill(false, dims...)
+falses(dims::Tuple) = fill(false, dims...)
 
 # ---- MultiHeadAttention ---------------------------------------------------------------------
 

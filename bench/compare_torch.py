@@ -132,8 +132,8 @@ def tape_inputs(tape_path):
 
 # ---- weight exchange -------------------------------------------------------------------------
 
-def run(cmd):
-    result = subprocess.run(cmd, capture_output=True, text=True)
+def run(cmd, env=None):
+    result = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         sys.exit(f"failed ({result.returncode}): {' '.join(cmd)}\n{result.stderr.strip()}")
     return result.stdout

@@ -36,7 +36,6 @@ import json
 import os
 import re
 import resource
-import subprocess
 import sys
 import tempfile
 
@@ -48,14 +47,8 @@ CONFIGS = {
 }
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from compare_torch import TUNED_GLIBC, read_safetensors, write_safetensors  # noqa: E402
-
-
-def run(cmd, env=None):
-    result = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if result.returncode != 0:
-        sys.exit(f"failed ({result.returncode}): {' '.join(cmd)}\n{result.stderr.strip()}")
-    return result.stdout
+from compare_torch import (TUNED_GLIBC, fma_peak, read_safetensors, run,  # noqa: E402
+                           step_flops, write_safetensors)
 
 
 def run_measured(cmd, env=None):
@@ -252,12 +245,13 @@ def ytape_time(ytape, tape, inputs, repeat, threads, work):
     return fastest, peak - base
 
 
-def torch_time(args, config, kind, work, repeat, threads, foreach):
+def torch_time(args, config, kind, work, foreach):
     """(fastest run in ms, peak growth in MB) of PyTorch in a process of its own."""
     env = dict(os.environ, **TUNED_GLIBC)
     out, _ = run_measured([sys.executable, os.path.abspath(__file__), "--worker", kind,
-                           "--work", work, "--config", json.dumps(config), "--repeat", str(repeat),
-                           "--threads", str(threads), "--foreach", str(int(foreach))], env=env)
+                           "--work", work, "--config", json.dumps(config), "--repeat",
+                           str(args.repeat), "--threads", str(args.threads), "--foreach",
+                           str(int(foreach))], env=env)
     result = json.loads(out.strip().splitlines()[-1])
     return result["ms"], result["growth_mb"]
 
@@ -290,7 +284,7 @@ def worker(args):
             opt.step()
 
     times = []
-    for i in range(args.repeat + 1):
+    for _ in range(args.repeat + 1):
         start = time.perf_counter()
         step()
         times.append((time.perf_counter() - start) * 1e3)
@@ -298,41 +292,29 @@ def worker(args):
     print(json.dumps({"ms": min(times[1:]), "growth_mb": growth}))
 
 
-def fma_peak(build, threads):
-    peak = json.loads(run([os.path.join(build, "bench", "bench_peak"), "--json", "--threads",
-                           str(threads)]))
-    isa = "avx512" if "avx512" in peak else "avx2"
-    return isa, peak[isa], peak["cpu"]
-
-
-def flops(ytape, tape):
-    out = run([ytape, "stats", tape])
-    return int(re.search(r"^total\s+[\d,]+\s+([\d,]+)", out, re.M).group(1).replace(",", ""))
-
-
-def timing(args, ytape, name, config, files, onnx, work):
+def timing(args, ytape, config, files, onnx, work):
     isa, peak, cpu = fma_peak(args.build, args.threads)
     inputs = [files["init.safetensors"], files["batch.safetensors"]]
-    rows = {"forward": (files["loss.json"], inputs), "step": (files["step.json"], inputs),
-            "ONNX forward": onnx["forward"], "ONNX forward + backward": onnx["step"]}
-    best = {}
-    for r in range(args.rounds):
-        for label, (tape, tape_inputs) in rows.items():
-            kind = {"forward": "forward", "step": "step", "ONNX forward": "forward",
-                    "ONNX forward + backward": "backward"}[label]
-            y = ytape_time(ytape, tape, tape_inputs, args.repeat, args.threads, work)
-            t = min((torch_time(args, config, kind, work, args.repeat, args.threads, fe)
-                     for fe in (False, True)), key=lambda v: v[0])
-            old = best.get(label)
-            best[label] = (min(y[0], old[0][0]) if old else y[0], y[1]), \
-                (min(t[0], old[1][0]) if old else t[0], t[1])
-    step_flops = flops(ytape, files["step.json"])
+    # label: (tape, its inputs, what PyTorch runs for it)
+    rows = {"forward": (files["loss.json"], inputs, "forward"),
+            "step": (files["step.json"], inputs, "step"),
+            "ONNX forward": (*onnx["forward"], "forward"),
+            "ONNX forward + backward": (*onnx["step"], "backward")}
+    runs = {label: ([], []) for label in rows}  # (ytape's, PyTorch's) (ms, MB) per round
+    for _ in range(args.rounds):
+        for label, (tape, tape_inputs, kind) in rows.items():
+            runs[label][0].append(ytape_time(ytape, tape, tape_inputs, args.repeat, args.threads,
+                                             work))
+            runs[label][1].append(min((torch_time(args, config, kind, work, foreach)
+                                       for foreach in (False, True)), key=lambda v: v[0]))
+    best = {label: (min(y, key=lambda v: v[0]), min(t, key=lambda v: v[0]))
+            for label, (y, t) in runs.items()}
+    step = step_flops(ytape, files["step.json"])
     print(f"  {'':26} {'ytape ms':>9} {'PyTorch ms':>10} {'ratio':>6} {'ytape MB':>9} {'PyTorch MB':>10}")
     for label, ((y, ym), (t, tm)) in best.items():
         print(f"  {label:26} {y:9.2f} {t:10.2f} {y / t:6.2f} {ym:9.0f} {tm:10.0f}")
-    y_step = best["step"][0][0]
-    rate = step_flops / y_step * 1e-6
-    print(f"  step: {step_flops / 1e9:.2f} GFLOP, {rate:.0f} GFLOP/s at ytape's fastest run = "
+    rate = step / best["step"][0][0] * 1e-6
+    print(f"  step: {step / 1e9:.2f} GFLOP, {rate:.0f} GFLOP/s at ytape's fastest run = "
           f"{100 * rate / peak:.0f}% of the {isa} FMA peak ({peak:.0f} GFLOP/s, bench_peak, "
           f"{args.threads} threads on {cpu})")
 
@@ -364,7 +346,7 @@ def main():
             files, model, ids = check(ytape, config, work, args.tolerance)
             onnx = onnx_files(ytape, model, ids, work)
             if not args.check_only:
-                timing(args, ytape, name, config, files, onnx, work)
+                timing(args, ytape, config, files, onnx, work)
 
 
 if __name__ == "__main__":

@@ -31,8 +31,8 @@ struct TraceCliOptions {
 // every op waits for its turn (ResNet-18's example weights took 370 ms instead of 40 beside
 // two busy threads). So the count follows the load at the start, as train's does.
 void threads_for_load() {
-  int free_cores = usable_cores() - other_running_threads(1);
-  if (free_cores < num_threads()) set_num_threads(std::max(free_cores, 1));
+  int free = free_cores(1);
+  if (free < num_threads()) set_num_threads(std::max(free, 1));
   park_blas_threads();  // a new count starts OpenBLAS's threads
 }
 

@@ -108,6 +108,10 @@ int other_running_threads(int samples) {
   return std::max(least, 0);
 }
 
+int free_cores(int samples) {
+  return usable_cores() - other_running_threads(samples);
+}
+
 void start_threads() {
   int n = num_threads();
   if (n == 1) return;

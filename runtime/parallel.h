@@ -24,6 +24,9 @@ int usable_cores();
 /// procs_running, less this process's running threads; 0 where that cannot be read). A
 /// busy core makes a team of threads wait for the one that shares it at every step.
 int other_running_threads(int samples = 3);
+/// The cores that look free now: usable_cores() less other_running_threads(samples), which
+/// may be 0 or less on a busy machine.
+int free_cores(int samples = 3);
 /// Starts OpenMP's threads for the current setting, if they are not running yet. OpenMP
 /// creates them at its first parallel loop and ends the process (exit 1, its own message)
 /// when it cannot: started before a run allocates its buffers, a run under a memory limit

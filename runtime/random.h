@@ -27,8 +27,10 @@ inline double uniform_f64(uint64_t seed, uint64_t i) {
 }
 
 /// `rand` f32 element i: the top 24 bits of counter i times 2^-24, in [0, 1), never 1.
+/// They convert through int32, exactly: a loop of these vectorizes, where the conversion
+/// of a uint64_t is scalar below AVX-512DQ.
 inline float uniform_f32(uint64_t seed, uint64_t i) {
-  return static_cast<float>(random_bits(seed, i) >> 40) * 0x1p-24f;
+  return static_cast<float>(static_cast<int32_t>(random_bits(seed, i) >> 40)) * 0x1p-24f;
 }
 
 /// `randn` element i (f64; f32 rounds it): Box-Muller on u1 = uniform_f64(seed, 2i) and

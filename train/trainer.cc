@@ -66,8 +66,7 @@ Trainer::Trainer(const Tape& step, std::string step_source, DataSet data, Tensor
     // The cores that look free now: a first guess, which the step times then correct.
     // A trial of more threads asks the kernel's count of running threads (one reading).
     const int most = num_threads();
-    auto free_cores = [] { return usable_cores() - other_running_threads(1); };
-    governor_.emplace(most, most > 1 ? usable_cores() - other_running_threads() : 1, free_cores);
+    governor_.emplace(most, most > 1 ? free_cores() : 1, [] { return free_cores(1); });
   }
   binding_ = bind_step(step_, step_source_, data_);
   convert_data(binding_, data_);

@@ -13,6 +13,17 @@
 
 namespace ytape::kernels {
 
+/// Before a loop function: compiled for AVX-512, AVX2 and the baseline, the widest the
+/// processor has chosen when the program loads. A file whose variants must give the same
+/// bits is compiled with -ffp-contract=off (runtime/CMakeLists.txt: no a * b + c becomes a
+/// fused multiply-add where the instruction set has one). Clang (the fuzz build's
+/// compiler) takes no target_clones on templates: it builds the baseline only.
+#if defined(__clang__)
+#define YTAPE_ROW_TARGETS
+#else
+#define YTAPE_ROW_TARGETS __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+
 /// Elements below which a loop runs on the calling thread: dispatching to the pool costs
 /// microseconds, as much as a single thread needs for this many elements.
 inline constexpr int64_t kGrain = 32768;

@@ -65,27 +65,11 @@ void iota_kernel(const KernelCall& call) {
   }
 }
 
-// Compiled for AVX-512, AVX2 and the baseline, chosen when the program loads: the draws
-// are integer arithmetic and exact conversions, so every variant gives the same bits.
-// Clang (the fuzz build's compiler) builds the baseline only, as for elementwise.cc.
-#if defined(__clang__)
-#define YTAPE_DRAW_TARGETS
-#else
-#define YTAPE_DRAW_TARGETS __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-
-// uniform_f32 for elements [b, e). The top 24 bits convert to float through int32, which
-// is exact and vectorizes, where the conversion of a uint64_t is scalar below AVX-512DQ:
-// ResNet-18's 11.7 M example weights take 7.8 ms instead of 13 on one core.
-YTAPE_DRAW_TARGETS void uniform_f32_range(float* o, uint64_t seed, int64_t b, int64_t e) {
-  for (int64_t i = b; i < e; ++i) {
-    auto top = static_cast<int32_t>(random_bits(seed, static_cast<uint64_t>(i)) >> 40);
-    o[i] = static_cast<float>(top) * 0x1p-24f;
-  }
-}
-
+// Draws elements [b, e), per instruction set: the draws are integer arithmetic and exact
+// conversions (uniform_f32's vectorizes: ResNet-18's 11.7 M example weights take 7.8 ms
+// instead of 13 on one core), so every variant gives the same bits.
 template <typename T, T (*draw)(uint64_t, uint64_t)>
-void draw_range(T* o, uint64_t seed, int64_t b, int64_t e) {
+YTAPE_ROW_TARGETS void draw_range(T* o, uint64_t seed, int64_t b, int64_t e) {
   for (int64_t i = b; i < e; ++i) o[i] = draw(seed, static_cast<uint64_t>(i));
 }
 
@@ -115,7 +99,7 @@ void random_kernel(const KernelCall& call) {
   switch (DType d = out.dtype()) {
     case DType::f32:
       return normal ? draw_all<float, draw_range<float, normal_f32>>(out, seed)
-                    : draw_all<float, uniform_f32_range>(out, seed);
+                    : draw_all<float, draw_range<float, uniform_f32>>(out, seed);
     case DType::f64:
       return normal ? draw_all<double, draw_range<double, normal_f64>>(out, seed)
                     : draw_all<double, draw_range<double, uniform_f64>>(out, seed);

@@ -18,16 +18,8 @@ namespace {
 
 using namespace kernels;
 
-// The rows are compiled for AVX-512, AVX2 and the baseline, chosen when the program loads:
-// this file is compiled with -ffp-contract=off (no a * b + c becomes a fused multiply-add
-// where the instruction set has one), so every variant gives the same bits.
-// Clang (the fuzz build's compiler) takes no target_clones on templates: it builds the
-// baseline only.
-#if defined(__clang__)
-#define YTAPE_ROW_TARGETS
-#else
-#define YTAPE_ROW_TARGETS __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
+// The rows are compiled per instruction set (YTAPE_ROW_TARGETS), this file without fused
+// multiply-adds, so every variant gives the same bits.
 
 template <typename T, typename R, typename F>
 YTAPE_ROW_TARGETS void unary_row(void* out, const void* const* in, const int64_t*, int64_t n) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "runtime/kernels/common.h"
 #include "runtime/kernels/fast_math.h"
 #include "runtime/parallel.h"
 
@@ -14,16 +15,10 @@ namespace ytape::kernels {
 
 namespace {
 
-#if defined(__clang__)
-#define YTAPE_SOFTMAX_TARGETS
-#else
-#define YTAPE_SOFTMAX_TARGETS __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-
 // Partial sums (and maxima) per row: 16 lanes, then the tail, then the lanes in order.
 constexpr int64_t kLanes = 16;
 
-YTAPE_SOFTMAX_TARGETS float row_max(const float* x, int64_t n) {
+YTAPE_ROW_TARGETS float row_max(const float* x, int64_t n) {
   float lane[kLanes];
   for (float& v : lane) v = -std::numeric_limits<float>::infinity();
   int64_t i = 0;
@@ -39,7 +34,7 @@ YTAPE_SOFTMAX_TARGETS float row_max(const float* x, int64_t n) {
 // Σ e^(x - m), each term also written to y unless y is null. Summed in f64: rows of
 // 70,000 terms in f32 lanes were 3.5e-6 off.
 template <bool Store>
-YTAPE_SOFTMAX_TARGETS float exp_sum(const float* x, float m, float* y, int64_t n) {
+YTAPE_ROW_TARGETS float exp_sum(const float* x, float m, float* y, int64_t n) {
   double lane[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
@@ -59,14 +54,13 @@ YTAPE_SOFTMAX_TARGETS float exp_sum(const float* x, float m, float* y, int64_t n
   return static_cast<float>(s);
 }
 
-YTAPE_SOFTMAX_TARGETS void divide(float* y, float s, int64_t n) {
+YTAPE_ROW_TARGETS void divide(float* y, float s, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = y[i] / s;
 }
 
 // x - m is exact near the maximum, so log Σ is subtracted apart: small results stay
 // accurate where x - (m + log Σ) would round to the ulp of m (as the reference kernel).
-YTAPE_SOFTMAX_TARGETS void log_normalize(const float* x, float m, float log_sum, float* y,
-                                         int64_t n) {
+YTAPE_ROW_TARGETS void log_normalize(const float* x, float m, float log_sum, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - log_sum;
 }
 

@@ -102,10 +102,6 @@ TEST_CASE("matrix products give the same bits at any thread count") {
   }
 }
 
-}  // namespace ytape
-
-namespace ytape {
-
 TEST_CASE("batched products give the same bits at any thread count") {
   // Attention's products per head and sequence (scores, their gradients, the values'),
   // which run side by side, one per thread, and a batch of large ones, which do not.
@@ -131,10 +127,6 @@ TEST_CASE("batched products give the same bits at any thread count") {
     check_invariant(Prim::matmul, {a, b}, attrs, {{}});
   }
 }
-
-}  // namespace ytape
-
-namespace ytape {
 
 TEST_CASE("softmax gives the same bits at any thread count") {
   // Attention's scores (rows of 64, many of them) and one long row.

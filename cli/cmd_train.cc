@@ -7,10 +7,14 @@
 
 #include "cli/commands.h"
 #include "cli/io.h"
+#include "cli/mpi.h"
 #include "cli/progress.h"
 #include "cli/signals.h"
+#include "opt/distribute.h"
+#include "runtime/comm.h"
 #include "runtime/inputs.h"
 #include "tape/checked.h"
+#include "tape/digest.h"
 #include "train/trainer.h"
 
 namespace ytape::cli {
@@ -19,6 +23,8 @@ namespace {
 
 struct TrainCli {
   std::string step, data, init, eval, eval_data, checkpoint, out, keep_last, profile_out;
+  std::string distributed = "auto", step_log;
+  double comm_timeout = 30;
   bool no_shuffle = false, resume = false, fixed_threads = false;
   int64_t log_every = 1, profile_steps = 20;
   TrainOptions train;
@@ -122,6 +128,15 @@ void declare(CLI::App& sub, TrainCli& o) {
   sub.add_option("--profile-steps", o.profile_steps,
                  "How many steps --profile-out records (default 20)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  sub.add_option("--step-log", o.step_log,
+                 "Write each step's global step and loss (%.9g), one line each, to this file");
+  sub.add_option("--distributed", o.distributed,
+                 "auto (the default): data-parallel over MPI when mpirun started ytape; mpi; "
+                 "off (docs/distributed.md)")
+      ->check(CLI::IsMember({"auto", "mpi", "off"}));
+  sub.add_option("--comm-timeout", o.comm_timeout,
+                 "Seconds a rank waits for another before it stops the run (default 30)")
+      ->check(CLI::Range(0.001, 1e6));
   add_execution_options(sub, o.execution);
   sub.add_flag("--fixed-threads", o.fixed_threads,
                "Run every step on --threads threads, however busy the machine (default: as many "
@@ -139,30 +154,66 @@ int interrupted(const Trainer& t, const TrainCli& o) {
   return 128 + stop_signal();
 }
 
+// The group of ranks of a distributed run, or null for one process.
+std::unique_ptr<Communicator> start_group(const TrainCli& o) {
+  if (o.distributed == "off" || (o.distributed == "auto" && !launched_by_mpirun())) return nullptr;
+  auto timeout = std::chrono::milliseconds(static_cast<int64_t>(o.comm_timeout * 1000));
+  return std::make_unique<Communicator>(mpi_world(timeout));
+}
+
+// The inputs of `step` that take batches of `data`: the ones the ranks split.
+std::vector<std::string> data_inputs(const Tape& step, const DataSet& data) {
+  std::vector<std::string> names;
+  for (const Op& op : step.ops) {
+    if (op.kind == OpKind::input && data.find(op.name) != nullptr) names.push_back(op.name);
+  }
+  return names;
+}
+
 int train(const TrainCli& o) {
   // With --resume the checkpoint is read and written again: it is an output only here.
-  refuse_overwrites(
-      {{"STEP_TAPE", o.step},
-       {"--data", o.data},
-       {"--init", o.init},
-       {"--eval", o.eval},
-       {"--eval-data", o.eval_data},
-       {"--keep-last", o.keep_last}},
-      {{"--checkpoint", o.checkpoint}, {"-o", o.out}, {"--profile-out", o.profile_out}});
+  refuse_overwrites({{"STEP_TAPE", o.step},
+                     {"--data", o.data},
+                     {"--init", o.init},
+                     {"--eval", o.eval},
+                     {"--eval-data", o.eval_data},
+                     {"--keep-last", o.keep_last}},
+                    {{"--checkpoint", o.checkpoint},
+                     {"-o", o.out},
+                     {"--profile-out", o.profile_out},
+                     {"--step-log", o.step_log}});
+  std::unique_ptr<Communicator> group = start_group(o);
+  const bool leader = group == nullptr || group->rank() == 0;
   TrainOptions options = o.train;
   options.shuffle = !o.no_shuffle;
-  options.adapt_threads = !o.fixed_threads;
+  options.adapt_threads = !o.fixed_threads && group == nullptr;  // ranks share the cores
   ExecutionChoice execution = o.execution;
+  if (group != nullptr && execution.threads == 0) execution.threads = threads_per_rank();
   execution.adaptive = options.adapt_threads;
   options.executor = execution.apply();
   // The tapes outlive the trainer, which refers to them.
   Tape step = load_tape(o.step);
   Tape eval = o.eval.empty() ? Tape{} : load_tape(o.eval);
   Tape last = o.keep_last.empty() ? Tape{} : load_tape(o.keep_last);
-  TensorMap init = o.init.empty() ? TensorMap{} : read_tensors(o.init);
-  Trainer trainer(step, source_name(o.step),
-                  make_data_set(read_tensors(o.data), source_name(o.data)), std::move(init),
-                  o.init.empty() ? "" : source_name(o.init), options);
+  const std::string init_bytes = o.init.empty() ? std::string() : read_file(o.init);
+  const std::string data_bytes = read_file(o.data);
+  TensorMap init =
+      o.init.empty() ? TensorMap{} : read_tensor_file(as_bytes(init_bytes), source_name(o.init));
+  DataSet data = make_data_set(read_tensor_file(as_bytes(data_bytes), source_name(o.data)),
+                               source_name(o.data));
+  Tape dist;
+  if (group != nullptr) {
+    // Every rank must start from the same tape, weights and data: checked before the
+    // first step, which would otherwise mix them.
+    options.tape_digest = tape_digest(step);
+    group->require_same(fnv1a(options.tape_digest), fmt::format("the step tape {}", o.step));
+    group->require_same(fnv1a(init_bytes), fmt::format("--init {}", o.init));
+    group->require_same(fnv1a(data_bytes), fmt::format("--data {}", o.data));
+    options.comm = group.get();
+    dist = distribute(step, {.ranks = group->size(), .split = data_inputs(step, data)});
+  }
+  Trainer trainer(group != nullptr ? dist : step, source_name(o.step), std::move(data),
+                  std::move(init), o.init.empty() ? "" : source_name(o.init), options);
   if (!o.keep_last.empty()) trainer.set_last_step(last, source_name(o.keep_last));
   if (!o.eval.empty()) {
     trainer.set_eval(eval, source_name(o.eval),
@@ -180,25 +231,41 @@ int train(const TrainCli& o) {
       checked::mul(options.epochs, trainer.steps_per_epoch(), "the steps of the run");
   if (options.max_steps > 0) end_step = std::min(end_step, options.max_steps);
   Clock clock(trainer.position().global_step, end_step);
+  std::string step_log;
   hooks.step = [&](const StepReport& r) {
+    if (!leader) return;
     progress.update(step_line(r, options.epochs) + "  " + clock.at(r.global_step));
+    if (!o.step_log.empty()) {
+      step_log += r.loss ? fmt::format("{} {:.9g}\n", r.global_step, *r.loss)
+                         : fmt::format("{}\n", r.global_step);
+    }
   };
   hooks.epoch = [&](const EpochReport& r) {
+    if (!leader) return;
     progress.done();
     if (r.epoch % o.log_every != 0 && r.epoch != options.epochs) return;
     fmt::print("{}; {}\n", epoch_line(r, options.epochs), clock.at(trainer.position().global_step));
     std::fflush(stdout);
   };
   if (!o.checkpoint.empty()) {
+    // Rank 0 writes; every rank holds the same state.
     hooks.save = [&](std::span<const uint8_t> bytes) {
-      write_file(o.checkpoint, {reinterpret_cast<const char*>(bytes.data()), bytes.size()});
+      if (leader)
+        write_file(o.checkpoint, {reinterpret_cast<const char*>(bytes.data()), bytes.size()});
     };
-    hooks.stop = [] { return stop_signal() != 0; };
+    // The ranks stop after the same step: a signal that reached one rank stops them all.
+    hooks.stop = [&] {
+      int64_t stop = stop_signal() != 0;
+      if (group != nullptr) group->allreduce(&stop, 1, DType::i64, Reduction::max);
+      return stop != 0;
+    };
     set_graceful_stop(true);
   }
   TrainEnd end = trainer.run(hooks);
   set_graceful_stop(false);  // what is left is short: a signal now ends ytape as usual
   progress.done();
+  if (leader && !o.step_log.empty()) write_file(o.step_log, step_log);
+  if (!leader) return end == TrainEnd::stopped ? 128 + std::max(stop_signal(), 2) : kOk;
   if (end == TrainEnd::stopped) return interrupted(trainer, o);
   if (end == TrainEnd::max_steps) {
     fmt::print("stopped after global step {} (--max-steps)\n", trainer.position().global_step);

@@ -83,5 +83,6 @@ Run setup_remat(CLI::App& sub);
 Run setup_diff(CLI::App& sub);
 Run setup_dot(CLI::App& sub);
 Run setup_stats(CLI::App& sub);
+Run setup_distribute(CLI::App& sub);
 
 }  // namespace ytape::cli

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/mpi.h"
 #include "cli/signals.h"
 #include "runtime/tensor.h"
 #include "tape/allocator.h"
@@ -62,7 +63,7 @@ int run_and_report(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const ytape::UserError& e) {
-    fmt::print(stderr, "ytape: error: {}\n", ytape::printable_lines(e.what()));
+    fmt::print(stderr, "ytape: error: {}{}\n", mpi_rank_prefix(), ytape::printable_lines(e.what()));
     return kBadInput;
   } catch (const ytape::InternalError& e) {
     fmt::print(stderr, "ytape: internal error (a bug in ytape, please report it): {}\n",
@@ -85,6 +86,8 @@ int run_and_report(int argc, char** argv) {
 int main(int argc, char** argv) {
   install_signal_handlers();
   int status = run_and_report(argc, argv);
+  // A rank of a distributed run that failed ends the others, which would wait for it.
+  if (status != 0 && !mpi_rank_prefix().empty()) mpi_abort(status);
   // Under an address-space limit, an OpenBLAS thread that could not get its buffer retries
   // forever, and OpenBLAS joins its threads when the process exits normally: end at once.
   rlimit limit{};

@@ -171,6 +171,11 @@ void Executor::set_random_key(uint64_t key) {
   context_.random_key = key;
 }
 
+void Executor::set_communicator(Communicator* comm) {
+  context_.comm = comm;
+  for (auto& [region, e] : regions_) e->set_communicator(comm);
+}
+
 void Executor::set_profiling(bool on) {
   for (auto& [region, e] : regions_) e->set_profiling(on);
   profiling_ = on;
@@ -186,7 +191,7 @@ void Executor::run_region(const Tape& region, std::span<const Tensor> inputs,
   std::unique_ptr<Executor>& e = regions_[&region];
   if (e == nullptr) {  // the run's settings follow it from here (set_print, set_profiling...)
     e = std::make_unique<Executor>(region, options_);
-    e->context_ = {context_.print, context_.random_key};
+    e->context_ = {context_.print, context_.random_key, nullptr, context_.comm};
     e->profiling_ = profiling_;
     e->set_trace(trace_, trace_origin_);
   }

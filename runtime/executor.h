@@ -85,6 +85,9 @@ class Executor final : public RegionRunner {
   void set_print(std::function<void(std::string_view)> print);
   /// The key of the random ops of later runs (RunContext::random_key); default 0.
   void set_random_key(uint64_t key);
+  /// The group of a distributed run, which the comm ops talk to (runtime/comm.h); null,
+  /// the default: a group of one. `comm` must outlive the runs.
+  void set_communicator(Communicator* comm);
 
   /// RegionRunner: each region of the tape's ops gets an executor of its own, made on its
   /// first run with this one's options.

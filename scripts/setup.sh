@@ -4,6 +4,7 @@ set -euo pipefail
 packages=(build-essential cmake ninja-build libcli11-dev nlohmann-json3-dev libfmt-dev doctest-dev
           libopenblas-dev libdnnl-dev zlib1g-dev clang-format-14
           libonnx-dev libprotobuf-dev libonnx-testdata pkg-config
+          libopenmpi-dev openmpi-bin python3  # distributed training and its test
           clang-14 libclang-rt-14-dev libomp-14-dev)  # the sanitized build and its fuzz targets
 missing=()
 for p in "${packages[@]}"; do

@@ -83,10 +83,12 @@ class Builder {
 #define YTAPE_RESULT_1 Var
 #define YTAPE_RESULT_2 std::vector<Var>
 #define YTAPE_RESULT_3 std::vector<Var>
+#define YTAPE_RESULT_VARIADIC std::vector<Var>
 #define YTAPE_CALL_0 call
 #define YTAPE_CALL_1 call1
 #define YTAPE_CALL_2 call
 #define YTAPE_CALL_3 call
+#define YTAPE_CALL_VARIADIC call
 #define YTAPE_SHORTHAND_0(p, n)                            \
   YTAPE_RESULT_##n p(const AttrsOf<Prim::p>& attrs = {}) { \
     return YTAPE_CALL_##n(Prim::p, {}, attrs.to_attrs());  \
@@ -126,10 +128,12 @@ class Builder {
 #undef YTAPE_RESULT_1
 #undef YTAPE_RESULT_2
 #undef YTAPE_RESULT_3
+#undef YTAPE_RESULT_VARIADIC
 #undef YTAPE_CALL_0
 #undef YTAPE_CALL_1
 #undef YTAPE_CALL_2
 #undef YTAPE_CALL_3
+#undef YTAPE_CALL_VARIADIC
 
  private:
   [[noreturn]] void fail(Prim p, const std::string& why) const;

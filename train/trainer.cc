@@ -5,6 +5,7 @@
 #include <chrono>
 #include <unordered_map>
 
+#include "runtime/comm.h"
 #include "runtime/file_dtype.h"
 #include "runtime/parallel.h"
 #include "tape/checked.h"
@@ -57,7 +58,7 @@ Trainer::Trainer(const Tape& step, std::string step_source, DataSet data, Tensor
                  std::string init_source, TrainOptions options)
     : step_(step),
       step_source_(std::move(step_source)),
-      step_digest_(tape_digest(step)),
+      step_digest_(options.tape_digest.empty() ? tape_digest(step) : options.tape_digest),
       data_(std::move(data)),
       init_(std::move(init)),
       init_source_(std::move(init_source)),
@@ -77,10 +78,23 @@ Trainer::Trainer(const Tape& step, std::string step_source, DataSet data, Tensor
     if (in.role != InputRole::data)
       values_[i] = init_value(in, init_index, init_source_, step_source_);
   }
+  if (data_.samples < global_batch()) {
+    user_error("{}: a step takes {} samples ({} on each of {} ranks), but {} holds {}",
+               step_source_, global_batch(), binding_.batch, ranks(), data_.source, data_.samples);
+  }
   executor_ = std::make_unique<Executor>(step_, options_.executor);
+  executor_->set_communicator(options_.comm);
 }
 
 Trainer::~Trainer() = default;
+
+int64_t Trainer::ranks() const {
+  return options_.comm != nullptr ? options_.comm->size() : 1;
+}
+
+int64_t Trainer::rank() const {
+  return options_.comm != nullptr ? options_.comm->rank() : 0;
+}
 
 void Trainer::set_eval(const Tape& eval, std::string eval_source, DataSet data) {
   evaluator_ =
@@ -110,6 +124,12 @@ void Trainer::set_eval(const Tape& eval, std::string eval_source, DataSet data) 
 }
 
 void Trainer::set_last_step(const Tape& last, std::string last_source) {
+  if (ranks() > 1) {
+    user_error(
+        "{}: --keep-last is for one process; a distributed run drops the last incomplete "
+        "batch",
+        last_source);
+  }
   const int64_t rest = data_.samples % binding_.batch;
   if (rest == 0) {
     user_error(
@@ -157,7 +177,7 @@ void Trainer::set_last_step(const Tape& last, std::string last_source) {
 RunIdentity Trainer::identity() const {
   return {options_.seed,
           options_.shuffle,
-          binding_.batch,
+          global_batch(),
           data_.samples,
           last_executor_ ? last_binding_.batch : 0,
           step_digest_};
@@ -285,7 +305,7 @@ std::optional<TrainEnd> Trainer::run_epoch(const TrainHooks& hooks) {
       return TrainEnd::max_steps;
     }
     bool last = position_.step == full_steps();
-    samples_here += last ? last_binding_.batch : binding_.batch;
+    samples_here += last ? last_binding_.batch : global_batch();
     // The governor times the step tape's runs; the last batch's (another tape) runs at
     // the count it chose.
     const bool governed = governor_ && !last;
@@ -316,9 +336,10 @@ void Trainer::set_trace(StepTrace* trace) {
 }
 
 std::optional<double> Trainer::run_step(std::span<const int64_t> order) {
+  // Each rank takes its block of the step's samples, as distribute splits the batch.
   const int64_t b = binding_.batch;
-  std::span<const int64_t> indices =
-      order.subspan(static_cast<size_t>(position_.step * b), static_cast<size_t>(b));
+  std::span<const int64_t> indices = order.subspan(
+      static_cast<size_t>(position_.step * global_batch() + rank() * b), static_cast<size_t>(b));
   for (size_t i = 0; i < binding_.inputs.size(); ++i) {
     const BoundInput& in = binding_.inputs[i];
     if (in.role == InputRole::data) values_[i] = gather_samples(*data_.find(in.name), indices);

@@ -33,6 +33,15 @@ struct TrainOptions {
   /// are the same bits at any count.
   bool adapt_threads = false;
   ExecutorOptions executor;
+  /// Data parallelism (docs/distributed.md): the step tape is one rank's of a group of
+  /// comm->size() ranks (opt/distribute.h), its batch a block of the global batch of
+  /// comm->size() times as many samples, which is what epochs, positions and checkpoints
+  /// count. Null: one process.
+  Communicator* comm = nullptr;
+  /// The digest checkpoints carry and resume checks; empty: tape_digest of the step tape.
+  /// A distributed run gives the digest of the tape written for one process, so that a
+  /// checkpoint resumes on any number of ranks.
+  std::string tape_digest;
 };
 
 /// After each step.
@@ -120,16 +129,18 @@ class Trainer {
   TensorMap state() const;
   const Position& position() const { return position_; }
   const Binding& binding() const { return binding_; }
-  int64_t steps_per_epoch() const {
-    return data_.samples / binding_.batch + (last_executor_ ? 1 : 0);
-  }
+  int64_t steps_per_epoch() const { return full_steps() + (last_executor_ ? 1 : 0); }
+  /// The samples of a step: the step tape's batch times the ranks.
+  int64_t global_batch() const { return binding_.batch * ranks(); }
 
  private:
   std::optional<TrainEnd> run_epoch(const TrainHooks& hooks);
   std::optional<double> run_step(std::span<const int64_t> order);
   std::optional<double> run_last_step(std::span<const int64_t> order);
   std::optional<double> count_step(std::optional<double> loss);
-  int64_t full_steps() const { return data_.samples / binding_.batch; }
+  int64_t full_steps() const { return data_.samples / global_batch(); }
+  int64_t ranks() const;
+  int64_t rank() const;
   RunIdentity identity() const;
   void check_position(const Position& p, std::string_view source) const;
   EpochReport finish_epoch(int64_t samples_here, double seconds);

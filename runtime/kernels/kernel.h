@@ -17,6 +17,7 @@
 namespace ytape {
 
 struct ElementwiseProgram;
+class Communicator;
 
 /// Runs the regions of region ops (a scan's body, Op::regions): each planned once per
 /// executor and run as often as the op asks, allocating nothing after its first runs.
@@ -41,6 +42,8 @@ struct RunContext {
   uint64_t random_key = 0;
   /// Runs region ops' regions; null outside an executor.
   RegionRunner* regions = nullptr;
+  /// The group of a distributed run, which the comm ops talk to; null: a group of one.
+  Communicator* comm = nullptr;
 };
 
 /// How a kernel runs a step: its standard way, or a faster one that needs more work memory

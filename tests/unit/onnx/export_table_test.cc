@@ -24,6 +24,9 @@ using onnx_export::namesake_of;
 const std::map<Prim, std::string_view> kRefused = {
     {Prim::print, "an effect: it writes to the run's output, which no ONNX op does"},
     {Prim::guard, "an effect: it stops the run with its message, which no ONNX op does"},
+    {Prim::allreduce, "ONNX describes one process's graph: it has no collective ops"},
+    {Prim::shard, "ONNX describes one process's graph: it has no rank to take a block for"},
+    {Prim::allgather, "ONNX describes one process's graph: it has no collective ops"},
 };
 
 }  // namespace

@@ -102,9 +102,11 @@ TEST_CASE("the op list is consistent") {
     CHECK(find_prim(prim_name(p)) == p);
     const PrimInfo& info = prim_info(p);
     if (info.arity == kVariadic)
-      CHECK((p == Prim::concat || p == Prim::print || info.holds_regions()));
-    // Only region ops have as many outputs as their regions give.
-    CHECK((info.outputs == kVariadic) == info.holds_regions());
+      CHECK(
+          (p == Prim::concat || p == Prim::print || p == Prim::allreduce || info.holds_regions()));
+    // Only region ops have as many outputs as their regions give, and allreduce one per
+    // argument.
+    CHECK((info.outputs == kVariadic) == (info.holds_regions() || p == Prim::allreduce));
     if (info.elementwise()) {  // unary, binary or select, one value out
       CHECK(info.arity >= 1);
       CHECK(info.arity <= 3);

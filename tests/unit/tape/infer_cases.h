@@ -125,6 +125,9 @@ inline const std::vector<Good>& good_cases() {
       {Prim::randn, {}, {{"dtype", DType::f64}, {"shape", Ints{5}}, {"seed", 7}}, "f64[5]"},
       {Prim::print, {"f32[2]", "i64[]"}, {{"format", std::string("x={} n={}")}}, ""},
       {Prim::guard, {"bool[]"}, {{"message", std::string("x must be positive")}}, ""},
+      {Prim::allreduce, {"f32[3,4]", "f32[]"}, {{"ranks", 2}}, "f32[3,4] f32[]"},
+      {Prim::shard, {"f32[3,8]"}, {{"dim", 2}, {"ranks", 4}}, "f32[3,2]"},
+      {Prim::allgather, {"f32[3,2]"}, {{"dim", 2}, {"ranks", 4}}, "f32[3,8]"},
   };
   return cases;
 }

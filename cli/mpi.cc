@@ -1,0 +1,132 @@
+#include "cli/mpi.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "runtime/parallel.h"
+#include "tape/error.h"
+
+namespace ytape::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// MPI_Finalize at a normal exit; a process that exits with an error skips it, and mpirun
+// then ends the job's other ranks.
+struct Finalizer {
+  ~Finalizer() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized && std::uncaught_exceptions() == 0) MPI_Finalize();
+  }
+};
+
+void check(int code, const char* what) {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  user_error("MPI {} failed: {}", what, std::string_view(text, static_cast<size_t>(length)));
+}
+
+class MpiTransport final : public Transport {
+ public:
+  explicit MpiTransport(std::chrono::milliseconds timeout) : timeout_(timeout) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  // Messages of up to 1 GiB at a time (MPI counts in int); the wait polls, so that a rank
+  // that never answers ends in an error, not a hang.
+  void sendrecv(const void* send, int64_t send_bytes, int to, void* recv, int64_t recv_bytes,
+                int from) override {
+    constexpr int64_t kPiece = int64_t{1} << 30;
+    const auto* out = static_cast<const char*>(send);
+    auto* in = static_cast<char*>(recv);
+    for (int64_t done = 0; done < std::max(send_bytes, recv_bytes); done += kPiece) {
+      const int s = static_cast<int>(std::clamp<int64_t>(send_bytes - done, 0, kPiece));
+      const int r = static_cast<int>(std::clamp<int64_t>(recv_bytes - done, 0, kPiece));
+      MPI_Request requests[2];
+      check(MPI_Irecv(in + std::min(done, recv_bytes), r, MPI_BYTE, from, 0, MPI_COMM_WORLD,
+                      &requests[0]),
+            "receive");
+      check(MPI_Isend(out + std::min(done, send_bytes), s, MPI_BYTE, to, 0, MPI_COMM_WORLD,
+                      &requests[1]),
+            "send");
+      wait(requests, from, to);
+    }
+  }
+
+ private:
+  void wait(MPI_Request* requests, int from, int to) {
+    const Clock::time_point deadline = Clock::now() + timeout_;
+    int spins = 0;
+    for (;;) {
+      int done[2] = {0, 0};
+      check(MPI_Test(&requests[0], &done[0], MPI_STATUS_IGNORE), "receive");
+      check(MPI_Test(&requests[1], &done[1], MPI_STATUS_IGNORE), "send");
+      if (done[0] && done[1]) return;
+      if (++spins > 1000) {
+        if (Clock::now() > deadline) {
+          user_error("rank {} has not {} for {} s: it has stopped or hangs (--comm-timeout)",
+                     done[0] ? to : from, done[0] ? "taken a message" : "sent a message",
+                     timeout_.count() / 1000.0);
+        }
+        std::this_thread::yield();
+      }
+    }
+  }
+
+  std::chrono::milliseconds timeout_;
+  int rank_ = 0, size_ = 1;
+};
+
+}  // namespace
+
+bool launched_by_mpirun() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMIX_RANK") != nullptr;
+}
+
+std::unique_ptr<Transport> mpi_world(std::chrono::milliseconds timeout) {
+  static Finalizer finalizer;
+  int started = 0;
+  MPI_Initialized(&started);
+  if (!started) {
+    int provided = 0;
+    check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "start");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  }
+  return std::make_unique<MpiTransport>(timeout);
+}
+
+int threads_per_rank() {
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  const int ranks = local != nullptr ? std::max(1, std::atoi(local)) : 1;
+  return std::max(1, usable_cores() / ranks);
+}
+
+std::string mpi_rank_prefix() {
+  int started = 0, finalized = 0;
+  MPI_Initialized(&started);
+  MPI_Finalized(&finalized);
+  if (!started || finalized) return "";
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return "rank " + std::to_string(rank) + ": ";
+}
+
+void mpi_abort(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+}  // namespace ytape::cli

@@ -1,0 +1,168 @@
+#include "runtime/comm.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+
+#include "tape/error.h"
+
+namespace ytape {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+template <typename T>
+void reduce_into(T* own, const T* other, int64_t n, Reduction op) {
+  switch (op) {
+    case Reduction::sum:
+      for (int64_t i = 0; i < n; ++i) own[i] = other[i] + own[i];
+      break;
+    case Reduction::max:
+      for (int64_t i = 0; i < n; ++i) own[i] = std::max(own[i], other[i]);
+      break;
+    case Reduction::min:
+      for (int64_t i = 0; i < n; ++i) own[i] = std::min(own[i], other[i]);
+      break;
+  }
+}
+
+void reduce_into(void* own, const void* other, int64_t n, DType dtype, Reduction op) {
+  switch (dtype) {
+    case DType::f32:
+      return reduce_into(static_cast<float*>(own), static_cast<const float*>(other), n, op);
+    case DType::f64:
+      return reduce_into(static_cast<double*>(own), static_cast<const double*>(other), n, op);
+    case DType::i64:
+      return reduce_into(static_cast<int64_t*>(own), static_cast<const int64_t*>(other), n, op);
+    default:
+      internal_error("allreduce of {}", dtype_name(dtype));
+  }
+}
+
+}  // namespace
+
+Communicator::Communicator(std::unique_ptr<Transport> transport)
+    : transport_(std::move(transport)) {}
+
+void Communicator::sendrecv(const void* send, int64_t send_bytes, void* recv, int64_t recv_bytes) {
+  const int n = size(), r = rank();
+  transport_->sendrecv(send, send_bytes, (r + 1) % n, recv, recv_bytes, (r + n - 1) % n);
+  bytes_sent_ += send_bytes;
+}
+
+// The ring: a reduce-scatter of N - 1 steps leaves chunk r + 1 complete on rank r, then an
+// allgather of N - 1 steps passes the complete chunks round. Chunk c of element i's is
+// reduced starting at rank c + 1 and going round, the same order on every run.
+void Communicator::allreduce(void* data, int64_t count, DType dtype, Reduction op) {
+  const int n = size();
+  if (n == 1 || count == 0) return;
+  const Clock::time_point start = Clock::now();
+  const int r = rank();
+  const int64_t elem = dtype_size(dtype);
+  // Chunk c (taken mod n) holds elements count*c/n up to count*(c+1)/n.
+  auto wrap = [n](int c) { return static_cast<int64_t>((c % n + n) % n); };
+  auto at = [&](int c) { return static_cast<uint8_t*>(data) + count * wrap(c) / n * elem; };
+  auto chunk_length = [&](int c) { return count * (wrap(c) + 1) / n - count * wrap(c) / n; };
+  scratch_.resize(static_cast<size_t>((count / n + 1) * elem));
+  for (int s = 0; s < n - 1; ++s) {
+    const int out = r - s, in = r - s - 1;
+    sendrecv(at(out), chunk_length(out) * elem, scratch_.data(), chunk_length(in) * elem);
+    reduce_into(at(in), scratch_.data(), chunk_length(in), dtype, op);
+  }
+  for (int s = 0; s < n - 1; ++s) {
+    const int out = r + 1 - s, in = r - s;
+    sendrecv(at(out), chunk_length(out) * elem, at(in), chunk_length(in) * elem);
+  }
+  seconds_ += std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void Communicator::allgather(const void* mine, int64_t bytes, void* out) {
+  const int n = size(), r = rank();
+  auto* base = static_cast<uint8_t*>(out);
+  std::memcpy(base + r * bytes, mine, static_cast<size_t>(bytes));
+  if (n == 1 || bytes == 0) return;
+  const Clock::time_point start = Clock::now();
+  for (int s = 0; s < n - 1; ++s) {
+    const int send = ((r - s) % n + n) % n, recv = ((r - s - 1) % n + n) % n;
+    sendrecv(base + send * bytes, bytes, base + recv * bytes, bytes);
+  }
+  seconds_ += std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void Communicator::require_same(uint64_t digest, std::string_view what) {
+  std::vector<uint64_t> all(static_cast<size_t>(size()));
+  allgather(&digest, sizeof digest, all.data());
+  for (size_t r = 1; r < all.size(); ++r) {
+    if (all[r] != all[0]) {
+      user_error("{} of rank {} differs from rank 0's: every rank must read the same files", what,
+                 r);
+    }
+  }
+}
+
+// ---- ranks as threads ---------------------------------------------------------------
+
+struct ThreadGroup::Shared {
+  int ranks;
+  std::chrono::milliseconds timeout;
+  std::mutex mutex;
+  std::condition_variable arrived;
+  // mail[to * ranks + from]: the messages sent and not yet received, in order.
+  std::vector<std::deque<std::vector<uint8_t>>> mail;
+};
+
+namespace {
+
+class ThreadTransport final : public Transport {
+ public:
+  ThreadTransport(std::shared_ptr<ThreadGroup::Shared> shared, int rank)
+      : shared_(std::move(shared)), rank_(rank) {}
+  int rank() const override { return rank_; }
+  int size() const override { return shared_->ranks; }
+  void sendrecv(const void* send, int64_t send_bytes, int to, void* recv, int64_t recv_bytes,
+                int from) override;
+
+ private:
+  std::shared_ptr<ThreadGroup::Shared> shared_;
+  int rank_;
+};
+
+void ThreadTransport::sendrecv(const void* send, int64_t send_bytes, int to, void* recv,
+                               int64_t recv_bytes, int from) {
+  ThreadGroup::Shared& s = *shared_;
+  const auto* bytes = static_cast<const uint8_t*>(send);
+  std::unique_lock lock(s.mutex);
+  s.mail[static_cast<size_t>(to * s.ranks + rank_)].emplace_back(bytes, bytes + send_bytes);
+  s.arrived.notify_all();
+  auto& box = s.mail[static_cast<size_t>(rank_ * s.ranks + from)];
+  if (!s.arrived.wait_for(lock, s.timeout, [&] { return !box.empty(); })) {
+    user_error("rank {} has sent nothing for {} ms: it has stopped or hangs", from,
+               s.timeout.count());
+  }
+  std::vector<uint8_t> message = std::move(box.front());
+  box.pop_front();
+  if (static_cast<int64_t>(message.size()) != recv_bytes) {
+    internal_error("rank {} sent {} bytes where rank {} expected {}", from, message.size(), rank_,
+                   recv_bytes);
+  }
+  std::memcpy(recv, message.data(), message.size());
+}
+
+}  // namespace
+
+ThreadGroup::ThreadGroup(int ranks, std::chrono::milliseconds timeout)
+    : shared_(std::make_shared<Shared>()) {
+  shared_->ranks = ranks;
+  shared_->timeout = timeout;
+  shared_->mail.resize(static_cast<size_t>(ranks * ranks));
+  for (int r = 0; r < ranks; ++r) {
+    comms_.push_back(std::make_unique<Communicator>(std::make_unique<ThreadTransport>(shared_, r)));
+  }
+}
+
+ThreadGroup::~ThreadGroup() = default;
+
+}  // namespace ytape

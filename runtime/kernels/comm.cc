@@ -1,0 +1,122 @@
+// Kernels of the comm family: allreduce, shard and allgather, over the run's Communicator
+// (runtime/comm.h); without one, the run is a group of one rank.
+#include <cstring>
+#include <vector>
+
+#include "runtime/comm.h"
+#include "runtime/kernels/kernel.h"
+
+namespace ytape {
+
+namespace {
+
+// The run's group, checked against the rank count the op was made for; null: one rank.
+Communicator* group(const KernelCall& call, int64_t ranks) {
+  Communicator* comm = call.context != nullptr ? call.context->comm : nullptr;
+  const int64_t size = comm != nullptr ? comm->size() : 1;
+  if (ranks != size) {
+    user_error(
+        "the tape is distributed for {} ranks, but this run has {}: run it under mpirun -np {}, "
+        "or distribute it again for {}",
+        ranks, size, ranks, size);
+  }
+  return size > 1 ? comm : nullptr;
+}
+
+Reduction reduction(const std::string& op) {
+  if (op == "max") return Reduction::max;
+  if (op == "min") return Reduction::min;
+  return Reduction::sum;
+}
+
+// Every argument travels in one message: packed, reduced, unpacked.
+void allreduce(const KernelCall& call) {
+  const auto at = attrs_of<Prim::allreduce>(call.op.attrs);
+  Communicator* comm = group(call, at.ranks);
+  int64_t bytes = 0;
+  for (const Tensor* x : call.args) bytes += x->bytes();
+  std::vector<uint8_t> buffer(static_cast<size_t>(bytes));
+  int64_t offset = 0;
+  for (const Tensor* x : call.args) {
+    std::memcpy(buffer.data() + offset, x->raw(), static_cast<size_t>(x->bytes()));
+    offset += x->bytes();
+  }
+  if (comm != nullptr) {
+    const DType dtype = call.args[0]->dtype();
+    comm->allreduce(buffer.data(), bytes / dtype_size(dtype), dtype, reduction(at.op));
+  }
+  offset = 0;
+  for (Tensor* out : call.outs) {
+    std::memcpy(out->raw(), buffer.data() + offset, static_cast<size_t>(out->bytes()));
+    offset += out->bytes();
+  }
+}
+
+// x viewed as [inner, extent, outer] around dim: the product of the dims before it, its
+// own, and the product of those after it.
+struct Around {
+  int64_t inner = 1, extent = 1, outer = 1;
+};
+
+Around around(const Tensor& x, int64_t dim) {
+  Around a;
+  for (int d = 1; d <= x.rank(); ++d) {
+    int64_t e = x.dim(d);
+    if (d < dim) a.inner *= e;
+    if (d == dim) a.extent = e;
+    if (d > dim) a.outer *= e;
+  }
+  return a;
+}
+
+void shard(const KernelCall& call) {
+  const auto at = attrs_of<Prim::shard>(call.op.attrs);
+  Communicator* comm = group(call, at.ranks);
+  const int64_t rank = comm != nullptr ? comm->rank() : 0;
+  const Tensor& x = *call.args[0];
+  const Around a = around(x, at.dim);
+  const int64_t elem = dtype_size(x.dtype()), local = a.extent / at.ranks;
+  const int64_t block = a.inner * local * elem;
+  const auto* in = static_cast<const uint8_t*>(x.raw());
+  auto* out = static_cast<uint8_t*>(call.outs[0]->raw());
+  for (int64_t o = 0; o < a.outer; ++o) {
+    std::memcpy(out + o * block, in + (o * a.extent + rank * local) * a.inner * elem,
+                static_cast<size_t>(block));
+  }
+}
+
+void allgather(const KernelCall& call) {
+  const auto at = attrs_of<Prim::allgather>(call.op.attrs);
+  Communicator* comm = group(call, at.ranks);
+  const Tensor& x = *call.args[0];
+  Tensor& out = *call.outs[0];
+  if (comm == nullptr) {
+    std::memcpy(out.raw(), x.raw(), static_cast<size_t>(x.bytes()));
+    return;
+  }
+  const Around a = around(x, at.dim);
+  if (a.outer == 1) {  // rank order is the dim's order: gather in place
+    comm->allgather(x.raw(), x.bytes(), out.raw());
+    return;
+  }
+  std::vector<uint8_t> all(static_cast<size_t>(x.bytes() * at.ranks));
+  comm->allgather(x.raw(), x.bytes(), all.data());
+  const int64_t elem = dtype_size(x.dtype()), block = a.inner * a.extent * elem;
+  auto* o = static_cast<uint8_t*>(out.raw());
+  for (int64_t k = 0; k < a.outer; ++k) {
+    for (int64_t q = 0; q < at.ranks; ++q) {
+      std::memcpy(o + (k * at.ranks + q) * block, all.data() + q * x.bytes() + k * block,
+                  static_cast<size_t>(block));
+    }
+  }
+}
+
+}  // namespace
+
+void register_comm_kernels(KernelTable& t) {
+  t.set(Prim::allreduce, allreduce);
+  t.set(Prim::shard, shard);
+  t.set(Prim::allgather, allgather);
+}
+
+}  // namespace ytape

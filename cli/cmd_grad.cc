@@ -41,11 +41,15 @@ Run setup_grad(CLI::App& sub) {
     refuse_overwrites({{"TAPE", o->tape}}, {{"-o", o->out}, {"--stats-out", o->stats_out}});
     PhaseLog phases;
     auto start = std::chrono::steady_clock::now();
-    Tape t = load_tape(o->tape);
-    auto loaded = std::chrono::steady_clock::now();
-    phases.mark("read");
+    auto loaded = start;
     grad::GradStats stats;
-    Tape g = grad::gradient(t, o->grad, &stats);
+    Tape g;
+    {  // the tape is dropped before the gradient's JSON is written, which reuses its memory
+      Tape t = load_tape(o->tape);
+      loaded = std::chrono::steady_clock::now();
+      phases.mark("read");
+      g = grad::gradient(t, o->grad, &stats);
+    }
     auto done = std::chrono::steady_clock::now();
     phases.mark("grad", {{"ops before", static_cast<int64_t>(stats.forward_ops)},
                          {"ops after", static_cast<int64_t>(stats.ops)},

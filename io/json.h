@@ -2,6 +2,7 @@
 // order, one op per line, vars numbered densely from 1.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -29,5 +30,10 @@ std::string write_tape_json(const Tape& t);
 /// or missing keys, an unknown primitive, a var used before its definition, a "type" that
 /// disagrees with the inferred one, and so on (docs/tape-format.md lists them).
 Tape read_tape_json(std::string_view text, std::string_view source);
+/// As above, and now and then between the outermost tape's ops, `consumed(n)`: the first n
+/// bytes of `text` are read and nothing of the reader points into them any more, so that
+/// the caller may give their memory back (a 10^7-op tape's text is 0.9 GB).
+Tape read_tape_json(std::string_view text, std::string_view source,
+                    const std::function<void(size_t)>& consumed);
 
 }  // namespace ytape

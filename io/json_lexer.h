@@ -32,7 +32,8 @@ class Lexer {
  public:
   /// `text` must outlive the lexer: strings without escapes and numbers are views into it.
   Lexer(std::string_view text, std::string_view source)
-      : p_(reinterpret_cast<const unsigned char*>(text.data())),
+      : begin_(reinterpret_cast<const unsigned char*>(text.data())),
+        p_(begin_),
         end_(p_ + text.size()),
         source_(source) {}
 
@@ -42,6 +43,8 @@ class Lexer {
     user_error("{}:{}: {}", source_, line, fmt::format(format, std::forward<Args>(args)...));
   }
 
+  /// How many bytes of the text have been read.
+  size_t offset() const { return static_cast<size_t>(p_ - begin_); }
   /// The current line, without skipping anything.
   int64_t here() const { return line_; }
   /// Skips whitespace and returns the line of the next token.
@@ -310,6 +313,7 @@ class Lexer {
     }
   }
 
+  const unsigned char* begin_;
   const unsigned char* p_;
   const unsigned char* end_;
   std::string_view source_;

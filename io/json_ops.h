@@ -94,6 +94,8 @@ class VarTable {
     }
     return nullptr;
   }
+  /// Room for ids 1..n without copies of a growing table.
+  void reserve(size_t n) { dense_.reserve(n); }
 
  private:
   std::vector<Entry> dense_;  // ids 1..size
@@ -137,6 +139,8 @@ class OpBuilder {
   OpBuilder(const Lexer& lex, Builder& b, OpRecord& rec, Builder& files, ScopeUse& scopes)
       : lex_(lex), b_(b), rec_(rec), files_(files), scopes_(scopes) {}
 
+  /// Reserves room for `vars` vars of the file, as Builder::reserve.
+  void reserve(size_t vars) { vars_.reserve(vars); }
   /// Builds the op of the current record.
   void build_op();
   /// The entry of the file's var `id`, or nullptr if no op defined it.

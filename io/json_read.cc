@@ -48,7 +48,11 @@ class TapeReader {
   TapeReader(Lexer& lex, size_t reserve, TapeReader* root, int depth)
       : lex_(lex), root_(root != nullptr ? root : this), depth_(depth) {
     b_.reserve(reserve, reserve);
+    ops_.reserve(reserve);
   }
+
+  // Reports the text read to `consumed` between the ops of this, the outermost, tape.
+  void report_to(const std::function<void(size_t)>& consumed) { consumed_ = &consumed; }
 
   Tape read() {
     if (lex_.peek() == kEnd) lex_.fail(lex_.line(), "empty input; expected a tape (a JSON object)");
@@ -228,6 +232,10 @@ class TapeReader {
     do {
       read_op();
       ops_.build_op();
+      if (depth_ == 0 && consumed_ != nullptr && lex_.offset() >= next_report_) {
+        (*consumed_)(lex_.offset());
+        next_report_ = lex_.offset() + kReportEvery;
+      }
     } while (lex_.more(']'));
   }
 
@@ -441,6 +449,10 @@ class TapeReader {
     int64_t line;
   };
 
+  // How often the outermost reader reports the text it has read (read_tape_json).
+  static constexpr size_t kReportEvery = size_t{16} << 20;
+  const std::function<void(size_t)>* consumed_ = nullptr;  // the outermost tape's only
+  size_t next_report_ = kReportEvery;
   Lexer& lex_;
   TapeReader* root_;
   int depth_;
@@ -457,10 +469,17 @@ class TapeReader {
 }  // namespace
 
 Tape read_tape_json(std::string_view text, std::string_view source) {
+  return read_tape_json(text, source, {});
+}
+
+Tape read_tape_json(std::string_view text, std::string_view source,
+                    const std::function<void(size_t)>& consumed) {
   Lexer lex(text, source);
   // A canonical op line takes at least ~48 bytes: reserving that many ops spares the copies
   // of growing vectors without over-reserving much for pretty-printed files.
-  return TapeReader(lex, text.size() / 48, nullptr, 0).read();
+  TapeReader reader(lex, text.size() / 48, nullptr, 0);
+  if (consumed) reader.report_to(consumed);
+  return reader.read();
 }
 
 }  // namespace ytape

@@ -50,7 +50,8 @@ Run setup_distribute(CLI::App& sub) {
                o->options.ranks, r.allreduces, r.reduced_values, megabytes(r.reduced_bytes),
                r.gathers, megabytes(r.gathered_bytes));
     if (!r.replicated.empty()) {
-      fmt::print(stderr, "distribute: run replicated on gathered values (no rule splits them): {}\n",
+      fmt::print(stderr,
+                 "distribute: run replicated on gathered values (no rule splits them): {}\n",
                  fmt::join(r.replicated, ", "));
     }
     return kOk;

@@ -170,6 +170,19 @@ std::vector<std::string> data_inputs(const Tape& step, const DataSet& data) {
   return names;
 }
 
+// What rank 0's collectives took, per step: the share that overlapped the steps' work
+// is what the ring took and the step did not wait for.
+void print_communication(const Communicator& c, int64_t steps) {
+  if (steps <= 0) return;
+  const double n = static_cast<double>(steps);
+  const double took = c.seconds() / n, waited = c.waited_seconds() / n;
+  fmt::print(
+      "communication on rank 0: {:.3f} MB sent a step; collectives {:.1f} ms a step, "
+      "{:.1f} ms of it waited for ({:.0f}% overlapped)\n",
+      static_cast<double>(c.bytes_sent()) / n / 1e6, took * 1e3, waited * 1e3,
+      took > 0 ? std::clamp(100 * (1 - waited / took), 0.0, 100.0) : 100.0);
+}
+
 int train(const TrainCli& o) {
   // With --resume the checkpoint is read and written again: it is an output only here.
   refuse_overwrites({{"STEP_TAPE", o.step},
@@ -261,9 +274,13 @@ int train(const TrainCli& o) {
     };
     set_graceful_stop(true);
   }
+  const int64_t first_step = trainer.position().global_step;
   TrainEnd end = trainer.run(hooks);
   set_graceful_stop(false);  // what is left is short: a signal now ends ytape as usual
   progress.done();
+  if (group != nullptr && leader) {
+    print_communication(*group, trainer.position().global_step - first_step);
+  }
   if (leader && !o.step_log.empty()) write_file(o.step_log, step_log);
   if (!leader) return end == TrainEnd::stopped ? 128 + std::max(stop_signal(), 2) : kOk;
   if (end == TrainEnd::stopped) return interrupted(trainer, o);

@@ -36,7 +36,8 @@ void check(int code, const char* what) {
 
 class MpiTransport final : public Transport {
  public:
-  explicit MpiTransport(std::chrono::milliseconds timeout) : timeout_(timeout) {
+  MpiTransport(std::chrono::milliseconds timeout, bool multiple_threads)
+      : timeout_(timeout), multiple_threads_(multiple_threads) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
   }
@@ -45,8 +46,10 @@ class MpiTransport final : public Transport {
 
   // Messages of up to 1 GiB at a time (MPI counts in int); the wait polls, so that a rank
   // that never answers ends in an error, not a hang.
+  // Each channel is a message tag. MPI_THREAD_MULTIPLE lets both be used at once.
+  bool concurrent() const override { return multiple_threads_; }
   void sendrecv(const void* send, int64_t send_bytes, int to, void* recv, int64_t recv_bytes,
-                int from) override {
+                int from, int channel) override {
     constexpr int64_t kPiece = int64_t{1} << 30;
     const auto* out = static_cast<const char*>(send);
     auto* in = static_cast<char*>(recv);
@@ -54,37 +57,45 @@ class MpiTransport final : public Transport {
       const int s = static_cast<int>(std::clamp<int64_t>(send_bytes - done, 0, kPiece));
       const int r = static_cast<int>(std::clamp<int64_t>(recv_bytes - done, 0, kPiece));
       MPI_Request requests[2];
-      check(MPI_Irecv(in + std::min(done, recv_bytes), r, MPI_BYTE, from, 0, MPI_COMM_WORLD,
+      check(MPI_Irecv(in + std::min(done, recv_bytes), r, MPI_BYTE, from, channel, MPI_COMM_WORLD,
                       &requests[0]),
             "receive");
-      check(MPI_Isend(out + std::min(done, send_bytes), s, MPI_BYTE, to, 0, MPI_COMM_WORLD,
+      check(MPI_Isend(out + std::min(done, send_bytes), s, MPI_BYTE, to, channel, MPI_COMM_WORLD,
                       &requests[1]),
             "send");
-      wait(requests, from, to);
+      wait(requests, from, to, channel);
     }
   }
 
  private:
-  void wait(MPI_Request* requests, int from, int to) {
-    const Clock::time_point deadline = Clock::now() + timeout_;
-    int spins = 0;
-    for (;;) {
+  // Channel 1 (what the step waits for) polls, yielding the core, for up to 10 ms; then,
+  // and on channel 0 (a bucket that the step overlaps) after a few polls, the wait sleeps
+  // between polls, so as not to take the core from the rank's computing thread.
+  void wait(MPI_Request* requests, int from, int to, int channel) {
+    const Clock::time_point start = Clock::now(), deadline = start + timeout_;
+    const auto spin = channel == 1 ? std::chrono::milliseconds(10) : std::chrono::milliseconds(0);
+    for (int polls = 0;; ++polls) {
       int done[2] = {0, 0};
       check(MPI_Test(&requests[0], &done[0], MPI_STATUS_IGNORE), "receive");
       check(MPI_Test(&requests[1], &done[1], MPI_STATUS_IGNORE), "send");
       if (done[0] && done[1]) return;
-      if (++spins > 1000) {
-        if (Clock::now() > deadline) {
-          user_error("rank {} has not {} for {} s: it has stopped or hangs (--comm-timeout)",
-                     done[0] ? to : from, done[0] ? "taken a message" : "sent a message",
-                     timeout_.count() / 1000.0);
-        }
+      if (polls < 200) continue;
+      const Clock::time_point now = Clock::now();
+      if (now - start < spin) {
         std::this_thread::yield();
+        continue;
       }
+      if (now > deadline) {
+        user_error("rank {} has not {} for {} s: it has stopped or hangs (--comm-timeout)",
+                   done[0] ? to : from, done[0] ? "taken a message" : "sent a message",
+                   timeout_.count() / 1000.0);
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(polls < 1000 ? 5 : 50));
     }
   }
 
   std::chrono::milliseconds timeout_;
+  bool multiple_threads_;
   int rank_ = 0, size_ = 1;
 };
 
@@ -96,14 +107,22 @@ bool launched_by_mpirun() {
 
 std::unique_ptr<Transport> mpi_world(std::chrono::milliseconds timeout) {
   static Finalizer finalizer;
-  int started = 0;
+  int started = 0, provided = MPI_THREAD_SINGLE;
   MPI_Initialized(&started);
   if (!started) {
-    int provided = 0;
-    check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "start");
+    check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided), "start");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  } else {
+    MPI_Query_thread(&provided);
   }
-  return std::make_unique<MpiTransport>(timeout);
+  // Below MPI_THREAD_SERIALIZED the communicator's thread could not call MPI at all.
+  if (provided < MPI_THREAD_SERIALIZED) {
+    user_error(
+        "this MPI library runs no threads (it provides thread level {}); ytape needs "
+        "MPI_THREAD_SERIALIZED at least",
+        provided);
+  }
+  return std::make_unique<MpiTransport>(timeout, provided == MPI_THREAD_MULTIPLE);
 }
 
 int threads_per_rank() {

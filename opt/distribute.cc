@@ -72,10 +72,10 @@ void Distributor::input(const Op& op) {
     return;
   }
   if (type.rank() == 0 || type.shape.back() % o_.ranks != 0) {
-    user_error("input '{}' ({}) has a batch of {}, which {} ranks do not split evenly: trace the "
-               "step at a batch that {} divides",
-               op.name, type_str(type), type.rank() == 0 ? 1 : type.shape.back(), o_.ranks,
-               o_.ranks);
+    user_error(
+        "input '{}' ({}) has a batch of {}, which {} ranks do not split evenly: trace the "
+        "step at a batch that {} divides",
+        op.name, type_str(type), type.rank() == 0 ? 1 : type.shape.back(), o_.ranks, o_.ranks);
   }
   type.shape.back() /= o_.ranks;
   set(v, b_.input(op.name, type), Place::along(type.rank()));
@@ -189,7 +189,8 @@ void Distributor::allreduce(const std::vector<Var>& olds, const char* op) {
   if (report_ != nullptr) {
     report_->allreduces += 1;
     report_->reduced_values += static_cast<int64_t>(olds.size());
-    for (Var v : olds) report_->reduced_bytes += old_.type(v).size() * dtype_size(old_.type(v).dtype);
+    for (Var v : olds)
+      report_->reduced_bytes += old_.type(v).size() * dtype_size(old_.type(v).dtype);
   }
 }
 

@@ -58,11 +58,11 @@ class Distributor {
   DistributeOptions o_;
   DistributeReport* report_;
   Builder b_;
-  std::vector<Place> places_;          // per old var
-  std::vector<uint32_t> now_;          // per old var: its value as places_ says
-  std::vector<uint32_t> replicated_;   // per old var: its replicated value, once made
+  std::vector<Place> places_;                 // per old var
+  std::vector<uint32_t> now_;                 // per old var: its value as places_ says
+  std::vector<uint32_t> replicated_;          // per old var: its replicated value, once made
   std::unordered_map<uint64_t, Var> splits_;  // (old var, dim): a sharded copy
-  std::vector<Var> pending_;           // partial sums held back, in order
+  std::vector<Var> pending_;                  // partial sums held back, in order
   int64_t pending_bytes_ = 0;
 };
 

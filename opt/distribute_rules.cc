@@ -60,8 +60,8 @@ bool reduce(Distributor& d, const Op& op) {
     }
     return true;
   }
-  const int dropped = static_cast<int>(std::count_if(dims.begin(), dims.end(),
-                                                     [dim](int64_t k) { return k < dim; }));
+  const int dropped = static_cast<int>(
+      std::count_if(dims.begin(), dims.end(), [dim](int64_t k) { return k < dim; }));
   emit_split(d, op, {d.split(x, dim)}, op.attrs, dim - dropped);
   return true;
 }
@@ -209,8 +209,8 @@ bool per_image(Distributor& d, const Op& op) {
   VarList args{d.split(x, 4)};
   for (size_t i = 1; i < op.args.size(); ++i) {
     // max_pool2d_backward's positions are split as the gradient is; a weight is whole.
-    const bool batch = d.old().type(op.args[i]).rank() == 4 && d.extent(op.args[i], 4) ==
-                                                                   d.extent(x, 4);
+    const bool batch =
+        d.old().type(op.args[i]).rank() == 4 && d.extent(op.args[i], 4) == d.extent(x, 4);
     args.push_back(batch && op.prim == Prim::max_pool2d_backward ? d.split(op.args[i], 4)
                                                                  : d.replicated(op.args[i]));
   }
@@ -257,9 +257,9 @@ std::array<Rule, kNumPrims> make_rules() {
   set(Prim::pad, pad);
   set(Prim::stop_gradient, pass_through);
   set(Prim::matmul, matmul);
-  for (Prim p : {Prim::conv2d, Prim::conv2d_backward_input, Prim::max_pool2d,
-                 Prim::max_pool2d_with_indices, Prim::max_pool2d_backward, Prim::avg_pool2d,
-                 Prim::avg_pool2d_backward}) {
+  for (Prim p :
+       {Prim::conv2d, Prim::conv2d_backward_input, Prim::max_pool2d, Prim::max_pool2d_with_indices,
+        Prim::max_pool2d_backward, Prim::avg_pool2d, Prim::avg_pool2d_backward}) {
     set(p, per_image);
   }
   set(Prim::conv2d_backward_filter, conv2d_backward_filter);

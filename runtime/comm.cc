@@ -4,7 +4,10 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <future>
 #include <mutex>
+#include <thread>
+#include <unordered_map>
 
 #include "tape/error.h"
 
@@ -44,19 +47,140 @@ void reduce_into(void* own, const void* other, int64_t n, DType dtype, Reduction
 
 }  // namespace
 
-Communicator::Communicator(std::unique_ptr<Transport> transport)
-    : transport_(std::move(transport)) {}
+// The thread that runs the collectives, one at a time, in the order they were queued.
+struct Communicator::Worker {
+  std::mutex mutex;
+  std::condition_variable queued;
+  std::deque<std::function<void()>> jobs;
+  bool closing = false;
+  std::thread thread;
+  struct Pending {
+    std::shared_ptr<std::vector<uint8_t>> buffer;
+    std::future<void> done;
+  };
+  std::unordered_map<uint64_t, Pending> pending;
 
-void Communicator::sendrecv(const void* send, int64_t send_bytes, void* recv, int64_t recv_bytes) {
+  Worker() : thread([this] { loop(); }) {}
+  ~Worker() {
+    {
+      std::lock_guard lock(mutex);
+      closing = true;
+    }
+    queued.notify_all();
+    thread.join();
+  }
+  void push(std::function<void()> job) {
+    {
+      std::lock_guard lock(mutex);
+      jobs.push_back(std::move(job));
+    }
+    queued.notify_all();
+  }
+  void loop() {
+    for (;;) {
+      std::function<void()> job;
+      {
+        std::unique_lock lock(mutex);
+        queued.wait(lock, [this] { return closing || !jobs.empty(); });
+        if (jobs.empty()) return;
+        job = std::move(jobs.front());
+        jobs.pop_front();
+      }
+      job();
+    }
+  }
+};
+
+Communicator::Communicator(std::unique_ptr<Transport> transport)
+    : transport_(std::move(transport)) {
+  if (transport_->size() > 1) worker_ = std::make_unique<Worker>();
+}
+
+Communicator::~Communicator() = default;
+
+void Communicator::run_now(const std::function<void(int)>& job) {
+  const Clock::time_point start = Clock::now();
+  if (worker_ == nullptr) return job(1);
+  if (transport_->concurrent()) {
+    job(1);
+  } else {
+    auto promise = std::make_shared<std::promise<void>>();
+    std::future<void> done = promise->get_future();
+    worker_->push([&job, promise] {
+      try {
+        job(0);
+        promise->set_value();
+      } catch (...) {
+        promise->set_exception(std::current_exception());
+      }
+    });
+    done.get();
+  }
+  waited_ += std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void Communicator::allreduce(void* data, int64_t count, DType dtype, Reduction op) {
+  run_now([=, this](int channel) { reduce_ring(data, count, dtype, op, channel); });
+}
+
+void Communicator::allgather(const void* mine, int64_t bytes, void* out) {
+  run_now([=, this](int channel) { gather_ring(mine, bytes, out, channel); });
+}
+
+void Communicator::start_allreduce(uint64_t ticket, std::vector<uint8_t> buffer, DType dtype,
+                                   Reduction op) {
+  auto data = std::make_shared<std::vector<uint8_t>>(std::move(buffer));
+  if (worker_ == nullptr || static_cast<int64_t>(data->size()) <= kSmallBytes) {
+    allreduce(data->data(), static_cast<int64_t>(data->size()) / dtype_size(dtype), dtype, op);
+    pending_local_.emplace(ticket, std::move(data));
+    return;
+  }
+  auto promise = std::make_shared<std::promise<void>>();
+  std::lock_guard lock(worker_->mutex);
+  worker_->pending.emplace(ticket, Worker::Pending{data, promise->get_future()});
+  const int64_t count = static_cast<int64_t>(data->size()) / dtype_size(dtype);
+  worker_->jobs.push_back([this, data, count, dtype, op, promise] {
+    try {
+      reduce_ring(data->data(), count, dtype, op, 0);
+      promise->set_value();
+    } catch (...) {
+      promise->set_exception(std::current_exception());
+    }
+  });
+  worker_->queued.notify_all();
+}
+
+std::vector<uint8_t> Communicator::finish(uint64_t ticket) {
+  if (auto it = pending_local_.find(ticket); it != pending_local_.end()) {
+    std::vector<uint8_t> out = std::move(*it->second);
+    pending_local_.erase(it);
+    return out;
+  }
+  const Clock::time_point start = Clock::now();
+  Worker::Pending p;
+  {
+    std::lock_guard lock(worker_->mutex);
+    auto it = worker_->pending.find(ticket);
+    if (it == worker_->pending.end()) internal_error("no allreduce has ticket {}", ticket);
+    p = std::move(it->second);
+    worker_->pending.erase(it);
+  }
+  p.done.get();
+  waited_ += std::chrono::duration<double>(Clock::now() - start).count();
+  return std::move(*p.buffer);
+}
+
+void Communicator::sendrecv(const void* send, int64_t send_bytes, void* recv, int64_t recv_bytes,
+                            int channel) {
   const int n = size(), r = rank();
-  transport_->sendrecv(send, send_bytes, (r + 1) % n, recv, recv_bytes, (r + n - 1) % n);
+  transport_->sendrecv(send, send_bytes, (r + 1) % n, recv, recv_bytes, (r + n - 1) % n, channel);
   bytes_sent_ += send_bytes;
 }
 
 // The ring: a reduce-scatter of N - 1 steps leaves chunk r + 1 complete on rank r, then an
 // allgather of N - 1 steps passes the complete chunks round. Chunk c of element i's is
 // reduced starting at rank c + 1 and going round, the same order on every run.
-void Communicator::allreduce(void* data, int64_t count, DType dtype, Reduction op) {
+void Communicator::reduce_ring(void* data, int64_t count, DType dtype, Reduction op, int channel) {
   const int n = size();
   if (n == 1 || count == 0) return;
   const Clock::time_point start = Clock::now();
@@ -66,20 +190,21 @@ void Communicator::allreduce(void* data, int64_t count, DType dtype, Reduction o
   auto wrap = [n](int c) { return static_cast<int64_t>((c % n + n) % n); };
   auto at = [&](int c) { return static_cast<uint8_t*>(data) + count * wrap(c) / n * elem; };
   auto chunk_length = [&](int c) { return count * (wrap(c) + 1) / n - count * wrap(c) / n; };
-  scratch_.resize(static_cast<size_t>((count / n + 1) * elem));
+  std::vector<uint8_t>& scratch = scratch_[channel];
+  scratch.resize(static_cast<size_t>((count / n + 1) * elem));
   for (int s = 0; s < n - 1; ++s) {
     const int out = r - s, in = r - s - 1;
-    sendrecv(at(out), chunk_length(out) * elem, scratch_.data(), chunk_length(in) * elem);
-    reduce_into(at(in), scratch_.data(), chunk_length(in), dtype, op);
+    sendrecv(at(out), chunk_length(out) * elem, scratch.data(), chunk_length(in) * elem, channel);
+    reduce_into(at(in), scratch.data(), chunk_length(in), dtype, op);
   }
   for (int s = 0; s < n - 1; ++s) {
     const int out = r + 1 - s, in = r - s;
-    sendrecv(at(out), chunk_length(out) * elem, at(in), chunk_length(in) * elem);
+    sendrecv(at(out), chunk_length(out) * elem, at(in), chunk_length(in) * elem, channel);
   }
-  seconds_ += std::chrono::duration<double>(Clock::now() - start).count();
+  seconds_.store(seconds_.load() + std::chrono::duration<double>(Clock::now() - start).count());
 }
 
-void Communicator::allgather(const void* mine, int64_t bytes, void* out) {
+void Communicator::gather_ring(const void* mine, int64_t bytes, void* out, int channel) {
   const int n = size(), r = rank();
   auto* base = static_cast<uint8_t*>(out);
   std::memcpy(base + r * bytes, mine, static_cast<size_t>(bytes));
@@ -87,9 +212,9 @@ void Communicator::allgather(const void* mine, int64_t bytes, void* out) {
   const Clock::time_point start = Clock::now();
   for (int s = 0; s < n - 1; ++s) {
     const int send = ((r - s) % n + n) % n, recv = ((r - s - 1) % n + n) % n;
-    sendrecv(base + send * bytes, bytes, base + recv * bytes, bytes);
+    sendrecv(base + send * bytes, bytes, base + recv * bytes, bytes, channel);
   }
-  seconds_ += std::chrono::duration<double>(Clock::now() - start).count();
+  seconds_.store(seconds_.load() + std::chrono::duration<double>(Clock::now() - start).count());
 }
 
 void Communicator::require_same(uint64_t digest, std::string_view what) {
@@ -110,7 +235,8 @@ struct ThreadGroup::Shared {
   std::chrono::milliseconds timeout;
   std::mutex mutex;
   std::condition_variable arrived;
-  // mail[to * ranks + from]: the messages sent and not yet received, in order.
+  // mail[(channel * ranks + to) * ranks + from]: the messages sent and not yet received,
+  // in order.
   std::vector<std::deque<std::vector<uint8_t>>> mail;
 };
 
@@ -123,7 +249,7 @@ class ThreadTransport final : public Transport {
   int rank() const override { return rank_; }
   int size() const override { return shared_->ranks; }
   void sendrecv(const void* send, int64_t send_bytes, int to, void* recv, int64_t recv_bytes,
-                int from) override;
+                int from, int channel) override;
 
  private:
   std::shared_ptr<ThreadGroup::Shared> shared_;
@@ -131,13 +257,15 @@ class ThreadTransport final : public Transport {
 };
 
 void ThreadTransport::sendrecv(const void* send, int64_t send_bytes, int to, void* recv,
-                               int64_t recv_bytes, int from) {
+                               int64_t recv_bytes, int from, int channel) {
   ThreadGroup::Shared& s = *shared_;
   const auto* bytes = static_cast<const uint8_t*>(send);
   std::unique_lock lock(s.mutex);
-  s.mail[static_cast<size_t>(to * s.ranks + rank_)].emplace_back(bytes, bytes + send_bytes);
+  const int base = channel * s.ranks;
+  s.mail[static_cast<size_t>((base + to) * s.ranks + rank_)].emplace_back(bytes,
+                                                                          bytes + send_bytes);
   s.arrived.notify_all();
-  auto& box = s.mail[static_cast<size_t>(rank_ * s.ranks + from)];
+  auto& box = s.mail[static_cast<size_t>((base + rank_) * s.ranks + from)];
   if (!s.arrived.wait_for(lock, s.timeout, [&] { return !box.empty(); })) {
     user_error("rank {} has sent nothing for {} ms: it has stopped or hangs", from,
                s.timeout.count());
@@ -157,7 +285,7 @@ ThreadGroup::ThreadGroup(int ranks, std::chrono::milliseconds timeout)
     : shared_(std::make_shared<Shared>()) {
   shared_->ranks = ranks;
   shared_->timeout = timeout;
-  shared_->mail.resize(static_cast<size_t>(ranks * ranks));
+  shared_->mail.resize(static_cast<size_t>(2 * ranks * ranks));
   for (int r = 0; r < ranks; ++r) {
     comms_.push_back(std::make_unique<Communicator>(std::make_unique<ThreadTransport>(shared_, r)));
   }

@@ -3,10 +3,13 @@
 // once over it, as rings, so that every transport gives the same bits.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "tape/dtype.h"
@@ -21,11 +24,15 @@ class Transport {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   /// Sends `send_bytes` bytes to rank `to` while receiving `recv_bytes` from rank `from`
-  /// (both at once, so that every rank of a ring can send before it receives). Throws
-  /// UserError naming the rank that has not answered within the group's timeout, or that
-  /// has gone.
+  /// (both at once, so that every rank of a ring can send before it receives), on
+  /// `channel` (0 or 1): two threads may each use one channel at the same time, and a
+  /// message is received on the channel it was sent on. Throws UserError naming the rank
+  /// that has not answered within the group's timeout, or that has gone.
   virtual void sendrecv(const void* send, int64_t send_bytes, int to, void* recv,
-                        int64_t recv_bytes, int from) = 0;
+                        int64_t recv_bytes, int from, int channel) = 0;
+  /// Whether two threads may use the two channels at once (else only one thread at a
+  /// time may call sendrecv).
+  virtual bool concurrent() const { return true; }
 };
 
 /// The reductions of allreduce.
@@ -36,9 +43,20 @@ enum class Reduction { sum, max, min };
 /// buffer in and out of each rank in 2(N-1) steps, allgather (N-1)/N. The reduction of
 /// each element happens in an order fixed by N alone, so every rank gets the same bits,
 /// run after run.
+///
+/// Collectives of more than kSmallBytes run on a thread of the communicator's own
+/// (channel 0), in the order they were asked for (every rank asks in the same order), so
+/// that the caller may go on computing while one travels: start_allreduce issues one,
+/// finish waits for it. Smaller ones (a loss, batch norm's statistics: values the next
+/// step needs) and the synchronous calls run at once on the caller's thread (channel 1),
+/// not behind a bucket of gradients in flight.
 class Communicator {
  public:
+  static constexpr int64_t kSmallBytes = int64_t{1} << 16;
   explicit Communicator(std::unique_ptr<Transport> transport);
+  ~Communicator();
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
   int rank() const { return transport_->rank(); }
   int size() const { return transport_->size(); }
   /// Reduces `count` elements of `dtype` (f32, f64 or i64) at `data` over every rank, in
@@ -46,19 +64,36 @@ class Communicator {
   void allreduce(void* data, int64_t count, DType dtype, Reduction op);
   /// Joins every rank's `bytes` bytes at `mine` into `out` (size() * bytes), rank order.
   void allgather(const void* mine, int64_t bytes, void* out);
+  /// Issues the allreduce of `buffer` (elements of `dtype`), which travels with it, under
+  /// `ticket`, a number the caller chooses and no unfinished allreduce has.
+  void start_allreduce(uint64_t ticket, std::vector<uint8_t> buffer, DType dtype, Reduction op);
+  /// Waits for the allreduce of `ticket` and returns its buffer, reduced. Rethrows its
+  /// error (a rank that does not answer).
+  std::vector<uint8_t> finish(uint64_t ticket);
+  /// Seconds the caller has spent in finish and the synchronous calls, waiting.
+  double waited_seconds() const { return waited_; }
   /// Throws UserError on every rank when some rank's `digest` differs from rank 0's,
   /// naming the first such rank and `what` the digest is of ("the step tape").
   void require_same(uint64_t digest, std::string_view what);
-  /// How many bytes this rank has sent, and the seconds it spent in collectives.
-  int64_t bytes_sent() const { return bytes_sent_; }
-  double seconds() const { return seconds_; }
+  /// How many bytes this rank has sent, and the seconds its collectives took.
+  int64_t bytes_sent() const { return bytes_sent_.load(); }
+  double seconds() const { return seconds_.load(); }
 
  private:
-  void sendrecv(const void* send, int64_t send_bytes, void* recv, int64_t recv_bytes);
+  struct Worker;
+  void reduce_ring(void* data, int64_t count, DType dtype, Reduction op, int channel);
+  void gather_ring(const void* mine, int64_t bytes, void* out, int channel);
+  void sendrecv(const void* send, int64_t send_bytes, void* recv, int64_t recv_bytes, int channel);
+  // Runs `job` (taking its channel) now on channel 1, or on the worker after the jobs
+  // queued when the transport allows one thread at a time; waits for it.
+  void run_now(const std::function<void(int)>& job);
   std::unique_ptr<Transport> transport_;
-  std::vector<uint8_t> scratch_;
-  int64_t bytes_sent_ = 0;
-  double seconds_ = 0;
+  std::vector<uint8_t> scratch_[2];      // per channel
+  std::atomic<int64_t> bytes_sent_ = 0;  // written by the worker
+  std::atomic<double> seconds_ = 0;
+  double waited_ = 0;
+  std::unique_ptr<Worker> worker_;  // null for a group of one: everything runs inline
+  std::unordered_map<uint64_t, std::shared_ptr<std::vector<uint8_t>>> pending_local_;
 };
 
 /// `ranks` ranks as threads of this process: communicators(), one per rank, to be used

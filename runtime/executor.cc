@@ -198,6 +198,24 @@ void Executor::run_region(const Tape& region, std::span<const Tensor> inputs,
   e->run(inputs, outputs);
 }
 
+// Runs the completion of step `i` (KernelTable::complete): an allreduce's wait. Its time
+// counts as the step's.
+void Executor::complete(uint32_t i) {
+  const Plan::Step& s = plan_.steps[i];
+  const bool timed = profiling_ || trace_ != nullptr;
+  auto start = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+  KernelCall call{*s.op,
+                  {arg_ptrs_.data() + s.args_begin, s.num_args},
+                  {out_ptrs_.data() + s.outs_begin, s.num_outs},
+                  &context_};
+  try {
+    plan_.table->complete[s.entry](call);
+  } catch (const UserError& e) {
+    fail(s, e);
+  }
+  if (timed) record_time(i, start);
+}
+
 void Executor::execute() {
   // Set at each run, not once: an executor may have moved since it was made.
   context_.regions = this;
@@ -212,6 +230,7 @@ void Executor::execute() {
   }
   for (size_t i = 0; i < steps.size(); ++i) {
     const Plan::Step& s = steps[i];
+    for (uint32_t w : plan_.waits_of(s)) complete(w);
     const bool work = s.workspace_slot != Plan::kNoSlot;
     KernelCall call{*s.op,
                     {arg_ptrs_.data() + s.args_begin, s.num_args},
@@ -237,15 +256,17 @@ void Executor::execute() {
     } catch (const UserError& e) {
       fail(s, e);
     }
-    if (timed) {
-      double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (profiling_) times_[i].seconds += seconds;
-      if (trace_ != nullptr) {
-        double at = std::chrono::duration<double>(start - trace_origin_).count();
-        trace_->push_back({this, static_cast<uint32_t>(i), at, seconds});
-      }
-    }
+    if (timed) record_time(i, start);
+  }
+  for (uint32_t w : plan_.final_waits) complete(w);
+}
+
+void Executor::record_time(size_t i, std::chrono::steady_clock::time_point start) {
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (profiling_) times_[i].seconds += seconds;
+  if (trace_ != nullptr) {
+    double at = std::chrono::duration<double>(start - trace_origin_).count();
+    trace_->push_back({this, static_cast<uint32_t>(i), at, seconds});
   }
 }
 

@@ -104,6 +104,9 @@ class Executor final : public RegionRunner {
   void allocate();
   void recycle_outputs();
   void execute();
+  void complete(uint32_t step);
+  // Adds the time of step i since `start` to the profile and the trace, where kept.
+  void record_time(size_t i, std::chrono::steady_clock::time_point start);
   [[noreturn]] void fail(const Plan::Step& step, const std::exception& e) const;
 
   Plan plan_;

@@ -116,6 +116,34 @@ int64_t Plan::planned_bytes() const {
   return arena_bytes + reorder_bytes;
 }
 
+// Where each step with a completion (an allreduce) is waited for: before the first later
+// step that reads one of its results, else at the end. One pass over the steps.
+void plan_waits(Plan& p) {
+  constexpr uint32_t kNone = ~uint32_t{0};
+  std::vector<uint32_t> writer(p.tape->types.size(), kNone);  // per var: its pending step
+  std::vector<std::vector<uint32_t>> before(p.steps.size());
+  std::vector<bool> waited(p.steps.size(), false);
+  for (uint32_t i = 0; i < p.steps.size(); ++i) {
+    const Plan::Step& s = p.steps[i];
+    for (Var a : p.args(s)) {
+      const uint32_t w = writer[a.id];
+      if (w != kNone && !waited[w]) {
+        before[i].push_back(w);
+        waited[w] = true;
+      }
+    }
+    if (p.table->complete[s.entry] != nullptr) {
+      for (Var o : p.outs(s)) writer[o.id] = i;
+    }
+  }
+  for (uint32_t i = 0; i < p.steps.size(); ++i) {
+    p.steps[i].waits_begin = static_cast<uint32_t>(p.waits.size());
+    p.waits.insert(p.waits.end(), before[i].begin(), before[i].end());
+    p.steps[i].waits_end = static_cast<uint32_t>(p.waits.size());
+    if (p.table->complete[p.steps[i].entry] != nullptr && !waited[i]) p.final_waits.push_back(i);
+  }
+}
+
 Plan plan_tape(const Tape& t, const ExecutorOptions& options) {
   Plan p;
   if (has_f16(t)) p.lowered = std::make_unique<const Tape>(lower_f16(t));
@@ -127,6 +155,7 @@ Plan plan_tape(const Tape& t, const ExecutorOptions& options) {
                     : is_blocked(options.block) ? options.block
                                                 : native_blocked_layout());
   plan_variants(p, options.extra_work_bytes);
+  plan_waits(p);
   return p;
 }
 

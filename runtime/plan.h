@@ -65,6 +65,9 @@ struct Plan {
     int workspace_slot = kNoSlot;                 ///< the slot of KernelCall::workspace
     int plain_copy = -1;                          ///< into plain_copies, or none
     Variant variant = Variant::standard;
+    /// Into `waits`: the steps whose completion (KernelTable::complete) this step waits
+    /// for before it runs, because it reads what they write.
+    uint32_t waits_begin = 0, waits_end = 0;
   };
   /// An argument a step reads in another layout than the plan keeps it in: copied, in
   /// layout `to`, before the step runs, and read from the copy. Copies live only during
@@ -112,6 +115,10 @@ struct Plan {
   /// nothing) makes the output; the var has no slot.
   std::vector<std::pair<uint32_t, uint32_t>> output_views;
   std::vector<int> copy_of;  ///< per var: its index in plain_copies, or -1
+  /// Steps that complete later than they run (an allreduce, issued at its step and
+  /// waited for where its results are first read): Step::waits ranges over this; and
+  /// `final_waits`, those no later step reads, completed at the end of the run.
+  std::vector<uint32_t> waits, final_waits;
 
   std::span<const Var> args(const Step& s) const {
     return {arg_vars.data() + s.args_begin, s.num_args};
@@ -125,6 +132,9 @@ struct Plan {
   }
   /// The primitive, or the fusion ("batchnorm+relu").
   std::string_view step_name(const Step& s) const;
+  std::span<const uint32_t> waits_of(const Step& s) const {
+    return {waits.data() + s.waits_begin, s.waits_end - s.waits_begin};
+  }
   /// Bytes of all buffers (slots and the reorder buffer; not inputs and constants).
   int64_t planned_bytes() const;
   /// How many times per run a value is reordered for a step that reads it in the other

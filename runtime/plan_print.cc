@@ -97,6 +97,27 @@ std::string region_plan(const Plan& p, const Tape& region) {
   return out;
 }
 
+// Per step that completes later (an allreduce): what it sends and where the run waits for
+// it, the overlap the plan allows; "" for the rest.
+std::vector<std::string> wait_notes(const Plan& p) {
+  std::vector<std::string> notes(p.steps.size());
+  auto note = [&](uint32_t step, std::string where) {
+    const Plan::Step& s = p.steps[step];
+    int64_t bytes = 0;
+    for (Var v : p.args(s)) bytes += p.tape->type(v).size() * dtype_size(p.tape->type(v).dtype);
+    notes[step] = fmt::format("issues a bucket of {} values ({}); waited for {}", s.num_args,
+                              size_str(bytes), where);
+  };
+  for (uint32_t i = 0; i < p.steps.size(); ++i) {
+    for (uint32_t w : p.waits_of(p.steps[i])) {
+      note(w, w + 1 == i ? std::string("by the next step")
+                         : fmt::format("at step {}, {} steps later", i + 1, i - w));
+    }
+  }
+  for (uint32_t w : p.final_waits) note(w, "at the end of the run");
+  return notes;
+}
+
 }  // namespace
 
 std::string plan_str(const Plan& p) {
@@ -125,7 +146,11 @@ std::string plan_str(const Plan& p) {
                        widths[1], l.io, widths[2], buffers);
   };
   out += row("step", {"op", "kernel", "reads -> writes"}, "buffers");
+  const std::vector<std::string> waits = wait_notes(p);
   for (size_t i = 0; i < steps.size(); ++i) {
+    for (uint32_t w : p.waits_of(p.steps[i])) {
+      out += fmt::format("{:>5}  waits for step {}'s allreduce\n", "", w + 1);
+    }
     for (auto [v, to] : steps[i].reorders) {
       out += fmt::format("{:>5}  reorder {} to {} for the next step\n", "", var_str(v),
                          layout_name(to));
@@ -136,7 +161,11 @@ std::string plan_str(const Plan& p) {
       for (const Op* op : steps[i].fused) ops += "; " + op_str(*op);
       out += fmt::format("{:>5}  fuses {}\n", "", ops);
     }
+    if (!waits[i].empty()) out += fmt::format("{:>5}  {}\n", "", waits[i]);
     for (const Tape& r : steps[i].op->regions) out += region_plan(p, r);
+  }
+  for (uint32_t w : p.final_waits) {
+    out += fmt::format("{:>5}  the run ends waiting for step {}'s allreduce\n", "", w + 1);
   }
   return printable_lines(out);  // the tape's name comes from its file
 }

@@ -1,9 +1,10 @@
 // Kernels of the comm family: allreduce, shard and allgather, over the run's Communicator
 // (runtime/comm.h); without one, the run is a group of one rank.
+#include "runtime/comm.h"
+
 #include <cstring>
 #include <vector>
 
-#include "runtime/comm.h"
 #include "runtime/kernels/kernel.h"
 
 namespace ytape {
@@ -23,13 +24,27 @@ Communicator* group(const KernelCall& call, int64_t ranks) {
   return size > 1 ? comm : nullptr;
 }
 
+// An allreduce in flight is known by its op, of which one run has one in flight at most.
+uint64_t ticket(const KernelCall& call) {
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(&call.op));
+}
+
+void unpack(const std::vector<uint8_t>& buffer, std::span<Tensor* const> outs) {
+  int64_t offset = 0;
+  for (Tensor* out : outs) {
+    std::memcpy(out->raw(), buffer.data() + offset, static_cast<size_t>(out->bytes()));
+    offset += out->bytes();
+  }
+}
+
 Reduction reduction(const std::string& op) {
   if (op == "max") return Reduction::max;
   if (op == "min") return Reduction::min;
   return Reduction::sum;
 }
 
-// Every argument travels in one message: packed, reduced, unpacked.
+// Every argument travels in one message: packed here, then reduced while the run goes on,
+// and unpacked by allreduce_complete where the plan waits for it (Plan::waits).
 void allreduce(const KernelCall& call) {
   const auto at = attrs_of<Prim::allreduce>(call.op.attrs);
   Communicator* comm = group(call, at.ranks);
@@ -41,15 +56,13 @@ void allreduce(const KernelCall& call) {
     std::memcpy(buffer.data() + offset, x->raw(), static_cast<size_t>(x->bytes()));
     offset += x->bytes();
   }
-  if (comm != nullptr) {
-    const DType dtype = call.args[0]->dtype();
-    comm->allreduce(buffer.data(), bytes / dtype_size(dtype), dtype, reduction(at.op));
-  }
-  offset = 0;
-  for (Tensor* out : call.outs) {
-    std::memcpy(out->raw(), buffer.data() + offset, static_cast<size_t>(out->bytes()));
-    offset += out->bytes();
-  }
+  if (comm == nullptr) return unpack(buffer, call.outs);  // one rank: the sum is the value
+  comm->start_allreduce(ticket(call), std::move(buffer), call.args[0]->dtype(), reduction(at.op));
+}
+
+void allreduce_complete(const KernelCall& call) {
+  Communicator* comm = group(call, attrs_of<Prim::allreduce>(call.op.attrs).ranks);
+  if (comm != nullptr) unpack(comm->finish(ticket(call)), call.outs);
 }
 
 // x viewed as [inner, extent, outer] around dim: the product of the dims before it, its
@@ -115,6 +128,7 @@ void allgather(const KernelCall& call) {
 
 void register_comm_kernels(KernelTable& t) {
   t.set(Prim::allreduce, allreduce);
+  t.complete[KernelTable::entry(Prim::allreduce)] = allreduce_complete;
   t.set(Prim::shard, shard);
   t.set(Prim::allgather, allgather);
 }

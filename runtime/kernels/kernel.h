@@ -175,6 +175,11 @@ struct KernelTable {
   bool channel_args[kEntries] = {};
   /// The kernel's name for a given op (default: describe_own_kernel).
   KernelDescription describe[kEntries];
+  /// A second kernel for ops that finish later than they start (allreduce: its kernel
+  /// issues the message, this one waits for it and writes the results), which the plan
+  /// runs before the first step that reads a result (Plan::waits); it must not read the
+  /// arguments, whose buffers may hold other values by then. Null for the rest.
+  Kernel complete[kEntries] = {};
   /// The kernel's work memory for a given op; null: none.
   WorkspaceSize workspace[kEntries] = {};
   /// The row function of an elementwise primitive by the dtype of its last argument (the

@@ -1,6 +1,8 @@
 // distribute (opt/distribute.h): the tape of each rank, run by ranks that are threads of
 // this process (ThreadGroup), computes what the tape computes in one process: the same
 // outputs on every rank, to the bit, and within rounding of the one process's.
+#include "opt/distribute.h"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -8,8 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "../runtime/kernel_harness.h"
 #include "helpers.h"
-#include "opt/distribute.h"
 #include "runtime/comm.h"
 #include "runtime/executor.h"
 #include "runtime/inputs.h"
@@ -18,7 +20,6 @@
 #include "tape/validate.h"
 #include "tracer/program.h"
 #include "tracer/trace.h"
-#include "../runtime/kernel_harness.h"
 
 namespace ytape::passes_test {
 
@@ -136,16 +137,16 @@ TEST_CASE("distribute: rules and their fallbacks on a tape built by hand, in f64
   const Type x_type{DType::f64, {3, 4, 8}};
   Var x = b.input("x", x_type);
   Var w = b.input("w", {DType::f64, {5, 3}});
-  Var flat = b.reshape(x, {.shape = {12, 8}});                    // split stays last
-  Var t = b.permutedims(x, {.perm = {3, 1, 2}});                  // split moves to dim 1
-  Var m = b.matmul(w, b.reshape(x, {.shape = {3, 32}}));          // split n
-  Var g = b.matmul(flat, flat, {.transpose_b = true});            // split k: a sum
-  Var s = b.softmax(flat, {.dims = {2}});                         // across the split: replicated
-  Var top = b.maximum(t, {.dims = {1}});                          // a max over the ranks
+  Var flat = b.reshape(x, {.shape = {12, 8}});            // split stays last
+  Var t = b.permutedims(x, {.perm = {3, 1, 2}});          // split moves to dim 1
+  Var m = b.matmul(w, b.reshape(x, {.shape = {3, 32}}));  // split n
+  Var g = b.matmul(flat, flat, {.transpose_b = true});    // split k: a sum
+  Var s = b.softmax(flat, {.dims = {2}});                 // across the split: replicated
+  Var top = b.maximum(t, {.dims = {1}});                  // a max over the ranks
   Var cut = b.slice(x, {.start = {1, 1, 3}, .stop = {3, 4, 6}, .step = {1, 1, 1}});
   Var both = b.concat({x, x}, {.dim = 1});
-  Var scaled = b.mul(x, b.reshape(b.iota({.dtype = DType::f64, .shape = {8}, .dim = 1}),
-                                  {.shape = {1, 1, 8}}));
+  Var scaled = b.mul(
+      x, b.reshape(b.iota({.dtype = DType::f64, .shape = {8}, .dim = 1}), {.shape = {1, 1, 8}}));
   b.output(b.sum(flat, {.dims = {1, 2}}), "total");
   b.output(m, "m");
   b.output(g, "gram");

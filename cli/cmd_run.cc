@@ -6,6 +6,8 @@
 
 #include "cli/commands.h"
 #include "cli/io.h"
+#include "cli/mpi.h"
+#include "runtime/comm.h"
 #include "runtime/executor.h"
 #include "runtime/format.h"
 #include "runtime/parallel.h"
@@ -19,7 +21,8 @@ namespace ytape::cli {
 namespace {
 
 struct RunOptions {
-  std::string tape, out, dtype, profile_out, by = "op";
+  std::string tape, out, dtype, profile_out, by = "op", distributed = "auto";
+  double comm_timeout = 30;
   std::vector<std::string> inputs;
   bool random = false, profile = false, skip_extra = false;
   uint64_t seed = 0;
@@ -32,6 +35,53 @@ void print_outputs(const Tape& t, const std::vector<Tensor>& outs) {
     fmt::print("{} {} {}\n", printable(t.outputs[i].name), type_str(outs[i].type()),
                summary_str(outs[i]));
   }
+}
+
+}  // namespace
+
+namespace {
+
+// Refuses a tape distributed for another number of ranks than this run has, before its
+// inputs are read (whose shapes would be the first thing to differ).
+void require_group_size(const Tape& t, const std::string& source, const Communicator* group) {
+  const int size = group != nullptr ? group->size() : 1;
+  for (const auto& [key, value] : t.meta) {
+    if (key == "distribute.ranks" && value != std::to_string(size)) {
+      user_error("{} is distributed for {} ranks, but this run has {}: run it under mpirun -np {}",
+                 source, value, size, value);
+    }
+  }
+}
+
+// A distributed tape's inputs for this rank: read (or made up) whole, as the tape written
+// for one process takes them, and the split ones (meta distribute.split) cut to the
+// rank's block of their last dim, as `ytape train` cuts the batch.
+TensorMap rank_inputs(const Tape& t, const RunOptions& o, const Communicator& group) {
+  std::vector<std::string> split;
+  for (const auto& [key, value] : t.meta) {
+    if (key != "distribute.split") continue;
+    for (size_t at = 0; at <= value.size();) {
+      size_t comma = std::min(value.find(',', at), value.size());
+      if (comma > at) split.push_back(value.substr(at, comma - at));
+      at = comma + 1;
+    }
+  }
+  Tape whole = t;  // the types the files hold: the split inputs' batch times the ranks
+  for (const Op& op : whole.ops) {
+    if (op.kind == OpKind::input && std::find(split.begin(), split.end(), op.name) != split.end()) {
+      whole.types[op.outs[0].id].shape.back() *= group.size();
+    }
+  }
+  TensorMap inputs = gather_inputs(whole, o.inputs, o.random, o.seed, o.skip_extra);
+  for (auto& [name, tensor] : inputs) {
+    if (std::find(split.begin(), split.end(), name) == split.end()) continue;
+    Type type = tensor.type();
+    type.shape.back() /= group.size();
+    const int64_t bytes = tensor.bytes() / group.size();
+    const auto* base = static_cast<const uint8_t*>(tensor.raw()) + group.rank() * bytes;
+    tensor = Tensor::of_bytes(type, {base, static_cast<size_t>(bytes)});
+  }
+  return inputs;
 }
 
 }  // namespace
@@ -69,6 +119,7 @@ Run setup_run(CLI::App& sub) {
   sub.add_option("--repeat", o->repeat, "Run N times and report the median time")
       ->check(positive());
   add_execution_options(sub, o->execution);
+  add_distributed_options(sub, o->distributed, o->comm_timeout);
   return [o] {
     ExecutorOptions options = o->execution.apply();
     std::vector<NamedFile> reads = named_files("--inputs", o->inputs);
@@ -77,9 +128,15 @@ Run setup_run(CLI::App& sub) {
     if (o->by != "op" && !o->profile) user_error("--by applies to --profile; give --profile");
     if (!o->dtype.empty() && o->out.empty()) user_error("--dtype applies to -o; give -o FILE");
     Tape t = load_tape(o->tape);
-    TensorMap inputs = gather_inputs(t, o->inputs, o->random, o->seed, o->skip_extra);
+    std::unique_ptr<Communicator> group = start_group(o->distributed, o->comm_timeout);
+    require_group_size(t, source_name(o->tape), group.get());
+    const bool leader = group == nullptr || group->rank() == 0;
+    TensorMap inputs = group != nullptr
+                           ? rank_inputs(t, *o, *group)
+                           : gather_inputs(t, o->inputs, o->random, o->seed, o->skip_extra);
     Executor executor(t, options);
     executor.set_random_key(o->seed);
+    executor.set_communicator(group.get());
     std::vector<Tensor> outs;
     std::vector<double> ms;
     std::vector<StepEvent> events;
@@ -102,6 +159,7 @@ Run setup_run(CLI::App& sub) {
                           std::chrono::duration<double>(end - start).count()});
       }
     }
+    if (!leader) return kOk;  // every rank has the same outputs: rank 0 reports them
     if (o->out.empty()) {
       print_outputs(t, outs);
     } else {
@@ -118,6 +176,7 @@ Run setup_run(CLI::App& sub) {
       fmt::print("\n{}", o->by == "line"    ? profile_by(executor, ProfileBy::line, profiled)
                          : o->by == "layer" ? profile_by(executor, ProfileBy::layer, profiled)
                                             : profile_report(executor, profiled));
+      if (group != nullptr) fmt::print("{}", communication_line(*group, o->repeat, "run"));
     }
     if (!o->profile_out.empty()) {
       write_file(o->profile_out,

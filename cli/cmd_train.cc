@@ -130,13 +130,7 @@ void declare(CLI::App& sub, TrainCli& o) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   sub.add_option("--step-log", o.step_log,
                  "Write each step's global step and loss (%.9g), one line each, to this file");
-  sub.add_option("--distributed", o.distributed,
-                 "auto (the default): data-parallel over MPI when mpirun started ytape; mpi; "
-                 "off (docs/distributed.md)")
-      ->check(CLI::IsMember({"auto", "mpi", "off"}));
-  sub.add_option("--comm-timeout", o.comm_timeout,
-                 "Seconds a rank waits for another before it stops the run (default 30)")
-      ->check(CLI::Range(0.001, 1e6));
+  add_distributed_options(sub, o.distributed, o.comm_timeout);
   add_execution_options(sub, o.execution);
   sub.add_flag("--fixed-threads", o.fixed_threads,
                "Run every step on --threads threads, however busy the machine (default: as many "
@@ -154,13 +148,6 @@ int interrupted(const Trainer& t, const TrainCli& o) {
   return 128 + stop_signal();
 }
 
-// The group of ranks of a distributed run, or null for one process.
-std::unique_ptr<Communicator> start_group(const TrainCli& o) {
-  if (o.distributed == "off" || (o.distributed == "auto" && !launched_by_mpirun())) return nullptr;
-  auto timeout = std::chrono::milliseconds(static_cast<int64_t>(o.comm_timeout * 1000));
-  return std::make_unique<Communicator>(mpi_world(timeout));
-}
-
 // The inputs of `step` that take batches of `data`: the ones the ranks split.
 std::vector<std::string> data_inputs(const Tape& step, const DataSet& data) {
   std::vector<std::string> names;
@@ -170,17 +157,14 @@ std::vector<std::string> data_inputs(const Tape& step, const DataSet& data) {
   return names;
 }
 
-// What rank 0's collectives took, per step: the share that overlapped the steps' work
-// is what the ring took and the step did not wait for.
-void print_communication(const Communicator& c, int64_t steps) {
-  if (steps <= 0) return;
-  const double n = static_cast<double>(steps);
-  const double took = c.seconds() / n, waited = c.waited_seconds() / n;
-  fmt::print(
-      "communication on rank 0: {:.3f} MB sent a step; collectives {:.1f} ms a step, "
-      "{:.1f} ms of it waited for ({:.0f}% overlapped)\n",
-      static_cast<double>(c.bytes_sent()) / n / 1e6, took * 1e3, waited * 1e3,
-      took > 0 ? std::clamp(100 * (1 - waited / took), 0.0, 100.0) : 100.0);
+// This rank's step tape, once every rank is known to start from the same tape, weights
+// and data (checked before the first step, which would otherwise mix them).
+Tape rank_step(Communicator& group, const Tape& step, const DataSet& data, const TrainCli& o,
+               std::pair<std::string_view, std::string_view> init_and_data) {
+  group.require_same(fnv1a(tape_digest(step)), fmt::format("the step tape {}", o.step));
+  group.require_same(fnv1a(init_and_data.first), fmt::format("--init {}", o.init));
+  group.require_same(fnv1a(init_and_data.second), fmt::format("--data {}", o.data));
+  return distribute(step, {.ranks = group.size(), .split = data_inputs(step, data)});
 }
 
 int train(const TrainCli& o) {
@@ -195,7 +179,7 @@ int train(const TrainCli& o) {
                      {"-o", o.out},
                      {"--profile-out", o.profile_out},
                      {"--step-log", o.step_log}});
-  std::unique_ptr<Communicator> group = start_group(o);
+  std::unique_ptr<Communicator> group = start_group(o.distributed, o.comm_timeout);
   const bool leader = group == nullptr || group->rank() == 0;
   TrainOptions options = o.train;
   options.shuffle = !o.no_shuffle;
@@ -216,14 +200,9 @@ int train(const TrainCli& o) {
                                source_name(o.data));
   Tape dist;
   if (group != nullptr) {
-    // Every rank must start from the same tape, weights and data: checked before the
-    // first step, which would otherwise mix them.
+    dist = rank_step(*group, step, data, o, {init_bytes, data_bytes});
     options.tape_digest = tape_digest(step);
-    group->require_same(fnv1a(options.tape_digest), fmt::format("the step tape {}", o.step));
-    group->require_same(fnv1a(init_bytes), fmt::format("--init {}", o.init));
-    group->require_same(fnv1a(data_bytes), fmt::format("--data {}", o.data));
     options.comm = group.get();
-    dist = distribute(step, {.ranks = group->size(), .split = data_inputs(step, data)});
   }
   Trainer trainer(group != nullptr ? dist : step, source_name(o.step), std::move(data),
                   std::move(init), o.init.empty() ? "" : source_name(o.init), options);
@@ -279,7 +258,8 @@ int train(const TrainCli& o) {
   set_graceful_stop(false);  // what is left is short: a signal now ends ytape as usual
   progress.done();
   if (group != nullptr && leader) {
-    print_communication(*group, trainer.position().global_step - first_step);
+    fmt::print("{}",
+               communication_line(*group, trainer.position().global_step - first_step, "step"));
   }
   if (leader && !o.step_log.empty()) write_file(o.step_log, step_log);
   if (!leader) return end == TrainEnd::stopped ? 128 + std::max(stop_signal(), 2) : kOk;

@@ -1,5 +1,6 @@
 #include "cli/mpi.h"
 
+#include <fmt/format.h>
 #include <mpi.h>
 
 #include <algorithm>
@@ -123,6 +124,33 @@ std::unique_ptr<Transport> mpi_world(std::chrono::milliseconds timeout) {
         provided);
   }
   return std::make_unique<MpiTransport>(timeout, provided == MPI_THREAD_MULTIPLE);
+}
+
+void add_distributed_options(CLI::App& sub, std::string& mode, double& timeout_seconds) {
+  sub.add_option("--distributed", mode,
+                 "auto (the default): data-parallel over MPI when mpirun started ytape; mpi; "
+                 "off (docs/distributed.md)")
+      ->check(CLI::IsMember({"auto", "mpi", "off"}));
+  sub.add_option("--comm-timeout", timeout_seconds,
+                 "Seconds a rank waits for another before it stops the run (default 30)")
+      ->check(CLI::Range(0.001, 1e6));
+}
+
+std::unique_ptr<Communicator> start_group(const std::string& mode, double timeout_seconds) {
+  if (mode == "off" || (mode == "auto" && !launched_by_mpirun())) return nullptr;
+  auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000));
+  return std::make_unique<Communicator>(mpi_world(timeout));
+}
+
+std::string communication_line(const Communicator& c, int64_t runs, std::string_view what) {
+  if (runs <= 0) return "";
+  const double n = static_cast<double>(runs);
+  const double took = c.seconds() / n, waited = c.waited_seconds() / n;
+  return fmt::format(
+      "communication on rank 0: {:.3f} MB sent a {}; collectives {:.1f} ms a {}, {:.1f} ms of "
+      "it waited for ({:.0f}% overlapped)\n",
+      static_cast<double>(c.bytes_sent()) / n / 1e6, what, took * 1e3, what, waited * 1e3,
+      took > 0 ? std::clamp(100 * (1 - waited / took), 0.0, 100.0) : 100.0);
 }
 
 int threads_per_rank() {

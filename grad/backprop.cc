@@ -43,9 +43,9 @@ void Backprop::forward() {
 
 void Backprop::copy_call(size_t index, const Op& op) {
   bool active = false;
-  if (prim_info(op.prim).differentiable()) {
-    for (Var a : op.args) active = active || active_[a.id];
-  }
+  for (Var a : op.args) active = active || active_[a.id];
+  if (active) refuse_comm(src_, op);
+  active = active && prim_info(op.prim).differentiable();
   if (active && (op.prim == Prim::scan || op.prim == Prim::while_loop)) {
     VarList args = map_.map(op.args);
     VarList outs = op.prim == Prim::while_loop ? while_keeping_steps(b_, op, args, remat_)

@@ -49,11 +49,11 @@ void Tangents::forward() {
 }
 
 bool Tangents::active(const Op& op) const {
-  if (op.kind != OpKind::call || !prim_info(op.prim).differentiable()) return false;
-  for (Var a : op.args) {
-    if (tan_[a.id]) return true;
-  }
-  return false;
+  if (op.kind != OpKind::call) return false;
+  bool active = false;
+  for (Var a : op.args) active = active || tan_[a.id];
+  if (active) refuse_comm(t_, op);
+  return active && prim_info(op.prim).differentiable();
 }
 
 // The op as reverse mode emits it forward (its variant, where it has one), so that its

@@ -43,6 +43,11 @@ struct RuleTable {
 /// The table, filled on first use by the register_* calls below.
 const RuleTable& rules();
 
+/// Throws UserError naming the op when `op` (of `t`), which a derivative flows through, is
+/// a comm op (allreduce, shard, allgather): a distributed tape is differentiated before
+/// `distribute`, never after (grad/rules/comm.cc).
+void refuse_comm(const Tape& t, const Op& op);
+
 /// One registration function per family (grad/rules/<family>.cc).
 #define FAMILY(f) void register_##f##_rules(RuleTable& t);
 #include "tape/families.def"

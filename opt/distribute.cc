@@ -61,6 +61,9 @@ Tape Distributor::run() {
   }
   for (const Output& out : old_.outputs) b_.output(replicated(out.var), out.name);
   b_.add_meta("distribute.ranks", std::to_string(o_.ranks));
+  std::string split;
+  for (const std::string& name : o_.split) split += (split.empty() ? "" : ",") + name;
+  b_.add_meta("distribute.split", split);
   return b_.finish();
 }
 

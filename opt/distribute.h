@@ -40,7 +40,8 @@ struct DistributeReport {
 /// replicated on gathered arguments. Every output is replicated: each rank returns all of
 /// it. One pass, linear in the tape. Throws UserError naming the input when a split input
 /// is not an input of `t`, or its last dim is not a multiple of the ranks; or when `t`
-/// holds comm ops already.
+/// holds comm ops already. The tape's meta records the ranks (distribute.ranks) and the
+/// split inputs (distribute.split, comma-separated), which `run` under mpirun reads.
 Tape distribute(const Tape& t, const DistributeOptions& o, DistributeReport* report = nullptr);
 
 }  // namespace ytape

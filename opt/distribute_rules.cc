@@ -160,10 +160,17 @@ bool pass_through(Distributor& d, const Op& op) {
   return true;
 }
 
-// matmul of matrices: A (m x k) times B (k x n), either stored transposed. A split m or n
-// splits the result; a split k on both sides makes each rank's product a part of the sum.
+// matmul: A (m x k) times B (k x n), either stored transposed, over batch dims 3.. that
+// both have. A split batch dim splits both and the result (attention's heads and
+// sequences); for matrices, a split m or n splits the result and a split k on both sides
+// makes each rank's product a part of the sum.
 bool matmul(Distributor& d, const Op& op) {
   const Var a = op.args[0], b = op.args[1];
+  const int batch = split_dim(d, op);
+  if (batch >= 3) {
+    emit_split(d, op, {d.split(a, batch), d.split(b, batch)}, op.attrs, batch);
+    return true;
+  }
   if (d.old().type(a).rank() != 2 || d.old().type(b).rank() != 2) return false;
   const auto at = attrs_of<Prim::matmul>(op.attrs);
   const int a_m = at.transpose_a ? 2 : 1, a_k = 3 - a_m;
@@ -236,6 +243,48 @@ bool conv2d_backward_filter(Distributor& d, const Op& op) {
   return true;
 }
 
+// The block of `v` along `dim`, or all of it where it broadcasts along `dim`.
+Var block_or_whole(Distributor& d, Var v, int dim) {
+  return d.extent(v, dim) == 1 ? d.replicated(v) : d.split(v, dim);
+}
+
+// Both arguments' blocks along `along` (whole where they broadcast along it), the result
+// split so; returns true, the rule having applied.
+bool emit_blocks(Distributor& d, const Op& op, int along) {
+  emit_split(d, op, {block_or_whole(d, op.args[0], along), block_or_whole(d, op.args[1], along)},
+             op.attrs, along);
+  return true;
+}
+
+// gather(x, idx; dim): split along another dim, x and idx take their blocks: the labels'
+// scores of a batch. Split along `dim` itself, only idx may be (x whole): the rows it picks
+// are split, as the embeddings of a batch of tokens.
+bool gather(Distributor& d, const Op& op) {
+  const Var x = op.args[0], idx = op.args[1];
+  const int dim = static_cast<int>(attrs_of<Prim::gather>(op.attrs).dim);
+  const int along = split_dim(d, op);
+  if (along == 0) return false;
+  if (along != dim) return emit_blocks(d, op, along);
+  if (d.place(x).kind == Place::split) return false;
+  emit_split(d, op, {d.replicated(x), d.split(idx, dim)}, op.attrs, dim);
+  return true;
+}
+
+// scatter_add(y, idx; dim, size), gather's transpose: split along another dim, a block of
+// the result; split along `dim`, each rank adds its block's rows into the whole result,
+// a part of the sum (an embedding table's gradient).
+bool scatter_add(Distributor& d, const Op& op) {
+  const Var y = op.args[0], idx = op.args[1];
+  const int dim = static_cast<int>(attrs_of<Prim::scatter_add>(op.attrs).dim);
+  const int along = split_dim(d, op);
+  if (along == 0) return false;
+  if (along != dim) return emit_blocks(d, op, along);
+  if (!summable(d.old().type(op.outs[0]))) return false;
+  const Var part = d.b().record(op.prim, {d.split(y, dim), d.split(idx, dim)}, op.attrs).outs[0];
+  d.set_partial(op.outs[0], part);
+  return true;
+}
+
 std::array<Rule, kNumPrims> make_rules() {
   std::array<Rule, kNumPrims> rules{};
   for (int i = 0; i < kNumPrims; ++i) {
@@ -257,6 +306,8 @@ std::array<Rule, kNumPrims> make_rules() {
   set(Prim::pad, pad);
   set(Prim::stop_gradient, pass_through);
   set(Prim::matmul, matmul);
+  set(Prim::gather, gather);
+  set(Prim::scatter_add, scatter_add);
   for (Prim p :
        {Prim::conv2d, Prim::conv2d_backward_input, Prim::max_pool2d, Prim::max_pool2d_with_indices,
         Prim::max_pool2d_backward, Prim::avg_pool2d, Prim::avg_pool2d_backward}) {

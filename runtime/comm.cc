@@ -201,20 +201,20 @@ void Communicator::reduce_ring(void* data, int64_t count, DType dtype, Reduction
     const int out = r + 1 - s, in = r - s;
     sendrecv(at(out), chunk_length(out) * elem, at(in), chunk_length(in) * elem, channel);
   }
-  seconds_.store(seconds_.load() + std::chrono::duration<double>(Clock::now() - start).count());
+  seconds_.fetch_add(std::chrono::duration<double>(Clock::now() - start).count());
 }
 
 void Communicator::gather_ring(const void* mine, int64_t bytes, void* out, int channel) {
   const int n = size(), r = rank();
   auto* base = static_cast<uint8_t*>(out);
-  std::memcpy(base + r * bytes, mine, static_cast<size_t>(bytes));
+  if (bytes > 0) std::memcpy(base + r * bytes, mine, static_cast<size_t>(bytes));
   if (n == 1 || bytes == 0) return;
   const Clock::time_point start = Clock::now();
   for (int s = 0; s < n - 1; ++s) {
     const int send = ((r - s) % n + n) % n, recv = ((r - s - 1) % n + n) % n;
     sendrecv(base + send * bytes, bytes, base + recv * bytes, bytes, channel);
   }
-  seconds_.store(seconds_.load() + std::chrono::duration<double>(Clock::now() - start).count());
+  seconds_.fetch_add(std::chrono::duration<double>(Clock::now() - start).count());
 }
 
 void Communicator::require_same(uint64_t digest, std::string_view what) {
@@ -276,7 +276,7 @@ void ThreadTransport::sendrecv(const void* send, int64_t send_bytes, int to, voi
     internal_error("rank {} sent {} bytes where rank {} expected {}", from, message.size(), rank_,
                    recv_bytes);
   }
-  std::memcpy(recv, message.data(), message.size());
+  if (!message.empty()) std::memcpy(recv, message.data(), message.size());
 }
 
 }  // namespace

@@ -17,7 +17,7 @@
 namespace ytape {
 
 /// Point-to-point messages between the ranks of a group. Implementations: ThreadGroup's
-/// (ranks as threads of one process, for tests and `run --ranks`) and MPI's (cli/).
+/// (ranks as threads of one process, for tests) and MPI's (cli/mpi.cc).
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -89,7 +89,7 @@ class Communicator {
   void run_now(const std::function<void(int)>& job);
   std::unique_ptr<Transport> transport_;
   std::vector<uint8_t> scratch_[2];      // per channel
-  std::atomic<int64_t> bytes_sent_ = 0;  // written by the worker
+  std::atomic<int64_t> bytes_sent_ = 0;  // written by both channels' threads
   std::atomic<double> seconds_ = 0;
   double waited_ = 0;
   std::unique_ptr<Worker> worker_;  // null for a group of one: everything runs inline

@@ -24,6 +24,11 @@ Communicator* group(const KernelCall& call, int64_t ranks) {
   return size > 1 ? comm : nullptr;
 }
 
+// memcpy, which may not be given the null pointers of empty tensors.
+void copy(void* to, const void* from, int64_t bytes) {
+  if (bytes > 0) std::memcpy(to, from, static_cast<size_t>(bytes));
+}
+
 // An allreduce in flight is known by its op, of which one run has one in flight at most.
 uint64_t ticket(const KernelCall& call) {
   return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(&call.op));
@@ -32,7 +37,7 @@ uint64_t ticket(const KernelCall& call) {
 void unpack(const std::vector<uint8_t>& buffer, std::span<Tensor* const> outs) {
   int64_t offset = 0;
   for (Tensor* out : outs) {
-    std::memcpy(out->raw(), buffer.data() + offset, static_cast<size_t>(out->bytes()));
+    copy(out->raw(), buffer.data() + offset, out->bytes());
     offset += out->bytes();
   }
 }
@@ -53,7 +58,7 @@ void allreduce(const KernelCall& call) {
   std::vector<uint8_t> buffer(static_cast<size_t>(bytes));
   int64_t offset = 0;
   for (const Tensor* x : call.args) {
-    std::memcpy(buffer.data() + offset, x->raw(), static_cast<size_t>(x->bytes()));
+    copy(buffer.data() + offset, x->raw(), x->bytes());
     offset += x->bytes();
   }
   if (comm == nullptr) return unpack(buffer, call.outs);  // one rank: the sum is the value
@@ -93,8 +98,7 @@ void shard(const KernelCall& call) {
   const auto* in = static_cast<const uint8_t*>(x.raw());
   auto* out = static_cast<uint8_t*>(call.outs[0]->raw());
   for (int64_t o = 0; o < a.outer; ++o) {
-    std::memcpy(out + o * block, in + (o * a.extent + rank * local) * a.inner * elem,
-                static_cast<size_t>(block));
+    copy(out + o * block, in + (o * a.extent + rank * local) * a.inner * elem, block);
   }
 }
 
@@ -104,7 +108,7 @@ void allgather(const KernelCall& call) {
   const Tensor& x = *call.args[0];
   Tensor& out = *call.outs[0];
   if (comm == nullptr) {
-    std::memcpy(out.raw(), x.raw(), static_cast<size_t>(x.bytes()));
+    copy(out.raw(), x.raw(), x.bytes());
     return;
   }
   const Around a = around(x, at.dim);
@@ -118,8 +122,7 @@ void allgather(const KernelCall& call) {
   auto* o = static_cast<uint8_t*>(out.raw());
   for (int64_t k = 0; k < a.outer; ++k) {
     for (int64_t q = 0; q < at.ranks; ++q) {
-      std::memcpy(o + (k * at.ranks + q) * block, all.data() + q * x.bytes() + k * block,
-                  static_cast<size_t>(block));
+      copy(o + (k * at.ranks + q) * block, all.data() + q * x.bytes() + k * block, block);
     }
   }
 }

@@ -9,6 +9,7 @@ cli_test(train_threads EXIT 0 COMMAND bash ${CASES}/train_threads.sh ${YTAPE})
 cli_test(train_gpt EXIT 0 COMMAND bash ${CASES}/train_gpt.sh ${YTAPE} ${YTAPE_SANITIZE})
 # Data parallelism over MPI: 2 ranks against one process, resumption, a killed rank.
 cli_test(train_mpi EXIT 0 COMMAND bash ${CASES}/train_mpi.sh ${YTAPE})
+cli_test(distribute EXIT 0 COMMAND bash ${CASES}/distribute.sh ${YTAPE})
 # The converter's files hold what samples/data/README.md says: x in [0, 1] of ytape shape
 # [8,8,1,N], the first sample the csv's first row / 16; y one-hot: in [0, 1], every column
 # sums to 1 and the squares sum to N, so each column is one 1 and nines 0s; the per-class

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../runtime/kernel_harness.h"
+#include "grad/grad.h"
 #include "helpers.h"
 #include "runtime/comm.h"
 #include "runtime/executor.h"
@@ -130,6 +131,27 @@ TEST_CASE("distribute: the digits MLP's training step; one rank is the tape itse
   CHECK(r.gathers == 0);
   CHECK(r.replicated.empty());
   check_distributed(t.tape, inputs, {"x", "y"}, 1, 0);
+}
+
+TEST_CASE("distribute: gathered labels and their scattered gradient (mlp.jl)") {
+  tracer::Traced t = trace_sample("mlp.jl", "loss", {"model", "x", "labels"});
+  TensorMap inputs = complete_inputs(t.tape, t.inputs, 1);
+  DistributeReport r = check_distributed(t.tape, inputs, {"x", "labels"}, 2, 2e-6);
+  CHECK(r.gathers == 0);
+  grad::GradOptions options;
+  options.wrt = {"model.layers.1.weight", "x"};
+  Tape g = grad::gradient(t.tape, options);
+  r = check_distributed(g, complete_inputs(g, inputs, 2), {"x", "labels"}, 2, 2e-6);
+  CHECK(r.gathers == 1);  // the gradient of x, an output: each rank returns all of it
+  CHECK(r.replicated.empty());
+}
+
+TEST_CASE("distribute: the GPT's training step (embeddings, attention, layer norm)") {
+  tracer::Traced t = trace_sample("gpt.jl", "train_step", {"model", "opt_state", "step", "tokens"});
+  TensorMap inputs = complete_inputs(t.tape, t.inputs, 1);
+  DistributeReport r = check_distributed(t.tape, inputs, {"tokens"}, 2, 2e-5);
+  CHECK(r.gathers == 0);  // batched products split along their batch, embeddings by token
+  CHECK(r.replicated.empty());
 }
 
 TEST_CASE("distribute: rules and their fallbacks on a tape built by hand, in f64") {

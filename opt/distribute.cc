@@ -128,7 +128,11 @@ void Distributor::set_reduced(Var v, Var now, const char* op) {
 }
 
 std::vector<Var> Distributor::sum_over_ranks(const VarList& parts) {
-  std::vector<Var> outs = b_.allreduce(parts, {.ranks = o_.ranks, .op = "sum"});
+  return reduce_over_ranks(parts, "sum");
+}
+
+std::vector<Var> Distributor::reduce_over_ranks(const VarList& parts, const char* op) {
+  std::vector<Var> outs = b_.allreduce(parts, {.ranks = o_.ranks, .op = op});
   if (report_ != nullptr) {
     report_->allreduces += 1;
     report_->reduced_values += static_cast<int64_t>(parts.size());
@@ -187,14 +191,8 @@ void Distributor::flush() {
 void Distributor::allreduce(const std::vector<Var>& olds, const char* op) {
   VarList args;
   for (Var v : olds) args.push_back(Var{now_[v.id]});
-  std::vector<Var> outs = b_.allreduce(args, {.ranks = o_.ranks, .op = op});
+  std::vector<Var> outs = reduce_over_ranks(args, op);
   for (size_t i = 0; i < olds.size(); ++i) set(olds[i], outs[i], Place::rep());
-  if (report_ != nullptr) {
-    report_->allreduces += 1;
-    report_->reduced_values += static_cast<int64_t>(olds.size());
-    for (Var v : olds)
-      report_->reduced_bytes += old_.type(v).size() * dtype_size(old_.type(v).dtype);
-  }
 }
 
 }  // namespace dist

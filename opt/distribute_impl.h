@@ -53,6 +53,8 @@ class Distributor {
   void fallback(const Op& op);
   void flush();  // the held-back sums, as allreduce ops of at most a bucket each
   void allreduce(const std::vector<Var>& olds, const char* op);
+  // One allreduce(op) of `parts` (new vars), counted in the report.
+  std::vector<Var> reduce_over_ranks(const VarList& parts, const char* op);
 
   const Tape& old_;
   DistributeOptions o_;

@@ -16,13 +16,17 @@ void require_group(const std::string& group) {
   }
 }
 
+void require_rank_count(int64_t ranks) {
+  if (ranks < 1 || ranks > (int64_t{1} << 24)) {
+    user_error("ranks={} is not a rank count (1 to 2^24)", ranks);
+  }
+}
+
 // Throws unless `ranks` is a rank count that divides dim `dim` of `t` (`divides`) or can
 // multiply it without overflow.
 void require_ranks(const Type& t, int64_t dim, int64_t ranks, bool divides) {
   require_dim(dim, t.rank(), "dim");
-  if (ranks < 1 || ranks > (int64_t{1} << 24)) {
-    user_error("ranks={} is not a rank count (1 to 2^24)", ranks);
-  }
+  require_rank_count(ranks);
   const int64_t extent = t.shape[dim - 1];
   if (divides && extent % ranks != 0) {
     user_error("dim {} of {} has {} elements, which {} ranks do not divide", dim, type_str(t),
@@ -38,9 +42,7 @@ std::vector<Type> allreduce(Prim, std::span<const Type> a, const Attrs& attrs) {
                did_you_mean(at.op, {"sum", "max", "min"}));
   }
   require_group(at.group);
-  if (at.ranks < 1 || at.ranks > (int64_t{1} << 24)) {
-    user_error("ranks={} is not a rank count (1 to 2^24)", at.ranks);
-  }
+  require_rank_count(at.ranks);
   if (a.empty()) user_error("needs at least one argument");
   require_same_dtype(a);  // one message of one dtype (f16 is run as f32: lower_f16)
   require_numeric(a[0], "the arguments");

@@ -68,7 +68,9 @@ class Clock {
 std::string epoch_line(const EpochReport& r, int64_t epochs) {
   std::string line = fmt::format("epoch {}/{}:", r.epoch, epochs);
   if (r.mean_loss) line += fmt::format(" loss {:.6f}", *r.mean_loss);
-  line += fmt::format(" ({} steps, {:.0f} samples/s)", r.steps, r.samples_per_second);
+  // Three digits at least: a slow model's rate (ResNet-18 on one core) is in the tens.
+  line += fmt::format(" ({} steps, {:.{}f} samples/s)", r.steps, r.samples_per_second,
+                      r.samples_per_second < 100 ? 1 : 0);
   if (r.eval.empty()) return line;
   line += r.eval_samples == r.eval_total
               ? std::string("; eval:")

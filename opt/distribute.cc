@@ -15,6 +15,51 @@ namespace {
 
 constexpr uint32_t kNone = ~uint32_t{0};
 
+// The ops after the last allreduce (the optimizer's update, once the last bucket is issued)
+// in the order their buckets arrive: each op after every op that reads an earlier bucket
+// only, otherwise in tape order. The update of the weights whose gradients travelled first
+// then runs while the last bucket (issued at the end of the backward, with nothing left to
+// overlap it) is still in flight, instead of waiting for it at the first weight. An op's
+// bucket is the latest one it reads, through any chain; effects keep their order.
+Tape update_in_arrival_order(const Tape& t) {
+  size_t tail = t.ops.size();
+  for (size_t i = t.ops.size(); i-- > 0;) {
+    if (t.ops[i].kind == OpKind::call && t.ops[i].prim == Prim::allreduce) {
+      tail = i + 1;
+      break;
+    }
+  }
+  std::vector<uint32_t> bucket(t.types.size(), 0);
+  uint32_t buckets = 0, effects = 0;
+  std::vector<uint32_t> of_op(t.ops.size(), 0);
+  for (size_t i = 0; i < t.ops.size(); ++i) {
+    const Op& op = t.ops[i];
+    uint32_t b = 0;
+    if (op.kind == OpKind::call && op.prim == Prim::allreduce) {
+      b = ++buckets;
+    } else if (i >= tail) {
+      for (Var a : op.args) b = std::max(b, bucket[a.id]);
+      if (op.kind == OpKind::call && prim_info(op.prim).effectful())
+        b = effects = std::max(b, effects);
+    }
+    for (Var o : op.outs) bucket[o.id] = b;
+    of_op[i] = b;
+  }
+  if (tail == t.ops.size()) return t;
+  // A counting sort of the tail by bucket, stable: linear in the tape.
+  std::vector<std::vector<size_t>> by_bucket(buckets + 1);
+  for (size_t i = tail; i < t.ops.size(); ++i) by_bucket[of_op[i]].push_back(i);
+  Builder b = Builder::like(t);
+  b.reserve(t.ops.size(), t.types.size());
+  VarMap map(t);
+  for (size_t i = 0; i < tail; ++i) copy_op(b, t, t.ops[i], map);
+  for (const std::vector<size_t>& ops : by_bucket) {
+    for (size_t i : ops) copy_op(b, t, t.ops[i], map);
+  }
+  for (const Output& o : t.outputs) b.output(map[o.var], o.name);
+  return b.finish();
+}
+
 }  // namespace
 
 Distributor::Distributor(const Tape& t, const DistributeOptions& o, DistributeReport* report)
@@ -64,7 +109,7 @@ Tape Distributor::run() {
   std::string split;
   for (const std::string& name : o_.split) split += (split.empty() ? "" : ",") + name;
   b_.add_meta("distribute.split", split);
-  return b_.finish();
+  return update_in_arrival_order(b_.finish());
 }
 
 void Distributor::input(const Op& op) {

@@ -54,11 +54,7 @@ struct Communicator::Worker {
   std::deque<std::function<void()>> jobs;
   bool closing = false;
   std::thread thread;
-  struct Pending {
-    std::shared_ptr<std::vector<uint8_t>> buffer;
-    std::future<void> done;
-  };
-  std::unordered_map<uint64_t, Pending> pending;
+  std::unordered_map<uint64_t, std::future<void>> pending;  // by ticket
 
   Worker() : thread([this] { loop(); }) {}
   ~Worker() {
@@ -127,21 +123,38 @@ void Communicator::allgather(const void* mine, int64_t bytes, void* out) {
   run_now([=, this](int channel) { gather_ring(mine, bytes, out, channel); });
 }
 
-void Communicator::start_allreduce(uint64_t ticket, std::vector<uint8_t> buffer, DType dtype,
-                                   Reduction op) {
-  auto data = std::make_shared<std::vector<uint8_t>>(std::move(buffer));
-  if (worker_ == nullptr || static_cast<int64_t>(data->size()) <= kSmallBytes) {
-    allreduce(data->data(), static_cast<int64_t>(data->size()) / dtype_size(dtype), dtype, op);
-    pending_local_.emplace(ticket, std::move(data));
-    return;
-  }
+// A bucket travels as one message per ring step: on a machine whose cores all compute,
+// each message costs both ranks' communicating threads a wake-up. Its buffer is kept from
+// step to step, so it costs no fresh pages; packing and unpacking it runs on the worker,
+// off the step.
+void Communicator::start_allreduce(uint64_t ticket, std::vector<const Tensor*> from,
+                                   std::vector<Tensor*> to, Reduction op) {
+  int64_t bytes = 0;
+  for (const Tensor* x : from) bytes += x->bytes();
+  std::vector<uint8_t>& buffer = buffers_[ticket];
+  const DType dtype = from.empty() ? DType::f32 : from[0]->dtype();
+  auto job = [this, &buffer, bytes, from = std::move(from), to = std::move(to), dtype,
+              op](int channel) {
+    buffer.resize(static_cast<size_t>(bytes));
+    uint8_t* at = buffer.data();
+    for (const Tensor* x : from) {
+      if (x->bytes() > 0) std::memcpy(at, x->raw(), static_cast<size_t>(x->bytes()));
+      at += x->bytes();
+    }
+    reduce_ring(buffer.data(), bytes / dtype_size(dtype), dtype, op, channel);
+    at = buffer.data();
+    for (Tensor* y : to) {
+      if (y->bytes() > 0) std::memcpy(y->raw(), at, static_cast<size_t>(y->bytes()));
+      at += y->bytes();
+    }
+  };
+  if (worker_ == nullptr || bytes <= kSmallBytes) return run_now(job);
   auto promise = std::make_shared<std::promise<void>>();
   std::lock_guard lock(worker_->mutex);
-  worker_->pending.emplace(ticket, Worker::Pending{data, promise->get_future()});
-  const int64_t count = static_cast<int64_t>(data->size()) / dtype_size(dtype);
-  worker_->jobs.push_back([this, data, count, dtype, op, promise] {
+  worker_->pending.emplace(ticket, promise->get_future());
+  worker_->jobs.push_back([job = std::move(job), promise] {
     try {
-      reduce_ring(data->data(), count, dtype, op, 0);
+      job(0);
       promise->set_value();
     } catch (...) {
       promise->set_exception(std::current_exception());
@@ -150,24 +163,19 @@ void Communicator::start_allreduce(uint64_t ticket, std::vector<uint8_t> buffer,
   worker_->queued.notify_all();
 }
 
-std::vector<uint8_t> Communicator::finish(uint64_t ticket) {
-  if (auto it = pending_local_.find(ticket); it != pending_local_.end()) {
-    std::vector<uint8_t> out = std::move(*it->second);
-    pending_local_.erase(it);
-    return out;
-  }
+void Communicator::finish(uint64_t ticket) {
+  if (worker_ == nullptr) return;
   const Clock::time_point start = Clock::now();
-  Worker::Pending p;
+  std::future<void> done;
   {
     std::lock_guard lock(worker_->mutex);
     auto it = worker_->pending.find(ticket);
-    if (it == worker_->pending.end()) internal_error("no allreduce has ticket {}", ticket);
-    p = std::move(it->second);
+    if (it == worker_->pending.end()) return;  // a small one, done at its start
+    done = std::move(it->second);
     worker_->pending.erase(it);
   }
-  p.done.get();
+  done.get();
   waited_ += std::chrono::duration<double>(Clock::now() - start).count();
-  return std::move(*p.buffer);
 }
 
 void Communicator::sendrecv(const void* send, int64_t send_bytes, void* recv, int64_t recv_bytes,

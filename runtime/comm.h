@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/tensor.h"
 #include "tape/dtype.h"
 
 namespace ytape {
@@ -52,7 +53,7 @@ enum class Reduction { sum, max, min };
 /// not behind a bucket of gradients in flight.
 class Communicator {
  public:
-  static constexpr int64_t kSmallBytes = int64_t{1} << 16;
+  static constexpr int64_t kSmallBytes = int64_t{1} << 20;
   explicit Communicator(std::unique_ptr<Transport> transport);
   ~Communicator();
   Communicator(const Communicator&) = delete;
@@ -64,12 +65,15 @@ class Communicator {
   void allreduce(void* data, int64_t count, DType dtype, Reduction op);
   /// Joins every rank's `bytes` bytes at `mine` into `out` (size() * bytes), rank order.
   void allgather(const void* mine, int64_t bytes, void* out);
-  /// Issues the allreduce of `buffer` (elements of `dtype`), which travels with it, under
-  /// `ticket`, a number the caller chooses and no unfinished allreduce has.
-  void start_allreduce(uint64_t ticket, std::vector<uint8_t> buffer, DType dtype, Reduction op);
-  /// Waits for the allreduce of `ticket` and returns its buffer, reduced. Rethrows its
-  /// error (a rank that does not answer).
-  std::vector<uint8_t> finish(uint64_t ticket);
+  /// Issues the allreduce of the tensors `from` (f32, f64 or i64, all of one dtype) into
+  /// `to` (as many, of the same sizes) under `ticket`, a number the caller chooses and no
+  /// unfinished allreduce has. Until finish, `from` is read and `to` written (the plan
+  /// keeps both: Plan::waits). The tensors travel packed in one message, in a buffer the
+  /// communicator keeps for the ticket.
+  void start_allreduce(uint64_t ticket, std::vector<const Tensor*> from, std::vector<Tensor*> to,
+                       Reduction op);
+  /// Waits for the allreduce of `ticket`. Rethrows its error (a rank that does not answer).
+  void finish(uint64_t ticket);
   /// Seconds the caller has spent in finish and the synchronous calls, waiting.
   double waited_seconds() const { return waited_; }
   /// Throws UserError on every rank when some rank's `digest` differs from rank 0's,
@@ -88,12 +92,12 @@ class Communicator {
   // queued when the transport allows one thread at a time; waits for it.
   void run_now(const std::function<void(int)>& job);
   std::unique_ptr<Transport> transport_;
-  std::vector<uint8_t> scratch_[2];      // per channel
-  std::atomic<int64_t> bytes_sent_ = 0;  // written by both channels' threads
+  std::vector<uint8_t> scratch_[2];                             // per channel
+  std::unordered_map<uint64_t, std::vector<uint8_t>> buffers_;  // start_allreduce's, by ticket
+  std::atomic<int64_t> bytes_sent_ = 0;                         // written by both channels' threads
   std::atomic<double> seconds_ = 0;
   double waited_ = 0;
   std::unique_ptr<Worker> worker_;  // null for a group of one: everything runs inline
-  std::unordered_map<uint64_t, std::shared_ptr<std::vector<uint8_t>>> pending_local_;
 };
 
 /// `ranks` ranks as threads of this process: communicators(), one per rank, to be used

@@ -34,40 +34,32 @@ uint64_t ticket(const KernelCall& call) {
   return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(&call.op));
 }
 
-void unpack(const std::vector<uint8_t>& buffer, std::span<Tensor* const> outs) {
-  int64_t offset = 0;
-  for (Tensor* out : outs) {
-    copy(out->raw(), buffer.data() + offset, out->bytes());
-    offset += out->bytes();
-  }
-}
-
 Reduction reduction(const std::string& op) {
   if (op == "max") return Reduction::max;
   if (op == "min") return Reduction::min;
   return Reduction::sum;
 }
 
-// Every argument travels in one message: packed here, then reduced while the run goes on,
-// and unpacked by allreduce_complete where the plan waits for it (Plan::waits).
+// The arguments travel in one message, reduced into the outputs while the run goes on:
+// the plan keeps both until allreduce_complete waits for them (Plan::waits).
 void allreduce(const KernelCall& call) {
   const auto at = attrs_of<Prim::allreduce>(call.op.attrs);
   Communicator* comm = group(call, at.ranks);
-  int64_t bytes = 0;
-  for (const Tensor* x : call.args) bytes += x->bytes();
-  std::vector<uint8_t> buffer(static_cast<size_t>(bytes));
-  int64_t offset = 0;
-  for (const Tensor* x : call.args) {
-    copy(buffer.data() + offset, x->raw(), x->bytes());
-    offset += x->bytes();
+  if (comm != nullptr) {
+    comm->start_allreduce(ticket(call), {call.args.begin(), call.args.end()},
+                          {call.outs.begin(), call.outs.end()}, reduction(at.op));
+    return;
   }
-  if (comm == nullptr) return unpack(buffer, call.outs);  // one rank: the sum is the value
-  comm->start_allreduce(ticket(call), std::move(buffer), call.args[0]->dtype(), reduction(at.op));
+  for (size_t i = 0; i < call.args.size(); ++i) {  // one rank: the sum is the value
+    if (call.outs[i]->raw() != call.args[i]->raw()) {
+      copy(call.outs[i]->raw(), call.args[i]->raw(), call.args[i]->bytes());
+    }
+  }
 }
 
 void allreduce_complete(const KernelCall& call) {
   Communicator* comm = group(call, attrs_of<Prim::allreduce>(call.op.attrs).ranks);
-  if (comm != nullptr) unpack(comm->finish(ticket(call)), call.outs);
+  if (comm != nullptr) comm->finish(ticket(call));
 }
 
 // x viewed as [inner, extent, outer] around dim: the product of the dims before it, its

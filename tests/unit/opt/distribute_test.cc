@@ -17,6 +17,7 @@
 #include "runtime/executor.h"
 #include "runtime/inputs.h"
 #include "runtime/parallel.h"
+#include "runtime/plan.h"
 #include "tape/print.h"
 #include "tape/validate.h"
 #include "tracer/program.h"
@@ -152,6 +153,72 @@ TEST_CASE("distribute: the GPT's training step (embeddings, attention, layer nor
   DistributeReport r = check_distributed(t.tape, inputs, {"tokens"}, 2, 2e-5);
   CHECK(r.gathers == 0);  // batched products split along their batch, embeddings by token
   CHECK(r.replicated.empty());
+}
+
+// Buckets of more than Communicator::kSmallBytes travel on the communicator's thread while
+// the step goes on, their arguments kept by the plan until the wait.
+TEST_CASE("distribute: buckets in flight, and the update ordered by bucket") {
+  tracer::Program program;
+  program.run_text("big.jl", R"(using Flux, Optimisers
+model = Chain(Dense(256 => 1024, relu), Dense(1024 => 512), Dense(512 => 10))
+opt_state = Optimisers.setup(Descent(0.1f0), model)
+x = rand(Float32, 256, 8)
+y = Flux.onehotbatch(rand(1:10, 8), 1:10)
+function train_step(model, opt_state, x, y)
+  loss, grads = Flux.withgradient(m -> Flux.logitcrossentropy(m(x), y), model)
+  opt_state, model = Optimisers.update(opt_state, model, grads[1])
+  (model = model, opt_state = opt_state, loss = loss)
+end
+)");
+  tracer::Traced t = tracer::trace(program, "train_step", {"model", "opt_state", "x", "y"});
+  TensorMap inputs = complete_inputs(t.tape, t.inputs, 1);
+  // Buckets of 1.5 MB: the 2 MB gradient alone, then the 1 MB one with the rest.
+  const DistributeOptions o{.ranks = 2, .split = {"x", "y"}, .bucket_bytes = 3 << 19};
+  DistributeReport r;
+  Tape dist = distribute(t.tape, o, &r);
+  CHECK(r.allreduces >= 2);
+  check_distributed(t.tape, inputs, {"x", "y"}, 2, 2e-6);
+  // The op after the last allreduce reads an earlier bucket's sums: the update of the
+  // weights whose gradients travelled first comes first.
+  size_t last = 0;
+  std::vector<int> bucket(dist.types.size(), 0);
+  int buckets = 0;
+  for (size_t i = 0; i < dist.ops.size(); ++i) {
+    const Op& op = dist.ops[i];
+    if (op.kind != OpKind::call || op.prim != Prim::allreduce) continue;
+    last = i, ++buckets;
+    for (Var v : op.outs) bucket[v.id] = buckets;
+  }
+  int first_read = 0;
+  for (size_t i = last + 1; i < dist.ops.size() && first_read == 0; ++i) {
+    for (Var a : dist.ops[i].args) first_read = std::max(first_read, bucket[a.id]);
+  }
+  CHECK(first_read >= 1);
+  CHECK(first_read < buckets);
+  // No step between an allreduce and its wait writes where its arguments lie.
+  Plan plan = plan_tape(dist);
+  auto bytes_of = [&](Var v) {
+    const int slot = plan.slot_of[v.id];
+    if (slot == Plan::kNoSlot) return std::pair<int64_t, int64_t>(-1, -1);
+    const int64_t at = plan.slot_offset[static_cast<size_t>(slot)];
+    return std::pair<int64_t, int64_t>(at, at + plan.slot_bytes[static_cast<size_t>(slot)]);
+  };
+  int checked = 0;
+  for (size_t w = 0; w < plan.steps.size(); ++w) {
+    for (uint32_t issue : plan.waits_of(plan.steps[w])) {
+      for (Var a : plan.args(plan.steps[issue])) {
+        const auto [begin, end] = bytes_of(a);
+        for (size_t s = issue + 1; s < w; ++s) {
+          for (Var o : plan.outs(plan.steps[s])) {
+            const auto [b, e] = bytes_of(o);
+            CHECK_MESSAGE((begin < 0 || b < 0 || e <= begin || end <= b), "step ", s);
+          }
+        }
+        ++checked;
+      }
+    }
+  }
+  CHECK(checked > 0);
 }
 
 TEST_CASE("distribute: rules and their fallbacks on a tape built by hand, in f64") {

@@ -125,24 +125,24 @@ void Communicator::allgather(const void* mine, int64_t bytes, void* out) {
 
 // A bucket travels as one message per ring step: on a machine whose cores all compute,
 // each message costs both ranks' communicating threads a wake-up. Its buffer is kept from
-// step to step, so it costs no fresh pages; packing and unpacking it runs on the worker,
-// off the step.
-void Communicator::start_allreduce(uint64_t ticket, std::vector<const Tensor*> from,
+// step to step, so it costs no fresh pages. It is packed here, since an argument may lie
+// where the next step writes (a reordered copy); the sums are unpacked on the worker.
+void Communicator::start_allreduce(uint64_t ticket, std::span<const Tensor* const> from,
                                    std::vector<Tensor*> to, Reduction op) {
   int64_t bytes = 0;
   for (const Tensor* x : from) bytes += x->bytes();
   std::vector<uint8_t>& buffer = buffers_[ticket];
+  buffer.resize(static_cast<size_t>(bytes));
+  uint8_t* at = buffer.data();
+  for (const Tensor* x : from) {
+    if (x->bytes() > 0) std::memcpy(at, x->raw(), static_cast<size_t>(x->bytes()));
+    at += x->bytes();
+  }
   const DType dtype = from.empty() ? DType::f32 : from[0]->dtype();
-  auto job = [this, &buffer, bytes, from = std::move(from), to = std::move(to), dtype,
-              op](int channel) {
-    buffer.resize(static_cast<size_t>(bytes));
-    uint8_t* at = buffer.data();
-    for (const Tensor* x : from) {
-      if (x->bytes() > 0) std::memcpy(at, x->raw(), static_cast<size_t>(x->bytes()));
-      at += x->bytes();
-    }
-    reduce_ring(buffer.data(), bytes / dtype_size(dtype), dtype, op, channel);
-    at = buffer.data();
+  auto job = [this, &buffer, to = std::move(to), dtype, op](int channel) {
+    reduce_ring(buffer.data(), static_cast<int64_t>(buffer.size()) / dtype_size(dtype), dtype, op,
+                channel);
+    const uint8_t* at = buffer.data();
     for (Tensor* y : to) {
       if (y->bytes() > 0) std::memcpy(y->raw(), at, static_cast<size_t>(y->bytes()));
       at += y->bytes();

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -67,11 +68,11 @@ class Communicator {
   void allgather(const void* mine, int64_t bytes, void* out);
   /// Issues the allreduce of the tensors `from` (f32, f64 or i64, all of one dtype) into
   /// `to` (as many, of the same sizes) under `ticket`, a number the caller chooses and no
-  /// unfinished allreduce has. Until finish, `from` is read and `to` written (the plan
-  /// keeps both: Plan::waits). The tensors travel packed in one message, in a buffer the
-  /// communicator keeps for the ticket.
-  void start_allreduce(uint64_t ticket, std::vector<const Tensor*> from, std::vector<Tensor*> to,
-                       Reduction op);
+  /// unfinished allreduce has. `from` is read before this returns (packed into one
+  /// message, in a buffer the communicator keeps for the ticket); `to` is written until
+  /// finish, so the caller keeps both the tensors and their memory until then.
+  void start_allreduce(uint64_t ticket, std::span<const Tensor* const> from,
+                       std::vector<Tensor*> to, Reduction op);
   /// Waits for the allreduce of `ticket`. Rethrows its error (a rank that does not answer).
   void finish(uint64_t ticket);
   /// Seconds the caller has spent in finish and the synchronous calls, waiting.

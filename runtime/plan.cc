@@ -154,8 +154,8 @@ Plan plan_tape(const Tape& t, const ExecutorOptions& options) {
   assign_layouts(p, !options.blocked_layouts    ? Layout::plain
                     : is_blocked(options.block) ? options.block
                                                 : native_blocked_layout());
-  plan_waits(p);  // before the buffers: an allreduce's arguments live until its wait
   plan_variants(p, options.extra_work_bytes);
+  plan_waits(p);
   return p;
 }
 

@@ -102,7 +102,6 @@ class BufferPlanner {
  private:
   void mark_outputs();
   void mark_output_views();
-  void hold_until_waited();
   void place_step(size_t s);
   int take(int64_t bytes, size_t s);
   void leave(int slot, size_t s);
@@ -111,9 +110,7 @@ class BufferPlanner {
   Plan& p_;
   const Tape& t_;
   std::vector<size_t> last_use_;  // per var: the last step that reads it
-  // Per step: the arguments of earlier steps that it waits for, held until it has run.
-  std::vector<std::vector<Var>> held_;
-  std::vector<bool> is_output_;  // per var: a tape output written plain, so fresh each run
+  std::vector<bool> is_output_;   // per var: a tape output written plain, so fresh each run
   SlotPool pool_;
   std::vector<int> users_;  // per slot: the values in it not yet past their last reader
 };
@@ -135,7 +132,6 @@ void BufferPlanner::run() {
   for (size_t s = 0; s < p_.steps.size(); ++s) {
     for (Var a : p_.args(p_.steps[s])) last_use_[a.id] = s;
   }
-  hold_until_waited();
   mark_outputs();
   mark_output_views();
   for (size_t s = 0; s < p_.steps.size(); ++s) place_step(s);
@@ -144,22 +140,6 @@ void BufferPlanner::run() {
 
 // The tape's outputs are fresh each run; one its step writes blocked is planned from here
 // on as any other value, and copied plain for the caller.
-void BufferPlanner::hold_until_waited() {
-  if (p_.waits.empty() && p_.final_waits.empty()) return;
-  held_.assign(p_.steps.size(), {});
-  auto hold = [&](uint32_t step, size_t until) {
-    for (Var a : p_.args(p_.steps[step])) {
-      if (last_use_[a.id] >= until) continue;
-      last_use_[a.id] = until;
-      held_[until].push_back(a);
-    }
-  };
-  for (size_t s = 0; s < p_.steps.size(); ++s) {
-    for (uint32_t w : p_.waits_of(p_.steps[s])) hold(w, s);
-  }
-  for (uint32_t w : p_.final_waits) hold(w, p_.steps.size() - 1);
-}
-
 void BufferPlanner::mark_outputs() {
   for (const Output& o : t_.outputs) is_output_[o.var.id] = true;
   p_.copy_of.assign(t_.types.size(), -1);
@@ -224,15 +204,11 @@ void BufferPlanner::place_step(size_t s) {
     p_.slot_of[o.id] = take(type.size() * dtype_size(type.dtype), s);
   }
   leave(step.workspace_slot, s);
-  auto release = [&](Var a) {
+  for (Var a : p_.args(step)) {
     if (last_use_[a.id] == s && !is_output_[a.id]) {
       leave(p_.slot_of[a.id], s);
       last_use_[a.id] = kNever - 1;  // released; a repeated argument must not free it twice
     }
-  };
-  for (Var a : p_.args(step)) release(a);
-  if (!held_.empty()) {
-    for (Var a : held_[s]) release(a);
   }
   for (Var o : p_.outs(step)) {
     if (last_use_[o.id] == kNever && !is_output_[o.id]) leave(p_.slot_of[o.id], s);  // never read

@@ -17,9 +17,7 @@ namespace ytape {
 /// and the arena holds those slots). A reshape's output is a view of its argument's slot, which
 /// lives while either does. An output shares a slot with an argument of its step
 /// where the kernel allows it (KernelTable::in_place). A kernel's work memory
-/// (KernelTable::workspace) is a slot that lives for its step alone. The arguments of a
-/// step with a completion (an allreduce, which reads them while the run goes on) live
-/// until it is waited for (Plan::waits, planned first).
+/// (KernelTable::workspace) is a slot that lives for its step alone.
 void assign_buffers(Plan& p);
 
 }  // namespace ytape

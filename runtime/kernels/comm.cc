@@ -41,13 +41,13 @@ Reduction reduction(const std::string& op) {
 }
 
 // The arguments travel in one message, reduced into the outputs while the run goes on:
-// the plan keeps both until allreduce_complete waits for them (Plan::waits).
+// the plan keeps the outputs until allreduce_complete waits for them (Plan::waits).
 void allreduce(const KernelCall& call) {
   const auto at = attrs_of<Prim::allreduce>(call.op.attrs);
   Communicator* comm = group(call, at.ranks);
   if (comm != nullptr) {
-    comm->start_allreduce(ticket(call), {call.args.begin(), call.args.end()},
-                          {call.outs.begin(), call.outs.end()}, reduction(at.op));
+    comm->start_allreduce(ticket(call), call.args, {call.outs.begin(), call.outs.end()},
+                          reduction(at.op));
     return;
   }
   for (size_t i = 0; i < call.args.size(); ++i) {  // one rank: the sum is the value

@@ -17,7 +17,6 @@
 #include "runtime/executor.h"
 #include "runtime/inputs.h"
 #include "runtime/parallel.h"
-#include "runtime/plan.h"
 #include "tape/print.h"
 #include "tape/validate.h"
 #include "tracer/program.h"
@@ -156,7 +155,7 @@ TEST_CASE("distribute: the GPT's training step (embeddings, attention, layer nor
 }
 
 // Buckets of more than Communicator::kSmallBytes travel on the communicator's thread while
-// the step goes on, their arguments kept by the plan until the wait.
+// the step goes on, which writes the sums into the outputs before the wait.
 TEST_CASE("distribute: buckets in flight, and the update ordered by bucket") {
   tracer::Program program;
   program.run_text("big.jl", R"(using Flux, Optimisers
@@ -195,30 +194,6 @@ end
   }
   CHECK(first_read >= 1);
   CHECK(first_read < buckets);
-  // No step between an allreduce and its wait writes where its arguments lie.
-  Plan plan = plan_tape(dist);
-  auto bytes_of = [&](Var v) {
-    const int slot = plan.slot_of[v.id];
-    if (slot == Plan::kNoSlot) return std::pair<int64_t, int64_t>(-1, -1);
-    const int64_t at = plan.slot_offset[static_cast<size_t>(slot)];
-    return std::pair<int64_t, int64_t>(at, at + plan.slot_bytes[static_cast<size_t>(slot)]);
-  };
-  int checked = 0;
-  for (size_t w = 0; w < plan.steps.size(); ++w) {
-    for (uint32_t issue : plan.waits_of(plan.steps[w])) {
-      for (Var a : plan.args(plan.steps[issue])) {
-        const auto [begin, end] = bytes_of(a);
-        for (size_t s = issue + 1; s < w; ++s) {
-          for (Var o : plan.outs(plan.steps[s])) {
-            const auto [b, e] = bytes_of(o);
-            CHECK_MESSAGE((begin < 0 || b < 0 || e <= begin || end <= b), "step ", s);
-          }
-        }
-        ++checked;
-      }
-    }
-  }
-  CHECK(checked > 0);
 }
 
 TEST_CASE("distribute: rules and their fallbacks on a tape built by hand, in f64") {

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/io.h"
 #include "cli/mpi.h"
+#include "opt/distribute.h"
 #include "runtime/comm.h"
 #include "runtime/executor.h"
 #include "runtime/format.h"
@@ -37,19 +38,13 @@ void print_outputs(const Tape& t, const std::vector<Tensor>& outs) {
   }
 }
 
-}  // namespace
-
-namespace {
-
 // Refuses a tape distributed for another number of ranks than this run has, before its
 // inputs are read (whose shapes would be the first thing to differ).
 void require_group_size(const Tape& t, const std::string& source, const Communicator* group) {
-  const int size = group != nullptr ? group->size() : 1;
-  for (const auto& [key, value] : t.meta) {
-    if (key == "distribute.ranks" && value != std::to_string(size)) {
-      user_error("{} is distributed for {} ranks, but this run has {}: run it under mpirun -np {}",
-                 source, value, size, value);
-    }
+  const int64_t ranks = distributed_for(t).ranks, size = group != nullptr ? group->size() : 1;
+  if (ranks != 0 && ranks != size) {
+    user_error("{} is distributed for {} ranks, but this run has {}: run it under mpirun -np {}",
+               source, ranks, size, ranks);
   }
 }
 
@@ -57,15 +52,7 @@ void require_group_size(const Tape& t, const std::string& source, const Communic
 // for one process takes them, and the split ones (meta distribute.split) cut to the
 // rank's block of their last dim, as `ytape train` cuts the batch.
 TensorMap rank_inputs(const Tape& t, const RunOptions& o, const Communicator& group) {
-  std::vector<std::string> split;
-  for (const auto& [key, value] : t.meta) {
-    if (key != "distribute.split") continue;
-    for (size_t at = 0; at <= value.size();) {
-      size_t comma = std::min(value.find(',', at), value.size());
-      if (comma > at) split.push_back(value.substr(at, comma - at));
-      at = comma + 1;
-    }
-  }
+  const std::vector<std::string> split = distributed_for(t).split;
   Tape whole = t;  // the types the files hold: the split inputs' batch times the ranks
   for (const Op& op : whole.ops) {
     if (op.kind == OpKind::input && std::find(split.begin(), split.end(), op.name) != split.end()) {

@@ -1,6 +1,7 @@
 #include "opt/distribute.h"
 
 #include <algorithm>
+#include <charconv>
 #include <unordered_set>
 
 #include "opt/distribute_impl.h"
@@ -241,6 +242,25 @@ void Distributor::allreduce(const std::vector<Var>& olds, const char* op) {
 }
 
 }  // namespace dist
+
+DistributedFor distributed_for(const Tape& t) {
+  DistributedFor f;
+  for (const auto& [key, value] : t.meta) {
+    if (key == "distribute.ranks") {
+      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), f.ranks);
+      if (ec != std::errc() || end != value.data() + value.size() || f.ranks < 1) {
+        user_error("the tape's meta distribute.ranks is '{}', not a number of ranks", value);
+      }
+    }
+    if (key != "distribute.split") continue;
+    for (size_t at = 0; at <= value.size();) {
+      const size_t comma = std::min(value.find(',', at), value.size());
+      if (comma > at) f.split.push_back(value.substr(at, comma - at));
+      at = comma + 1;
+    }
+  }
+  return f;
+}
 
 Tape distribute(const Tape& t, const DistributeOptions& o, DistributeReport* report) {
   if (report != nullptr) *report = {};

@@ -44,4 +44,12 @@ struct DistributeReport {
 /// split inputs (distribute.split, comma-separated), which `run` under mpirun reads.
 Tape distribute(const Tape& t, const DistributeOptions& o, DistributeReport* report = nullptr);
 
+/// What distribute recorded in the meta of the tape it made: the ranks (0 for a tape it
+/// did not make) and the split inputs.
+struct DistributedFor {
+  int64_t ranks = 0;
+  std::vector<std::string> split;
+};
+DistributedFor distributed_for(const Tape& t);
+
 }  // namespace ytape

@@ -27,9 +27,12 @@ pre-norm blocks) from the example weights of the trace.
    (MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ at 4 GiB, PyTorch's best on these
    machines) and AdamW with and without foreach (the faster). The minimum over rounds is
    compared. The step's rate is given as a share of the machine's f32 FMA peak
-   (bench_peak), its FLOPs from `ytape stats`. Memory: the growth of the peak resident set
-   over a process that loads the same inputs and runs nothing (ytape: a tape that only
-   reads them; PyTorch: the process before its first step).
+   (bench_peak), its FLOPs from `ytape stats`. ytape's step runs as a training loop does
+   (`run --carry`: each run goes on from the last one's weights and optimizer state, its
+   new ones written over them), as PyTorch's does. Memory: the growth of the peak resident
+   set over a process that holds the same weights and optimizer state and runs nothing
+   (ytape: a tape that only reads its inputs; PyTorch: the process before its first step,
+   AdamW's state made as its first step makes it).
 """
 import argparse
 import json
@@ -236,10 +239,12 @@ def noop_tape(tape, work):
     return path
 
 
-def ytape_time(ytape, tape, inputs, repeat, threads, work):
-    """(fastest run in ms, peak growth in MB) of `ytape run --repeat`."""
+def ytape_time(ytape, tape, inputs, repeat, threads, work, carry):
+    """(fastest run in ms, peak growth in MB) of `ytape run --repeat` (a training step with
+    --carry: each run goes on from the last one's weights and state, written over them)."""
     common = ["--inputs", *inputs, "--skip-extra", "--threads", str(threads)]
-    out, peak = run_measured([ytape, "run", tape, *common, "--repeat", str(repeat)])
+    out, peak = run_measured([ytape, "run", tape, *common, "--repeat", str(repeat),
+                              *(["--carry"] if carry else [])])
     _, base = run_measured([ytape, "run", noop_tape(tape, work), *common])
     fastest = float(re.search(r"time: median \S+ ms over \d+ runs \(min (\S+),", out).group(1))
     return fastest, peak - base
@@ -271,6 +276,10 @@ def worker(args):
     ids = torch.from_numpy(np.ascontiguousarray(tokens - 1))
     x, y = ids[:, :-1].contiguous(), ids[:, 1:].contiguous()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=bool(args.foreach))
+    if args.worker == "step":  # the state AdamW's first step makes, as its step makes it:
+        for p in model.parameters():  # held before the step, as ytape's inputs hold it
+            opt.state[p] = {"step": torch.tensor(0.0), "exp_avg": torch.zeros_like(p),
+                            "exp_avg_sq": torch.zeros_like(p)}
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
     def step():
@@ -304,7 +313,7 @@ def timing(args, ytape, config, files, onnx, work):
     for _ in range(args.rounds):
         for label, (tape, tape_inputs, kind) in rows.items():
             runs[label][0].append(ytape_time(ytape, tape, tape_inputs, args.repeat, args.threads,
-                                             work))
+                                             work, carry=kind == "step"))
             runs[label][1].append(min((torch_time(args, config, kind, work, foreach)
                                        for foreach in (False, True)), key=lambda v: v[0]))
     best = {label: (min(y, key=lambda v: v[0]), min(t, key=lambda v: v[0]))

@@ -16,6 +16,7 @@
 #include "runtime/tensor_file.h"
 #include "runtime/trace_events.h"
 #include "tape/strings.h"
+#include "train/binding.h"
 
 namespace ytape::cli {
 
@@ -25,7 +26,7 @@ struct RunOptions {
   std::string tape, out, dtype, profile_out, by = "op", distributed = "auto";
   double comm_timeout = 30;
   std::vector<std::string> inputs;
-  bool random = false, profile = false, skip_extra = false;
+  bool random = false, profile = false, skip_extra = false, carry = false;
   uint64_t seed = 0;
   int repeat = 1;
   ExecutionChoice execution;
@@ -71,6 +72,17 @@ TensorMap rank_inputs(const Tape& t, const RunOptions& o, const Communicator& gr
   return inputs;
 }
 
+// After a run with --carry: each carried output becomes the input it carries into.
+void carry(const Tape& t, const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
+           const std::vector<Tensor>& outs, TensorMap& inputs) {
+  for (auto [k, i] : pairs) {
+    const std::string& name = t.ops[i].name;
+    for (auto& [given, tensor] : inputs) {
+      if (given == name) tensor = outs[k];
+    }
+  }
+}
+
 }  // namespace
 
 Run setup_run(CLI::App& sub) {
@@ -105,6 +117,10 @@ Run setup_run(CLI::App& sub) {
                  "chrome://tracing open it) to this file");
   sub.add_option("--repeat", o->repeat, "Run N times and report the median time")
       ->check(positive());
+  sub.add_flag("--carry", o->carry,
+               "Run as a training step: each output named out.P or P carries into input P, "
+               "written over its buffer; with --repeat, each run goes on from the last one's "
+               "outputs (docs/training.md)");
   add_execution_options(sub, o->execution);
   add_distributed_options(sub, o->distributed, o->comm_timeout);
   return [o] {
@@ -121,6 +137,8 @@ Run setup_run(CLI::App& sub) {
     TensorMap inputs = group != nullptr
                            ? rank_inputs(t, *o, *group)
                            : gather_inputs(t, o->inputs, o->random, o->seed, o->skip_extra);
+    std::vector<std::pair<uint32_t, uint32_t>> carried;
+    if (o->carry) options.donate = carried = carry_pairs(t, source_name(o->tape));
     Executor executor(t, options);
     executor.set_random_key(o->seed);
     executor.set_communicator(group.get());
@@ -140,6 +158,7 @@ Run setup_run(CLI::App& sub) {
       auto start = std::chrono::steady_clock::now();
       outs = executor.run(inputs);
       auto end = std::chrono::steady_clock::now();
+      carry(t, carried, outs, inputs);
       ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
       if (!o->profile_out.empty() && measured) {
         traced.push_back({std::chrono::duration<double>(start - origin).count(),

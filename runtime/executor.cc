@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <unordered_map>
@@ -39,6 +40,8 @@ Executor::Executor(const Tape& t, ExecutorOptions options)
     arg_ptrs_[plan_.reorders[r].arg] = &reorder_copies_[r];
   }
   plain_copies_.resize(plan_.plain_copies.size());
+  donated_.assign(values_.size(), false);
+  for (auto [out, in] : plan_.donations) donated_[out] = true;
   start_threads();  // before the first run allocates the plan's buffers
 }
 
@@ -139,6 +142,7 @@ void Executor::recycle_outputs() {
   for (auto [var, output] : plan_.output_views) values_[var] = Tensor();  // not an owner
   spare_outputs_.resize(fresh.size());
   for (size_t k = 0; k < fresh.size(); ++k) {
+    if (donated_[fresh[k]]) continue;
     Tensor& value = returned(fresh[k]);
     if (value.sole_owner()) continue;
     Tensor& spare = spare_outputs_[k];
@@ -151,6 +155,37 @@ void Executor::recycle_outputs() {
   }
   for (auto [var, output] : plan_.output_views) {
     values_[var] = values_[output].reinterpret(tape().types[var]);
+  }
+}
+
+// Each donated output is written in its input's buffer, unless that buffer overlaps
+// another input's (one tensor given for two inputs): then in a buffer of its own, so that
+// the other input reads what the caller gave.
+void Executor::bind_donations() {
+  if (plan_.donations.empty()) return;
+  const size_t n = tape().num_inputs();
+  std::vector<std::pair<const char*, const char*>> spans;  // the inputs' bytes, by address
+  for (size_t i = 0; i < n; ++i) {
+    const Tensor& v = values_[tape().ops[i].outs[0].id];
+    const char* at = static_cast<const char*>(v.raw());
+    if (v.bytes() > 0) spans.emplace_back(at, at + v.bytes());
+  }
+  std::ranges::sort(spans);
+  auto shared = [&](const Tensor& v) {
+    auto it = std::ranges::lower_bound(
+        spans, std::pair{static_cast<const char*>(v.raw()), static_cast<const char*>(v.raw())});
+    bool after = it + 1 != spans.end() && it[1].first < it->second;
+    bool before = it != spans.begin() && it[-1].second > it->first;
+    return v.bytes() == 0 || after || before;
+  };
+  for (auto [out, in] : plan_.donations) {
+    const Tensor& given = values_[in];
+    Tensor& result = returned(out);
+    if (!shared(given)) {
+      result = given;
+    } else if (result.raw() == nullptr || !result.sole_owner()) {
+      result = Tensor::uninitialized(tape().types[out]);
+    }
   }
 }
 
@@ -190,7 +225,9 @@ void Executor::run_region(const Tape& region, std::span<const Tensor> inputs,
                           std::vector<Tensor>& outputs) {
   std::unique_ptr<Executor>& e = regions_[&region];
   if (e == nullptr) {  // the run's settings follow it from here (set_print, set_profiling...)
-    e = std::make_unique<Executor>(region, options_);
+    ExecutorOptions options = options_;
+    options.donate.clear();  // the pairs index the tape's inputs and outputs, not the region's
+    e = std::make_unique<Executor>(region, options);
     e->context_ = {context_.print, context_.random_key, nullptr, context_.comm};
     e->profiling_ = profiling_;
     e->set_trace(trace_, trace_origin_);
@@ -221,6 +258,7 @@ void Executor::execute() {
   context_.regions = this;
   if (!allocated_) allocate();
   recycle_outputs();
+  bind_donations();
   const std::vector<Plan::Step>& steps = plan_.steps;
   if (profiling_) ++profiled_runs_;
   if (profiling_ && times_.empty()) {

@@ -44,7 +44,9 @@ struct StepEvent {
 /// tensors the caller has dropped before the next run keeps its buffer for that run, and
 /// one the caller still holds takes the buffer of the run before when the caller has let go
 /// of that one: a loop that keeps each run's results until the next (a training step's
-/// carried state) allocates nothing either.
+/// carried state) allocates nothing either. An output donated an input's buffer
+/// (ExecutorOptions::donate, Plan::donations) is written in it and shares it with the
+/// input's tensor.
 class Executor final : public RegionRunner {
  public:
   /// `t` must be valid and must outlive the executor. Throws UserError if a primitive has
@@ -103,6 +105,7 @@ class Executor final : public RegionRunner {
   void bind_input(size_t i, const Tensor& value);
   void allocate();
   void recycle_outputs();
+  void bind_donations();
   void execute();
   void complete(uint32_t step);
   // Adds the time of step i since `start` to the profile and the trace, where kept.
@@ -121,6 +124,7 @@ class Executor final : public RegionRunner {
   std::shared_ptr<void> reorder_buffer_;
   std::vector<Tensor> plain_copies_;   // per Plan::plain_copies
   std::vector<Tensor> spare_outputs_;  // per fresh output: the one of the run before last
+  std::vector<bool> donated_;          // per var: an output written in an input's buffer
   std::vector<OpTime> times_;
   RunContext context_;
   ExecutorOptions options_;

@@ -36,6 +36,12 @@ struct ExecutorOptions {
   /// a faster variant that needs more work memory run it (Variant). Unset: a fifth of that
   /// plan; 0: only where it fits in memory the plan has anyway; negative: never.
   std::optional<int64_t> extra_work_bytes;
+  /// (output, input), by index into Tape::outputs and the tape's inputs: the output may be
+  /// written over that input's buffer, as a training step's new weights replace the old
+  /// (JAX's donation). The plan keeps the pairs where nothing reads the input after the
+  /// output is written (Plan::donations); the caller must not read a donated input after a
+  /// run. Only the tape's own executor takes them, not its regions'.
+  std::vector<std::pair<uint32_t, uint32_t>> donate;
 };
 
 /// A tape's plan. Its lists are flat: a step names ranges of them, so that running the
@@ -115,6 +121,9 @@ struct Plan {
   /// nothing) makes the output; the var has no slot.
   std::vector<std::pair<uint32_t, uint32_t>> output_views;
   std::vector<int> copy_of;  ///< per var: its index in plain_copies, or -1
+  /// (output var, input var): the donations (ExecutorOptions::donate) kept: the output is
+  /// written in the buffer of the input, which no step reads after the output's.
+  std::vector<std::pair<uint32_t, uint32_t>> donations;
   /// Steps that complete later than they run (an allreduce, issued at its step and
   /// waited for where its results are first read): Step::waits ranges over this; and
   /// `final_waits`, those no later step reads, completed at the end of the run.

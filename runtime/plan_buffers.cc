@@ -101,6 +101,8 @@ class BufferPlanner {
 
  private:
   void mark_outputs();
+  void mark_donations();
+  bool may_donate(uint32_t out, uint32_t in, const std::vector<size_t>& step_of) const;
   void mark_output_views();
   void place_step(size_t s);
   int take(int64_t bytes, size_t s);
@@ -133,6 +135,7 @@ void BufferPlanner::run() {
     for (Var a : p_.args(p_.steps[s])) last_use_[a.id] = s;
   }
   mark_outputs();
+  mark_donations();
   mark_output_views();
   for (size_t s = 0; s < p_.steps.size(); ++s) place_step(s);
   p_.arena_bytes = pool_.pack(p_.slot_offset);
@@ -156,6 +159,47 @@ void BufferPlanner::mark_outputs() {
   }
 }
 
+// Keeps the donations (ExecutorOptions::donate) that may_donate allows, each input and
+// output once.
+void BufferPlanner::mark_donations() {
+  p_.donations.clear();
+  if (p_.options.donate.empty()) return;
+  std::vector<size_t> step_of(t_.types.size(), kNever);  // per var: the step that writes it
+  for (size_t s = 0; s < p_.steps.size(); ++s) {
+    for (Var o : p_.outs(p_.steps[s])) step_of[o.id] = s;
+  }
+  std::vector<bool> taken(t_.types.size(), false);
+  const size_t inputs = t_.num_inputs();
+  for (auto [output, input] : p_.options.donate) {
+    if (output >= t_.outputs.size() || input >= inputs) continue;
+    uint32_t out = t_.outputs[output].var.id, in = t_.ops[input].outs[0].id;
+    if (taken[out] || taken[in] || !may_donate(out, in, step_of)) continue;
+    taken[out] = taken[in] = true;
+    p_.donations.emplace_back(out, in);
+  }
+}
+
+// Whether tape output `out` may be written in the buffer of input `in`: they have one
+// type, a step computes `out`, the input is no tape output (is_output_ holds for every
+// input that is one), and no step reads it after that step; the step itself only when
+// its kernel may write its first output over an argument (KernelTable::in_place) and that
+// output is `out`, or when `out` is the plain copy made after it. A reshape's output is a
+// view: the copy it makes when its output has a buffer of its own must not read its own
+// result.
+bool BufferPlanner::may_donate(uint32_t out, uint32_t in,
+                               const std::vector<size_t>& step_of) const {
+  const size_t s = step_of[out];
+  if (s == kNever || t_.types[out] != t_.types[in] || is_output_[in]) return false;
+  const size_t last = last_use_[in];
+  if (last == kNever || last < s) return true;
+  if (last > s) return false;
+  const Plan::Step& step = p_.steps[s];
+  if (p_.copy_of[out] >= 0) return true;
+  bool view = step.entry == KernelTable::entry(Prim::reshape) ||
+              step.entry == KernelTable::entry(Prim::stop_gradient);
+  return p_.table->in_place[step.entry] && !view && p_.outs(step)[0].id == out;
+}
+
 // A value read only by a reshape that makes it a tape output (or a value so written) is
 // written in the output's fresh buffer, of which it is a view: a per-example weight
 // gradient, reshaped from the grouped convolution's filter, is not copied.
@@ -171,6 +215,7 @@ void BufferPlanner::mark_output_views() {
   for (uint32_t o : p_.fresh_outputs) {
     if (is_output_[o]) root[o] = o;
   }
+  for (auto [out, in] : p_.donations) root[out] = -1;  // written in the input, at its step
   const int reshape = KernelTable::entry(Prim::reshape);
   for (auto step = p_.steps.rbegin(); step != p_.steps.rend(); ++step) {
     if (step->entry != reshape) continue;

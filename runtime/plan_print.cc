@@ -32,6 +32,9 @@ std::string size_str(int64_t bytes) {
 }
 
 std::string slot_str(const Plan& p, int64_t slot) {
+  if (slot <= PlannedStep::kDonated) {
+    return "over input " + var_str(Var{static_cast<uint32_t>(PlannedStep::kDonated - slot)});
+  }
   return slot < 0 ? "own" : fmt::format("#{} ({})", slot, size_str(p.slot_bytes[slot]));
 }
 
@@ -44,7 +47,8 @@ std::string buffers_str(const Plan& p, const PlannedStep& s) {
   return out;
 }
 
-PlannedStep planned_step(const Plan& p, const Plan::Step& s) {
+// `donor`: per var, the input whose buffer it is written in (Plan::donations), or -1.
+PlannedStep planned_step(const Plan& p, const Plan::Step& s, const std::vector<int64_t>& donor) {
   PlannedStep out;
   out.op = s.op;
   out.name = p.step_name(s);
@@ -61,7 +65,9 @@ PlannedStep planned_step(const Plan& p, const Plan::Step& s) {
   for (size_t r = s.reorders_begin; r < s.reorders_end; ++r) {
     out.reorders.emplace_back(Var{p.reorders[r].var}, p.reorders[r].to);
   }
-  for (Var o : p.outs(s)) out.buffers.push_back(p.slot_of[o.id]);
+  for (Var o : p.outs(s)) {
+    out.buffers.push_back(donor[o.id] < 0 ? p.slot_of[o.id] : PlannedStep::kDonated - donor[o.id]);
+  }
   out.workspace = s.workspace_slot;
   out.variant = s.variant;
   out.copied_plain = s.plain_copy >= 0;
@@ -77,8 +83,10 @@ std::string layouts_str(const std::vector<Layout>& layouts) {
 }
 
 std::vector<PlannedStep> planned_steps(const Plan& p) {
+  std::vector<int64_t> donor(p.tape->types.size(), -1);
+  for (auto [out, in] : p.donations) donor[out] = in;
   std::vector<PlannedStep> steps;
-  for (const Plan::Step& s : p.steps) steps.push_back(planned_step(p, s));
+  for (const Plan::Step& s : p.steps) steps.push_back(planned_step(p, s, donor));
   return steps;
 }
 
@@ -128,6 +136,10 @@ std::string plan_str(const Plan& p) {
       "reorders per run\n",
       p.tape->name, steps.size(), num_threads(), size_str(p.planned_bytes()), blocked,
       p.reorders_per_run());
+  if (!p.donations.empty()) {
+    out.insert(out.size() - 1, fmt::format("; {} outputs written over the inputs they replace",
+                                           p.donations.size()));
+  }
   struct Line {
     std::string op, kernel, io;
   };

@@ -24,7 +24,10 @@ struct PlannedStep {
   std::vector<Layout> writes;    ///< each output's layout
   /// Arguments reordered into a copy before the step, with the copy's layout.
   std::vector<std::pair<Var, Layout>> reorders;
-  std::vector<int64_t> buffers;         ///< each output's buffer slot; -1: a buffer of its own
+  /// Each output's buffer slot; -1: a buffer of its own; kDonated - v: input v's buffer
+  /// (Plan::donations).
+  std::vector<int64_t> buffers;
+  static constexpr int64_t kDonated = -2;
   int64_t workspace = -1;               ///< the slot of the kernel's work memory; -1: none
   Variant variant = Variant::standard;  ///< the way the kernel runs
   /// The first output is a tape output the step writes blocked: the caller gets a plain

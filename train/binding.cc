@@ -156,6 +156,27 @@ std::string carried_input_name(const Tape& t, std::string_view output) {
   });
 }
 
+std::vector<std::pair<uint32_t, uint32_t>> carry_pairs(const Tape& t, std::string_view source) {
+  Binding b;
+  for (size_t i = 0, n = t.num_inputs(); i < n; ++i) {
+    b.inputs.push_back({t.ops[i].name, t.type(t.ops[i].outs[0])});
+  }
+  bind_carries(t, source, b);
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  for (size_t i = 0; i < b.inputs.size(); ++i) {
+    if (b.inputs[i].role == InputRole::carried) {
+      pairs.emplace_back(static_cast<uint32_t>(b.inputs[i].output), static_cast<uint32_t>(i));
+    }
+  }
+  if (pairs.empty()) {
+    user_error(
+        "{}: no output carries into an input (--carry): name the output that replaces "
+        "input P 'out.P' or 'P' (docs/training.md)",
+        source);
+  }
+  return pairs;
+}
+
 void convert_data(const Binding& b, DataSet& data) {
   for (const BoundInput& in : b.inputs) {
     if (in.role != InputRole::data) continue;

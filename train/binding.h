@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "runtime/tensor.h"
@@ -41,6 +42,12 @@ struct Binding {
 /// The name of the input of `t` that output `output` carries to: P for an output named
 /// `out.P` or `P` where P is an input's name (`out.P` is tried first); "" when none.
 std::string carried_input_name(const Tape& t, std::string_view output);
+
+/// For `run --carry` and `plan --carry`: (output, input) for each output of `t` that
+/// carries into an input by the names above, by index into its outputs and its inputs.
+/// UserError (naming `source`) when none does, or as bind_step for two outputs carrying
+/// into one input or an output whose type differs from its input's.
+std::vector<std::pair<uint32_t, uint32_t>> carry_pairs(const Tape& t, std::string_view source);
 
 /// Binds a training step tape (`source` names it in messages) to `data`: inputs named
 /// like a data tensor take its batches, inputs that an output carries to are carried, the

@@ -82,7 +82,17 @@ Trainer::Trainer(const Tape& step, std::string step_source, DataSet data, Tensor
     user_error("{}: a step takes {} samples ({} on each of {} ranks), but {} holds {}",
                step_source_, global_batch(), binding_.batch, ranks(), data_.source, data_.samples);
   }
-  executor_ = std::make_unique<Executor>(step_, options_.executor);
+  // Each carried output is written over the input it replaces: the state is held once, not
+  // twice (the inputs' and the outputs'). A step that fails leaves it half updated, but a
+  // failed step ends the run, and checkpoints are written between steps.
+  ExecutorOptions step_options = options_.executor;
+  for (size_t i = 0; i < binding_.inputs.size(); ++i) {
+    const BoundInput& in = binding_.inputs[i];
+    if (in.role == InputRole::carried) {
+      step_options.donate.emplace_back(static_cast<uint32_t>(in.output), static_cast<uint32_t>(i));
+    }
+  }
+  executor_ = std::make_unique<Executor>(step_, step_options);
   executor_->set_communicator(options_.comm);
 }
 

@@ -65,6 +65,7 @@ cli_test(run_kernels_typo EXIT 2 STDOUT ${CASES}/empty.txt STDERR ${CASES}/expec
          COMMAND ${YTAPE} run run/add.json --random --seed 3 --kernels fastt)
 cli_test(run_output_file EXIT 0 COMMAND bash ${CASES}/run_output.sh ${YTAPE})
 cli_test(run_profile EXIT 0 COMMAND bash ${CASES}/run_profile.sh ${YTAPE})
+cli_test(run_carry EXIT 0 COMMAND bash ${CASES}/run_carry.sh ${YTAPE})
 cli_test(run_guard_pass EXIT 0 STDOUT ${CASES}/expected/run_guard_pass.out
          COMMAND ${YTAPE} run run/guard.json --inputs run/positive.json)
 cli_test(run_guard_fail EXIT 2 STDOUT ${CASES}/empty.txt STDERR ${CASES}/expected/run_guard_fail.err

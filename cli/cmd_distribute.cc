@@ -4,7 +4,6 @@
 
 #include "cli/commands.h"
 #include "cli/io.h"
-#include "io/json.h"
 #include "opt/distribute.h"
 
 namespace ytape::cli {
@@ -43,7 +42,7 @@ Run setup_distribute(CLI::App& sub) {
     Tape t = load_tape(o->tape);
     DistributeReport r;
     Tape d = distribute(t, o->options, &r);
-    write_file(o->out, write_tape_json(d));
+    write_tape_file(o->out, d);
     fmt::print(stderr,
                "distribute: {} ranks; {} allreduce ops of {} values ({} per step and rank), {} "
                "allgather ops ({})\n",

@@ -9,7 +9,6 @@
 #include "grad/grad.h"
 #include "grad/jvp.h"
 #include "grad/vmap.h"
-#include "io/json.h"
 
 namespace ytape::cli {
 
@@ -54,7 +53,7 @@ Run setup_grad(CLI::App& sub) {
     phases.mark("grad", {{"ops before", static_cast<int64_t>(stats.forward_ops)},
                          {"ops after", static_cast<int64_t>(stats.ops)},
                          {"rules", static_cast<int64_t>(stats.rules)}});
-    write_file(o->out, write_tape_json(g));
+    write_tape_file(o->out, g);
     phases.mark("write");
     phases.write(o->stats_out, "ytape grad " + source_name(o->tape));
     if (o->stats) {
@@ -82,7 +81,7 @@ Run setup_jvp(CLI::App& sub) {
   sub.add_option("-o,--output", o->out, "Write the tangent tape here instead of standard output");
   return [o] {
     refuse_overwrites({{"TAPE", o->tape}}, {{"-o", o->out}});
-    write_file(o->out, write_tape_json(grad::jvp(load_tape(o->tape), o->jvp)));
+    write_tape_file(o->out, grad::jvp(load_tape(o->tape), o->jvp));
     return kOk;
   };
 }
@@ -103,7 +102,7 @@ Run setup_vmap(CLI::App& sub) {
   sub.add_option("-o,--output", o->out, "Write the batched tape here instead of standard output");
   return [o] {
     refuse_overwrites({{"TAPE", o->tape}}, {{"-o", o->out}});
-    write_file(o->out, write_tape_json(grad::vmap(load_tape(o->tape), o->vmap)));
+    write_tape_file(o->out, grad::vmap(load_tape(o->tape), o->vmap));
     return kOk;
   };
 }

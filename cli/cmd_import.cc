@@ -7,7 +7,6 @@
 
 #include "cli/commands.h"
 #include "cli/io.h"
-#include "io/json.h"
 #include "onnx/import.h"
 
 namespace ytape::cli {
@@ -116,7 +115,7 @@ Run setup_import(CLI::App& sub) {
     OnnxImport imported = import_onnx(read_file(o->model), source_name(o->model), options);
     // The weights first: a tape is never left without the values it was written with.
     if (!o->weights.empty()) write_safetensors_file(o->weights, imported.weights);
-    write_file(o->out, write_tape_json(imported.tape));
+    write_tape_file(o->out, imported.tape);
     return kOk;
   };
 }

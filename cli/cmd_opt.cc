@@ -6,7 +6,6 @@
 #include "cli/commands.h"
 #include "cli/io.h"
 #include "cli/phases.h"
-#include "io/json.h"
 #include "opt/optimize.h"
 
 namespace ytape::cli {
@@ -67,7 +66,7 @@ Run setup_opt(CLI::App& sub) {
                          {"ops after", static_cast<int64_t>(r.ops_after)},
                          {"changed", static_cast<int64_t>(r.changed)}});
     }
-    write_file(o->out, write_tape_json(optimized));
+    write_tape_file(o->out, optimized);
     phases.mark("write");
     phases.write(o->stats_out, "ytape opt " + source_name(o->tape));
     if (o->stats) {

@@ -8,7 +8,6 @@
 #include "cli/commands.h"
 #include "cli/io.h"
 #include "cli/phases.h"
-#include "io/json.h"
 #include "opt/remat.h"
 #include "tape/error.h"
 
@@ -96,7 +95,7 @@ Run setup_remat(CLI::App& sub) {
     phases.mark("remat", {{"peak bytes before", r.peak_before},
                           {"peak bytes after", r.peak_after},
                           {"recomputed ops", static_cast<int64_t>(r.recomputed_ops)}});
-    write_file(o->out, write_tape_json(r.tape));
+    write_tape_file(o->out, r.tape);
     phases.mark("write");
     phases.write(o->stats_out, "ytape remat " + source_name(o->tape));
     if (o->stats) print_stats(r, took.count());

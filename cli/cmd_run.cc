@@ -76,7 +76,7 @@ TensorMap rank_inputs(const Tape& t, const RunOptions& o, const Communicator& gr
 void carry(const Tape& t, const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
            const std::vector<Tensor>& outs, TensorMap& inputs) {
   for (auto [k, i] : pairs) {
-    const std::string& name = t.ops[i].name;
+    std::string_view name = t.ops[i].name;
     for (auto& [given, tensor] : inputs) {
       if (given == name) tensor = outs[k];
     }

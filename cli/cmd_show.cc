@@ -2,7 +2,6 @@
 
 #include "cli/commands.h"
 #include "cli/io.h"
-#include "io/json.h"
 #include "tape/print.h"
 
 namespace ytape::cli {
@@ -21,7 +20,11 @@ Run setup_show(CLI::App& sub) {
   return [o] {
     refuse_overwrites({{"TAPE", o->tape}}, {{"-o", o->out}});
     Tape t = load_tape(o->tape);
-    write_file(o->out, o->json ? write_tape_json(t) : print_tape(t));
+    if (o->json) {
+      write_tape_file(o->out, t);
+    } else {
+      write_file(o->out, print_tape(t));
+    }
     return kOk;
   };
 }

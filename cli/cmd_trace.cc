@@ -7,7 +7,6 @@
 #include "cli/commands.h"
 #include "cli/io.h"
 #include "cli/phases.h"
-#include "io/json.h"
 #include "runtime/parallel.h"
 #include "tracer/program.h"
 #include "tracer/trace.h"
@@ -109,7 +108,7 @@ Run setup_trace(CLI::App& sub) {
     double trace_ms = ms_since(start);
     phases.mark("trace", {{"ops", static_cast<int64_t>(traced.tape.num_ops())}});
     start = std::chrono::steady_clock::now();
-    write_file(o->out, write_tape_json(traced.tape));
+    write_tape_file(o->out, traced.tape);
     if (!o->save_inputs.empty()) write_safetensors_file(o->save_inputs, traced.inputs);
     phases.mark("write");
     phases.write(o->stats_out, "ytape trace " + source_name(o->program));

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -83,12 +84,14 @@ bool write_all(int fd, std::string_view content) {
   return true;
 }
 
+// Writes a file's content to `fd`: false with errno set when a write fails.
+using WriteContent = std::function<bool(int fd)>;
+
 // A device, FIFO or socket is written as it is: renaming a file over it would destroy it.
-void write_through(const std::string& path, std::span<const std::string_view> pieces) {
+void write_through(const std::string& path, const WriteContent& write) {
   int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
   if (fd < 0) user_error("cannot write {}: {}", path, std::strerror(errno));
-  bool ok = true;
-  for (size_t i = 0; ok && i < pieces.size(); ++i) ok = write_all(fd, pieces[i]);
+  bool ok = write(fd);
   int error = errno;
   if (::close(fd) != 0 && ok) {
     ok = false;
@@ -141,23 +144,15 @@ bool write_halves(int fd, std::span<const std::string_view> pieces) {
   return true;
 }
 
-}  // namespace
-
-void write_file(const std::string& path, std::string_view content) {
-  write_file(path, std::span<const std::string_view>(&content, 1));
-}
-
-void write_file(const std::string& path, std::span<const std::string_view> pieces) {
-  if (path.empty() || path == "-") {
-    for (std::string_view piece : pieces) std::fwrite(piece.data(), 1, piece.size(), stdout);
-    std::fflush(stdout);
-    return;
-  }
+// write_file's way: `write` fills a temporary file beside `path` (or a device as it is),
+// which is renamed over it when complete. The temporary file is removed when `write`
+// fails or throws.
+void write_atomically(const std::string& path, const WriteContent& write) {
   struct stat existing {};
   bool exists = ::stat(path.c_str(), &existing) == 0;
   if (exists && !S_ISREG(existing.st_mode)) {
     if (S_ISDIR(existing.st_mode)) user_error("cannot write {}: it is a directory", path);
-    return write_through(path, pieces);
+    return write_through(path, write);
   }
   fs::path target = follow_links(path);
   fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
@@ -177,7 +172,15 @@ void write_file(const std::string& path, std::span<const std::string_view> piece
   mode_t mask = umask(0);
   umask(mask);
   fchmod(fd, exists ? existing.st_mode & 07777 : 0666 & ~mask);
-  bool ok = write_halves(fd, pieces);
+  bool ok = false;
+  try {
+    ok = write(fd);
+  } catch (...) {
+    ::close(fd);
+    std::remove(tmp.c_str());
+    set_pending_file(nullptr);
+    throw;
+  }
   int error = errno;
   if (ok && ::close(fd) != 0) {
     ok = false;
@@ -192,6 +195,46 @@ void write_file(const std::string& path, std::span<const std::string_view> piece
   if (!ok) std::remove(tmp.c_str());
   set_pending_file(nullptr);
   if (!ok) user_error("cannot write {}: {}", path, std::strerror(error));
+}
+
+}  // namespace
+
+void write_file(const std::string& path, std::string_view content) {
+  write_file(path, std::span<const std::string_view>(&content, 1));
+}
+
+void write_file(const std::string& path, std::span<const std::string_view> pieces) {
+  if (path.empty() || path == "-") {
+    for (std::string_view piece : pieces) std::fwrite(piece.data(), 1, piece.size(), stdout);
+    std::fflush(stdout);
+    return;
+  }
+  write_atomically(path, [&](int fd) { return write_halves(fd, pieces); });
+}
+
+void write_file(const std::string& path, const std::function<void(const PutText&)>& produce) {
+  if (path.empty() || path == "-") {
+    produce([](std::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), stdout); });
+    std::fflush(stdout);
+    return;
+  }
+  write_atomically(path, [&](int fd) {
+    bool ok = true, stalled = false;
+    int error = 0;
+    produce([&](std::string_view piece) {
+      if (!ok) return;
+      ok = write_all(fd, piece);
+      error = errno;
+      if (!stalled) stall_for_tests();  // after the first piece: the file is begun
+      stalled = true;
+    });
+    errno = error;  // that of the failed write: making the later pieces may have changed it
+    return ok;
+  });
+}
+
+void write_tape_file(const std::string& path, const Tape& t) {
+  write_file(path, [&](const PutText& put) { write_tape_json(t, put); });
 }
 
 void write_safetensors_file(const std::string& path, const TensorMap& tensors,

@@ -1,6 +1,7 @@
 // File input and output for the subcommands.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -26,6 +27,13 @@ void write_file(const std::string& path, std::string_view content);
 /// write_file of the pieces' concatenation, each written from where it lies: nothing is
 /// joined in memory.
 void write_file(const std::string& path, std::span<const std::string_view> pieces);
+/// Receives the pieces of a text in order.
+using PutText = std::function<void(std::string_view)>;
+/// write_file of the pieces `produce` puts, each written as it comes: a text of gigabytes
+/// (a 10^7-op tape's JSON) is never held whole. A throw from `produce` leaves no file.
+void write_file(const std::string& path, const std::function<void(const PutText&)>& produce);
+/// write_file of the tape's canonical JSON (io/json.h), written as it is made.
+void write_tape_file(const std::string& path, const Tape& t);
 /// Writes `tensors` to `path` as a safetensors file (write_file), each as `as` where given
 /// (write_safetensors), straight from the tensors' own memory.
 void write_safetensors_file(const std::string& path, const TensorMap& tensors,

@@ -93,7 +93,7 @@ std::string positional_digest(const Tape& r) {
 
 }  // namespace
 
-bool same_regions(const std::vector<Tape>& x, const std::vector<Tape>& y) {
+bool same_regions(std::span<const Tape> x, std::span<const Tape> y) {
   if (x.size() != y.size()) return false;
   for (size_t i = 0; i < x.size(); ++i) {
     if (x[i].name != y[i].name || positional_digest(x[i]) != positional_digest(y[i])) return false;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -31,7 +32,7 @@ uint64_t hash_attrs(uint64_t h, const Attrs& attrs);
 bool same_attrs(const Attrs& x, const Attrs& y);
 /// Regions (Op::regions) that compute the same: the same names and tape digests, their
 /// parameters' names not counted (a region's parameters are positional).
-bool same_regions(const std::vector<Tape>& x, const std::vector<Tape>& y);
+bool same_regions(std::span<const Tape> x, std::span<const Tape> y);
 
 /// A call of a commutative primitive on two arguments.
 inline bool commutative(const Op& op) {

@@ -63,9 +63,10 @@ class Layers {
   const Tape& tape() const { return t_; }
   const Scope* of(const Op& op) const {
     if (op.kind != OpKind::input) return t_.scope_of(op.loc);
-    for (size_t dot = op.name.rfind('.'); dot != std::string::npos && dot > 0;
-         dot = op.name.rfind('.', dot - 1)) {
-      auto it = by_name_.find(op.name.substr(0, dot));
+    const std::string_view name = op.name;
+    for (size_t dot = name.rfind('.'); dot != std::string::npos && dot > 0;
+         dot = name.rfind('.', dot - 1)) {
+      auto it = by_name_.find(std::string(name.substr(0, dot)));
       if (it != by_name_.end()) return it->second;
     }
     return nullptr;

@@ -74,7 +74,7 @@ TapeStats tape_stats(const Tape& t) {
         s.input_bytes += bytes_of(type);
         if (!is_float(type.dtype)) break;
         s.parameters += type.size();
-        std::string prefix = op.name.substr(0, op.name.find('.'));
+        std::string prefix(op.name.view().substr(0, op.name.view().find('.')));
         auto [it, fresh] = group_of.try_emplace(prefix, s.groups.size());
         if (fresh) s.groups.push_back({prefix});
         ++s.groups[it->second].inputs;

@@ -21,6 +21,9 @@ inline constexpr int kTapeFormatVersion = 3;
 /// same tape gives the same bytes. Vars are written 1-based (Var::id + 1), so a valid tape,
 /// whose vars are defined in increasing id order, is numbered densely.
 std::string write_tape_json(const Tape& t);
+/// The same text in pieces of about a megabyte, each passed to `put` as it is made: a
+/// 10^7-op tape's 0.9 GB of text is never held whole.
+void write_tape_json(const Tape& t, const std::function<void(std::string_view)>& put);
 
 /// Reads a tape from JSON text; `source` names the text in messages ("model.json",
 /// "<stdin>"). Keys may come in any order and with any whitespace; var ids need only be

@@ -1,7 +1,9 @@
 // Writes the canonical JSON form of a tape (docs/tape-format.md). Everything is appended to
-// one string: a tape of 10^6 ops must be written in well under a second.
+// one string (or to one piece of a megabyte at a time): a tape of 10^6 ops must be written
+// in well under a second.
 #include <fmt/format.h>
 
+#include <functional>
 #include <iterator>
 #include <span>
 
@@ -23,10 +25,12 @@ class Writer {
     }
   }
 
-  std::string write() {
+  // The whole text, or with `put`, the text in pieces of about kPiece bytes passed to it
+  // as they are made ("" returned).
+  std::string write(const std::function<void(std::string_view)>* put = nullptr) {
     // Canonical ops take 60-200 bytes; an ample reserve is untouched address space until
     // written, where a short one costs a copy of the whole text and its page faults.
-    out_.reserve(160 * t_->ops.size() + 256);
+    out_.reserve(put != nullptr ? kPiece + (kPiece >> 2) : 160 * t_->ops.size() + 256);
     int version = !t_->scopes.empty() ? 3 : has_regions(*t_) ? 2 : 1;
     fmt::format_to(std::back_inserter(out_),
                    "{{\"format\":\"{}\",\"version\":{},\"name\":", kTapeFormat, version);
@@ -44,6 +48,10 @@ class Writer {
     for (size_t i = 0; i < t_->ops.size(); ++i) {
       op(t_->ops[i]);
       out_ += i + 1 < t_->ops.size() ? ",\n" : "\n";
+      if (put != nullptr && out_.size() >= kPiece) {
+        (*put)(out_);
+        out_.clear();
+      }
     }
     out_ += "],\n\"outputs\":[\n";
     for (size_t i = 0; i < t_->outputs.size(); ++i) {
@@ -54,7 +62,9 @@ class Writer {
       out_ += i + 1 < t_->outputs.size() ? "},\n" : "}\n";
     }
     out_ += "]}\n";
-    return std::move(out_);
+    if (put == nullptr) return std::move(out_);
+    (*put)(out_);
+    return "";
   }
 
  private:
@@ -258,6 +268,7 @@ class Writer {
     out_ += ']';
   }
 
+  static constexpr size_t kPiece = size_t{1} << 20;
   const Tape* t_;  // the tape whose ops are being written: the outermost, or a region
   std::string out_;
   std::vector<std::string> loc_prefix_;  // "\"path: for each file, quoted, without the line
@@ -267,6 +278,10 @@ class Writer {
 
 std::string write_tape_json(const Tape& t) {
   return Writer(t).write();
+}
+
+void write_tape_json(const Tape& t, const std::function<void(std::string_view)>& put) {
+  Writer(t).write(&put);
 }
 
 }  // namespace ytape

@@ -35,8 +35,8 @@ struct Mark {
   Attrs attrs;
   std::vector<std::string> args, outs;
   int nodes = 1;
-  std::string digest;         ///< group_digest of the nodes, when the mark was written
-  std::vector<Tape> regions;  ///< a region op's (a while_loop's), written as tape JSON
+  std::string digest;        ///< group_digest of the nodes, when the mark was written
+  RareVector<Tape> regions;  ///< a region op's (a while_loop's), written as tape JSON
 };
 
 /// A digest of the `nodes` nodes of `g` from `first` on (each node whole, but for the first

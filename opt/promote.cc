@@ -19,7 +19,7 @@ Type promoted(Type t) {
   return t;
 }
 
-std::vector<uint8_t> widen(const std::vector<uint8_t>& bytes, DType from) {
+std::vector<uint8_t> widen(std::span<const uint8_t> bytes, DType from) {
   size_t size = dtype_size(from), n = bytes.size() / size;
   std::vector<uint8_t> out(n * sizeof(double));
   for (size_t i = 0; i < n; ++i) {
@@ -60,7 +60,7 @@ Tape promoted_tape(const Tape& t) {
         const Type& type = t.type(op.outs[0]);
         map.set(op.outs[0],
                 b.constant(promoted(type),
-                           narrow(type.dtype) ? widen(op.value, type.dtype) : op.value));
+                           narrow(type.dtype) ? RareBytes(widen(op.value, type.dtype)) : op.value));
         break;
       }
       case OpKind::call: {

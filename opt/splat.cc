@@ -7,7 +7,7 @@
 
 namespace ytape {
 
-std::optional<double> splat_value(const std::vector<uint8_t>& bytes, DType dtype) {
+std::optional<double> splat_value(std::span<const uint8_t> bytes, DType dtype) {
   size_t size = dtype_size(dtype);
   if (bytes.size() < size) return std::nullopt;
   for (size_t i = size; i < bytes.size(); i += size) {

@@ -87,7 +87,7 @@ class Matcher {
     if (i == kNone || t_.ops[i].kind != OpKind::constant) return false;
     const Type& type = t_.type(c);
     if (type.size() != 1 || type.dtype != t_.type(like).dtype) return false;
-    const std::vector<uint8_t>& bytes = t_.ops[i].value;
+    const RareBytes& bytes = t_.ops[i].value;
     return std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b == 0; });
   }
 

@@ -28,7 +28,7 @@ Attrs widened(const Attrs& attrs) {
   return out;
 }
 
-std::vector<uint8_t> widened(const std::vector<uint8_t>& bytes) {
+std::vector<uint8_t> widened(std::span<const uint8_t> bytes) {
   std::vector<uint8_t> out(bytes.size() * 2);
   for (size_t i = 0; i < bytes.size() / 2; ++i) {
     uint16_t h;

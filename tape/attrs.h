@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include "tape/compact.h"
 #include "tape/dtype.h"
 
 namespace ytape {
@@ -68,7 +69,7 @@ class Attrs {
 
  private:
   const AttrValue& get(std::string_view name, AttrKind kind) const;
-  std::vector<Attr> items_;
+  RareVector<Attr> items_;  // one pointer: most ops have none
 };
 
 }  // namespace ytape

@@ -106,7 +106,7 @@ Op& Builder::append_leaf(OpKind kind, Type type) {
   return op;
 }
 
-Var Builder::constant(Type type, std::vector<uint8_t> bytes) {
+Var Builder::constant(Type type, RareBytes bytes) {
   if (type.rank() > 0) {  // a number's shape is fine; long scalar programs make many
     std::string problem = shape_problem(type.shape);
     if (!problem.empty()) user_error("constant: {}", problem);
@@ -180,7 +180,7 @@ const Op& Builder::record(Prim p, VarList args, const Attrs& attrs) {
   return record(p, std::move(args), attrs, {});
 }
 
-const Op& Builder::record(Prim p, VarList args, const Attrs& attrs, std::vector<Tape> regions) {
+const Op& Builder::record(Prim p, VarList args, const Attrs& attrs, RareVector<Tape> regions) {
   const PrimInfo& info = prim_info(p);
   if (info.arity != kVariadic && static_cast<int>(args.size()) != info.arity) {
     fail(p, fmt::format("takes {} argument{}, got {}", info.arity, info.arity == 1 ? "" : "s",

@@ -35,7 +35,7 @@ class Builder {
   /// a trace, for `gradient` in the model language, captures the outer trace's values so).
   Var capture(std::string name, Type type);
   /// An inline constant; `bytes` holds the elements column-major in native layout.
-  Var constant(Type type, std::vector<uint8_t> bytes);
+  Var constant(Type type, RareBytes bytes);
   /// A constant tensor of `shape` with every element `value` (converted to `dtype`).
   Var constant(DType dtype, double value, Shape shape = {});
   /// Applies a primitive and returns its outputs.
@@ -46,7 +46,7 @@ class Builder {
   /// `outs`), without copying them out; the reference is valid until the next op is added.
   const Op& record(Prim p, VarList args, const Attrs& attrs = {});
   /// `record` of a region op (Prim::scan), which takes its regions (Op::regions).
-  const Op& record(Prim p, VarList args, const Attrs& attrs, std::vector<Tape> regions);
+  const Op& record(Prim p, VarList args, const Attrs& attrs, RareVector<Tape> regions);
   /// scan (docs/regions.md): `body` run `length` times on (consts, carries, the slice t of
   /// each xs on its last dim), yielding (carries', y_t); returns the final carries, then
   /// the ys stacked on a new last dim.

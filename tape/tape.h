@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tape/attrs.h"
+#include "tape/compact.h"
 #include "tape/dtype.h"
 #include "tape/op_attrs.h"
 #include "tape/prim.h"
@@ -40,25 +41,27 @@ struct Scope {
 
 enum class OpKind : uint8_t { input, constant, call };
 
-/// One op. Inputs have a name and one output; constants have one output and an inline
-/// literal; calls have a primitive, arguments, attributes and `prim_info(prim).outputs`
-/// outputs (region ops: as many as their regions give).
 struct Tape;
 
+/// One op. Inputs have a name and one output; constants have one output and an inline
+/// literal; calls have a primitive, arguments, attributes and `prim_info(prim).outputs`
+/// outputs (region ops: as many as their regions give). The fields few ops have take one
+/// pointer each while empty (tape/compact.h): an op is 96 bytes, which is most of what a
+/// tape of millions of ops holds.
 struct Op {
   OpKind kind = OpKind::call;
   Prim prim{};
+  Loc loc;
   VarList args;
   VarList outs;
   Attrs attrs;
-  std::string name;            ///< inputs only
-  std::vector<uint8_t> value;  ///< constants only: elements, column-major, native layout
+  RareString name;  ///< inputs only
+  RareBytes value;  ///< constants only: elements, column-major, native layout
   /// Region ops only (scan): the tapes it holds, each named (Tape::name) by its role
   /// ("body"). A region numbers its vars from %1; its inputs are its parameters, its
   /// outputs (unnamed) what it yields; it reads nothing of the tape around it, and its
   /// locations refer to the files of the outermost tape. docs/regions.md.
-  std::vector<Tape> regions;
-  Loc loc;
+  RareVector<Tape> regions;
 };
 
 /// A named output of the tape.

@@ -127,6 +127,22 @@ TEST_CASE("json: reading gives the same tape, writing it again the same bytes") 
   CHECK(write_tape_json(t) == kSampleJson);
 }
 
+TEST_CASE("json: the text written in pieces is the text written whole") {
+  Builder b("chain");  // about 3 MB of text: a few pieces of a megabyte
+  Var s = b.input("x", Type{DType::f32, {}});
+  for (int i = 0; i < 20000; ++i) s = b.add(b.sin(s), b.constant(DType::f32, 0.5 + i));
+  b.output(s, "y");
+  Tape t = b.finish();
+  std::string whole = write_tape_json(t), joined;
+  int pieces = 0;
+  write_tape_json(t, [&](std::string_view piece) {
+    joined += piece;
+    ++pieces;
+  });
+  CHECK(pieces > 1);
+  CHECK(joined == whole);
+}
+
 TEST_CASE("json: floats, integers and strings survive a round trip exactly") {
   Builder b("weird \"name\"\n\\ \xc3\xa9");
   b.add_meta("tab\there", "\x01 control");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <unordered_map>
 
 #include "cli/commands.h"
 #include "cli/io.h"
@@ -72,15 +73,19 @@ TensorMap rank_inputs(const Tape& t, const RunOptions& o, const Communicator& gr
   return inputs;
 }
 
-// After a run with --carry: each carried output becomes the input it carries into.
-void carry(const Tape& t, const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
-           const std::vector<Tensor>& outs, TensorMap& inputs) {
-  for (auto [k, i] : pairs) {
-    std::string_view name = t.ops[i].name;
-    for (auto& [given, tensor] : inputs) {
-      if (given == name) tensor = outs[k];
-    }
+// For --carry: (output, position in `inputs`) for each (output, input) pair, looked up
+// once, so that each run's carry is a copy per pair.
+std::vector<std::pair<size_t, size_t>> carry_places(
+    const Tape& t, const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
+    const TensorMap& inputs) {
+  std::unordered_map<std::string_view, size_t> place;
+  for (size_t k = 0; k < inputs.size(); ++k) place.emplace(inputs[k].first, k);
+  std::vector<std::pair<size_t, size_t>> places;
+  for (auto [output, input] : pairs) {
+    auto it = place.find(t.ops[input].name);
+    if (it != place.end()) places.emplace_back(output, it->second);  // else: the run names it
   }
+  return places;
 }
 
 }  // namespace
@@ -137,8 +142,11 @@ Run setup_run(CLI::App& sub) {
     TensorMap inputs = group != nullptr
                            ? rank_inputs(t, *o, *group)
                            : gather_inputs(t, o->inputs, o->random, o->seed, o->skip_extra);
-    std::vector<std::pair<uint32_t, uint32_t>> carried;
-    if (o->carry) options.donate = carried = carry_pairs(t, source_name(o->tape));
+    std::vector<std::pair<size_t, size_t>> carried;  // (output, place in inputs)
+    if (o->carry) {
+      options.donate = carry_pairs(t, source_name(o->tape));
+      carried = carry_places(t, options.donate, inputs);
+    }
     Executor executor(t, options);
     executor.set_random_key(o->seed);
     executor.set_communicator(group.get());
@@ -158,7 +166,7 @@ Run setup_run(CLI::App& sub) {
       auto start = std::chrono::steady_clock::now();
       outs = executor.run(inputs);
       auto end = std::chrono::steady_clock::now();
-      carry(t, carried, outs, inputs);
+      for (auto [output, place] : carried) inputs[place].second = outs[output];
       ms.push_back(std::chrono::duration<double, std::milli>(end - start).count());
       if (!o->profile_out.empty() && measured) {
         traced.push_back({std::chrono::duration<double>(start - origin).count(),

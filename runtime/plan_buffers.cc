@@ -88,6 +88,13 @@ int64_t SlotPool::pack(std::vector<int64_t>& offsets) const {
   return arena;
 }
 
+// Whether the step's output is its argument's bytes seen anew (a reshape, stop_gradient),
+// which shares its slot whenever it may.
+bool is_view(const Plan::Step& step) {
+  return step.entry == KernelTable::entry(Prim::reshape) ||
+         step.entry == KernelTable::entry(Prim::stop_gradient);
+}
+
 class BufferPlanner {
  public:
   explicit BufferPlanner(Plan& p)
@@ -195,9 +202,7 @@ bool BufferPlanner::may_donate(uint32_t out, uint32_t in,
   if (last > s) return false;
   const Plan::Step& step = p_.steps[s];
   if (p_.copy_of[out] >= 0) return true;
-  bool view = step.entry == KernelTable::entry(Prim::reshape) ||
-              step.entry == KernelTable::entry(Prim::stop_gradient);
-  return p_.table->in_place[step.entry] && !view && p_.outs(step)[0].id == out;
+  return p_.table->in_place[step.entry] && !is_view(step) && p_.outs(step)[0].id == out;
 }
 
 // A value read only by a reshape that makes it a tape output (or a value so written) is
@@ -279,8 +284,7 @@ void BufferPlanner::leave(int slot, size_t s) {
 // buffer per activation, as in-place ReLU does elsewhere, and a reshape's copy.
 int BufferPlanner::shared_slot(const Plan::Step& step, Var out, size_t index) const {
   if (!p_.table->in_place[step.entry] || out != p_.outs(step)[0]) return kNoSlot;
-  bool view = step.entry == KernelTable::entry(Prim::reshape) ||
-              step.entry == KernelTable::entry(Prim::stop_gradient);
+  const bool view = is_view(step);
   const Type& type = t_.type(out);
   for (Var a : p_.args(step)) {
     const Type& at = t_.type(a);

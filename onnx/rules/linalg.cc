@@ -40,9 +40,21 @@ Var onnx_matmul(Importer& im, Var a, Var b) {
   // A vector a is a row (1, K), its tape form (K, 1); a vector b is a column (K, 1), (1, K).
   if (sa.size() == 1) a = im.reshape(a, {sa[0], 1});
   if (sb.size() == 1) b = im.reshape(b, {1, sb[0]});
-  Shape batch = broadcast_batch(im.type(a).shape, im.type(b).shape);
-  Var y = im.op<Prim::matmul>({to_batch(im, b, batch), to_batch(im, a, batch)});
-  Shape out = im.type(y).shape;  // (N, M, batch...)
+  Shape ta = im.type(a).shape, tb = im.type(b).shape;
+  Shape batch = broadcast_batch(ta, tb);
+  Shape out{tb[0], ta[1]};  // (N, M, batch...)
+  out.insert(out.end(), batch.begin(), batch.end());
+  Var y;
+  if (!batch.empty() && std::all_of(tb.begin() + 2, tb.end(), [](int64_t d) { return d == 1; })) {
+    // One matrix b for every matrix of a (a Linear layer on a sequence): a's columns side by
+    // side, (K, M * batch), are one product, with no copy of b per batch and one weight
+    // gradient rather than a sum over the batch.
+    int64_t columns = 1;
+    for (size_t i = 1; i < ta.size(); ++i) columns *= ta[i];
+    y = im.op<Prim::matmul>({im.reshape(b, {tb[0], tb[1]}), im.reshape(a, {ta[0], columns})});
+  } else {
+    y = im.op<Prim::matmul>({to_batch(im, b, batch), to_batch(im, a, batch)});
+  }
   if (sb.size() == 1) out.erase(out.begin());
   if (sa.size() == 1) out.erase(out.begin() + (sb.size() == 1 ? 0 : 1));
   return im.reshape(y, out);

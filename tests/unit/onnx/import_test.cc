@@ -211,6 +211,48 @@ TEST_CASE("MatMul broadcasts batch dims and takes vectors as ONNX does") {
   CHECK(values(y[1]) == want_z);
 }
 
+TEST_CASE("MatMul of a batch by one matrix is one product, the matrix not copied per batch") {
+  Model m;
+  m.input("a", {2, 2, 3});
+  m.input("b", {3, 2});
+  m.node("MatMul", {"a", "b"}, {"y"});  // a Linear layer on a sequence
+  m.node("MatMul", {"b", "a"}, {"z"});  // no fold: one b for each matrix of a, on the left
+  m.output("y");
+  m.output("z");
+  OnnxImport imported = m.import();
+  int products = 0, copies = 0;
+  for (const Op& op : imported.tape.ops) {
+    products += op.prim == Prim::matmul && imported.tape.types[op.args[0].id].shape.size() == 2;
+    copies += op.prim == Prim::broadcast_to;
+  }
+  CHECK(products == 1);
+  CHECK(copies == 1);  // b broadcast for z
+  std::vector<float> a = iota_floats(12), b = iota_floats(6, 1);
+  std::vector<float> want_y, want_z;
+  for (int k = 0; k < 2; ++k) {
+    for (int i = 0; i < 2; ++i) {
+      for (int j = 0; j < 2; ++j) {
+        float s = 0;
+        for (int l = 0; l < 3; ++l) s += a[k * 6 + i * 3 + l] * b[l * 2 + j];
+        want_y.push_back(s);
+      }
+    }
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 3; ++j) {
+        float s = 0;
+        for (int l = 0; l < 2; ++l) s += b[i * 2 + l] * a[k * 6 + l * 3 + j];
+        want_z.push_back(s);
+      }
+    }
+  }
+  std::vector<Tensor> y =
+      run(imported, {{"a", onnx_tensor({2, 2, 3}, a)}, {"b", onnx_tensor({3, 2}, b)}});
+  CHECK(y[0].shape() == Shape{2, 2, 2});
+  CHECK(values(y[0]) == want_y);
+  CHECK(y[1].shape() == Shape{3, 3, 2});
+  CHECK(values(y[1]) == want_z);
+}
+
 TEST_CASE("the same model gives byte-identical tapes and weights") {
   OnnxImport a = gemm_model().import(), b = gemm_model().import();
   CHECK(write_tape_json(a.tape) == write_tape_json(b.tape));

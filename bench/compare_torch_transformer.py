@@ -12,7 +12,11 @@ context 64, batch 32); `large` is 6 layers, width 512, 8 heads, context 256, bat
 each, samples/gpt.jl with those numbers is traced (`train_step`: forward, gradient and
 AdamW's update; `next_character_loss`: the forward pass and the loss) and PyTorch builds
 the same model (explicit q, k, v and output projections, causal mask, tanh GELU,
-pre-norm blocks) from the example weights of the trace.
+pre-norm blocks) from the example weights of the trace. ytape's gradient tapes go through
+`ytape remat --policy all-but-elementwise` (the values a few elementwise ops compute again
+are not kept for the backward: GELU's and LayerNorm's intermediates), as a user short of
+memory runs them; the step's FLOPs are counted without what that recomputes. The step
+without it is timed too ("nothing recomputed"), against the same PyTorch step.
 
 1. Check: the loss and every parameter's gradient (`ytape grad --wrt model` of the loss
    tape) against PyTorch's on the same weights and a random batch; the largest relative
@@ -52,6 +56,11 @@ CONFIGS = {
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compare_torch import (TUNED_GLIBC, fma_peak, read_safetensors, run,  # noqa: E402
                            step_flops, write_safetensors)
+
+
+# What ytape's gradient tapes keep for their backward: all but the values a few elementwise
+# ops compute again (GELU's and LayerNorm's intermediates; docs/remat.md).
+REMAT = ["--policy", "all-but-elementwise"]
 
 
 def run_measured(cmd, env=None):
@@ -158,7 +167,8 @@ def check(ytape, config, work, tolerance):
 
     program = program_for(config, work)
     files = {k: os.path.join(work, k) for k in
-             ("step.json", "loss.json", "grad.json", "init.safetensors", "batch.safetensors")}
+             ("step.json", "step_remat.json", "loss.json", "grad.json", "grad_remat.json",
+              "init.safetensors", "batch.safetensors")}
     run([ytape, "trace", program, "-f", "train_step", "model", "opt_state", "step", "tokens",
          "-o", files["step.json"], "--save-inputs", files["init.safetensors"]])
     run([ytape, "opt", files["step.json"], "-o", files["step.json"]])
@@ -166,6 +176,9 @@ def check(ytape, config, work, tolerance):
          files["loss.json"]])
     run([ytape, "grad", files["loss.json"], "--wrt", "model", "-o", files["grad.json"]])
     run([ytape, "opt", files["grad.json"], "-o", files["grad.json"]])
+    run([ytape, "remat", files["step.json"], *REMAT, "--forward", "out.loss", "-o",
+         files["step_remat.json"]])
+    run([ytape, "remat", files["grad.json"], *REMAT, "-o", files["grad_remat.json"]])
     weights = read_safetensors(files["init.safetensors"])
     del weights["tokens"]  # the example batch: the random one below replaces it
     write_safetensors(files["init.safetensors"], weights)
@@ -178,7 +191,7 @@ def check(ytape, config, work, tolerance):
     loss = model(ids[:, :-1], ids[:, 1:])
     loss.backward()
     out = os.path.join(work, "grads.safetensors")
-    run([ytape, "run", files["grad.json"], "--inputs", files["init.safetensors"],
+    run([ytape, "run", files["grad_remat.json"], "--inputs", files["init.safetensors"],
          files["batch.safetensors"], "--skip-extra", "-o", out])
     mine = read_safetensors(out)
     loss_diff = abs(float(mine["out"]) - loss.item()) / abs(loss.item())
@@ -213,6 +226,8 @@ def onnx_files(ytape, model, ids, work):
     run([ytape, "import", path, "-o", tape, "--weights", weights])
     run([ytape, "grad", tape, "-o", grad])
     run([ytape, "opt", grad, "-o", grad])
+    run([ytape, "remat", grad, *REMAT, "-o", grad.replace(".json", "_remat.json")])
+    grad = grad.replace(".json", "_remat.json")
     import numpy as np
     batch = os.path.join(work, "onnx_batch.safetensors")
     write_safetensors(batch, {"ids": ids[:, :-1].numpy().astype(np.int64),
@@ -306,7 +321,8 @@ def timing(args, ytape, config, files, onnx, work):
     inputs = [files["init.safetensors"], files["batch.safetensors"]]
     # label: (tape, its inputs, what PyTorch runs for it)
     rows = {"forward": (files["loss.json"], inputs, "forward"),
-            "step": (files["step.json"], inputs, "step"),
+            "step": (files["step_remat.json"], inputs, "step"),
+            "step, nothing recomputed": (files["step.json"], inputs, "step"),
             "ONNX forward": (*onnx["forward"], "forward"),
             "ONNX forward + backward": (*onnx["step"], "backward")}
     runs = {label: ([], []) for label in rows}  # (ytape's, PyTorch's) (ms, MB) per round

@@ -70,8 +70,10 @@ Run setup_remat(CLI::App& sub) {
                  "(200MB, 1.5GiB) or a share of the tape's present peak (50%)");
   sub.add_option("--policy", o->policy,
                  "What may be kept besides segment ends: dots (matmul and convolution outputs), "
-                 "nothing, everything (default), or primitives separated by commas; without "
-                 "--budget all of it is kept and the rest recomputed");
+                 "nothing, everything (default), all-but-elementwise (all but the values a few "
+                 "elementwise ops compute again from kept ones: an activation's "
+                 "intermediates), or primitives separated by commas; without --budget all of "
+                 "it is kept and the rest recomputed");
   sub.add_option("--forward", o->forward,
                  "The outputs of the forward part (default: every output not named grad.* or "
                  "tangent.*)")
@@ -84,7 +86,7 @@ Run setup_remat(CLI::App& sub) {
     RematOptions options;
     options.forward_outputs = o->forward;
     if (!o->budget.empty()) parse_budget(o->budget, options);
-    if (!o->policy.empty()) options.saveable = remat_policy(o->policy);
+    if (!o->policy.empty()) set_remat_policy(options, o->policy);
     refuse_overwrites({{"TAPE", o->tape}}, {{"-o", o->out}, {"--stats-out", o->stats_out}});
     PhaseLog phases;
     Tape t = load_tape(o->tape);

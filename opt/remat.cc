@@ -49,6 +49,44 @@ PlanChoices plan_choices(const Tape& t) {
   return c;
 }
 
+// The primitive a policy judges op i by: its own, or for a reshape (a view: keeping it
+// holds its source's buffer) that of the op its argument comes from.
+Prim judged_prim(const Tape& t, const Analysis& a, size_t i) {
+  while (t.ops[i].prim == Prim::reshape) {
+    int32_t p = a.producer[t.ops[i].args[0].id];
+    if (p < 0) break;
+    i = static_cast<size_t>(p);
+  }
+  return t.ops[i].prim;
+}
+
+// Per op: whether the backward part reads its value and RematOptions::recompute_elementwise
+// recomputes it: an elementwise op (or a reshape) that at most kMaxRecomputedChain
+// elementwise ops compute again from what is kept. In forward order, each op's chain is
+// its own plus its arguments' (a value read twice counted twice: an upper bound); a value
+// that is kept, pinned, an input or a constant costs nothing, one of another op that is
+// not kept cannot be had.
+std::vector<uint8_t> cheaply_recomputed(const Tape& t, const Analysis& a) {
+  constexpr int kNever = kMaxRecomputedChain + 1;
+  std::vector<uint8_t> boundary(t.ops.size(), 0), recomputed(t.ops.size(), 0);
+  for (size_t i : a.boundary) boundary[i] = 1;
+  std::vector<int> chain(t.ops.size(), 0);  // 0 where nothing is recomputed
+  for (size_t i : a.forward_ops) {
+    const Op& op = t.ops[i];
+    bool view = op.prim == Prim::reshape, elementwise = prim_info(op.prim).elementwise();
+    int c = kNever;
+    if ((view || elementwise) && !a.pinned[i]) {
+      c = elementwise ? 1 : 0;
+      for (Var v : op.args) {
+        if (a.producer[v.id] >= 0) c = std::min(c + chain[a.producer[v.id]], kNever);
+      }
+    }
+    recomputed[i] = boundary[i] && c < kNever;
+    chain[i] = recomputed[i] || !(boundary[i] || a.pinned[i]) ? c : 0;
+  }
+  return recomputed;
+}
+
 std::string mib(int64_t bytes) {
   return fmt::format("{:.1f} MiB", bytes / 1048576.0);
 }
@@ -58,8 +96,24 @@ class Search {
   Search(const Tape& t, const RematOptions& o)
       : t_(t), a_(remat::analyze(t, o.forward_outputs)), plan_(plan_choices(t)) {
     a_.work_bytes = plan_.work_bytes;
+    std::vector<uint8_t> recomputed;
+    if (o.recompute_elementwise) recomputed = cheaply_recomputed(t, a_);
     for (size_t i : a_.boundary) {
-      if (!o.saveable || std::ranges::count(*o.saveable, t.ops[i].prim)) saveable_.push_back(i);
+      bool keep = o.recompute_elementwise
+                      ? !recomputed[i]
+                      : !o.saveable || std::ranges::count(*o.saveable, judged_prim(t, a_, i));
+      if (keep) saveable_.push_back(i);
+    }
+    // A value the backward part does not read, of an op the policy names, is kept for the
+    // recomputations that read it (JAX's policies: a matmul under the bias added to it).
+    if (o.saveable && !o.recompute_elementwise) {
+      std::vector<uint8_t> boundary(t.ops.size(), 0);
+      for (size_t i : a_.boundary) boundary[i] = 1;
+      for (size_t i : a_.forward_ops) {
+        if (!boundary[i] && !a_.pinned[i] && std::ranges::count(*o.saveable, t.ops[i].prim)) {
+          sources_.push_back(i);
+        }
+      }
     }
     // Most FLOPs per byte kept first: what is dearest to recompute for the memory it holds
     // (a batch norm whose backward reads only its statistics before all).
@@ -79,12 +133,14 @@ class Search {
   const std::vector<std::string>& algorithms() const { return plan_.algorithms; }
   int64_t peak_before() const { return plan_.peak; }
   size_t num_saveable() const { return saveable_.size(); }
+  const std::vector<size_t>& sources() const { return sources_; }
 
   // The ops a choice keeps: the pinned ones, the segment ends, the `densest` saveable ones.
   std::vector<uint8_t> kept(const std::vector<size_t>& ends, size_t densest) const {
     std::vector<uint8_t> kept = a_.pinned;
     for (size_t i : ends) kept[i] = 1;
     for (size_t k = 0; k < densest; ++k) kept[saveable_[k]] = 1;
+    for (size_t i : sources_) kept[i] = 1;
     return kept;
   }
 
@@ -174,6 +230,7 @@ class Search {
   Analysis a_;
   PlanChoices plan_;
   std::vector<size_t> saveable_;   // boundary ops the policy may keep, densest first
+  std::vector<size_t> sources_;    // other forward ops the policy names: kept
   std::vector<int64_t> op_bytes_;  // per forward op: the bytes of its outputs
   int64_t forward_bytes_ = 0;
 };
@@ -231,6 +288,7 @@ RematResult result_of(const Tape& t, const Search& search, const std::vector<uin
   r.recomputed_flops = s.recomputed_flops;
   r.recomputed_ops = s.recomputed_ops;
   for (size_t i : search.analysis().boundary) r.kept += kept[i];
+  r.kept += search.sources().size();
   for (size_t i : search.analysis().forward_ops) r.segments += kept[i] && search.analysis().cut[i];
   return r;
 }
@@ -266,16 +324,30 @@ RematResult fit(const Tape& t, const Search& search, int64_t budget) {
 }  // namespace
 
 RematResult rematerialize(const Tape& t, const RematOptions& o) {
-  if (!o.budget_bytes && !o.budget_share && !o.saveable) {
+  if (!o.budget_bytes && !o.budget_share && !o.saveable && !o.recompute_elementwise) {
     user_error("remat: give a budget (--budget 50%, --budget 200MB) or a policy (--policy dots)");
   }
   Search search(t, o);
   if (!o.budget_bytes && !o.budget_share) {
-    return result_of(t, search, search.kept({}, search.num_saveable()));
+    RematResult r = result_of(t, search, search.kept({}, search.num_saveable()));
+    // Elementwise values are recomputed for memory alone: where the plan finds none saved
+    // (ResNet-18's relus, whose batch norm's outputs are kept anyway), the tape stays.
+    if (o.recompute_elementwise && r.peak_after >= r.peak_before) {
+      return result_of(t, search, std::vector<uint8_t>(t.ops.size(), 1));
+    }
+    return r;
   }
   int64_t budget = o.budget_bytes ? *o.budget_bytes
                                   : static_cast<int64_t>(*o.budget_share * search.peak_before());
   return fit(t, search, budget);
+}
+
+void set_remat_policy(RematOptions& o, const std::string& name) {
+  if (name == "all-but-elementwise") {
+    o.recompute_elementwise = true;
+  } else {
+    o.saveable = remat_policy(name);
+  }
 }
 
 std::vector<Prim> remat_policy(const std::string& name) {
@@ -287,11 +359,11 @@ std::vector<Prim> remat_policy(const std::string& name) {
   for (std::string word; std::getline(words, word, ',');) {
     std::optional<Prim> p = find_prim(word);
     if (!p) {
-      std::vector<std::string> known = {"dots", "nothing", "everything"};
+      std::vector<std::string> known = {"dots", "nothing", "everything", "all-but-elementwise"};
       for (Prim q : all_prims()) known.emplace_back(prim_info(q).name);
       user_error(
           "remat: unknown policy or primitive '{}'{} (policies: dots, nothing, everything, "
-          "or primitives separated by commas)",
+          "all-but-elementwise, or primitives separated by commas)",
           printable(word), did_you_mean(word, known));
     }
     prims.push_back(*p);

@@ -25,6 +25,12 @@ struct RematOptions {
   /// segments; unset: any. Without a budget every such value is kept and the rest
   /// recomputed (JAX's checkpoint policies).
   std::optional<std::vector<Prim>> saveable;
+  /// Keep every value the backward part reads but those of elementwise ops that at most
+  /// kMaxRecomputedChain elementwise ops compute again from kept values, inputs and
+  /// constants (an activation's intermediates: GELU's eight, a LayerNorm's scaled values);
+  /// reshapes along the way are free. Overrides `saveable` (policy "all-but-elementwise").
+  /// Without a budget, a tape whose plan this would not lower is returned as it is.
+  bool recompute_elementwise = false;
   /// The outputs the forward part computes; empty: every output not named `grad.*` or
   /// `tangent.*`.
   std::vector<std::string> forward_outputs;
@@ -37,7 +43,8 @@ struct RematResult {
   double flops_before = 0;                  ///< tape_flops of the tape
   double recomputed_flops = 0;              ///< of the ops it recomputes
   size_t recomputed_ops = 0;
-  size_t kept = 0;      ///< forward ops whose values the backward part reads as computed
+  size_t kept =
+      0;  ///< forward ops whose values the backward part (or its recomputations) reads as computed
   size_t segments = 0;  ///< cut ops among them (docs/remat.md): segment ends
 };
 
@@ -55,9 +62,18 @@ struct RematResult {
 /// backward part, or when neither a budget nor a policy is given.
 RematResult rematerialize(const Tape& t, const RematOptions& options);
 
+/// The longest chain of elementwise ops that RematOptions::recompute_elementwise recomputes
+/// in place of keeping its value.
+inline constexpr int kMaxRecomputedChain = 16;
+
 /// The primitives of a policy name: "dots" (matmul and convolutions: JAX's
 /// dots_saveable), "nothing" (only segment ends), "everything", or primitive names
-/// separated by commas. UserError naming the closest word for an unknown one.
+/// separated by commas. A reshape of a kept value is kept with it. UserError naming the
+/// closest word for an unknown one.
 std::vector<Prim> remat_policy(const std::string& name);
+
+/// Sets `o`'s policy from its name: "all-but-elementwise" (recompute_elementwise) or any name
+/// remat_policy takes.
+void set_remat_policy(RematOptions& o, const std::string& name);
 
 }  // namespace ytape

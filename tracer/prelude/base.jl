@@ -269,11 +269,11 @@ rand!(A::AbstractArray) = (A .= rand(eltype(A), size(A)...); A)
 function glorot_uniform(dims...)
   fan_in, fan_out = fans(dims)
   scale = sqrt(24f0 / (fan_in + fan_out))
-  (rand(Float32, dims...) .- 0.5f0) .* scale
+  _scaled_rand(Float32, 0.5f0, scale, dims...)  # (rand(Float32, dims...) .- 0.5f0) .* scale
 end
 glorot_normal(dims...) = randn(Float32, dims...) .* sqrt(2f0 / sum(fans(dims)))
 kaiming_uniform(dims...; gain=sqrt(2f0)) =
-  (rand(Float32, dims...) .- 0.5f0) .* (2 * gain * sqrt(3f0 / fans(dims)[1]))
+  _scaled_rand(Float32, 0.5f0, 2 * gain * sqrt(3f0 / fans(dims)[1]), dims...)
 kaiming_normal(dims...; gain=sqrt(2f0)) = randn(Float32, dims...) .* (gain / sqrt(fans(dims)[1]))
 zeros32(dims...) = zeros(Float32, dims...)
 ones32(dims...) = ones(Float32, dims...)

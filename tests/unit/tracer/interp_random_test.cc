@@ -73,6 +73,25 @@ j = rand(Float32, 4)
                   "Flux.dropout(MersenneTwister(1), x, 0.9)") == "(true, true)");
 }
 
+TEST_CASE("the uniform initializers are (rand .- 0.5f0) .* scale, at top level and traced") {
+  // At top level the draw is shifted and scaled in its own buffer: the same bits.
+  std::string p = R"(
+seed!(7); a = glorot_uniform(30, 20)
+seed!(7); b = (rand(Float32, 30, 20) .- 0.5f0) .* sqrt(24f0 / 50)
+seed!(7); c = Flux.kaiming_uniform(8, 9)
+seed!(7); d = (rand(Float32, 8, 9) .- 0.5f0) .* (2 * sqrt(2f0) * sqrt(3f0 / fans((8, 9))[1]))
+seed!(7); e = _scaled_rand(Float32, 0.5f0, Float64(2), 5)
+seed!(7); f = (rand(Float32, 5) .- 0.5f0) .* Float64(2)
+)";
+  CHECK(eval_show(p, "a == b, c == d, eltype(a), e == f, eltype(e), rand(Float32) != a[1]") ==
+        "(true, true, Float32, true, Float64, true)");
+  // Traced, a draw of the tape and the two ops.
+  std::string text =
+      trace_text("g(x) = sum(x .* glorot_uniform(3, 2))\nx = ones(Float32, 3, 2)", "g", {"x"});
+  CHECK(text.find("rand(dtype=f32, shape=[3,2]") != std::string::npos);
+  CHECK(text.find("sub(") != std::string::npos);
+}
+
 TEST_CASE("a number drawn inside f.(x) is one draw per element, as Julia calls f per element") {
   std::string p = R"(
 seed!(2)

@@ -43,8 +43,7 @@ struct RematResult {
   double flops_before = 0;                  ///< tape_flops of the tape
   double recomputed_flops = 0;              ///< of the ops it recomputes
   size_t recomputed_ops = 0;
-  size_t kept =
-      0;  ///< forward ops whose values the backward part (or its recomputations) reads as computed
+  size_t kept = 0;      ///< forward ops kept for the backward part and its recomputations
   size_t segments = 0;  ///< cut ops among them (docs/remat.md): segment ends
 };
 

@@ -67,7 +67,6 @@ class RareVector {
   void clear() { p_.reset(); }
 
   operator std::span<const T>() const { return {data(), size()}; }  // NOLINT: a view
-  std::vector<T> vector() const { return p_ ? *p_ : std::vector<T>{}; }
 
   friend bool operator==(const RareVector& a, const RareVector& b) {
     return std::ranges::equal(a, b);
@@ -90,9 +89,6 @@ class RareArray {
   RareArray() = default;
   RareArray(std::span<const Char> items) { assign(items.data(), items.size()); }  // NOLINT
   RareArray(const std::vector<Char>& v) { assign(v.data(), v.size()); }           // NOLINT
-  /// A copy of the items as a vector.
-  std::vector<Char> vector() const { return {begin(), end()}; }
-  RareArray(std::initializer_list<Char> items) { assign(items.begin(), items.size()); }
   RareArray(const RareArray& o) { assign(o.data(), o.size()); }
   RareArray(RareArray&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
   RareArray& operator=(const RareArray& o) {
@@ -167,10 +163,8 @@ class RareString : public RareArray<char> {
   RareString& operator=(const char* s) { return *this = std::string_view(s); }
 
   std::string_view view() const { return {data(), size()}; }
-  operator std::string_view() const { return view(); }  // NOLINT: a view
-  operator std::string() const { return str(); }        // NOLINT: a copy
-  std::string str() const { return std::string(view()); }
-  const char* c_str() const { return p_ ? p_->items : ""; }
+  operator std::string_view() const { return view(); }          // NOLINT: a view
+  operator std::string() const { return std::string(view()); }  // NOLINT: a copy
 
   friend bool operator==(const RareString& a, const RareString& b) { return a.view() == b.view(); }
   friend bool operator==(const RareString& a, std::string_view b) { return a.view() == b; }

@@ -43,7 +43,7 @@ Tape sample() {
   Var c = b.constant(f32({5}), bytes_of<float>({1.5f, 0.1f, std::nanf(""), kInf, -kInf}));
   b.constant({DType::f64, {2}}, bytes_of<double>({0.1, -2.0}));
   b.constant({DType::i64, {2, 2}}, bytes_of<int64_t>({1, -2, 3, INT64_MAX}));
-  b.constant({DType::boolean, {2}}, {1, 0});
+  b.constant({DType::boolean, {2}}, std::vector<uint8_t>{1, 0});
   b.set_loc({b.intern_file("samples/model.jl"), 3});
   Var s = b.sin(x);
   b.set_loc({});

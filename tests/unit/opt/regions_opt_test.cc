@@ -109,8 +109,8 @@ TEST_CASE("inline: a cond on a constant is its branch, a scan of length 1 its bo
     Var x = b.input("x", {DType::f64, {3}}), w = b.input("w", {DType::f64, {3}});
     Var h0 = b.input("h0", {DType::f64, {3}});
     Var xs = b.input("xs", {DType::f64, {3, 1}});
-    std::vector<Var> y =
-        b.cond(b.constant(DType::boolean, side ? 1.0 : 0.0), {x, w}, cond->regions.vector());
+    std::vector<Var> y = b.cond(b.constant(DType::boolean, side ? 1.0 : 0.0), {x, w},
+                                std::vector<Tape>(cond->regions.begin(), cond->regions.end()));
     std::vector<Var> r = b.scan({w}, {h0}, {xs}, wasteful_body(), 1);
     b.output(b.add(y[0], r[0]), "out");
     b.output(r[1], "ys");

@@ -64,7 +64,8 @@ TEST_CASE("x * 0 is 0 for integers only; 0 - x and constants that are not splats
   Var x_zero = b.constant(DType::f32, 0.0);
   b.output(b.mul(x, x_zero), "x0");
   b.output(b.sub(x_zero, x), "minus");
-  Var mixed = b.constant({DType::f32, {2}}, {0, 0, 128, 63, 0, 0, 0, 0});  // [1.0, 0.0]
+  Var mixed =
+      b.constant({DType::f32, {2}}, std::vector<uint8_t>{0, 0, 128, 63, 0, 0, 0, 0});  // [1.0, 0.0]
   b.output(b.mul(x, mixed), "mixed");
   CHECK(after(simplify, b.finish()) ==
         "tape t\n"

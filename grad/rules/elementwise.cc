@@ -97,6 +97,20 @@ Dx erf_vjp(Builder& b, const RuleArgs& r) {
   Var slope = b.mul(scalar(b, x, 1.1283791670955126), gauss);
   return {b.mul(g_of(r), slope)};
 }
+// dx = g * (0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2)), t = tanh(k (x + c x^3)): from
+// x alone, so the backward keeps x and none of the forward's intermediates, and the
+// executor runs the whole as one elementwise group (two reads, one write).
+Dx gelu_vjp(Builder& b, const RuleArgs& r) {
+  Var x = x_of(r);
+  auto c = [&](double v) { return scalar(b, x, v); };
+  const double k = 0.7978845608028654, cubic = 0.044715;
+  Var x2 = b.mul(x, x);
+  Var t = b.tanh(b.mul(c(k), b.add(x, b.mul(c(cubic), b.mul(x2, x)))));
+  Var outer = b.mul(c(0.5), b.add(c(1), t));
+  Var inner_slope = b.mul(c(k), b.add(c(1), b.mul(c(3 * cubic), x2)));
+  Var inner = b.mul(b.mul(b.mul(c(0.5), x), b.sub(c(1), b.mul(t, t))), inner_slope);
+  return {b.mul(g_of(r), b.add(outer, inner))};
+}
 // dx = g / sqrt(1 - x^2)
 Dx asin_vjp(Builder& b, const RuleArgs& r) {
   Var x = x_of(r);
@@ -208,6 +222,7 @@ void register_elementwise_rules(RuleTable& t) {
   t.set(Prim::sigmoid, sigmoid_vjp);
   t.set(Prim::relu, relu_vjp);
   t.set(Prim::softplus, softplus_vjp);
+  t.set(Prim::gelu, gelu_vjp);
   t.set(Prim::erf, erf_vjp);
   t.set(Prim::asin, asin_vjp);
   t.set(Prim::acos, acos_vjp);

@@ -191,6 +191,14 @@ YTAPE_MATH(Tanh, tanh_of(x))
 YTAPE_MATH(Sigmoid, sigmoid_of(x))
 YTAPE_MATH(Softplus, (x > 0 ? x : T(0)) + std::log1p(std::exp(-std::abs(x))))
 YTAPE_MATH(Erf, std::erf(x))
+// gelu as its ops compute it one by one, rounded to T after each (no contraction here):
+// the same bits as the seven ops the prelude's formula traced to before it was one.
+template <typename T>
+T gelu_of(T x) {
+  T inner = T(0.7978845608028654) * (x + T(0.044715) * ((x * x) * x));
+  return (T(0.5) * x) * (T(1) + tanh_of(inner));
+}
+YTAPE_MATH(Gelu, gelu_of(x))
 YTAPE_MATH(Asin, std::asin(x))
 YTAPE_MATH(Acos, std::acos(x))
 YTAPE_MATH(Atan, std::atan(x))
@@ -416,6 +424,7 @@ void register_elementwise_kernels(KernelTable& t) {
   set_unary<Prim::sigmoid, Sigmoid>(t);
   set_unary<Prim::softplus, Softplus>(t);
   set_unary<Prim::erf, Erf>(t);
+  set_unary<Prim::gelu, Gelu>(t);
   set_unary<Prim::asin, Asin>(t);
   set_unary<Prim::acos, Acos>(t);
   set_unary<Prim::atan, Atan>(t);

@@ -666,8 +666,9 @@ Value ifelse(Interpreter& in, Args& args) {
 }
 
 // Primitives of the op list's X_UNARY rows built in otherwise than as the function of their
-// name: floor, ceil and round take Julia's forms, with a type or digits (builtins_core.cc).
-constexpr std::array kSpelledOtherwise = {Prim::floor, Prim::ceil, Prim::round};
+// name: floor, ceil and round take Julia's forms, with a type or digits (builtins_core.cc);
+// gelu is the prelude's function (which a program may redefine, as Flux's), calling _gelu.
+constexpr std::array kSpelledOtherwise = {Prim::floor, Prim::ceil, Prim::round, Prim::gelu};
 
 // Every other X_UNARY primitive is the function of its name (sin, asin, ...): the language
 // grows with the op list.
@@ -685,6 +686,7 @@ void add_math_builtins(BuiltinTable& t) {
 #include "tape/ops.def"
 #undef X
   t.insert(t.end(), {
+                        {"_gelu", unary<Prim::gelu>},
                         {"+", plus},
                         {"-", minus},
                         {"*", times},

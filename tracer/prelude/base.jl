@@ -93,7 +93,9 @@ elu(x, α=1) = ifelse(x > 0, x, α * expm1(min(x, 0)))
 celu(x, α=1) = ifelse(x >= 0, x, α * expm1(min(x, 0) / α))
 selu(x) = 1.0507009873554804 * ifelse(x > 0, x, 1.6732632423543772 * expm1(min(x, 0)))
 # NNlib's gelu, the tanh approximation of x Φ(x).
-gelu(x) = 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x^3)))
+# One primitive: its backward reads x alone (0.5 * x * (1 + tanh(0.7978845608028654 * (x +
+# 0.044715 * x^3))) was seven ops, whose backward kept their values).
+gelu(x) = _gelu(x)
 # NNlib's gelu_erf, x Φ(x) exactly (ONNX's Gelu, PyTorch's default); gelu_tanh is gelu.
 gelu_erf(x) = 0.5 * x * (1 + erf(x / 1.4142135623730951))
 gelu_tanh(x) = gelu(x)

@@ -76,7 +76,7 @@ using Ints = std::vector<int64_t>;
 std::vector<Case> elementwise_cases() {
   std::vector<Case> cases;
   for (Prim p : {Prim::neg, Prim::exp, Prim::expm1, Prim::abs, Prim::sin, Prim::cos, Prim::tanh,
-                 Prim::sigmoid, Prim::relu, Prim::softplus, Prim::erf, Prim::atan}) {
+                 Prim::sigmoid, Prim::relu, Prim::softplus, Prim::erf, Prim::atan, Prim::gelu}) {
     cases.push_back(unary(p, {3, 4}));
     cases.push_back(unary(p, {}));
   }

@@ -197,6 +197,19 @@ TEST_CASE("erf, floor, ceil and round export as their ONNX namesakes") {
   check_round_trip(t);
 }
 
+TEST_CASE("gelu exports as the ops it rounds like and imports back to the same values") {
+  for (DType d : {DType::f32, DType::f64}) {
+    Builder b("gelu");
+    Var x = b.input("x", Type{d, {3, 4}});
+    b.output(b.gelu(x), "y");
+    Tape t = b.finish();
+    std::vector<std::string> types = op_types(exported(t));
+    CHECK(std::count(types.begin(), types.end(), "Tanh") == 1);
+    CHECK(std::count(types.begin(), types.end(), "Mul") == 6);
+    check_round_trip(t);
+  }
+}
+
 TEST_CASE("stop_gradient exports as an Identity marked with it and imports back as itself") {
   Builder b("stop");
   Var x = b.input("x", Type{DType::f32, {2, 3}});

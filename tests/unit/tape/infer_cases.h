@@ -39,6 +39,7 @@ inline const std::vector<Good>& good_cases() {
       {Prim::sigmoid, {"f32[10,32]"}, {}, "f32[10,32]"},
       {Prim::relu, {"i64[3]"}, {}, "i64[3]"},
       {Prim::softplus, {"f32[3]"}, {}, "f32[3]"},
+      {Prim::gelu, {"f32[3]"}, {}, "f32[3]"},
       {Prim::erf, {"f64[2,3]"}, {}, "f64[2,3]"},
       {Prim::asin, {"f32[3]"}, {}, "f32[3]"},
       {Prim::acos, {"f64[]"}, {}, "f64[]"},

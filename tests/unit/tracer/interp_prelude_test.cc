@@ -1,4 +1,6 @@
 // The prelude's layers and losses: traced tapes compute what the interpreter computes.
+#include <fmt/format.h>
+
 #include "interp_helpers.h"
 
 namespace ytape::tracer::testing {
@@ -32,6 +34,18 @@ losses(z, y) = (mse(z, y), sum(softmax(z)), logsumexp(z; dims=1), sum(logsoftmax
   CHECK(text.find("batchnorm_with_stats(") != std::string::npos);
   CHECK(text.find("max_pool2d(") != std::string::npos);
   CHECK(text.find("avg_pool2d(") != std::string::npos);
+}
+
+TEST_CASE("gelu is one primitive with the bits of NNlib's formula written out") {
+  for (const char* type : {"Float32", "Float64"}) {
+    std::string x = fmt::format("x = collect({}, -6:0.125:6)", type);
+    CHECK(eval_show(x,
+                    "gelu.(x) == 0.5 .* x .* (1 .+ tanh.(0.7978845608028654 .* (x .+ "
+                    "0.044715 .* (x .* x .* x)))), gelu(2.0) == gelu_tanh(2.0)") == "(true, true)");
+  }
+  std::string text = trace_text("f(x) = sum(gelu.(x))", "f", {"f32[3]"});
+  CHECK(text.find("gelu(") != std::string::npos);
+  CHECK(text.find("tanh(") == std::string::npos);
 }
 
 TEST_CASE("prelude values match their definitions") {

@@ -60,6 +60,13 @@ Prim judged_prim(const Tape& t, const Analysis& a, size_t i) {
   return t.ops[i].prim;
 }
 
+// Per op: whether it is one of a.boundary (a forward op whose values the backward reads).
+std::vector<uint8_t> boundary_flags(const Tape& t, const Analysis& a) {
+  std::vector<uint8_t> is(t.ops.size(), 0);
+  for (size_t i : a.boundary) is[i] = 1;
+  return is;
+}
+
 // Per op: whether the backward part reads its value and RematOptions::recompute_elementwise
 // recomputes it: an elementwise op (or a reshape) that at most kMaxRecomputedChain
 // elementwise ops compute again from what is kept. In forward order, each op's chain is
@@ -68,8 +75,7 @@ Prim judged_prim(const Tape& t, const Analysis& a, size_t i) {
 // not kept cannot be had.
 std::vector<uint8_t> cheaply_recomputed(const Tape& t, const Analysis& a) {
   constexpr int kNever = kMaxRecomputedChain + 1;
-  std::vector<uint8_t> boundary(t.ops.size(), 0), recomputed(t.ops.size(), 0);
-  for (size_t i : a.boundary) boundary[i] = 1;
+  std::vector<uint8_t> boundary = boundary_flags(t, a), recomputed(t.ops.size(), 0);
   std::vector<int> chain(t.ops.size(), 0);  // 0 where nothing is recomputed
   for (size_t i : a.forward_ops) {
     const Op& op = t.ops[i];
@@ -107,8 +113,7 @@ class Search {
     // A value the backward part does not read, of an op the policy names, is kept for the
     // recomputations that read it (JAX's policies: a matmul under the bias added to it).
     if (o.saveable && !o.recompute_elementwise) {
-      std::vector<uint8_t> boundary(t.ops.size(), 0);
-      for (size_t i : a_.boundary) boundary[i] = 1;
+      std::vector<uint8_t> boundary = boundary_flags(t, a_);
       for (size_t i : a_.forward_ops) {
         if (!boundary[i] && !a_.pinned[i] && std::ranges::count(*o.saveable, t.ops[i].prim)) {
           sources_.push_back(i);

@@ -37,6 +37,18 @@ bool has_prim(const Tape& t, Prim p) {
   return false;
 }
 
+// Appends the row-major (m, n) product of row-major x (m, inner) and y (inner, n) to out.
+void append_product(std::vector<float>& out, const float* x, const float* y, int m, int inner,
+                    int n) {
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) {
+      float s = 0;
+      for (int l = 0; l < inner; ++l) s += x[i * inner + l] * y[l * n + j];
+      out.push_back(s);
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("Gemm: initializers are weight inputs, and y = x W^T + b") {
@@ -193,14 +205,8 @@ TEST_CASE("MatMul broadcasts batch dims and takes vectors as ONNX does") {
   std::vector<float> a = iota_floats(12), b = iota_floats(6, 1), v = {1, 0, -1};
   std::vector<float> want_y, want_z;
   for (int k = 0; k < 2; ++k) {
-    for (int i = 0; i < 2; ++i) {
-      for (int j = 0; j < 2; ++j) {
-        float s = 0;
-        for (int l = 0; l < 3; ++l) s += a[k * 6 + i * 3 + l] * b[l * 2 + j];
-        want_y.push_back(s);
-      }
-      want_z.push_back(a[k * 6 + i * 3] - a[k * 6 + i * 3 + 2]);
-    }
+    append_product(want_y, &a[k * 6], b.data(), 2, 3, 2);
+    for (int i = 0; i < 2; ++i) want_z.push_back(a[k * 6 + i * 3] - a[k * 6 + i * 3 + 2]);
   }
   std::vector<Tensor> y = run(m.import(), {{"a", onnx_tensor({2, 1, 2, 3}, a)},
                                            {"b", onnx_tensor({3, 2}, b)},
@@ -230,20 +236,8 @@ TEST_CASE("MatMul of a batch by one matrix is one product, the matrix not copied
   std::vector<float> a = iota_floats(12), b = iota_floats(6, 1);
   std::vector<float> want_y, want_z;
   for (int k = 0; k < 2; ++k) {
-    for (int i = 0; i < 2; ++i) {
-      for (int j = 0; j < 2; ++j) {
-        float s = 0;
-        for (int l = 0; l < 3; ++l) s += a[k * 6 + i * 3 + l] * b[l * 2 + j];
-        want_y.push_back(s);
-      }
-    }
-    for (int i = 0; i < 3; ++i) {
-      for (int j = 0; j < 3; ++j) {
-        float s = 0;
-        for (int l = 0; l < 2; ++l) s += b[i * 2 + l] * a[k * 6 + l * 3 + j];
-        want_z.push_back(s);
-      }
-    }
+    append_product(want_y, &a[k * 6], b.data(), 2, 3, 2);
+    append_product(want_z, b.data(), &a[k * 6], 3, 2, 3);
   }
   std::vector<Tensor> y =
       run(imported, {{"a", onnx_tensor({2, 2, 3}, a)}, {"b", onnx_tensor({3, 2}, b)}});

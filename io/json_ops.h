@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -147,6 +148,7 @@ class OpBuilder {
   const VarTable::Entry* find(int64_t id) const { return vars_.find(id); }
 
  private:
+  std::optional<Prim> cached_prim(std::string_view name);
   void check_keys(uint32_t allowed, uint32_t required, std::string_view what);
   void set_loc();
   void require_one_out(std::string_view what);
@@ -170,6 +172,7 @@ class OpBuilder {
   VarTable vars_;
   std::string file_;  // the file of the last location, and its index in the new tape
   uint32_t file_index_ = 0;
+  std::optional<Prim> prim_cache_[64];  // cached_prim's table
 };
 
 }  // namespace ytape::json_internal

@@ -5,6 +5,7 @@
 // separate function, and anything nested deeper is refused at its first bracket. Each op
 // object is read into an OpRecord, which json_ops.cc checks and builds.
 #include <algorithm>
+#include <array>
 #include <unordered_set>
 
 #include "io/json.h"
@@ -23,9 +24,11 @@ enum TopKey : uint8_t { kFormat, kVersion, kTapeName, kMeta, kScopes, kOps, kOut
 constexpr std::string_view kTopKeys[kNumTopKeys] = {"format", "version", "name",   "meta",
                                                     "scopes", "ops",     "outputs"};
 
+// The index of `key` in `keys`, or -1. The search starts at `from`: keys come in canonical
+// order, so the one after the last found is usually next.
 template <size_t N>
-int find_key(const std::string_view (&keys)[N], std::string_view key) {
-  for (size_t i = 0; i < N; ++i) {
+int find_key(const std::string_view (&keys)[N], std::string_view key, size_t from = 0) {
+  for (size_t n = 0, i = from % N; n < N; ++n, i = i + 1 == N ? 0 : i + 1) {
     if (same(keys[i], key)) return static_cast<int>(i);
   }
   return -1;
@@ -245,14 +248,18 @@ class TapeReader {
     rec_.regions.clear();
     lex_.expect('{', "an op (a JSON object)");
     if (lex_.consume('}')) return;
+    int k = -1;
     do {
       int64_t line = lex_.line();
-      std::string_view key = lex_.key();
-      int k = find_key(kOpKeys, key);
+      k = next_op_key(k);
       if (k < 0) {
-        lex_.fail(line, "unknown key {} in an op (expected {})", shown(key), key_list(kOpKeys));
+        std::string_view key = lex_.key();
+        k = find_key(kOpKeys, key);
+        if (k < 0) {
+          lex_.fail(line, "unknown key {} in an op (expected {})", shown(key), key_list(kOpKeys));
+        }
       }
-      if (rec_.has(k)) lex_.fail(line, "duplicate key \"{}\" in an op", key);
+      if (rec_.has(k)) lex_.fail(line, "duplicate key \"{}\" in an op", kOpKeys[k]);
       rec_.seen |= bit(k);
       rec_.key_line[k] = line;
       switch (static_cast<OpKey>(k)) {
@@ -290,6 +297,21 @@ class TapeReader {
           break;
       }
     } while (lex_.more('}'));
+  }
+
+  // The key after key `last` in canonical order (the writer's) if the text has it next,
+  // written as the writer writes it: "key": with nothing between. -1 if it has not: the
+  // caller reads the key whatever it is.
+  int next_op_key(int last) {
+    static const auto tokens = [] {
+      std::array<std::string, kNumOpKeys> t;
+      for (int k = 0; k < kNumOpKeys; ++k) t[k] = fmt::format("\"{}\":", kOpKeys[k]);
+      return t;
+    }();
+    for (int k = last + 1; k < kNumOpKeys; ++k) {
+      if (lex_.literal(tokens[k])) return k;
+    }
+    return -1;
   }
 
   void read_regions() {
@@ -415,11 +437,13 @@ class TapeReader {
     std::string why;
     do {
       int64_t line = lex_.line();
-      Type t;
-      if (!parse_type(lex_.string("a type such as \"f32[3]\""), &t, &why)) {
-        lex_.fail(line, "{}", why);
+      std::string_view text = lex_.string("a type such as \"f32[3]\"");
+      // Runs of ops share a type: the last one parsed is kept with its text.
+      if (text != last_type_text_ || text.empty()) {
+        if (!parse_type(text, &last_type_, &why)) lex_.fail(line, "{}", why);
+        last_type_text_ = text;
       }
-      rec_.types.push_back(std::move(t));
+      rec_.types.push_back(last_type_);
     } while (lex_.more(']'));
   }
 
@@ -464,6 +488,8 @@ class TapeReader {
   std::vector<PendingOutput> outputs_;
   std::string name_;
   std::vector<std::pair<std::string, std::string>> meta_;
+  std::string last_type_text_;  // the text of the last type read, and that type
+  Type last_type_;
 };
 
 }  // namespace

@@ -639,6 +639,69 @@ TEST_CASE("json errors: strings") {
         "\xf0\x9f\x98\x80 \xc3\xa9 \xf0\x9f\x98\x80");
 }
 
+// The reader's fast paths (strings scanned 16 bytes a step, var ids, keys in canonical
+// order, a type repeated from the op before) must judge what the general ones judge.
+TEST_CASE("json errors: past the reader's fast paths") {
+  auto named = [](std::string_view name) {
+    return read_tape_json(
+        tape_json(fmt::format(R"({{"out":[1],"op":"input","name":"{}","type":["f32[]"]}})", name)),
+        "t.json");
+  };
+  // A character that ends the plain run at every offset of the first two 16-byte steps.
+  for (size_t at = 0; at < 40; ++at) {
+    std::string pad(at, 'a');
+    CHECK(named(pad + "\\u0041z").ops[0].name == pad + "Az");
+    CHECK(named(pad + "\xc3\xa9").ops[0].name == pad + "\xc3\xa9");
+    CHECK_THROWS_WITH_AS(named(pad + "\t"),
+                         "t.json:4: raw control character 0x09 in a string; write it as \\u0009",
+                         UserError);
+    CHECK_THROWS_WITH_AS(named(pad + "\xff"), "t.json:4: invalid UTF-8 in a string", UserError);
+    // The text ends inside the string, fewer than 16 bytes on.
+    CHECK_THROWS_WITH_AS(read_tape_json("{\"format\":\"" + pad, "t.json"),
+                         "t.json:1: unterminated string", UserError);
+  }
+  auto sin_of = [](std::string_view arg) {
+    return read_tape_json(
+        tape_json(std::string(kInputX) + ",\n" +
+                  fmt::format(R"({{"out":[2],"op":"sin","args":[{}],"type":["f32[3]"]}})", arg)),
+        "t.json");
+  };
+  CHECK(sin_of("1").ops.size() == 2);
+  CHECK(sin_of(" 1 ").ops.size() == 2);
+  CHECK_THROWS_WITH_AS(sin_of("01"), "t.json:5: a number cannot have a leading 0", UserError);
+  CHECK_THROWS_WITH_AS(sin_of("1.5"), "t.json:5: a var id must be an integer, got 1.5", UserError);
+  CHECK_THROWS_WITH_AS(sin_of("1e0"), "t.json:5: a var id must be an integer, got 1e0", UserError);
+  CHECK_THROWS_WITH_AS(sin_of("0"), "t.json:5: var ids are positive integers, got 0", UserError);
+  CHECK_THROWS_WITH_AS(sin_of("123456789012345678"),
+                       "t.json:5: sin: var 123456789012345678 is not defined by an earlier op",
+                       UserError);
+  CHECK_THROWS_WITH_AS(sin_of("9223372036854775807"),
+                       "t.json:5: sin: var 9223372036854775807 is not defined by an earlier op",
+                       UserError);
+  CHECK_THROWS_WITH_AS(sin_of("9223372036854775808"),
+                       "t.json:5: integer 9223372036854775808 does not fit in 64 bits", UserError);
+  // A key given again after later ones, and one out of canonical order.
+  CHECK_THROWS_WITH_AS(read_tape_json(tape_json(R"({"out":[1],"op":"input","out":[2]})"), "t.json"),
+                       "t.json:4: duplicate key \"out\" in an op", UserError);
+  CHECK(read_tape_json(tape_json(R"({"op":"input","type":["f32[3]"],"out":[1],"name":"x"})"),
+                       "t.json")
+            .ops.size() == 1);
+  // A type repeated, then another, then one that is not a type.
+  std::string ops =
+      std::string(kInputX) + ",\n" + R"({"out":[2],"op":"sin","args":[1],"type":["f32[3]"]},)" +
+      "\n" + R"({"out":[3],"op":"sum","args":[2],"attrs":{"dims":[1]},"type":["f32[]"]},)" + "\n";
+  CHECK(read_tape_json(tape_json(ops + R"({"out":[4],"op":"sin","args":[3],"type":["f32[]"]})"),
+                       "t.json")
+            .ops.size() == 4);
+  CHECK_THROWS_WITH_AS(
+      read_tape_json(tape_json(ops + R"({"out":[4],"op":"sin","args":[3],"type":["f32[3]"]})"),
+                     "t.json"),
+      "t.json:7: sin: the file says f32[3] but the inferred type is f32[]", UserError);
+  CHECK_THROWS_WITH_AS(
+      read_tape_json(tape_json(ops + R"({"out":[4],"op":"sin","args":[3],"type":[""]})"), "t.json"),
+      "t.json:7: '' is not a type such as f32[3,4]", UserError);
+}
+
 TEST_CASE("json errors: locations") {
   CHECK_THROWS_WITH_AS(
       read_tape_json(

@@ -92,13 +92,21 @@ class Lexer {
     return rest_of_string();
   }
   /// Consumes `token` if the text continues with exactly it, without skipping anything.
+  /// Meant for short tokens: a mismatch is usually seen at the first bytes.
   bool literal(std::string_view token) {
-    if (static_cast<size_t>(end_ - p_) < token.size() ||
-        std::memcmp(p_, token.data(), token.size()) != 0) {
-      return false;
+    if (static_cast<size_t>(end_ - p_) < token.size()) return false;
+    for (size_t i = 0; i < token.size(); ++i) {
+      if (p_[i] != static_cast<unsigned char>(token[i])) return false;
     }
     p_ += token.size();
     return true;
+  }
+  /// A string as string() reads it, lasting as long as the text: a view into the text, or
+  /// one into `storage` where the string had escapes (or non-ASCII text) to decode.
+  std::string_view lasting_string(std::string& storage) {
+    std::string_view s = string();
+    if (s.data() == buffer_.data()) return storage.assign(s);
+    return s;
   }
   /// An object key and the ':' after it.
   std::string_view key() {

@@ -139,7 +139,7 @@ void OpBuilder::build_input() {
   require_one_out("input");
   Var v;
   try {
-    v = b_.input(rec_.name, rec_.types[0]);
+    v = b_.input(std::string(rec_.name), rec_.types[0]);
   } catch (const UserError& e) {
     lex_.fail(rec_.line, "{}", e.what());
   }

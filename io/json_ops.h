@@ -117,7 +117,8 @@ struct OpRecord {
   int64_t line = 0;   ///< of the op's '{'
   uint32_t seen = 0;  ///< bit k: key k was given
   int64_t key_line[kNumOpKeys] = {};
-  std::string op, name, loc;
+  std::string_view op, name, loc;  ///< lasting_string()s
+  std::string op_storage, name_storage, loc_storage;
   int64_t scope = 0;
   std::vector<int64_t> out, args;
   std::vector<Literal> value;

@@ -267,10 +267,10 @@ class TapeReader {
           read_ids(rec_.out);
           break;
         case kOp:
-          rec_.op = lex_.string();
+          rec_.op = lex_.lasting_string(rec_.op_storage);
           break;
         case kName:
-          rec_.name = lex_.string();
+          rec_.name = lex_.lasting_string(rec_.name_storage);
           break;
         case kValue:
           read_literals();
@@ -285,7 +285,7 @@ class TapeReader {
           read_types();
           break;
         case kLoc:
-          rec_.loc = lex_.string();
+          rec_.loc = lex_.lasting_string(rec_.loc_storage);
           break;
         case kScope:
           rec_.scope = lex_.integer("\"scope\"");

@@ -2,6 +2,7 @@
 // in one pass, with a VarMap from the old tape's vars to the new ones.
 #pragma once
 
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -9,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "tape/allocator.h"
 #include "tape/op_attrs.h"
 #include "tape/tape.h"
 
@@ -142,6 +144,8 @@ class Builder {
   Op& append_leaf(OpKind kind, Type type);
   // Appends an empty op and room for `outs` more vars.
   Op& append_op(size_t outs);
+  // Tells the page warmer how far the tape's buffers are written; starts it for a big tape.
+  void warm();
   // The output types of `p` on `args` with normalized `attrs`; valid until the next call.
   const std::vector<Type>& infer(Prim p, const VarList& args, const Attrs& attrs,
                                  std::span<const Tape> regions);
@@ -163,6 +167,7 @@ class Builder {
   std::unordered_set<std::string> input_names_;
   std::vector<ScalarInference> scalar_inferences_;  // by primitive, once used
   std::vector<Type> inferred_;                      // the latest other inference
+  std::unique_ptr<PageWarmer> warmer_;              // for a big tape only
 };
 
 /// Old var -> new var, indexed by the old var's id.

@@ -5,9 +5,11 @@
 
 #include <functional>
 #include <iterator>
+#include <memory>
 #include <span>
 
 #include "io/json.h"
+#include "tape/allocator.h"
 #include "tape/error.h"
 
 namespace ytape {
@@ -31,6 +33,10 @@ class Writer {
     // Canonical ops take 60-200 bytes; an ample reserve is untouched address space until
     // written, where a short one costs a copy of the whole text and its page faults.
     out_.reserve(put != nullptr ? kPiece + (kPiece >> 2) : 160 * t_->ops.size() + 256);
+    // The whole text of a big tape: its pages are faulted in on another core as it grows.
+    std::unique_ptr<PageWarmer> warmer;
+    if (put == nullptr && out_.capacity() >= PageWarmer::kWorthFrom)
+      warmer = std::make_unique<PageWarmer>();
     int version = !t_->scopes.empty() ? 3 : has_regions(*t_) ? 2 : 1;
     fmt::format_to(std::back_inserter(out_),
                    "{{\"format\":\"{}\",\"version\":{},\"name\":", kTapeFormat, version);
@@ -51,6 +57,9 @@ class Writer {
       if (put != nullptr && out_.size() >= kPiece) {
         (*put)(out_);
         out_.clear();
+      }
+      if (warmer != nullptr && (i & 1023) == 0) {
+        warmer->update(0, out_.data(), out_.size(), out_.capacity());
       }
     }
     out_ += "],\n\"outputs\":[\n";

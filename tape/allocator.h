@@ -26,6 +26,8 @@ class PageWarmer {
  public:
   static constexpr int kBuffers = 2;
   static constexpr size_t kAhead = size_t{4} << 20;
+  /// Below this many bytes a buffer is not worth a thread.
+  static constexpr size_t kWorthFrom = size_t{32} << 20;
 
   PageWarmer();
   ~PageWarmer();

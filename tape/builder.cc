@@ -88,8 +88,8 @@ Var Builder::capture(std::string name, Type type) {
 // Big tapes have their next pages faulted in on another core (PageWarmer); a reserve()
 // of a big tape starts it before the first op.
 void Builder::warm() {
-  constexpr size_t kFrom = size_t{32} << 20;  // bytes of ops: about 350,000 ops
-  if (warmer_ == nullptr && tape_.ops.capacity() * sizeof(Op) < kFrom) return;
+  // From about 350,000 ops.
+  if (warmer_ == nullptr && tape_.ops.capacity() * sizeof(Op) < PageWarmer::kWorthFrom) return;
   if (warmer_ == nullptr) warmer_ = std::make_unique<PageWarmer>();
   warmer_->update(0, tape_.ops.data(), tape_.ops.size() * sizeof(Op),
                   tape_.ops.capacity() * sizeof(Op));

@@ -128,9 +128,11 @@ TEST_CASE("json: reading gives the same tape, writing it again the same bytes") 
 }
 
 TEST_CASE("json: the text written in pieces is the text written whole") {
-  Builder b("chain");  // about 3 MB of text: a few pieces of a megabyte
+  // About 14 MB of text: pieces of a megabyte, and the whole text big enough to have its
+  // pages faulted in on another core as it is written (PageWarmer).
+  Builder b("chain");
   Var s = b.input("x", Type{DType::f32, {}});
-  for (int i = 0; i < 20000; ++i) s = b.add(b.sin(s), b.constant(DType::f32, 0.5 + i));
+  for (int i = 0; i < 80000; ++i) s = b.add(b.sin(s), b.constant(DType::f32, 0.5 + i));
   b.output(s, "y");
   Tape t = b.finish();
   std::string whole = write_tape_json(t), joined;

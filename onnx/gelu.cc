@@ -1,0 +1,137 @@
+// The matcher walks from each product back through the ops that made its operands: a
+// fixed number of steps per op, so the pass is linear in the tape.
+#include "onnx/gelu.h"
+
+#include <cstring>
+#include <vector>
+
+#include "tape/builder.h"
+
+namespace ytape::onnx_import {
+
+namespace {
+
+constexpr double kHalf = 0.5, kOne = 1, kBeta = 0.7978845608028654, kKappa = 0.044715;
+
+class GeluMatcher {
+ public:
+  explicit GeluMatcher(const Tape& t) : t_(t), def_(t.types.size(), nullptr) {
+    for (const Op& op : t.ops) {
+      for (Var o : op.outs) def_[o.id] = &op;
+    }
+  }
+
+  // x, if `root` (a product) is gelu(x) written out in one of the recognized forms.
+  std::optional<Var> match(const Op& root) const {
+    // 0.5 * (x * (1 + tanh(...))): the half and the product in either order.
+    for (int i = 0; i < 2; ++i) {
+      const Op* p = call(root.args[1 - i], Prim::mul);
+      if (!is_const(root.args[i], kHalf) || p == nullptr) continue;
+      for (int j = 0; j < 2; ++j) {
+        if (tail(p->args[1 - j], p->args[j])) return checked(root, p->args[j]);
+      }
+    }
+    // (0.5 * x) * (1 + tanh(...)).
+    for (int i = 0; i < 2; ++i) {
+      const Op* h = call(root.args[i], Prim::mul);
+      if (h == nullptr) continue;
+      for (int j = 0; j < 2; ++j) {
+        if (is_const(h->args[j], kHalf) && tail(root.args[1 - i], h->args[1 - j])) {
+          return checked(root, h->args[1 - j]);
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  // The op that made `v` if it is a call of `p`, else null.
+  const Op* call(Var v, Prim p) const {
+    const Op* op = def_[v.id];
+    return op != nullptr && op->kind == OpKind::call && op->prim == p ? op : nullptr;
+  }
+
+  // Whether `v` is a constant of one element equal to `value` rounded to its dtype.
+  bool is_const(Var v, double value) const {
+    const Op* op = def_[v.id];
+    const Type& type = t_.type(v);
+    if (op == nullptr || op->kind != OpKind::constant || type.size() != 1) return false;
+    if (type.dtype == DType::f32) {
+      float f = 0;
+      std::memcpy(&f, op->value.data(), 4);
+      return f == static_cast<float>(value);
+    }
+    if (type.dtype == DType::f64) {
+      double d = 0;
+      std::memcpy(&d, op->value.data(), 8);
+      return d == value;
+    }
+    return false;
+  }
+
+  // Binary op `op` with `a` as one operand: the other, if `a` is one.
+  static std::optional<Var> other(const Op* op, Var a) {
+    if (op == nullptr) return std::nullopt;
+    if (op->args[0] == a) return op->args[1];
+    if (op->args[1] == a) return op->args[0];
+    return std::nullopt;
+  }
+
+  // The operand of binary `op` besides the constant `value`, if it has one.
+  std::optional<Var> beside_const(const Op* op, double value) const {
+    if (op == nullptr) return std::nullopt;
+    for (int i = 0; i < 2; ++i) {
+      if (is_const(op->args[i], value)) return op->args[1 - i];
+    }
+    return std::nullopt;
+  }
+
+  // Whether `s` is 1 + tanh(k * (x + c * x^3)).
+  bool tail(Var s, Var x) const {
+    std::optional<Var> t = beside_const(call(s, Prim::add), kOne);
+    const Op* th = t ? call(*t, Prim::tanh) : nullptr;
+    std::optional<Var> sum = th ? beside_const(call(th->args[0], Prim::mul), kBeta) : std::nullopt;
+    std::optional<Var> term = sum ? other(call(*sum, Prim::add), x) : std::nullopt;
+    std::optional<Var> cube = term ? beside_const(call(*term, Prim::mul), kKappa) : std::nullopt;
+    std::optional<Var> square = cube ? other(call(*cube, Prim::mul), x) : std::nullopt;
+    const Op* sq = square ? call(*square, Prim::mul) : nullptr;
+    return sq != nullptr && sq->args[0] == x && sq->args[1] == x;
+  }
+
+  // x, if gelu(x) has the type of the product it replaces.
+  std::optional<Var> checked(const Op& root, Var x) const {
+    const Type& type = t_.type(x);
+    bool floating = type.dtype == DType::f32 || type.dtype == DType::f64;
+    if (!floating || t_.type(root.outs[0]) != type) return std::nullopt;
+    return x;
+  }
+
+  const Tape& t_;
+  std::vector<const Op*> def_;  // by var id: the op that made it
+};
+
+}  // namespace
+
+std::optional<Tape> recognize_gelu(const Tape& t) {
+  GeluMatcher matcher(t);
+  Builder b = Builder::like(t);
+  b.reserve(t.ops.size(), t.types.size());
+  VarMap map(t);
+  size_t found = 0;
+  for (const Op& op : t.ops) {
+    std::optional<Var> x;
+    if (op.kind == OpKind::call && op.prim == Prim::mul) x = matcher.match(op);
+    if (!x) {
+      copy_op(b, t, op, map);
+      continue;
+    }
+    b.set_loc(op.loc);
+    map.set(op.outs[0], b.call1(Prim::gelu, {map[*x]}));
+    ++found;
+  }
+  if (found == 0) return std::nullopt;
+  for (const Output& o : t.outputs) b.output(map[o.var], o.name);
+  return b.finish();
+}
+
+}  // namespace ytape::onnx_import

@@ -11,7 +11,8 @@ namespace ytape::onnx_import {
 
 /// `t` with each tanh-approximation GELU written out as exporters write it made one gelu
 /// op, or nothing if there is none. Recognized: 0.5 * (x * (1 + tanh(k * (x + c * x^3))))
-/// (PyTorch's export) and (0.5 * x) * (1 + tanh(...)) (ytape's), with x^3 as x * x * x,
+/// (PyTorch's export) and (0.5 * x) * (1 + tanh(...)) (ytape's), with x^3 as x * x * x
+/// (as a Pow by 3 imports),
 /// the operands of each product and sum in either order, the constants k = sqrt(2 / pi)
 /// and c = 0.044715 rounded to x's dtype (f32 or f64) with one element each, and the
 /// result of x's type. Both forms give the primitive's bits: multiplying by 0.5 is exact,

@@ -30,6 +30,7 @@ Model written_out_gelu(bool ytape_form = false, float kappa = kKappa) {
   constant(m, "kappa", kappa);
   constant(m, "one", 1);
   constant(m, "half", 0.5f);
+  constant(m, "three", 3);  // for a cube written as Pow
   m.node("Mul", {"x", "x"}, {"xx"});
   m.node("Mul",
          ytape_form ? std::vector<std::string>{"xx", "x"} : std::vector<std::string>{"x", "xx"},
@@ -113,6 +114,16 @@ TEST_CASE("a GELU-like formula that computes something else stays as its ops") {
   CHECK(count(both.tape, Prim::tanh) == 1);
   std::vector<Tensor> y = run(both, {{"x", onnx_tensor({2, 64}, x)}});
   CHECK(values(y[0]) == ops_one_by_one(x));
+  // The cube as Pow(x, 3), which imports as (x * x) * x.
+  Model pow = written_out_gelu();
+  onnx::NodeProto* cube = pow.g().mutable_node(6);
+  REQUIRE(cube->output(0) == "cube");
+  cube->set_op_type("Pow");
+  cube->set_input(0, "x");
+  cube->set_input(1, "three");
+  OnnxImport powered = pow.import();
+  CHECK(count(powered.tape, Prim::gelu) == 1);
+  CHECK(values(run(powered, {{"x", onnx_tensor({2, 64}, x)}})[0]) == ops_one_by_one(x));
   // A product of something else than x in the last step.
   Model shifted = written_out_gelu();
   shifted.g().mutable_node(shifted.g().node_size() - 2)->set_input(0, "xx");

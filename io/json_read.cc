@@ -24,11 +24,9 @@ enum TopKey : uint8_t { kFormat, kVersion, kTapeName, kMeta, kScopes, kOps, kOut
 constexpr std::string_view kTopKeys[kNumTopKeys] = {"format", "version", "name",   "meta",
                                                     "scopes", "ops",     "outputs"};
 
-// The index of `key` in `keys`, or -1. The search starts at `from`: keys come in canonical
-// order, so the one after the last found is usually next.
 template <size_t N>
-int find_key(const std::string_view (&keys)[N], std::string_view key, size_t from = 0) {
-  for (size_t n = 0, i = from % N; n < N; ++n, i = i + 1 == N ? 0 : i + 1) {
+int find_key(const std::string_view (&keys)[N], std::string_view key) {
+  for (size_t i = 0; i < N; ++i) {
     if (same(keys[i], key)) return static_cast<int>(i);
   }
   return -1;

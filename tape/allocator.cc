@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>  // defines __GLIBC__ where it applies
 #include <limits>
+#include <system_error>
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -31,11 +32,18 @@ void keep_freed_memory() {
 #endif
 }
 
-PageWarmer::PageWarmer() : thread_([this] { run(); }) {}
+// A thread that cannot start (a process limit, `ulimit -v` short of its stack) only means
+// the pages are faulted in where they are written, as without a warmer.
+PageWarmer::PageWarmer() {
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (const std::system_error&) {
+  }
+}
 
 PageWarmer::~PageWarmer() {
   stop_.store(true, std::memory_order_relaxed);
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
 // Polls the buffers: a writer fills a few MB in a millisecond or more, so a poll every
@@ -54,18 +62,22 @@ void PageWarmer::run() {
       const char* data = buffers_[i].data.load(std::memory_order_relaxed);
       size_t used = buffers_[i].used.load(std::memory_order_relaxed);
       size_t capacity = buffers_[i].capacity.load(std::memory_order_relaxed);
-      if (data != base[i]) base[i] = data, warmed[i] = 0;
+      if (data != base[i]) {
+        base[i] = data;
+        warmed[i] = 0;
+      }
       if (data == nullptr) continue;
-      auto down = [&](const char* p) { return reinterpret_cast<uintptr_t>(p) / page * page; };
-      uintptr_t from = down(data + std::max(warmed[i], used) + page - 1);
-      uintptr_t to = down(data + std::min(capacity, used + kAhead));
+      const uintptr_t at = reinterpret_cast<uintptr_t>(data);
+      auto down = [&](uintptr_t a) { return a / page * page; };
+      uintptr_t from = down(at + std::max(warmed[i], used) + page - 1);
+      uintptr_t to = down(at + std::min(capacity, used + kAhead));
       // In steps of a quarter of kAhead, and the rest at the buffer's end.
-      if (to <= from || (to < from + kAhead / 4 && to < down(data + capacity))) continue;
+      if (to <= from || (to < from + kAhead / 4 && to < down(at + capacity))) continue;
       if (madvise(reinterpret_cast<void*>(from), to - from, kPopulateWrite) != 0 &&
           errno == EINVAL) {
         return;  // the kernel has no MADV_POPULATE_WRITE
       }
-      warmed[i] = to - reinterpret_cast<uintptr_t>(data);
+      warmed[i] = to - at;
       idle = false;
     }
     if (idle) std::this_thread::sleep_for(std::chrono::microseconds(200));

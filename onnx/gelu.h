@@ -16,7 +16,9 @@ namespace ytape::onnx_import {
 /// the operands of each product and sum in either order, the constants k = sqrt(2 / pi)
 /// and c = 0.044715 rounded to x's dtype (f32 or f64) with one element each, and the
 /// result of x's type. Both forms give the primitive's bits: multiplying by 0.5 is exact,
-/// so where the product is taken does not matter (unless it is subnormal). The ops the
+/// so where the product is taken does not matter, except where it is subnormal and where x
+/// is above half the dtype's largest value (x * 2 overflows in PyTorch's order, and the
+/// primitive gives x, the GELU's value there). The ops the
 /// matched GELU leaves unused stay for dead-code elimination to remove; top-level ops
 /// only, in one pass.
 std::optional<Tape> recognize_gelu(const Tape& t);

@@ -258,9 +258,13 @@ def ytape_time(ytape, tape, inputs, repeat, threads, work, carry):
     """(fastest run in ms, peak growth in MB) of `ytape run --repeat` (a training step with
     --carry: each run goes on from the last one's weights and state, written over them)."""
     common = ["--inputs", *inputs, "--skip-extra", "--threads", str(threads)]
+    # ytape runs with glibc's defaults even where this script was started with PyTorch's
+    # tuned settings: those keep freed memory, which would raise ytape's peak (the large
+    # step's 180 MB read 386).
+    env = {k: v for k, v in os.environ.items() if k not in TUNED_GLIBC}
     out, peak = run_measured([ytape, "run", tape, *common, "--repeat", str(repeat),
-                              *(["--carry"] if carry else [])])
-    _, base = run_measured([ytape, "run", noop_tape(tape, work), *common])
+                              *(["--carry"] if carry else [])], env=env)
+    _, base = run_measured([ytape, "run", noop_tape(tape, work), *common], env=env)
     fastest = float(re.search(r"time: median \S+ ms over \d+ runs \(min (\S+),", out).group(1))
     return fastest, peak - base
 

@@ -73,10 +73,23 @@ std::vector<Var> index_op(Batcher& c, const Op& op) {
   return {c.b().call1(op.prim, {data, idx}, op.attrs)};
 }
 
+// Attention's dims after the first two are independent slices: the batch dim last is one
+// more. The mask, one for every slice, cannot differ between examples.
+std::vector<Var> attention(Batcher& c, const Op& op) {
+  if (c.batched(3)) {
+    user_error("{}'s mask has no batching rule: it must be the same for every example",
+               prim_name(op.prim));
+  }
+  VarList args;
+  for (size_t k = 0; k < c.num_args(); ++k) args.push_back(k == 3 ? c.arg(3) : c.with_batch(k));
+  return c.b().call(op.prim, std::move(args), op.attrs);
+}
+
 // matmul batches over its dims after the second; one of two unbatched takes the batch
 // as B copies, but for a product W * x of an unbatched W, whose x's columns the batch
 // only widens: [K, N, B] as [K, N*B], no copy.
 std::vector<Var> linalg(Batcher& c, const Op& op) {
+  if (op.prim == Prim::attention || op.prim == Prim::attention_backward) return attention(c, op);
   auto m = attrs_of<Prim::matmul>(op.attrs);
   if (!c.batched(0) && c.batched(1) && c.rank(0) == 2 && c.rank(1) == 2 && !m.transpose_b) {
     Var y = c.b().call1(op.prim, {c.arg(0), c.merge_into(c.arg(1), 2)}, op.attrs);

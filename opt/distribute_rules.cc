@@ -200,6 +200,36 @@ bool matmul(Distributor& d, const Op& op) {
   return false;
 }
 
+// attention and attention_backward: a split slice dim (3..) splits every tensor along it
+// but the mask, which every slice shares; an lse (the forward's second output, the
+// backward's sixth argument), without the features' dim, along the dim before it.
+bool attention(Distributor& d, const Op& op) {
+  auto lse_like = [](size_t i) { return i == 5; };
+  int batch = 0;
+  for (size_t i = 0; i < op.args.size(); ++i) {
+    const Place p = d.place(op.args[i]);
+    if (i == 3 || p.kind != Place::split) continue;
+    const int dim = lse_like(i) ? p.dim + 1 : p.dim;
+    if (dim < 3 || (batch != 0 && dim != batch)) return false;
+    batch = dim;
+  }
+  if (batch == 0) return false;
+  VarList args;
+  for (size_t i = 0; i < op.args.size(); ++i) {
+    if (i == 3) {
+      args.push_back(d.replicated(op.args[i]));
+    } else {
+      args.push_back(d.split(op.args[i], lse_like(i) ? batch - 1 : batch));
+    }
+  }
+  const Op& now = d.b().record(op.prim, std::move(args), op.attrs);
+  for (size_t k = 0; k < now.outs.size(); ++k) {
+    const bool lse = op.prim == Prim::attention && k == 1;
+    d.set(op.outs[k], now.outs[k], Place::along(lse ? batch - 1 : batch));
+  }
+  return true;
+}
+
 // Ops on images (WHCN) that treat each image alone: split along N, the 4th dim, the other
 // arguments (weights) whole. `shape` attributes name the global batch: each rank's is its
 // block's.
@@ -306,6 +336,8 @@ std::array<Rule, kNumPrims> make_rules() {
   set(Prim::pad, pad);
   set(Prim::stop_gradient, pass_through);
   set(Prim::matmul, matmul);
+  set(Prim::attention, attention);
+  set(Prim::attention_backward, attention);
   set(Prim::gather, gather);
   set(Prim::scatter_add, scatter_add);
   for (Prim p :

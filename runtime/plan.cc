@@ -38,12 +38,30 @@ void add_fused_step(Plan& p, FusedGroup& g, const Op& at) {
   }
 }
 
-// One step per call op, in tape order, except that a fused group is one step, where the
-// op it runs at was (FusedGroup::at).
+// Per op of `t`: whether the outputs or an effect need it, by a backward sweep as DCE's
+// (opt/dce.h). A traced program leaves values nothing reads (the attention weights that
+// dot_product_attention returns beside the fused primitive's output); they cost no time.
+std::vector<bool> needed_ops(const Tape& t) {
+  std::vector<bool> read(t.types.size(), false), needed(t.ops.size(), false);
+  for (const Output& o : t.outputs) read[o.var.id] = true;
+  for (size_t i = t.ops.size(); i-- > 0;) {
+    const Op& op = t.ops[i];
+    bool need = op.kind == OpKind::call && prim_info(op.prim).effectful();
+    for (Var o : op.outs) need = need || read[o.id];
+    if (!need) continue;
+    needed[i] = true;
+    for (Var a : op.args) read[a.id] = true;
+  }
+  return needed;
+}
+
+// One step per call op that is needed, in tape order, except that a fused group is one
+// step, where the op it runs at was (FusedGroup::at).
 void plan_steps(Plan& p, bool fusion) {
   const Tape& t = *p.tape;
   std::vector<FusedGroup> groups;
   if (fusion) groups = find_fusions(t, *p.table);
+  std::vector<bool> needed = needed_ops(t);
   std::vector<FusedGroup*> group_at(t.ops.size(), nullptr);
   std::vector<bool> in_group(t.ops.size(), false);
   for (FusedGroup& g : groups) {
@@ -54,9 +72,13 @@ void plan_steps(Plan& p, bool fusion) {
     const Op& op = t.ops[i];
     if (op.kind != OpKind::call || in_group[i]) continue;
     if (FusedGroup* g = group_at[i]) {
-      add_fused_step(p, *g, op);
+      // The group's last op, or (batchnorm_relu) its relu, gives its outputs.
+      bool group_needed = needed[i];
+      for (size_t o : g->others) group_needed = group_needed || needed[o];
+      if (group_needed) add_fused_step(p, *g, op);
       continue;
     }
+    if (!needed[i]) continue;
     Kernel k = p.table->kernels[KernelTable::entry(op.prim)];
     if (k == nullptr) user_error("no kernel for primitive {}", prim_name(op.prim));
     add_step(p, k, &op, KernelTable::entry(op.prim), op.args, op.outs);

@@ -107,6 +107,15 @@ class Builder {
   YTAPE_RESULT_##n p(Var x, Var y, Var z, const AttrsOf<Prim::p>& attrs = {}) { \
     return YTAPE_CALL_##n(Prim::p, {x, y, z}, attrs.to_attrs());                \
   }
+#define YTAPE_SHORTHAND_4(p, n)                                                            \
+  YTAPE_RESULT_##n p(Var x1, Var x2, Var x3, Var x4, const AttrsOf<Prim::p>& attrs = {}) { \
+    return YTAPE_CALL_##n(Prim::p, {x1, x2, x3, x4}, attrs.to_attrs());                    \
+  }
+#define YTAPE_SHORTHAND_7(p, n)                                                     \
+  YTAPE_RESULT_##n p(Var x1, Var x2, Var x3, Var x4, Var x5, Var x6, Var x7,        \
+                     const AttrsOf<Prim::p>& attrs = {}) {                          \
+    return YTAPE_CALL_##n(Prim::p, {x1, x2, x3, x4, x5, x6, x7}, attrs.to_attrs()); \
+  }
 #define YTAPE_SHORTHAND_5(p, n)                                                                    \
   YTAPE_RESULT_##n p(Var x1, Var x2, Var x3, Var x4, Var x5, const AttrsOf<Prim::p>& attrs = {}) { \
     return YTAPE_CALL_##n(Prim::p, {x1, x2, x3, x4, x5}, attrs.to_attrs());                        \
@@ -124,7 +133,9 @@ class Builder {
 #undef YTAPE_SHORTHAND_1
 #undef YTAPE_SHORTHAND_2
 #undef YTAPE_SHORTHAND_3
+#undef YTAPE_SHORTHAND_4
 #undef YTAPE_SHORTHAND_5
+#undef YTAPE_SHORTHAND_7
 #undef YTAPE_SHORTHAND_VARIADIC
 #undef YTAPE_RESULT_0
 #undef YTAPE_RESULT_1

@@ -57,6 +57,20 @@ double matmul_flops(const Tape& t, const Op& op) {
   return 2.0 * static_cast<double>(t.type(op.outs[0]).size()) * static_cast<double>(k);
 }
 
+// Attention's multiply-adds as the unfused ops compute them, every pair of a query and a key
+// counted, masked or not; the scores its backward computes again are not counted, as
+// rematerialization's are not.
+double attention_flops(const Tape& t, const Op& op) {
+  const Shape& q = shape_of(t, op.args[0]);
+  const Shape& v = shape_of(t, op.args[2]);
+  double pairs = static_cast<double>(t.type(op.args[3]).size());
+  for (size_t i = 2; i < q.size(); ++i) pairs *= static_cast<double>(q[i]);
+  // Forward, 2(d + dv) per pair: kᵀq's and v's products; backward, twice that: dq and dk
+  // (d each), dv and the weights' cotangent (dv each).
+  double per_pair = 2.0 * static_cast<double>(q[0] + v[0]);
+  return (op.prim == Prim::attention ? 1 : 2) * per_pair * pairs;
+}
+
 // Each convolution reads its output side (dy for the gradients) and its weight (or the
 // weight's shape, for the filter gradient) from a different place.
 double convolution_flops(const Tape& t, const Op& op) {
@@ -122,6 +136,8 @@ double op_flops(const Tape& t, const Op& op) {
       return region_flops(op);
     case Cost::matmul:
       return matmul_flops(t, op);
+    case Cost::attention:
+      return attention_flops(t, op);
     case Cost::conv:
       return convolution_flops(t, op);
     case Cost::window:

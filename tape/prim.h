@@ -111,6 +111,7 @@ enum class Cost : uint8_t {
   reads,            ///< one per element of the first argument (reductions)
   region,           ///< the body's cost times its trips (scan)
   matmul,           ///< a multiply-add per term of each output's dot product
+  attention,        ///< the multiply-adds of its products as unfused matmuls compute them
   conv,             ///< a multiply-add per weight tap of each element on the output side
   window,           ///< one per input element that a pooling window reads
   window_backward,  ///< dx zeroed, then each dy spread over its window

@@ -1,5 +1,6 @@
 // VJP rules of linear algebra. C = op(A) op(B), op the optional transpose; G: C's cotangent.
 #include "grad/rules.h"
+#include "tape/expand.h"
 
 namespace ytape::grad {
 
@@ -23,10 +24,25 @@ Dx matmul_vjp(Builder& b, const RuleArgs& r) {
   return dx;
 }
 
+// (dq, dk, dv) = attention_backward(q, k, v, mask, out, lse, ū) when only the output has a
+// cotangent; through the expansion when lse has one too (a tape that reads it).
+Dx attention_vjp(Builder& b, const RuleArgs& r) {
+  if (r.cots[1]) return vjp_by_expansion(b, r, expand_attention);
+  std::vector<Var> d = b.attention_backward(r.args[0], r.args[1], r.args[2], r.args[3], r.outs[0],
+                                            r.outs[1], *r.cots[0]);
+  return {d[0], d[1], d[2], std::nullopt};
+}
+
+Dx attention_backward_vjp(Builder& b, const RuleArgs& r) {
+  return vjp_by_expansion(b, r, expand_attention_backward);
+}
+
 }  // namespace
 
 void register_linalg_rules(RuleTable& t) {
   t.set(Prim::matmul, matmul_vjp);
+  t.set(Prim::attention, attention_vjp);
+  t.set(Prim::attention_backward, attention_backward_vjp);
 }
 
 }  // namespace ytape::grad

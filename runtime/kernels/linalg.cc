@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 
 #include "runtime/kernels/dense.h"
+#include "runtime/kernels/flash_attention.h"
 #include "runtime/kernels/onednn.h"
 #include "runtime/parallel.h"
 
@@ -310,9 +312,50 @@ void matmul(const KernelCall& call) {
   for (int64_t i = 0; i < batch; ++i) product(Gemm, i);
 }
 
+// Attention (flash_attention.h): the tape's slices, every dim after the first two, are
+// the kernel's batch.
+kernels::AttentionDims attention_dims(const KernelCall& call) {
+  const Tensor &q = *call.args[0], &k = *call.args[1], &v = *call.args[2];
+  int64_t slices = 1;
+  for (int d = 3; d <= q.rank(); ++d) slices *= q.dim(d);
+  return {.d = q.dim(1), .dv = v.dim(1), .tq = q.dim(2), .tk = k.dim(2), .batch = slices};
+}
+
+// The shape rule asks for a feature and a key at least; with no query or no slice, the
+// outputs are empty but for the backward's dk and dv, zero.
+bool no_queries(const KernelCall& call) {
+  const kernels::AttentionDims n = attention_dims(call);
+  if (n.tq > 0 && n.batch > 0) return false;
+  for (Tensor* o : call.outs) std::memset(o->raw(), 0, static_cast<size_t>(o->bytes()));
+  return true;
+}
+
+template <typename T>
+void attention(const KernelCall& call) {
+  if (no_queries(call)) return;
+  const auto& a = call.args;
+  kernels::attention_forward<T>(a[0]->data<T>(), a[1]->data<T>(), a[2]->data<T>(),
+                                a[3]->data<bool>(), call.outs[0]->data<T>(),
+                                call.outs[1]->data<T>(), attention_dims(call));
+}
+
+template <typename T>
+void attention_gradient(const KernelCall& call) {
+  if (no_queries(call)) return;
+  const auto& a = call.args;
+  const auto& o = call.outs;
+  kernels::attention_backward<T>(a[0]->data<T>(), a[1]->data<T>(), a[2]->data<T>(),
+                                 a[3]->data<bool>(), a[4]->data<T>(), a[5]->data<T>(),
+                                 a[6]->data<T>(), o[0]->data<T>(), o[1]->data<T>(), o[2]->data<T>(),
+                                 attention_dims(call));
+}
+
 }  // namespace
 
 void register_linalg_kernels(KernelTable& t) {
+  t.set(Prim::attention, dense::float_kernel<attention<float>, attention<double>>);
+  t.set(Prim::attention_backward,
+        dense::float_kernel<attention_gradient<float>, attention_gradient<double>>);
   constexpr FloatGemm float_gemm =
       static_cast<FloatGemm>(dense::gemm);  // OpenBLAS's, the reference
   constexpr auto double_gemm =

@@ -75,9 +75,31 @@ function dot_product_attention(q::AbstractArray, k::AbstractArray, v::AbstractAr
   batch = size(q)[3:end]
   q, k, v = map(x -> reshape(x, size(x, 1) ÷ nheads, nheads, size(x, 2), :), (q, k, v))
   α = dot_product_attention_scores(q, k, bias; fdrop=fdrop, mask=mask)
-  # x[d, h, i, b] = Σ_j v[d, h, j, b] α[j, i, h, b], a product per head and batch.
-  x = permutedims(batched_mul(permutedims(v, (1, 3, 2, 4)), α), (1, 3, 2, 4))
+  # x[d, h, i, b] = Σ_j v[d, h, j, b] α[j, i, h, b], a product per head and batch: by the
+  # fused primitive where it computes the same, which never writes α whole (α's ops stay
+  # on the tape for a caller that reads it; otherwise dead code).
+  x = fuses_attention(q, k, v, bias, fdrop, mask) ? fused_attention(q, k, v, mask) :
+    permutedims(batched_mul(permutedims(v, (1, 3, 2, 4)), α), (1, 3, 2, 4))
   reshape(x, :, size(x, 3), batch...), reshape(α, size(α)[1:3]..., batch...)
+end
+# Whether the attention primitive computes dot_product_attention's output for these
+# arguments: no bias, no dropout, and no mask or one Bool (kv_len, q_len) mask for every
+# head and batch; q, k, v split into heads (head_dim, nheads, length, batch).
+fuses_attention(q, k, v, bias, fdrop, mask) =
+  bias === nothing && drops_nothing(fdrop) && eltype(q) <: AbstractFloat &&
+  size(q, 1) > 0 && size(v, 1) > 0 && size(k, 3) > 0 &&
+  eltype(k) == eltype(q) && eltype(v) == eltype(q) &&
+  (mask === nothing || (mask isa AbstractArray && eltype(mask) == Bool &&
+                        size(mask) == (size(k, 3), size(q, 3))))
+drops_nothing(f) = f === identity
+drops_nothing(d::Dropout) = !isactive(d) || (d.p isa Val && static_value(d.p) == 0)
+# The primitive on (features, length, heads * batch) slices; q scaled as the scores' q is.
+function fused_attention(q, k, v, mask)
+  slices(x) = reshape(permutedims(x, (1, 3, 2, 4)), size(x, 1), size(x, 3), :)
+  qt = permutedims(q, (1, 3, 2, 4)) ./ sqrt(eltype(q)(size(q, 1)))
+  seen = mask === nothing ? trues(size(k, 3), size(q, 3)) : mask
+  x, _ = Prim.attention(reshape(qt, size(q, 1), size(q, 3), :), slices(k), slices(v), seen)
+  permutedims(reshape(x, size(v, 1), size(q, 3), size(q, 2), :), (1, 3, 2, 4))
 end
 function check_attention_sizes(q, k, v, nheads)
   ndims(q) >= 2 && ndims(q) == ndims(k) == ndims(v) || throw(ArgumentError(

@@ -155,6 +155,30 @@ std::vector<Case> linalg_cases() {
   cases.push_back(with(Prim::matmul, {f64({4, 3}), f64({2, 4})}, mm(true, true), "ta tb"));
   cases.push_back(
       with(Prim::matmul, {f64({3, 4, 2}), f64({4, 5, 2})}, mm(false, false), "batched"));
+  // Query i sees keys 1..i+2 (every query one at least); q (3, 4, 2), k (3, 5, 2), v (2, 5, 2).
+  auto causal = [](Builder& b) {
+    Var key = b.iota({.dtype = DType::i64, .shape = {5, 4}, .dim = 1});
+    Var query = b.iota({.dtype = DType::i64, .shape = {5, 4}, .dim = 2});
+    return b.le(key, b.add(query, b.constant(DType::i64, 2)));
+  };
+  // The output alone (the attention_backward op), and with lse (through the expansion).
+  cases.push_back({"attention",
+                   {f64({3, 4, 2}), f64({3, 5, 2}), f64({2, 5, 2})},
+                   [causal](Builder& b, const std::vector<Var>& x) {
+                     return std::vector<Var>{b.attention(x[0], x[1], x[2], causal(b))[0]};
+                   }});
+  cases.push_back({"attention and lse",
+                   {f64({3, 4, 2}), f64({3, 5, 2}), f64({2, 5, 2})},
+                   [causal](Builder& b, const std::vector<Var>& x) {
+                     return b.attention(x[0], x[1], x[2], causal(b));
+                   }});
+  // The backward as a function of all its arguments: out and lse need not be attention's.
+  cases.push_back({"attention_backward",
+                   {f64({3, 4, 2}), f64({3, 5, 2}), f64({2, 5, 2}), f64({2, 4, 2}), f64({4, 2}),
+                    f64({2, 4, 2})},
+                   [causal](Builder& b, const std::vector<Var>& x) {
+                     return b.attention_backward(x[0], x[1], x[2], causal(b), x[3], x[4], x[5]);
+                   }});
   return cases;
 }
 

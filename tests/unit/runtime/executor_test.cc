@@ -53,6 +53,24 @@ TEST_CASE("the executor runs a tape and returns its outputs in order") {
   check_close(outs[1], {z[0] + z[1] + z[2] + z[3]}, 1e-6, 1e-6);
 }
 
+TEST_CASE("ops that neither an output nor an effect needs get no step") {
+  Builder b("dead");
+  Var x = b.input("x", f32({4}));
+  Var unread = b.exp(b.sin(x));  // a chain nothing reads
+  (void)unread;
+  Var idx = b.constant(DType::i64, 9, {1});  // out of range: it would fail if it ran
+  (void)b.gather(x, idx, {.dim = 1});
+  b.print({b.neg(x)}, {.format = "kept {}"});  // an effect and what it reads
+  b.output(b.cos(x), "y");
+  Tape t = b.finish();
+  Executor ex(t);
+  std::vector<std::string_view> ran;
+  for (const Plan::Step& s : ex.plan().steps) ran.push_back(prim_name(s.op->prim));
+  CHECK(ran == std::vector<std::string_view>{"neg", "print", "cos"});
+  check_close(ex.run({{"x", make_tensor(f32({4}), {0, 1, 2, 3})}})[0],
+              {1, std::cos(1.0f), std::cos(2.0f), std::cos(3.0f)}, 1e-6, 1e-6);
+}
+
 TEST_CASE("outputs of one run survive the next") {
   Tape t = sample();
   Executor ex(t);

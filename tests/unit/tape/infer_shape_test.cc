@@ -227,3 +227,28 @@ TEST_CASE("matmul multiplies (M, K) by (K, N), batch dims last") {
   CHECK_THROWS_WITH_AS(infer(Prim::matmul, {"f32[3,4,1]", "f32[4,5]"}),
                        "batch dims of a f32[3,4,1] and b f32[4,5] differ ([1] vs [])", UserError);
 }
+
+TEST_CASE("attention takes (features, length, slices...) and one (keys, queries) mask") {
+  CHECK(infer(Prim::attention, {"f64[8,5]", "f64[8,7]", "f64[3,7]", "bool[7,5]"}) ==
+        "f64[3,5] f64[5]");
+  CHECK_THROWS_WITH_AS(
+      infer(Prim::attention, {"f32[8,5,2]", "f32[4,7,2]", "f32[3,7,2]", "bool[7,5]"}),
+      "q f32[8,5,2] and k f32[4,7,2] must have the same feature dim", UserError);
+  CHECK_THROWS_WITH_AS(
+      infer(Prim::attention, {"f32[8,5,2]", "f32[8,7,2]", "f32[3,6,2]", "bool[7,5]"}),
+      "k f32[8,7,2] and v f32[3,6,2] must have the same length", UserError);
+  CHECK_THROWS_WITH_AS(
+      infer(Prim::attention, {"f32[8,5,2]", "f32[8,7,3]", "f32[3,7,2]", "bool[7,5]"}),
+      "the dims after the first two of q f32[8,5,2], k f32[8,7,3] and v f32[3,7,2] must match",
+      UserError);
+  CHECK_THROWS_WITH_AS(
+      infer(Prim::attention, {"f32[8,5,2]", "f32[8,7,2]", "f32[3,7,2]", "bool[5,7]"}),
+      "mask must be bool[7,5] (keys by queries), got bool[5,7]", UserError);
+  CHECK_THROWS_WITH_AS(
+      infer(Prim::attention, {"f32[8,5]", "f32[8,0]", "f32[3,0]", "bool[0,5]"}),
+      "q f32[8,5], k f32[8,0] and v f32[3,0] must have a feature and a key at least", UserError);
+  CHECK_THROWS_WITH_AS(
+      infer(Prim::attention_backward,
+            {"f32[8,5]", "f32[8,7]", "f32[3,7]", "bool[7,5]", "f32[3,5]", "f32[3,5]", "f32[3,5]"}),
+      "lse must be f32[5] as attention gives it, got f32[3,5]", UserError);
+}

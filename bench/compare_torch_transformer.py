@@ -23,7 +23,9 @@ without it is timed too ("nothing recomputed"), against the same PyTorch step.
    difference ||g_ytape - g_torch|| / ||g_torch|| is printed and fails the run (exit 1)
    above --tolerance (1e-5).
 2. ONNX: PyTorch's model and loss exported with torch.onnx.export, imported with `ytape
-   import`, differentiated with `ytape grad`: its loss checked the same way, its forward
+   import`, differentiated with `ytape grad`: its loss and gradients checked the same way
+   (the exporter keeps one initializer for parameters of equal values: its gradient is
+   compared with the sum of theirs), its forward
    (the imported tape) and forward + backward (the gradient tape) timed.
 3. Timing (unless --check-only): in rounds, each side in a process of its own, alternating
    (PyTorch's times are noisy): ytape's `ytape run --repeat N` (the minimum), PyTorch's N
@@ -214,8 +216,10 @@ def check(ytape, config, work, tolerance):
     return files, model, ids
 
 
-def onnx_files(ytape, model, ids, work):
-    """The model exported to ONNX, imported, and its gradient tape. Returns their paths."""
+def onnx_files(ytape, model, ids, work, tolerance):
+    """The model exported to ONNX, imported, and its gradient tape; the imported loss and
+    gradients checked against PyTorch's (the model's gradients from check()). Returns the
+    tapes' paths."""
     import torch
 
     path = os.path.join(work, "gpt.onnx")
@@ -235,8 +239,31 @@ def onnx_files(ytape, model, ids, work):
     out = run([ytape, "run", tape, "--inputs", weights, batch])
     theirs = model(ids[:, :-1], ids[:, 1:]).item()
     mine = float(re.search(r"^loss f32\[\] (\S+)", out, re.M).group(1))
+    grads = os.path.join(work, "onnx_grads.safetensors")
+    run([ytape, "run", grad, "--inputs", weights, batch, "-o", grads])
+    ours = read_safetensors(grads)
+    # ONNX's weights keep PyTorch's names and (row-major) shapes, but the exporter keeps
+    # one initializer of parameters that hold the same values (the example weights'
+    # LayerNorm scales, biases of one shape): its gradient is the sum of theirs.
+    shared = {}
+    for name, p in model.named_parameters():
+        shared.setdefault((tuple(p.shape), p.detach().numpy().tobytes()), []).append((name, p))
+    floor = 1e-3 * max(np.linalg.norm(p.grad.numpy()) for p in model.parameters())
+    worst, compared = (0.0, ""), 0
+    for group in shared.values():
+        kept = [name for name, _ in group if "grad." + name in ours]
+        if len(kept) != 1:
+            sys.exit(f"  ONNX: no single gradient for the parameters {[n for n, _ in group]}")
+        theirs_g = sum(p.grad.numpy() for _, p in group)
+        g, compared = ours["grad." + kept[0]].reshape(theirs_g.shape), compared + len(group)
+        diff = np.linalg.norm(g - theirs_g) / max(np.linalg.norm(theirs_g), floor)
+        worst = max(worst, (diff, kept[0]))
+    loss_diff = abs(mine - theirs) / abs(theirs)
     print(f"  ONNX: imported loss {mine:.6f}, PyTorch's {theirs:.6f} (relative difference "
-          f"{abs(mine - theirs) / abs(theirs):.1e})")
+          f"{loss_diff:.1e}); gradients of {compared} parameters ({len(shared)} initializers), "
+          f"largest relative difference {worst[0]:.1e} ({worst[1]})")
+    if loss_diff > tolerance or worst[0] > tolerance:
+        sys.exit(f"  the difference is above the tolerance {tolerance}")
     return {"forward": (tape, [weights, batch]), "step": (grad, [weights, batch])}
 
 
@@ -379,7 +406,7 @@ def main():
         print(f"{name}: " + ", ".join(f"{k} {v}" for k, v in config.items()))
         with tempfile.TemporaryDirectory(prefix="ytape-gpt-") as work:
             files, model, ids = check(ytape, config, work, args.tolerance)
-            onnx = onnx_files(ytape, model, ids, work)
+            onnx = onnx_files(ytape, model, ids, work, args.tolerance)
             if not args.check_only:
                 timing(args, ytape, config, files, onnx, work)
 

@@ -53,27 +53,13 @@ void OpBuilder::build_op() {
     set_loc();
     build_const();
   } else {
-    std::optional<Prim> p = cached_prim(rec_.op);
+    std::optional<Prim> p = find_prim(rec_.op);
     if (!p) lex_.fail(rec_.key_line[kOp], "{}", unknown_prim(rec_.op));
     check_keys(kCommon | bit(kArgs) | bit(kAttrs) | bit(kRegions), bit(kOut) | bit(kArgs),
                "a call");
     set_loc();
     build_call(*p);
   }
-}
-
-// find_prim hashes the whole name; a tape uses a few dozen primitives, so a small table
-// indexed by the name's length and ends finds most of them with one comparison.
-std::optional<Prim> OpBuilder::cached_prim(std::string_view name) {
-  if (name.empty()) return std::nullopt;
-  size_t slot = (name.size() * 31 + static_cast<unsigned char>(name.front()) * 7 +
-                 static_cast<unsigned char>(name.back())) %
-                std::size(prim_cache_);
-  std::optional<Prim>& cached = prim_cache_[slot];
-  if (cached && same(prim_name(*cached), name)) return cached;
-  std::optional<Prim> p = find_prim(name);
-  if (p) cached = p;
-  return p;
 }
 
 void OpBuilder::check_keys(uint32_t allowed, uint32_t required, std::string_view what) {

@@ -36,15 +36,6 @@ constexpr uint32_t bit(int key) {
   return 1u << key;
 }
 
-// Compares short strings without a call to memcmp: keys are matched ~5 times per op.
-inline bool same(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i] != b[i]) return false;
-  }
-  return true;
-}
-
 // "out, op, name" for the keys whose bits are set.
 template <size_t N>
 std::string key_list(const std::string_view (&keys)[N], uint32_t mask = ~0u) {
@@ -149,7 +140,6 @@ class OpBuilder {
   const VarTable::Entry* find(int64_t id) const { return vars_.find(id); }
 
  private:
-  std::optional<Prim> cached_prim(std::string_view name);
   void check_keys(uint32_t allowed, uint32_t required, std::string_view what);
   void set_loc();
   void require_one_out(std::string_view what);
@@ -173,7 +163,6 @@ class OpBuilder {
   VarTable vars_;
   std::string file_;  // the file of the last location, and its index in the new tape
   uint32_t file_index_ = 0;
-  std::optional<Prim> prim_cache_[64];  // cached_prim's table
 };
 
 }  // namespace ytape::json_internal

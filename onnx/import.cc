@@ -6,6 +6,7 @@
 #include <map>
 #include <unordered_set>
 
+#include "onnx/attention.h"
 #include "onnx/gelu.h"
 #include "onnx/graph_io.h"
 #include "onnx/importer.h"
@@ -379,6 +380,7 @@ OnnxImport import_onnx(std::string_view bytes, std::string_view source,
   result.tape = b.finish();
   if (!own) {  // a tape of ytape's comes back as it was, dead ops included
     if (std::optional<Tape> g = recognize_gelu(result.tape)) result.tape = std::move(*g);
+    if (std::optional<Tape> a = recognize_attention(result.tape)) result.tape = std::move(*a);
     PassResult dce = eliminate_dead_code(result.tape);
     if (dce.tape) result.tape = std::move(*dce.tape);
   }

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <unordered_map>
+#include <array>
 
 #include "tape/error.h"
 #include "tape/op_attrs.h"
@@ -15,7 +15,17 @@ namespace {
 struct Registry {
   std::vector<PrimInfo> infos;
   std::vector<Prim> prims;
-  std::unordered_map<std::string_view, Prim> by_name;
+  // find_prim's table: each primitive's index in the first free slot from its name's slot
+  // (linear probing), -1 where free. Readers look a primitive up per op, and hashing the
+  // whole name cost the JSON reader a tenth of its time; the length and three characters
+  // tell the names apart in most slots.
+  static constexpr size_t kSlots = 512;  // a power of two, several times the primitives
+  std::array<int16_t, kSlots> slots{};
+
+  static size_t slot(std::string_view n) {
+    auto at = [&](size_t i) { return static_cast<size_t>(static_cast<unsigned char>(n[i])); };
+    return (n.size() * 131 + at(0) * 31 + at(n.size() / 2) * 7 + at(n.size() - 1)) & (kSlots - 1);
+  }
 
   Registry() {
     using namespace prim_flags;
@@ -33,7 +43,20 @@ struct Registry {
 #undef ATTR_OR
 #undef ATTR
     (void)VARIADIC;
-    for (size_t i = 0; i < infos.size(); ++i) by_name.emplace(infos[i].name, prims[i]);
+    slots.fill(-1);
+    for (size_t i = 0; i < infos.size(); ++i) {
+      size_t k = slot(infos[i].name);
+      while (slots[k] >= 0) k = (k + 1) & (kSlots - 1);
+      slots[k] = static_cast<int16_t>(i);
+    }
+  }
+
+  std::optional<Prim> find(std::string_view name) const {
+    if (name.empty()) return std::nullopt;
+    for (size_t k = slot(name); slots[k] >= 0; k = (k + 1) & (kSlots - 1)) {
+      if (infos[slots[k]].name == name) return prims[slots[k]];
+    }
+    return std::nullopt;
   }
 };
 
@@ -78,10 +101,7 @@ const PrimInfo& prim_info(Prim p) {
 }
 
 std::optional<Prim> find_prim(std::string_view name) {
-  const auto& m = registry().by_name;
-  auto it = m.find(name);
-  if (it == m.end()) return std::nullopt;
-  return it->second;
+  return registry().find(name);
 }
 
 std::span<const Prim> all_prims() {

@@ -54,12 +54,6 @@ Model written_out_gelu(bool ytape_form = false, float kappa = kKappa) {
   return m;
 }
 
-size_t count(const Tape& t, Prim p) {
-  size_t n = 0;
-  for (const Op& op : t.ops) n += op.kind == OpKind::call && op.prim == p;
-  return n;
-}
-
 std::vector<float> sample_x() {
   std::vector<float> x;
   for (int i = 0; i < 128; ++i) x.push_back(-8.0f + 0.13f * static_cast<float>(i) + 1e-3f * i * i);
@@ -87,10 +81,10 @@ TEST_CASE("ONNX's written-out tanh GELU imports as the gelu primitive, with the 
   for (bool ytape_form : {false, true}) {
     CAPTURE(ytape_form);
     OnnxImport g = written_out_gelu(ytape_form).import();
-    CHECK(count(g.tape, Prim::gelu) == 1);
-    CHECK(count(g.tape, Prim::tanh) == 0);
-    CHECK(count(g.tape, Prim::mul) == 0);
-    CHECK(count(g.tape, Prim::add) == 0);
+    CHECK(count_prim(g.tape, Prim::gelu) == 1);
+    CHECK(count_prim(g.tape, Prim::tanh) == 0);
+    CHECK(count_prim(g.tape, Prim::mul) == 0);
+    CHECK(count_prim(g.tape, Prim::add) == 0);
     std::vector<float> y = values(run(g, {{"x", onnx_tensor({2, 64}, x)}})[0]);
     CHECK(y == want);
     for (size_t i = 0; i < x.size(); ++i) {
@@ -104,14 +98,14 @@ TEST_CASE("a GELU-like formula that computes something else stays as its ops") {
   std::vector<float> x = sample_x();
   // Another coefficient of the cube.
   OnnxImport other = written_out_gelu(false, 0.0447f).import();
-  CHECK(count(other.tape, Prim::gelu) == 0);
-  CHECK(count(other.tape, Prim::tanh) == 1);
+  CHECK(count_prim(other.tape, Prim::gelu) == 0);
+  CHECK(count_prim(other.tape, Prim::tanh) == 1);
   // A value inside the formula read elsewhere too: the GELU is recognized, the value kept.
   Model m = written_out_gelu();
   m.output("t");
   OnnxImport both = m.import();
-  CHECK(count(both.tape, Prim::gelu) == 1);
-  CHECK(count(both.tape, Prim::tanh) == 1);
+  CHECK(count_prim(both.tape, Prim::gelu) == 1);
+  CHECK(count_prim(both.tape, Prim::tanh) == 1);
   std::vector<Tensor> y = run(both, {{"x", onnx_tensor({2, 64}, x)}});
   CHECK(values(y[0]) == ops_one_by_one(x));
   // The cube as Pow(x, 3), which imports as (x * x) * x.
@@ -122,12 +116,12 @@ TEST_CASE("a GELU-like formula that computes something else stays as its ops") {
   cube->set_input(0, "x");
   cube->set_input(1, "three");
   OnnxImport powered = pow.import();
-  CHECK(count(powered.tape, Prim::gelu) == 1);
+  CHECK(count_prim(powered.tape, Prim::gelu) == 1);
   CHECK(values(run(powered, {{"x", onnx_tensor({2, 64}, x)}})[0]) == ops_one_by_one(x));
   // A product of something else than x in the last step.
   Model shifted = written_out_gelu();
   shifted.g().mutable_node(shifted.g().node_size() - 2)->set_input(0, "xx");
-  CHECK(count(shifted.import().tape, Prim::gelu) == 0);
+  CHECK(count_prim(shifted.import().tape, Prim::gelu) == 0);
 }
 
 }  // namespace ytape::onnx_test

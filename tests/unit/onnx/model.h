@@ -146,4 +146,11 @@ inline std::vector<float> values(const Tensor& t) {
   return {s.begin(), s.end()};
 }
 
+/// The ops of `t` (not of its regions) that call `p`.
+inline size_t count_prim(const Tape& t, Prim p) {
+  size_t n = 0;
+  for (const Op& op : t.ops) n += op.kind == OpKind::call && op.prim == p;
+  return n;
+}
+
 }  // namespace ytape::onnx_test

@@ -7,7 +7,7 @@
 #include <numeric>
 #include <vector>
 
-#include "tape/builder.h"
+#include "onnx/recognize.h"
 #include "tape/op_attrs.h"
 
 namespace ytape::onnx_import {
@@ -162,24 +162,8 @@ Var fused(Builder& b, const Match& m, const VarMap& map) {
 
 std::optional<Tape> recognize_attention(const Tape& t) {
   AttentionMatcher matcher(t);
-  Builder b = Builder::like(t);
-  b.reserve(t.ops.size(), t.types.size());
-  VarMap map(t);
-  size_t found = 0;
-  for (const Op& op : t.ops) {
-    std::optional<Match> m;
-    if (op.kind == OpKind::call && op.prim == Prim::matmul) m = matcher.match(op);
-    if (!m) {
-      copy_op(b, t, op, map);
-      continue;
-    }
-    b.set_loc(op.loc);
-    map.set(op.outs[0], fused(b, *m, map));
-    ++found;
-  }
-  if (found == 0) return std::nullopt;
-  for (const Output& o : t.outputs) b.output(map[o.var], o.name);
-  return b.finish();
+  return replace_matches(
+      t, Prim::matmul, [&](const Op& op) { return matcher.match(op); }, fused);
 }
 
 }  // namespace ytape::onnx_import

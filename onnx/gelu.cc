@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "tape/builder.h"
+#include "onnx/recognize.h"
 
 namespace ytape::onnx_import {
 
@@ -114,24 +114,9 @@ class GeluMatcher {
 
 std::optional<Tape> recognize_gelu(const Tape& t) {
   GeluMatcher matcher(t);
-  Builder b = Builder::like(t);
-  b.reserve(t.ops.size(), t.types.size());
-  VarMap map(t);
-  size_t found = 0;
-  for (const Op& op : t.ops) {
-    std::optional<Var> x;
-    if (op.kind == OpKind::call && op.prim == Prim::mul) x = matcher.match(op);
-    if (!x) {
-      copy_op(b, t, op, map);
-      continue;
-    }
-    b.set_loc(op.loc);
-    map.set(op.outs[0], b.call1(Prim::gelu, {map[*x]}));
-    ++found;
-  }
-  if (found == 0) return std::nullopt;
-  for (const Output& o : t.outputs) b.output(map[o.var], o.name);
-  return b.finish();
+  return replace_matches(
+      t, Prim::mul, [&](const Op& op) { return matcher.match(op); },
+      [](Builder& b, Var x, const VarMap& map) { return b.call1(Prim::gelu, {map[x]}); });
 }
 
 }  // namespace ytape::onnx_import

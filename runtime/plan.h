@@ -98,7 +98,9 @@ struct Plan {
   /// The options it was made with, which its regions' plans are made with too.
   ExecutorOptions options;
 
-  std::vector<Step> steps;  ///< in the order they run
+  /// In the order they run; none for an op that no output and no effect needs (a value
+  /// nothing reads), which opt's DCE would remove.
+  std::vector<Step> steps;
   std::vector<Var> arg_vars, out_vars;
   std::vector<const Op*> fused_ops;         ///< per fused step: its ops but Step::op, in tape order
   std::deque<ElementwiseProgram> programs;  ///< a deque: steps point into it

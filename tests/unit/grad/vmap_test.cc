@@ -140,6 +140,36 @@ TEST_CASE("vmap batches every family's ops, batched or not on each side") {
   }
 }
 
+TEST_CASE("vmap batches attention: the batch is one more slice; the mask is shared") {
+  Builder b("attention");
+  Var q = b.input("q", f32({4, 3, 2}));  // (d, queries, slices)
+  Var k = b.input("k", f32({4, 5, 2}));
+  Var v = b.input("v", f32({6, 5, 2}));
+  // Query i sees keys 1..i+2.
+  Var key = b.iota({.dtype = DType::i64, .shape = {5, 3}, .dim = 1});
+  Var query = b.iota({.dtype = DType::i64, .shape = {5, 3}, .dim = 2});
+  Var seen = b.le(key, b.add(query, b.constant(DType::i64, 2)));
+  std::vector<Var> a = b.attention(q, k, v, seen);
+  std::vector<Var> g = b.attention_backward(q, k, v, seen, a[0], a[1], b.sin(a[0]));
+  b.output(a[0], "out");
+  b.output(a[1], "lse");
+  for (size_t i = 0; i < 3; ++i) b.output(g[i], fmt::format("d{}", i + 1));
+  Tape t = b.finish();
+  for (std::vector<std::string> over :
+       {std::vector<std::string>{"q"}, {"k", "v"}, {"q", "k", "v"}}) {
+    CAPTURE(over.front());
+    check_vmap(t, over, 3, 1e-4);
+  }
+  Builder per_example("masks");
+  Var mq = per_example.input("q", f32({4, 3}));
+  Var mk = per_example.input("k", f32({4, 5}));
+  Var mv = per_example.input("v", f32({6, 5}));
+  Var mask = per_example.input("mask", {DType::boolean, {5, 3}});
+  per_example.output(per_example.attention(mq, mk, mv, mask)[0], "out");
+  CHECK_THROWS_WITH_AS(vmap(per_example.finish(), {{"mask"}, 2}),
+                       doctest::Contains("attention's mask has no batching rule"), UserError);
+}
+
 TEST_CASE("vmap names an op it cannot batch, and bad requests") {
   Builder b("effect");
   Var x = b.input("x", f32({3}));

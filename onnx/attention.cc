@@ -3,7 +3,6 @@
 #include "onnx/attention.h"
 
 #include <cmath>
-#include <cstring>
 #include <numeric>
 #include <vector>
 
@@ -24,10 +23,8 @@ struct Match {
 
 class AttentionMatcher {
  public:
-  explicit AttentionMatcher(const Tape& t)
-      : t_(t), def_(t.types.size(), nullptr), reads_(t.types.size(), 0) {
+  explicit AttentionMatcher(const Tape& t) : t_(t), defs_(t), reads_(t.types.size(), 0) {
     for (const Op& op : t.ops) {
-      for (Var o : op.outs) def_[o.id] = &op;
       for (Var a : op.args) ++reads_[a.id];
     }
     for (const Output& o : t.outputs) ++reads_[o.var.id];
@@ -62,32 +59,11 @@ class AttentionMatcher {
   }
 
  private:
-  // The op that made `v` if it is a call of `p`, else null.
-  const Op* call(Var v, Prim p) const {
-    const Op* op = def_[v.id];
-    return op != nullptr && op->kind == OpKind::call && op->prim == p ? op : nullptr;
-  }
-
-  bool one_element_const(Var v) const {
-    const Op* op = def_[v.id];
-    return op != nullptr && op->kind == OpKind::constant && t_.type(v).size() == 1;
-  }
+  const Op* call(Var v, Prim p) const { return defs_.call(v, p); }
 
   bool is_minus_inf(Var v) const {
-    if (!one_element_const(v)) return false;
-    const Op* op = def_[v.id];
-    const Type& type = t_.type(v);
-    double value = 0;
-    if (type.dtype == DType::f32) {
-      float f = 0;
-      std::memcpy(&f, op->value.data(), 4);
-      value = f;
-    } else if (type.dtype == DType::f64) {
-      std::memcpy(&value, op->value.data(), 8);
-    } else {
-      return false;
-    }
-    return std::isinf(value) && value < 0;
+    std::optional<double> c = defs_.scalar(v);
+    return c && std::isinf(*c) && *c < 0;
   }
 
   // Whether `s` is a matmul of k and q, optionally scaled by a one-element constant.
@@ -96,7 +72,7 @@ class AttentionMatcher {
       const Op* op = call(s, p);
       if (op == nullptr) continue;
       for (int i = p == Prim::div ? 1 : 0; i < 2; ++i) {
-        if (one_element_const(op->args[i]) && call(op->args[1 - i], Prim::matmul)) {
+        if (defs_.scalar(op->args[i]) && call(op->args[1 - i], Prim::matmul)) {
           m.scale = {p, op->args[i]};
           s = op->args[1 - i];
           break;
@@ -127,8 +103,8 @@ class AttentionMatcher {
   }
 
   const Tape& t_;
-  std::vector<const Op*> def_;  // by var id: the op that made it
-  std::vector<int> reads_;      // by var id: its readers, tape outputs included
+  Defs defs_;
+  std::vector<int> reads_;  // by var id: its readers, tape outputs included
 };
 
 // `x` (rank >= 2) with its first two dims swapped where `swap`.

@@ -2,8 +2,7 @@
 // fixed number of steps per op, so the pass is linear in the tape.
 #include "onnx/gelu.h"
 
-#include <cstring>
-#include <vector>
+#include <optional>
 
 #include "onnx/recognize.h"
 
@@ -15,11 +14,7 @@ constexpr double kHalf = 0.5, kOne = 1, kBeta = 0.7978845608028654, kKappa = 0.0
 
 class GeluMatcher {
  public:
-  explicit GeluMatcher(const Tape& t) : t_(t), def_(t.types.size(), nullptr) {
-    for (const Op& op : t.ops) {
-      for (Var o : op.outs) def_[o.id] = &op;
-    }
-  }
+  explicit GeluMatcher(const Tape& t) : t_(t), defs_(t) {}
 
   // x, if `root` (a product) is gelu(x) written out in one of the recognized forms.
   std::optional<Var> match(const Op& root) const {
@@ -45,28 +40,13 @@ class GeluMatcher {
   }
 
  private:
-  // The op that made `v` if it is a call of `p`, else null.
-  const Op* call(Var v, Prim p) const {
-    const Op* op = def_[v.id];
-    return op != nullptr && op->kind == OpKind::call && op->prim == p ? op : nullptr;
-  }
+  const Op* call(Var v, Prim p) const { return defs_.call(v, p); }
 
   // Whether `v` is a constant of one element equal to `value` rounded to its dtype.
   bool is_const(Var v, double value) const {
-    const Op* op = def_[v.id];
-    const Type& type = t_.type(v);
-    if (op == nullptr || op->kind != OpKind::constant || type.size() != 1) return false;
-    if (type.dtype == DType::f32) {
-      float f = 0;
-      std::memcpy(&f, op->value.data(), 4);
-      return f == static_cast<float>(value);
-    }
-    if (type.dtype == DType::f64) {
-      double d = 0;
-      std::memcpy(&d, op->value.data(), 8);
-      return d == value;
-    }
-    return false;
+    std::optional<double> c = defs_.scalar(v);
+    if (!c) return false;
+    return t_.type(v).dtype == DType::f32 ? *c == static_cast<float>(value) : *c == value;
   }
 
   // Binary op `op` with `a` as one operand: the other, if `a` is one.
@@ -107,7 +87,7 @@ class GeluMatcher {
   }
 
   const Tape& t_;
-  std::vector<const Op*> def_;  // by var id: the op that made it
+  Defs defs_;
 };
 
 }  // namespace

@@ -323,8 +323,7 @@ kernels::AttentionDims attention_dims(const KernelCall& call) {
 
 // The shape rule asks for a feature and a key at least; with no query or no slice, the
 // outputs are empty but for the backward's dk and dv, zero.
-bool no_queries(const KernelCall& call) {
-  const kernels::AttentionDims n = attention_dims(call);
+bool no_queries(const KernelCall& call, const kernels::AttentionDims& n) {
   if (n.tq > 0 && n.batch > 0) return false;
   for (Tensor* o : call.outs) std::memset(o->raw(), 0, static_cast<size_t>(o->bytes()));
   return true;
@@ -332,22 +331,23 @@ bool no_queries(const KernelCall& call) {
 
 template <typename T>
 void attention(const KernelCall& call) {
-  if (no_queries(call)) return;
+  const kernels::AttentionDims n = attention_dims(call);
+  if (no_queries(call, n)) return;
   const auto& a = call.args;
   kernels::attention_forward<T>(a[0]->data<T>(), a[1]->data<T>(), a[2]->data<T>(),
                                 a[3]->data<bool>(), call.outs[0]->data<T>(),
-                                call.outs[1]->data<T>(), attention_dims(call));
+                                call.outs[1]->data<T>(), n);
 }
 
 template <typename T>
 void attention_gradient(const KernelCall& call) {
-  if (no_queries(call)) return;
+  const kernels::AttentionDims n = attention_dims(call);
+  if (no_queries(call, n)) return;
   const auto& a = call.args;
   const auto& o = call.outs;
-  kernels::attention_backward<T>(a[0]->data<T>(), a[1]->data<T>(), a[2]->data<T>(),
-                                 a[3]->data<bool>(), a[4]->data<T>(), a[5]->data<T>(),
-                                 a[6]->data<T>(), o[0]->data<T>(), o[1]->data<T>(), o[2]->data<T>(),
-                                 attention_dims(call));
+  kernels::attention_backward<T>(
+      a[0]->data<T>(), a[1]->data<T>(), a[2]->data<T>(), a[3]->data<bool>(), a[4]->data<T>(),
+      a[5]->data<T>(), a[6]->data<T>(), o[0]->data<T>(), o[1]->data<T>(), o[2]->data<T>(), n);
 }
 
 }  // namespace

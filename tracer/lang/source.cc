@@ -113,11 +113,16 @@ std::string_view SourceFile::line_text(uint32_t line) const {
 }
 
 uint32_t Sources::add(std::string path, std::string text) {
-  auto file = std::make_unique<SourceFile>();
+  auto file = std::make_shared<SourceFile>();
   file->line_starts = find_line_starts(text);
   file->path = std::move(path);
   file->text = std::move(text);
   files_.push_back(std::move(file));
+  return size() - 1;
+}
+
+uint32_t Sources::share(const Sources& other, uint32_t index) {
+  files_.push_back(other.files_.at(index));
   return size() - 1;
 }
 

@@ -46,6 +46,9 @@ class Sources {
  public:
   /// Adds a file from text and returns its index.
   uint32_t add(std::string path, std::string text);
+  /// Adds file `index` of `other` without copying it (files are immutable) and returns
+  /// its index here.
+  uint32_t share(const Sources& other, uint32_t index);
   /// Reads a file from disk (read_source_file) and adds it. Throws UserError "cannot read
   /// 'path': reason".
   uint32_t load(const std::string& path);
@@ -68,7 +71,7 @@ class Sources {
   [[noreturn]] void fail(Pos pos, std::string_view message) const;
 
  private:
-  std::vector<std::unique_ptr<SourceFile>> files_;
+  std::vector<std::shared_ptr<const SourceFile>> files_;
 };
 
 }  // namespace ytape::tracer

@@ -1,13 +1,16 @@
 #include "cli/mpi.h"
 
+#include <dlfcn.h>
 #include <fmt/format.h>
-#include <mpi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
+#include "cli/mpi_module.h"
 #include "runtime/parallel.h"
 #include "tape/error.h"
 
@@ -17,30 +20,63 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+const YtapeMpi* loaded = nullptr;  // the module, once a run has asked for MPI
+
+// Where the module is, built and installed alike: <binary's folder>/../<libdir>/ytape/.
+// Only that folder, so that no library planted where ytape runs is loaded.
+std::filesystem::path module_path() {
+  char exe[4096];
+  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0)
+    user_error("cannot find ytape's own folder (/proc/self/exe), where the MPI module is");
+  std::filesystem::path dir = std::filesystem::path(std::string(exe, static_cast<size_t>(n)));
+  return dir.parent_path().parent_path() / YTAPE_LIBDIR / "ytape" / "libytape_mpi.so";
+}
+
+const YtapeMpi& module() {
+  if (loaded != nullptr) return *loaded;
+  const std::string path = module_path().string();
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (handle == nullptr) {
+    user_error("cannot load the MPI module of ytape (Open MPI, libopenmpi-dev): {}", ::dlerror());
+  }
+  auto get = reinterpret_cast<const YtapeMpi* (*)()>(::dlsym(handle, "ytape_mpi_module"));
+  if (get == nullptr) user_error("'{}' is not ytape's MPI module: {}", path, ::dlerror());
+  loaded = get();
+  return *loaded;
+}
+
 // MPI_Finalize at a normal exit; a process that exits with an error skips it, and mpirun
 // then ends the job's other ranks.
 struct Finalizer {
   ~Finalizer() {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (!finalized && std::uncaught_exceptions() == 0) MPI_Finalize();
+    int started = 0, finalized = 0;
+    loaded->started(&started, &finalized);
+    if (started && !finalized && std::uncaught_exceptions() == 0) loaded->finalize();
   }
 };
 
 void check(int code, const char* what) {
-  if (code == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  MPI_Error_string(code, text, &length);
-  user_error("MPI {} failed: {}", what, std::string_view(text, static_cast<size_t>(length)));
+  if (code == 0) return;
+  char text[512];
+  loaded->error_string(code, text, sizeof text);
+  user_error("MPI {} failed: {}", what, text);
 }
+
+// A send and a receive in flight, released however the wait ends.
+struct Pair {
+  void* requests = nullptr;
+  ~Pair() {
+    if (requests != nullptr) loaded->release(requests);
+  }
+};
 
 class MpiTransport final : public Transport {
  public:
   MpiTransport(std::chrono::milliseconds timeout, bool multiple_threads)
       : timeout_(timeout), multiple_threads_(multiple_threads) {
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    check(loaded->rank(&rank_), "rank");
+    check(loaded->size(&size_), "size");
   }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -57,14 +93,11 @@ class MpiTransport final : public Transport {
     for (int64_t done = 0; done < std::max(send_bytes, recv_bytes); done += kPiece) {
       const int s = static_cast<int>(std::clamp<int64_t>(send_bytes - done, 0, kPiece));
       const int r = static_cast<int>(std::clamp<int64_t>(recv_bytes - done, 0, kPiece));
-      MPI_Request requests[2];
-      check(MPI_Irecv(in + std::min(done, recv_bytes), r, MPI_BYTE, from, channel, MPI_COMM_WORLD,
-                      &requests[0]),
-            "receive");
-      check(MPI_Isend(out + std::min(done, send_bytes), s, MPI_BYTE, to, channel, MPI_COMM_WORLD,
-                      &requests[1]),
-            "send");
-      wait(requests, from, to, channel);
+      Pair pair;
+      check(loaded->exchange(out + std::min(done, send_bytes), s, to,
+                             in + std::min(done, recv_bytes), r, from, channel, &pair.requests),
+            "exchange");
+      wait(pair.requests, from, to, channel);
     }
   }
 
@@ -72,13 +105,12 @@ class MpiTransport final : public Transport {
   // Channel 1 (what the step waits for) polls, yielding the core, for up to 10 ms; then,
   // and on channel 0 (a bucket that the step overlaps) after a few polls, the wait sleeps
   // between polls, so as not to take the core from the rank's computing thread.
-  void wait(MPI_Request* requests, int from, int to, int channel) {
+  void wait(void* requests, int from, int to, int channel) {
     const Clock::time_point start = Clock::now(), deadline = start + timeout_;
     const auto spin = channel == 1 ? std::chrono::milliseconds(10) : std::chrono::milliseconds(0);
     for (int polls = 0;; ++polls) {
       int done[2] = {0, 0};
-      check(MPI_Test(&requests[0], &done[0], MPI_STATUS_IGNORE), "receive");
-      check(MPI_Test(&requests[1], &done[1], MPI_STATUS_IGNORE), "send");
+      check(loaded->test(requests, done), "exchange");
       if (done[0] && done[1]) return;
       if (polls < 200) continue;
       const Clock::time_point now = Clock::now();
@@ -107,23 +139,17 @@ bool launched_by_mpirun() {
 }
 
 std::unique_ptr<Transport> mpi_world(std::chrono::milliseconds timeout) {
+  module();
   static Finalizer finalizer;
-  int started = 0, provided = MPI_THREAD_SINGLE;
-  MPI_Initialized(&started);
-  if (!started) {
-    check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided), "start");
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  } else {
-    MPI_Query_thread(&provided);
-  }
+  int level = 0;
+  check(loaded->start(&level), "start");
   // Below MPI_THREAD_SERIALIZED the communicator's thread could not call MPI at all.
-  if (provided < MPI_THREAD_SERIALIZED) {
+  if (level < 1) {
     user_error(
-        "this MPI library runs no threads (it provides thread level {}); ytape needs "
-        "MPI_THREAD_SERIALIZED at least",
-        provided);
+        "this MPI library runs no threads (it provides MPI_THREAD_SINGLE or FUNNELED); ytape "
+        "needs MPI_THREAD_SERIALIZED at least");
   }
-  return std::make_unique<MpiTransport>(timeout, provided == MPI_THREAD_MULTIPLE);
+  return std::make_unique<MpiTransport>(timeout, level == 2);
 }
 
 void add_distributed_options(CLI::App& sub, std::string& mode, double& timeout_seconds) {
@@ -160,19 +186,17 @@ int threads_per_rank() {
 }
 
 std::string mpi_rank_prefix() {
-  int started = 0, finalized = 0;
-  MPI_Initialized(&started);
-  MPI_Finalized(&finalized);
-  if (!started || finalized) return "";
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (loaded == nullptr) return "";  // MPI starts only through the module
+  int started = 0, finalized = 0, rank = 0;
+  loaded->started(&started, &finalized);
+  if (!started || finalized || loaded->rank(&rank) != 0) return "";
   return "rank " + std::to_string(rank) + ": ";
 }
 
 void mpi_abort(int code) {
   std::fflush(stdout);
   std::fflush(stderr);
-  MPI_Abort(MPI_COMM_WORLD, code);
+  if (loaded != nullptr) loaded->abort(code);
   std::_Exit(code);
 }
 

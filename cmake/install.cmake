@@ -1,5 +1,5 @@
 # What `cmake --install BUILD --prefix P` puts in P (docs/cpp-api.md, "Installing and
-# linking"): bin/ytape; the static libraries in lib/; their headers in include/ytape/, laid
+# linking"): bin/ytape and its MPI module, lib/ytape/libytape_mpi.so; the static libraries in lib/; their headers in include/ytape/, laid
 # out as in the tree, so that `#include "tape/builder.h"` works with -I P/include/ytape; a
 # CMake package whose target ytape::ytape links every library and what they need
 # (lib/cmake/ytape/); and lib/pkgconfig/ytape.pc. tests/install/check.sh uses both.
@@ -28,6 +28,7 @@ if(YTAPE_SANITIZE)
 endif()
 
 install(TARGETS ytape)
+install(TARGETS ytape_mpi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/ytape)
 list(TRANSFORM YTAPE_LIBRARIES PREPEND ytape_ OUTPUT_VARIABLE targets)
 install(TARGETS ytape_all ${targets} EXPORT ytapeTargets)
 file(GLOB_RECURSE headers CONFIGURE_DEPENDS RELATIVE ${PROJECT_SOURCE_DIR} ${header_patterns})

@@ -72,8 +72,9 @@ Run setup_run(CLI::App& sub);
 Run setup_train(CLI::App& sub);
 Run setup_plan(CLI::App& sub);
 Run setup_trace(CLI::App& sub);
-Run setup_import(CLI::App& sub);
-Run setup_export(CLI::App& sub);
+/// In ytape-onnx alone (cli/CMakeLists.txt): null in ytape, which runs ytape-onnx for them.
+[[gnu::weak]] Run setup_import(CLI::App& sub);
+[[gnu::weak]] Run setup_export(CLI::App& sub);
 Run setup_grad(CLI::App& sub);
 Run setup_jvp(CLI::App& sub);
 Run setup_vmap(CLI::App& sub);

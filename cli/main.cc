@@ -1,16 +1,20 @@
 // ytape: the command-line tool. The only place that prints errors and chooses exit codes.
 #include <fmt/format.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <optional>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/mpi.h"
+#include "cli/own_folder.h"
 #include "cli/signals.h"
 #include "runtime/tensor.h"
 #include "tape/allocator.h"
@@ -21,7 +25,21 @@ namespace {
 
 using namespace ytape::cli;
 
+// `import` and `export` run in ytape-onnx, beside this binary, which has them and the ONNX
+// libraries (cli/CMakeLists.txt): it takes this process's place.
+void run_onnx_binary_for(int argc, char** argv) {
+  if (argc < 2) return;
+  for (const Command& c : commands()) {
+    if (c.setup != nullptr || c.name != argv[1]) continue;
+    const std::string path = (own_folder() / "ytape-onnx").string();
+    ::execv(path.c_str(), argv);
+    ytape::user_error("{} needs ytape-onnx, beside ytape, which cannot be run: '{}': {}", c.name,
+                      path, std::strerror(errno));
+  }
+}
+
 int run(int argc, char** argv) {
+  run_onnx_binary_for(argc, argv);
   CLI::App app{"ytape: tape-based automatic differentiation", "ytape"};
   app.set_version_flag("--version", "ytape " YTAPE_VERSION);
   app.require_subcommand(1);
@@ -34,6 +52,7 @@ int run(int argc, char** argv) {
   std::optional<int64_t> max_memory;
   for (const Command& c : commands()) {
     CLI::App* sub = app.add_subcommand(std::string(c.name), std::string(c.help));
+    if (c.setup == nullptr) continue;  // in ytape-onnx
     subs.push_back({sub, c.setup(*sub), &c});
     add_memory_option(*sub, max_memory);
   }

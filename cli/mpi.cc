@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -11,6 +10,7 @@
 #include <thread>
 
 #include "cli/mpi_module.h"
+#include "cli/own_folder.h"
 #include "runtime/parallel.h"
 #include "tape/error.h"
 
@@ -25,12 +25,7 @@ const YtapeMpi* loaded = nullptr;  // the module, once a run has asked for MPI
 // Where the module is, built and installed alike: <binary's folder>/../<libdir>/ytape/.
 // Only that folder, so that no library planted where ytape runs is loaded.
 std::filesystem::path module_path() {
-  char exe[4096];
-  ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0)
-    user_error("cannot find ytape's own folder (/proc/self/exe), where the MPI module is");
-  std::filesystem::path dir = std::filesystem::path(std::string(exe, static_cast<size_t>(n)));
-  return dir.parent_path().parent_path() / YTAPE_LIBDIR / "ytape" / "libytape_mpi.so";
+  return own_folder().parent_path() / YTAPE_LIBDIR / "ytape" / "libytape_mpi.so";
 }
 
 const YtapeMpi& module() {

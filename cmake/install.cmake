@@ -1,5 +1,5 @@
 # What `cmake --install BUILD --prefix P` puts in P (docs/cpp-api.md, "Installing and
-# linking"): bin/ytape and its MPI module, lib/ytape/libytape_mpi.so; the static libraries in lib/; their headers in include/ytape/, laid
+# linking"): bin/ytape, bin/ytape-onnx (its import and export) and its MPI module, lib/ytape/libytape_mpi.so; the static libraries in lib/; their headers in include/ytape/, laid
 # out as in the tree, so that `#include "tape/builder.h"` works with -I P/include/ytape; a
 # CMake package whose target ytape::ytape links every library and what they need
 # (lib/cmake/ytape/); and lib/pkgconfig/ytape.pc. tests/install/check.sh uses both.
@@ -27,7 +27,7 @@ if(YTAPE_SANITIZE)
   target_link_options(ytape_tape INTERFACE $<INSTALL_INTERFACE:${YTAPE_SANITIZER_LINK_FLAGS}>)
 endif()
 
-install(TARGETS ytape)
+install(TARGETS ytape ytape-onnx)
 install(TARGETS ytape_mpi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/ytape)
 list(TRANSFORM YTAPE_LIBRARIES PREPEND ytape_ OUTPUT_VARIABLE targets)
 install(TARGETS ytape_all ${targets} EXPORT ytapeTargets)

@@ -12,6 +12,8 @@
 #include <string>
 #include <thread>
 
+#include "runtime/address_space.h"
+
 extern "C" void openblas_set_num_threads(int num_threads);
 // OpenBLAS's pthreads build only (weak: null in the OpenMP build or another BLAS). Its
 // threads start again at its next threaded call (exec_blas), as after a fork.
@@ -115,6 +117,16 @@ int free_cores(int samples) {
 void start_threads() {
   int n = num_threads();
   if (n == 1) return;
+  // libgomp ends the process when it cannot make a thread, and OpenBLAS's exit handler
+  // then waits forever for its own threads: under a limit on the address space, the
+  // threads' stacks are checked first.
+  rlimit stack{};
+  uint64_t stack_bytes = 8ull << 20;
+  if (getrlimit(RLIMIT_STACK, &stack) == 0 && stack.rlim_cur != RLIM_INFINITY) {
+    stack_bytes = stack.rlim_cur;
+  }
+  require_address_space(static_cast<uint64_t>(n - 1) * stack_bytes + (8ull << 20),
+                        "the stacks of OpenMP's threads");
   // An empty region would be compiled away; each thread must run something.
   volatile int started = 0;
 #pragma omp parallel num_threads(n)

@@ -1,14 +1,12 @@
 // Kernels of the linalg family: matmul over OpenBLAS, and the gemm wrapper the other
 // dense families share.
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <climits>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 
+#include "runtime/address_space.h"
 #include "runtime/kernels/dense.h"
 #include "runtime/kernels/flash_attention.h"
 #include "runtime/kernels/onednn.h"
@@ -43,29 +41,11 @@ bool gemm_degenerate(int64_t m, int64_t n, int64_t k, T beta, T* c, int64_t ldc)
   return true;
 }
 
-// The address space the process holds now, from /proc/self/statm (0 if unknown).
-uint64_t mapped_bytes() {
-  std::ifstream statm("/proc/self/statm");
-  uint64_t pages = 0;
-  statm >> pages;
-  return pages * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-}
-
 // OpenBLAS takes a 128 MB buffer (BUFFER_SIZE in its memory.c, on x86-64) at the first
 // call from a thread and keeps it; when the allocation fails it retries forever, so under
 // a tight `ulimit -v` that call would hang. Checked before it, then made with a 1x1 product.
 void reserve_buffer() {
-  constexpr uint64_t kBuffer = 128ull << 20, kSlack = 32ull << 20;
-  rlimit limit{};
-  if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
-    uint64_t needed = mapped_bytes() + kBuffer + kSlack;
-    if (needed > limit.rlim_cur) {
-      user_error(
-          "out of memory: the limit of ulimit -v {} kB leaves too little for OpenBLAS's 128 MB "
-          "buffer ({} kB are needed); raise the limit",
-          limit.rlim_cur >> 10, needed >> 10);
-    }
-  }
+  require_address_space((128ull << 20) + (32ull << 20), "OpenBLAS's 128 MB buffer");
   float a = 1, b = 1, c = 0;
   cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1, 1.0f, &a, 1, &b, 1, 0.0f, &c, 1);
 }

@@ -25,6 +25,11 @@ enum class ConvKind { forward, backward_input, backward_filter };
 /// KernelCall::variant). Winograd rounds differently from a plain sum, within f32's.
 enum class ConvAlgorithm { direct, winograd };
 
+/// Throws UserError (runtime/address_space.h) when a limit on the address space leaves too
+/// little for oneDNN to write the code of `what`: its code generator crashes where it
+/// cannot map it.
+void require_code_room(const char* what);
+
 /// The blocked image layout oneDNN's direct convolutions choose on this processor (c16
 /// with AVX-512, c8 with AVX2).
 Layout preferred_image_layout();

@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/address_space.h"
 #include "runtime/kernels/dense.h"
 #include "runtime/kernels/onednn.h"
 #include "runtime/parallel.h"
@@ -133,6 +134,7 @@ std::optional<dnnl::convolution_forward::primitive_desc> forward_pd(const Descs&
 // of the dense one of `g`: a slice of a larger image's channels.
 Conv build_with(Kind kind, const ConvGeom& g, ConvLayouts l, dnnl::algorithm algorithm,
                 const std::optional<memory::desc>& user_dst) {
+  require_code_room("oneDNN's convolution kernels");
   Conv c;
   Descs d = user_descs(g, l);
   std::optional<dnnl::convolution_forward::primitive_desc> fwd = forward_pd(d, algorithm);

@@ -8,16 +8,35 @@
 // on the same OpenMP threads, with AVX-512 where the processor has it.
 #include <omp.h>
 
+#include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "runtime/address_space.h"
 #include "runtime/kernels/dense.h"
 #include "runtime/kernels/onednn.h"
 #include "runtime/parallel.h"
 
 namespace ytape::onednn {
 
+// The address space oneDNN may map beyond what the process holds as it writes a kernel's
+// code (a few hundred kB) and its bookkeeping, with room to spare.
+void require_code_room(const char* what) {
+  require_address_space(32ull << 20, what);
+}
+
+namespace {
+
+// oneDNN writes its GEMM's code at the first call, inside its threads.
+void gemm_ready() {
+  static std::once_flag once;
+  std::call_once(once, [] { require_code_room("oneDNN's matrix product kernels"); });
+}
+
+}  // namespace
+
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
           const float* b, int64_t ldb, float* c, int64_t ldc, float beta) {
+  gemm_ready();
   if (omp_get_max_threads() != num_threads()) omp_set_num_threads(num_threads());
   // Column-major C = op(A) op(B) is row-major C^T = op(B)^T op(A)^T over the same memory.
   dnnl_status_t status = dnnl_sgemm(trans_b ? 'T' : 'N', trans_a ? 'T' : 'N', n, m, k, 1.0f, b, ldb,
@@ -30,6 +49,7 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const flo
 void gemm_here(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float* a,
                int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
   // Inside a parallel region OpenMP does not nest: oneDNN's GEMM runs on this thread.
+  gemm_ready();
   dnnl_status_t status = dnnl_sgemm(trans_b ? 'T' : 'N', trans_a ? 'T' : 'N', n, m, k, 1.0f, b, ldb,
                                     a, lda, 0.0f, c, ldc);
   if (status != dnnl_success)

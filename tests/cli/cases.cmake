@@ -99,6 +99,8 @@ cli_test(trace_text_resnet18 EXIT 0 STDOUT ${CASES}/expected/trace_resnet18.txt
 # bytes are deterministic, a failed import writes nothing.
 cli_test(onnx_import EXIT 0 COMMAND bash ${CASES}/onnx_import.sh ${YTAPE} $<TARGET_FILE:onnx_make_models>)
 cli_test(onnx_export EXIT 0 COMMAND bash ${CASES}/onnx_export.sh ${YTAPE})
+# ytape without ytape-onnx or the MPI module beside it says which is missing.
+cli_test(companions EXIT 0 COMMAND bash ${CASES}/companions.sh ${YTAPE})
 # export -> import -> diff: no difference, for forward, gradient and second-order tapes.
 cli_test(onnx_round_trip EXIT 0 COMMAND bash ${CASES}/onnx_round_trip.sh ${YTAPE})
 cli_test(escapes EXIT 0 COMMAND bash ${CASES}/escapes.sh ${YTAPE})

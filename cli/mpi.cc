@@ -28,8 +28,9 @@ std::filesystem::path module_path() {
   return own_folder().parent_path() / YTAPE_LIBDIR / "ytape" / "libytape_mpi.so";
 }
 
-const YtapeMpi& module() {
-  if (loaded != nullptr) return *loaded;
+// Sets `loaded`, once.
+void load_module() {
+  if (loaded != nullptr) return;
   const std::string path = module_path().string();
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
   if (handle == nullptr) {
@@ -38,7 +39,6 @@ const YtapeMpi& module() {
   auto get = reinterpret_cast<const YtapeMpi* (*)()>(::dlsym(handle, "ytape_mpi_module"));
   if (get == nullptr) user_error("'{}' is not ytape's MPI module: {}", path, ::dlerror());
   loaded = get();
-  return *loaded;
 }
 
 // MPI_Finalize at a normal exit; a process that exits with an error skips it, and mpirun
@@ -134,7 +134,7 @@ bool launched_by_mpirun() {
 }
 
 std::unique_ptr<Transport> mpi_world(std::chrono::milliseconds timeout) {
-  module();
+  load_module();
   static Finalizer finalizer;
   int level = 0;
   check(loaded->start(&level), "start");

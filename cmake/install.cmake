@@ -1,8 +1,10 @@
 # What `cmake --install BUILD --prefix P` puts in P (docs/cpp-api.md, "Installing and
-# linking"): bin/ytape, bin/ytape-onnx (its import and export) and its MPI module, lib/ytape/libytape_mpi.so; the static libraries in lib/; their headers in include/ytape/, laid
-# out as in the tree, so that `#include "tape/builder.h"` works with -I P/include/ytape; a
-# CMake package whose target ytape::ytape links every library and what they need
-# (lib/cmake/ytape/); and lib/pkgconfig/ytape.pc. tests/install/check.sh uses both.
+# linking"): bin/ytape, bin/ytape-onnx (its import and export) and its MPI module
+# lib/ytape/libytape_mpi.so; the static libraries in lib/; their headers in include/ytape/,
+# laid out as in the tree, so that `#include "tape/builder.h"` works with
+# -I P/include/ytape; a CMake package whose target ytape::ytape links every library and
+# what they need (lib/cmake/ytape/); and lib/pkgconfig/ytape.pc. tests/install/check.sh
+# uses both.
 include(CMakePackageConfigHelpers)
 
 # The layers, highest first (docs/architecture.md): the order in which a linker needs

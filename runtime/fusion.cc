@@ -110,9 +110,17 @@ class Matcher {
 
   size_t index(const Op* op) const { return static_cast<size_t>(op - t_.ops.data()); }
 
+  // Whether `v`, an argument of an op with a group's output shape, is neither of that
+  // shape nor one element: the kernel gathers it per block (ElementwiseProgram).
+  bool broadcast(Var v, const Shape& shape) const {
+    const Type& type = t_.type(v);
+    return type.size() != 1 && type.shape != shape;
+  }
+
   // An op that an elementwise group of output shape `shape` can take: elementwise with a
-  // row function, one result of that shape, every argument of that shape or one element.
-  // A relu that batch norm's fusion would take is left to it.
+  // row function and one result of that shape (its arguments broadcast to it; the kernel
+  // follows at most kMaxGatherRank dims). A relu that batch norm's fusion would take is
+  // left to it.
   bool chainable(const Op& op, const Shape& shape) const {
     if (op.kind != OpKind::call || !prim_info(op.prim).elementwise() || op.outs.size() != 1 ||
         op.args.empty() || op.args.size() > 3 || t_.type(op.outs[0]).shape != shape) {
@@ -120,9 +128,10 @@ class Matcher {
     }
     DType d = t_.type(op.args.back()).dtype;
     if (table_.rows[KernelTable::entry(op.prim)][static_cast<int>(d)] == nullptr) return false;
-    for (Var a : op.args) {
-      const Type& at = t_.type(a);
-      if (at.shape != shape && at.size() != 1) return false;  // the cheaper test first
+    if (shape.size() > ElementwiseProgram::kMaxGatherRank) {
+      for (Var a : op.args) {
+        if (broadcast(a, shape)) return false;
+      }
     }
     if (op.prim == Prim::relu && available(Fusion::batchnorm_relu)) {
       size_t m = maker_[op.args[0].id];
@@ -147,6 +156,7 @@ class Matcher {
     if (!chainable(op, type.shape) || type.size() < 2) return false;
     Gather& s = gather_;
     s.clear();
+    s.shape = type.shape;
     s.live.push_back(0);  // the last op writes the group's output, in no slot
     join(i);
     size_t last = kNone;
@@ -183,6 +193,7 @@ class Matcher {
       s.touched.push_back(a.id);
       s.last_reader[a.id] = number;
       ++s.args;
+      s.broadcasts += broadcast(a, s.shape) ? 1 : 0;
       if (maker_[a.id] != kNone) {
         s.heap.push_back(maker_[a.id]);
         std::push_heap(s.heap.begin(), s.heap.end());
@@ -191,18 +202,21 @@ class Matcher {
   }
 
   // Whether the group still fits the kernel with producer p joined: at most kMaxArgs
-  // arguments, and at most kMaxSlots results held at any member's step. p's result is held
-  // from p to its last reader, and while each member but the last runs its own result
-  // takes one more (as compile allocates them).
+  // arguments, kMaxGathered of them broadcast, and at most kMaxSlots results held at any
+  // member's step. p's result is held from p to its last reader, and while each member but
+  // the last runs its own result takes one more (as compile allocates them).
   bool fits(const Op& p) const {
     const Gather& s = gather_;
     size_t args = s.args - 1;  // p's result is the group's own now
+    int broadcasts = s.broadcasts;
     for (size_t a = 0; a < p.args.size(); ++a) {
       bool seen = s.reads[p.args[a].id] > 0;
       for (size_t b = 0; b < a; ++b) seen = seen || p.args[b] == p.args[a];
       args += seen ? 0 : 1;
+      broadcasts += !seen && broadcast(p.args[a], s.shape) ? 1 : 0;
     }
-    return args <= ElementwiseProgram::kMaxArgs && s.full < s.last_reader[p.outs[0].id];
+    return args <= ElementwiseProgram::kMaxArgs && broadcasts <= ElementwiseProgram::kMaxGathered &&
+           s.full < s.last_reader[p.outs[0].id];
   }
 
   // Joins producer p, which fits: the members from its result's last reader on hold it too.
@@ -332,13 +346,15 @@ class Matcher {
     std::vector<size_t> members;        // op indices, by number
     std::vector<int> live;              // per member: the slots held while it runs
     std::vector<size_t> heap;           // candidate producers, a max-heap of op indices
+    Shape shape;                        // the group's output's
     size_t args = 0;                    // vars the members read that no member makes
+    int broadcasts = 0;                 // those of them that broadcast
     int64_t full = -1;                  // the highest member whose step holds every slot
 
     void clear() {
       for (uint32_t v : touched) reads[v] = 0, result[v] = arg[v] = kNoIndex;
       touched.clear(), members.clear(), live.clear(), heap.clear();
-      args = 0, full = -1;
+      args = 0, broadcasts = 0, full = -1;
     }
   };
 

@@ -37,8 +37,8 @@ struct FusedGroup {
 /// largest group wins where two could take an op. An op is only taken when the values it
 /// passes on are read by its group alone (not by another op, not a tape output). An
 /// elementwise group grows from its last op back through its producers until it would need
-/// more than the kernel holds (ElementwiseProgram::kMaxSlots, kMaxArgs), so a long chain is
-/// a series of groups. Linear in the tape's size (times the log of the largest group).
+/// more than the kernel holds (ElementwiseProgram::kMaxSlots, kMaxArgs, kMaxGathered), so a long
+/// chain is a series of groups. Linear in the tape's size (times the log of the largest group).
 std::vector<FusedGroup> find_fusions(const Tape& t, const KernelTable& table);
 
 }  // namespace ytape

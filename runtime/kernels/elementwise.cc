@@ -2,14 +2,13 @@
 // pointers, one instantiation per dtype, so that contiguous loops vectorize; the layout
 // (same shape, a broadcast scalar, strided broadcasting, threads) is handled once in
 // common.cc for every op.
-#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
 #include "runtime/kernels/common.h"
+#include "runtime/kernels/elementwise_program.h"
 #include "runtime/kernels/fast_math.h"
-#include "runtime/parallel.h"
 #include "tape/float16.h"
 
 namespace ytape {
@@ -360,51 +359,6 @@ void convert_kernel(const KernelCall& call) {
   }
 }
 
-// ---- Fusion::elementwise ---------------------------------------------------------------
-
-// Elements per block: a slot holds a block of the widest elements (8 bytes) in 4 KiB, so
-// that a program's slots stay in L1 from one op to the next.
-constexpr int64_t kBlock = 512;
-
-// The program over elements [begin, end) of the output, block by block: every op of a
-// block reads its elements before the last op writes them, so the output may take an
-// argument's buffer.
-void run_program(const KernelCall& call, int64_t begin, int64_t end) {
-  const ElementwiseProgram& p = *call.program;
-  alignas(64) char slots[ElementwiseProgram::kMaxSlots][kBlock * 8];
-  char* out = static_cast<char*>(call.outs[0]->raw());
-  const int out_elem = dtype_size(call.outs[0]->dtype());
-  for (int64_t b = begin; b < end; b += kBlock) {
-    const int64_t n = std::min(kBlock, end - b);
-    for (const ElementwiseProgram::Instruction& ins : p.instructions) {
-      const void* in[3];
-      int64_t step[3];
-      for (int a = 0; a < ins.num_args; ++a) {
-        const ElementwiseProgram::Operand& o = ins.args[a];
-        if (o.result) {
-          in[a] = slots[p.instructions[o.index].slot];
-          step[a] = 1;
-          continue;
-        }
-        const Tensor& t = *call.args[o.index];
-        step[a] = t.size() == 1 ? 0 : 1;
-        in[a] = static_cast<const char*>(t.raw()) + step[a] * b * dtype_size(t.dtype());
-      }
-      ins.row(ins.slot < 0 ? out + b * out_elem : slots[ins.slot], in, step, n);
-    }
-  }
-}
-
-// Split across threads where a single op would be: waking them costs microseconds, which
-// the optimizer's programs over a few thousand weights would not win back.
-void elementwise_program(const KernelCall& call) {
-  const int64_t n = call.outs[0]->size();
-  const int64_t blocks = (n + kBlock - 1) / kBlock;
-  parallel_for(blocks, kGrain / kBlock, [&](int64_t b, int64_t e) {
-    run_program(call, b * kBlock, std::min(e * kBlock, n));
-  });
-}
-
 }  // namespace
 
 void register_elementwise_kernels(KernelTable& t) {
@@ -464,6 +418,7 @@ void register_elementwise_kernels(KernelTable& t) {
     t.set(Fusion::elementwise, elementwise_program);
     t.allow_in_place(Fusion::elementwise);
     t.allow_blocked(Fusion::elementwise, ~uint32_t{0}, BlockedOut::follow);
+    t.allow_channel_args(Fusion::elementwise);
   }
 }
 

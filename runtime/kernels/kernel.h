@@ -126,14 +126,19 @@ inline constexpr int kNumFusions = static_cast<int>(Fusion::elementwise) + 1;  /
 std::string_view fusion_name(Fusion f);
 
 /// What a Fusion::elementwise step computes: elementwise ops whose results have the shape
-/// of the step's output, in tape order, each reading the step's arguments (of that shape,
-/// or single elements) and the results of the ops before it; the last op's result is the
-/// output. The kernel runs the ops a block of elements at a time, so that the results
-/// between them stay in `slots` small buffers in the cache instead of full tensors.
+/// of the step's output, in tape order, each reading the step's arguments and the results
+/// of the ops before it; the last op's result is the output. The arguments have that
+/// shape, or one element, or, at most kMaxGathered of them, a shape that broadcasts to it
+/// (a bias, a per-row statistic: kernels/elementwise_program.h). The kernel runs the ops a
+/// block of elements at a time, so that the results between them stay in `slots` small
+/// buffers in the cache instead of full tensors.
 struct ElementwiseProgram {
   static constexpr int kMaxSlots = 8;
   /// Arguments a step can have: KernelTable::blocked_args has a bit for each.
   static constexpr size_t kMaxArgs = 32;
+  /// Broadcast arguments a step can have, and the most dims of an output they broadcast to.
+  static constexpr int kMaxGathered = 8;
+  static constexpr int kMaxGatherRank = 8;
   struct Operand {
     bool result;  ///< the result of instruction `index`; else the step's argument `index`
     uint32_t index;

@@ -116,6 +116,24 @@ size_t fused_ops(const std::vector<FusedGroup>& groups) {
   return ops;
 }
 
+// LayerNorm's tail and a masked bias, over x of `shape` (D, T, B): ((x - mean) / std) * γ
+// + β, where mean and std have one value per column (1, T, B), γ and β one per row (D), and
+// select(mask, that, x * w) with a bool mask of one value per (1, T) and w per (D, 1, B).
+Tape layer_norm_tail(DType dtype, const Shape& shape) {
+  Builder b("norm");
+  const int64_t d = shape[0], t = shape[1], n = shape[2];
+  Var x = b.input("x", {dtype, shape});
+  Var mean = b.input("mean", {dtype, {1, t, n}});
+  Var std = b.input("std", {dtype, {1, t, n}});
+  Var scale = b.input("scale", {dtype, {d}});
+  Var bias = b.input("bias", {dtype, {d}});
+  Var mask = b.input("mask", {DType::boolean, {1, t}});
+  Var w = b.input("w", {dtype, {d, 1, n}});
+  Var y = b.add(b.mul(b.div(b.sub(x, mean), std), scale), bias);
+  b.output(b.select(mask, y, b.mul(x, w)), "y");
+  return b.finish();
+}
+
 }  // namespace
 
 TEST_CASE("an optimizer's update runs as three elementwise groups, with the bytes of its ops") {
@@ -331,6 +349,70 @@ TEST_CASE("a group that would hold more results at once than the kernel has slot
   CHECK(groups.size() > 1);
   CHECK(groups.back().program.slots == ElementwiseProgram::kMaxSlots);
   CHECK(fused_as_reference(t, 4));
+}
+
+TEST_CASE("elementwise groups take arguments that broadcast, with the bytes of the unfused ops") {
+  // Rows that a block of 512 elements cuts anywhere; more elements than a thread's grain.
+  for (const Shape& shape : {Shape{37, 5, 3}, Shape{37, 50, 3}, Shape{130, 300, 2}}) {
+    for (DType dtype : {DType::f32, DType::f64}) {
+      CAPTURE(shape[1]);
+      CAPTURE(dtype_name(dtype));
+      Tape t = layer_norm_tail(dtype, shape);
+      std::vector<FusedGroup> groups = find_fusions(t, kernel_table(KernelSet::fast));
+      REQUIRE(groups.size() == 1);
+      CHECK(groups[0].program.instructions.size() == 6);
+      CHECK(groups[0].args.size() == 7);  // x, mean, std, scale, bias, mask, w
+      TensorMap inputs = complete_inputs(t, {}, 8);
+      ExecutorOptions unfused;
+      unfused.fusion = false;
+      Executor fused(t), plain(t, unfused);
+      CHECK(same_bits(fused.run(inputs), plain.run(inputs)));
+      CHECK(fused_as_reference(t, 8));
+    }
+  }
+}
+
+TEST_CASE("a group of more broadcast arguments than the kernel gathers is split") {
+  // x * v1 * ... * v10, each v of one value per row: at most kMaxGathered in a group.
+  Builder b("many");
+  Var y = b.input("x", {DType::f32, {40, 30}});
+  std::vector<Var> vs;
+  for (int k = 0; k < 10; ++k) vs.push_back(b.input("v" + std::to_string(k), {DType::f32, {40}}));
+  for (Var v : vs) y = b.mul(y, v);
+  b.output(y, "y");
+  Tape t = b.finish();
+  std::vector<FusedGroup> groups = find_fusions(t, kernel_table(KernelSet::fast));
+  REQUIRE(groups.size() == 2);
+  CHECK(groups[0].program.instructions.size() == 2);
+  CHECK(groups[1].program.instructions.size() == ElementwiseProgram::kMaxGathered);
+  CHECK(fused_as_reference(t, 5));
+}
+
+TEST_CASE("a group on a blocked image reads its per-channel arguments plain") {
+  // relu(conv(x) + bias) * scale + conv(x): the convolution writes blocked, and the group
+  // after it stays blocked, its (1, 1, C, 1) vectors gathered in the blocks' order.
+  Builder b("channels");
+  Var x = b.input("x", {DType::f32, {9, 7, 16, 2}});
+  Var w = b.input("w", {DType::f32, {3, 3, 16, 32}});
+  Var bias = b.input("bias", {DType::f32, {1, 1, 32, 1}});
+  Var scale = b.input("scale", {DType::f32, {1, 1, 32, 1}});
+  Var y = b.conv2d(x, w, {.pad = Shape{1, 1, 1, 1}});
+  b.output(b.add(b.mul(b.relu(b.add(y, bias)), scale), y), "z");
+  Tape t = b.finish();
+  Executor fused(t);
+  std::vector<PlannedStep> plan = planned_steps(fused.plan());
+  REQUIRE(plan.size() == 2);
+  CHECK(plan[1].name == "elementwise");
+  CHECK(is_blocked(plan[1].writes[0]));
+  CHECK(is_blocked(plan[1].reads[0]));
+  CHECK(plan[1].reorders.empty());
+  TensorMap inputs = complete_inputs(t, {}, 4);
+  ExecutorOptions unfused, plain;
+  unfused.fusion = false;
+  plain.blocked_layouts = false;
+  std::vector<Tensor> want = Executor(t, unfused).run(inputs);
+  CHECK(same_bits(fused.run(inputs), want));
+  CHECK(same_bits(Executor(t, plain).run(inputs), want));
 }
 
 }  // namespace ytape

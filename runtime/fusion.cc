@@ -42,6 +42,17 @@ class Matcher {
       for (Var v : t.ops[i].outs) maker_[v.id] = i;
       for (Var a : t.ops[i].args) ++reads_[a.id];
     }
+    // The ops that read each var, in tape order, one entry per argument (a CSR table).
+    first_reader_.assign(t.types.size() + 1, 0);
+    for (const Op& op : t.ops) {
+      for (Var a : op.args) ++first_reader_[a.id + 1];
+    }
+    for (size_t v = 0; v < t.types.size(); ++v) first_reader_[v + 1] += first_reader_[v];
+    readers_.resize(first_reader_.back());
+    std::vector<uint32_t> next(first_reader_.begin(), first_reader_.end() - 1);
+    for (size_t i = 0; i < t.ops.size(); ++i) {
+      for (Var a : t.ops[i].args) readers_[next[a.id]++] = static_cast<uint32_t>(i);
+    }
     for (const Output& o : t.outputs) ++reads_[o.var.id];
   }
 
@@ -167,19 +178,31 @@ class Matcher {
       if (p == last) continue;
       last = p;
       const Op& m = t_.ops[p];
-      if (taken_[p] || !chainable(m, type.shape) || s.reads[m.outs[0].id] != reads_[m.outs[0].id] ||
-          !fits(m)) {
+      if (taken_[p] || !chainable(m, type.shape) || !read_after(m.outs[0], i) || !fits(m)) {
         continue;
       }
       take(p);
     }
     if (s.members.size() < 2) return false;
     ElementwiseProgram program;
-    VarList args;
-    if (!compile(program, args)) return false;
-    g = {Fusion::elementwise, &op, i, {s.members.rbegin(), s.members.rend() - 1}, args, op.outs};
+    VarList args, outs = op.outs;
+    if (!compile(program, args, outs)) return false;
+    g = {Fusion::elementwise, &op, i, {s.members.rbegin(), s.members.rend() - 1}, args, outs};
     g.program = std::move(program);
     return true;
+  }
+
+  // Whether the group, run where op `at` is, may take the op that makes v: the reads of v
+  // up to `at` are all the group's. A value also read later (a LayerNorm's centred values,
+  // kept for its backward) is an extra output of the group, at most kMaxOutputs of them.
+  bool read_after(Var v, size_t at) const {
+    const Gather& s = gather_;
+    if (s.reads[v.id] == reads_[v.id]) return true;
+    if (s.outs == ElementwiseProgram::kMaxOutputs) return false;
+    auto begin = readers_.begin() + first_reader_[v.id];
+    auto end = readers_.begin() + first_reader_[v.id + 1];
+    return std::upper_bound(begin, end, static_cast<uint32_t>(at)) - begin ==
+           static_cast<std::ptrdiff_t>(s.reads[v.id]);
   }
 
   // Adds op m to the gathered group as its earliest member: the vars it reads are the
@@ -228,16 +251,19 @@ class Matcher {
     }
     s.live.push_back(1);
     --s.args;
+    Var v = t_.ops[p].outs[0];
+    s.outs += s.reads[v.id] == reads_[v.id] ? 0 : 1;
     join(p);
   }
 
   // The program of the gathered members (in tape order: the reverse of their numbers; the
-  // last one's result is the group's) and the group's arguments in the order they are
-  // first read. Each result takes a free slot and frees its arguments' slots after its op:
-  // a slot is never read and written by one op, whose elements may differ in size. False
-  // when the program needs more slots than there are, or more arguments than a step's
-  // layouts can say (fits keeps gathers within both).
-  bool compile(ElementwiseProgram& program, VarList& args) {
+  // last one's result is the group's first output), the group's arguments in the order
+  // they are first read, and its outputs: the last result, then those read after the
+  // group too, which are written there. Each other result takes a free slot and frees its
+  // arguments' slots after its op: a slot is never read and written by one op, whose
+  // elements may differ in size. False when the program needs more slots than there are,
+  // or more arguments than a step's layouts can say (fits keeps gathers within both).
+  bool compile(ElementwiseProgram& program, VarList& args, VarList& outs) {
     Gather& s = gather_;
     const size_t n = s.members.size();
     std::vector<int> free_slots;
@@ -259,20 +285,26 @@ class Matcher {
         }
         ins.args[a] = {false, s.arg[id]};
       }
+      const uint32_t id = m.outs[0].id;
       ins.slot = -1;
-      if (k + 1 < n) {
+      if (k + 1 < n && s.reads[id] != reads_[id]) {
+        ins.slot = -1 - static_cast<int>(outs.size());
+        outs.push_back(m.outs[0]);
+      } else if (k + 1 < n) {
         if (free_slots.empty()) free_slots.push_back(program.slots++);
         ins.slot = free_slots.back();
         free_slots.pop_back();
-        s.result[m.outs[0].id] = static_cast<uint32_t>(k);
       }
+      if (k + 1 < n) s.result[id] = static_cast<uint32_t>(k);
       for (const ElementwiseProgram::Operand& o : std::span(ins.args, ins.num_args)) {
         if (!o.result) continue;
-        uint32_t id = t_.ops[s.members[n - 1 - o.index]].outs[0].id;
+        uint32_t read = t_.ops[s.members[n - 1 - o.index]].outs[0].id;
         // Its last reader in tape order is the first member numbered that reads it.
-        if (n - 1 - s.last_reader[id] == k) {
-          free_slots.push_back(program.instructions[o.index].slot);
-          s.last_reader[id] = static_cast<uint32_t>(n);  // read twice by this op: freed once
+        if (n - 1 - s.last_reader[read] == k) {
+          if (program.instructions[o.index].slot >= 0) {
+            free_slots.push_back(program.instructions[o.index].slot);
+          }
+          s.last_reader[read] = static_cast<uint32_t>(n);  // read twice by this op: freed once
         }
       }
       program.instructions.push_back(ins);
@@ -349,21 +381,23 @@ class Matcher {
     Shape shape;                        // the group's output's
     size_t args = 0;                    // vars the members read that no member makes
     int broadcasts = 0;                 // those of them that broadcast
+    int outs = 0;                       // members' results read after the group too
     int64_t full = -1;                  // the highest member whose step holds every slot
 
     void clear() {
       for (uint32_t v : touched) reads[v] = 0, result[v] = arg[v] = kNoIndex;
       touched.clear(), members.clear(), live.clear(), heap.clear();
-      args = 0, broadcasts = 0, full = -1;
+      args = 0, broadcasts = 0, outs = 0, full = -1;
     }
   };
 
   const Tape& t_;
   const KernelTable& table_;
   Gather gather_;
-  std::vector<size_t> maker_;  // per var: the op that makes it
-  std::vector<int> reads_;     // per var: reads by ops and by the tape's outputs
-  std::vector<bool> taken_;    // per op
+  std::vector<size_t> maker_;                     // per var: the op that makes it
+  std::vector<int> reads_;                        // per var: reads by ops and by the tape's outputs
+  std::vector<uint32_t> first_reader_, readers_;  // per var: its reading ops (CSR)
+  std::vector<bool> taken_;                       // per op
 };
 
 }  // namespace

@@ -20,8 +20,10 @@ namespace ytape {
 /// - relu_backward: `op` the select; args (z, g); outs the select's output.
 /// - add_relu: `op` the add; args its (a, b); outs the relu's output.
 /// - elementwise: `op` the last op; args the values of `program`'s arguments; outs the last
-///   op's output. Its ops are elementwise ops whose results have the output's shape and whose
-///   results but the last only the group reads (ElementwiseProgram, kernels/kernel.h).
+///   op's output, then the results of its other ops that ops after it read too (at most
+///   ElementwiseProgram::kMaxOutputs). Its ops are elementwise ops whose results have the
+///   output's shape and are read before the group runs by its own ops alone
+///   (ElementwiseProgram, kernels/kernel.h).
 struct FusedGroup {
   Fusion kind;
   const Op* op;
@@ -35,7 +37,8 @@ struct FusedGroup {
 
 /// The groups of `t` that `table` has kernels for, each op in at most one group; the
 /// largest group wins where two could take an op. An op is only taken when the values it
-/// passes on are read by its group alone (not by another op, not a tape output). An
+/// passes on are read by its group alone (not by another op, not a tape output), or, in an
+/// elementwise group, by its group and by ops after the group (which it writes them for). An
 /// elementwise group grows from its last op back through its producers until it would need
 /// more than the kernel holds (ElementwiseProgram::kMaxSlots, kMaxArgs, kMaxGathered), so a long
 /// chain is a series of groups. Linear in the tape's size (times the log of the largest group).

@@ -41,16 +41,22 @@ void add_fused_step(Plan& p, FusedGroup& g, const Op& at) {
 // Per op of `t`: whether the outputs or an effect need it, by a backward sweep as DCE's
 // (opt/dce.h). A traced program leaves values nothing reads (the attention weights that
 // dot_product_attention returns beside the fused primitive's output); they cost no time.
-std::vector<bool> needed_ops(const Tape& t) {
+// A fused group (at its op `at`; its other ops are decided with it) is needed when one of
+// its outputs is, and then reads all of its arguments: an elementwise group whose last
+// result nothing reads may be needed for another it writes.
+std::vector<bool> needed_ops(const Tape& t, const std::vector<FusedGroup*>& group_at,
+                             const std::vector<bool>& in_group) {
   std::vector<bool> read(t.types.size(), false), needed(t.ops.size(), false);
   for (const Output& o : t.outputs) read[o.var.id] = true;
   for (size_t i = t.ops.size(); i-- > 0;) {
     const Op& op = t.ops[i];
+    const FusedGroup* g = group_at[i];
+    if (in_group[i] && g == nullptr) continue;
     bool need = op.kind == OpKind::call && prim_info(op.prim).effectful();
-    for (Var o : op.outs) need = need || read[o.id];
+    for (Var o : g ? g->outs : op.outs) need = need || read[o.id];
     if (!need) continue;
     needed[i] = true;
-    for (Var a : op.args) read[a.id] = true;
+    for (Var a : g ? g->args : op.args) read[a.id] = true;
   }
   return needed;
 }
@@ -61,21 +67,18 @@ void plan_steps(Plan& p, bool fusion) {
   const Tape& t = *p.tape;
   std::vector<FusedGroup> groups;
   if (fusion) groups = find_fusions(t, *p.table);
-  std::vector<bool> needed = needed_ops(t);
   std::vector<FusedGroup*> group_at(t.ops.size(), nullptr);
   std::vector<bool> in_group(t.ops.size(), false);
   for (FusedGroup& g : groups) {
     group_at[g.at] = &g;
     for (size_t o : g.others) in_group[o] = true;
   }
+  std::vector<bool> needed = needed_ops(t, group_at, in_group);
   for (size_t i = 0; i < t.ops.size(); ++i) {
     const Op& op = t.ops[i];
     if (op.kind != OpKind::call || in_group[i]) continue;
     if (FusedGroup* g = group_at[i]) {
-      // The group's last op, or (batchnorm_relu) its relu, gives its outputs.
-      bool group_needed = needed[i];
-      for (size_t o : g->others) group_needed = group_needed || needed[o];
-      if (group_needed) add_fused_step(p, *g, op);
+      if (needed[i]) add_fused_step(p, *g, op);
       continue;
     }
     if (!needed[i]) continue;

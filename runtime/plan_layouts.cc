@@ -59,7 +59,12 @@ void LayoutPlanner::plan_step(Plan::Step& step) {
   }
   step.reorders_end = p_.reorders.size();
   p_.reorder_bytes = std::max(p_.reorder_bytes, offset);
-  if (is_blocked(out)) p_.layout_of[p_.outs(step)[0].id] = out;
+  if (is_blocked(out)) {
+    // An elementwise group writes every output element for element as its first.
+    for (Var o : p_.outs(step).first(step.program != nullptr ? step.num_outs : 1)) {
+      p_.layout_of[o.id] = out;
+    }
+  }
   if (!any_blocked) return;
   for (Var o : p_.outs(step)) layouts.push_back(p_.layout_of[o.id]);
   step.layouts_begin = p_.step_layouts.size();
@@ -85,6 +90,9 @@ Layout LayoutPlanner::output_layout(const Plan::Step& step) const {
   // plain at once rather than blocked and reordered.
   if (rule == BlockedOut::always) return read_blocked_[os[0].id] ? blocked_ : Layout::plain;
   if (rule == BlockedOut::same) return p_.layout_of[as[0].id];
+  for (Var o : os.subspan(1)) {
+    if (step.program != nullptr && !blockable(t_.type(o), blocked_)) return Layout::plain;
+  }
   bool any = false;
   for (size_t i = 0; i < as.size(); ++i) {
     if (!table_.reads_blocked(step.entry, i)) continue;

@@ -118,12 +118,21 @@ struct Sources {
   Source of[ElementwiseProgram::kMaxArgs];
   Broadcast broadcasts[kMaxGathered];
   int gathered = 0;
+  char* outs[1 + ElementwiseProgram::kMaxOutputs];
+  int out_elem[1 + ElementwiseProgram::kMaxOutputs];
 };
 
 Sources sources_of(const KernelCall& call) {
   const Tensor& out = *call.outs[0];
   const Layout layout = call.out_layout(0);
   Sources s;
+  if (call.outs.size() > 1 + ElementwiseProgram::kMaxOutputs) {
+    internal_error("elementwise group: {} outputs", call.outs.size());
+  }
+  for (size_t i = 0; i < call.outs.size(); ++i) {
+    s.outs[i] = static_cast<char*>(call.outs[i]->raw());
+    s.out_elem[i] = dtype_size(call.outs[i]->dtype());
+  }
   for (size_t i = 0; i < call.args.size(); ++i) {
     const Tensor& a = *call.args[i];
     if (a.size() == out.size() || a.size() == 1) {
@@ -140,17 +149,19 @@ Sources sources_of(const KernelCall& call) {
   return s;
 }
 
-// The program over elements [begin, end) of the output, block by block: every op of a
-// block reads its elements before the last op writes them, so the output may take an
-// argument's buffer.
+// The program over elements [begin, end) of the outputs, block by block: every op of a
+// block reads its elements before the last op writes them, so the first output may take
+// an argument's buffer.
 void run_program(const KernelCall& call, const Sources& s, int64_t begin, int64_t end) {
   const ElementwiseProgram& p = *call.program;
   alignas(64) char slots[ElementwiseProgram::kMaxSlots][kBlock * 8];
   alignas(64) char gathered[kMaxGathered][kBlock * 8];
-  char* out = static_cast<char*>(call.outs[0]->raw());
-  const int out_elem = dtype_size(call.outs[0]->dtype());
   for (int64_t b = begin; b < end; b += kBlock) {
     const int64_t n = std::min(kBlock, end - b);
+    // Where a result of this block is: its slot, or its place in an output.
+    auto result = [&](int slot) {
+      return slot >= 0 ? slots[slot] : s.outs[-1 - slot] + b * s.out_elem[-1 - slot];
+    };
     for (int g = 0; g < s.gathered; ++g) gather(s.broadcasts[g], b, n, gathered[g]);
     for (const ElementwiseProgram::Instruction& ins : p.instructions) {
       const void* in[3];
@@ -158,7 +169,7 @@ void run_program(const KernelCall& call, const Sources& s, int64_t begin, int64_
       for (int a = 0; a < ins.num_args; ++a) {
         const ElementwiseProgram::Operand& o = ins.args[a];
         if (o.result) {
-          in[a] = slots[p.instructions[o.index].slot];
+          in[a] = result(p.instructions[o.index].slot);
           step[a] = 1;
           continue;
         }
@@ -166,7 +177,7 @@ void run_program(const KernelCall& call, const Sources& s, int64_t begin, int64_
         in[a] = source.gathered >= 0 ? gathered[source.gathered] : source.data + source.bytes * b;
         step[a] = source.gathered >= 0 || source.bytes != 0;
       }
-      ins.row(ins.slot < 0 ? out + b * out_elem : slots[ins.slot], in, step, n);
+      ins.row(result(ins.slot), in, step, n);
     }
   }
 }

@@ -127,7 +127,8 @@ std::string_view fusion_name(Fusion f);
 
 /// What a Fusion::elementwise step computes: elementwise ops whose results have the shape
 /// of the step's output, in tape order, each reading the step's arguments and the results
-/// of the ops before it; the last op's result is the output. The arguments have that
+/// of the ops before it; the last op's result is the first output, and up to kMaxOutputs
+/// more results that ops after the step read are written too. The arguments have that
 /// shape, or one element, or, at most kMaxGathered of them, a shape that broadcasts to it
 /// (a bias, a per-row statistic: kernels/elementwise_program.h). The kernel runs the ops a
 /// block of elements at a time, so that the results between them stay in `slots` small
@@ -139,6 +140,8 @@ struct ElementwiseProgram {
   /// Broadcast arguments a step can have, and the most dims of an output they broadcast to.
   static constexpr int kMaxGathered = 8;
   static constexpr int kMaxGatherRank = 8;
+  /// Outputs of a step besides the last op's result.
+  static constexpr int kMaxOutputs = 8;
   struct Operand {
     bool result;  ///< the result of instruction `index`; else the step's argument `index`
     uint32_t index;
@@ -147,7 +150,9 @@ struct ElementwiseProgram {
     RowFn row;
     int num_args;
     Operand args[3];
-    int slot;  ///< where its result goes, a block at a time; -1 for the last: the output
+    /// Where its result goes, a block at a time: a slot, or (-1 - k) the step's output k
+    /// (-1 for the last op's, the first output).
+    int slot;
   };
   std::vector<Instruction> instructions;
   int slots = 0;

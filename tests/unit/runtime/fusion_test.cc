@@ -46,7 +46,7 @@ Tape block(DType dtype) {
 
 // Adam's update of one weight w with gradient g, as the prelude traces it: the moments m
 // and v, then w, each an output; lr and the β powers are scalars. An intermediate result
-// is also an output, so that it cannot be taken into a group.
+// is also an output, which the group writes besides.
 Tape adam(DType dtype, const Shape& shape) {
   Builder b("adam");
   Var w = b.input("w", {dtype, shape});
@@ -111,6 +111,7 @@ size_t fused_ops(const std::vector<FusedGroup>& groups) {
   for (const FusedGroup& g : groups) {
     CHECK(g.program.slots <= ElementwiseProgram::kMaxSlots);
     CHECK(g.args.size() <= ElementwiseProgram::kMaxArgs);
+    CHECK(g.outs.size() <= 1 + ElementwiseProgram::kMaxOutputs);
     ops += g.others.size() + 1;
   }
   return ops;
@@ -136,7 +137,7 @@ Tape layer_norm_tail(DType dtype, const Shape& shape) {
 
 }  // namespace
 
-TEST_CASE("an optimizer's update runs as three elementwise groups, with the bytes of its ops") {
+TEST_CASE("an optimizer's update runs as one elementwise group, with the bytes of its ops") {
   // Shapes under a block, over several blocks, and over the threads' grain.
   for (const Shape& shape : {Shape{37, 5}, Shape{1100}, Shape{40000}}) {
     for (DType dtype : {DType::f32, DType::f64}) {
@@ -144,12 +145,13 @@ TEST_CASE("an optimizer's update runs as three elementwise groups, with the byte
       CAPTURE(dtype_name(dtype));
       Tape t = adam(dtype, shape);
       std::vector<FusedGroup> groups = find_fusions(t, kernel_table(KernelSet::fast));
-      // mhat, an output, is a step of its own; 1 - 0.9 is one on single elements.
-      REQUIRE(groups.size() == 3);
-      for (const FusedGroup& g : groups) CHECK(g.kind == Fusion::elementwise);
-      CHECK(groups[0].others.size() == 2);  // m: mul, mul, add
-      CHECK(groups[1].others.size() == 3);  // v: mul, mul, mul, add
-      CHECK(groups[2].others.size() == 7);  // w: div, sqrt, add, div, mul, mul, add, sub
+      // m: mul, mul, add; v: mul, mul, mul, add; mhat: div; w: div, sqrt, add, div, mul,
+      // mul, add, sub. m, v and mhat, outputs, are written besides w; 1 - 0.9 is one on
+      // single elements.
+      REQUIRE(groups.size() == 1);
+      CHECK(groups[0].kind == Fusion::elementwise);
+      CHECK(groups[0].program.instructions.size() == 16);
+      CHECK(groups[0].outs.size() == 4);
       TensorMap inputs = complete_inputs(t, {}, 5);
       ExecutorOptions unfused;
       unfused.fusion = false;
@@ -318,19 +320,26 @@ TEST_CASE("a long chain is one group, as a short one") {
 }
 
 TEST_CASE("a long chain's gradient is a series of groups, each within the kernel's limits") {
-  // A short one is one group of its backward ops, as it always was; a long one reads more
-  // arguments than a step can have, and each group takes as many as fit, from the end.
+  // The forward sines, each read by a cosine of the backward too, are groups of nine: the
+  // last one's result and eight more written (kMaxOutputs). A short backward is one group,
+  // as it always was; a long one reads more arguments than a step can have, and each group
+  // takes as many as fit, from the end.
   Tape short_chain = sin_chain_gradient(10);
   std::vector<FusedGroup> groups = find_fusions(short_chain, kernel_table(KernelSet::fast));
-  REQUIRE(groups.size() == 1);
-  CHECK(groups[0].program.instructions.size() == 20);
-  CHECK(groups[0].args.size() == 11);  // x_0 ... x_9 and the constant
+  REQUIRE(groups.size() == 2);
+  CHECK(groups[0].program.instructions.size() == 9);  // x_2 ... x_10; x_1 a step of its own
+  CHECK(groups[0].outs.size() == 1 + ElementwiseProgram::kMaxOutputs);
+  CHECK(groups[0].program.slots == 0);  // every result is an output
+  CHECK(groups[1].program.instructions.size() == 20);
+  CHECK(groups[1].args.size() == 11);  // x_0 ... x_9 and the constant
+  CHECK(fused_as_reference(short_chain, 3));
   const int64_t n = 3000;
   Tape t = sin_chain_gradient(n);
   groups = find_fusions(t, kernel_table(KernelSet::fast));
-  CHECK(fused_ops(groups) == 2 * n);  // every cos and mul
-  CHECK(groups.size() == (2 * n + 61) / 62);
-  for (size_t i = 1; i < groups.size(); ++i) {
+  CHECK(fused_ops(groups) == 3 * n);  // every sin, cos and mul
+  const size_t forward = (n + 8) / 9;
+  REQUIRE(groups.size() == forward + (2 * n + 61) / 62);
+  for (size_t i = forward + 1; i < groups.size(); ++i) {
     CHECK(groups[i].args.size() == ElementwiseProgram::kMaxArgs);  // the earlier g and 31 x
     CHECK(groups[i].program.slots == 3);                           // g, cos(x_k), and their product
   }
@@ -389,23 +398,30 @@ TEST_CASE("a group of more broadcast arguments than the kernel gathers is split"
 }
 
 TEST_CASE("a group on a blocked image reads its per-channel arguments plain") {
-  // relu(conv(x) + bias) * scale + conv(x): the convolution writes blocked, and the group
-  // after it stays blocked, its (1, 1, C, 1) vectors gathered in the blocks' order.
+  // a = conv(x) + bias; relu(a) * scale + conv(x), and conv(a) after it: the convolution
+  // writes blocked, and the group after it stays blocked, its (1, 1, C, 1) vectors gathered
+  // in the blocks' order, a written blocked besides for the second convolution.
   Builder b("channels");
   Var x = b.input("x", {DType::f32, {9, 7, 16, 2}});
   Var w = b.input("w", {DType::f32, {3, 3, 16, 32}});
   Var bias = b.input("bias", {DType::f32, {1, 1, 32, 1}});
   Var scale = b.input("scale", {DType::f32, {1, 1, 32, 1}});
+  Var w2 = b.input("w2", {DType::f32, {3, 3, 32, 16}});
   Var y = b.conv2d(x, w, {.pad = Shape{1, 1, 1, 1}});
-  b.output(b.add(b.mul(b.relu(b.add(y, bias)), scale), y), "z");
+  Var a = b.add(y, bias);
+  b.output(b.add(b.mul(b.relu(a), scale), y), "z");
+  b.output(b.conv2d(a, w2), "c");
   Tape t = b.finish();
   Executor fused(t);
   std::vector<PlannedStep> plan = planned_steps(fused.plan());
-  REQUIRE(plan.size() == 2);
+  REQUIRE(plan.size() == 3);
   CHECK(plan[1].name == "elementwise");
+  CHECK(plan[1].outs.size() == 2);
   CHECK(is_blocked(plan[1].writes[0]));
+  CHECK(is_blocked(plan[1].writes[1]));
   CHECK(is_blocked(plan[1].reads[0]));
   CHECK(plan[1].reorders.empty());
+  CHECK(plan[2].reorders.empty());
   TensorMap inputs = complete_inputs(t, {}, 4);
   ExecutorOptions unfused, plain;
   unfused.fusion = false;
@@ -413,6 +429,58 @@ TEST_CASE("a group on a blocked image reads its per-channel arguments plain") {
   std::vector<Tensor> want = Executor(t, unfused).run(inputs);
   CHECK(same_bits(fused.run(inputs), want));
   CHECK(same_bits(Executor(t, plain).run(inputs), want));
+}
+
+TEST_CASE("a group writes the results that later ops read too, not those read before it runs") {
+  // LayerNorm's forward: c = x - mean is read by c * c, whose sum comes before the tail
+  // ((c / std) * γ + β) reads c: the group of c * c takes c and writes it too; the tail's
+  // group cannot take c (the sum would read c * c before the tail runs).
+  Builder b("norm");
+  const Shape shape{37, 50, 3};
+  Var x = b.input("x", {DType::f32, shape});
+  Var mean = b.input("mean", {DType::f32, {1, 50, 3}});
+  Var scale = b.input("scale", {DType::f32, {37}});
+  Var bias = b.input("bias", {DType::f32, {37}});
+  Var c = b.sub(x, mean);
+  Var sum = b.reshape(b.sum(b.mul(c, c), {.dims = {1}}), {.shape = {1, 50, 3}});
+  Var variance = b.div(sum, b.constant(DType::f32, 37.0));
+  Var std = b.sqrt(b.add(variance, b.constant(DType::f32, 1e-5)));
+  b.output(b.add(b.mul(b.div(c, std), scale), bias), "y");
+  b.output(c, "c");
+  Tape t = b.finish();
+  std::vector<FusedGroup> groups = find_fusions(t, kernel_table(KernelSet::fast));
+  REQUIRE(groups.size() == 3);
+  CHECK(groups[0].program.instructions.size() == 2);  // sub, mul
+  CHECK(groups[0].outs == VarList{t.ops[groups[0].at].outs[0], c});
+  CHECK(groups[1].program.instructions.size() == 3);  // div, add, sqrt of the statistics
+  CHECK(groups[2].program.instructions.size() == 3);  // div, mul, add
+  CHECK(groups[2].outs.size() == 1);
+  TensorMap inputs = complete_inputs(t, {}, 6);
+  ExecutorOptions unfused;
+  unfused.fusion = false;
+  CHECK(same_bits(Executor(t).run(inputs), Executor(t, unfused).run(inputs)));
+  CHECK(fused_as_reference(t, 6));
+}
+
+TEST_CASE("a group needed only for a result it writes besides runs with all it reads") {
+  // c = x * x + x * sin(x), which nothing reads; x * x is summed after it. The group of
+  // c writes x * x too, so it runs; so does the group of sin(x) * x, read by a sum that
+  // nothing reads, for the sin(x) it writes, which c's group reads.
+  Builder b("dead");
+  Var x = b.input("x", {DType::f64, {3}});
+  Var s = b.sin(x);
+  b.sum(b.mul(s, x));
+  Var square = b.mul(x, x);
+  b.add(square, b.mul(x, s));
+  b.output(b.sum(square), "y");
+  Tape t = b.finish();
+  std::vector<PlannedStep> plan = planned_steps(Executor(t).plan());
+  REQUIRE(plan.size() == 3);
+  CHECK(plan[0].name == "elementwise");
+  CHECK(plan[0].outs == VarList{t.ops[2].outs[0], s});
+  CHECK(plan[1].name == "elementwise");
+  CHECK(plan[2].name == "sum");
+  CHECK(fused_as_reference(t, 1));
 }
 
 }  // namespace ytape

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "runtime/kernels/common.h"
 #include "runtime/layout.h"
@@ -64,15 +65,24 @@ Broadcast channel_broadcast(const Tensor& a, const Tensor& out, int64_t block) {
 }
 
 template <typename U>
-void fill(char* to, const char* from, int64_t n) {
+YTAPE_ROW_TARGETS void fill(char* to, const char* from, int64_t n) {
   U v;
   std::memcpy(&v, from, sizeof v);
   U* o = reinterpret_cast<U*>(to);
   for (int64_t i = 0; i < n; ++i) o[i] = v;
 }
 
-// Writes the elements of b for the n output positions from `begin` to `to`.
-void gather(const Broadcast& b, int64_t begin, int64_t n, char* to) {
+void fill_run(char* to, const char* from, int64_t n, int elem) {
+  if (elem == 8) return fill<uint64_t>(to, from, n);
+  if (elem == 4) return fill<uint32_t>(to, from, n);
+  if (elem == 2) return fill<uint16_t>(to, from, n);
+  std::memset(to, *from, static_cast<size_t>(n));
+}
+
+// The elements of b for the n output positions from `begin`, and their step (0: one
+// value for all): read in place where the block is within one run of its first dim (a
+// per-row statistic over a row longer than a block), else written to `to`.
+const char* gather(const Broadcast& b, int64_t begin, int64_t n, char* to, int64_t* step) {
   int64_t index[kMaxRank];
   int64_t offset = 0;
   for (int d = 0; d < b.rank; ++d) {
@@ -80,19 +90,19 @@ void gather(const Broadcast& b, int64_t begin, int64_t n, char* to) {
     begin /= b.size[d];
     offset += index[d] * b.stride[d];
   }
+  *step = 1;
+  if (b.size[0] - index[0] >= n) {
+    *step = b.stride[0];
+    return b.data + offset * b.elem;
+  }
+  char* const start = to;
   while (n > 0) {
     const int64_t run = std::min(b.size[0] - index[0], n);
     const char* from = b.data + offset * b.elem;
     if (b.stride[0] != 0) {
       std::memcpy(to, from, static_cast<size_t>(run * b.elem));
-    } else if (b.elem == 8) {
-      fill<uint64_t>(to, from, run);
-    } else if (b.elem == 4) {
-      fill<uint32_t>(to, from, run);
-    } else if (b.elem == 2) {
-      fill<uint16_t>(to, from, run);
     } else {
-      std::memset(to, *from, static_cast<size_t>(run));
+      fill_run(to, from, run, b.elem);
     }
     to += run * b.elem;
     n -= run;
@@ -104,6 +114,15 @@ void gather(const Broadcast& b, int64_t begin, int64_t n, char* to) {
       ++index[d + 1];
     }
   }
+  return start;
+}
+
+// Whether every block's elements of b are its first `kBlock` elements' (a prefix of them
+// for the last, shorter block): b repeats a vector shorter than a block whose length
+// divides kBlock (a bias over rows of 128), and blocks start at multiples of kBlock.
+bool same_in_every_block(const Broadcast& b) {
+  return b.rank == 2 && b.stride[0] == 1 && b.stride[1] == 0 && b.size[0] < kBlock &&
+         kBlock % b.size[0] == 0;
 }
 
 // Where the program finds each argument: `bytes` apart per output position from `data`
@@ -118,6 +137,9 @@ struct Sources {
   Source of[ElementwiseProgram::kMaxArgs];
   Broadcast broadcasts[kMaxGathered];
   int gathered = 0;
+  /// Per broadcast argument: its elements for a block, where they are the same in every
+  /// block (same_in_every_block); else empty.
+  std::vector<char> tiles[kMaxGathered];
   char* outs[1 + ElementwiseProgram::kMaxOutputs];
   int out_elem[1 + ElementwiseProgram::kMaxOutputs];
 };
@@ -143,8 +165,15 @@ Sources sources_of(const KernelCall& call) {
       internal_error("elementwise group: more than {} broadcast arguments", kMaxGathered);
     }
     s.of[i].gathered = s.gathered;
-    s.broadcasts[s.gathered++] =
+    const Broadcast& b = s.broadcasts[s.gathered] =
         is_blocked(layout) ? channel_broadcast(a, out, block_of(layout)) : plain_broadcast(a, out);
+    if (same_in_every_block(b)) {
+      std::vector<char>& tile = s.tiles[s.gathered];
+      tile.resize(static_cast<size_t>(kBlock * b.elem));
+      int64_t step;
+      gather(b, 0, kBlock, tile.data(), &step);
+    }
+    ++s.gathered;
   }
   return s;
 }
@@ -162,7 +191,14 @@ void run_program(const KernelCall& call, const Sources& s, int64_t begin, int64_
     auto result = [&](int slot) {
       return slot >= 0 ? slots[slot] : s.outs[-1 - slot] + b * s.out_elem[-1 - slot];
     };
-    for (int g = 0; g < s.gathered; ++g) gather(s.broadcasts[g], b, n, gathered[g]);
+    const void* broadcast[kMaxGathered];
+    int64_t broadcast_step[kMaxGathered];
+    for (int g = 0; g < s.gathered; ++g) {
+      broadcast_step[g] = 1;
+      broadcast[g] = !s.tiles[g].empty()
+                         ? s.tiles[g].data()
+                         : gather(s.broadcasts[g], b, n, gathered[g], &broadcast_step[g]);
+    }
     for (const ElementwiseProgram::Instruction& ins : p.instructions) {
       const void* in[3];
       int64_t step[3];
@@ -174,8 +210,13 @@ void run_program(const KernelCall& call, const Sources& s, int64_t begin, int64_
           continue;
         }
         const Source& source = s.of[o.index];
-        in[a] = source.gathered >= 0 ? gathered[source.gathered] : source.data + source.bytes * b;
-        step[a] = source.gathered >= 0 || source.bytes != 0;
+        if (source.gathered >= 0) {
+          in[a] = broadcast[source.gathered];
+          step[a] = broadcast_step[source.gathered];
+        } else {
+          in[a] = source.data + source.bytes * b;
+          step[a] = source.bytes != 0;
+        }
       }
       ins.row(result(ins.slot), in, step, n);
     }

@@ -361,8 +361,11 @@ TEST_CASE("a group that would hold more results at once than the kernel has slot
 }
 
 TEST_CASE("elementwise groups take arguments that broadcast, with the bytes of the unfused ops") {
-  // Rows that a block of 512 elements cuts anywhere; more elements than a thread's grain.
-  for (const Shape& shape : {Shape{37, 5, 3}, Shape{37, 50, 3}, Shape{130, 300, 2}}) {
+  // Rows that a block of 512 elements cuts anywhere; more elements than a thread's grain;
+  // rows of 128, which the blocks hold whole (a vector per row the same in every block);
+  // rows of 600, most blocks within one (a value per row read in place).
+  for (const Shape& shape : {Shape{37, 5, 3}, Shape{37, 50, 3}, Shape{130, 300, 2},
+                             Shape{128, 20, 3}, Shape{600, 7, 2}}) {
     for (DType dtype : {DType::f32, DType::f64}) {
       CAPTURE(shape[1]);
       CAPTURE(dtype_name(dtype));

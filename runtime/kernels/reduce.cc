@@ -152,9 +152,30 @@ void reduce_inner(const T* x, const Plan& plan, T* out, int64_t out_size) {
   parallel_for(out_size, std::max<int64_t>(1, kGrain / per_out), body);
 }
 
+// out (rows of `row`) from the accumulators of `parts` parts of each tile of `tile`
+// columns, in `partial` tile by tile, added in part order.
+template <typename Op, typename T>
+void combine_parts(const std::vector<typename Op::Acc>& partial, int64_t parts, int64_t row,
+                   int64_t tile, T* out, int64_t out_size) {
+  const int64_t tiles = (row + tile - 1) / tile;
+  for (int64_t t = 0; t < out_size / row * tiles; ++t) {
+    const int64_t r = t / tiles, c0 = t % tiles * tile, w = std::min(tile, row - c0);
+    for (int64_t j = 0; j < w; ++j) {
+      typename Op::Acc acc = Op::init();
+      for (int64_t part = 0; part < parts; ++part) {
+        acc = Op::step(acc, partial[static_cast<size_t>((t * parts + part) * tile + j)]);
+      }
+      out[r * row + c0 + j] = static_cast<T>(acc);
+    }
+  }
+}
+
 // The innermost dim is kept: output rows of plan.size[0] accumulate the matching rows of x
 // over every reduced index, a tile of kTile columns at a time so the accumulators stay on
-// the stack (and in L1).
+// the stack (and in L1). Where there are fewer tiles than threads could share (a bias's
+// gradient: 128 columns summed over 2048 rows), the reduced indices are split too, into
+// `parts` ranges fixed by the shapes alone, whose partial accumulators are combined in
+// order: the bits never depend on the threads.
 template <typename Op, typename T>
 void reduce_rows(const T* x, const Plan& plan, T* out, int64_t out_size) {
   using Acc = typename Op::Acc;
@@ -164,8 +185,13 @@ void reduce_rows(const T* x, const Plan& plan, T* out, int64_t out_size) {
   const int nr = plan.select(true, rsize.data(), rstride.data());
   const int64_t row = plan.size[0], tiles = (row + kTile - 1) / kTile;
   const int64_t reduced = product(nr, rsize.data());
-  auto body = [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) {
+  const int64_t items = out_size / row * tiles;
+  const int64_t parts =
+      items >= 8 ? 1 : std::clamp<int64_t>(reduced * std::min(row, kTile) / kGrain, 1, 8);
+  std::vector<Acc> partial(parts > 1 ? static_cast<size_t>(items * parts * kTile) : 0);
+  auto body = [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t t = i / parts, part = i % parts;
       const int64_t r = t / tiles, c0 = t % tiles * kTile, w = std::min(kTile, row - c0);
       int64_t base = c0, rest = r;
       for (int d = 0; d < nk; ++d) {
@@ -174,17 +200,28 @@ void reduce_rows(const T* x, const Plan& plan, T* out, int64_t out_size) {
       }
       Acc acc[kTile];
       for (int64_t j = 0; j < w; ++j) acc[j] = Op::init();
-      for_each_offset(nr, rsize.data(), rstride.data(), 0, reduced, [&](int64_t off) {
-        const T* xr = x + base + off;
-        for (int64_t j = 0; j < w; ++j) acc[j] = Op::step(acc[j], static_cast<Acc>(xr[j]));
-      });
+      for_each_offset(nr, rsize.data(), rstride.data(), reduced * part / parts,
+                      reduced * (part + 1) / parts, [&](int64_t off) {
+                        const T* xr = x + base + off;
+                        for (int64_t j = 0; j < w; ++j) {
+                          acc[j] = Op::step(acc[j], static_cast<Acc>(xr[j]));
+                        }
+                      });
+      if (parts > 1) {
+        std::copy_n(acc, w, partial.data() + i * kTile);
+        continue;
+      }
       T* o = out + r * row + c0;
       for (int64_t j = 0; j < w; ++j) o[j] = static_cast<T>(acc[j]);
     }
   };
-  const int64_t items = out_size / row * tiles;
-  if (out_size * reduced < kGrain) return body(0, items);
-  parallel_for(items, std::max<int64_t>(1, kGrain / (reduced * std::min(row, kTile))), body);
+  if (out_size * reduced < kGrain) {
+    body(0, items * parts);
+  } else {
+    parallel_for(items * parts,
+                 std::max<int64_t>(1, kGrain * parts / (reduced * std::min(row, kTile))), body);
+  }
+  if (parts > 1) combine_parts<Op>(partial, parts, row, kTile, out, out_size);
 }
 
 // Reduces x over `dims` into out, which holds the kept dims in order.

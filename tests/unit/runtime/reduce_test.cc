@@ -169,6 +169,10 @@ TEST_CASE("f32 sums are accurate over long runs") {
   check_close(run_op1(Prim::sum, {x}, {{"dims", std::vector<int64_t>{1, 2}}}), {exact}, 1e-7, 0);
   check_close(run_op1(Prim::sum, {x}, {{"dims", std::vector<int64_t>{2}}}),
               std::vector<double>(1000, exact / 1000), 1e-7, 0);
+  // 128 columns over 10^4 rows: the rows summed in parts, added in order.
+  Tensor y = make_tensor({DType::f32, {128, 10000}}, std::vector<double>(1280000, 0.1));
+  check_close(run_op1(Prim::sum, {y}, {{"dims", std::vector<int64_t>{2}}}),
+              std::vector<double>(128, 10000.0 * static_cast<float>(0.1)), 1e-7, 0);
 }
 
 // The first maximum along dim (1-based); the first NaN wins.

@@ -140,4 +140,20 @@ TEST_CASE("softmax gives the same bits at any thread count") {
   }
 }
 
+TEST_CASE("sums over rows give the same bits at any thread count") {
+  // A bias's gradient (128 or 512 columns over 2048 rows: the rows are split into parts
+  // whose sums are added in order), LayerNorm's scale's (two dims reduced), and columns.
+  uint64_t seed = 400;
+  const std::pair<Shape, std::vector<int64_t>> cases[] = {{{128, 2048}, {2}},
+                                                          {{512, 2048}, {2}},
+                                                          {{128, 64, 32}, {2, 3}},
+                                                          {{128, 2048}, {1}},
+                                                          {{7, 30001}, {2}}};
+  for (const auto& [shape, dims] : cases) {
+    CAPTURE(shape_str(shape));
+    Tensor x = testing::random_tensor({DType::f32, shape}, ++seed);
+    check_invariant(Prim::sum, {x}, {{"dims", dims}}, {{}});
+  }
+}
+
 }  // namespace ytape

@@ -128,13 +128,15 @@ class Matcher {
     return type.size() != 1 && type.shape != shape;
   }
 
-  // An op that an elementwise group of output shape `shape` can take: elementwise with a
-  // row function and one result of that shape (its arguments broadcast to it; the kernel
-  // follows at most kMaxGatherRank dims). A relu that batch norm's fusion would take is
-  // left to it.
+  // An op that an elementwise group of output shape `shape` can take: elementwise (or a
+  // broadcast_to, whose argument the group reads as it reads a bias) with a row function
+  // and one result of that shape (its arguments broadcast to it; the kernel follows at most
+  // kMaxGatherRank dims). A relu that batch norm's fusion would take is left to it.
   bool chainable(const Op& op, const Shape& shape) const {
-    if (op.kind != OpKind::call || !prim_info(op.prim).elementwise() || op.outs.size() != 1 ||
-        op.args.empty() || op.args.size() > 3 || t_.type(op.outs[0]).shape != shape) {
+    if (op.kind != OpKind::call ||
+        !(prim_info(op.prim).elementwise() || op.prim == Prim::broadcast_to) ||
+        op.outs.size() != 1 || op.args.empty() || op.args.size() > 3 ||
+        t_.type(op.outs[0]).shape != shape) {
       return false;
     }
     DType d = t_.type(op.args.back()).dtype;

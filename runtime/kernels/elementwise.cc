@@ -253,6 +253,37 @@ struct ReluBackward {
   }
 };
 
+// broadcast_to in an elementwise group (Fusion::elementwise): its argument is one of the
+// group's broadcast arguments, given a block at a time (step 1) or one value for the block
+// (step 0: a single element, or a per-row value over a row longer than the block).
+template <typename T>
+YTAPE_ROW_TARGETS void copy_row(void* out, const void* const* in, const int64_t* step, int64_t n) {
+  T* o = static_cast<T*>(out);
+  const T* x = static_cast<const T*>(in[0]);
+  if (step[0] != 0) {
+    for (int64_t i = 0; i < n; ++i) o[i] = x[i];
+  } else {
+    const T v = x[0];
+    for (int64_t i = 0; i < n; ++i) o[i] = v;
+  }
+}
+
+RowFn copy_rows(DType d) {
+  switch (d) {
+    case DType::f32:
+      return copy_row<float>;
+    case DType::f64:
+      return copy_row<double>;
+    case DType::i64:
+      return copy_row<int64_t>;
+    case DType::boolean:
+      return copy_row<bool>;
+    case DType::f16:
+      return nullptr;
+  }
+  return nullptr;
+}
+
 // ---- select and convert --------------------------------------------------------------
 
 // select moves bits, so one instantiation per element size serves every dtype. The loops
@@ -400,6 +431,9 @@ void register_elementwise_kernels(KernelTable& t) {
   set_binary<Prim::gt, Gt>(t);
   set_binary<Prim::ge, Ge>(t);
   set_rows<select_rows>(t, Prim::select);
+  for (int d = 0; d < kNumDTypes; ++d) {  // the rows alone: its kernel is the shape family's
+    t.rows[KernelTable::entry(Prim::broadcast_to)][d] = copy_rows(static_cast<DType>(d));
+  }
   t.set(Prim::convert, convert_kernel);
   // Element i of every operand is the same position whatever the layout, as long as all
   // share one (the executor's rule for BlockedOut::follow), so these kernels need not know.

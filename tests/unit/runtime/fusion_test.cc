@@ -486,4 +486,37 @@ TEST_CASE("a group needed only for a result it writes besides runs with all it r
   CHECK(fused_as_reference(t, 1));
 }
 
+TEST_CASE("broadcast_to joins an elementwise group, which reads its argument") {
+  // (x - b) * b + 1 with b = broadcast_to(m), m of one value per column: one group of four
+  // ops that reads x and m, in both float types.
+  for (DType d : {DType::f32, DType::f64}) {
+    CAPTURE(dtype_name(d));
+    Builder b("broadcast");
+    Var x = b.input("x", {d, {37, 50, 3}});
+    Var m = b.input("m", {d, {1, 50, 3}});
+    Var one = b.constant(d, 1.0);
+    Var wide = b.broadcast_to(m, {.shape = Shape{37, 50, 3}});
+    b.output(b.add(b.mul(b.sub(x, wide), wide), one), "y");
+    Tape t = b.finish();
+    std::vector<FusedGroup> groups = find_fusions(t, kernel_table(KernelSet::fast));
+    REQUIRE(groups.size() == 1);
+    CHECK(groups[0].program.instructions.size() == 4);
+    CHECK(groups[0].args == VarList{m, x, one});
+    CHECK(fused_as_reference(t, 2));
+  }
+  // A single element broadcast, and a value per column of 600 rows, which most blocks
+  // read as one value.
+  Builder b("single");
+  Var x = b.input("x", {DType::f32, {600, 4}});
+  Var s = b.input("s", {DType::f32, {}});
+  Var c = b.input("c", {DType::f32, {1, 4}});
+  Var y = b.mul(b.broadcast_to(s, {.shape = Shape{600, 4}}), x);
+  b.output(b.sub(y, b.broadcast_to(c, {.shape = Shape{600, 4}})), "y");
+  Tape t = b.finish();
+  std::vector<FusedGroup> groups = find_fusions(t, kernel_table(KernelSet::fast));
+  REQUIRE(groups.size() == 1);
+  CHECK(groups[0].program.instructions.size() == 4);
+  CHECK(fused_as_reference(t, 3));
+}
+
 }  // namespace ytape

@@ -190,7 +190,8 @@ void BufferPlanner::mark_donations() {
 // type, a step computes `out`, the input is no tape output (is_output_ holds for every
 // input that is one), and no step reads it after that step; the step itself only when
 // its kernel may write its first output over an argument (KernelTable::in_place) and that
-// output is `out`, or when `out` is the plain copy made after it. A reshape's output is a
+// output is `out` (or an elementwise group's other output that its program allows), or
+// when `out` is the plain copy made after it. A reshape's output is a
 // view: the copy it makes when its output has a buffer of its own must not read its own
 // result.
 bool BufferPlanner::may_donate(uint32_t out, uint32_t in,
@@ -202,7 +203,16 @@ bool BufferPlanner::may_donate(uint32_t out, uint32_t in,
   if (last > s) return false;
   const Plan::Step& step = p_.steps[s];
   if (p_.copy_of[out] >= 0) return true;
-  return p_.table->in_place[step.entry] && !is_view(step) && p_.outs(step)[0].id == out;
+  if (!p_.table->in_place[step.entry] || is_view(step)) return false;
+  std::span<const Var> outs = p_.outs(step), args = p_.args(step);
+  if (outs[0].id == out) return true;
+  // An elementwise group's other outputs (an optimizer's new moments) as its program allows.
+  for (size_t k = 1; step.program != nullptr && k < outs.size(); ++k) {
+    for (size_t a = 0; outs[k].id == out && a < args.size(); ++a) {
+      if (args[a].id == in) return step.program->may_write_over(k, a);
+    }
+  }
+  return false;
 }
 
 // A value read only by a reshape that makes it a tape output (or a value so written) is

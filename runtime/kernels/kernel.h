@@ -156,6 +156,20 @@ struct ElementwiseProgram {
   };
   std::vector<Instruction> instructions;
   int slots = 0;
+
+  /// Whether output `out` may be written over argument `arg`'s buffer (of its size): no op
+  /// reads the argument after the one that writes the output (each op reads element i of
+  /// its operands before writing element i of its result). Always for the first output.
+  bool may_write_over(size_t out, size_t arg) const {
+    bool written = out == 0;
+    for (const Instruction& ins : instructions) {
+      for (int a = 0; written && a < ins.num_args; ++a) {
+        if (!ins.args[a].result && ins.args[a].index == arg) return false;
+      }
+      written = written || ins.slot == -1 - static_cast<int>(out);
+    }
+    return true;
+  }
 };
 
 /// Kernel table, filled by the family registration functions: one entry per primitive,

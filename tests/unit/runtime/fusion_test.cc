@@ -519,4 +519,36 @@ TEST_CASE("broadcast_to joins an elementwise group, which reads its argument") {
   CHECK(fused_as_reference(t, 3));
 }
 
+TEST_CASE(
+    "a group's outputs are written over the inputs they replace where no later op reads those") {
+  // Adam's group writes m, v and w (outputs 0, 1, 2) over the inputs m, v and w (2, 3, 0),
+  // as a training loop carries them: the bytes of a run that donates nothing.
+  Tape t = adam(DType::f32, {1100});
+  ExecutorOptions carry;
+  carry.donate = {{0, 2}, {1, 3}, {2, 0}};  // m, v, w
+  Executor donating(t, carry), plain(t);
+  CHECK(donating.plan().donations.size() == 3);
+  TensorMap given = complete_inputs(t, {}, 7);
+  TensorMap copy;
+  for (const auto& [name, tensor] : given) copy.emplace_back(name, tensor.clone());
+  std::vector<Tensor> want = plain.run(given);
+  REQUIRE(copy[2].first == "m");
+  const void* m = copy[2].second.raw();
+  std::vector<Tensor> got = donating.run(copy);
+  CHECK(got[0].raw() == m);
+  CHECK(same_bits(got, want));
+  // a = 2x replaces x, but x is read again after a is written (a + x): refused.
+  Builder b("late");
+  Var x = b.input("x", {DType::f32, {700}});
+  Var a = b.mul(x, b.constant(DType::f32, 2.0));
+  b.output(a, "out.x");
+  b.output(b.add(a, x), "y");
+  Tape late = b.finish();
+  ExecutorOptions replace;
+  replace.donate = {{0, 0}};
+  Executor refused(late, replace);
+  REQUIRE(planned_steps(refused.plan()).size() == 1);
+  CHECK(refused.plan().donations.empty());
+}
+
 }  // namespace ytape

@@ -58,7 +58,9 @@ TensorMap rank_inputs(const Tape& t, const RunOptions& o, const Communicator& gr
   Tape whole = t;  // the types the files hold: the split inputs' batch times the ranks
   for (const Op& op : whole.ops) {
     if (op.kind == OpKind::input && std::find(split.begin(), split.end(), op.name) != split.end()) {
-      whole.types[op.outs[0].id].shape.back() *= group.size();
+      Type type = whole.types[op.outs[0].id];
+      type.shape.back() *= group.size();
+      whole.types.set(op.outs[0].id, type);
     }
   }
   TensorMap inputs = gather_inputs(whole, o.inputs, o.random, o.seed, o.skip_extra);

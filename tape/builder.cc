@@ -93,8 +93,8 @@ void Builder::warm() {
   if (warmer_ == nullptr) warmer_ = std::make_unique<PageWarmer>();
   warmer_->update(0, tape_.ops.data(), tape_.ops.size() * sizeof(Op),
                   tape_.ops.capacity() * sizeof(Op));
-  warmer_->update(1, tape_.types.data(), tape_.types.size() * sizeof(Type),
-                  tape_.types.capacity() * sizeof(Type));
+  warmer_->update(1, tape_.types.ids(), tape_.types.size() * sizeof(uint32_t),
+                  tape_.types.capacity() * sizeof(uint32_t));
 }
 
 Op& Builder::append_op(size_t outs) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -90,27 +92,32 @@ class RareArray {
   RareArray(std::span<const Char> items) { assign(items.data(), items.size()); }  // NOLINT
   RareArray(const std::vector<Char>& v) { assign(v.data(), v.size()); }           // NOLINT
   RareArray(const RareArray& o) { assign(o.data(), o.size()); }
-  RareArray(RareArray&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  RareArray(RareArray&& o) noexcept : raw_(std::exchange(o.raw_, 0)) {}
   RareArray& operator=(const RareArray& o) {
     if (this != &o) assign(o.data(), o.size());
     return *this;
   }
   RareArray& operator=(RareArray&& o) noexcept {
-    std::swap(p_, o.p_);
+    std::swap(raw_, o.raw_);
     return *this;
   }
-  ~RareArray() { std::free(p_); }
+  ~RareArray() {
+    if (!small()) std::free(block());
+  }
 
-  size_t size() const { return p_ ? p_->size : 0; }
-  bool empty() const { return p_ == nullptr; }
-  Char* data() { return p_ ? p_->items : nullptr; }
-  const Char* data() const { return p_ ? p_->items : nullptr; }
+  size_t size() const { return small() ? (raw_ & 0xff) >> 1 : raw_ != 0 ? block()->size : 0; }
+  bool empty() const { return raw_ == 0; }
+  Char* data() { return const_cast<Char*>(std::as_const(*this).data()); }
+  const Char* data() const {
+    if (small()) return reinterpret_cast<const Char*>(&raw_) + kSmallAt;
+    return raw_ != 0 ? block()->items : nullptr;
+  }
   Char* begin() { return data(); }
   Char* end() { return data() + size(); }
   const Char* begin() const { return data(); }
   const Char* end() const { return data() + size(); }
-  Char& operator[](size_t i) { return p_->items[i]; }
-  Char operator[](size_t i) const { return p_->items[i]; }
+  Char& operator[](size_t i) { return data()[i]; }
+  Char operator[](size_t i) const { return data()[i]; }
   void clear() { assign(nullptr, 0); }
   /// Replaces the contents with `n` items from `items` (which may be null when n is 0).
   void assign(const Char* items, size_t n);
@@ -127,11 +134,27 @@ class RareArray {
     size_t size;
     Char items[1];  // `size` of them, and a terminating zero
   };
-  Block* p_ = nullptr;
+  // Up to kSmall items (a scalar constant of 4 bytes or fewer, a name of 3 characters
+  // and its terminating zero) live in raw_ itself, from byte kSmallAt (aligned as a
+  // float is): its lowest byte then holds the count times 2 plus 1, which a heap
+  // pointer's (16-aligned) never has. A tape of 10^7 ops has millions of such constants.
+  static constexpr size_t kSmallAt = 4;
+  static constexpr size_t kSmall = std::is_same_v<Char, char> ? 3 : 4;
+  static_assert(std::endian::native == std::endian::little, "the tag is the lowest byte");
+  bool small() const { return (raw_ & 1) != 0; }
+  Block* block() const { return reinterpret_cast<Block*>(raw_); }
+  uintptr_t raw_ = 0;  // 0 when empty, a Block's address, or the items in place
 };
 
 template <typename Char>
 void RareArray<Char>::assign(const Char* items, size_t n) {
+  if (n > 0 && n <= kSmall) {
+    uintptr_t small = 2 * n + 1;  // the zeros past the items terminate a name
+    std::memcpy(reinterpret_cast<char*>(&small) + kSmallAt, items, n * sizeof(Char));
+    if (!this->small()) std::free(block());
+    raw_ = small;
+    return;
+  }
   Block* fresh = nullptr;
   if (n > 0) {
     fresh = static_cast<Block*>(std::malloc(offsetof(Block, items) + n + 1));
@@ -140,8 +163,8 @@ void RareArray<Char>::assign(const Char* items, size_t n) {
     std::memcpy(fresh->items, items, n);
     fresh->items[n] = Char{};
   }
-  std::free(p_);
-  p_ = fresh;
+  if (!small()) std::free(block());
+  raw_ = reinterpret_cast<uintptr_t>(fresh);
 }
 
 /// A constant's bytes (Op::value).

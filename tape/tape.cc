@@ -9,9 +9,9 @@
 
 namespace ytape {
 
-// Most of a long tape's memory (docs/benchmarks.md, "A 96-byte op"): a field added to Op
+// Most of a long tape's memory (docs/benchmarks.md, "An 80-byte op"): a field added to Op
 // for every op costs 10^7 of it.
-static_assert(sizeof(void*) != 8 || sizeof(Op) <= 96, "an Op has grown past 96 bytes");
+static_assert(sizeof(void*) != 8 || sizeof(Op) <= 80, "an Op has grown past 80 bytes");
 
 size_t Tape::num_inputs() const {
   size_t n = 0;

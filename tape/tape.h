@@ -11,6 +11,7 @@
 #include "tape/dtype.h"
 #include "tape/op_attrs.h"
 #include "tape/prim.h"
+#include "tape/type_table.h"
 #include "tape/var.h"
 
 namespace ytape {
@@ -46,8 +47,10 @@ struct Tape;
 /// One op. Inputs have a name and one output; constants have one output and an inline
 /// literal; calls have a primitive, arguments, attributes and `prim_info(prim).outputs`
 /// outputs (region ops: as many as their regions give). The fields few ops have take one
-/// pointer each while empty (tape/compact.h): an op is 96 bytes, which is most of what a
-/// tape of millions of ops holds.
+/// pointer each while empty (tape/compact.h), a scalar constant's bytes that pointer's
+/// place, and up to three arguments and outputs are kept in place (VarList): an op is 80
+/// bytes, which with its output's 4-byte type index (TypeTable) is most of what a tape of
+/// millions of ops holds.
 struct Op {
   OpKind kind = OpKind::call;
   Prim prim{};
@@ -80,7 +83,7 @@ struct Tape {
   std::vector<std::pair<std::string, std::string>> meta;
   std::vector<std::string> files;  ///< source files that locations refer to
   std::vector<Scope> scopes;       ///< layer calls that locations refer to (Loc::scope)
-  std::vector<Type> types;         ///< type of each var, indexed by Var::id
+  TypeTable types;                 ///< type of each var, indexed by Var::id
   std::vector<Op> ops;
   std::vector<Output> outputs;
 

@@ -2,31 +2,27 @@
 
 #include <algorithm>
 #include <new>
+#include <stdexcept>
 
 namespace ytape {
 
 VarList::VarList(const Var* vars, size_t n) : inline_{} {
   reserve(n);
   std::copy(vars, vars + n, data());
-  size_ = static_cast<uint32_t>(n);
+  bits_ |= static_cast<uint32_t>(n);
 }
 
-VarList::VarList(VarList&& o) noexcept : size_(o.size_), capacity_(o.capacity_), inline_{} {
-  if (o.capacity_ > kInline) {
-    heap_ = o.heap_;
-    o.capacity_ = kInline;  // o is left empty with its inline room
-  } else {
-    std::copy(o.inline_, o.inline_ + o.size_, inline_);
-  }
-  o.size_ = 0;
+VarList::VarList(VarList&& o) noexcept : bits_(o.bits_) {
+  std::copy(o.inline_, o.inline_ + kInline, inline_);  // the vars, or the heap's pointer
+  o.bits_ = 0;                                         // o is left empty with its inline room
 }
 
 VarList& VarList::operator=(const VarList& o) {
   if (this != &o) {
     clear();
-    reserve(o.size_);
+    reserve(o.size());
     std::copy(o.begin(), o.end(), data());
-    size_ = o.size_;
+    bits_ = (bits_ & kOnHeap) | static_cast<uint32_t>(o.size());
   }
   return *this;
 }
@@ -41,22 +37,25 @@ VarList& VarList::operator=(VarList&& o) noexcept {
 
 void VarList::resize(size_t n) {
   reserve(n);
-  if (n > size_) std::fill(data() + size_, data() + n, Var{});
-  size_ = static_cast<uint32_t>(n);
+  if (n > size()) std::fill(data() + size(), data() + n, Var{});
+  bits_ = (bits_ & kOnHeap) | static_cast<uint32_t>(n);
 }
 
 void VarList::grow(size_t capacity) {
   capacity = std::max<size_t>(capacity, kInline + 1);
+  if (capacity >= kOnHeap) throw std::length_error("VarList: too many vars");
   Var* heap = new Var[capacity];
+  size_t n = size();
   std::copy(begin(), end(), heap);
   release();
-  heap_ = heap;
-  capacity_ = static_cast<uint32_t>(capacity);
+  std::memcpy(inline_, &heap, sizeof heap);
+  inline_[2].id = static_cast<uint32_t>(capacity);
+  bits_ = kOnHeap | static_cast<uint32_t>(n);
 }
 
 void VarList::release() {
-  if (capacity_ > kInline) delete[] heap_;
-  capacity_ = kInline;
+  if (on_heap()) delete[] heap();
+  bits_ &= ~kOnHeap;
 }
 
 bool operator==(const VarList& a, const VarList& b) {

@@ -812,6 +812,7 @@ Value vector_of(Interpreter& in, std::vector<Value> items);
 /// leaves the other as it was.
 Value copy_array(const Value& v);
 /// `t` without the ops of `droppable` (their outputs) that nothing reads: the slices a
-/// traced fold read in place (interp_fold.cc). One pass; `t` itself where none goes.
-Tape drop_unread(const Tape& t, const std::vector<Var>& droppable);
+/// traced fold read in place (interp_fold.cc). One pass; `t` itself, moved, where none
+/// goes: the tracer's tape is not copied to be returned unchanged.
+Tape drop_unread(Tape t, const std::vector<Var>& droppable);
 }  // namespace ytape::tracer

@@ -198,7 +198,7 @@ std::optional<Value> Interpreter::trace_map(const Value& f, const Value& over, P
   return trace_fold(fold, over, pos);
 }
 
-Tape drop_unread(const Tape& t, const std::vector<Var>& droppable) {
+Tape drop_unread(Tape t, const std::vector<Var>& droppable) {
   if (droppable.empty()) return t;
   std::vector<bool> may(t.types.size(), false), read(t.types.size(), false);
   for (Var v : droppable) may[v.id] = true;

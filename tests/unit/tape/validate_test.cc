@@ -77,7 +77,7 @@ TEST_CASE("validator: a type with no op") {
 
 TEST_CASE("validator: recorded type disagrees with inference") {
   Tape t = sample();
-  t.types[2] = f32({4});
+  t.types.set(2, f32({4}));
   CHECK_THROWS_WITH_AS(validate(t),
                        "tape f: op 3 (%3 = add(%1, %2)::f32[4]): %3 is recorded as f32[4], but its "
                        "arguments give f32[3]",
@@ -86,7 +86,7 @@ TEST_CASE("validator: recorded type disagrees with inference") {
 
 TEST_CASE("validator: arguments whose shapes do not agree") {
   Tape t = sample();
-  t.types[1] = f32({4});
+  t.types.set(1, f32({4}));
   CHECK_THROWS_WITH_AS(validate(t),
                        "tape f: op 3 (%3 = add(%1, %2)::f32[3]): shapes f32[3] and f32[4] do not "
                        "broadcast (dim 1: 3 vs 4)",
@@ -175,7 +175,7 @@ TEST_CASE("validator: constants hold exactly their elements") {
 
 TEST_CASE("validator: absurd shapes") {
   Tape t = sample();
-  t.types[0] = f32({-1});
+  t.types.set(0, f32({-1}));
   CHECK_THROWS_WITH_AS(validate(t), "tape f: op 1 (in  %1::f32[-1] x): dimension -1 is negative",
                        UserError);
 }

@@ -24,10 +24,10 @@ bool is_iota(const VarList& v, uint32_t n) {
 
 }  // namespace
 
-// Sizes on both sides of the inline room (4), so that every copy and move crosses from
+// Sizes on both sides of the inline room (3), so that every copy and move crosses from
 // inline to heap storage and back.
 TEST_CASE("VarList keeps its vars through copies and moves, inline or on the heap") {
-  for (uint32_t n : {0u, 1u, 4u, 5u, 9u, 33u}) {
+  for (uint32_t n : {0u, 1u, 3u, 4u, 5u, 9u, 33u}) {
     CAPTURE(n);
     VarList a = iota(n);
     CHECK(is_iota(a, n));
@@ -39,7 +39,7 @@ TEST_CASE("VarList keeps its vars through copies and moves, inline or on the hea
     copy.push_back(Var{7});
     CHECK(copy.size() == 1);
 
-    for (uint32_t m : {0u, 3u, 6u}) {
+    for (uint32_t m : {0u, 3u, 4u, 6u}) {
       VarList target = iota(m);
       target = a;
       CHECK(is_iota(target, n));
@@ -67,4 +67,19 @@ TEST_CASE("VarList compares, resizes and converts like a vector") {
   CHECK(a.vector().back().id == 8);
   a.clear();
   CHECK(a.empty());
+}
+
+TEST_CASE("VarList is 16 bytes and keeps its heap room when cleared") {
+  static_assert(sizeof(VarList) == 16);
+  VarList a = iota(7);
+  a.clear();
+  CHECK(a.empty());
+  for (uint32_t i = 0; i < 7; ++i) a.push_back(Var{i});
+  CHECK(is_iota(a, 7));
+  a.resize(2);  // back within the inline count, still on the heap
+  CHECK(is_iota(a, 2));
+  VarList b(a);
+  CHECK(is_iota(b, 2));
+  a.reserve(100);
+  CHECK(is_iota(a, 2));
 }

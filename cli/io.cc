@@ -17,6 +17,7 @@
 #include <span>
 #include <vector>
 
+#include "cli/piece_writer.h"
 #include "cli/signals.h"
 #include "io/json.h"
 #include "runtime/file_dtype.h"
@@ -219,15 +220,23 @@ void write_file(const std::string& path, const std::function<void(const PutText&
     return;
   }
   write_atomically(path, [&](int fd) {
-    bool ok = true, stalled = false;
+    // The first piece is written here (a small tape's only one); the later ones by a
+    // thread while the next are made.
+    bool ok = true;
     int error = 0;
+    std::optional<PieceWriter> later;
     produce([&](std::string_view piece) {
       if (!ok) return;
+      if (later) return later->put(piece);
       ok = write_all(fd, piece);
       error = errno;
-      if (!stalled) stall_for_tests();  // after the first piece: the file is begun
-      stalled = true;
+      stall_for_tests();  // after the first piece: the file is begun
+      if (ok) later.emplace(fd);
     });
+    if (ok && later) {
+      ok = later->finish();
+      error = errno;
+    }
     errno = error;  // that of the failed write: making the later pieces may have changed it
     return ok;
   });

@@ -14,7 +14,8 @@ namespace ytape {
 
 /// The type of each var of a tape, indexed by Var::id, as a vector of Type reads. A tape
 /// of millions of ops has a few distinct types (a scalar chain has one), so each var holds
-/// the index of its type among the distinct ones: 4 bytes a var where a Type is 32. A
+/// the index of its type among the distinct ones: 4 bytes a var where a Type is 32 (a
+/// tape whose every var has a type of its own holds more: a hash node a type). A
 /// reference to a type stays valid as long as the table, whatever is pushed after it.
 class TypeTable {
  public:

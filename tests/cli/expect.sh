@@ -23,5 +23,7 @@ fi
 if [ $ok = 0 ]; then
   echo "command: $*"
   echo "--- stderr:"; head -c 2000 "$err"
+  # A script's own checks say what failed on stdout (its last lines).
+  echo "--- stdout (the end):"; tail -c 2000 "$out"
   exit 1
 fi
